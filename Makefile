@@ -1,0 +1,48 @@
+# Performance Workbench: `make run` opens the app, `make test` runs the tests.
+# Both create .venv on first use and reinstall only when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+
+# The CuPy wheel must match the CUDA major version of the NVIDIA driver.
+CUDA_MAJOR := $(shell nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9][0-9]*\).*/\1/p' | head -n 1)
+CUDA_EXTRA := $(if $(CUDA_MAJOR),$(if $(filter 12,$(CUDA_MAJOR)),cuda12,$(if $(filter 11 10 9,$(CUDA_MAJOR)),,cuda13)),)
+RUN_EXTRAS := $(if $(CUDA_EXTRA),[$(CUDA_EXTRA)],)
+
+.PHONY: run test test-gpu bench screenshots bundle bundle-test clean help
+
+help:
+	@echo "make run          set up .venv and open the workbench"
+	@echo "make test         set up .venv and run the tests (offscreen)"
+	@echo "make test-gpu     run only the gpu-marked tests (needs an NVIDIA GPU and CuPy)"
+	@echo "make bench        run the benchmarks under benchmarks/"
+	@echo "make screenshots  write PNGs of the window under docs/screenshots/ (needs xvfb-run)"
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip
+
+$(VENV)/.stamp-run: pyproject.toml | $(PY)
+	$(PIP) install -e ".$(RUN_EXTRAS)"
+	@touch $@
+
+$(VENV)/.stamp-test: pyproject.toml | $(PY)
+	$(PIP) install -e ".[test]"
+	@touch $@
+
+run: $(VENV)/.stamp-run
+	$(VENV)/bin/workbench $(ARGS)
+
+test: $(VENV)/.stamp-test
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+
+test-gpu: $(VENV)/.stamp-test
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m gpu $(PYTEST_ARGS)
+
+bench: $(VENV)/.stamp-test
+	@for script in benchmarks/bench_*.py; do echo "== $$script"; QT_QPA_PLATFORM=offscreen $(PY) $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

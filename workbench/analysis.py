@@ -1,0 +1,522 @@
+"""Work, compulsory traffic, intensity, time bounds, overlap, limiter and the derivation.
+
+`analyze()` is the core call: the CLI's JSON, the GUI's calculator panel and
+the session file all read the one `Analysis` it returns. Counts are exact
+Python ints; rates and times are floats in base units (FLOP/s, B/s, s); units
+are attached when figures are formatted, so every displayed figure has one.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from workbench.declare import Declaration, parse
+from workbench.devices.catalogue import BANDWIDTH, ENTERED, PATH_TITLES, Device, Rate, find_device
+from workbench.errors import DeclarationError, UnitError
+from workbench.ops.base import CONVENTIONS, FlopTerm, Tensor, Workload
+from workbench.units import (
+    format_bandwidth,
+    format_bytes,
+    format_flop,
+    format_flop_rate,
+    format_int,
+    format_intensity,
+    format_number,
+    format_time,
+)
+
+COMPUTE = "compute"
+MEMORY = "memory"
+INTERFACE = "HBM → on-chip caches"
+
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One line of the derivation: what is computed, with the numbers, and the result with its unit."""
+
+    label: str
+    expression: str
+    result: str
+    relation: str = "="  # "⇒" where the result is a conclusion rather than a value
+
+    def to_dict(self) -> dict[str, str]:
+        return {"label": self.label, "expression": self.expression, "result": self.result}
+
+    @property
+    def body(self) -> str:
+        """Expression and result as one line: '2·M·N·K = … = 137,438,953,472 FLOP'."""
+        return f"{self.expression} {self.relation} {self.result}" if self.expression else self.result
+
+    def as_text(self) -> str:
+        return f"{self.label}: {self.body}"
+
+
+@dataclass(frozen=True)
+class TensorTraffic:
+    """One tensor's share of the compulsory traffic."""
+
+    name: str
+    role: str
+    shape: tuple[int, ...]
+    shape_symbols: tuple[str, ...]
+    dtype: str
+    bytes: int
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "role": self.role,
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "bytes": self.bytes,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """How compute and memory time combine: fraction f of the shorter one hidden under the longer."""
+
+    fraction: float
+
+    @property
+    def label(self) -> str:
+        if self.fraction == 1.0:
+            return "full"
+        if self.fraction == 0.0:
+            return "none"
+        return format_number(self.fraction)
+
+    def combine(self, compute_time: float, memory_time: float) -> float:
+        """time = max(tc, tm) + (1 − f)·min(tc, tm)."""
+        return max(compute_time, memory_time) + (1.0 - self.fraction) * min(compute_time, memory_time)
+
+
+def parse_overlap(value: Any) -> Overlap:
+    """'full' (max), 'none' (sum), or a fraction f in [0, 1]."""
+    if isinstance(value, Overlap):
+        return value
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "full":
+            return Overlap(1.0)
+        if text == "none":
+            return Overlap(0.0)
+        try:
+            value = float(text)
+        except ValueError:
+            raise UnitError(f"overlap must be full, none or a fraction 0–1; got '{value}'") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+        raise UnitError(f"overlap must be full, none or a fraction 0–1; got {value!r}")
+    return Overlap(float(value))
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the workbench knows about one declared operation on one device."""
+
+    declaration: Declaration
+    convention: str
+    flop: int
+    flop_terms: tuple[tuple[str, int], ...]
+    tensors: tuple[TensorTraffic, ...]
+    bytes: int
+    path: str
+    device_name: str | None
+    compute_rate: Rate | None
+    bandwidth: Rate | None
+    compute_time: float | None
+    memory_time: float | None
+    overlap: Overlap
+    bound_full_overlap: float | None
+    bound_no_overlap: float | None
+    bound_time: float | None
+    limiter: str | None
+    ridge: float | None
+    steps: tuple[Step, ...]
+    notes: tuple[str, ...]
+    interface: str = INTERFACE
+
+    @property
+    def intensity(self) -> float:
+        """Logical FLOP per compulsory byte (0 for an operation with no traffic)."""
+        return self.flop / self.bytes if self.bytes else math.inf
+
+    @property
+    def attainable_rate(self) -> float | None:
+        """FLOP/s the roofline allows at this intensity: min(compute roof, intensity × bandwidth)."""
+        if self.compute_rate is None or self.bandwidth is None:
+            return None
+        return min(self.compute_rate.value, self.intensity * self.bandwidth.value)
+
+    def limiter_sentence(self, binary: bool = False) -> str:
+        """The limiter in words: 'compute-limited: the fp16_tc path needs 1.374 ms, HBM traffic 40.27 µs'."""
+        if self.limiter is None or self.compute_time is None or self.memory_time is None:
+            return "no limiter yet: choose a device or enter a compute rate and a bandwidth"
+        tc, tm = format_time(self.compute_time), format_time(self.memory_time)
+        if self.limiter == COMPUTE:
+            return f"compute-limited: the {self.path} path needs {tc}, HBM traffic {tm}"
+        return f"memory-limited: HBM traffic needs {tm}, the {self.path} path {tc}"
+
+    def derivation_text(self) -> str:
+        """The derivation as plain text, one step a line (Copy derivation, the CLI)."""
+        width = max((len(step.label) for step in self.steps), default=0)
+        lines = [f"{self.declaration}    [{self.convention}: {_convention_words(self.convention)}]"]
+        for step in self.steps:
+            lines.append(f"  {step.label.ljust(width)}  {step.body}")
+        if self.notes:
+            lines.append("  notes:")
+            lines += [f"    - {note}" for note in self.notes]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Exactly what `workbench calc --json` prints."""
+        return {
+            "declaration": str(self.declaration),
+            "operation": self.declaration.op,
+            "convention": self.convention,
+            "flop": self.flop,
+            "flop_terms": dict(self.flop_terms),
+            "bytes": self.bytes,
+            "interface": self.interface,
+            "tensors": [t.to_dict() for t in self.tensors],
+            "intensity_flop_per_byte": self.intensity if self.bytes else None,
+            "path": self.path,
+            "device": self.device_name,
+            "compute_rate_flop_per_s": self.compute_rate.value if self.compute_rate else None,
+            "compute_rate_source": self.compute_rate.source if self.compute_rate else None,
+            "bandwidth_byte_per_s": self.bandwidth.value if self.bandwidth else None,
+            "bandwidth_source": self.bandwidth.source if self.bandwidth else None,
+            "compute_time_s": self.compute_time,
+            "memory_time_s": self.memory_time,
+            "overlap": self.overlap.label,
+            "overlap_fraction": self.overlap.fraction,
+            "bound_time_full_overlap_s": self.bound_full_overlap,
+            "bound_time_no_overlap_s": self.bound_no_overlap,
+            "bound_time_s": self.bound_time,
+            "limiter": self.limiter,
+            "ridge_flop_per_byte": self.ridge,
+            "steps": [step.to_dict() for step in self.steps],
+            "notes": list(self.notes),
+        }
+
+
+def _convention_words(convention: str) -> str:
+    return "one multiply-add = 2 FLOP" if convention == "fma2" else "one multiply-add = 1 FLOP (MAC)"
+
+
+def as_rate(value: Any, unit: str, what: str) -> Rate | None:
+    """A user-entered rate (text with units, a pint quantity, a number in base units, or a Rate)."""
+    if value is None or isinstance(value, Rate):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    else:
+        from workbench.scratchpad import parse_quantity
+        from workbench.units import require_dimension
+
+        quantity = parse_quantity(value) if isinstance(value, str) else value
+        number = require_dimension(quantity, unit, what)
+    if not (number > 0) or not math.isfinite(number):
+        raise UnitError(f"{what} must be a positive {unit} figure; got {value}")
+    return Rate(number, ENTERED, "entered by the user")
+
+
+def substitute(formula: str, values: Mapping[str, Any]) -> str:
+    """'2·M·N·K' with M=N=K=4096 → '2 × 4096 × 4096 × 4096'."""
+    def number(match: re.Match[str]) -> str:
+        value = values.get(match.group(0))
+        return match.group(0) if value is None else format_int(value)
+
+    text = _SYMBOL.sub(number, formula)
+    return text.replace("·", " × ")
+
+
+def _term_step(term: FlopTerm, convention: str, values: Mapping[str, Any]) -> Step:
+    formula = term.formula_for(convention)
+    flop = term.flop(convention)
+    return Step(
+        f"Work: {term.name}",
+        f"{formula} = {substitute(formula, values)}",
+        f"{format_int(flop)} FLOP ≈ {format_flop(flop)}",
+    )
+
+
+def _element_size(tensor: Tensor) -> str:
+    bits = tensor.dtype.bits
+    return f"{bits // 8} B" if bits % 8 == 0 else f"{bits} bit / 8"
+
+
+def _tensor_step(tensor: Tensor, binary: bool) -> Step:
+    symbols = "·".join(tensor.shape_symbols) or "1"
+    numbers = " × ".join(str(extent) for extent in tensor.shape) or "1"
+    passes = ""
+    if tensor.crossings > 1:
+        passes = f" × {tensor.crossings} ({tensor.role})"
+    label = f"Bytes: {tensor.name}[{', '.join(tensor.shape_symbols)}] {tensor.dtype.name}, {tensor.role}"
+    return Step(
+        label,
+        f"{symbols} × {_element_size(tensor)}{passes} = {numbers} × {_element_size(tensor)}{passes}",
+        f"{format_int(tensor.bytes)} B ≈ {format_bytes(tensor.bytes, binary)}",
+    )
+
+
+def analyze(
+    declaration: str | Declaration,
+    device: str | Device | None = None,
+    rate: Any = None,
+    bandwidth: Any = None,
+    convention: str = "fma2",
+    overlap: Any = "full",
+    binary: bool = False,
+) -> Analysis:
+    """Analyse one operation: work, compulsory HBM traffic, bounds on a device, and the derivation.
+
+    `rate` and `bandwidth` override the device's figures (labelled entered);
+    without a device or rates the work and bytes are still computed and the
+    time bounds are None.
+    """
+    decl = parse(declaration) if isinstance(declaration, str) else declaration
+    if convention not in CONVENTIONS:
+        raise UnitError(f"convention must be fma2 or mac; got '{convention}'")
+    combine = parse_overlap(overlap)
+    dev = find_device(device) if isinstance(device, str) else device
+    workload: Workload = decl.workload()
+    if dev is not None and dev.memory_bytes and workload.footprint_bytes > dev.memory_bytes:
+        raise DeclarationError(
+            f"the tensors need {format_bytes(workload.footprint_bytes, binary)}, more than the "
+            f"{format_bytes(dev.memory_bytes, binary)} of {dev.name} memory"
+        )
+
+    entered_rate = as_rate(rate, "FLOP/s", "rate")
+    entered_bandwidth = as_rate(bandwidth, "B/s", "bandwidth")
+    compute_rate = entered_rate or (dev.rate(workload.path) if dev is not None else None)
+    hbm = entered_bandwidth or (dev.bandwidth if dev is not None else None)
+    used_path = workload.path
+    if entered_rate is None and dev is not None:
+        used_path = dev.resolve_path(workload.path) or workload.path
+
+    flop = int(workload.flop(convention))
+    total_bytes = int(workload.bytes)
+    values = dict(workload.values)
+    steps: list[Step] = [_term_step(term, convention, values) for term in workload.terms]
+    if len(workload.terms) > 1:
+        steps.append(
+            Step(
+                "Work: total",
+                " + ".join(f"{format_int(term.flop(convention))}" for term in workload.terms) + " FLOP",
+                f"{format_int(flop)} FLOP ≈ {format_flop(flop)}",
+            )
+        )
+    elif not workload.terms:
+        steps.append(Step("Work", "", "0 FLOP (no arithmetic: pure data movement)"))
+    steps += [_tensor_step(tensor, binary) for tensor in workload.tensors]
+    steps.append(
+        Step(
+            f"Bytes: compulsory traffic, {INTERFACE}",
+            " + ".join(f"{format_int(t.bytes)} B" for t in workload.tensors),
+            f"{format_int(total_bytes)} B ≈ {format_bytes(total_bytes, binary)}",
+        )
+    )
+    intensity = flop / total_bytes if total_bytes else math.inf
+    steps.append(
+        Step(
+            "Arithmetic intensity",
+            f"{format_int(flop)} FLOP / {format_int(total_bytes)} B",
+            format_intensity(intensity) + _fraction_hint(flop, total_bytes),
+        )
+    )
+
+    compute_time = memory_time = full = none = bound = ridge = None
+    limiter = None
+    if compute_rate is not None:
+        compute_time = flop / compute_rate.value
+        steps.append(
+            Step(
+                f"Compute time bound ({used_path}, {compute_rate.source})",
+                f"{format_flop(flop)} / ({format_flop_rate(compute_rate.value)})",
+                format_time(compute_time),
+            )
+        )
+    else:
+        steps.append(Step("Compute time bound", "", "needs a compute rate: choose a device or enter one"))
+    if hbm is not None:
+        memory_time = total_bytes / hbm.value
+        steps.append(
+            Step(
+                f"Memory time bound (HBM, {hbm.source})",
+                f"{format_bytes(total_bytes, binary)} / ({format_bandwidth(hbm.value, binary)})",
+                format_time(memory_time),
+            )
+        )
+    else:
+        steps.append(Step("Memory time bound", "", "needs a bandwidth: choose a device or enter one"))
+    if compute_rate is not None and hbm is not None and compute_time is not None and memory_time is not None:
+        ridge = compute_rate.value / hbm.value
+        steps.append(
+            Step(
+                "Ridge point",
+                f"{format_flop_rate(compute_rate.value)} / ({format_bandwidth(hbm.value, binary)})",
+                format_intensity(ridge),
+            )
+        )
+        full = max(compute_time, memory_time)
+        none = compute_time + memory_time
+        bound = combine.combine(compute_time, memory_time)
+        tc, tm = format_time(compute_time), format_time(memory_time)
+        steps.append(Step("Bound, full overlap", f"max({tc}, {tm})", format_time(full)))
+        steps.append(Step("Bound, no overlap", f"{tc} + {tm}", format_time(none)))
+        if combine.label not in ("full", "none"):
+            f = format_number(combine.fraction)
+            steps.append(
+                Step(
+                    f"Bound, overlap f = {f}",
+                    f"max({tc}, {tm}) + (1 − {f}) × min({tc}, {tm})",
+                    format_time(bound),
+                )
+            )
+        limiter = COMPUTE if compute_time >= memory_time else MEMORY
+        relation = "≥" if limiter == COMPUTE else "<"
+        steps.append(
+            Step(
+                "Limiter",
+                f"compute {tc} {relation} memory {tm}",
+                f"{limiter}-limited" + (f" ({used_path})" if limiter == COMPUTE else " (HBM)"),
+                relation="⇒",
+            )
+        )
+
+    notes = [f"FLOP convention {convention}: {_convention_words(convention)}"]
+    notes += list(workload.notes)
+    notes.append(f"bytes: compulsory {INTERFACE}; each input read once, each output written once")
+    if compute_rate is not None and used_path != workload.path and entered_rate is None:
+        notes.append(f"{dev.name if dev else 'device'} has no {workload.path} rate; the {used_path} rate is used")
+    if dev is not None and dev.l2_bytes and workload.footprint_bytes <= dev.l2_bytes:
+        notes.append(
+            f"the working set ({format_bytes(workload.footprint_bytes, binary)}) fits in L2 "
+            f"({format_bytes(dev.l2_bytes, binary)}): warm runs may beat the HBM bound"
+        )
+
+    return Analysis(
+        declaration=decl,
+        convention=convention,
+        flop=flop,
+        flop_terms=tuple((term.name, int(term.flop(convention))) for term in workload.terms),
+        tensors=tuple(
+            TensorTraffic(t.name, t.role, tuple(int(x) for x in t.shape), t.shape_symbols, t.dtype.name, int(t.bytes), t.note)
+            for t in workload.tensors
+        ),
+        bytes=total_bytes,
+        path=used_path,
+        device_name=dev.name if dev is not None else None,
+        compute_rate=compute_rate,
+        bandwidth=hbm,
+        compute_time=compute_time,
+        memory_time=memory_time,
+        overlap=combine,
+        bound_full_overlap=full,
+        bound_no_overlap=none,
+        bound_time=bound,
+        limiter=limiter,
+        ridge=ridge,
+        steps=tuple(steps),
+        notes=tuple(notes),
+    )
+
+
+def _fraction_hint(flop: int, total_bytes: int) -> str:
+    """'(= 1/12)' when the intensity is a simple fraction below one, as the vector add's is."""
+    if not total_bytes or flop == 0 or flop >= total_bytes:
+        return ""
+    from fractions import Fraction
+
+    ratio = Fraction(flop, total_bytes)
+    return f" (= {ratio.numerator}/{ratio.denominator})" if ratio.denominator <= 1000 else ""
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Bounds over many shapes at once (numpy float64 arrays, one entry per shape)."""
+
+    flop: Any
+    bytes: Any
+    intensity: Any
+    compute_time: Any
+    memory_time: Any
+    bound_time: Any
+
+
+def sweep(
+    declaration: str | Declaration,
+    fields: Mapping[str, Any],
+    device: str | Device | None = None,
+    rate: Any = None,
+    bandwidth: Any = None,
+    convention: str = "fma2",
+    overlap: Any = "full",
+) -> Sweep:
+    """Vectorised bounds: `fields` maps field names to arrays of values (e.g. M=N=K over 2^10..2^14).
+
+    The formulas run on float64 arrays, so counts above 2^53 are approximate:
+    sweeps are for plots; `analyze()` gives exact integers.
+    """
+    import numpy as np
+
+    decl = parse(declaration) if isinstance(declaration, str) else declaration
+    params = decl.params
+    length = None
+    for name, values in fields.items():
+        if name not in params:
+            raise DeclarationError(f"{decl.op} has no field '{name}' to sweep", field=name)
+        array = np.asarray(values, dtype=np.float64)
+        if array.ndim != 1 or (length is not None and array.shape[0] != length):
+            raise DeclarationError("swept fields must be 1-D arrays of one length", field=name)
+        if np.any(array < 1) or np.any(array != np.floor(array)):
+            raise DeclarationError(f"swept values of {name} must be positive integers", field=name)
+        length = array.shape[0]
+        params[name] = array
+    workload = decl.spec.build(params)
+    dev = find_device(device) if isinstance(device, str) else device
+    compute_rate = as_rate(rate, "FLOP/s", "rate") or (dev.rate(workload.path) if dev else None)
+    hbm = as_rate(bandwidth, "B/s", "bandwidth") or (dev.bandwidth if dev else None)
+    if compute_rate is None or hbm is None:
+        raise UnitError("a sweep needs a compute rate and a bandwidth: choose a device or enter them")
+    shape = (length or 1,)
+    flop = np.broadcast_to(np.asarray(workload.flop(convention), dtype=np.float64), shape)
+    traffic = np.broadcast_to(np.asarray(workload.bytes, dtype=np.float64), shape)
+    compute_time = flop / compute_rate.value
+    memory_time = traffic / hbm.value
+    combine = parse_overlap(overlap)
+    bound = np.maximum(compute_time, memory_time) + (1.0 - combine.fraction) * np.minimum(compute_time, memory_time)
+    with np.errstate(divide="ignore"):
+        intensity = np.where(traffic > 0, flop / np.where(traffic > 0, traffic, 1), np.inf)
+    return Sweep(flop, traffic, intensity, compute_time, memory_time, bound)
+
+
+def path_title(path: str) -> str:
+    """A readable name for an instruction path key."""
+    return PATH_TITLES.get(path, path)
+
+
+__all__ = [
+    "Analysis",
+    "BANDWIDTH",
+    "COMPUTE",
+    "MEMORY",
+    "Overlap",
+    "Step",
+    "Sweep",
+    "TensorTraffic",
+    "analyze",
+    "as_rate",
+    "parse_overlap",
+    "path_title",
+    "substitute",
+    "sweep",
+]

@@ -1,0 +1,234 @@
+"""The `workbench` command: the window by default, and headless subcommands over the same core.
+
+`--version` and `--help` answer without importing Qt, numpy or pint: every
+heavy import happens inside the subcommand that needs it. Bad input prints one
+line on stderr and exits 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Callable, Sequence
+
+from workbench import __version__
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a usage error in one line (and exit code 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+# ---------------------------------------------------------------- calc
+
+
+def _add_calc(sub: Any) -> None:
+    p = sub.add_parser(
+        "calc",
+        help="work, compulsory bytes and time bounds of one declared operation",
+        description="Derive logical FLOP, compulsory HBM bytes, intensity and time bounds for a declaration, "
+        'e.g. workbench calc "gemm(M=4096, N=4096, K=4096, dtype=fp16)" --rate "100 TFLOP/s" --bandwidth "2.5 TB/s"',
+    )
+    p.add_argument("declaration", metavar="DECL", help='one declaration line, e.g. "add(n=2**24, dtype=fp32)"')
+    p.add_argument("--device", help="a catalogue device (see `workbench devices`)")
+    p.add_argument("--rate", metavar="Q", help='sustained compute rate, e.g. "100 TFLOP/s"')
+    p.add_argument("--bandwidth", metavar="Q", help='sustained memory bandwidth, e.g. "2.5 TB/s"')
+    p.add_argument("--convention", choices=("fma2", "mac"), default="fma2", help="FLOP per multiply-add: 2 or 1")
+    p.add_argument("--overlap", default="full", help="full (max), none (sum) or a fraction 0–1")
+    p.add_argument("--binary", action="store_true", help="bytes in MiB/GiB instead of MB/GB")
+    p.add_argument("--json", action="store_true", help="print Analysis.to_dict() as JSON")
+    p.set_defaults(run=_run_calc)
+
+
+def _run_calc(args: argparse.Namespace) -> int:
+    from workbench.analysis import analyze
+
+    analysis = analyze(
+        args.declaration,
+        device=args.device,
+        rate=args.rate,
+        bandwidth=args.bandwidth,
+        convention=args.convention,
+        overlap=args.overlap,
+        binary=args.binary,
+    )
+    if args.json:
+        _print_json(analysis.to_dict())
+    else:
+        print(analysis.derivation_text())
+        print()
+        print(analysis.limiter_sentence(args.binary))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- devices
+
+
+def _add_devices(sub: Any) -> None:
+    p = sub.add_parser("devices", help="the device catalogue and the GPUs NVML detects")
+    p.add_argument("--json", action="store_true", help="print the catalogue and detection as JSON")
+    p.set_defaults(run=_run_devices)
+
+
+def _run_devices(args: argparse.Namespace) -> int:
+    from workbench.devices import BANDWIDTH, catalogue
+    from workbench.devices.nvml import detect
+    from workbench.units import format_bandwidth, format_bytes, format_flop_rate
+
+    detection = detect()
+    devices = catalogue()
+    if args.json:
+        _print_json({"detected": detection.to_dict(), "catalogue": [d.to_dict() for d in devices.values()]})
+        return EXIT_OK
+    print(f"NVML: {detection.message}")
+    print()
+    header = ("key", "name", "memory", "bandwidth", "fp32", "fp16_tc", "bf16_tc", "fp8_tc")
+    rows = [header]
+    for device in devices.values():
+
+        def rate(path: str, device: Any = device) -> str:
+            entry = device.peak.get(path)
+            return format_flop_rate(entry.value) if entry else "–"
+
+        rows.append(
+            (
+                device.key,
+                device.name,
+                format_bytes(device.memory_bytes) if device.memory_bytes else "–",
+                format_bandwidth(device.peak[BANDWIDTH].value) if BANDWIDTH in device.peak else "–",
+                rate("fp32"),
+                rate("fp16_tc"),
+                rate("bf16_tc"),
+                rate("fp8_tc"),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    print()
+    print("Peak rates are dense datasheet figures; measured rates replace them after calibration.")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- units
+
+
+def _add_units(sub: Any) -> None:
+    p = sub.add_parser(
+        "units",
+        help="unit-aware scratchpad",
+        description='Compute with units, e.g. workbench units "137.4 GFLOP / (100 TFLOP/s)" --to ms',
+    )
+    p.add_argument("expression", metavar="EXPR")
+    p.add_argument("--to", metavar="UNIT", help="convert the result to this unit (dimensions must agree)")
+    p.set_defaults(run=_run_units)
+
+
+def _run_units(args: argparse.Namespace) -> int:
+    from workbench.scratchpad import evaluate, format_result
+
+    result = evaluate(args.expression, to=args.to)
+    print(f"{args.expression} = {format_result(result, keep_unit=args.to is not None)}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- gui
+
+
+def _add_gui(sub: Any) -> None:
+    p = sub.add_parser("gui", help="open the desktop window (the default with no subcommand)")
+    p.add_argument("session", nargs="?", metavar="FILE", help="a session file to open")
+    p.set_defaults(run=_run_gui)
+
+
+def has_display(environ: dict[str, str] | None = None) -> bool:
+    """True when Qt has somewhere to draw: an X or Wayland display, or an explicit platform."""
+    env = os.environ if environ is None else environ
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY") or env.get("QT_QPA_PLATFORM"))
+
+
+def _run_gui(args: argparse.Namespace) -> int:
+    if not has_display():
+        print(
+            "workbench: no display found (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset); "
+            "run `xvfb-run -a workbench` or use the headless subcommands (calc, devices, units)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    from workbench.gui.app import run_app
+
+    return run_app(getattr(args, "session", None))
+
+
+# ---------------------------------------------------------------- main
+
+
+ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_units, _add_gui)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(
+        prog="workbench",
+        description="Performance Workbench: logical work, compulsory bytes and time bounds for tensor "
+        "operations, next to measured kernels. With no subcommand (or a session file) it opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"workbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineParser)
+    for add in ADDERS:
+        add(sub)
+    return parser
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> set[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
+
+
+def _opens_window(parser: argparse.ArgumentParser, arguments: list[str]) -> bool:
+    """No arguments, or a first argument that names a session file rather than a subcommand."""
+    if not arguments:
+        return True
+    first = arguments[0]
+    if first.startswith("-") or first in _subcommands(parser):
+        return False
+    return first.endswith(".json") or os.path.exists(first)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `workbench` console script."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if _opens_window(parser, arguments):
+        arguments = ["gui", *arguments]
+    args = parser.parse_args(arguments)
+    from workbench.errors import WorkbenchError
+
+    try:
+        return int(args.run(args))
+    except WorkbenchError as exc:
+        print(f"workbench: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("workbench: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

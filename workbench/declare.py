@@ -1,0 +1,332 @@
+"""The declaration language: one line declares an operation, and round-trips.
+
+    gemm(M=4096, N=4096, K=4096, dtype=fp16)
+    add(n=2**24, dtype=fp32)
+    einsum("bmk,bkn->bmn", b=8, m=1024, k=4096, n=1024, dtype=fp16)
+
+Lines are parsed with `ast` and walked against a whitelist — integer
+literals, + - * // ** and parentheses, dtype names, true/false, one string for
+einsum — and never evaluated. `format_declaration(parse(s))` is canonical:
+fields in the operation's order, defaults left out, large powers of two
+written as 2**k.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping
+
+from workbench.dtypes import dtype
+from workbench.errors import DeclarationError
+from workbench.ops import REGISTRY, OpSpec, Param, Workload, spec_for
+
+MAX_DIMENSION = 2**62
+MAX_LINE = 2000
+_MAX_INTERMEDIATE = 2**126
+_MAX_EXPONENT = 128
+
+_TRUE = {"true", "True"}
+_FALSE = {"false", "False"}
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A parsed, canonical declaration: the operation and every field's value."""
+
+    op: str
+    fields: tuple[tuple[str, Any], ...]
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.fields)
+
+    @property
+    def spec(self) -> OpSpec:
+        return spec_for(self.op)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.params[name]
+
+    def __str__(self) -> str:
+        return format_declaration(self)
+
+    def workload(self) -> Workload:
+        """The tensors and FLOP terms of this operation (exact integers)."""
+        return self.spec.build(self.params)
+
+    def replace(self, **changes: Any) -> "Declaration":
+        """A new declaration with some fields changed, validated like a parsed one."""
+        params = self.params
+        params.update(changes)
+        return build_declaration(self.op, params)
+
+
+def parse(text: str) -> Declaration:
+    """Parse one declaration line; any fault raises DeclarationError naming the field."""
+    if not isinstance(text, str):
+        raise DeclarationError("a declaration must be text")
+    line = text.strip()
+    if not line:
+        raise DeclarationError("empty declaration; write e.g. gemm(M=4096, N=4096, K=4096, dtype=fp16)")
+    if len(line) > MAX_LINE:
+        raise DeclarationError(f"declaration longer than {MAX_LINE} characters")
+    try:
+        tree = ast.parse(line, mode="eval")
+    except SyntaxError as exc:
+        where = f" at column {exc.offset}" if exc.offset else ""
+        reason = (exc.msg or "syntax error").split(" (")[0]
+        raise DeclarationError(f"not a declaration ({reason}{where}); expected name(field=value, ...)") from None
+    except (ValueError, MemoryError, RecursionError):
+        raise DeclarationError("not a declaration; expected name(field=value, ...)") from None
+    call = tree.body
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        raise DeclarationError("a declaration is one call: name(field=value, ...), e.g. add(n=2**24)")
+    spec = spec_for(call.func.id)
+    values: dict[str, Any] = {}
+    positional = [p for p in spec.params if p.kind == "spec"]
+    if len(call.args) > len(positional):
+        raise DeclarationError(
+            f"{spec.name} takes fields by name (field=value)"
+            + ("" if not positional else f", after one quoted {positional[0].name}")
+        )
+    for param, node in zip(positional, call.args):
+        values[param.name] = _literal_string(node, param.name)
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            raise DeclarationError("'**' is not allowed in a declaration")
+        name = keyword.arg
+        param = spec.param(name)
+        if param is None:
+            if spec.extra_dims and len(name) == 1:
+                param = Param(name, "dim")
+            else:
+                raise DeclarationError(_unknown_field(spec, name), field=name)
+        if name in values:
+            raise DeclarationError(f"field '{name}' given twice", field=name)
+        values[name] = _value(keyword.value, param)
+    return build_declaration(spec.name, values)
+
+
+def build_declaration(op: str, values: Mapping[str, Any]) -> Declaration:
+    """Validate field values (already Python values) and make the canonical Declaration."""
+    spec = spec_for(op)
+    params: dict[str, Any] = {}
+    for param in spec.params:
+        if param.name in values and values[param.name] is not None:
+            params[param.name] = _check_value(values[param.name], param)
+        elif param.required:
+            example = '"mk,kn->mn"' if param.kind == "spec" else "..."
+            raise DeclarationError(
+                f"{spec.name} needs {param.name} ({param.doc}); add {param.name}={example}"
+                if param.kind != "spec"
+                else f"{spec.name} needs its spec first, e.g. {spec.name}({example}, ...)",
+                field=param.name,
+            )
+        else:
+            params[param.name] = param.default
+    for name, value in values.items():
+        if spec.param(name) is None:
+            if spec.extra_dims and len(name) == 1 and name.isalpha():
+                params[name] = _check_value(value, Param(name, "dim"))
+            else:
+                raise DeclarationError(_unknown_field(spec, name), field=name)
+    if spec.canonical is not None:
+        params = spec.canonical(params)
+    if spec.check is not None:
+        spec.check(params)
+    _check_sizes(spec, params)
+    ordered = tuple((name, params[name]) for name in _field_order(spec, params))
+    return Declaration(spec.name, ordered)
+
+
+def format_declaration(decl: Declaration) -> str:
+    """The canonical one-line text of a declaration."""
+    spec = decl.spec
+    params = decl.params
+    if spec.format_fields is not None:
+        fields = spec.format_fields(params)
+    else:
+        # Types are always written out: a count means little without its dtype.
+        fields = [
+            (p.name, params[p.name])
+            for p in spec.params
+            if p.kind != "spec" and (p.required or p.kind == "dtype" or params[p.name] != p.default)
+        ]
+    parts = []
+    for param in spec.params:
+        if param.kind == "spec":
+            parts.append(f'"{params[param.name]}"')
+    parts += [f"{name}={format_value(value)}" for name, value in fields]
+    return f"{spec.name}({', '.join(parts)})"
+
+
+def format_value(value: Any) -> str:
+    """One field value as the language writes it: 2**24, 4096, true, fp16, 0.5."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        if value >= 2**20 and value & (value - 1) == 0:
+            return f"2**{value.bit_length() - 1}"
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def iter_fields(decl: Declaration) -> Iterator[tuple[Param, Any]]:
+    """Each declared field with its Param (einsum extents get a synthetic 'dim' Param)."""
+    spec = decl.spec
+    for name, value in decl.fields:
+        yield spec.param(name) or Param(name, "dim"), value
+
+
+# ----------------------------------------------------------------------------
+
+
+def _field_order(spec: OpSpec, params: Mapping[str, Any]) -> list[str]:
+    names = [p.name for p in spec.params]
+    extras = [name for name in params if name not in names]
+    if spec.extra_dims and "spec" in params:
+        from workbench.ops.einsum import indices_in_order
+
+        rank = {index: i for i, index in enumerate(indices_in_order(params["spec"]))}
+        extras.sort(key=lambda name: rank.get(name, len(rank)))
+    return names + extras
+
+
+def _unknown_field(spec: OpSpec, name: str) -> str:
+    allowed = ", ".join(p.name for p in spec.params if p.kind != "spec")
+    if spec.extra_dims:
+        allowed += ", and one-letter index extents"
+    return f"{spec.name} has no field '{name}'; allowed: {allowed}"
+
+
+def _check_value(value: Any, param: Param) -> Any:
+    name = param.name
+    if param.kind == "dim":
+        if isinstance(value, bool) or not isinstance(value, int):
+            kind = type(value).__name__
+            raise DeclarationError(f"{name} must be a whole number; got {value!r} ({kind})", field=name)
+        if value < param.minimum:
+            least = "a positive integer" if param.minimum == 1 else f"an integer ≥ {param.minimum}"
+            raise DeclarationError(f"{name} must be {least}; got {value}", field=name)
+        if value > MAX_DIMENSION:
+            raise DeclarationError(f"{name}={value} is larger than any device can hold (max 2**62)", field=name)
+        return value
+    if param.kind == "dtype":
+        if not isinstance(value, str):
+            raise DeclarationError(f"{name} must be a dtype name such as fp16; got {value!r}", field=name)
+        try:
+            return dtype(value).name
+        except DeclarationError as exc:
+            raise DeclarationError(f"{name}: {exc}", field=name) from None
+    if param.kind == "bool":
+        if not isinstance(value, bool):
+            raise DeclarationError(f"{name} must be true or false; got {value!r}", field=name)
+        return value
+    if param.kind == "number":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise DeclarationError(f"{name} must be a number; got {value!r}", field=name)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        return value
+    if param.kind == "spec":
+        if not isinstance(value, str):
+            raise DeclarationError(f"{name} must be a quoted string", field=name)
+        return value
+    raise AssertionError(f"unknown parameter kind {param.kind}")  # pragma: no cover
+
+
+def _check_sizes(spec: OpSpec, params: Mapping[str, Any]) -> None:
+    """Refuse tensors no machine could hold (device memory is checked in analyze)."""
+    workload = spec.build(params)
+    for tensor in workload.tensors:
+        if tensor.bytes_each > 2**60:
+            raise DeclarationError(
+                f"tensor {tensor.name} would need {tensor.bytes_each:,} bytes (over 1 EiB); check the sizes"
+            )
+
+
+def _literal_string(node: ast.AST, name: str) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    raise DeclarationError(f"{name} must be a quoted string such as \"mk,kn->mn\"", field=name)
+
+
+def _value(node: ast.AST, param: Param) -> Any:
+    name = param.name
+    if param.kind == "dtype":
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        raise DeclarationError(f"{name} must be a dtype name such as fp16", field=name)
+    if param.kind == "bool":
+        if isinstance(node, ast.Name) and node.id in _TRUE | _FALSE:
+            return node.id in _TRUE
+        if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            return node.value
+        raise DeclarationError(f"{name} must be true or false", field=name)
+    if param.kind == "spec":
+        return _literal_string(node, name)
+    allow_float = param.kind == "number"
+    return _integer_expression(node, name, allow_float)
+
+
+def _integer_expression(node: ast.AST, name: str, allow_float: bool) -> Any:
+    """Walk an arithmetic expression over literals: + - * // ** and parentheses only."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise DeclarationError(f"{name} must be a number; got {value!r}", field=name)
+        if isinstance(value, float) and not allow_float:
+            raise DeclarationError(f"{name} must be a whole number; got {value!r}", field=name)
+        return value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = _integer_expression(node.operand, name, allow_float)
+        return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, ast.BinOp):
+        left = _integer_expression(node.left, name, allow_float)
+        right = _integer_expression(node.right, name, allow_float)
+        try:
+            result = _apply(node.op, left, right, name)
+        except OverflowError:
+            raise DeclarationError(f"{name}: value too large", field=name) from None
+        if isinstance(result, float) and not math.isfinite(result):
+            raise DeclarationError(f"{name}: value too large", field=name)
+        if abs(result) > _MAX_INTERMEDIATE:
+            raise DeclarationError(f"{name}: value too large", field=name)
+        return result
+    if isinstance(node, ast.Name):
+        raise DeclarationError(f"{name} must be a number; '{node.id}' is a name", field=name)
+    raise DeclarationError(f"{name}: only numbers with + - * // ** and parentheses are allowed", field=name)
+
+
+def _apply(op: ast.operator, left: Any, right: Any, name: str) -> Any:
+    """One whitelisted arithmetic step; anything else is refused with the field's name."""
+    if isinstance(op, ast.Pow):
+        if not isinstance(right, int) or right < 0 or right > _MAX_EXPONENT:
+            raise DeclarationError(f"{name}: exponent must be a whole number 0–{_MAX_EXPONENT}", field=name)
+        if abs(left) > 2**64:
+            raise DeclarationError(f"{name}: value too large", field=name)
+        return left**right
+    if isinstance(op, ast.Add):
+        return left + right
+    if isinstance(op, ast.Sub):
+        return left - right
+    if isinstance(op, ast.Mult):
+        return left * right
+    if isinstance(op, ast.FloorDiv):
+        if right == 0:
+            raise DeclarationError(f"{name}: division by zero", field=name)
+        return left // right
+    if isinstance(op, ast.Div):
+        raise DeclarationError(f"{name}: use // for whole-number division", field=name)
+    raise DeclarationError(f"{name}: only + - * // ** are allowed", field=name)
+
+
+def known_operations() -> list[str]:
+    """Names of every registered operation, in registration order."""
+    return list(REGISTRY)

@@ -1,0 +1,31 @@
+"""Devices: the datasheet catalogue, NVML detection and instruction-path rates."""
+
+from workbench.devices.catalogue import (
+    BANDWIDTH,
+    DATASHEET,
+    DERIVED,
+    ENTERED,
+    MEASURED,
+    PATH_TITLES,
+    PATHS,
+    Device,
+    Rate,
+    catalogue,
+    find_device,
+    match_reported_name,
+)
+
+__all__ = [
+    "BANDWIDTH",
+    "DATASHEET",
+    "DERIVED",
+    "ENTERED",
+    "MEASURED",
+    "PATH_TITLES",
+    "PATHS",
+    "Device",
+    "Rate",
+    "catalogue",
+    "find_device",
+    "match_reported_name",
+]

@@ -1,0 +1,235 @@
+"""Device specs: datasheet rates per instruction path, plus measured and entered rates.
+
+A `Device` keeps its datasheet (or derived) figures and, beside them, any
+overrides — measured by calibration or entered by the user. `rate(path)`
+answers with the override when there is one, so bounds use measured rates by
+default once calibration has run, and every rate says where it came from.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Mapping
+
+from workbench.errors import DeviceError, UnitError
+
+DATASHEET = "datasheet"
+DERIVED = "derived"
+MEASURED = "measured"
+ENTERED = "entered"
+SOURCES = (DATASHEET, DERIVED, MEASURED, ENTERED)
+
+BANDWIDTH = "hbm"  # the key of the memory-bandwidth rate among a device's rates
+
+PATHS = ("fp64", "fp64_tc", "fp32", "tf32_tc", "fp16_tc", "fp16_tc_fp16acc", "bf16_tc", "fp8_tc", "fp4_tc", "int8_tc", "int4_tc")
+
+PATH_TITLES = {
+    "fp64": "FP64 (CUDA cores)",
+    "fp64_tc": "FP64 tensor cores",
+    "fp32": "FP32 (CUDA cores)",
+    "tf32_tc": "TF32 tensor cores",
+    "fp16_tc": "FP16 tensor cores, FP32 accumulate",
+    "fp16_tc_fp16acc": "FP16 tensor cores, FP16 accumulate",
+    "bf16_tc": "BF16 tensor cores",
+    "fp8_tc": "FP8 tensor cores",
+    "fp4_tc": "FP4 tensor cores",
+    "int8_tc": "INT8 tensor cores",
+    "int4_tc": "INT4 tensor cores",
+    BANDWIDTH: "memory bandwidth",
+}
+
+# Where a device has no figure for a path, the path a library really falls back to.
+_GPU_FALLBACK = {"fp16_tc_fp16acc": "fp16_tc", "fp64_tc": "fp64"}
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A sustained or peak rate in base units (FLOP/s or B/s) and where it came from."""
+
+    value: float
+    source: str
+    citation: str = ""
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"unknown rate source {self.source!r}")
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device: identity, memory, datasheet rates, and overrides on top of them."""
+
+    key: str
+    name: str
+    kind: str  # "gpu" or "cpu"
+    peak: Mapping[str, Rate]  # path -> datasheet/derived compute rate, plus BANDWIDTH
+    memory_bytes: int | None = None
+    l2_bytes: int | None = None
+    sm_count: int | None = None
+    architecture: str = ""
+    compute_capability: str = ""
+    source: str = ""
+    notes: str = ""
+    match: tuple[str, ...] = ()
+    overrides: Mapping[str, Rate] = field(default_factory=dict)
+
+    # -- rates -------------------------------------------------------------
+    def resolve_path(self, path: str) -> str | None:
+        """The path whose rate bounds `path` on this device, or None if it has none."""
+        known = set(self.peak) | set(self.overrides)
+        if path in known:
+            return path
+        if self.kind == "cpu":
+            fallback = "fp64" if path.startswith("fp64") else "fp32"
+            return fallback if fallback in known else None
+        fallback = _GPU_FALLBACK.get(path)
+        if fallback is not None and fallback in known:
+            return fallback
+        return None
+
+    def rate(self, path: str) -> Rate:
+        """The rate in use for a path (override first), after fallbacks; DeviceError if none."""
+        resolved = self.resolve_path(path)
+        if resolved is None:
+            have = ", ".join(p for p in PATHS if p in self.peak or p in self.overrides) or "none"
+            raise DeviceError(
+                f"{self.name} has no rate for the {path} path (it has: {have}); "
+                "enter one with --rate or in the device panel"
+            )
+        return self.overrides.get(resolved) or self.peak[resolved]
+
+    @property
+    def bandwidth(self) -> Rate:
+        """Memory bandwidth in use (measured or entered before datasheet)."""
+        try:
+            return self.overrides.get(BANDWIDTH) or self.peak[BANDWIDTH]
+        except KeyError:
+            raise DeviceError(f"{self.name} has no memory bandwidth; enter one with --bandwidth") from None
+
+    def paths(self) -> list[str]:
+        """Every path this device has a rate for, in catalogue order."""
+        have = set(self.peak) | set(self.overrides)
+        return [p for p in PATHS if p in have]
+
+    def with_rate(self, path: str, value: float, source: str, citation: str = "") -> "Device":
+        """A copy with one rate overridden (measured or entered)."""
+        if not (value > 0):
+            raise DeviceError(f"a rate must be positive; got {value}")
+        overrides = dict(self.overrides)
+        overrides[path] = Rate(float(value), source, citation)
+        return replace(self, overrides=overrides)
+
+    def without_override(self, path: str | None = None) -> "Device":
+        """A copy with one override (or all of them) removed: back to the datasheet."""
+        if path is None:
+            return replace(self, overrides={})
+        overrides = {k: v for k, v in self.overrides.items() if k != path}
+        return replace(self, overrides=overrides)
+
+    def ridge(self, path: str) -> float:
+        """Intensity (FLOP/B) where the compute roof of `path` meets the memory roof."""
+        return self.rate(path).value / self.bandwidth.value
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: identity, memory, and every rate with its source."""
+        return {
+            "key": self.key,
+            "name": self.name,
+            "kind": self.kind,
+            "architecture": self.architecture,
+            "compute_capability": self.compute_capability,
+            "memory_bytes": self.memory_bytes,
+            "l2_bytes": self.l2_bytes,
+            "sm_count": self.sm_count,
+            "source": self.source,
+            "notes": self.notes,
+            "bandwidth_byte_per_s": self.peak[BANDWIDTH].value if BANDWIDTH in self.peak else None,
+            "peak_flop_per_s": {p: self.peak[p].value for p in PATHS if p in self.peak},
+            "rates_in_use": {
+                key: {"value": rate.value, "source": rate.source, "citation": rate.citation}
+                for key in [*self.paths(), BANDWIDTH]
+                if (rate := (self.overrides.get(key) or self.peak.get(key))) is not None
+            },
+        }
+
+
+def _quantity_value(text: Any, unit: str, where: str) -> float:
+    """A catalogue figure such as "989 TFLOP/s" in base units, checked by the registry."""
+    from workbench.scratchpad import parse_quantity
+    from workbench.units import require_dimension
+
+    try:
+        return require_dimension(parse_quantity(str(text)), unit, where)
+    except UnitError as exc:
+        raise DeviceError(f"device catalogue, {where}: {exc}") from None
+
+
+def device_from_table(key: str, table: Mapping[str, Any], citation_source: str = DATASHEET) -> Device:
+    """Build a Device from one catalogue table (figures carry their units as text)."""
+    source = str(table.get("source", ""))
+    peak: dict[str, Rate] = {}
+    for path, text in dict(table.get("peak", {})).items():
+        if path not in PATHS:
+            raise DeviceError(f"device catalogue, {key}: unknown path '{path}'")
+        peak[path] = Rate(_quantity_value(text, "FLOP/s", f"{key}.peak.{path}"), citation_source, source)
+    if "bandwidth" in table:
+        peak[BANDWIDTH] = Rate(_quantity_value(table["bandwidth"], "B/s", f"{key}.bandwidth"), citation_source, source)
+
+    def size(name: str) -> int | None:
+        return int(round(_quantity_value(table[name], "B", f"{key}.{name}"))) if name in table else None
+
+    return Device(
+        key=key,
+        name=str(table.get("name", key)),
+        kind=str(table.get("kind", "gpu")),
+        peak=peak,
+        memory_bytes=size("memory"),
+        l2_bytes=size("l2"),
+        sm_count=int(table["sms"]) if "sms" in table else None,
+        architecture=str(table.get("architecture", "")),
+        compute_capability=str(table.get("compute_capability", "")),
+        source=source,
+        notes=str(table.get("notes", "")),
+        match=tuple(str(m) for m in table.get("match", ())),
+    )
+
+
+@lru_cache(maxsize=1)
+def catalogue() -> dict[str, Device]:
+    """Every device in resources/devices.toml, keyed by its short key."""
+    text = resources.files("workbench.resources").joinpath("devices.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    return {key: device_from_table(key, table) for key, table in data.items()}
+
+
+def _normalise(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def find_device(name: str) -> Device:
+    """A catalogue device by key ("h100-sxm"), full name, or NVML-style name fragment."""
+    devices = catalogue()
+    wanted = _normalise(name)
+    if not wanted:
+        raise DeviceError("empty device name; see `workbench devices`")
+    for device in devices.values():
+        if wanted in (_normalise(device.key), _normalise(device.name)):
+            return device
+    matched = match_reported_name(name)
+    if matched is not None:
+        return matched
+    keys = ", ".join(devices)
+    raise DeviceError(f"unknown device '{name}'; known: {keys}")
+
+
+def match_reported_name(reported: str) -> Device | None:
+    """The catalogue entry whose match fragments appear in a name NVML reports, if any."""
+    text = _normalise(reported)
+    for device in catalogue().values():
+        for fragment in device.match:
+            if _normalise(fragment) in text:
+                return device
+    return None

@@ -1,0 +1,179 @@
+"""GPU detection through NVML (the `nvidia-ml-py` distribution, module `pynvml`).
+
+No driver is a normal state, not an error: `detect()` always returns a
+`Detection` whose `status` says what was found. Nothing here changes clocks or
+any other setting; NVML is only read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from workbench.devices.catalogue import BANDWIDTH, DERIVED, Device, Rate, match_reported_name
+
+OK = "ok"
+NO_MODULE = "no-module"
+NO_DRIVER = "no-driver"
+NO_GPU = "no-gpu"
+FAILED = "error"
+
+
+@dataclass(frozen=True)
+class DetectedGPU:
+    """What NVML reports about one GPU (sizes in bytes, clocks in MHz)."""
+
+    index: int
+    name: str
+    memory_total: int
+    memory_free: int
+    sm_clock_max_mhz: int | None
+    memory_clock_max_mhz: int | None
+    bus_width_bits: int | None
+    compute_capability: str
+    driver_version: str
+    cuda_driver_version: str
+
+    def derived_bandwidth(self) -> float | None:
+        """Peak DRAM bandwidth from clocks: max memory clock × 10⁶ × 2 (DDR) × bus width / 8, in B/s."""
+        if not self.memory_clock_max_mhz or not self.bus_width_bits:
+            return None
+        return self.memory_clock_max_mhz * 1e6 * 2 * self.bus_width_bits / 8
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "memory_total_bytes": self.memory_total,
+            "memory_free_bytes": self.memory_free,
+            "sm_clock_max_mhz": self.sm_clock_max_mhz,
+            "memory_clock_max_mhz": self.memory_clock_max_mhz,
+            "bus_width_bits": self.bus_width_bits,
+            "compute_capability": self.compute_capability,
+            "driver_version": self.driver_version,
+            "cuda_driver_version": self.cuda_driver_version,
+            "derived_bandwidth_byte_per_s": self.derived_bandwidth(),
+        }
+
+
+@dataclass(frozen=True)
+class Detection:
+    """The outcome of asking NVML: the GPUs found, or why none were."""
+
+    status: str
+    message: str
+    gpus: tuple[DetectedGPU, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "message": self.message, "gpus": [g.to_dict() for g in self.gpus]}
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _optional(call: Any, *args: Any) -> Any:
+    try:
+        return call(*args)
+    except Exception:  # an older driver lacks the call: the figure is simply unknown
+        return None
+
+
+def detect(nvml: Any = None) -> Detection:
+    """Ask NVML for every GPU. `nvml` may be a stand-in module (tests)."""
+    if nvml is None:
+        try:
+            import pynvml as nvml  # type: ignore[import-not-found,no-redef]
+        except ImportError:
+            return Detection(NO_MODULE, "NVML bindings not installed (pip install nvidia-ml-py)")
+    try:
+        nvml.nvmlInit()
+    except Exception as exc:  # NVMLError_LibraryNotFound, NVMLError_DriverNotLoaded, ...
+        return Detection(NO_DRIVER, f"no NVIDIA driver found ({_text(exc) or type(exc).__name__})")
+    try:
+        driver = _text(_optional(nvml.nvmlSystemGetDriverVersion) or "")
+        cuda = _optional(nvml.nvmlSystemGetCudaDriverVersion)
+        cuda_text = f"{cuda // 1000}.{cuda % 1000 // 10}" if isinstance(cuda, int) else ""
+        count = nvml.nvmlDeviceGetCount()
+        gpus = []
+        for index in range(count):
+            handle = nvml.nvmlDeviceGetHandleByIndex(index)
+            memory = nvml.nvmlDeviceGetMemoryInfo(handle)
+            capability = _optional(nvml.nvmlDeviceGetCudaComputeCapability, handle)
+            gpus.append(
+                DetectedGPU(
+                    index=index,
+                    name=_text(nvml.nvmlDeviceGetName(handle)),
+                    memory_total=int(memory.total),
+                    memory_free=int(memory.free),
+                    sm_clock_max_mhz=_optional(nvml.nvmlDeviceGetMaxClockInfo, handle, nvml.NVML_CLOCK_SM),
+                    memory_clock_max_mhz=_optional(nvml.nvmlDeviceGetMaxClockInfo, handle, nvml.NVML_CLOCK_MEM),
+                    bus_width_bits=_optional(getattr(nvml, "nvmlDeviceGetMemoryBusWidth", None) or (lambda h: None), handle),
+                    compute_capability=f"{capability[0]}.{capability[1]}" if capability else "",
+                    driver_version=driver,
+                    cuda_driver_version=cuda_text,
+                )
+            )
+    except Exception as exc:
+        return Detection(FAILED, f"NVML failed while reading devices: {_text(exc)}")
+    finally:
+        _optional(nvml.nvmlShutdown)
+    if not gpus:
+        return Detection(NO_GPU, "the NVIDIA driver is loaded but reports no GPU")
+    names = ", ".join(g.name for g in gpus)
+    return Detection(OK, f"{len(gpus)} GPU{'s' if len(gpus) > 1 else ''}: {names}", tuple(gpus))
+
+
+def device_for(gpu: DetectedGPU) -> Device:
+    """The catalogue entry for a detected GPU (with its real memory), or a derived entry.
+
+    An unknown GPU gets the bandwidth derived from its clocks, marked derived,
+    and no compute rates: the user enters them or runs calibration.
+    """
+    known = match_reported_name(gpu.name)
+    if known is not None:
+        return replace(known, memory_bytes=gpu.memory_total, compute_capability=gpu.compute_capability or known.compute_capability)
+    peak: dict[str, Rate] = {}
+    bandwidth = gpu.derived_bandwidth()
+    if bandwidth is not None:
+        peak[BANDWIDTH] = Rate(
+            bandwidth,
+            DERIVED,
+            f"NVML: {gpu.memory_clock_max_mhz} MHz × 2 × {gpu.bus_width_bits} bit / 8",
+        )
+    return Device(
+        key=f"nvml-{gpu.index}",
+        name=gpu.name,
+        kind="gpu",
+        peak=peak,
+        memory_bytes=gpu.memory_total,
+        compute_capability=gpu.compute_capability,
+        source="detected through NVML; not in the catalogue",
+        notes="Compute rates unknown: enter them or calibrate.",
+    )
+
+
+def read_conditions(index: int = 0, nvml: Any = None) -> dict[str, Any]:
+    """Clocks (MHz), temperature (°C) and power (W) of one GPU now; {} when NVML is absent."""
+    if nvml is None:
+        try:
+            import pynvml as nvml  # type: ignore[import-not-found,no-redef]
+        except ImportError:
+            return {}
+    try:
+        nvml.nvmlInit()
+    except Exception:
+        return {}
+    try:
+        handle = nvml.nvmlDeviceGetHandleByIndex(index)
+        power = _optional(nvml.nvmlDeviceGetPowerUsage, handle)
+        return {
+            "sm_clock_mhz": _optional(nvml.nvmlDeviceGetClockInfo, handle, nvml.NVML_CLOCK_SM),
+            "memory_clock_mhz": _optional(nvml.nvmlDeviceGetClockInfo, handle, nvml.NVML_CLOCK_MEM),
+            "temperature_c": _optional(nvml.nvmlDeviceGetTemperature, handle, nvml.NVML_TEMPERATURE_GPU),
+            "power_w": power / 1000 if isinstance(power, (int, float)) else None,
+        }
+    except Exception:
+        return {}
+    finally:
+        _optional(nvml.nvmlShutdown)

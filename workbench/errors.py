@@ -1,0 +1,27 @@
+"""The project's own error types: everything a user can cause raises one of these."""
+
+from __future__ import annotations
+
+
+class WorkbenchError(Exception):
+    """Base of every error caused by user input; its message is one clear line."""
+
+
+class DeclarationError(WorkbenchError):
+    """A declaration line that cannot be parsed or describes an impossible operation.
+
+    `field` names the parameter at fault (None when the fault is not one field),
+    so the GUI can mark it inline.
+    """
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class UnitError(WorkbenchError):
+    """A quantity that cannot be parsed, or has the wrong dimensions."""
+
+
+class DeviceError(WorkbenchError):
+    """An unknown device, or a device without a rate the analysis needs."""

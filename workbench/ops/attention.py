@@ -1,0 +1,118 @@
+"""Scaled dot-product attention: O = softmax(Q·Kᵀ/√D [+ causal mask]) · V, per batch and head."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from workbench.dtypes import dtype
+from workbench.ops import register
+from workbench.ops.base import FMA, OP, FlopTerm, OpSpec, Param, Tensor, Workload, elementwise_max
+from workbench.ops.paths import matrix_path
+from workbench.ops.softmax import EXP_NOTE
+
+CAUSAL_NOTE = (
+    "causal mask aligned bottom-right (query i sees keys j ≤ i + Skv − Sq, as FlashAttention ≥ 2.1); "
+    "only unmasked scores are counted"
+)
+
+
+def unmasked_scores(sq: Any, skv: Any, causal: bool) -> tuple[Any, Any]:
+    """(U, Rn): unmasked scores per head and rows with at least one unmasked score.
+
+    Row i keeps L_i = max(0, i + Skv − Sq + 1) scores (bottom-right alignment),
+    never more than Skv, so U is the sum of an arithmetic run ending at Skv.
+    """
+    if not causal:
+        return sq * skv, sq
+    offset = skv - sq
+    first_row = elementwise_max(0, -offset)  # rows before it see no key at all
+    rows = sq - first_row
+    lowest = first_row + offset + 1  # scores kept by the first row that keeps any
+    return (lowest + skv) * rows // 2, rows
+
+
+def _canonical(p: dict[str, Any]) -> dict[str, Any]:
+    if p["Dv"] is None:
+        p["Dv"] = p["D"]
+    return p
+
+
+def _format_fields(p: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    fields: list[tuple[str, Any]] = [(name, p[name]) for name in ("B", "H", "Sq", "Skv", "D")]
+    if p["Dv"] != p["D"]:
+        fields.append(("Dv", p["Dv"]))
+    fields += [("causal", p["causal"]), ("fused", p["fused"]), ("dtype", p["dtype"])]
+    return fields
+
+
+def attention(p: Mapping[str, Any]) -> Workload:
+    """Two matrix products and a softmax; fused kernels keep scores on chip, unfused ones do not."""
+    dt = dtype(p["dtype"])
+    b, h, sq, skv, d, dv = p["B"], p["H"], p["Sq"], p["Skv"], p["D"], p["Dv"]
+    causal, fused = bool(p["causal"]), bool(p["fused"])
+    u, rn = unmasked_scores(sq, skv, causal)
+    scores = "U" if causal else "Sq·Skv"
+    rows = "Rn" if causal else "Sq"
+    tensors = [
+        Tensor("Q", (b, h, sq, d), ("B", "H", "Sq", "D"), dt, reads=1),
+        Tensor("K", (b, h, skv, d), ("B", "H", "Skv", "D"), dt, reads=1),
+        Tensor("V", (b, h, skv, dv), ("B", "H", "Skv", "Dv"), dt, reads=1),
+        Tensor("O", (b, h, sq, dv), ("B", "H", "Sq", "Dv"), dt, writes=1),
+    ]
+    if not fused:
+        tensors += [
+            Tensor("S", (b, h, sq, skv), ("B", "H", "Sq", "Skv"), dt, reads=1, writes=1,
+                   note="scores: written by Q·Kᵀ, read by softmax"),
+            Tensor("P", (b, h, sq, skv), ("B", "H", "Sq", "Skv"), dt, reads=1, writes=1,
+                   note="probabilities: written by softmax, read by P·V"),
+        ]
+    terms = (
+        FlopTerm("Q·Kᵀ scores", FMA, b * h * u * d, f"B·H·{scores}·D"),
+        FlopTerm(
+            "softmax",
+            OP,
+            b * h * (6 * u - 2 * rn),
+            f"B·H·(6·{scores} − 2·{rows})",
+            note="per row of L scores: L scale, L − 1 max, L subtract, L exp, L − 1 sum, L normalise",
+        ),
+        FlopTerm("P·V", FMA, b * h * u * dv, f"B·H·{scores}·Dv"),
+    )
+    notes = [EXP_NOTE]
+    if causal:
+        notes.insert(0, CAUSAL_NOTE)
+        notes.insert(1, "U = unmasked scores per head; Rn = query rows that see at least one key")
+    notes.append(
+        "fused (FlashAttention-style): scores stay on chip, only Q, K, V read and O written"
+        if fused
+        else "unfused: S and P make a round trip through HBM at the same dtype"
+    )
+    return Workload(
+        tensors=tuple(tensors),
+        terms=terms,
+        path=matrix_path(dt, dtype("fp32")),
+        values={"B": b, "H": h, "Sq": sq, "Skv": skv, "D": d, "Dv": dv, "U": u, "Rn": rn},
+        notes=tuple(notes),
+    )
+
+
+register(
+    OpSpec(
+        name="attention",
+        family="matrix",
+        summary="scaled dot-product attention, fused or unfused, causal or not",
+        params=(
+            Param("B", "dim", doc="batch"),
+            Param("H", "dim", doc="heads"),
+            Param("Sq", "dim", doc="query length"),
+            Param("Skv", "dim", doc="key/value length"),
+            Param("D", "dim", doc="head dimension of Q and K"),
+            Param("Dv", "dim", None, doc="head dimension of V and O (default D)"),
+            Param("causal", "bool", False, doc="mask scores above the diagonal"),
+            Param("fused", "bool", True, doc="scores stay on chip (FlashAttention-style)"),
+            Param("dtype", "dtype", "bf16", doc="type of Q, K, V, O (and S, P when unfused)"),
+        ),
+        build=attention,
+        canonical=_canonical,
+        format_fields=_format_fields,
+    )
+)

@@ -1,0 +1,160 @@
+"""einsum: any contraction written in index notation, e.g. "bmk,bkn->bmn"."""
+
+from __future__ import annotations
+
+import string
+from typing import Any, Mapping
+
+from workbench.dtypes import dtype
+from workbench.errors import DeclarationError
+from workbench.ops import register
+from workbench.ops.base import FMA, OP, FlopTerm, OpSpec, Param, Tensor, Workload
+from workbench.ops.paths import matrix_path, vector_path
+
+MAX_OPERANDS = 8
+
+
+def parse_spec(spec: str) -> tuple[list[str], str]:
+    """Split "bmk,bkn->bmn" into (['bmk', 'bkn'], 'bmn'); an implicit output follows numpy's rule."""
+    text = spec.replace(" ", "")
+    if not text:
+        raise DeclarationError("einsum needs a spec such as \"mk,kn->mn\"", field="spec")
+    if text.count("->") > 1:
+        raise DeclarationError(f"einsum spec '{spec}' has more than one '->'", field="spec")
+    lhs, arrow, rhs = text.partition("->")
+    operands = lhs.split(",")
+    if len(operands) > MAX_OPERANDS:
+        raise DeclarationError(f"einsum takes at most {MAX_OPERANDS} operands", field="spec")
+    for operand in operands + ([rhs] if arrow else []):
+        bad = [ch for ch in operand if ch not in string.ascii_letters]
+        if bad:
+            raise DeclarationError(
+                f"einsum spec '{spec}': '{bad[0]}' is not an index; use one letter per index "
+                "(a–z, A–Z), operands separated by ',' and '->' before the output",
+                field="spec",
+            )
+    if any(not operand for operand in operands):
+        raise DeclarationError(f"einsum spec '{spec}' has an empty operand", field="spec")
+    if not arrow:
+        counts: dict[str, int] = {}
+        for operand in operands:
+            for index in operand:
+                counts[index] = counts.get(index, 0) + 1
+        rhs = "".join(sorted(index for index, count in counts.items() if count == 1))
+    seen = set("".join(operands))
+    for index in rhs:
+        if index not in seen:
+            raise DeclarationError(f"einsum output index '{index}' appears in no input", field="spec")
+        if rhs.count(index) > 1:
+            raise DeclarationError(f"einsum output repeats index '{index}'", field="spec")
+    return operands, rhs
+
+
+def indices_in_order(spec: str) -> list[str]:
+    """Every index of the spec, in order of first appearance."""
+    operands, output = parse_spec(spec)
+    order: list[str] = []
+    for index in "".join(operands) + output:
+        if index not in order:
+            order.append(index)
+    return order
+
+
+def canonical_spec(spec: str) -> str:
+    operands, output = parse_spec(spec)
+    return ",".join(operands) + "->" + output
+
+
+def _canonical(p: dict[str, Any]) -> dict[str, Any]:
+    p["spec"] = canonical_spec(p["spec"])
+    return p
+
+
+def _check(p: Mapping[str, Any]) -> None:
+    order = indices_in_order(p["spec"])
+    for index in order:
+        if index not in p:
+            raise DeclarationError(
+                f"einsum index '{index}' has no extent; add {index}=... to the declaration", field=index
+            )
+    for key in p:
+        if len(key) == 1 and key not in order:
+            raise DeclarationError(f"'{key}' is not an index of einsum spec '{p['spec']}'", field=key)
+
+
+def _format_fields(p: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    return [(index, p[index]) for index in indices_in_order(p["spec"])] + [("dtype", p["dtype"])]
+
+
+def _product(symbols: str) -> str:
+    return "·".join(symbols) if symbols else "1"
+
+
+def einsum(p: Mapping[str, Any]) -> Workload:
+    """A contraction costs one multiply-add per point of the full index space."""
+    dt = dtype(p["dtype"])
+    operands, output = parse_spec(p["spec"])
+    order = indices_in_order(p["spec"])
+    extent = {index: p[index] for index in order}
+
+    def size_of(indices: str) -> Any:
+        total: Any = 1
+        for index in indices:
+            total = total * extent[index]
+        return total
+
+    names = [chr(ord("A") + i) for i in range(len(operands) + 1)]
+    tensors = [
+        Tensor(names[i], tuple(extent[x] for x in operand), tuple(operand), dt, reads=1)
+        for i, operand in enumerate(operands)
+    ]
+    tensors.append(Tensor(names[-1], tuple(extent[x] for x in output), tuple(output), dt, writes=1))
+    space = "".join(order)
+    points = size_of(space)  # every combination of index values
+    contracted = [index for index in order if index not in output]
+    terms: list[FlopTerm] = []
+    if len(operands) >= 2 and contracted:
+        terms.append(FlopTerm("multiply-accumulate", FMA, points, _product(space)))
+        if len(operands) > 2:
+            extra = len(operands) - 2
+            terms.append(FlopTerm("further multiplies", OP, extra * points, f"{extra}·{_product(space)}"))
+        path = matrix_path(dt, dtype("fp32")) if len(operands) == 2 else vector_path(dt)
+    elif len(operands) >= 2:
+        factors = len(operands) - 1
+        formula = _product(space) if factors == 1 else f"{factors}·{_product(space)}"
+        terms.append(FlopTerm("multiplies", OP, factors * points, formula))
+        path = vector_path(dt)
+    else:
+        if contracted:
+            terms.append(
+                FlopTerm("additions", OP, points - size_of(output), f"{_product(space)} − {_product(output)}")
+            )
+        path = vector_path(dt)
+    return Workload(
+        tensors=tuple(tensors),
+        terms=tuple(terms),
+        path=path,
+        values=dict(extent),
+        notes=(
+            f"'{canonical_spec(p['spec'])}': contracted indices {', '.join(contracted) or 'none'}",
+            "logical work of the direct contraction; a library may reorder or split it",
+        ),
+    )
+
+
+register(
+    OpSpec(
+        name="einsum",
+        family="matrix",
+        summary="any contraction in index notation",
+        params=(
+            Param("spec", "spec", doc='index notation, e.g. "bmk,bkn->bmn"'),
+            Param("dtype", "dtype", "fp16", doc="type of every operand"),
+        ),
+        build=einsum,
+        check=_check,
+        canonical=_canonical,
+        format_fields=_format_fields,
+        extra_dims=True,
+    )
+)

@@ -1,0 +1,45 @@
+"""A general elementwise kernel: k inputs, m outputs, f operations per element."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from workbench.dtypes import dtype
+from workbench.ops import register
+from workbench.ops.base import OP, FlopTerm, OpSpec, Param, Tensor, Workload
+from workbench.ops.paths import vector_path
+
+
+def elementwise(p: Mapping[str, Any]) -> Workload:
+    """n·flop_per_element operations; each input read once, each output written once."""
+    dt = dtype(p["dtype"])
+    n = p["n"]
+    tensors = [Tensor(f"in{i}", (n,), ("n",), dt, reads=1) for i in range(p["inputs"])]
+    tensors += [Tensor(f"out{i}", (n,), ("n",), dt, writes=1) for i in range(p["outputs"])]
+    terms = []
+    if p["flop_per_element"]:
+        terms.append(FlopTerm("per-element arithmetic", OP, n * p["flop_per_element"], "n·flop_per_element"))
+    return Workload(
+        tensors=tuple(tensors),
+        terms=tuple(terms),
+        path=vector_path(dt),
+        values={"n": n, "flop_per_element": p["flop_per_element"]},
+        notes=("each operation counts 1 FLOP; a multiply-add written as one op counts 1 here",),
+    )
+
+
+register(
+    OpSpec(
+        name="elementwise",
+        family="stream",
+        summary="general elementwise kernel with k inputs and m outputs",
+        params=(
+            Param("n", "dim", doc="elements per array"),
+            Param("inputs", "dim", 1, doc="arrays read"),
+            Param("outputs", "dim", 1, doc="arrays written"),
+            Param("flop_per_element", "dim", 1, minimum=0, doc="operations per element"),
+            Param("dtype", "dtype", "fp32", doc="element type"),
+        ),
+        build=elementwise,
+    )
+)

@@ -1,0 +1,45 @@
+"""Sum reduction: rows independent sums of n elements each."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from workbench.dtypes import dtype
+from workbench.ops import register
+from workbench.ops.base import OP, FlopTerm, OpSpec, Param, Tensor, Workload, is_one
+from workbench.ops.paths import vector_path
+
+
+def reduce(p: Mapping[str, Any]) -> Workload:
+    """A sum of n values needs n − 1 additions; the input is read once, the sums written once."""
+    dt = dtype(p["dtype"])
+    n, rows = p["n"], p["rows"]
+    lead, lead_sym = ((), ()) if is_one(rows) else ((rows,), ("rows",))
+    tensors = (
+        Tensor("x", lead + (n,), lead_sym + ("n",), dt, reads=1),
+        Tensor("sum", lead if lead else (1,), lead_sym if lead_sym else ("1",), dt, writes=1),
+    )
+    formula = "n − 1" if is_one(rows) else "rows·(n − 1)"
+    terms = (FlopTerm("additions", OP, rows * (n - 1), formula),)
+    return Workload(
+        tensors=tensors,
+        terms=terms,
+        path=vector_path(dt),
+        values={"n": n, "rows": rows},
+        notes=("a sum of n values counts n − 1 additions (some tools count n)",),
+    )
+
+
+register(
+    OpSpec(
+        name="reduce",
+        family="reduction",
+        summary="sum reduction of n elements (rows independent sums)",
+        params=(
+            Param("n", "dim", doc="elements summed per row"),
+            Param("rows", "dim", 1, doc="independent sums"),
+            Param("dtype", "dtype", "fp32", doc="element type of input and result"),
+        ),
+        build=reduce,
+    )
+)

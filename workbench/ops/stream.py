@@ -1,0 +1,90 @@
+"""The STREAM / BabelStream kernels: copy, scale, add, triad, and BLAS axpy.
+
+Traffic weights follow STREAM: copy and scale read one array and write one;
+add and triad read two and write one; axpy reads x and y and writes y.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from workbench.dtypes import dtype
+from workbench.ops import register
+from workbench.ops.base import FMA, OP, FlopTerm, OpSpec, Param, Tensor, Workload
+from workbench.ops.paths import vector_path
+
+
+def _params() -> tuple[Param, ...]:
+    return (
+        Param("n", "dim", doc="elements per array"),
+        Param("dtype", "dtype", "fp32", doc="element type of every array"),
+    )
+
+
+def _vector(name: str, p: Mapping[str, Any], *, reads: int = 0, writes: int = 0) -> Tensor:
+    return Tensor(name, (p["n"],), ("n",), dtype(p["dtype"]), reads=reads, writes=writes)
+
+
+def _workload(p: Mapping[str, Any], tensors: list[Tensor], terms: list[FlopTerm], note: str) -> Workload:
+    return Workload(
+        tensors=tuple(tensors),
+        terms=tuple(terms),
+        path=vector_path(dtype(p["dtype"])),
+        values={"n": p["n"]},
+        notes=(note,),
+    )
+
+
+def copy(p: Mapping[str, Any]) -> Workload:
+    """c = a: no arithmetic, one read and one write per element."""
+    return _workload(p, [_vector("a", p, reads=1), _vector("c", p, writes=1)], [], "c[i] = a[i]")
+
+
+def scale(p: Mapping[str, Any]) -> Workload:
+    """b = q·c: one multiply per element."""
+    return _workload(
+        p,
+        [_vector("c", p, reads=1), _vector("b", p, writes=1)],
+        [FlopTerm("multiply", OP, p["n"], "n")],
+        "b[i] = q·c[i], q a scalar",
+    )
+
+
+def add(p: Mapping[str, Any]) -> Workload:
+    """c = a + b: one addition per element."""
+    return _workload(
+        p,
+        [_vector("a", p, reads=1), _vector("b", p, reads=1), _vector("c", p, writes=1)],
+        [FlopTerm("add", OP, p["n"], "n")],
+        "c[i] = a[i] + b[i]",
+    )
+
+
+def triad(p: Mapping[str, Any]) -> Workload:
+    """a = b + q·c: one fused multiply-add per element."""
+    return _workload(
+        p,
+        [_vector("b", p, reads=1), _vector("c", p, reads=1), _vector("a", p, writes=1)],
+        [FlopTerm("multiply-add", FMA, p["n"], "n")],
+        "a[i] = b[i] + q·c[i], q a scalar",
+    )
+
+
+def axpy(p: Mapping[str, Any]) -> Workload:
+    """y = α·x + y: one fused multiply-add per element; y is read and written."""
+    return _workload(
+        p,
+        [_vector("x", p, reads=1), _vector("y", p, reads=1, writes=1)],
+        [FlopTerm("multiply-add", FMA, p["n"], "n")],
+        "y[i] = α·x[i] + y[i], α a scalar",
+    )
+
+
+for _name, _build, _summary in (
+    ("copy", copy, "stream copy c = a (reads 1, writes 1)"),
+    ("scale", scale, "stream scale b = q·c (reads 1, writes 1)"),
+    ("add", add, "vector add c = a + b (reads 2, writes 1)"),
+    ("triad", triad, "stream triad a = b + q·c (reads 2, writes 1)"),
+    ("axpy", axpy, "BLAS axpy y = α·x + y (reads 2, writes 1)"),
+):
+    register(OpSpec(name=_name, family="stream", summary=_summary, params=_params(), build=_build))

@@ -1,0 +1,1 @@
+"""Data files shipped with the workbench: unit definitions, device catalogue, examples."""

@@ -1,0 +1,250 @@
+"""A unit-aware scratchpad: "137.4 GFLOP / (100 TFLOP/s)" to ms gives 1.374 ms.
+
+Expressions are tokenised and parsed here (numbers, unit names, + − × / **,
+parentheses, implicit multiplication "100 TFLOP/s"), then computed with
+quantities of the application registry. Nothing is evaluated as Python.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import UnitError
+from workbench.units import dimension_words, format_quantity, registry
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pint
+
+MAX_EXPRESSION = 500
+_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<number>(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
+      | (?P<name>[A-Za-zµμ%][A-Za-z0-9_µμ]*)
+      | (?P<op>\*\*|\^|[-+*/()×·÷−])
+    )""",
+    re.VERBOSE,
+)
+_OP_ALIASES = {"^": "**", "×": "*", "·": "*", "÷": "/", "−": "-"}
+
+
+@dataclass(frozen=True)
+class _Token:
+    kind: str
+    text: str
+    column: int
+
+
+def _tokenise(text: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    position = 0
+    stripped = text.rstrip()
+    while position < len(stripped):
+        match = _TOKEN.match(stripped, position)
+        if match is None or match.end() == position:
+            bad = stripped[position:].lstrip()[:1]
+            raise UnitError(f"unexpected '{bad}' at column {position + 1} in '{text}'")
+        kind = match.lastgroup or ""
+        value = match.group(kind)
+        if kind == "op":
+            value = _OP_ALIASES.get(value, value)
+        tokens.append(_Token(kind, value, match.start(kind) + 1))
+        position = match.end()
+    return tokens
+
+
+class _Parser:
+    """Recursive descent: sum := product (± product)*; product := power ((*|/|implicit) power)*."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = _tokenise(text)
+        self.index = 0
+        self.registry = registry()
+
+    def peek(self) -> _Token | None:
+        return self.tokens[self.index] if self.index < len(self.tokens) else None
+
+    def take(self) -> _Token:
+        token = self.tokens[self.index]
+        self.index += 1
+        return token
+
+    def parse(self) -> Any:
+        if not self.tokens:
+            raise UnitError("empty expression; write e.g. 137.4 GFLOP / (100 TFLOP/s)")
+        value = self.sum()
+        extra = self.peek()
+        if extra is not None:
+            raise UnitError(f"unexpected '{extra.text}' at column {extra.column} in '{self.text}'")
+        return value
+
+    def sum(self) -> Any:
+        value = self.product()
+        while (token := self.peek()) is not None and token.text in ("+", "-"):
+            self.take()
+            right = self.product()
+            value = self._combine(value, right, token.text)
+        return value
+
+    def product(self) -> Any:
+        value = self.power()
+        while (token := self.peek()) is not None:
+            if token.text in ("*", "/"):
+                self.take()
+                right = self.power()
+                value = value * right if token.text == "*" else self._divide(value, right)
+            elif token.kind in ("number", "name") or token.text == "(":
+                value = value * self.power()  # implicit multiplication: "100 TFLOP"
+            else:
+                break
+        return value
+
+    def power(self) -> Any:
+        base = self.unary()
+        token = self.peek()
+        if token is not None and token.text == "**":
+            self.take()
+            exponent = self.power()
+            magnitude = getattr(exponent, "magnitude", exponent)
+            if getattr(exponent, "dimensionless", True) is False:
+                raise UnitError(f"an exponent must be a plain number, not {format_quantity(exponent)}")
+            if abs(float(magnitude)) > 64:
+                raise UnitError("exponent too large (at most 64)")
+            return base ** float(magnitude) if not float(magnitude).is_integer() else base ** int(magnitude)
+        return base
+
+    def unary(self) -> Any:
+        token = self.peek()
+        if token is not None and token.text in ("+", "-"):
+            self.take()
+            value = self.unary()
+            return -value if token.text == "-" else value
+        return self.atom()
+
+    def atom(self) -> Any:
+        token = self.peek()
+        if token is None:
+            raise UnitError(f"expression '{self.text}' ends too early")
+        self.take()
+        if token.kind == "number":
+            text = token.text.replace("_", "")
+            number = float(text) if any(c in text for c in ".eE") else int(text)
+            return self.registry.Quantity(number, "")
+        if token.kind == "name":
+            return self.registry.Quantity(1, _unit(token.text))
+        if token.text == "(":
+            value = self.sum()
+            closing = self.peek()
+            if closing is None or closing.text != ")":
+                raise UnitError(f"missing ')' in '{self.text}'")
+            self.take()
+            return value
+        raise UnitError(f"unexpected '{token.text}' at column {token.column} in '{self.text}'")
+
+    def _combine(self, left: Any, right: Any, sign: str) -> Any:
+        if left.dimensionality != right.dimensionality:
+            raise UnitError(
+                f"cannot {'add' if sign == '+' else 'subtract'} {format_quantity(right)} ({dimension_words(right.dimensionality)}) "
+                f"{'to' if sign == '+' else 'from'} {format_quantity(left)} ({dimension_words(left.dimensionality)})"
+            )
+        return left + right if sign == "+" else left - right
+
+    def _divide(self, left: Any, right: Any) -> Any:
+        if right.magnitude == 0:
+            raise UnitError(f"division by zero in '{self.text}'")
+        return left / right
+
+
+def _unit(name: str) -> str:
+    """Check a unit name against the registry, with a hint for the classic mistakes."""
+    reg = registry()
+    try:
+        reg.Unit(name)
+    except Exception:  # pint raises UndefinedUnitError (and AttributeError for odd names)
+        hint = ""
+        if name.upper().endswith("FLOPS"):
+            hint = f"; for a rate write {name[:-1]}/s"
+        elif name.lower() in ("gbps", "tbps", "mbps"):
+            hint = f"; write {name[0].upper()}B/s for bytes or {name[0].upper()}bit/s for bits"
+        raise UnitError(f"unknown unit '{name}'{hint}") from None
+    return name
+
+
+def parse_quantity(text: str) -> "pint.Quantity":
+    """Parse a quantity expression such as '2.5 TB/s' or '137.4 GFLOP / (100 TFLOP/s)'."""
+    if not isinstance(text, str):
+        raise UnitError("a quantity must be text such as '2.5 TB/s'")
+    if len(text) > MAX_EXPRESSION:
+        raise UnitError(f"expression longer than {MAX_EXPRESSION} characters")
+    try:
+        return _Parser(text).parse()
+    except UnitError:
+        raise
+    except (OverflowError, ZeroDivisionError, ValueError, RecursionError) as exc:
+        raise UnitError(f"cannot compute '{text}': {exc}") from None
+
+
+def convert(value: "pint.Quantity", to: str) -> "pint.Quantity":
+    """Express `value` in the unit `to`, or raise naming the dimensions it has and needs."""
+    target = parse_quantity(to)
+    if target.magnitude != 1:
+        raise UnitError(f"convert to a unit such as ms or TB/s, not '{to}'")
+    if value.dimensionality != target.dimensionality:
+        raise UnitError(
+            f"cannot express {format_quantity(value)} in {to}: it has dimensions "
+            f"{dimension_words(value.dimensionality)}, {to} has {dimension_words(target.dimensionality)}"
+        )
+    return value.to(target.units)
+
+
+def evaluate(text: str, to: str | None = None) -> "pint.Quantity":
+    """Compute a unit expression; with `to`, convert the result (dimensions must agree)."""
+    value = parse_quantity(text)
+    if to is None:
+        return simplify(value)
+    return convert(value, to)
+
+
+_PREFERRED = ("s", "B", "FLOP", "FLOP/s", "B/s", "FLOP/B", "Hz", "bit", "bit/s", "B/FLOP", "s/FLOP", "s/B")
+
+
+def simplify(value: "pint.Quantity") -> "pint.Quantity":
+    """Cancel mixed prefixes (GFLOP·s/TFLOP → s) by choosing the plain unit of the same dimension."""
+    reg = registry()
+    if value.dimensionless:
+        return value.to("")
+    for unit in _PREFERRED:
+        if value.dimensionality == reg.Unit(unit).dimensionality:
+            return value.to(unit)
+    return value.to_base_units()
+
+
+def format_result(value: "pint.Quantity", keep_unit: bool = False) -> str:
+    """A scratchpad result for people: SI prefixes for the familiar units, exact unit when asked for."""
+    from workbench.units import (
+        format_bandwidth,
+        format_bytes,
+        format_flop,
+        format_flop_rate,
+        format_number,
+        format_time,
+    )
+
+    if keep_unit:
+        return format_quantity(value)
+    if value.dimensionless:
+        return format_number(float(value.magnitude))
+    unit = f"{value.units:~P}"
+    magnitude = float(value.magnitude)
+    formatters = {
+        "s": format_time,
+        "B": format_bytes,
+        "FLOP": format_flop,
+        "FLOP/s": format_flop_rate,
+        "B/s": format_bandwidth,
+    }
+    if unit in formatters:
+        return formatters[unit](magnitude)
+    return format_quantity(value)

@@ -1,0 +1,172 @@
+"""The one unit registry and the formatting of figures with their units.
+
+The registry is built from the project's own definitions file
+(`resources/units.txt`), not pint's default file: bits and bytes are
+[information], FLOP is [computation], so adding a byte count to a FLOP count,
+or reading bytes per FLOP/s as a time, raises.
+
+pint costs tens of microseconds per scalar operation, so hot paths compute on
+plain ints and floats and use the `format_*` helpers below, which never touch
+pint; quantities are built at the boundary (user input, the scratchpad).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import UnitError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import pint
+
+DEFINITIONS_FILE = "units.txt"
+
+_SI_PREFIXES: tuple[tuple[int, str], ...] = (
+    (-12, "p"),
+    (-9, "n"),
+    (-6, "µ"),
+    (-3, "m"),
+    (0, ""),
+    (3, "k"),
+    (6, "M"),
+    (9, "G"),
+    (12, "T"),
+    (15, "P"),
+    (18, "E"),
+)
+_BINARY_PREFIXES: tuple[str, ...] = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+@lru_cache(maxsize=1)
+def registry() -> "pint.UnitRegistry":
+    """Return the application's one registry, built once from the project's definitions."""
+    import pint
+
+    path = resources.files("workbench.resources").joinpath(DEFINITIONS_FILE)
+    with resources.as_file(path) as definitions:
+        reg = pint.UnitRegistry(str(definitions), autoconvert_offset_to_baseunit=False)
+    reg.formatter.default_format = "~P"
+    return reg
+
+
+def quantity(value: Any, unit: str) -> "pint.Quantity":
+    """A quantity in the application registry."""
+    return registry().Quantity(value, unit)
+
+
+def dimension_words(dimensionality: Any) -> str:
+    """Name a pint dimensionality the way a person says it: 'information·time/computation'."""
+    numerator: list[str] = []
+    denominator: list[str] = []
+    for name, power in sorted(dict(dimensionality).items()):
+        word = name.strip("[]")
+        term = word if abs(power) == 1 else f"{word}^{abs(power):g}"
+        (numerator if power > 0 else denominator).append(term)
+    if not numerator and not denominator:
+        return "dimensionless"
+    text = "·".join(numerator) if numerator else "1"
+    if denominator:
+        text += "/" + "/".join(denominator)
+    return text
+
+
+def require_dimension(q: "pint.Quantity", unit: str, what: str) -> float:
+    """Return `q` as a float in `unit`, or raise UnitError naming both dimensions."""
+    target = registry().Unit(unit)
+    if q.dimensionality != target.dimensionality:
+        raise UnitError(
+            f"{what} must be in {unit} ({dimension_words(target.dimensionality)}); "
+            f"got {format_quantity(q)} ({dimension_words(q.dimensionality)})"
+        )
+    return float(q.to(target).magnitude)
+
+
+# ----------------------------------------------------------------------------
+# Formatting on plain numbers (no pint): every figure leaves here with its unit.
+
+
+def format_int(n: int) -> str:
+    """An exact integer with thousands separators: 137,438,953,472."""
+    return f"{int(n):,}"
+
+
+def format_number(x: float, digits: int = 4) -> str:
+    """`x` to `digits` significant figures, trailing zeros dropped: 1.374, 40.27, 2.5, 1365."""
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    magnitude = math.floor(math.log10(abs(x)))
+    decimals = max(digits - 1 - magnitude, 0)
+    text = f"{x:.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def format_si(value: float, unit: str, digits: int = 4, max_exponent: int = 18) -> str:
+    """`value` in `unit` with the SI prefix that puts the mantissa in [1, 1000): '1.374 ms'."""
+    if value == 0 or not math.isfinite(value):
+        return f"{format_number(value)} {unit}"
+    exponent = math.floor(math.log10(abs(value)) / 3) * 3
+    exponent = min(max(exponent, -12), max_exponent)
+    mantissa = value / 10**exponent
+    # Rounding can carry 999.95 up to 1000: step to the next prefix.
+    if abs(float(format_number(mantissa, digits))) >= 1000 and exponent + 3 <= max_exponent:
+        exponent += 3
+        mantissa = value / 10**exponent
+    prefix = dict(_SI_PREFIXES)[exponent]
+    return f"{format_number(mantissa, digits)} {prefix}{unit}"
+
+
+def format_binary(value: float, unit: str, digits: int = 4) -> str:
+    """`value` in `unit` with the IEC prefix that puts the mantissa in [1, 1024): '96 MiB'."""
+    if value == 0 or not math.isfinite(value):
+        return f"{format_number(value)} {unit}"
+    step = 0
+    mantissa = float(value)
+    while abs(mantissa) >= 1024 and step < len(_BINARY_PREFIXES) - 1:
+        mantissa /= 1024
+        step += 1
+    return f"{format_number(mantissa, digits)} {_BINARY_PREFIXES[step]}{unit}"
+
+
+def format_bytes(n: float, binary: bool = False, digits: int = 4) -> str:
+    """A byte amount in decimal (MB, GB) or binary (MiB, GiB) units."""
+    return format_binary(n, "B", digits) if binary else format_si(n, "B", digits)
+
+
+def format_flop(n: float, digits: int = 4) -> str:
+    """An amount of work: '137.4 GFLOP'."""
+    return format_si(n, "FLOP", digits)
+
+
+def format_time(seconds: float, digits: int = 4) -> str:
+    """A duration with a prefix no larger than seconds: '1.374 ms', '40.27 µs'."""
+    return format_si(seconds, "s", digits, max_exponent=0)
+
+
+def format_flop_rate(flop_per_s: float, digits: int = 4) -> str:
+    """A compute rate: '100 TFLOP/s'."""
+    return format_si(flop_per_s, "FLOP/s", digits)
+
+
+def format_bandwidth(byte_per_s: float, binary: bool = False, digits: int = 4) -> str:
+    """A transfer rate: '2.5 TB/s' (or GiB/s with binary prefixes)."""
+    if binary:
+        return format_binary(byte_per_s, "B/s", digits)
+    return format_si(byte_per_s, "B/s", digits)
+
+
+def format_intensity(flop_per_byte: float, digits: int = 4) -> str:
+    """Arithmetic intensity: '1365 FLOP/B' (no prefix: the ratio reads best plain)."""
+    return f"{format_number(flop_per_byte, digits)} FLOP/B"
+
+
+def format_quantity(q: Any, digits: int = 4) -> str:
+    """A pint quantity as '1.007 MB·s/TFLOP': significant figures, short unit symbols."""
+    magnitude = q.magnitude
+    number = format_number(float(magnitude), digits) if isinstance(magnitude, (int, float)) else str(magnitude)
+    unit = f"{q.units:~P}"
+    return f"{number} {unit}".strip()
