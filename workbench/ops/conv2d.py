@@ -22,12 +22,12 @@ def _check(p: Mapping[str, Any]) -> None:
         raise DeclarationError(f"C={p['C']} is not divisible by groups={groups}", field="groups")
     if p["K"] % groups:
         raise DeclarationError(f"K={p['K']} is not divisible by groups={groups}", field="groups")
-    for axis, size, kernel in (("H", p["H"], p["R"]), ("W", p["W"], p["S"])):
+    for axis, size, kernel, field in (("H", p["H"], p["R"], "R"), ("W", p["W"], p["S"], "S")):
         if output_extent(size, kernel, p["stride"], p["pad"], p["dilation"]) < 1:
-            field = "R" if axis == "H" else "S"
+            span = p["dilation"] * (kernel - 1) + 1
             raise DeclarationError(
-                f"the {'R' if axis == 'H' else 'S'}×dilation window does not fit {axis}={size} "
-                f"with pad={p['pad']}: no output positions",
+                f"the filter ({field}={kernel}, dilation={p['dilation']}) spans {span} pixels, more than "
+                f"{axis} + 2·pad = {size + 2 * p['pad']}: no output positions",
                 field=field,
             )
 

@@ -1,0 +1,67 @@
+"""Benchmarks of the calculation core (a script, not a test): prints medians against the targets.
+
+    python benchmarks/bench_analysis.py
+
+- analyze() of the seed's worked example            target ≤ 1 ms
+- a vectorised sweep over 100,000 GEMM shapes       target ≤ 100 ms
+- `workbench --version` from process start          target ≤ 0.3 s
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from workbench.analysis import analyze, sweep
+from workbench.devices import find_device
+
+WORKED = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
+
+
+def median_seconds(fn, repeats: int) -> float:
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def main() -> int:
+    device = find_device("h100-sxm")
+    analyze(WORKED, device=device)  # warm the catalogue and caches
+    analyze_s = median_seconds(lambda: analyze(WORKED, device=device), 2000)
+    analyze_text_s = median_seconds(lambda: analyze(WORKED, rate="100 TFLOP/s", bandwidth="2.5 TB/s"), 500)
+
+    rng = np.random.default_rng(0)
+    shapes = {name: rng.integers(1, 2**14, size=100_000) for name in ("M", "N", "K")}
+    sweep(WORKED, shapes, device=device)
+    sweep_s = median_seconds(lambda: sweep(WORKED, shapes, device=device), 30)
+
+    def version() -> None:
+        subprocess.run([sys.executable, "-m", "workbench", "--version"], check=True, capture_output=True)
+
+    version()
+    version_s = median_seconds(version, 15)
+
+    rows = [
+        ("analyze() worked example, Device object", analyze_s, 1e-3),
+        ("analyze() with rates given as text", analyze_text_s, 1e-3),
+        ("sweep of 100,000 GEMM shapes", sweep_s, 100e-3),
+        ("workbench --version, process start to exit", version_s, 0.3),
+    ]
+    print(f"{'benchmark':46s} {'median':>10s} {'target':>10s}  ratio")
+    failed = False
+    for name, value, target in rows:
+        ratio = value / target
+        failed |= ratio > 1
+        print(f"{name:46s} {value * 1e3:8.3f} ms {target * 1e3:8.1f} ms  {ratio:5.2f}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
