@@ -255,7 +255,7 @@ def _element_size(tensor: Tensor) -> str:
 
 def _tensor_step(tensor: Tensor, binary: bool) -> Step:
     symbols = "·".join(tensor.shape_symbols) or "1"
-    numbers = " × ".join(str(extent) for extent in tensor.shape) or "1"
+    numbers = " × ".join(format_int(extent) for extent in tensor.shape) or "1"
     passes = ""
     if tensor.crossings > 1:
         passes = f" × {tensor.crossings} ({tensor.role})"
