@@ -106,9 +106,11 @@ def test_version_and_help_import_nothing_heavy() -> None:
         "        main(args)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "heavy = [m for m in ('PySide6', 'pyqtgraph', 'numpy', 'pint', 'cupy', 'pynvml') if m in sys.modules]\n"
+        "heavy = [m for m in ('PySide6', 'pyqtgraph', 'numpy', 'pint', 'cupy', 'torch') if m in sys.modules]\n"
         "print('HEAVY', heavy, file=sys.stderr)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert "HEAVY []" in result.stderr
     assert "workbench 0.1.0" in result.stdout
+    for part in ("CuPy:", "NVML:", "PyTorch:"):
+        assert part in result.stdout

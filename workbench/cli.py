@@ -13,7 +13,6 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
-from workbench import __version__
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -179,13 +178,30 @@ def _run_gui(args: argparse.Namespace) -> int:
 ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_units, _add_gui)
 
 
+class _VersionAction(argparse.Action):
+    """--version: the version and one line per optional part, from package metadata only."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: str | None = None) -> None:
+        from workbench.about import version_text
+
+        print(version_text())
+        parser.exit(EXIT_OK)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(
         prog="workbench",
         description="Performance Workbench: logical work, compulsory bytes and time bounds for tensor "
         "operations, next to measured kernels. With no subcommand (or a session file) it opens the window.",
     )
-    parser.add_argument("--version", action="version", version=f"workbench {__version__}")
+    parser.add_argument(
+        "--version",
+        action=_VersionAction,
+        help="show the version and which optional parts (CuPy, NVML, PyTorch) are available",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineParser)
     for add in ADDERS:
         add(sub)
