@@ -44,5 +44,17 @@ test-gpu: $(VENV)/.stamp-test
 bench: $(VENV)/.stamp-test
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; QT_QPA_PLATFORM=offscreen $(PY) $$script || exit 1; done
 
+$(VENV)/.stamp-bundle: pyproject.toml | $(PY)
+	$(PIP) install -e ".[test,bundle]"
+	@touch $@
+
+# A one-folder PyInstaller bundle in dist/perf-workbench/ (see packaging/README.md).
+bundle: $(VENV)/.stamp-bundle
+	$(VENV)/bin/pyinstaller --noconfirm --log-level WARN --distpath dist --workpath build/pyinstaller packaging/perf-workbench.spec
+
+# Builds the bundle and starts it offscreen (not part of `make test`).
+bundle-test: $(VENV)/.stamp-bundle
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m bundle tests/test_bundle.py $(PYTEST_ARGS)
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info
