@@ -2,18 +2,71 @@
 
 A session is plain data (no Qt): the GUI observes it, the file format
 serialises it, reports render it. Derived figures (FLOP, bytes, bounds) are
-not stored as truth: they are recomputed from the declarations on load.
+not stored as truth: the file carries them for readers without the app, and
+they are recomputed from the declarations whenever a session is opened.
+
+The file is JSON, `{"format": "perf-workbench-session", "version": 1, ...}`
+(docs/session-format.md). Loading parses JSON and walks it against the
+expected shape, never executing anything in it; every fault becomes one
+`SessionError` naming where it is (`operations[2].declaration`). Saving
+writes a temporary file beside the target, fsyncs it and renames it over the
+target, so a failed save leaves the previous file as it was.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import os
+import tempfile
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable, Mapping
 
+from workbench import __version__
 from workbench.analysis import Analysis, analyze
-from workbench.devices import Device, Rate, find_device
+from workbench.devices import BANDWIDTH, PATHS, Device, Rate, find_device
+from workbench.devices.catalogue import SOURCES
+from workbench.errors import WorkbenchError
 
 DEFAULT_DEVICE = "h100-sxm"
+
+FORMAT = "perf-workbench-session"
+VERSION = 1  # the format version this code writes, and the newest it reads
+MAX_FILE_BYTES = 64 * 2**20  # a session file over 64 MiB is refused unread
+NVML_KEY_PREFIX = "nvml-"
+GENERATOR = f"Performance Workbench {__version__}"
+DERIVED_NOTE = (
+    "Figures under 'derived' and 'rates_in_use' are written for readers without the app; "
+    "the app recomputes them from the declarations and ignores these copies."
+)
+
+CONVENTION_CHOICES = ("fma2", "mac")
+_TOP_LEVEL_KEYS = (
+    "format",
+    "version",
+    "generator",
+    "about_derived",
+    "title",
+    "description",
+    "device",
+    "settings",
+    "operations",
+    "runs",
+    "profiles",
+)
+
+
+class SessionError(WorkbenchError):
+    """A session file that cannot be read or written, with one line saying what and where.
+
+    `where` is the JSON path at fault (e.g. `operations[2].declaration`) when
+    the fault is inside the file's data, otherwise None.
+    """
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        super().__init__(f"{where}: {message}" if where else message)
+        self.where = where
 
 
 @dataclass
@@ -39,14 +92,23 @@ class DeviceChoice:
     """The device the bounds use: a catalogue key (or nvml-N) and rate overrides on top of it.
 
     `overrides` maps a path (or "hbm") to a Rate whose source is measured or entered.
+    `detected` keeps what NVML reported about the GPU the session was made on
+    (`DetectedGPU.to_dict()`), so an nvml-N device that is not in the catalogue
+    still resolves on a machine without that GPU.
     """
 
     key: str = DEFAULT_DEVICE
     overrides: dict[str, Rate] = field(default_factory=dict)
+    detected: dict[str, Any] | None = None
 
     def resolve(self, detected: Device | None = None) -> Device:
         """The Device with overrides applied; `detected` stands in for an nvml-N key."""
-        base = detected if detected is not None and detected.key == self.key else find_device(self.key)
+        if detected is not None and detected.key == self.key:
+            base = detected
+        elif self.key.startswith(NVML_KEY_PREFIX) and self.detected is not None:
+            base = device_from_detected_facts(self.detected)
+        else:
+            base = find_device(self.key)
         device = base
         for path, rate in self.overrides.items():
             device = device.with_rate(path, rate.value, rate.source, rate.citation)
@@ -63,6 +125,8 @@ class Session:
     runs: list[dict[str, Any]] = field(default_factory=list)  # measurement run records
     profiles: list[dict[str, Any]] = field(default_factory=list)  # imported profiler kernels
     title: str = ""
+    description: str = ""  # what the session is for (examples explain themselves here)
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown top-level keys, kept verbatim
 
     def analyse(self, entry: OperationEntry, device: Device | None = None) -> Analysis:
         """The analysis of one entry under this session's device and settings."""
@@ -73,3 +137,522 @@ class Session:
             overlap=self.settings.overlap,
             binary=self.settings.binary,
         )
+
+    def analyse_all(self, device: Device | None = None) -> list[Analysis | WorkbenchError]:
+        """Each entry's analysis, or the error that stops it (one bad entry does not hide the rest)."""
+        if device is None:
+            try:
+                device = self.device.resolve()
+            except WorkbenchError as exc:
+                return [exc for _ in self.operations]
+        results: list[Analysis | WorkbenchError] = []
+        for entry in self.operations:
+            try:
+                results.append(self.analyse(entry, device))
+            except WorkbenchError as exc:
+                results.append(exc)
+        return results
+
+    def runs_for(self, entry: OperationEntry) -> list[dict[str, Any]]:
+        """The measurement runs whose declaration is this entry's (compared in canonical form)."""
+        wanted = canonical_declaration(entry.declaration)
+        if wanted is None:
+            return []
+        return [run for run in self.runs if canonical_declaration(run.get("declaration")) == wanted]
+
+
+def canonical_declaration(text: Any) -> str | None:
+    """The canonical form of a declaration line, or None when it is not one."""
+    if not isinstance(text, str):
+        return None
+    from workbench.declare import parse
+
+    try:
+        return str(parse(text))
+    except WorkbenchError:
+        return None
+
+
+def device_from_detected_facts(facts: Mapping[str, Any]) -> Device:
+    """Rebuild the Device for a GPU from the NVML facts a session kept (`DetectedGPU.to_dict()`)."""
+    from workbench.devices.nvml import DetectedGPU, device_for
+
+    def optional_int(key: str) -> int | None:
+        value = facts.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    name = facts.get("name")
+    memory = optional_int("memory_total_bytes")
+    if not isinstance(name, str) or not name or memory is None:
+        raise SessionError("the detected GPU needs at least a name and memory_total_bytes", "device.detected")
+    gpu = DetectedGPU(
+        index=optional_int("index") or 0,
+        name=name,
+        memory_total=memory,
+        memory_free=optional_int("memory_free_bytes") or memory,
+        sm_clock_max_mhz=optional_int("sm_clock_max_mhz"),
+        memory_clock_max_mhz=optional_int("memory_clock_max_mhz"),
+        bus_width_bits=optional_int("bus_width_bits"),
+        compute_capability=str(facts.get("compute_capability") or ""),
+        driver_version=str(facts.get("driver_version") or ""),
+        cuda_driver_version=str(facts.get("cuda_driver_version") or ""),
+    )
+    return device_for(gpu)
+
+
+# ---------------------------------------------------------------- writing
+
+
+def session_to_dict(session: Session, include_derived: bool = True) -> dict[str, Any]:
+    """The file's data for a session; with `include_derived`, the recomputed figures beside it."""
+    device_data: dict[str, Any] = {"key": session.device.key}
+    resolved: Device | None = None
+    resolve_error: str | None = None
+    try:
+        resolved = session.device.resolve()
+    except WorkbenchError as exc:
+        resolve_error = str(exc)
+    if include_derived and resolved is not None:
+        device_data["name"] = resolved.name
+    device_data["overrides"] = {
+        path: _rate_to_dict(rate) for path, rate in sorted(session.device.overrides.items())
+    }
+    device_data["detected"] = _plain_json(session.device.detected, "device.detected")
+    if include_derived:
+        if resolved is not None:
+            device_data["rates_in_use"] = {
+                key: _rate_to_dict(rate)
+                for key in [*resolved.paths(), BANDWIDTH]
+                if (rate := _rate_in_use(resolved, key)) is not None
+            }
+        else:
+            device_data["rates_in_use"] = {"error": resolve_error}
+
+    operations = []
+    analyses = session.analyse_all(resolved) if include_derived and resolved is not None else None
+    for index, entry in enumerate(session.operations):
+        item: dict[str, Any] = {"name": entry.name, "declaration": entry.declaration, "notes": entry.notes}
+        if include_derived:
+            result = analyses[index] if analyses is not None else SessionError(resolve_error or "no device")
+            item["derived"] = _derived_figures(result, session.settings.binary)
+        operations.append(item)
+
+    data: dict[str, Any] = {"format": FORMAT, "version": VERSION}
+    if include_derived:
+        data["generator"] = GENERATOR
+        data["about_derived"] = DERIVED_NOTE
+    data["title"] = session.title
+    data["description"] = session.description
+    data["device"] = device_data
+    data["settings"] = {
+        "convention": session.settings.convention,
+        "overlap": float(session.settings.overlap),
+        "binary": bool(session.settings.binary),
+    }
+    data["operations"] = operations
+    data["runs"] = [_plain_json(run, f"runs[{i}]") for i, run in enumerate(session.runs)]
+    data["profiles"] = [_plain_json(record, f"profiles[{i}]") for i, record in enumerate(session.profiles)]
+    for key, value in session.extra.items():
+        if key not in data:
+            data[key] = _plain_json(value, key)
+    return data
+
+
+def dumps(session: Session) -> str:
+    """The session file's text: stable key order and indentation, so the same session gives the same bytes."""
+    data = session_to_dict(session)
+    try:
+        text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:  # _plain_json should have caught these; say so plainly
+        raise SessionError(f"the session holds data that is not plain JSON ({exc})") from None
+    return text + "\n"
+
+
+def save(session: Session, path: str | os.PathLike[str]) -> None:
+    """Write the session atomically; on any failure the previous file is left intact and SessionError says why.
+
+    The data is checked by the loader before it is written, so a file this
+    function writes always opens again.
+    """
+    text = dumps(session)
+    encoded = text.encode("utf-8")
+    if len(encoded) > MAX_FILE_BYTES:
+        raise SessionError(
+            f"cannot save {os.fspath(path)}: the session is {_size_words(len(encoded))}, over the "
+            f"{_size_words(MAX_FILE_BYTES)} limit for a session file (remove some runs' raw samples)"
+        )
+    try:
+        session_from_dict(json.loads(text))
+    except SessionError as exc:
+        raise SessionError(f"cannot save {os.fspath(path)}: the session would not open again ({exc})") from None
+    write_atomic(path, encoded, what="session")
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes, what: str = "file") -> None:
+    """Write `data` to `path` through a temporary file in the same folder: write, flush, fsync, rename.
+
+    A failure at any step removes the temporary file, leaves any previous file
+    at `path` unchanged, and raises SessionError naming the path and the cause.
+    """
+    target = Path(os.path.realpath(os.fspath(path)))  # a symlink keeps pointing at the saved file
+    folder = target.parent
+    if not folder.is_dir():
+        raise SessionError(f"cannot save {what} {os.fspath(path)}: the folder {folder} does not exist")
+    if target.is_dir():
+        raise SessionError(f"cannot save {what} {os.fspath(path)}: it is a folder")
+    temporary: str | None = None
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        try:
+            mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+            os.chmod(temporary, mode)
+        except OSError:
+            pass  # permissions are a courtesy; the data is what must not be lost
+        os.replace(temporary, target)
+        temporary = None
+        _fsync_folder(folder)
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise SessionError(
+            f"cannot save {what} {os.fspath(path)}: {reason}; the previous file (if any) is unchanged"
+        ) from None
+    finally:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename itself durable where the platform allows opening a folder."""
+    if os.name != "posix":
+        return
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def _rate_to_dict(rate: Rate) -> dict[str, Any]:
+    return {"value": float(rate.value), "source": rate.source, "citation": rate.citation}
+
+
+def _rate_in_use(device: Device, key: str) -> Rate | None:
+    return device.overrides.get(key) or device.peak.get(key)
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _derived_figures(result: Analysis | WorkbenchError, binary: bool) -> dict[str, Any]:
+    """The figures a reader without the app wants, for one operation (or why there are none)."""
+    if isinstance(result, WorkbenchError):
+        return {"error": str(result)}
+    a = result
+    return {
+        "canonical": str(a.declaration),
+        "convention": a.convention,
+        "flop": a.flop,
+        "bytes": a.bytes,
+        "intensity_flop_per_byte": _finite_or_none(a.intensity) if a.bytes else None,
+        "path": a.path,
+        "compute_rate_flop_per_s": a.compute_rate.value if a.compute_rate else None,
+        "bandwidth_byte_per_s": a.bandwidth.value if a.bandwidth else None,
+        "compute_time_s": a.compute_time,
+        "memory_time_s": a.memory_time,
+        "bound_time_full_overlap_s": a.bound_full_overlap,
+        "bound_time_no_overlap_s": a.bound_no_overlap,
+        "bound_time_s": a.bound_time,
+        "limiter": a.limiter,
+        "summary": a.limiter_sentence(binary),
+        "derivation": [step.as_text() for step in a.steps],
+    }
+
+
+def _plain_json(value: Any, where: str) -> Any:
+    """`value` as plain JSON data: numpy scalars and arrays become numbers and lists, NaN/∞ become null.
+
+    Anything else that JSON cannot hold raises SessionError naming where it is.
+    """
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(key): _plain_json(item, f"{where}.{key}") for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_json(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    tolist = getattr(value, "tolist", None)  # numpy scalars and arrays, without importing numpy
+    if callable(tolist):
+        return _plain_json(tolist(), where)
+    raise SessionError(f"a {type(value).__name__} cannot be saved in a session file", where)
+
+
+# ---------------------------------------------------------------- reading
+
+
+def load(path: str | os.PathLike[str]) -> Session:
+    """Read and validate a session file; any fault raises SessionError with one line naming it."""
+    name = os.fspath(path)
+    try:
+        size = os.stat(name).st_size
+        if os.path.isdir(name):
+            raise SessionError(f"cannot open {name}: it is a folder, not a session file")
+        if size > MAX_FILE_BYTES:
+            raise SessionError(_too_large(name, size))
+        with open(name, "rb") as stream:
+            data = stream.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise SessionError(f"cannot open {name}: no such file") from None
+    except OSError as exc:
+        raise SessionError(f"cannot open {name}: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise SessionError(_too_large(name, len(data)))
+    try:
+        return loads(data)
+    except SessionError as exc:
+        raise SessionError(f"session file {name}: {exc}") from None
+
+
+def _too_large(name: str, size: int) -> str:
+    return f"cannot open {name}: {_size_words(size)} is over the {_size_words(MAX_FILE_BYTES)} limit for a session file"
+
+
+def _size_words(size: int) -> str:
+    from workbench.units import format_bytes
+
+    return format_bytes(size, binary=True)
+
+
+def loads(data: bytes | str) -> Session:
+    """Parse a session file's bytes or text (UTF-8, an optional byte-order mark) into a Session."""
+    if isinstance(data, bytes):
+        if len(data) > MAX_FILE_BYTES:
+            raise SessionError(f"{_size_words(len(data))} is over the {_size_words(MAX_FILE_BYTES)} limit for a session file")
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise SessionError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+    else:
+        text = data.removeprefix("\ufeff")
+    if not text.strip():
+        raise SessionError("the file is empty")
+    try:
+        parsed = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates)
+    except json.JSONDecodeError as exc:
+        ends_early = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated")
+        truncated = "; the file looks truncated" if ends_early else ""
+        raise SessionError(f"not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno}){truncated}") from None
+    except RecursionError:
+        raise SessionError("not a session file: the JSON is nested too deeply") from None
+    except ValueError as exc:  # an integer with thousands of digits, a duplicate key, NaN
+        raise SessionError(f"not valid JSON: {exc}") from None
+    return session_from_dict(parsed)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"the key '{key}' appears twice in one object")
+        result[key] = value
+    return result
+
+
+# Each migration turns a file's data of version n into version n + 1 (keyed by n).
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def migrate(data: dict[str, Any], version: int) -> dict[str, Any]:
+    """Bring an older file's data up to VERSION, one step at a time."""
+    while version < VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise SessionError(f"no way to read format version {version} (this app reads {VERSION})", "version")
+        data = step(dict(data))
+        version += 1
+        data["version"] = version
+    return data
+
+
+def session_from_dict(data: Any) -> Session:
+    """Validate a session file's data and build the Session; derived figures in it are ignored."""
+    root = _object(data, "")
+    if "format" not in root:
+        raise SessionError('not a Performance Workbench session (no "format" key)')
+    if root["format"] != FORMAT:
+        raise SessionError(f'not a Performance Workbench session ("format" is {_show(root["format"])})')
+    if "version" not in root:
+        raise SessionError('the "version" key is missing')
+    version = root["version"]
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise SessionError(f"must be a whole number ≥ 1, not {_show(version)}", "version")
+    if version > VERSION:
+        raise SessionError(
+            f"written by a newer Performance Workbench (format version {version}; this one reads up to "
+            f"{VERSION}): update the app to open it"
+        )
+    root = migrate(root, version)
+
+    settings = _settings(root.get("settings", {}), "settings")
+    device = _device(root.get("device", {}), "device")
+    operations = [
+        _operation(item, f"operations[{i}]") for i, item in enumerate(_array(root.get("operations", []), "operations"))
+    ]
+    runs = [_object(item, f"runs[{i}]") for i, item in enumerate(_array(root.get("runs", []), "runs"))]
+    profiles = [
+        _object(item, f"profiles[{i}]") for i, item in enumerate(_array(root.get("profiles", []), "profiles"))
+    ]
+    extra = {key: value for key, value in root.items() if key not in _TOP_LEVEL_KEYS}
+    return Session(
+        operations=operations,
+        device=device,
+        settings=settings,
+        runs=runs,
+        profiles=profiles,
+        title=_text(root.get("title", ""), "title"),
+        description=_text(root.get("description", ""), "description"),
+        extra=extra,
+    )
+
+
+def _settings(value: Any, where: str) -> Settings:
+    data = _object(value, where)
+    convention = _text(data.get("convention", "fma2"), f"{where}.convention")
+    if convention not in CONVENTION_CHOICES:
+        raise SessionError(f"must be fma2 or mac, not {_show(convention)}", f"{where}.convention")
+    overlap = _number(data.get("overlap", 1.0), f"{where}.overlap")
+    if not 0.0 <= overlap <= 1.0:
+        raise SessionError(f"must be a fraction from 0 (no overlap) to 1 (full), not {overlap:g}", f"{where}.overlap")
+    binary = _boolean(data.get("binary", False), f"{where}.binary")
+    return Settings(convention=convention, overlap=overlap, binary=binary)
+
+
+def _device(value: Any, where: str) -> DeviceChoice:
+    data = _object(value, where)
+    key = _text(data.get("key", DEFAULT_DEVICE), f"{where}.key")
+    detected_value = data.get("detected")
+    detected = None if detected_value is None else _object(detected_value, f"{where}.detected")
+    overrides: dict[str, Rate] = {}
+    for path, rate_value in _object(data.get("overrides", {}), f"{where}.overrides").items():
+        rate_where = f"{where}.overrides.{path}"
+        if path not in PATHS and path != BANDWIDTH:
+            allowed = ", ".join((*PATHS, BANDWIDTH))
+            raise SessionError(f"'{path}' is not a rate this app knows (allowed: {allowed})", rate_where)
+        overrides[path] = _rate(rate_value, rate_where)
+    choice = DeviceChoice(key=key, overrides=overrides, detected=detected)
+    try:
+        choice.resolve()
+    except SessionError:
+        raise
+    except WorkbenchError as exc:
+        where_key = f"{where}.key" if not key.startswith(NVML_KEY_PREFIX) else f"{where}.detected"
+        if key.startswith(NVML_KEY_PREFIX) and detected is None:
+            raise SessionError(f"'{key}' is a detected GPU but the file keeps no facts about it", where_key) from None
+        raise SessionError(str(exc), where_key) from None
+    return choice
+
+
+def _rate(value: Any, where: str) -> Rate:
+    data = _object(value, where)
+    if "value" not in data:
+        raise SessionError("a rate needs a value (FLOP/s or B/s)", where)
+    number = _number(data["value"], f"{where}.value")
+    if not number > 0:
+        raise SessionError(f"must be a positive rate, not {number:g}", f"{where}.value")
+    source = _text(data.get("source", "entered"), f"{where}.source")
+    if source not in SOURCES:
+        raise SessionError(f"must be one of {', '.join(SOURCES)}, not {_show(source)}", f"{where}.source")
+    citation = _text(data.get("citation", ""), f"{where}.citation")
+    return Rate(number, source, citation)
+
+
+def _operation(value: Any, where: str) -> OperationEntry:
+    from workbench.declare import parse
+
+    data = _object(value, where)
+    if "declaration" not in data:
+        raise SessionError("an operation needs a declaration line", where)
+    declaration = _text(data["declaration"], f"{where}.declaration")
+    try:
+        parse(declaration)
+    except WorkbenchError as exc:
+        raise SessionError(str(exc), f"{where}.declaration") from None
+    name = _text(data.get("name", ""), f"{where}.name")
+    notes = _text(data.get("notes", ""), f"{where}.notes")
+    derived = data.get("derived")
+    if derived is not None:
+        _object(derived, f"{where}.derived")  # kept for readers; its figures are never trusted
+    return OperationEntry(name=name, declaration=declaration, notes=notes)
+
+
+_JSON_TYPE_NAMES = {dict: "an object", list: "an array", str: "text", bool: "true/false", type(None): "null"}
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return _JSON_TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return json.dumps(shown, ensure_ascii=False)
+    if isinstance(value, (dict, list)):
+        return _kind(value)
+    return json.dumps(value)
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SessionError(f"expected an object, found {_kind(value)}", where or None)
+    return value
+
+
+def _array(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise SessionError(f"expected an array, found {_kind(value)}", where)
+    return value
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise SessionError(f"expected text, found {_kind(value)}", where)
+    return value
+
+
+def _boolean(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise SessionError(f"expected true or false, found {_kind(value)}", where)
+    return value
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SessionError(f"expected a number, found {_kind(value)}", where)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise SessionError("the number is too large", where) from None
+    if not math.isfinite(number):
+        raise SessionError("the number is too large", where)
+    return number

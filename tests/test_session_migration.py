@@ -1,0 +1,98 @@
+"""Version-1 files kept in tests/data/ must keep opening, with nothing in them lost."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workbench import session as session_module
+from workbench.session import SessionError, load, save
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_the_version_1_fixture_opens_with_every_field() -> None:
+    session = load(DATA / "session_v1.json")
+    assert session.title == "Fixture: a version-1 session with a measured CPU run"
+    assert [(e.name, e.declaration) for e in session.operations] == [
+        ("Vector add", "add(n=2**24, dtype=fp32)"),
+        ("GEMM", "gemm(M=4096, N=4096, K=4096, dtype=fp16)"),
+    ]
+    assert session.operations[0].notes == "timed on the test machine's CPU with NumPy"
+    assert (session.settings.convention, session.settings.overlap, session.settings.binary) == ("mac", 0.5, True)
+    assert session.device.key == "cpu-generic"
+    hbm = session.device.overrides["hbm"]
+    assert (hbm.value, hbm.source) == (20e9, "measured")
+    run = session.runs[0]
+    assert run["id"] == "cpu-add-1" and run["valid"] is True and len(run["samples_s"]) == 30
+    assert session.profiles == [
+        {"kernel": "vector_add_kernel", "tool": "hand-written test record", "dram_bytes": 201326592,
+         "duration_ns": 12345, "grid": [65536, 1, 1]}
+    ]
+
+
+def test_the_fixture_s_figures_are_recomputed_not_read() -> None:
+    session = load(DATA / "session_v1.json")
+    add = session.analyse(session.operations[0])
+    # 2^24 additions; A, B read and C written: 3 × 2^24 × 4 B = 201,326,592 B; measured 20 GB/s
+    assert add.flop == 2**24 and add.bytes == 201_326_592
+    assert add.memory_time == pytest.approx(201_326_592 / 20e9)
+
+
+def test_the_fixture_saves_back_unchanged_except_derived_figures(tmp_path: Path) -> None:
+    original = json.loads((DATA / "session_v1.json").read_text(encoding="utf-8"))
+    path = tmp_path / "resaved.json"
+    save(load(DATA / "session_v1.json"), path)
+    resaved = json.loads(path.read_text(encoding="utf-8"))
+
+    def without_derived(data: dict[str, Any]) -> dict[str, Any]:
+        data = json.loads(json.dumps(data))
+        for key in ("generator", "about_derived"):
+            data.pop(key, None)
+        data["device"].pop("rates_in_use", None)
+        data["device"].pop("name", None)
+        for operation in data["operations"]:
+            operation.pop("derived", None)
+        return data
+
+    assert without_derived(resaved) == without_derived(original)
+    assert resaved["runs"] == original["runs"]  # measurement records verbatim, samples and all
+
+
+def test_a_minimal_hand_written_version_1_file_gets_the_defaults() -> None:
+    session = load(DATA / "session_v1_minimal.json")
+    assert [e.declaration for e in session.operations] == ["add(n=2**24, dtype=fp32)"]
+    assert session.operations[0].name == "" and session.operations[0].notes == ""
+    assert session.device.key == "h100-sxm" and session.device.overrides == {}
+    assert (session.settings.convention, session.settings.overlap, session.settings.binary) == ("fma2", 1.0, False)
+    assert session.runs == [] and session.profiles == [] and session.title == ""
+
+
+def test_a_future_version_2_reads_version_1_files_through_its_migration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the format moves on, the step registered for version 1 upgrades the old file on load."""
+
+    def rename_title(data: dict[str, Any]) -> dict[str, Any]:
+        data["title"] = "migrated: " + data.get("title", "")
+        return data
+
+    monkeypatch.setattr(session_module, "VERSION", 2)
+    monkeypatch.setattr(session_module, "MIGRATIONS", {1: rename_title})
+    copy = tmp_path / "old.json"
+    shutil.copy(DATA / "session_v1.json", copy)
+    session = load(copy)
+    assert session.title == "migrated: Fixture: a version-1 session with a measured CPU run"
+    save(session, copy)
+    assert json.loads(copy.read_text(encoding="utf-8"))["version"] == 2
+
+
+def test_a_version_without_a_migration_path_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_module, "VERSION", 3)
+    monkeypatch.setattr(session_module, "MIGRATIONS", {})
+    with pytest.raises(SessionError, match="no way to read format version 1"):
+        load(DATA / "session_v1_minimal.json")

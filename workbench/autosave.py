@@ -1,0 +1,259 @@
+"""Autosave of unsaved work, and recovery of it after a crash (Qt-free; the GUI owns the timer).
+
+Each running app writes its unsaved session to its own recovery file in the
+user data folder (platformdirs), atomically, every AUTOSAVE_INTERVAL_S while
+the session is dirty, and discards the file when the work is saved or
+deliberately thrown away. A recovery file whose writer is no longer running
+is what a crash or a kill leaves behind: the next start lists it with
+`find_recoverable()` and offers to open it.
+
+A recovery file is JSON: `{"format": "perf-workbench-autosave", "version": 1,
+"pid", "host", "process_start", "saved_at", "source_path", "session": {...}}`,
+where `session` is exactly a session file's data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.session import (
+    MAX_FILE_BYTES,
+    Session,
+    SessionError,
+    session_from_dict,
+    session_to_dict,
+    write_atomic,
+)
+
+AUTOSAVE_FORMAT = "perf-workbench-autosave"
+AUTOSAVE_VERSION = 1
+AUTOSAVE_INTERVAL_S = 30
+APP_NAME = "perf-workbench"
+DATA_DIR_VARIABLE = "PERF_WORKBENCH_DATA_DIR"  # overrides the platformdirs folder (tests, portable installs)
+_PREFIX = "autosave-"
+_SUFFIX = ".json"
+
+
+def data_dir() -> Path:
+    """The user data folder: $PERF_WORKBENCH_DATA_DIR, else platformdirs' user data path."""
+    override = os.environ.get(DATA_DIR_VARIABLE)
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_data_path(APP_NAME, appauthor=False))
+
+
+def autosave_dir() -> Path:
+    """Where recovery files live."""
+    return data_dir() / "autosave"
+
+
+def process_start_marker(pid: int) -> str | None:
+    """Something that tells this process from a later one given the same pid (Linux: its start tick)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may hold spaces: split after its closing one.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None  # field 22 of the whole line: starttime
+
+
+def process_is_running(pid: int, start_marker: str | None = None) -> bool:
+    """True while process `pid` on this host is alive (and is the same process, where that can be told)."""
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":
+        alive = _windows_process_alive(pid)
+    else:
+        try:
+            os.kill(pid, 0)  # signal 0 checks existence and sends nothing
+            alive = True
+        except ProcessLookupError:
+            alive = False
+        except PermissionError:
+            alive = True  # it exists but belongs to someone else
+        except OSError:
+            alive = False
+    if alive and start_marker is not None:
+        current = process_start_marker(pid)
+        if current is not None and current != start_marker:
+            return False  # the pid was reused by a later process
+    if alive:
+        try:  # a killed child not yet reaped by its parent is a zombie: it is gone for our purposes
+            state = Path(f"/proc/{pid}/stat").read_text()
+            if state[state.rfind(")") + 2 :].startswith("Z"):
+                return False
+        except OSError:
+            pass
+    return alive
+
+
+def _windows_process_alive(pid: int) -> bool:
+    import ctypes
+
+    query_limited_information = 0x1000
+    still_active = 259
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    handle = kernel32.OpenProcess(query_limited_information, False, pid)
+    if not handle:
+        return False
+    try:
+        code = ctypes.c_ulong()
+        if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
+            return False
+        return code.value == still_active
+    finally:
+        kernel32.CloseHandle(handle)
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """A recovery file left by an app that is no longer running."""
+
+    path: Path
+    saved_at: float  # seconds since the epoch
+    source_path: str | None  # the session file the work belonged to, if it had been saved before
+    title: str
+    operations: int
+
+    def load(self) -> Session:
+        """The unsaved session it holds."""
+        return read_recovery_file(self.path)[1]
+
+    def discard(self) -> None:
+        """Delete the recovery file (after recovering it, or when the user declines)."""
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise SessionError(f"cannot remove recovery file {self.path}: {exc.strerror or exc}") from None
+
+    def describe(self) -> str:
+        """One line for the recovery prompt: what, from where, when."""
+        what = self.title or (Path(self.source_path).name if self.source_path else "an unsaved session")
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.saved_at))
+        count = f"{self.operations} operation{'s' if self.operations != 1 else ''}"
+        return f"{what} ({count}), autosaved {when}"
+
+
+class Autosaver:
+    """This process's recovery file: write it while work is unsaved, discard it once the work is safe."""
+
+    def __init__(self, directory: Path | None = None, pid: int | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else autosave_dir()
+        self.pid = os.getpid() if pid is None else pid
+        self.host = socket.gethostname()
+        self.process_start = process_start_marker(self.pid)
+        self.path = self.directory / f"{_PREFIX}{self.host}-{self.pid}{_SUFFIX}"
+
+    def write(self, session: Session, source_path: str | os.PathLike[str] | None = None) -> Path:
+        """Save the session to this process's recovery file (atomically); SessionError says why not."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SessionError(f"cannot create the autosave folder {self.directory}: {exc.strerror or exc}") from None
+        record = {
+            "format": AUTOSAVE_FORMAT,
+            "version": AUTOSAVE_VERSION,
+            "pid": self.pid,
+            "host": self.host,
+            "process_start": self.process_start,
+            "saved_at": time.time(),
+            "source_path": os.fspath(source_path) if source_path is not None else None,
+            "session": session_to_dict(session, include_derived=False),
+        }
+        text = json.dumps(record, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+        write_atomic(self.path, text.encode("utf-8"), what="recovery file")
+        return self.path
+
+    def discard(self) -> None:
+        """Remove this process's recovery file: the work was saved, or the user chose to drop it."""
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise SessionError(f"cannot remove recovery file {self.path}: {exc.strerror or exc}") from None
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+
+def read_recovery_file(path: Path) -> tuple[dict[str, Any], Session]:
+    """The header fields and the session of one recovery file; SessionError if it is damaged."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise SessionError(f"recovery file {path} is over the size limit")
+        text = path.read_text(encoding="utf-8")
+        record = json.loads(text)
+    except SessionError:
+        raise
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise SessionError(f"recovery file {path} cannot be read: {exc}") from None
+    if not isinstance(record, dict) or record.get("format") != AUTOSAVE_FORMAT:
+        raise SessionError(f"{path} is not a recovery file")
+    if record.get("version") != AUTOSAVE_VERSION:
+        raise SessionError(f"recovery file {path} has an unknown version")
+    try:
+        session = session_from_dict(record.get("session"))
+    except SessionError as exc:
+        raise SessionError(f"recovery file {path}: {exc}") from None
+    return record, session
+
+
+def _is_stale(record: dict[str, Any], this_host: str) -> bool:
+    """Whether the app that wrote the record is gone (so its work needs recovering)."""
+    pid = record.get("pid")
+    if record.get("host") != this_host:
+        # Another machine sharing this folder: its process cannot be checked from here.
+        return False
+    if not isinstance(pid, int) or isinstance(pid, bool):
+        return True
+    if pid == os.getpid():
+        return False  # this process's own file is not something to recover
+    marker = record.get("process_start")
+    return not process_is_running(pid, marker if isinstance(marker, str) else None)
+
+
+def find_recoverable(directory: Path | None = None) -> list[Recovery]:
+    """Recovery files whose writers have exited without saving or discarding them, newest first.
+
+    Damaged recovery files are skipped (they hold nothing that can be offered).
+    """
+    folder = Path(directory) if directory is not None else autosave_dir()
+    if not folder.is_dir():
+        return []
+    host = socket.gethostname()
+    found: list[Recovery] = []
+    for path in folder.glob(f"{_PREFIX}*{_SUFFIX}"):
+        try:
+            record, session = read_recovery_file(path)
+        except SessionError:
+            continue
+        if not _is_stale(record, host):
+            continue
+        saved_at = record.get("saved_at")
+        source = record.get("source_path")
+        found.append(
+            Recovery(
+                path=path,
+                saved_at=float(saved_at) if isinstance(saved_at, (int, float)) and not isinstance(saved_at, bool) else 0.0,
+                source_path=source if isinstance(source, str) else None,
+                title=session.title,
+                operations=len(session.operations),
+            )
+        )
+    found.sort(key=lambda recovery: recovery.saved_at, reverse=True)
+    return found

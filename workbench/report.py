@@ -1,0 +1,698 @@
+"""Reports of a session: Markdown and HTML for people, CSV of raw samples for spreadsheets (Qt-free).
+
+Both documents say the same things, built once by `build_report`: the device
+and the rates in use with their sources, each operation's derivation,
+tensors and bounds, the measured runs beside the bound (median, spread,
+achieved rate, % of bound, check result, conditions), imported profiler
+records, and the plot as an embedded PNG when the caller supplies one (the
+GUI renders it; this module never imports Qt). The HTML is one file that
+needs no network: inline CSS, the image as a data URI, and a content policy
+that forbids fetching anything.
+
+Measurement runs and profiler records are plain dicts owned by other parts
+of the app; they are read defensively, and only what is present is shown.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import math
+import os
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from workbench import __version__
+from workbench.analysis import Analysis, analyze, path_title
+from workbench.devices import BANDWIDTH, Device
+from workbench.errors import WorkbenchError
+from workbench.session import OperationEntry, Session, canonical_declaration, write_atomic
+from workbench.units import (
+    format_bandwidth,
+    format_bytes,
+    format_flop,
+    format_flop_rate,
+    format_int,
+    format_intensity,
+    format_number,
+    format_time,
+)
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+HTML_SUFFIXES = (".html", ".htm")
+CSV_SUFFIXES = (".csv",)
+CSV_COLUMNS = ("run_id", "operation", "declaration", "sample_index", "time_s", "valid")
+MAX_PROFILE_COLUMNS = 8
+MAX_PROFILE_ROWS = 200
+NO_VALUE = "–"
+PERCENT_OF_BOUND_NOTE = "% of bound = bound time / measured median: 100 % means the run reached the bound."
+
+
+class ReportError(WorkbenchError):
+    """A report that cannot be written (an unknown file type, an unwritable folder)."""
+
+
+# ---------------------------------------------------------------- the model
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of already formatted cells."""
+
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """What a report shows of one measurement run, read defensively from its dict."""
+
+    run_id: str
+    declaration: str | None
+    median_s: float | None
+    p10_s: float | None
+    p90_s: float | None
+    samples_s: tuple[float, ...]
+    achieved_bytes_per_s: float | None
+    achieved_flop_per_s: float | None
+    percent_of_bound: float | None
+    valid: bool | None
+    conditions: tuple[tuple[str, str], ...]
+    mode: str | None
+
+    @property
+    def check_text(self) -> str:
+        if self.valid is None:
+            return NO_VALUE
+        return "passed" if self.valid else "FAILED: not a valid measurement"
+
+
+@dataclass(frozen=True)
+class OperationReport:
+    """One operation: its entry, its analysis (or the error that stops it) and its runs."""
+
+    entry: OperationEntry
+    analysis: Analysis | None
+    error: str | None
+    runs: tuple[RunFigures, ...]
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a rendered report says, independent of Markdown or HTML."""
+
+    title: str
+    description: str
+    written: str
+    device_line: str
+    settings_line: str
+    rates: Table
+    summary: Table
+    operations: tuple[OperationReport, ...]
+    other_runs: tuple[RunFigures, ...]
+    profiles: Table | None
+    profiles_left_out: int
+    binary: bool
+
+
+def _finite_positive(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and number > 0 else None
+
+
+def _samples(value: Any) -> tuple[float, ...]:
+    if not isinstance(value, (list, tuple)):
+        return ()
+    return tuple(number for item in value if (number := _finite_positive(item)) is not None)
+
+
+def _scalar_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return format_number(value) if math.isfinite(value) else NO_VALUE
+    if isinstance(value, int):
+        return str(value)
+    if value is None:
+        return NO_VALUE
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return ", ".join(f"{key}: {_scalar_text(item)}" for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_scalar_text(item) for item in value)
+    return str(value)
+
+
+def _conditions(value: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, Mapping):
+        return ()
+    return tuple((str(key), _scalar_text(item)) for key, item in value.items())
+
+
+def run_figures(run: Mapping[str, Any], index: int, analysis: Analysis | None) -> RunFigures:
+    """Read one run dict: the keys the measurement side provides, each used only when well-formed.
+
+    A missing median is taken from the raw samples; achieved rates missing from
+    the run are compulsory bytes (or logical FLOP) over the median.
+    """
+    run_id = run.get("id")
+    samples = _samples(run.get("samples_s"))
+    median = _finite_positive(run.get("median_s"))
+    if median is None and samples:
+        median = statistics.median(samples)
+    achieved_bytes = _finite_positive(run.get("achieved_bytes_per_s"))
+    achieved_flop = _finite_positive(run.get("achieved_flop_per_s"))
+    if analysis is not None and median is not None:
+        if achieved_bytes is None and analysis.bytes:
+            achieved_bytes = analysis.bytes / median
+        if achieved_flop is None and analysis.flop:
+            achieved_flop = analysis.flop / median
+    percent = None
+    if analysis is not None and analysis.bound_time is not None and median is not None:
+        percent = 100.0 * analysis.bound_time / median
+    valid = run.get("valid")
+    mode = run.get("mode")
+    declaration = run.get("declaration")
+    return RunFigures(
+        run_id=str(run_id) if isinstance(run_id, (str, int)) and not isinstance(run_id, bool) else f"run {index + 1}",
+        declaration=declaration if isinstance(declaration, str) else None,
+        median_s=median,
+        p10_s=_finite_positive(run.get("p10_s")),
+        p90_s=_finite_positive(run.get("p90_s")),
+        samples_s=samples,
+        achieved_bytes_per_s=achieved_bytes,
+        achieved_flop_per_s=achieved_flop,
+        percent_of_bound=percent,
+        valid=valid if isinstance(valid, bool) else None,
+        conditions=_conditions(run.get("conditions")),
+        mode=mode if isinstance(mode, str) else None,
+    )
+
+
+def _rate_source(rate: Any) -> str:
+    return f"{rate.source}{f' — {rate.citation}' if rate.citation else ''}"
+
+
+def _rates_table(device: Device | None, binary: bool) -> Table:
+    if device is None:
+        return Table(("Rate", "Value", "Source"), ())
+    rows = []
+    for key in [*device.paths(), BANDWIDTH]:
+        rate = device.overrides.get(key) or device.peak.get(key)
+        if rate is None:
+            continue
+        value = format_bandwidth(rate.value, binary) if key == BANDWIDTH else format_flop_rate(rate.value)
+        rows.append((path_title(key), value, _rate_source(rate)))
+    return Table(("Rate", "Value", "Source"), tuple(rows))
+
+
+def _summary_table(operations: Sequence[OperationReport], binary: bool) -> Table:
+    rows = []
+    for item in operations:
+        a = item.analysis
+        if a is None:
+            rows.append((item.entry.name or NO_VALUE, NO_VALUE, NO_VALUE, NO_VALUE, NO_VALUE, item.error or NO_VALUE))
+            continue
+        rows.append(
+            (
+                item.entry.name or a.declaration.op,
+                f"{format_flop(a.flop)} ({a.convention})",
+                format_bytes(a.bytes, binary),
+                format_intensity(a.intensity) if a.bytes else NO_VALUE,
+                format_time(a.bound_time) if a.bound_time is not None else NO_VALUE,
+                f"{a.limiter}-limited" if a.limiter else NO_VALUE,
+            )
+        )
+    return Table(("Operation", "Work", "Compulsory bytes", "Intensity", "Bound time", "Limiter"), tuple(rows))
+
+
+def _profiles_table(records: Sequence[Mapping[str, Any]]) -> tuple[Table | None, int]:
+    """Imported profiler records as a table of their first scalar columns (records vary by tool)."""
+    if not records:
+        return None, 0
+    columns: list[str] = []
+    for record in records:
+        for key, value in record.items():
+            if key not in columns and not isinstance(value, (Mapping, list, tuple)):
+                columns.append(key)
+            if len(columns) >= MAX_PROFILE_COLUMNS:
+                break
+        if len(columns) >= MAX_PROFILE_COLUMNS:
+            break
+    shown = records[:MAX_PROFILE_ROWS]
+    rows = tuple(tuple(_scalar_text(record.get(column)) for column in columns) for record in shown)
+    return Table(tuple(columns), rows), len(records) - len(shown)
+
+
+def build_report(session: Session) -> Report:
+    """Analyse every operation and read every run once; both renderers work from the result."""
+    binary = session.settings.binary
+    device: Device | None = None
+    device_error: str | None = None
+    try:
+        device = session.device.resolve()
+    except WorkbenchError as exc:
+        device_error = str(exc)
+    analyses = session.analyse_all(device) if device is not None else [None for _ in session.operations]
+    operations: list[OperationReport] = []
+    claimed: set[int] = set()
+    keyed_runs = [(i, run, canonical_declaration(run.get("declaration"))) for i, run in enumerate(session.runs)]
+    for entry, result in zip(session.operations, analyses):
+        analysis = result if isinstance(result, Analysis) else None
+        error = str(result) if isinstance(result, WorkbenchError) else device_error
+        wanted = canonical_declaration(entry.declaration)
+        runs = []
+        for index, run, key in keyed_runs:
+            if wanted is not None and key == wanted:
+                claimed.add(index)
+                runs.append(run_figures(run, index, analysis))
+        operations.append(OperationReport(entry, analysis, error, tuple(runs)))
+
+    other_runs = []
+    for index, run, key in keyed_runs:
+        if index in claimed:
+            continue
+        analysis = None
+        if key is not None and device is not None:
+            try:
+                analysis = analyze(
+                    key,
+                    device=device,
+                    convention=session.settings.convention,
+                    overlap=session.settings.overlap,
+                    binary=binary,
+                )
+            except WorkbenchError:
+                analysis = None
+        other_runs.append(run_figures(run, index, analysis))
+
+    profiles, left_out = _profiles_table(session.profiles)
+    if device is not None:
+        device_line = f"{device.name} ({device.key})"
+        if device.source:
+            device_line += f"; figures from {device.source}"
+    else:
+        device_line = f"no device: {device_error}"
+    overlap = session.settings.overlap
+    overlap_words = "full (max)" if overlap == 1.0 else "none (sum)" if overlap == 0.0 else f"f = {format_number(overlap)}"
+    convention_words = "1 multiply-add = 2 FLOP" if session.settings.convention == "fma2" else "1 multiply-add = 1 FLOP"
+    settings_line = (
+        f"FLOP convention {session.settings.convention} ({convention_words}); overlap {overlap_words}; "
+        f"bytes in {'binary (MiB, GiB)' if binary else 'decimal (MB, GB)'} units"
+    )
+    return Report(
+        title=session.title or "Performance Workbench session",
+        description=session.description,
+        written=f"Written {time.strftime('%Y-%m-%d %H:%M %Z')} by Performance Workbench {__version__}",
+        device_line=device_line,
+        settings_line=settings_line,
+        rates=_rates_table(device, binary),
+        summary=_summary_table(operations, binary),
+        operations=tuple(operations),
+        other_runs=tuple(other_runs),
+        profiles=profiles,
+        profiles_left_out=left_out,
+        binary=binary,
+    )
+
+
+def tensors_table(analysis: Analysis, binary: bool) -> Table:
+    rows = tuple(
+        (
+            tensor.name,
+            tensor.role,
+            " × ".join(f"{symbol}={extent}" for symbol, extent in zip(tensor.shape_symbols, tensor.shape)) or "scalar",
+            tensor.dtype,
+            f"{format_int(tensor.bytes)} B ≈ {format_bytes(tensor.bytes, binary)}",
+        )
+        for tensor in analysis.tensors
+    )
+    return Table(("Tensor", "Role", "Shape", "Type", "Bytes"), rows)
+
+
+def bounds_table(analysis: Analysis, binary: bool) -> Table:
+    a = analysis
+    rows: list[tuple[str, str, str]] = []
+    if a.compute_rate is not None and a.compute_time is not None:
+        rows.append(
+            (
+                f"Compute time bound ({a.path})",
+                format_time(a.compute_time),
+                f"{format_flop(a.flop)} at {format_flop_rate(a.compute_rate.value)}, {a.compute_rate.source}",
+            )
+        )
+    if a.bandwidth is not None and a.memory_time is not None:
+        rows.append(
+            (
+                "Memory time bound (HBM)",
+                format_time(a.memory_time),
+                f"{format_bytes(a.bytes, binary)} at {format_bandwidth(a.bandwidth.value, binary)}, {a.bandwidth.source}",
+            )
+        )
+    if a.bound_full_overlap is not None:
+        rows.append(("Bound, full overlap", format_time(a.bound_full_overlap), "the larger of the two"))
+    if a.bound_no_overlap is not None:
+        rows.append(("Bound, no overlap", format_time(a.bound_no_overlap), "the sum of the two"))
+    if a.bound_time is not None and a.overlap.label not in ("full", "none"):
+        rows.append((f"Bound, overlap f = {a.overlap.label}", format_time(a.bound_time), "the session's setting"))
+    rows.append(("Arithmetic intensity", format_intensity(a.intensity) if a.bytes else NO_VALUE, "logical FLOP / compulsory byte"))
+    if a.ridge is not None:
+        rows.append(("Ridge point", format_intensity(a.ridge), "compute rate / bandwidth"))
+    return Table(("Bound", "Value", "From"), tuple(rows))
+
+
+def runs_table(runs: Iterable[RunFigures], binary: bool, with_declaration: bool = False) -> Table:
+    headers = ["Run", "Median", "p10 – p90", "Samples", "Achieved bandwidth", "Achieved rate", "% of bound", "Check"]
+    if with_declaration:
+        headers.insert(1, "Declaration")
+    rows = []
+    for run in runs:
+        spread = (
+            f"{format_time(run.p10_s)} – {format_time(run.p90_s)}"
+            if run.p10_s is not None and run.p90_s is not None
+            else NO_VALUE
+        )
+        row = [
+            run.run_id + (f" ({run.mode})" if run.mode else ""),
+            format_time(run.median_s) if run.median_s is not None else NO_VALUE,
+            spread,
+            str(len(run.samples_s)) if run.samples_s else NO_VALUE,
+            format_bandwidth(run.achieved_bytes_per_s, binary) if run.achieved_bytes_per_s is not None else NO_VALUE,
+            format_flop_rate(run.achieved_flop_per_s) if run.achieved_flop_per_s is not None else NO_VALUE,
+            f"{format_number(run.percent_of_bound, 3)} %" if run.percent_of_bound is not None else NO_VALUE,
+            run.check_text,
+        ]
+        if with_declaration:
+            row.insert(1, run.declaration or NO_VALUE)
+        rows.append(tuple(row))
+    return Table(tuple(headers), tuple(rows))
+
+
+def _check_png(plot_png: bytes | None) -> None:
+    if plot_png is not None and not bytes(plot_png).startswith(PNG_SIGNATURE):
+        raise ReportError("the plot image is not a PNG")
+
+
+# ---------------------------------------------------------------- Markdown
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def _md_hard_breaks(text: str) -> str:
+    """Free text with its line breaks kept (Markdown joins single lines unless they end in two spaces)."""
+    return "\n".join(line.rstrip() + "  " if line.strip() else "" for line in text.splitlines()).rstrip()
+
+
+def _md_table(table: Table) -> list[str]:
+    if not table.rows:
+        return ["(none)", ""]
+    lines = ["| " + " | ".join(_md_cell(h) for h in table.headers) + " |"]
+    lines.append("|" + "|".join("---" for _ in table.headers) + "|")
+    lines += ["| " + " | ".join(_md_cell(cell) for cell in row) + " |" for row in table.rows]
+    lines.append("")
+    return lines
+
+
+def _md_conditions(runs: Sequence[RunFigures]) -> list[str]:
+    lines = []
+    for run in runs:
+        if run.conditions:
+            details = "; ".join(f"{key}: {value}" for key, value in run.conditions)
+            lines.append(f"- Conditions of {_md_cell(run.run_id)}: {_md_cell(details)}")
+    return lines + [""] if lines else []
+
+
+def render_markdown(session: Session, plot_png: bytes | None = None) -> str:
+    """The session as a Markdown document (the plot, if given, embedded as a PNG data URI)."""
+    _check_png(plot_png)
+    report = build_report(session)
+    lines = [f"# {report.title}", ""]
+    if report.description:
+        lines += [report.description, ""]
+    lines += [
+        f"*{report.written}.*",
+        "",
+        f"**Device:** {report.device_line}  ",
+        f"**Settings:** {report.settings_line}",
+        "",
+        "## Rates in use",
+        "",
+        *_md_table(report.rates),
+        "## Summary",
+        "",
+        *_md_table(report.summary),
+    ]
+    if plot_png is not None:
+        encoded = base64.b64encode(plot_png).decode("ascii")
+        lines += ["## Plot", "", f"![Roofline plot of the session](data:image/png;base64,{encoded})", ""]
+    for number, item in enumerate(report.operations, start=1):
+        entry = item.entry
+        lines += [f"## {number}. {entry.name or entry.declaration}", "", f"`{entry.declaration}`", ""]
+        if entry.notes.strip():
+            lines += ["**Notes**", "", _md_hard_breaks(entry.notes.strip()), ""]
+        if item.analysis is None:
+            lines += [f"**Not analysed:** {item.error}", ""]
+            continue
+        a = item.analysis
+        lines += ["**Derivation**", "", "```text", a.derivation_text(), "```", ""]
+        lines += ["**Tensors**", "", *_md_table(tensors_table(a, report.binary))]
+        lines += ["**Bounds**", "", *_md_table(bounds_table(a, report.binary)), f"*{a.limiter_sentence(report.binary)}*", ""]
+        if item.runs:
+            lines += ["**Measured runs**", "", *_md_table(runs_table(item.runs, report.binary))]
+            lines += [PERCENT_OF_BOUND_NOTE, "", *_md_conditions(item.runs)]
+    if report.other_runs:
+        lines += ["## Runs of other declarations", "", *_md_table(runs_table(report.other_runs, report.binary, True))]
+        lines += _md_conditions(report.other_runs)
+    if report.profiles is not None:
+        lines += ["## Imported profiler records", "", *_md_table(report.profiles)]
+        if report.profiles_left_out:
+            lines += [f"… and {report.profiles_left_out} more records in the session file.", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# ---------------------------------------------------------------- HTML
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color: #1d232a;
+       max-width: 64rem; margin: 2rem auto; padding: 0 1.5rem; line-height: 1.45; }
+h1 { font-size: 1.7rem; margin-bottom: .2rem; }
+h2 { font-size: 1.25rem; border-bottom: 1px solid #ccd3da; padding-bottom: .2rem; margin-top: 2.2rem; }
+h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
+.meta { color: #5b6670; font-size: .9rem; }
+code, .derivation td.expr { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .88rem; }
+code.decl { background: #eef2f5; padding: .15rem .4rem; border-radius: 3px; }
+table { border-collapse: collapse; margin: .4rem 0 .8rem; font-size: .9rem; }
+th, td { border: 1px solid #ccd3da; padding: .25rem .55rem; text-align: left; vertical-align: top; }
+th { background: #eef2f5; }
+td.num { text-align: right; white-space: nowrap; }
+.notes { white-space: pre-wrap; background: #f7f9fa; border-left: 3px solid #9fb3c4; padding: .5rem .8rem; }
+.limiter { font-weight: 600; }
+.error { color: #a2231d; font-weight: 600; }
+.failed { color: #a2231d; font-weight: 600; }
+figure { margin: 1rem 0; } figure img { max-width: 100%; border: 1px solid #ccd3da; }
+ul.small { font-size: .85rem; color: #3c464f; }
+"""
+
+_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+
+def _h(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _html_table(table: Table, css_class: str = "", numeric_columns: Sequence[int] = ()) -> str:
+    if not table.rows:
+        return "<p class=\"meta\">(none)</p>"
+    head = "".join(f"<th>{_h(h)}</th>" for h in table.headers)
+    body = []
+    for row in table.rows:
+        cells = []
+        for index, cell in enumerate(row):
+            classes = []
+            if index in numeric_columns:
+                classes.append("num")
+            if cell.startswith("FAILED"):
+                classes.append("failed")
+            attribute = f' class="{" ".join(classes)}"' if classes else ""
+            cells.append(f"<td{attribute}>{_h(cell)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    class_attribute = f' class="{css_class}"' if css_class else ""
+    return f"<table{class_attribute}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _html_derivation(analysis: Analysis) -> str:
+    rows = []
+    for step in analysis.steps:
+        rows.append(
+            f"<tr><td>{_h(step.label)}</td><td class=\"expr\">{_h(step.expression)}</td>"
+            f"<td class=\"expr\">{_h(step.relation if step.expression else '')} {_h(step.result)}</td></tr>"
+        )
+    notes = "".join(f"<li>{_h(note)}</li>" for note in analysis.notes)
+    return (
+        f"<table class=\"derivation\"><thead><tr><th>Step</th><th>Expression</th><th>Result</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>" + (f"<ul class=\"small\">{notes}</ul>" if notes else "")
+    )
+
+
+def _html_conditions(runs: Sequence[RunFigures]) -> str:
+    items = []
+    for run in runs:
+        if run.conditions:
+            details = "; ".join(f"{key}: {value}" for key, value in run.conditions)
+            items.append(f"<li>Conditions of {_h(run.run_id)}: {_h(details)}</li>")
+    return f"<ul class=\"small\">{''.join(items)}</ul>" if items else ""
+
+
+def render_html(session: Session, plot_png: bytes | None = None) -> str:
+    """The session as one self-contained HTML page: inline CSS, the plot as a data URI, no network."""
+    _check_png(plot_png)
+    report = build_report(session)
+    binary = report.binary
+    parts = [
+        "<!DOCTYPE html>",
+        "<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_CSP}\">",
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
+        f"<title>{_h(report.title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{_h(report.title)}</h1>",
+        f"<p class=\"meta\">{_h(report.written)}</p>",
+    ]
+    if report.description:
+        parts.append(f"<p>{_h(report.description)}</p>")
+    parts += [
+        f"<p><strong>Device:</strong> {_h(report.device_line)}<br>",
+        f"<strong>Settings:</strong> {_h(report.settings_line)}</p>",
+        "<h2>Rates in use</h2>",
+        _html_table(report.rates, numeric_columns=(1,)),
+        "<h2>Summary</h2>",
+        _html_table(report.summary, numeric_columns=(1, 2, 3, 4)),
+    ]
+    if plot_png is not None:
+        encoded = base64.b64encode(plot_png).decode("ascii")
+        parts += [
+            "<h2>Plot</h2>",
+            f"<figure><img alt=\"Roofline plot of the session\" src=\"data:image/png;base64,{encoded}\"></figure>",
+        ]
+    for number, item in enumerate(report.operations, start=1):
+        entry = item.entry
+        heading = entry.name or entry.declaration
+        parts += [f"<h2>{number}. {_h(heading)}</h2>", f"<p><code class=\"decl\">{_h(entry.declaration)}</code></p>"]
+        if entry.notes.strip():
+            parts.append(f"<div class=\"notes\">{_h(entry.notes.strip())}</div>")
+        if item.analysis is None:
+            parts.append(f"<p class=\"error\">Not analysed: {_h(item.error or '')}</p>")
+            continue
+        a = item.analysis
+        parts += [
+            f"<h3>Derivation <span class=\"meta\">({_h(a.convention)})</span></h3>",
+            _html_derivation(a),
+            "<h3>Tensors</h3>",
+            _html_table(tensors_table(a, binary), numeric_columns=(4,)),
+            "<h3>Bounds</h3>",
+            _html_table(bounds_table(a, binary), numeric_columns=(1,)),
+            f"<p class=\"limiter\">{_h(a.limiter_sentence(binary))}</p>",
+        ]
+        if item.runs:
+            parts += [
+                "<h3>Measured runs</h3>",
+                _html_table(runs_table(item.runs, binary), numeric_columns=(1, 3, 4, 5, 6)),
+                f"<p class=\"meta\">{_h(PERCENT_OF_BOUND_NOTE)}</p>",
+                _html_conditions(item.runs),
+            ]
+    if report.other_runs:
+        parts += [
+            "<h2>Runs of other declarations</h2>",
+            _html_table(runs_table(report.other_runs, binary, with_declaration=True), numeric_columns=(2, 4, 5, 6, 7)),
+            _html_conditions(report.other_runs),
+        ]
+    if report.profiles is not None:
+        parts += ["<h2>Imported profiler records</h2>", _html_table(report.profiles)]
+        if report.profiles_left_out:
+            parts.append(f"<p class=\"meta\">… and {report.profiles_left_out} more records in the session file.</p>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+# ---------------------------------------------------------------- CSV
+
+
+def _csv_text(text: str) -> str:
+    """Text a spreadsheet will not take for a formula (a shared session's names are untrusted)."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def render_csv(session: Session) -> str:
+    """Raw timing samples, one row per sample: run id, operation, declaration, index, seconds, check."""
+    names = {}
+    for entry in session.operations:
+        key = canonical_declaration(entry.declaration)
+        if key is not None and key not in names:
+            names[key] = entry.name
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for index, run in enumerate(session.runs):
+        figures = run_figures(run, index, None)
+        raw = run.get("samples_s")
+        if not isinstance(raw, (list, tuple)):
+            continue
+        key = canonical_declaration(run.get("declaration"))
+        operation = names.get(key, "") if key is not None else ""
+        valid = "" if figures.valid is None else ("true" if figures.valid else "false")
+        for sample_index, sample in enumerate(raw):
+            number = _finite_positive(sample)
+            if number is None:
+                continue
+            writer.writerow(
+                (
+                    _csv_text(figures.run_id),
+                    _csv_text(operation),
+                    _csv_text(figures.declaration or ""),
+                    sample_index,
+                    repr(number),
+                    valid,
+                )
+            )
+    return out.getvalue()
+
+
+# ---------------------------------------------------------------- files
+
+
+def report_kind(path: str | os.PathLike[str]) -> str:
+    """"markdown", "html" or "csv" from the file's suffix; ReportError for anything else."""
+    suffix = Path(path).suffix.lower()
+    if suffix in MARKDOWN_SUFFIXES:
+        return "markdown"
+    if suffix in HTML_SUFFIXES:
+        return "html"
+    if suffix in CSV_SUFFIXES:
+        return "csv"
+    raise ReportError(f"cannot tell the report type of {os.fspath(path)}: use .md, .html or .csv")
+
+
+def write_report(session: Session, path: str | os.PathLike[str], plot_png: bytes | None = None) -> str:
+    """Render the report the suffix asks for and write it atomically; returns the kind written."""
+    kind = report_kind(path)
+    if kind == "markdown":
+        text = render_markdown(session, plot_png)
+    elif kind == "html":
+        text = render_html(session, plot_png)
+    else:
+        text = render_csv(session)
+    try:
+        write_atomic(path, text.encode("utf-8"), what="report")
+    except WorkbenchError as exc:
+        raise ReportError(str(exc)) from None
+    return kind
