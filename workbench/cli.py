@@ -144,6 +144,50 @@ def _run_units(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------- report
+
+
+def _add_report(sub: Any) -> None:
+    p = sub.add_parser(
+        "report",
+        help="write a Markdown, HTML or CSV report of a session file",
+        description="Write a report of a session: Markdown or HTML with each operation's derivation, bounds and "
+        "measured runs (and the roofline plot when Qt can render it offscreen), or CSV of the raw timing samples. "
+        "The type follows the output's suffix, e.g. workbench report lab.json -o lab.html",
+    )
+    p.add_argument("session", metavar="SESSION", help="a session file (.json)")
+    p.add_argument("-o", "--output", metavar="OUT", required=True, help="the report to write: .md, .html or .csv")
+    p.add_argument("--no-plot", action="store_true", help="leave the plot out (no Qt needed)")
+    p.set_defaults(run=_run_report)
+
+
+def _report_plot_png(session: Any) -> tuple[bytes | None, str]:
+    """The session's roofline as PNG from the GUI's renderer, offscreen; (None, why) when it cannot run here."""
+    if not has_display():
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    try:
+        from workbench.gui.export import session_plot_png  # type: ignore[attr-defined]
+    except Exception as exc:  # no Qt libraries on this machine, or no renderer in this build
+        return None, f"the plot renderer is unavailable ({type(exc).__name__})"
+    try:
+        return session_plot_png(session), ""
+    except Exception as exc:  # the plot is an extra: the report is still worth writing without it
+        return None, f"the plot could not be rendered ({exc})"
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from workbench.report import report_kind, write_report
+    from workbench.session import load
+
+    kind = report_kind(args.output)
+    session = load(args.session)
+    plot, why = (None, "") if args.no_plot or kind == "csv" else _report_plot_png(session)
+    write_report(session, args.output, plot)
+    note = f" without the plot: {why}" if why else ""
+    print(f"wrote {kind} report {args.output}{note}")
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------- gui
 
 
@@ -175,7 +219,7 @@ def _run_gui(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- main
 
 
-ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_units, _add_gui)
+ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_units, _add_report, _add_gui)
 
 
 class _VersionAction(argparse.Action):

@@ -1,0 +1,216 @@
+"""Reports: the derivation, bounds and measured runs a reader needs, in Markdown, HTML and CSV."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+from workbench.devices import Rate
+from workbench.report import (
+    CSV_COLUMNS,
+    ReportError,
+    build_report,
+    render_csv,
+    render_html,
+    render_markdown,
+    report_kind,
+    write_report,
+)
+from workbench.session import DeviceChoice, OperationEntry, Session, Settings, load, save
+
+GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
+ADD = "add(n=2**24, dtype=fp32)"
+# The smallest valid PNG header and a 1×1 image body are not needed: the report only checks the signature.
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(17)
+
+
+def measured_session() -> Session:
+    """The worked example's rates, and two runs of the vector add (one failing its check)."""
+    return Session(
+        title="Lab 1 <hand-in>",
+        description="Vector add & GEMM",
+        operations=[
+            OperationEntry("GEMM | square", GEMM, "line one\nline two"),
+            OperationEntry("Vector add", "add(n=16777216, dtype=fp32)"),
+        ],
+        device=DeviceChoice("h100-sxm", {"fp16_tc": Rate(100e12, "entered", "seed"), "hbm": Rate(2.5e12, "entered", "seed")}),
+        runs=[
+            {
+                "id": "add-warm",
+                "declaration": ADD,  # written differently from the entry: matched in canonical form
+                "mode": "warm",
+                "samples_s": [100e-6, 101e-6, 99e-6, "junk", -1],
+                "median_s": 100e-6,
+                "p10_s": 99e-6,
+                "p90_s": 101e-6,
+                "achieved_bytes_per_s": 2.01e12,
+                "valid": True,
+                "conditions": {"sm_clock_mhz": 1980, "temperature_c": 41, "driver": "550.54"},
+            },
+            {"id": "add-bad", "declaration": ADD, "samples_s": [200e-6, 220e-6, 210e-6], "valid": False},
+            {"id": "stray", "declaration": "copy(n=2**20, dtype=fp32)", "samples_s": [5e-6]},
+            {"samples_s": "not a list", "median_s": "fast"},
+        ],
+        profiles=[{"kernel": "vectorAdd", "dram__bytes.sum": 201326592, "nested": {"a": 1}}],
+    )
+
+
+def test_runs_are_matched_to_their_operation_and_figured_against_the_bound() -> None:
+    report = build_report(measured_session())
+    gemm, add = report.operations
+    assert gemm.runs == ()
+    warm, bad = add.runs
+    # bound: 201,326,592 B / 2.5 TB/s = 80.53 µs; measured median 100 µs → 80.53 %
+    assert warm.percent_of_bound == pytest.approx(80.53, rel=1e-3)
+    assert warm.achieved_bytes_per_s == 2.01e12  # taken from the run as given
+    assert warm.samples_s == (100e-6, 101e-6, 99e-6)  # junk samples dropped
+    # no median in the run: the median of its samples, 210 µs; bytes / median = 958.7 GB/s
+    assert bad.median_s == pytest.approx(210e-6)
+    assert bad.achieved_bytes_per_s == pytest.approx(201_326_592 / 210e-6)
+    assert bad.check_text.startswith("FAILED")
+    stray, anonymous = report.other_runs
+    assert stray.run_id == "stray" and stray.percent_of_bound is not None
+    assert anonymous.run_id == "run 4" and anonymous.median_s is None
+
+
+def test_markdown_has_derivation_bounds_runs_and_the_plot() -> None:
+    text = render_markdown(measured_session(), PNG)
+    assert text.startswith("# Lab 1 <hand-in>\n")
+    assert "2·M·N·K = 2 × 4,096 × 4,096 × 4,096 = 137,438,953,472 FLOP" in text
+    assert "| Compute time bound (fp16_tc) | 1.374 ms |" in text
+    assert "| Memory time bound (HBM) | 40.27 µs |" in text
+    assert "GEMM \\| square" in text  # a pipe in a name does not break the table
+    assert "line one  \nline two" in text  # notes keep their line breaks
+    assert "| add-warm (warm) | 100 µs | 99 µs – 101 µs | 3 | 2.01 TB/s |" in text
+    assert "80.5 %" in text and "FAILED: not a valid measurement" in text
+    assert "Conditions of add-warm: sm_clock_mhz: 1980; temperature_c: 41; driver: 550.54" in text
+    assert "## Runs of other declarations" in text and "copy(n=2**20, dtype=fp32)" in text
+    assert "| vectorAdd | 201326592 |" in text
+    embedded = re.search(r"data:image/png;base64,([A-Za-z0-9+/=]+)\)", text)
+    assert embedded is not None and base64.b64decode(embedded.group(1)) == PNG
+
+
+def test_markdown_without_a_plot_has_no_plot_section() -> None:
+    assert "## Plot" not in render_markdown(measured_session())
+
+
+class _Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        for name, value in attrs:
+            if name in ("src", "href") and value:
+                self.urls.append(value)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def test_html_needs_no_network_and_escapes_user_text() -> None:
+    page = render_html(measured_session(), PNG)
+    parser = _Collector()
+    parser.feed(page)
+    assert parser.urls and all(url.startswith("data:image/png;base64,") for url in parser.urls)
+    assert "script" not in parser.tags and "link" not in parser.tags
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert "@import" not in page and "url(" not in page
+    assert "<hand-in>" not in page and "Lab 1 &lt;hand-in&gt;" in page
+    text = " ".join(parser.text)
+    assert "137,438,953,472 FLOP" in text and "compute-limited: the fp16_tc path needs 1.374 ms" in text
+    assert "FAILED: not a valid measurement" in text
+
+
+def test_csv_has_one_row_per_sample_with_its_run() -> None:
+    rows = list(csv.DictReader(io.StringIO(render_csv(measured_session()))))
+    assert tuple(rows[0].keys()) == CSV_COLUMNS
+    # 3 good samples of add-warm, 3 of add-bad, 1 of stray; junk samples and the non-list dropped
+    assert [row["run_id"] for row in rows] == ["add-warm"] * 3 + ["add-bad"] * 3 + ["stray"]
+    assert rows[0]["operation"] == "Vector add" and rows[0]["declaration"] == ADD
+    assert [float(row["time_s"]) for row in rows[:3]] == [100e-6, 101e-6, 99e-6]
+    assert [row["sample_index"] for row in rows[:3]] == ["0", "1", "2"]
+    assert rows[3]["valid"] == "false" and rows[6]["valid"] == "" and rows[6]["operation"] == ""
+
+
+def test_csv_text_cannot_become_a_spreadsheet_formula() -> None:
+    session = Session(operations=[OperationEntry("=HYPERLINK(1)", ADD)], runs=[{"id": "@x", "declaration": ADD, "samples_s": [1e-3]}])
+    row = next(csv.DictReader(io.StringIO(render_csv(session))))
+    assert row["run_id"] == "'@x" and row["operation"] == "'=HYPERLINK(1)"
+
+
+def test_an_operation_that_cannot_be_analysed_shows_why_and_the_rest_still_render() -> None:
+    session = Session(
+        operations=[OperationEntry("too big", "add(n=2**40, dtype=fp32)"), OperationEntry("fine", ADD)],
+        device=DeviceChoice("rtx-4090"),
+    )
+    text = render_markdown(session)
+    assert "**Not analysed:** the tensors need" in text
+    assert "memory-limited" in text
+
+
+def test_binary_units_show_in_the_report() -> None:
+    session = Session(operations=[OperationEntry("add", ADD)], settings=Settings(binary=True))
+    text = render_markdown(session)
+    assert "192 MiB" in text and "bytes in binary (MiB, GiB) units" in text
+
+
+def test_write_report_chooses_by_suffix_and_refuses_others(tmp_path: Path) -> None:
+    session = measured_session()
+    assert write_report(session, tmp_path / "r.md") == "markdown"
+    assert write_report(session, tmp_path / "r.HTML", PNG) == "html"
+    assert write_report(session, tmp_path / "r.csv") == "csv"
+    assert (tmp_path / "r.HTML").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    with pytest.raises(ReportError, match=r"use \.md, \.html or \.csv"):
+        report_kind(tmp_path / "r.pdf")
+    with pytest.raises(ReportError, match="not a PNG"):
+        render_html(session, b"GIF89a")
+    with pytest.raises(ReportError, match="does not exist"):
+        write_report(session, tmp_path / "missing" / "r.md")
+
+
+def test_cli_report_writes_each_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.json"
+    save(measured_session(), path)
+    for suffix in ("md", "html", "csv"):
+        out = tmp_path / f"out.{suffix}"
+        assert main(["report", str(path), "-o", str(out), "--no-plot"]) == 0
+        assert out.stat().st_size > 100
+    assert "137,438,953,472" in (tmp_path / "out.md").read_text(encoding="utf-8")
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_cli_report_errors_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"format": "perf-workbench-session", "version": 9}', encoding="utf-8")
+    assert main(["report", str(broken), "-o", str(tmp_path / "r.md")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "newer Performance Workbench" in err
+    save(Session(), tmp_path / "ok.json")
+    assert main(["report", str(tmp_path / "ok.json"), "-o", str(tmp_path / "r.txt")]) == 2
+    assert "use .md, .html or .csv" in capsys.readouterr().err
+
+
+def test_report_module_does_not_import_qt() -> None:
+    code = "import sys, workbench.report, workbench.session, workbench.autosave; print('PySide6' in sys.modules, 'pyqtgraph' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False False"
+
+
+def test_the_fixture_report_shows_its_measured_cpu_run() -> None:
+    session = load(Path(__file__).parent / "data" / "session_v1.json")
+    text = render_markdown(session)
+    assert "cpu-add-1 (warm)" in text and "passed" in text
+    assert "## Imported profiler records" in text
