@@ -213,4 +213,7 @@ def test_the_fixture_report_shows_its_measured_cpu_run() -> None:
     session = load(Path(__file__).parent / "data" / "session_v1.json")
     text = render_markdown(session)
     assert "cpu-add-1 (warm)" in text and "passed" in text
+    # the fixture's stand-in 20 GB/s is below what the CPU sustained, so the run beat its bound
+    assert "A run above 100 % beat its lower bound" in text
+    assert "A run above 100 %" not in render_markdown(measured_session())
     assert "## Imported profiler records" in text

@@ -27,6 +27,7 @@ from workbench.session import (
     MAX_FILE_BYTES,
     Session,
     SessionError,
+    format_json,
     session_from_dict,
     session_to_dict,
     write_atomic,
@@ -172,8 +173,7 @@ class Autosaver:
             "source_path": os.fspath(source_path) if source_path is not None else None,
             "session": session_to_dict(session, include_derived=False),
         }
-        text = json.dumps(record, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-        write_atomic(self.path, text.encode("utf-8"), what="recovery file")
+        write_atomic(self.path, format_json(record).encode("utf-8"), what="recovery file")
         return self.path
 
     def discard(self) -> None:

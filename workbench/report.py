@@ -52,6 +52,18 @@ MAX_PROFILE_COLUMNS = 8
 MAX_PROFILE_ROWS = 200
 NO_VALUE = "–"
 PERCENT_OF_BOUND_NOTE = "% of bound = bound time / measured median: 100 % means the run reached the bound."
+ABOVE_BOUND_NOTE = (
+    "A run above 100 % beat its lower bound: a rate in use is below what the machine sustains, "
+    "the bytes are over-counted, or the working set stayed in a cache. Check before trusting either figure."
+)
+
+
+def _run_notes(runs: Sequence["RunFigures"]) -> list[str]:
+    """The reading aid under a runs table, plus a warning when a run beat its bound."""
+    notes = [PERCENT_OF_BOUND_NOTE]
+    if any(run.percent_of_bound is not None and run.percent_of_bound > 100.0 for run in runs):
+        notes.append(ABOVE_BOUND_NOTE)
+    return notes
 
 
 class ReportError(WorkbenchError):
@@ -470,7 +482,7 @@ def render_markdown(session: Session, plot_png: bytes | None = None) -> str:
         lines += ["**Bounds**", "", *_md_table(bounds_table(a, report.binary)), f"*{a.limiter_sentence(report.binary)}*", ""]
         if item.runs:
             lines += ["**Measured runs**", "", *_md_table(runs_table(item.runs, report.binary))]
-            lines += [PERCENT_OF_BOUND_NOTE, "", *_md_conditions(item.runs)]
+            lines += [" ".join(_run_notes(item.runs)), "", *_md_conditions(item.runs)]
     if report.other_runs:
         lines += ["## Runs of other declarations", "", *_md_table(runs_table(report.other_runs, report.binary, True))]
         lines += _md_conditions(report.other_runs)
@@ -607,7 +619,7 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
             parts += [
                 "<h3>Measured runs</h3>",
                 _html_table(runs_table(item.runs, binary), numeric_columns=(1, 3, 4, 5, 6)),
-                f"<p class=\"meta\">{_h(PERCENT_OF_BOUND_NOTE)}</p>",
+                *(f"<p class=\"meta\">{_h(note)}</p>" for note in _run_notes(item.runs)),
                 _html_conditions(item.runs),
             ]
     if report.other_runs:

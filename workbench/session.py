@@ -260,12 +260,38 @@ def session_to_dict(session: Session, include_derived: bool = True) -> dict[str,
 
 def dumps(session: Session) -> str:
     """The session file's text: stable key order and indentation, so the same session gives the same bytes."""
-    data = session_to_dict(session)
+    return format_json(session_to_dict(session))
+
+
+def format_json(data: Any) -> str:
+    """JSON indented by two spaces, except that an array of plain values stays on one line.
+
+    Raw timing samples are long arrays of numbers: one line each keeps a
+    session readable and its file several times smaller than one number a line.
+    """
     try:
-        text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+        return _format_value(data, "") + "\n"
     except (TypeError, ValueError) as exc:  # _plain_json should have caught these; say so plainly
         raise SessionError(f"the session holds data that is not plain JSON ({exc})") from None
-    return text + "\n"
+
+
+def _format_value(value: Any, indent: str) -> str:
+    inner = indent + "  "
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [
+            f"{inner}{json.dumps(str(key), ensure_ascii=False)}: {_format_value(item, inner)}"
+            for key, item in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        if not any(isinstance(item, (dict, list)) for item in value):
+            return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return "[\n" + ",\n".join(inner + _format_value(item, inner) for item in value) + "\n" + indent + "]"
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
 def save(session: Session, path: str | os.PathLike[str]) -> None:
@@ -393,7 +419,16 @@ def _plain_json(value: Any, where: str) -> Any:
     if isinstance(value, Mapping):
         return {str(key): _plain_json(item, f"{where}.{key}") for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain_json(item, f"{where}[{i}]") for i, item in enumerate(value)]
+        plain: list[Any] = []
+        for index, item in enumerate(value):  # long sample arrays: no recursion for plain numbers
+            kind = type(item)
+            if kind is float:
+                plain.append(item if math.isfinite(item) else None)
+            elif kind is int or kind is str or kind is bool or item is None:
+                plain.append(item)
+            else:
+                plain.append(_plain_json(item, f"{where}[{index}]"))
+        return plain
     tolist = getattr(value, "tolist", None)  # numpy scalars and arrays, without importing numpy
     if callable(tolist):
         return _plain_json(tolist(), where)
@@ -446,6 +481,8 @@ def loads(data: bytes | str) -> Session:
         except UnicodeDecodeError as exc:
             raise SessionError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
     else:
+        if len(data) > MAX_FILE_BYTES:
+            raise SessionError(f"over the {_size_words(MAX_FILE_BYTES)} limit for a session file")
         text = data.removeprefix("\ufeff")
     if not text.strip():
         raise SessionError("the file is empty")
