@@ -188,6 +188,69 @@ def _run_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------- import-ncu / import-nsys
+
+
+def _add_import_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE", help="the CSV export")
+    p.add_argument(
+        "--match",
+        action="append",
+        default=[],
+        metavar="PATTERN=DECL",
+        help='compare kernels whose name matches PATTERN (text, glob, or regex:EXPR) with a declaration, '
+        'e.g. "vector_add=add(n=2**24, dtype=fp32)"; repeatable',
+    )
+    p.add_argument("--device", help="catalogue device for the time bounds (default: the GPU the file names)")
+    p.add_argument("--convention", choices=("fma2", "mac"), default="fma2", help="FLOP per multiply-add: 2 or 1")
+    p.add_argument("--binary", action="store_true", help="bytes in MiB/GiB instead of MB/GB")
+    p.add_argument("--json", action="store_true", help="print the kernels, the comparisons and the profile record as JSON")
+
+
+def _add_import_ncu(sub: Any) -> None:
+    p = sub.add_parser(
+        "import-ncu",
+        help="read Nsight Compute CSV; compare kernels' DRAM bytes, FLOP and time with declared operations",
+        description="Read `ncu --csv --page details` or `--page raw` output: per kernel, the median duration, "
+        "DRAM bytes read and written, L2 bytes and achieved FLOP. With --match, compare actual bytes with the "
+        "compulsory bytes, achieved FLOP with logical FLOP and the duration with the bound, e.g. "
+        'workbench import-ncu vadd.csv --match "vector_add=add(n=2**24, dtype=fp32)" --device h100-sxm',
+    )
+    _add_import_options(p)
+    p.set_defaults(run=_run_import_ncu)
+
+
+def _add_import_nsys(sub: Any) -> None:
+    p = sub.add_parser(
+        "import-nsys",
+        help="read Nsight Systems kernel summaries; compare kernel times with declared operations' bounds",
+        description="Read `nsys stats --report cuda_gpu_kern_sum --format csv` output (or the older gpukernsum): "
+        "per kernel, instances and median/min/max/total time. With --match, compare the median time with the "
+        "declared operation's bound.",
+    )
+    _add_import_options(p)
+    p.set_defaults(run=_run_import_nsys)
+
+
+def _run_import(args: argparse.Namespace, tool: str) -> int:
+    from workbench.profilers.render import import_report
+
+    text, data = import_report(args.file, tool, args.match, args.device, args.convention, args.binary)
+    if args.json:
+        _print_json(data)
+    else:
+        print(text)
+    return EXIT_OK
+
+
+def _run_import_ncu(args: argparse.Namespace) -> int:
+    return _run_import(args, "ncu")
+
+
+def _run_import_nsys(args: argparse.Namespace) -> int:
+    return _run_import(args, "nsys")
+
+
 # ---------------------------------------------------------------- gui
 
 
@@ -219,7 +282,7 @@ def _run_gui(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- main
 
 
-ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_units, _add_report, _add_gui)
+ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_units, _add_report, _add_import_ncu, _add_import_nsys, _add_gui)
 
 
 class _VersionAction(argparse.Action):

@@ -1,0 +1,775 @@
+"""A profiled kernel against its declared operation: actual traffic over the compulsory floor.
+
+The seed's point: compulsory bytes are a floor, and counters tell whether a
+kernel reaches it. `compare()` puts one imported kernel beside the
+`Analysis` of the operation it implements and derives, as steps written the
+way the calculator panel writes its own:
+
+- actual DRAM bytes read and written against the compulsory bytes (the
+  ratio, and the likely causes when they differ: re-reads, write-allocate,
+  partial sectors, a working set larger than L2);
+- achieved FLOP from the counters against the logical FLOP (padding,
+  recompute, the wrong instruction path);
+- the profiled duration against the time bound, with the note that ncu
+  locks base clocks and flushes caches between replay passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from workbench.analysis import Analysis, Step, analyze
+from workbench.devices.catalogue import Device, match_reported_name
+from workbench.profilers.kernels import Kernel, RooflinePoint
+from workbench.profilers.matching import MatchRule, match_kernels
+from workbench.profilers.records import NCU, NCU_CONDITIONS_NOTE, NSYS_CONDITIONS_NOTE, Profile
+from workbench.units import (
+    format_bandwidth,
+    format_bytes,
+    format_flop,
+    format_flop_rate,
+    format_int,
+    format_number,
+    format_time,
+)
+
+TOLERANCE = 0.05  # within ±5 % of the floor counts as reaching it (counter noise, rounding by ncu)
+SHORT_KERNEL_S = 10e-6  # below this, launch ramp-up and the tail wave weigh on the duration
+
+_TENSOR_PATH_HINT = (
+    "collect the tensor-pipe counters (sm__ops_path_tensor_src_<type>_dst_<type>.sum) to count "
+    "tensor-core work; some tensor instructions (e.g. Hopper's warpgroup MMA) are not counted by "
+    "them in every ncu release"
+)
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One reason actual and declared figures can differ, and whether the numbers point at it."""
+
+    name: str
+    explanation: str
+    evidence: str = ""
+    likely: bool = False
+
+    def as_text(self) -> str:
+        flag = "likely" if self.likely else "possible"
+        tail = f" [{self.evidence}]" if self.evidence else ""
+        return f"{flag}: {self.name} — {self.explanation}{tail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "explanation": self.explanation, "evidence": self.evidence, "likely": self.likely}
+
+
+def _ratio(actual: float | None, declared: float | None) -> float | None:
+    if actual is None or declared is None or declared <= 0:
+        return None
+    return float(actual) / float(declared)
+
+
+def _times(ratio: float) -> str:
+    """A ratio to four significant figures, trailing zeros kept: '1.000×', '1.468×', '0.0001221×'."""
+    return f"{ratio:#.4g}×"
+
+
+def _bytes(value: float, binary: bool, scaled: bool = False) -> str:
+    """'134,217,728 B ≈ 134.2 MB', or only '134.2 MB' when ncu had already rounded the figure."""
+    if not scaled and float(value).is_integer():
+        return f"{format_int(int(value))} B ≈ {format_bytes(value, binary)}"
+    return format_bytes(value, binary)
+
+
+def _flop(value: float) -> str:
+    if float(value).is_integer():
+        return f"{format_int(int(value))} FLOP ≈ {format_flop(value)}"
+    return format_flop(value)
+
+
+def _within(ratio: float | None) -> bool:
+    return ratio is not None and abs(ratio - 1.0) <= TOLERANCE
+
+
+def _is_tensor_path(path: str) -> bool:
+    return "_tc" in path
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One matched kernel against its declared operation: traffic, work and time, with the derivation."""
+
+    kernel_name: str
+    declaration: str
+    tool: str
+    launches: int
+    convention: str
+    path: str
+    compulsory_read: int
+    compulsory_write: int
+    compulsory_bytes: int
+    footprint_bytes: int
+    l2_capacity: int | None
+    actual_read: float | None
+    actual_write: float | None
+    actual_bytes: float | None
+    l2_bytes: float | None
+    logical_flop: int
+    achieved_flop: float | None
+    duration: float | None
+    bound_time: float | None
+    bandwidth: float | None
+    compute_rate: float | None
+    traffic_causes: tuple[Cause, ...]
+    flop_causes: tuple[Cause, ...]
+    time_causes: tuple[Cause, ...]
+    steps: tuple[Step, ...]
+    notes: tuple[str, ...]
+    roofline: RooflinePoint | None
+
+    @property
+    def traffic_ratio(self) -> float | None:
+        """Actual DRAM bytes / compulsory bytes: 1 at the floor, above it when data moves more than once."""
+        return _ratio(self.actual_bytes, self.compulsory_bytes)
+
+    @property
+    def read_ratio(self) -> float | None:
+        return _ratio(self.actual_read, self.compulsory_read)
+
+    @property
+    def write_ratio(self) -> float | None:
+        return _ratio(self.actual_write, self.compulsory_write)
+
+    @property
+    def flop_ratio(self) -> float | None:
+        """Achieved FLOP (counters) / logical FLOP (declaration)."""
+        return _ratio(self.achieved_flop, self.logical_flop)
+
+    @property
+    def duration_ratio(self) -> float | None:
+        """Profiled duration / time bound: 1 at the bound, larger when the kernel falls short of it."""
+        return _ratio(self.duration, self.bound_time)
+
+    @property
+    def achieved_bandwidth(self) -> float | None:
+        """Actual DRAM bytes per second of profiled duration."""
+        if self.actual_bytes is None or not self.duration:
+            return None
+        return float(self.actual_bytes) / self.duration
+
+    @property
+    def traffic_verdict(self) -> str:
+        ratio = self.traffic_ratio
+        if ratio is None:
+            return "no DRAM byte counters"
+        if _within(ratio):
+            return "at the compulsory floor"
+        return "above the compulsory floor" if ratio > 1 else "below the compulsory floor"
+
+    def derivation_text(self) -> str:
+        """The comparison as plain text: steps, then causes, then notes (the CLI prints this)."""
+        width = max((len(step.label) for step in self.steps), default=0)
+        lines = [f"{self.kernel_name}  ⟷  {self.declaration}    [{self.convention}]"]
+        lines += [f"  {step.label.ljust(width)}  {step.body}" for step in self.steps]
+        for title, causes in (
+            ("traffic", self.traffic_causes),
+            ("work", self.flop_causes),
+            ("time", self.time_causes),
+        ):
+            if causes:
+                lines.append(f"  why the {title} differs:")
+                lines += [f"    - {cause.as_text()}" for cause in causes]
+        if self.notes:
+            lines.append("  notes:")
+            lines += [f"    - {note}" for note in self.notes]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything `workbench import-ncu --match … --json` prints for one match (base units)."""
+        point = self.roofline
+        return {
+            "kernel": self.kernel_name,
+            "declaration": self.declaration,
+            "tool": self.tool,
+            "launches": self.launches,
+            "convention": self.convention,
+            "path": self.path,
+            "compulsory_read_bytes": self.compulsory_read,
+            "compulsory_write_bytes": self.compulsory_write,
+            "compulsory_bytes": self.compulsory_bytes,
+            "footprint_bytes": self.footprint_bytes,
+            "l2_capacity_bytes": self.l2_capacity,
+            "actual_read_bytes": self.actual_read,
+            "actual_write_bytes": self.actual_write,
+            "actual_bytes": self.actual_bytes,
+            "l2_bytes": self.l2_bytes,
+            "traffic_ratio": self.traffic_ratio,
+            "read_ratio": self.read_ratio,
+            "write_ratio": self.write_ratio,
+            "traffic_verdict": self.traffic_verdict,
+            "logical_flop": self.logical_flop,
+            "achieved_flop": self.achieved_flop,
+            "flop_ratio": self.flop_ratio,
+            "duration_s": self.duration,
+            "bound_time_s": self.bound_time,
+            "duration_ratio": self.duration_ratio,
+            "achieved_bandwidth_byte_per_s": self.achieved_bandwidth,
+            "bandwidth_byte_per_s": self.bandwidth,
+            "traffic_causes": [cause.to_dict() for cause in self.traffic_causes],
+            "flop_causes": [cause.to_dict() for cause in self.flop_causes],
+            "time_causes": [cause.to_dict() for cause in self.time_causes],
+            "roofline": None
+            if point is None
+            else {"intensity_flop_per_byte": point.intensity, "flop_per_s": point.flop_rate, "flop_source": point.flop_source},
+            "steps": [step.to_dict() for step in self.steps],
+            "notes": list(self.notes),
+        }
+
+
+# ---------------------------------------------------------------- causes
+
+
+def traffic_causes(
+    read_ratio: float | None,
+    write_ratio: float | None,
+    traffic_ratio: float | None,
+    excess_read: float | None,
+    compulsory_write: int,
+    footprint: int,
+    l2_capacity: int | None,
+    binary: bool = False,
+) -> tuple[Cause, ...]:
+    """Why actual DRAM traffic differs from the compulsory floor, likeliest first (empty at the floor)."""
+    if traffic_ratio is None or _within(traffic_ratio):
+        return ()
+    if traffic_ratio < 1:
+        fits = l2_capacity is not None and footprint <= l2_capacity
+        return (
+            Cause(
+                "data already on chip",
+                "part of the inputs was served from L2 left warm by an earlier pass or kernel "
+                "(ncu flushes caches only with --cache-control all, its default)",
+                f"working set {format_bytes(footprint, binary)} fits in L2" if fits else "",
+                likely=fits,
+            ),
+            Cause(
+                "declaration larger than the kernel's work",
+                "the declared sizes or dtypes move more bytes than this kernel does "
+                "(a smaller shape, a narrower type, or one kernel of several)",
+                f"actual traffic is {_times(traffic_ratio)} the floor",
+                likely=not fits,
+            ),
+            Cause(
+                "compressed memory",
+                "compressible memory (Ampere and later) can move fewer bytes for data with runs of equal values",
+            ),
+        )
+
+    causes: list[Cause] = []
+    larger_than_l2 = l2_capacity is not None and footprint > l2_capacity
+    fits = l2_capacity is not None and footprint <= l2_capacity
+    excess_matches_writes = (
+        excess_read is not None
+        and compulsory_write > 0
+        and excess_read > 0
+        and abs(excess_read - compulsory_write) <= 0.1 * compulsory_write
+    )
+    reads_high = read_ratio is not None and read_ratio > 1 + TOLERANCE
+    # Excess reads the size of the output point at write-allocate, unless the working set
+    # overflows L2: then re-reads are as good an explanation and the likelier one.
+    write_allocate = excess_matches_writes and not larger_than_l2
+    rereads = reads_high and (not excess_matches_writes or larger_than_l2)
+    partial_writes = write_ratio is not None and write_ratio > 1 + TOLERANCE
+
+    causes.append(
+        Cause(
+            "re-reads",
+            "inputs were fetched from DRAM more than once: tiles evicted before their reuse, or no tiling",
+            f"reads are {_times(read_ratio)} the compulsory reads" if read_ratio is not None else "",
+            likely=rereads,
+        )
+    )
+    causes.append(
+        Cause(
+            "write-allocate",
+            "output sectors were read from DRAM before being written (partial writes to a sector, or a "
+            "read-modify-write epilogue)",
+            f"excess reads {format_bytes(excess_read, binary)} ≈ bytes written {format_bytes(compulsory_write, binary)}"
+            if excess_matches_writes and excess_read is not None
+            else "",
+            likely=write_allocate,
+        )
+    )
+    causes.append(
+        Cause(
+            "partial sectors",
+            "DRAM moves whole 32-byte sectors: strided, misaligned or scattered accesses carry unused bytes",
+            f"writes are {_times(write_ratio)} the output size"
+            if partial_writes and write_ratio is not None
+            else ("the working set fits in L2, so re-fetches from DRAM are unlikely" if fits and rereads else ""),
+            likely=partial_writes or (fits and rereads),
+        )
+    )
+    causes.append(
+        Cause(
+            "working set larger than L2",
+            "the tensors do not fit in L2 together, so reuse that spans the whole working set goes back to DRAM",
+            f"{format_bytes(footprint, binary)} working set > {format_bytes(l2_capacity, binary)} L2"
+            if larger_than_l2 and l2_capacity is not None
+            else (f"{format_bytes(footprint, binary)} fits in {format_bytes(l2_capacity, binary)} L2" if l2_capacity else ""),
+            likely=larger_than_l2 and reads_high,
+        )
+    )
+    return tuple(sorted(causes, key=lambda cause: not cause.likely))
+
+
+def flop_causes(
+    analysis: Analysis,
+    kernel: Kernel,
+    convention: str,
+) -> tuple[Cause, ...]:
+    """Why achieved FLOP differs from the logical FLOP, or why it ran on another path."""
+    flop = kernel.flop
+    if flop is None or analysis.flop <= 0:
+        return ()
+    achieved = float(flop.total(convention))
+    ratio = achieved / analysis.flop
+    tensor = float(flop.tensor_flop(convention))
+    sass = float(flop.sass_flop(convention))
+    causes: list[Cause] = []
+    declared_tensor = _is_tensor_path(analysis.path)
+    if declared_tensor and sass >= 0.5 * analysis.flop and tensor < 0.5 * analysis.flop:
+        causes.append(
+            Cause(
+                "wrong path",
+                f"the work ran as CUDA-core instructions, not on the {analysis.path} tensor path the bound assumes",
+                f"CUDA-core FLOP {format_flop(sass)}, tensor-pipe FLOP {format_flop(tensor)}"
+                + ("" if flop.has_tensor_counters else " (no tensor counters collected)"),
+                likely=flop.has_tensor_counters or (flop.tensor_pipe_percent is not None and flop.tensor_pipe_percent < 1),
+            )
+        )
+    if not declared_tensor and tensor >= 0.5 * analysis.flop:
+        causes.append(
+            Cause(
+                "wrong path",
+                f"the work ran on tensor cores while the bound uses the {analysis.path} rate "
+                "(TF32 enabled for an fp32 product, for instance)",
+                f"tensor-pipe FLOP {format_flop(tensor)}",
+                likely=True,
+            )
+        )
+    if _within(ratio):
+        return tuple(causes)
+    if ratio > 1:
+        op = analysis.declaration.op
+        params = analysis.declaration.params
+        causes.append(
+            Cause(
+                "padding",
+                "dimensions rounded up to the kernel's tile sizes: the padded rows and columns are computed too",
+                f"achieved is {_times(ratio)} the logical work",
+                likely=op in ("gemm", "conv2d", "einsum", "attention"),
+            )
+        )
+        if op == "attention":
+            causes.append(
+                Cause(
+                    "masked work",
+                    "scores a causal mask discards are computed before they are masked",
+                    "causal attention" if params.get("causal") else "",
+                    likely=bool(params.get("causal")),
+                )
+            )
+        causes += [
+            Cause(
+                "recompute",
+                "intermediates recomputed rather than stored (backward passes, fused kernels that rebuild a softmax)",
+            ),
+            Cause(
+                "arithmetic outside the operation",
+                "the counters also see index arithmetic done in floating point, scaling epilogues and conversions",
+            ),
+        ]
+    else:
+        uncounted = declared_tensor and not flop.has_tensor_counters
+        packed = any(count.precision == "fp16" and count.flop(convention) > 0 for count in flop.sass)
+        causes.append(
+            Cause(
+                "work on a pipe these counters miss",
+                "the arithmetic ran where the collected counters do not look (tensor cores without tensor-pipe "
+                "counters, integer or special-function units)",
+                "declared a tensor path; no tensor counters in the file" if uncounted else "",
+                likely=uncounted,
+            )
+        )
+        if packed:
+            causes.append(
+                Cause(
+                    "packed half-precision instructions",
+                    "HADD2/HMUL2/HFMA2 do two operations per counted instruction, so fp16 SASS counts read half the work",
+                    f"fp16 SASS counters present, achieved is {_times(ratio)} the logical work",
+                    likely=0.4 <= ratio <= 0.6,
+                )
+            )
+        causes += [
+            Cause(
+                "part of the operation",
+                "the operation is split across kernels (split-K reduction, a separate epilogue or softmax kernel); "
+                "this kernel did only its share",
+                f"achieved is {_times(ratio)} the logical work",
+            ),
+        ]
+    return tuple(sorted(causes, key=lambda cause: not cause.likely))
+
+
+def time_causes(
+    analysis: Analysis,
+    duration: float | None,
+    actual_bytes: float | None,
+    footprint: int,
+    l2_capacity: int | None,
+    tool: str,
+) -> tuple[Cause, ...]:
+    """Why the profiled duration sits where it does against the bound."""
+    ratio = _ratio(duration, analysis.bound_time)
+    if ratio is None or duration is None:
+        return ()
+    causes: list[Cause] = []
+    if ratio < 1 - TOLERANCE:
+        fits = l2_capacity is not None and footprint <= l2_capacity
+        causes.append(
+            Cause(
+                "data served from L2",
+                "the bound assumes every compulsory byte crosses HBM; L2-resident data arrives faster",
+                "working set fits in L2" if fits else (
+                    "actual DRAM traffic is below the floor"
+                    if actual_bytes is not None and actual_bytes < analysis.bytes * (1 - TOLERANCE)
+                    else ""
+                ),
+                likely=fits or (actual_bytes is not None and actual_bytes < analysis.bytes * (1 - TOLERANCE)),
+            )
+        )
+        causes.append(
+            Cause(
+                "rates below what the device sustains",
+                "the compute rate or bandwidth in use is lower than this GPU reaches for this shape "
+                "(check the device and the rate sources)",
+            )
+        )
+        return tuple(sorted(causes, key=lambda cause: not cause.likely))
+    if ratio <= 1 + TOLERANCE:
+        return ()
+    memory_limited = analysis.limiter == "memory"
+    if (
+        actual_bytes is not None
+        and analysis.bandwidth is not None
+        and actual_bytes > analysis.bytes * (1 + TOLERANCE)
+    ):
+        actual_memory_time = actual_bytes / analysis.bandwidth.value
+        causes.append(
+            Cause(
+                "extra DRAM traffic",
+                "bytes above the compulsory floor take time the bound does not count",
+                f"actual bytes at the bandwidth in use need {format_time(actual_memory_time)} "
+                f"of the {format_time(duration)} profiled",
+                likely=memory_limited or actual_memory_time > 0.5 * duration,
+            )
+        )
+    if tool == NCU:
+        causes.append(
+            Cause(
+                "base clocks under ncu",
+                "ncu locks clocks to base while profiling, below the boost clocks datasheet rates assume",
+                "compute-limited declaration" if not memory_limited else "",
+                likely=not memory_limited,
+            )
+        )
+    if duration < SHORT_KERNEL_S:
+        causes.append(
+            Cause(
+                "launch and tail effects",
+                "a short kernel spends a visible share of its time ramping up and draining its last wave",
+                f"{format_time(duration)} duration",
+                likely=True,
+            )
+        )
+    if memory_limited and analysis.bandwidth is not None and analysis.bandwidth.source in ("datasheet", "derived"):
+        causes.append(
+            Cause(
+                "datasheet bandwidth",
+                "well-made stream kernels reach 83–95 % of HBM datasheet bandwidth; calibrate to bound with a measured rate",
+                f"bandwidth source: {analysis.bandwidth.source}",
+            )
+        )
+    if not memory_limited and analysis.compute_rate is not None and analysis.compute_rate.source in ("datasheet", "derived"):
+        causes.append(
+            Cause(
+                "datasheet compute rate",
+                "large GEMMs reach 70–85 % of the dense datasheet peak; calibrate to bound with a measured rate",
+                f"rate source: {analysis.compute_rate.source}",
+            )
+        )
+    return tuple(sorted(causes, key=lambda cause: not cause.likely))
+
+
+# ---------------------------------------------------------------- comparison
+
+
+def compare(
+    kernel: Kernel,
+    analysis: Analysis,
+    device: Device | None = None,
+    binary: bool = False,
+) -> Comparison:
+    """Put one imported kernel beside the analysis of the operation it implements.
+
+    `device` supplies the L2 capacity for the working-set test (the analysis
+    carries only the device's name); the convention is the analysis's own.
+    """
+    convention = analysis.convention
+    workload = analysis.declaration.workload()
+    compulsory_read = int(sum(t.bytes_each * t.reads for t in workload.tensors))
+    compulsory_write = int(sum(t.bytes_each * t.writes for t in workload.tensors))
+    footprint = int(workload.footprint_bytes)
+    l2_capacity = device.l2_bytes if device is not None else None
+    many = f"{kernel.statistic} of {kernel.instances} launches" if kernel.instances > 1 else ""
+
+    steps: list[Step] = []
+    dram = kernel.dram
+    actual_read = None if dram.read is None else float(dram.read.value)
+    actual_write = None if dram.write is None else float(dram.write.value)
+    actual_bytes = None if dram.total is None else float(dram.total.value)
+    readers = [t for t in workload.tensors if t.reads]
+    writers = [t for t in workload.tensors if t.writes]
+
+    if dram.read is not None and actual_read is not None:
+        steps.append(Step(f"Actual DRAM read ({dram.read.source})", many, _bytes(actual_read, binary, dram.read.scaled)))
+    if dram.write is not None and actual_write is not None:
+        steps.append(Step(f"Actual DRAM write ({dram.write.source})", many, _bytes(actual_write, binary, dram.write.scaled)))
+    if dram.total is not None and actual_bytes is not None:
+        expression = many
+        if dram.read is not None and dram.write is not None and actual_read is not None and actual_write is not None:
+            expression = f"{format_bytes(actual_read, binary)} + {format_bytes(actual_write, binary)}"
+        steps.append(Step("Actual DRAM traffic", expression, _bytes(actual_bytes, binary, dram.total.scaled)))
+    elif kernel.tool == NCU:
+        steps.append(Step("Actual DRAM traffic", "", "no DRAM byte counters in the file (collect dram__bytes_read.sum, dram__bytes_write.sum)"))
+    else:
+        steps.append(Step("Actual DRAM traffic", "", "nsys records no memory counters: profile the kernel with ncu for DRAM bytes"))
+
+    steps.append(
+        Step(
+            "Compulsory read (declared)",
+            " + ".join(f"{t.name} {format_int(int(t.bytes_each * t.reads))} B" for t in readers) or "nothing read",
+            _bytes(compulsory_read, binary),
+        )
+    )
+    steps.append(
+        Step(
+            "Compulsory write (declared)",
+            " + ".join(f"{t.name} {format_int(int(t.bytes_each * t.writes))} B" for t in writers) or "nothing written",
+            _bytes(compulsory_write, binary),
+        )
+    )
+    traffic_ratio = _ratio(actual_bytes, analysis.bytes)
+    read_ratio = _ratio(actual_read, compulsory_read)
+    write_ratio = _ratio(actual_write, compulsory_write)
+    if traffic_ratio is not None and actual_bytes is not None:
+        steps.append(
+            Step(
+                "Traffic ratio, actual / compulsory",
+                f"{format_bytes(actual_bytes, binary)} / {format_bytes(analysis.bytes, binary)}",
+                _times(traffic_ratio),
+            )
+        )
+    if read_ratio is not None and actual_read is not None:
+        steps.append(Step("Read ratio", f"{format_bytes(actual_read, binary)} / {format_bytes(compulsory_read, binary)}", _times(read_ratio)))
+    if write_ratio is not None and actual_write is not None:
+        steps.append(Step("Write ratio", f"{format_bytes(actual_write, binary)} / {format_bytes(compulsory_write, binary)}", _times(write_ratio)))
+    l2_bytes = None if kernel.l2_bytes is None else float(kernel.l2_bytes.value)
+    if l2_bytes is not None and kernel.l2_bytes is not None:
+        steps.append(Step(f"L2 traffic ({kernel.l2_bytes.source})", many, _bytes(l2_bytes, binary, kernel.l2_bytes.scaled)))
+        if actual_bytes:
+            steps.append(
+                Step(
+                    "L2 traffic / DRAM traffic",
+                    f"{format_bytes(l2_bytes, binary)} / {format_bytes(actual_bytes, binary)}",
+                    f"{_times(l2_bytes / actual_bytes)} (L2 bytes per DRAM byte: the reuse L2 served)",
+                )
+            )
+    if l2_capacity is not None:
+        relation = ">" if footprint > l2_capacity else "≤"
+        steps.append(
+            Step(
+                "Working set against L2",
+                f"{format_bytes(footprint, binary)} {relation} {format_bytes(l2_capacity, binary)}",
+                "larger than L2" if footprint > l2_capacity else "fits in L2",
+                relation="⇒",
+            )
+        )
+    if traffic_ratio is not None:
+        verdict = (
+            "at the compulsory floor: the assumed reuse is realised"
+            if _within(traffic_ratio)
+            else (
+                f"{_times(traffic_ratio)} the compulsory floor: data moves more than once"
+                if traffic_ratio > 1
+                else f"{_times(traffic_ratio)} the compulsory floor: below it, some data never crossed DRAM"
+            )
+        )
+        steps.append(Step("Traffic", f"within ±{format_number(TOLERANCE * 100)} % is the floor", verdict, relation="⇒"))
+
+    # Work
+    achieved = kernel.achieved_flop(convention)
+    if kernel.flop is not None and achieved is not None:
+        steps.append(Step(f"Achieved FLOP (counters, {convention})", kernel.flop.expression(convention), _flop(float(achieved))))
+        flop_ratio = _ratio(achieved, analysis.flop)
+        steps.append(Step("Logical FLOP (declared)", "", _flop(analysis.flop)))
+        if flop_ratio is not None:
+            steps.append(
+                Step("Work ratio, achieved / logical", f"{format_flop(float(achieved))} / {format_flop(analysis.flop)}", _times(flop_ratio))
+            )
+        if kernel.flop.tensor_pipe_percent is not None:
+            steps.append(Step("Tensor pipe active", "sm__pipe_tensor_*cycles_active", f"{format_number(kernel.flop.tensor_pipe_percent)} % of peak"))
+    elif kernel.tool == NCU:
+        steps.append(
+            Step(
+                "Achieved FLOP",
+                "",
+                "no SASS or tensor-pipe FLOP counters in the file "
+                "(collect smsp__sass_thread_inst_executed_op_{f,h,d}{add,mul,fma}_pred_on.sum)",
+            )
+        )
+
+    # Time
+    duration = None if kernel.duration is None else float(kernel.duration.value)
+    if kernel.duration is not None and duration is not None:
+        spread = ""
+        if kernel.duration_min is not None and kernel.duration_max is not None and kernel.instances > 1:
+            spread = f"{many}; {format_time(kernel.duration_min)} to {format_time(kernel.duration_max)}"
+        steps.append(Step(f"Profiled duration ({kernel.duration.source})", spread, format_time(duration)))
+    if analysis.bound_time is not None and duration is not None:
+        tc, tm = format_time(analysis.compute_time or 0.0), format_time(analysis.memory_time or 0.0)
+        combined = {"full": f"max({tc}, {tm})", "none": f"{tc} + {tm}"}.get(
+            analysis.overlap.label, f"compute {tc}, memory {tm}, overlap f = {analysis.overlap.label}"
+        )
+        steps.append(Step(f"Time bound ({analysis.overlap.label} overlap)", combined, format_time(analysis.bound_time)))
+        ratio = duration / analysis.bound_time
+        steps.append(
+            Step(
+                "Duration / bound",
+                f"{format_time(duration)} / {format_time(analysis.bound_time)}",
+                f"{_times(ratio)}: the kernel reaches {format_number(100 / ratio, 3)} % of the bound",
+            )
+        )
+    if actual_bytes is not None and duration:
+        achieved_bw = actual_bytes / duration
+        share = ""
+        if analysis.bandwidth is not None:
+            share = f" = {format_number(100 * achieved_bw / analysis.bandwidth.value, 3)} % of {format_bandwidth(analysis.bandwidth.value, binary)} ({analysis.bandwidth.source})"
+        steps.append(
+            Step(
+                "Achieved DRAM bandwidth",
+                f"{format_bytes(actual_bytes, binary)} / {format_time(duration)}",
+                f"{format_bandwidth(achieved_bw, binary)}{share}",
+            )
+        )
+    if duration and analysis.flop > 0:
+        # Useful work per second: the logical FLOP, which is what the compute bound divides.
+        share = ""
+        if analysis.compute_rate is not None:
+            share = (
+                f" = {format_number(100 * analysis.flop / duration / analysis.compute_rate.value, 3)} % of "
+                f"{format_flop_rate(analysis.compute_rate.value)} ({analysis.path})"
+            )
+        steps.append(
+            Step(
+                "Rate of useful work (logical FLOP)",
+                f"{format_flop(analysis.flop)} / {format_time(duration)}",
+                f"{format_flop_rate(analysis.flop / duration)}{share}",
+            )
+        )
+
+    notes: list[str] = [NCU_CONDITIONS_NOTE if kernel.tool == NCU else NSYS_CONDITIONS_NOTE]
+    notes += list(kernel.notes)
+    if kernel.flop is not None and _is_tensor_path(analysis.path) and not kernel.flop.has_tensor_counters:
+        notes.append(f"the declared path is {analysis.path}: {_TENSOR_PATH_HINT}")
+    if any(reading is not None and reading.scaled for reading in (dram.read, dram.write, dram.total, kernel.l2_bytes)):
+        notes.append("ncu rounded some byte counts to about four significant digits (auto-scaled units); ratios near 1 carry that rounding")
+    if analysis.bound_time is None:
+        notes.append("no time bound: choose a device (or enter rates) to compare the duration with the bound")
+
+    excess_read = None if actual_read is None else actual_read - compulsory_read
+    return Comparison(
+        kernel_name=kernel.name,
+        declaration=str(analysis.declaration),
+        tool=kernel.tool,
+        launches=kernel.instances,
+        convention=convention,
+        path=analysis.path,
+        compulsory_read=compulsory_read,
+        compulsory_write=compulsory_write,
+        compulsory_bytes=analysis.bytes,
+        footprint_bytes=footprint,
+        l2_capacity=l2_capacity,
+        actual_read=actual_read,
+        actual_write=actual_write,
+        actual_bytes=actual_bytes,
+        l2_bytes=l2_bytes,
+        logical_flop=analysis.flop,
+        achieved_flop=None if achieved is None else float(achieved),
+        duration=duration,
+        bound_time=analysis.bound_time,
+        bandwidth=None if analysis.bandwidth is None else analysis.bandwidth.value,
+        compute_rate=None if analysis.compute_rate is None else analysis.compute_rate.value,
+        traffic_causes=traffic_causes(
+            read_ratio, write_ratio, traffic_ratio, excess_read, compulsory_write, footprint, l2_capacity, binary
+        ),
+        flop_causes=flop_causes(analysis, kernel, convention),
+        time_causes=time_causes(analysis, duration, actual_bytes, footprint, l2_capacity, kernel.tool),
+        steps=tuple(steps),
+        notes=tuple(notes),
+        roofline=_roofline(kernel, analysis, achieved),
+    )
+
+
+def _roofline(kernel: Kernel, analysis: Analysis, achieved: int | float | None) -> RooflinePoint | None:
+    """The kernel's point: counted FLOP when they agree with the declaration within 2×, else logical FLOP.
+
+    Counters that miss the work (tensor cores without tensor counters) would
+    put the point orders of magnitude too low; the declared work places it.
+    """
+    ratio = _ratio(achieved, analysis.flop)
+    if ratio is not None and 0.5 <= ratio <= 2.0:
+        return kernel.roofline_point(analysis.convention)
+    return kernel.roofline_point(analysis.convention, declared_flop=analysis.flop, prefer_declared=True)
+
+
+def profile_device(profile: Profile) -> Device | None:
+    """The catalogue device the file names (raw page's display name, or a named Device column), if any."""
+    name = profile.device_name
+    return match_reported_name(name) if name else None
+
+
+def compare_profile(
+    profile: Profile,
+    rules: Sequence[MatchRule] | None = None,
+    device: Device | str | None = None,
+    convention: str = "fma2",
+    overlap: Any = "full",
+    binary: bool = False,
+) -> list[Comparison]:
+    """Every kernel a rule selects, compared with that rule's declaration on `device`.
+
+    `rules` default to the profile's saved matches; `device` defaults to the
+    GPU the file names when the catalogue knows it (without one, bytes and
+    FLOP are still compared, and the time bound is left out).
+    """
+    from workbench.devices.catalogue import find_device
+
+    chosen = find_device(device) if isinstance(device, str) else device
+    if chosen is None:
+        chosen = profile_device(profile)
+    comparisons = []
+    for kernel, rule in match_kernels(profile.kernels(), list(rules if rules is not None else profile.matches)):
+        analysis = analyze(rule.declaration, device=chosen, convention=convention, overlap=overlap, binary=binary)
+        comparisons.append(compare(kernel, analysis, chosen, binary))
+    return comparisons

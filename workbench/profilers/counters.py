@@ -1,0 +1,294 @@
+"""The hardware counters the workbench reads from an ncu launch: DRAM and L2 bytes, duration, FLOP.
+
+Each reader tries the metric names ncu uses across releases and says which
+one it used (`Reading.source`), so the derivation can cite it. Achieved FLOP
+comes from the SASS instruction counters the way ncu's own roofline charts
+count them — per precision fadd + fmul + 2·ffma (a fused multiply-add is two
+operations under the fma2 convention, one under mac) — plus the tensor-pipe
+`sm__ops_path_tensor_*` counters where they were collected, which already
+count two operations per multiply-add.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from workbench.profilers.records import Metric
+
+SECTOR_BYTES = 32  # DRAM and L2 move data in 32-byte sectors
+
+DRAM_READ_METRICS = ("dram__bytes_read.sum", "dram__bytes_op_read.sum")
+DRAM_WRITE_METRICS = ("dram__bytes_write.sum", "dram__bytes_op_write.sum")
+DRAM_TOTAL_METRICS = ("dram__bytes.sum",)
+DRAM_READ_SECTOR_METRICS = ("dram__sectors_read.sum", "dram__sectors_op_read.sum")
+DRAM_WRITE_SECTOR_METRICS = ("dram__sectors_write.sum", "dram__sectors_op_write.sum")
+L2_METRICS = ("lts__t_bytes.sum",)
+L2_SECTOR_METRICS = ("lts__t_sectors.sum",)
+DURATION_METRICS = ("gpu__time_duration.sum", "gpu__time_duration.avg", "gpu__time_duration.max", "Duration")
+
+# The metrics to ask ncu for, for everything the comparison uses (the CLI's hint).
+SUGGESTED_METRICS = (
+    "gpu__time_duration.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "lts__t_bytes.sum",
+    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+    "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
+    "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+)
+
+_SASS = re.compile(r"^(sm|smsp)__sass_thread_inst_executed_op_([dfh])(add|mul|fma)_pred_on\.sum$")
+_TENSOR_OPS = re.compile(r"^(sm|smsp)__ops_path_tensor_(.+)\.sum$")
+_SPARSITY = re.compile(r"_sparsity_(on|off)$")
+_PRECISION = {"d": "fp64", "f": "fp32", "h": "fp16"}
+_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A counter value in base units, the metric it came from, and whether ncu had rounded it."""
+
+    value: int | float
+    source: str
+    scaled: bool = False
+
+
+def _numeric(metrics: Mapping[str, Metric], name: str, unit: str) -> Metric | None:
+    metric = metrics.get(name)
+    if metric is None or metric.value is None or metric.unit != unit:
+        return None
+    return metric
+
+
+def read_counter(metrics: Mapping[str, Metric], names: Sequence[str], unit: str) -> Reading | None:
+    """The first of `names` present with a value in `unit` (e.g. "B"), or None."""
+    for name in names:
+        metric = _numeric(metrics, name, unit)
+        if metric is not None and metric.value is not None:
+            return Reading(metric.value, name, metric.scaled)
+    return None
+
+
+def read_sectors(metrics: Mapping[str, Metric], names: Sequence[str]) -> Reading | None:
+    """A sector count turned into bytes (32 B a sector), for files without the byte metrics."""
+    for name in names:
+        metric = metrics.get(name)
+        if metric is not None and metric.value is not None and metric.unit in ("sector", ""):
+            return Reading(metric.value * SECTOR_BYTES, f"{name} × {SECTOR_BYTES} B", metric.scaled)
+    return None
+
+
+@dataclass(frozen=True)
+class DramTraffic:
+    """Bytes that crossed the DRAM (HBM) interface in one launch: read, written, and their sum."""
+
+    read: Reading | None
+    write: Reading | None
+    total: Reading | None
+
+
+def dram_traffic(metrics: Mapping[str, Metric]) -> DramTraffic:
+    """DRAM bytes from dram__bytes_read/write.sum (or dram__bytes.sum, or sector counts)."""
+    read = read_counter(metrics, DRAM_READ_METRICS, "B") or read_sectors(metrics, DRAM_READ_SECTOR_METRICS)
+    write = read_counter(metrics, DRAM_WRITE_METRICS, "B") or read_sectors(metrics, DRAM_WRITE_SECTOR_METRICS)
+    if read is not None and write is not None:
+        total = Reading(read.value + write.value, f"{read.source} + {write.source}", read.scaled or write.scaled)
+    else:
+        total = read_counter(metrics, DRAM_TOTAL_METRICS, "B")
+    return DramTraffic(read, write, total)
+
+
+def l2_traffic(metrics: Mapping[str, Metric]) -> Reading | None:
+    """Bytes through the L2 slices (lts__t_bytes.sum): every request L1 sends down, hit or miss."""
+    return read_counter(metrics, L2_METRICS, "B") or read_sectors(metrics, L2_SECTOR_METRICS)
+
+
+def duration(metrics: Mapping[str, Metric]) -> Reading | None:
+    """The launch's GPU duration in seconds (gpu__time_duration.sum, or the SOL section's Duration)."""
+    return read_counter(metrics, DURATION_METRICS, "s")
+
+
+@dataclass(frozen=True)
+class SassCount:
+    """Thread-level floating-point instructions of one precision: adds, multiplies, fused multiply-adds."""
+
+    precision: str  # "fp64", "fp32" or "fp16"
+    add: int | float
+    mul: int | float
+    fma: int | float
+
+    def flop(self, convention: str = "fma2") -> int | float:
+        """add + mul + 2·fma (fma2) or add + mul + fma (mac)."""
+        return self.add + self.mul + (2 if convention == "fma2" else 1) * self.fma
+
+    def expression(self, convention: str = "fma2") -> str:
+        letter = _LETTER[self.precision]
+        weight = "2 × " if convention == "fma2" else ""
+        return (
+            f"{letter}add {_count(self.add)} + {letter}mul {_count(self.mul)} + "
+            f"{weight}{letter}fma {_count(self.fma)}"
+        )
+
+
+@dataclass(frozen=True)
+class TensorOps:
+    """A tensor-pipe operation counter (two operations per multiply-add, as ncu counts them)."""
+
+    metric: str
+    ops: int | float
+
+    def flop(self, convention: str = "fma2") -> int | float:
+        return self.ops if convention == "fma2" else self.ops / 2
+
+
+@dataclass(frozen=True)
+class FlopCount:
+    """Achieved floating-point work of one launch, by source counter."""
+
+    sass: tuple[SassCount, ...]
+    tensor: tuple[TensorOps, ...]
+    tensor_pipe_percent: float | None = None  # sm__pipe_tensor_*cycles_active, % of peak, where collected
+
+    @property
+    def has_tensor_counters(self) -> bool:
+        return bool(self.tensor)
+
+    def tensor_flop(self, convention: str = "fma2") -> int | float:
+        return sum(op.flop(convention) for op in self.tensor)
+
+    def sass_flop(self, convention: str = "fma2") -> int | float:
+        return sum(count.flop(convention) for count in self.sass)
+
+    def total(self, convention: str = "fma2") -> int | float:
+        return self.sass_flop(convention) + self.tensor_flop(convention)
+
+    def expression(self, convention: str = "fma2") -> str:
+        """'fadd 0 + fmul 0 + 2 × ffma 16,777,216 + ops_path_tensor_src_fp16_dst_fp32 137,438,953,472'.
+
+        Precisions and tensor paths whose counters are all zero are left out
+        (unless nothing else is left), so the line shows where the work ran.
+        """
+        sass = [count for count in self.sass if count.add or count.mul or count.fma]
+        tensor = [op for op in self.tensor if op.ops]
+        if not sass and not tensor:
+            sass, tensor = list(self.sass[:1]), ([] if self.sass else list(self.tensor[:1]))
+        parts = [count.expression(convention) for count in sass]
+        for op in tensor:
+            scale = "" if convention == "fma2" else " / 2"
+            parts.append(f"{op.metric.split('__', 1)[-1].removesuffix('.sum')} {_count(op.ops)}{scale}")
+        return " + ".join(parts) if parts else "no FLOP counters"
+
+
+def _count(value: int | float) -> str:
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.1f}"
+
+
+def flop_count(metrics: Mapping[str, Metric]) -> FlopCount | None:
+    """FLOP counters of one launch, or None when the file has neither SASS nor tensor-pipe counters."""
+    found: dict[tuple[str, str], int | float] = {}
+    for name, metric in metrics.items():
+        match = _SASS.match(name)
+        if match is None or metric.value is None:
+            continue
+        key = (_PRECISION[match.group(2)], match.group(3))
+        # sm__ and smsp__ count the same instructions: keep the first seen.
+        found.setdefault(key, metric.value)
+    sass = []
+    for precision in ("fp64", "fp32", "fp16"):
+        if any((precision, kind) in found for kind in ("add", "mul", "fma")):
+            sass.append(
+                SassCount(
+                    precision,
+                    found.get((precision, "add"), 0),
+                    found.get((precision, "mul"), 0),
+                    found.get((precision, "fma"), 0),
+                )
+            )
+
+    # Tensor counters: one per src/dst path; where ncu also split a path by sparsity, count it once.
+    plain: dict[str, TensorOps] = {}
+    by_sparsity: dict[str, list[TensorOps]] = {}
+    for name, metric in metrics.items():
+        match = _TENSOR_OPS.match(name)
+        if match is None or metric.value is None:
+            continue
+        path = match.group(2)
+        core = _SPARSITY.sub("", path)
+        if core == path:
+            plain.setdefault(path, TensorOps(name, metric.value))
+        else:
+            by_sparsity.setdefault(core, []).append(TensorOps(name, metric.value))
+    tensor = list(plain.values())
+    for core, parts in by_sparsity.items():
+        if core not in plain:
+            tensor.extend(parts)
+
+    pipe = [
+        float(metric.value)
+        for name, metric in metrics.items()
+        if name.startswith("sm__pipe_tensor") and metric.unit == "%" and metric.value is not None
+    ]
+    if not sass and not tensor:
+        return None
+    return FlopCount(tuple(sass), tuple(tensor), max(pipe) if pipe else None)
+
+
+def median_reading(readings: Sequence[Reading | None]) -> Reading | None:
+    """The median over launches of one counter (None when no launch has it)."""
+    present = [reading for reading in readings if reading is not None]
+    if not present:
+        return None
+    return Reading(
+        _median([reading.value for reading in present]),
+        present[0].source,
+        any(reading.scaled for reading in present),
+    )
+
+
+def median_flop(counts: Sequence[FlopCount | None]) -> FlopCount | None:
+    """Term by term median of the launches' FLOP counters."""
+    present = [count for count in counts if count is not None]
+    if not present:
+        return None
+    if len(present) == 1:
+        return present[0]
+    sass = []
+    for precision in ("fp64", "fp32", "fp16"):
+        rows = [next((s for s in count.sass if s.precision == precision), None) for count in present]
+        rows_present = [row for row in rows if row is not None]
+        if rows_present:
+            sass.append(
+                SassCount(
+                    precision,
+                    _median([row.add for row in rows_present]),
+                    _median([row.mul for row in rows_present]),
+                    _median([row.fma for row in rows_present]),
+                )
+            )
+    tensor = []
+    for op in present[0].tensor:
+        values = [next((t.ops for t in count.tensor if t.metric == op.metric), None) for count in present]
+        tensor.append(TensorOps(op.metric, _median([value for value in values if value is not None])))
+    pipes = [count.tensor_pipe_percent for count in present if count.tensor_pipe_percent is not None]
+    return FlopCount(tuple(sass), tuple(tensor), _median(pipes) if pipes else None)
+
+
+def _median(values: Sequence[int | float]) -> int | float:
+    """statistics.median, keeping an int when the middle value is one (odd counts, or equal middles)."""
+    middle = statistics.median(values)
+    if isinstance(middle, float) and middle.is_integer() and all(isinstance(v, int) for v in values):
+        return int(middle)
+    return middle
