@@ -192,6 +192,21 @@ def test_cli_report_writes_each_kind(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "wrote" in capsys.readouterr().out
 
 
+def test_cli_report_includes_the_plot_when_it_can_render_one_and_says_so_when_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.json"
+    save(measured_session(), path)
+    out = tmp_path / "out.html"
+    assert main(["report", str(path), "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    page = out.read_text(encoding="utf-8")
+    if "without the plot" in said:
+        assert "data:image/png" not in page
+    else:
+        assert "data:image/png;base64," in page
+
+
 def test_cli_report_errors_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text('{"format": "perf-workbench-session", "version": 9}', encoding="utf-8")

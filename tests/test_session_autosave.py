@@ -52,7 +52,7 @@ def test_discard_removes_the_file_once_the_work_is_saved(tmp_path: Path) -> None
 
 
 def test_the_file_of_a_process_that_is_gone_is_offered_and_holds_the_edits(tmp_path: Path) -> None:
-    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
     dead_pid = int(finished.stdout)
     saver = Autosaver(tmp_path, pid=dead_pid)
     saver.write(unsaved_session(), source_path="/home/me/lab.json")
@@ -101,7 +101,7 @@ def test_an_unwritable_autosave_folder_is_a_session_error(tmp_path: Path) -> Non
 
 def test_process_is_running_for_this_process_and_not_for_a_finished_one() -> None:
     assert process_is_running(os.getpid())
-    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
     assert not process_is_running(int(finished.stdout))
     assert not process_is_running(0)
 

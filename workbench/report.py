@@ -58,7 +58,7 @@ ABOVE_BOUND_NOTE = (
 )
 
 
-def _run_notes(runs: Sequence["RunFigures"]) -> list[str]:
+def _run_notes(runs: Sequence[RunFigures]) -> list[str]:
     """The reading aid under a runs table, plus a warning when a run beat its bound."""
     notes = [PERCENT_OF_BOUND_NOTE]
     if any(run.percent_of_bound is not None and run.percent_of_bound > 100.0 for run in runs):
