@@ -224,6 +224,26 @@ def test_report_module_does_not_import_qt() -> None:
     assert result.stdout.strip() == "False False"
 
 
+def test_imported_profiles_show_as_per_kernel_tables() -> None:
+    from workbench.profilers.reader import read_profile
+
+    data = Path(__file__).parent / "data"
+    session = measured_session()
+    session.profiles = [
+        read_profile(data / "ncu_details.csv").to_dict(),
+        read_profile(data / "nsys_cuda_gpu_kern_sum.csv").to_dict(),
+        {"kernel": "hand-entered", "ms": 1.5},
+    ]
+    text = render_markdown(session)
+    assert "**ncu_details.csv: Nsight Compute CSV (details page)" in text
+    assert "| kernel | launches | duration (median) | DRAM read | DRAM write |" in text
+    assert "| cupy_add__float32_float32_float32 | 3 |" in text
+    assert "**nsys_cuda_gpu_kern_sum.csv: Nsight Systems CSV (cuda_gpu_kern_sum report)**" in text
+    assert "**Other imported records**" in text and "| hand-entered | 1.5 |" in text
+    page = render_html(session)
+    assert "Nsight Compute CSV (details page)" in page and "cupy_add__float32_float32_float32" in page
+
+
 def test_the_fixture_report_shows_its_measured_cpu_run() -> None:
     session = load(Path(__file__).parent / "data" / "session_v1.json")
     text = render_markdown(session)

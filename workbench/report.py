@@ -116,6 +116,15 @@ class OperationReport:
 
 
 @dataclass(frozen=True)
+class ProfileSection:
+    """One imported profiler file (or the records that are not one) as a titled table with notes."""
+
+    title: str
+    table: Table
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything a rendered report says, independent of Markdown or HTML."""
 
@@ -128,8 +137,7 @@ class Report:
     summary: Table
     operations: tuple[OperationReport, ...]
     other_runs: tuple[RunFigures, ...]
-    profiles: Table | None
-    profiles_left_out: int
+    profiles: tuple[ProfileSection, ...]
     binary: bool
 
 
@@ -247,10 +255,37 @@ def _summary_table(operations: Sequence[OperationReport], binary: bool) -> Table
     return Table(("Operation", "Work", "Compulsory bytes", "Intensity", "Bound time", "Limiter"), tuple(rows))
 
 
-def _profiles_table(records: Sequence[Mapping[str, Any]]) -> tuple[Table | None, int]:
-    """Imported profiler records as a table of their first scalar columns (records vary by tool)."""
-    if not records:
-        return None, 0
+def _profile_sections(records: Sequence[Mapping[str, Any]], convention: str, binary: bool) -> tuple[ProfileSection, ...]:
+    """Each imported profile as its per-kernel table; records of any other shape in one generic table."""
+    from workbench.profilers.records import Profile
+    from workbench.profilers.render import kernel_rows
+
+    sections: list[ProfileSection] = []
+    others: list[Mapping[str, Any]] = []
+    for record in records:
+        try:
+            profile = Profile.from_dict(record)
+            rows = kernel_rows(profile.kernels(), convention, binary)
+        except WorkbenchError:
+            others.append(record)
+            continue
+        where = f", {profile.device_name}" if profile.device_name else ""
+        sections.append(
+            ProfileSection(
+                f"{profile.source or 'profile'}: {profile.title}{where}",
+                Table(rows[0], tuple(rows[1:])),
+                (profile.conditions_note, *profile.notes),
+            )
+        )
+    if others:
+        table, left_out = _generic_records_table(others)
+        notes = (f"… and {left_out} more records in the session file.",) if left_out else ()
+        sections.append(ProfileSection("Other imported records", table, notes))
+    return tuple(sections)
+
+
+def _generic_records_table(records: Sequence[Mapping[str, Any]]) -> tuple[Table, int]:
+    """Records of unknown shape as a table of their first scalar columns."""
     columns: list[str] = []
     for record in records:
         for key, value in record.items():
@@ -307,7 +342,7 @@ def build_report(session: Session) -> Report:
                 analysis = None
         other_runs.append(run_figures(run, index, analysis))
 
-    profiles, left_out = _profiles_table(session.profiles)
+    profiles = _profile_sections(session.profiles, session.settings.convention, binary)
     if device is not None:
         device_line = f"{device.name} ({device.key})"
         if device.source:
@@ -332,7 +367,6 @@ def build_report(session: Session) -> Report:
         operations=tuple(operations),
         other_runs=tuple(other_runs),
         profiles=profiles,
-        profiles_left_out=left_out,
         binary=binary,
     )
 
@@ -486,10 +520,12 @@ def render_markdown(session: Session, plot_png: bytes | None = None) -> str:
     if report.other_runs:
         lines += ["## Runs of other declarations", "", *_md_table(runs_table(report.other_runs, report.binary, True))]
         lines += _md_conditions(report.other_runs)
-    if report.profiles is not None:
-        lines += ["## Imported profiler records", "", *_md_table(report.profiles)]
-        if report.profiles_left_out:
-            lines += [f"… and {report.profiles_left_out} more records in the session file.", ""]
+    if report.profiles:
+        lines += ["## Imported profiler records", ""]
+        for section in report.profiles:
+            lines += [f"**{section.title}**", "", *_md_table(section.table)]
+            lines += [f"- {note}" for note in section.notes]
+            lines += [""] if section.notes else []
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -628,10 +664,12 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
             _html_table(runs_table(report.other_runs, binary, with_declaration=True), numeric_columns=(2, 4, 5, 6, 7)),
             _html_conditions(report.other_runs),
         ]
-    if report.profiles is not None:
-        parts += ["<h2>Imported profiler records</h2>", _html_table(report.profiles)]
-        if report.profiles_left_out:
-            parts.append(f"<p class=\"meta\">… and {report.profiles_left_out} more records in the session file.</p>")
+    if report.profiles:
+        parts.append("<h2>Imported profiler records</h2>")
+        for section in report.profiles:
+            parts += [f"<h3>{_h(section.title)}</h3>", _html_table(section.table)]
+            if section.notes:
+                parts.append("<ul class=\"small\">" + "".join(f"<li>{_h(note)}</li>" for note in section.notes) + "</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
