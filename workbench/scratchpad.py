@@ -34,6 +34,7 @@ class _Token:
     kind: str
     text: str
     column: int
+    end: int = 0
 
 
 def _tokenise(text: str) -> list[_Token]:
@@ -49,13 +50,37 @@ def _tokenise(text: str) -> list[_Token]:
         value = match.group(kind)
         if kind == "op":
             value = _OP_ALIASES.get(value, value)
-        tokens.append(_Token(kind, value, match.start(kind) + 1))
+        tokens.append(_Token(kind, value, match.start(kind) + 1, match.end(kind) + 1))
         position = match.end()
-    return tokens
+    return _compound_units(tokens)
+
+
+def _compound_units(tokens: list[_Token]) -> list[_Token]:
+    """Merge a unit written without spaces, "TB/s" or "FLOP/B", into one name.
+
+    So "100.7 MB / 2.5 TB/s" divides by the rate, as a person means, while
+    spaced slashes stay ordinary division.
+    """
+    merged: list[_Token] = []
+    for token in tokens:
+        if (
+            token.kind == "name"
+            and len(merged) >= 2
+            and merged[-1].text == "/"
+            and merged[-2].kind == "name"
+            and merged[-2].end == merged[-1].column
+            and merged[-1].end == token.column
+        ):
+            slash = merged.pop()
+            unit = merged.pop()
+            token = _Token("name", f"{unit.text}/{token.text}", unit.column, token.end)
+        merged.append(token)
+    return merged
 
 
 class _Parser:
-    """Recursive descent: sum := product (± product)*; product := power ((*|/|implicit) power)*."""
+    """Recursive descent: sum := product (± product)*; product := juxtaposed ((*|/) juxtaposed)*;
+    juxtaposed := power power*  (so "2.5 TB/s" and "200 GFLOP / 80 GB" read as people mean them)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -89,16 +114,18 @@ class _Parser:
         return value
 
     def product(self) -> Any:
+        value = self.juxtaposed()
+        while (token := self.peek()) is not None and token.text in ("*", "/"):
+            self.take()
+            right = self.juxtaposed()
+            value = value * right if token.text == "*" else self._divide(value, right)
+        return value
+
+    def juxtaposed(self) -> Any:
+        """A number written next to its unit binds tighter than × and /: "200 GFLOP / 80 GB"."""
         value = self.power()
-        while (token := self.peek()) is not None:
-            if token.text in ("*", "/"):
-                self.take()
-                right = self.power()
-                value = value * right if token.text == "*" else self._divide(value, right)
-            elif token.kind in ("number", "name") or token.text == "(":
-                value = value * self.power()  # implicit multiplication: "100 TFLOP"
-            else:
-                break
+        while (token := self.peek()) is not None and (token.kind in ("number", "name") or token.text == "("):
+            value = value * self.power()
         return value
 
     def power(self) -> Any:
@@ -207,18 +234,25 @@ def evaluate(text: str, to: str | None = None) -> "pint.Quantity":
     return convert(value, to)
 
 
-_PREFERRED = ("s", "B", "FLOP", "FLOP/s", "B/s", "FLOP/B", "Hz", "bit", "bit/s", "B/FLOP", "s/FLOP", "s/B")
+_PLAIN_UNIT = {"[information]": "B", "[computation]": "FLOP", "[time]": "s", "[operation]": "OP", "[cycles]": "cycle"}
 
 
 def simplify(value: "pint.Quantity") -> "pint.Quantity":
-    """Cancel mixed prefixes (GFLOP·s/TFLOP → s) by choosing the plain unit of the same dimension."""
-    reg = registry()
+    """Cancel mixed prefixes (GFLOP·s/TFLOP → s): express the value in plain B, FLOP and s."""
     if value.dimensionless:
         return value.to("")
-    for unit in _PREFERRED:
-        if value.dimensionality == reg.Unit(unit).dimensionality:
-            return value.to(unit)
-    return value.to_base_units()
+    numerator = []
+    denominator = []
+    for dimension, power in sorted(dict(value.dimensionality).items()):
+        unit = _PLAIN_UNIT.get(dimension)
+        if unit is None:
+            return value.to_base_units()
+        term = unit if abs(power) == 1 else f"{unit}**{abs(power):g}"
+        (numerator if power > 0 else denominator).append(term)
+    text = "*".join(numerator) if numerator else "1"
+    if denominator:
+        text += "/(" + "*".join(denominator) + ")"
+    return value.to(text)
 
 
 def format_result(value: "pint.Quantity", keep_unit: bool = False) -> str:
