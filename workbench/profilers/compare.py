@@ -243,7 +243,7 @@ def traffic_causes(
         return ()
     if traffic_ratio < 1:
         fits = l2_capacity is not None and footprint <= l2_capacity
-        return (
+        below = (
             Cause(
                 "data already on chip",
                 "part of the inputs was served from L2 left warm by an earlier pass or kernel "
@@ -263,6 +263,7 @@ def traffic_causes(
                 "compressible memory (Ampere and later) can move fewer bytes for data with runs of equal values",
             ),
         )
+        return tuple(sorted(below, key=lambda cause: not cause.likely))
 
     causes: list[Cause] = []
     larger_than_l2 = l2_capacity is not None and footprint > l2_capacity
