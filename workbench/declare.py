@@ -97,15 +97,15 @@ def parse(text: str) -> Declaration:
         if keyword.arg is None:
             raise DeclarationError("'**' is not allowed in a declaration")
         name = keyword.arg
-        param = spec.param(name)
-        if param is None:
+        found = spec.param(name)
+        if found is None:
             if spec.extra_dims and len(name) == 1:
-                param = Param(name, "dim")
+                found = Param(name, "dim")
             else:
                 raise DeclarationError(_unknown_field(spec, name), field=name)
         if name in values:
             raise DeclarationError(f"field '{name}' given twice", field=name)
-        values[name] = _value(keyword.value, param)
+        values[name] = _value(keyword.value, found)
     return build_declaration(spec.name, values)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from workbench.errors import UnitError
 from workbench.units import dimension_words, format_quantity, registry
@@ -237,16 +237,17 @@ def evaluate(text: str, to: str | None = None) -> "pint.Quantity":
 _PLAIN_UNIT = {"[information]": "B", "[computation]": "FLOP", "[time]": "s", "[operation]": "OP", "[cycles]": "cycle"}
 
 
-def simplify(value: "pint.Quantity") -> "pint.Quantity":
+def simplify(value: Any) -> Any:
     """Cancel mixed prefixes (GFLOP·s/TFLOP → s): express the value in plain B, FLOP and s."""
     if value.dimensionless:
         return value.to("")
-    numerator = []
-    denominator = []
-    for dimension, power in sorted(dict(value.dimensionality).items()):
+    numerator: list[str] = []
+    denominator: list[str] = []
+    for dimension, exponent in sorted(dict(value.dimensionality).items()):
         unit = _PLAIN_UNIT.get(dimension)
         if unit is None:
             return value.to_base_units()
+        power = float(exponent)
         term = unit if abs(power) == 1 else f"{unit}**{abs(power):g}"
         (numerator if power > 0 else denominator).append(term)
     text = "*".join(numerator) if numerator else "1"
@@ -272,7 +273,7 @@ def format_result(value: "pint.Quantity", keep_unit: bool = False) -> str:
         return format_number(float(value.magnitude))
     unit = f"{value.units:~P}"
     magnitude = float(value.magnitude)
-    formatters = {
+    formatters: dict[str, Callable[[float], str]] = {
         "s": format_time,
         "B": format_bytes,
         "FLOP": format_flop,

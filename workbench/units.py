@@ -47,7 +47,7 @@ def registry() -> "pint.UnitRegistry":
 
     path = resources.files("workbench.resources").joinpath(DEFINITIONS_FILE)
     with resources.as_file(path) as definitions:
-        reg = pint.UnitRegistry(str(definitions), autoconvert_offset_to_baseunit=False)
+        reg: pint.UnitRegistry = pint.UnitRegistry(str(definitions), autoconvert_offset_to_baseunit=False)
     reg.formatter.default_format = "~P"
     return reg
 

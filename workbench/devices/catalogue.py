@@ -83,8 +83,8 @@ class Device:
         if path in known:
             return path
         if self.kind == "cpu":
-            fallback = "fp64" if path.startswith("fp64") else "fp32"
-            return fallback if fallback in known else None
+            cpu_path = "fp64" if path.startswith("fp64") else "fp32"
+            return cpu_path if cpu_path in known else None
         fallback = _GPU_FALLBACK.get(path)
         if fallback is not None and fallback in known:
             return fallback
