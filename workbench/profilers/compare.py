@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 from workbench.analysis import Analysis, Step, analyze
 from workbench.devices.catalogue import Device, match_reported_name
+from workbench.profilers.counters import Reading
 from workbench.profilers.kernels import Kernel, RooflinePoint
 from workbench.profilers.matching import MatchRule, match_kernels
 from workbench.profilers.records import NCU, NCU_CONDITIONS_NOTE, NSYS_CONDITIONS_NOTE, Profile
@@ -515,139 +516,154 @@ def time_causes(
 # ---------------------------------------------------------------- comparison
 
 
-def compare(
-    kernel: Kernel,
-    analysis: Analysis,
-    device: Device | None = None,
-    binary: bool = False,
-) -> Comparison:
-    """Put one imported kernel beside the analysis of the operation it implements.
+@dataclass(frozen=True)
+class _Figures:
+    """The numbers a comparison is built from, gathered once: declared bytes, counters, duration."""
 
-    `device` supplies the L2 capacity for the working-set test (the analysis
-    carries only the device's name); the convention is the analysis's own.
-    """
-    convention = analysis.convention
+    compulsory_read: int
+    compulsory_write: int
+    readers: tuple[tuple[str, int], ...]  # (tensor name, bytes read)
+    writers: tuple[tuple[str, int], ...]
+    footprint: int
+    l2_capacity: int | None
+    actual_read: float | None
+    actual_write: float | None
+    actual_bytes: float | None
+    l2_bytes: float | None
+    achieved_flop: int | float | None
+    duration: float | None
+    over_launches: str  # "median of 3 launches", or "" for one launch
+
+
+def _figures(kernel: Kernel, analysis: Analysis, device: Device | None) -> _Figures:
     workload = analysis.declaration.workload()
-    compulsory_read = int(sum(t.bytes_each * t.reads for t in workload.tensors))
-    compulsory_write = int(sum(t.bytes_each * t.writes for t in workload.tensors))
-    footprint = int(workload.footprint_bytes)
-    l2_capacity = device.l2_bytes if device is not None else None
-    many = f"{kernel.statistic} of {kernel.instances} launches" if kernel.instances > 1 else ""
-
-    steps: list[Step] = []
     dram = kernel.dram
-    actual_read = None if dram.read is None else float(dram.read.value)
-    actual_write = None if dram.write is None else float(dram.write.value)
-    actual_bytes = None if dram.total is None else float(dram.total.value)
-    readers = [t for t in workload.tensors if t.reads]
-    writers = [t for t in workload.tensors if t.writes]
 
-    if dram.read is not None and actual_read is not None:
-        steps.append(Step(f"Actual DRAM read ({dram.read.source})", many, _bytes(actual_read, binary, dram.read.scaled)))
-    if dram.write is not None and actual_write is not None:
-        steps.append(Step(f"Actual DRAM write ({dram.write.source})", many, _bytes(actual_write, binary, dram.write.scaled)))
-    if dram.total is not None and actual_bytes is not None:
+    def value(reading: Reading | None) -> float | None:
+        return None if reading is None else float(reading.value)
+
+    return _Figures(
+        compulsory_read=int(sum(t.bytes_each * t.reads for t in workload.tensors)),
+        compulsory_write=int(sum(t.bytes_each * t.writes for t in workload.tensors)),
+        readers=tuple((t.name, int(t.bytes_each * t.reads)) for t in workload.tensors if t.reads),
+        writers=tuple((t.name, int(t.bytes_each * t.writes)) for t in workload.tensors if t.writes),
+        footprint=int(workload.footprint_bytes),
+        l2_capacity=device.l2_bytes if device is not None else None,
+        actual_read=value(dram.read),
+        actual_write=value(dram.write),
+        actual_bytes=value(dram.total),
+        l2_bytes=value(kernel.l2_bytes),
+        achieved_flop=kernel.achieved_flop(analysis.convention),
+        duration=value(kernel.duration),
+        over_launches=f"{kernel.statistic} of {kernel.instances} launches" if kernel.instances > 1 else "",
+    )
+
+
+def _traffic_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bool) -> list[Step]:
+    """Actual DRAM bytes, compulsory bytes, their ratios, L2 traffic and the working set against L2."""
+    dram, many = kernel.dram, fig.over_launches
+    steps: list[Step] = []
+    if dram.read is not None and fig.actual_read is not None:
+        steps.append(Step(f"Actual DRAM read ({dram.read.source})", many, _bytes(fig.actual_read, binary, dram.read.scaled)))
+    if dram.write is not None and fig.actual_write is not None:
+        steps.append(Step(f"Actual DRAM write ({dram.write.source})", many, _bytes(fig.actual_write, binary, dram.write.scaled)))
+    if dram.total is not None and fig.actual_bytes is not None:
         expression = many
-        if dram.read is not None and dram.write is not None and actual_read is not None and actual_write is not None:
-            expression = f"{format_bytes(actual_read, binary)} + {format_bytes(actual_write, binary)}"
-        steps.append(Step("Actual DRAM traffic", expression, _bytes(actual_bytes, binary, dram.total.scaled)))
+        if fig.actual_read is not None and fig.actual_write is not None:
+            expression = f"{format_bytes(fig.actual_read, binary)} + {format_bytes(fig.actual_write, binary)}"
+        steps.append(Step("Actual DRAM traffic", expression, _bytes(fig.actual_bytes, binary, dram.total.scaled)))
     elif kernel.tool == NCU:
         steps.append(Step("Actual DRAM traffic", "", "no DRAM byte counters in the file (collect dram__bytes_read.sum, dram__bytes_write.sum)"))
     else:
         steps.append(Step("Actual DRAM traffic", "", "nsys records no memory counters: profile the kernel with ncu for DRAM bytes"))
 
-    steps.append(
-        Step(
-            "Compulsory read (declared)",
-            " + ".join(f"{t.name} {format_int(int(t.bytes_each * t.reads))} B" for t in readers) or "nothing read",
-            _bytes(compulsory_read, binary),
-        )
-    )
-    steps.append(
-        Step(
-            "Compulsory write (declared)",
-            " + ".join(f"{t.name} {format_int(int(t.bytes_each * t.writes))} B" for t in writers) or "nothing written",
-            _bytes(compulsory_write, binary),
-        )
-    )
-    traffic_ratio = _ratio(actual_bytes, analysis.bytes)
-    read_ratio = _ratio(actual_read, compulsory_read)
-    write_ratio = _ratio(actual_write, compulsory_write)
-    if traffic_ratio is not None and actual_bytes is not None:
-        steps.append(
-            Step(
-                "Traffic ratio, actual / compulsory",
-                f"{format_bytes(actual_bytes, binary)} / {format_bytes(analysis.bytes, binary)}",
-                _times(traffic_ratio),
-            )
-        )
-    if read_ratio is not None and actual_read is not None:
-        steps.append(Step("Read ratio", f"{format_bytes(actual_read, binary)} / {format_bytes(compulsory_read, binary)}", _times(read_ratio)))
-    if write_ratio is not None and actual_write is not None:
-        steps.append(Step("Write ratio", f"{format_bytes(actual_write, binary)} / {format_bytes(compulsory_write, binary)}", _times(write_ratio)))
-    l2_bytes = None if kernel.l2_bytes is None else float(kernel.l2_bytes.value)
-    if l2_bytes is not None and kernel.l2_bytes is not None:
-        steps.append(Step(f"L2 traffic ({kernel.l2_bytes.source})", many, _bytes(l2_bytes, binary, kernel.l2_bytes.scaled)))
-        if actual_bytes:
+    for label, parts, total, nothing in (
+        ("Compulsory read (declared)", fig.readers, fig.compulsory_read, "nothing read"),
+        ("Compulsory write (declared)", fig.writers, fig.compulsory_write, "nothing written"),
+    ):
+        expression = " + ".join(f"{name} {format_int(size)} B" for name, size in parts) or nothing
+        steps.append(Step(label, expression, _bytes(total, binary)))
+
+    for label, actual, declared in (
+        ("Traffic ratio, actual / compulsory", fig.actual_bytes, analysis.bytes),
+        ("Read ratio", fig.actual_read, fig.compulsory_read),
+        ("Write ratio", fig.actual_write, fig.compulsory_write),
+    ):
+        ratio = _ratio(actual, declared)
+        if ratio is not None and actual is not None:
+            steps.append(Step(label, f"{format_bytes(actual, binary)} / {format_bytes(declared, binary)}", _times(ratio)))
+
+    if kernel.l2_bytes is not None and fig.l2_bytes is not None:
+        steps.append(Step(f"L2 traffic ({kernel.l2_bytes.source})", many, _bytes(fig.l2_bytes, binary, kernel.l2_bytes.scaled)))
+        if fig.actual_bytes:
             steps.append(
                 Step(
                     "L2 traffic / DRAM traffic",
-                    f"{format_bytes(l2_bytes, binary)} / {format_bytes(actual_bytes, binary)}",
-                    f"{_times(l2_bytes / actual_bytes)} (L2 bytes per DRAM byte: the reuse L2 served)",
+                    f"{format_bytes(fig.l2_bytes, binary)} / {format_bytes(fig.actual_bytes, binary)}",
+                    f"{_times(fig.l2_bytes / fig.actual_bytes)} (L2 bytes per DRAM byte: the reuse L2 served)",
                 )
             )
-    if l2_capacity is not None:
-        relation = ">" if footprint > l2_capacity else "≤"
+    if fig.l2_capacity is not None:
+        larger = fig.footprint > fig.l2_capacity
         steps.append(
             Step(
                 "Working set against L2",
-                f"{format_bytes(footprint, binary)} {relation} {format_bytes(l2_capacity, binary)}",
-                "larger than L2" if footprint > l2_capacity else "fits in L2",
+                f"{format_bytes(fig.footprint, binary)} {'>' if larger else '≤'} {format_bytes(fig.l2_capacity, binary)}",
+                "larger than L2" if larger else "fits in L2",
                 relation="⇒",
             )
         )
+    traffic_ratio = _ratio(fig.actual_bytes, analysis.bytes)
     if traffic_ratio is not None:
-        verdict = (
-            "at the compulsory floor: the assumed reuse is realised"
-            if _within(traffic_ratio)
-            else (
-                f"{_times(traffic_ratio)} the compulsory floor: data moves more than once"
-                if traffic_ratio > 1
-                else f"{_times(traffic_ratio)} the compulsory floor: below it, some data never crossed DRAM"
-            )
-        )
+        if _within(traffic_ratio):
+            verdict = "at the compulsory floor: the assumed reuse is realised"
+        elif traffic_ratio > 1:
+            verdict = f"{_times(traffic_ratio)} the compulsory floor: data moves more than once"
+        else:
+            verdict = f"{_times(traffic_ratio)} the compulsory floor: below it, some data never crossed DRAM"
         steps.append(Step("Traffic", f"within ±{format_number(TOLERANCE * 100)} % is the floor", verdict, relation="⇒"))
+    return steps
 
-    # Work
-    achieved = kernel.achieved_flop(convention)
-    if kernel.flop is not None and achieved is not None:
-        steps.append(Step(f"Achieved FLOP (counters, {convention})", kernel.flop.expression(convention), _flop(float(achieved))))
-        flop_ratio = _ratio(achieved, analysis.flop)
-        steps.append(Step("Logical FLOP (declared)", "", _flop(analysis.flop)))
-        if flop_ratio is not None:
-            steps.append(
-                Step("Work ratio, achieved / logical", f"{format_flop(float(achieved))} / {format_flop(analysis.flop)}", _times(flop_ratio))
-            )
-        if kernel.flop.tensor_pipe_percent is not None:
-            steps.append(Step("Tensor pipe active", "sm__pipe_tensor_*cycles_active", f"{format_number(kernel.flop.tensor_pipe_percent)} % of peak"))
-    elif kernel.tool == NCU:
-        steps.append(
+
+def _work_steps(kernel: Kernel, analysis: Analysis, fig: _Figures) -> list[Step]:
+    """Achieved FLOP from the counters against the logical FLOP."""
+    convention = analysis.convention
+    if kernel.flop is None or fig.achieved_flop is None:
+        if kernel.tool != NCU:
+            return []
+        return [
             Step(
                 "Achieved FLOP",
                 "",
                 "no SASS or tensor-pipe FLOP counters in the file "
                 "(collect smsp__sass_thread_inst_executed_op_{f,h,d}{add,mul,fma}_pred_on.sum)",
             )
+        ]
+    achieved = float(fig.achieved_flop)
+    steps = [
+        Step(f"Achieved FLOP (counters, {convention})", kernel.flop.expression(convention), _flop(achieved)),
+        Step("Logical FLOP (declared)", "", _flop(analysis.flop)),
+    ]
+    ratio = _ratio(achieved, analysis.flop)
+    if ratio is not None:
+        steps.append(Step("Work ratio, achieved / logical", f"{format_flop(achieved)} / {format_flop(analysis.flop)}", _times(ratio)))
+    if kernel.flop.tensor_pipe_percent is not None:
+        steps.append(
+            Step("Tensor pipe active", "sm__pipe_tensor_*cycles_active", f"{format_number(kernel.flop.tensor_pipe_percent)} % of peak")
         )
+    return steps
 
-    # Time
-    duration = None if kernel.duration is None else float(kernel.duration.value)
-    if kernel.duration is not None and duration is not None:
-        spread = ""
-        if kernel.duration_min is not None and kernel.duration_max is not None and kernel.instances > 1:
-            spread = f"{many}; {format_time(kernel.duration_min)} to {format_time(kernel.duration_max)}"
-        steps.append(Step(f"Profiled duration ({kernel.duration.source})", spread, format_time(duration)))
-    if analysis.bound_time is not None and duration is not None:
+
+def _time_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bool) -> list[Step]:
+    """The profiled duration against the bound, and the bandwidth and rate it implies."""
+    duration = fig.duration
+    if kernel.duration is None or not duration:
+        return []
+    spread = ""
+    if kernel.duration_min is not None and kernel.duration_max is not None and kernel.instances > 1:
+        spread = f"{fig.over_launches}; {format_time(kernel.duration_min)} to {format_time(kernel.duration_max)}"
+    steps = [Step(f"Profiled duration ({kernel.duration.source})", spread, format_time(duration))]
+    if analysis.bound_time is not None:
         tc, tm = format_time(analysis.compute_time or 0.0), format_time(analysis.memory_time or 0.0)
         combined = {"full": f"max({tc}, {tm})", "none": f"{tc} + {tm}"}.get(
             analysis.overlap.label, f"compute {tc}, memory {tm}, overlap f = {analysis.overlap.label}"
@@ -661,19 +677,22 @@ def compare(
                 f"{_times(ratio)}: the kernel reaches {format_number(100 / ratio, 3)} % of the bound",
             )
         )
-    if actual_bytes is not None and duration:
-        achieved_bw = actual_bytes / duration
+    if fig.actual_bytes is not None:
+        achieved_bandwidth = fig.actual_bytes / duration
         share = ""
         if analysis.bandwidth is not None:
-            share = f" = {format_number(100 * achieved_bw / analysis.bandwidth.value, 3)} % of {format_bandwidth(analysis.bandwidth.value, binary)} ({analysis.bandwidth.source})"
+            share = (
+                f" = {format_number(100 * achieved_bandwidth / analysis.bandwidth.value, 3)} % of "
+                f"{format_bandwidth(analysis.bandwidth.value, binary)} ({analysis.bandwidth.source})"
+            )
         steps.append(
             Step(
                 "Achieved DRAM bandwidth",
-                f"{format_bytes(actual_bytes, binary)} / {format_time(duration)}",
-                f"{format_bandwidth(achieved_bw, binary)}{share}",
+                f"{format_bytes(fig.actual_bytes, binary)} / {format_time(duration)}",
+                f"{format_bandwidth(achieved_bandwidth, binary)}{share}",
             )
         )
-    if duration and analysis.flop > 0:
+    if analysis.flop > 0:
         # Useful work per second: the logical FLOP, which is what the compute bound divides.
         share = ""
         if analysis.compute_rate is not None:
@@ -688,47 +707,76 @@ def compare(
                 f"{format_flop_rate(analysis.flop / duration)}{share}",
             )
         )
+    return steps
 
-    notes: list[str] = [NCU_CONDITIONS_NOTE if kernel.tool == NCU else NSYS_CONDITIONS_NOTE]
-    notes += list(kernel.notes)
+
+def _notes(kernel: Kernel, analysis: Analysis) -> list[str]:
+    notes = [NCU_CONDITIONS_NOTE if kernel.tool == NCU else NSYS_CONDITIONS_NOTE, *kernel.notes]
     if kernel.flop is not None and _is_tensor_path(analysis.path) and not kernel.flop.has_tensor_counters:
         notes.append(f"the declared path is {analysis.path}: {_TENSOR_PATH_HINT}")
+    dram = kernel.dram
     if any(reading is not None and reading.scaled for reading in (dram.read, dram.write, dram.total, kernel.l2_bytes)):
-        notes.append("ncu rounded some byte counts to about four significant digits (auto-scaled units); ratios near 1 carry that rounding")
+        notes.append(
+            "ncu rounded some byte counts to about four significant digits (auto-scaled units); "
+            "ratios near 1 carry that rounding"
+        )
     if analysis.bound_time is None:
         notes.append("no time bound: choose a device (or enter rates) to compare the duration with the bound")
+    return notes
 
-    excess_read = None if actual_read is None else actual_read - compulsory_read
+
+def compare(
+    kernel: Kernel,
+    analysis: Analysis,
+    device: Device | None = None,
+    binary: bool = False,
+) -> Comparison:
+    """Put one imported kernel beside the analysis of the operation it implements.
+
+    `device` supplies the L2 capacity for the working-set test (the analysis
+    carries only the device's name); the convention is the analysis's own.
+    """
+    fig = _figures(kernel, analysis, device)
+    steps = _traffic_steps(kernel, analysis, fig, binary) + _work_steps(kernel, analysis, fig)
+    steps += _time_steps(kernel, analysis, fig, binary)
+    excess_read = None if fig.actual_read is None else fig.actual_read - fig.compulsory_read
     return Comparison(
         kernel_name=kernel.name,
         declaration=str(analysis.declaration),
         tool=kernel.tool,
         launches=kernel.instances,
-        convention=convention,
+        convention=analysis.convention,
         path=analysis.path,
-        compulsory_read=compulsory_read,
-        compulsory_write=compulsory_write,
+        compulsory_read=fig.compulsory_read,
+        compulsory_write=fig.compulsory_write,
         compulsory_bytes=analysis.bytes,
-        footprint_bytes=footprint,
-        l2_capacity=l2_capacity,
-        actual_read=actual_read,
-        actual_write=actual_write,
-        actual_bytes=actual_bytes,
-        l2_bytes=l2_bytes,
+        footprint_bytes=fig.footprint,
+        l2_capacity=fig.l2_capacity,
+        actual_read=fig.actual_read,
+        actual_write=fig.actual_write,
+        actual_bytes=fig.actual_bytes,
+        l2_bytes=fig.l2_bytes,
         logical_flop=analysis.flop,
-        achieved_flop=None if achieved is None else float(achieved),
-        duration=duration,
+        achieved_flop=None if fig.achieved_flop is None else float(fig.achieved_flop),
+        duration=fig.duration,
         bound_time=analysis.bound_time,
         bandwidth=None if analysis.bandwidth is None else analysis.bandwidth.value,
         compute_rate=None if analysis.compute_rate is None else analysis.compute_rate.value,
         traffic_causes=traffic_causes(
-            read_ratio, write_ratio, traffic_ratio, excess_read, compulsory_write, footprint, l2_capacity, binary
+            _ratio(fig.actual_read, fig.compulsory_read),
+            _ratio(fig.actual_write, fig.compulsory_write),
+            _ratio(fig.actual_bytes, analysis.bytes),
+            excess_read,
+            fig.compulsory_write,
+            fig.footprint,
+            fig.l2_capacity,
+            binary,
         ),
-        flop_causes=flop_causes(analysis, kernel, convention),
-        time_causes=time_causes(analysis, duration, actual_bytes, footprint, l2_capacity, kernel.tool),
+        flop_causes=flop_causes(analysis, kernel, analysis.convention),
+        time_causes=time_causes(analysis, fig.duration, fig.actual_bytes, fig.footprint, fig.l2_capacity, kernel.tool),
         steps=tuple(steps),
-        notes=tuple(notes),
-        roofline=_roofline(kernel, analysis, achieved),
+        notes=tuple(_notes(kernel, analysis)),
+        roofline=_roofline(kernel, analysis, fig.achieved_flop),
     )
 
 

@@ -102,6 +102,7 @@ def dram_traffic(metrics: Mapping[str, Metric]) -> DramTraffic:
     """DRAM bytes from dram__bytes_read/write.sum (or dram__bytes.sum, or sector counts)."""
     read = read_counter(metrics, DRAM_READ_METRICS, "B") or read_sectors(metrics, DRAM_READ_SECTOR_METRICS)
     write = read_counter(metrics, DRAM_WRITE_METRICS, "B") or read_sectors(metrics, DRAM_WRITE_SECTOR_METRICS)
+    total: Reading | None
     if read is not None and write is not None:
         total = Reading(read.value + write.value, f"{read.source} + {write.source}", read.scaled or write.scaled)
     else:

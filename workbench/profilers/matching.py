@@ -103,9 +103,12 @@ class MatchRule:
         if not isinstance(data, Mapping):
             raise ProfileError(f"a match rule must be an object; got {data!r}", "profile record")
         pattern, declaration, name = data.get("pattern"), data.get("declaration"), data.get("name", "")
-        if not all(isinstance(item, str) for item in (pattern, declaration, name)):
+        if not (isinstance(pattern, str) and isinstance(declaration, str) and isinstance(name, str)):
             raise ProfileError("a match rule needs text for pattern, declaration and name", "profile record")
-        return cls(pattern, declaration, name)
+        try:
+            return cls(pattern, declaration, name)
+        except MatchError as exc:
+            raise ProfileError(str(exc), "profile record") from None
 
 
 def parse_match(text: str) -> MatchRule:

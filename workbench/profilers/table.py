@@ -192,8 +192,8 @@ def read_table(
         except StopIteration:
             break
         except csv.Error as exc:
-            line = feed.taken[0] if feed.taken else None
-            raise ProfileError(f"not valid CSV ({exc})", source, line) from None
+            where = feed.taken[0] if feed.taken else None
+            raise ProfileError(f"not valid CSV ({exc})", source, where) from None
         start = feed.taken[0] if feed.taken else header_index + 1
         if len(cells) != len(header):
             raise ProfileError(
