@@ -432,11 +432,20 @@ def test_suggested_operation_for_the_import_dialog() -> None:
 @pytest.mark.parametrize("name", ["ncu_details.csv", "ncu_raw.csv", "ncu_details_legacy.csv", "nsys_cuda_gpu_kern_sum.csv"])
 def test_profile_records_round_trip_through_json(name: str) -> None:
     profile = read_profile(DATA / name).with_matches([MatchRule("add", "add(n=2**24)", "vector add")])
-    record = json.loads(json.dumps(profile.to_dict()))
-    restored = Profile.from_dict(record)
-    assert restored == profile
-    assert restored.kernels()[0].dram == profile.kernels()[0].dram
-    assert restored.matches[0].name == "vector add"
+    everything = Profile.from_dict(json.loads(json.dumps(profile.to_dict(all_metrics=True))))
+    assert everything == profile
+    # the session's default keeps only what the workbench reads, and every figure with it
+    kept = Profile.from_dict(json.loads(json.dumps(profile.to_dict())))
+    assert [k.to_dict() for k in kept.kernels()] == [k.to_dict() for k in profile.kernels()]
+    assert kept.matches[0].name == "vector add"
+
+
+def test_session_records_leave_out_metrics_the_workbench_never_reads() -> None:
+    profile = read_profile(DATA / "ncu_details.csv")
+    first = Profile.from_dict(profile.to_dict()).launches[0]
+    assert "dram__bytes_read.sum" in first.metrics and "Duration" in first.metrics
+    assert "SM Frequency" not in first.metrics and "Memory Throughput" not in first.metrics
+    assert "SM Frequency" in Profile.from_dict(profile.to_dict(all_metrics=True)).launches[0].metrics
 
 
 @pytest.mark.parametrize(
@@ -457,3 +466,17 @@ def test_bad_profile_records_are_refused_with_one_message(change, message: str) 
     with pytest.raises(WorkbenchError, match=message) as caught:
         Profile.from_dict(record)
     assert "\n" not in str(caught.value)
+
+
+def test_imported_counters_are_saved_in_the_session_file(tmp_path: Path) -> None:
+    from workbench.session import Session, load, save
+
+    profile = read_profile(DATA / "ncu_raw.csv").with_matches([parse_match("cupy_add=add(n=2**24, dtype=fp32)")])
+    session = Session(profiles=[profile.to_dict()])
+    path = tmp_path / "with-profile.json"
+    save(session, path)
+    restored = Profile.from_dict(load(path).profiles[0])
+    assert [k.to_dict() for k in restored.kernels()] == [k.to_dict() for k in profile.kernels()]
+    assert restored.matches == profile.matches
+    # the counters survive exactly: 134,221,312 B read by the first launch
+    assert restored.launches[0].value("dram__bytes_read.sum") == 134_221_312

@@ -48,6 +48,20 @@ SUGGESTED_METRICS = (
     "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
 )
 
+# Everything the counters below read (and the identity the views show): what a session keeps.
+_USED = re.compile(
+    r"^(?:dram__(?:bytes|sectors)[a-z_]*\.sum|lts__t_(?:bytes|sectors)\.sum|gpu__time_duration\.(?:sum|avg|max)"
+    r"|Duration|(?:sm|smsp)__sass_thread_inst_executed_op_[dfh](?:add|mul|fma)_pred_on\.sum"
+    r"|(?:sm|smsp)__ops_path_tensor_.+\.sum|sm__pipe_tensor.*|device__attribute_display_name"
+    r"|launch__(?:grid|block)_size)$"
+)
+
+
+def is_used_metric(name: str) -> bool:
+    """True for the metrics the comparison, the kernel table and the roofline read."""
+    return _USED.match(name) is not None
+
+
 _SASS = re.compile(r"^(sm|smsp)__sass_thread_inst_executed_op_([dfh])(add|mul|fma)_pred_on\.sum$")
 _TENSOR_OPS = re.compile(r"^(sm|smsp)__ops_path_tensor_(.+)\.sum$")
 _SPARSITY = re.compile(r"_sparsity_(on|off)$")

@@ -110,7 +110,11 @@ class KernelLaunch:
             return named.raw_value.strip()
         return self.device if self.device and not self.device.isdigit() else ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, all_metrics: bool = True) -> dict[str, Any]:
+        """Plain JSON; with all_metrics False only the metrics the workbench reads are kept."""
+        from workbench.profilers.counters import is_used_metric
+
+        kept = [m for m in self.metrics.values() if all_metrics or is_used_metric(m.name)]
         return {
             "id": self.launch_id,
             "kernel": self.kernel_name,
@@ -125,7 +129,7 @@ class KernelLaunch:
             "stream": self.stream,
             "rules": list(self.rules),
             "line": self.line,
-            "metrics": [metric.to_list() for metric in self.metrics.values()],
+            "metrics": [metric.to_list() for metric in kept],
         }
 
     @classmethod
@@ -244,8 +248,15 @@ class Profile:
         """A copy holding these match rules (what the session saves beside the counters)."""
         return Profile(self.tool, self.layout, self.source, self.launches, self.summaries, self.notes, tuple(matches))
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON for Session.profiles: every launch's metrics with their printed text."""
+    def to_dict(self, all_metrics: bool = False) -> dict[str, Any]:
+        """Plain JSON for Session.profiles: each launch's metrics with their printed text.
+
+        By default only the metrics the workbench reads (DRAM, L2, duration,
+        FLOP counters, launch shape, device name) are kept: a `--set full`
+        raw page has over a thousand per launch, which would swell a session
+        file to tens of megabytes. `all_metrics=True` keeps every one.
+        """
+        launches = [launch.to_dict(all_metrics) for launch in self.launches]
         return {
             "format": RECORD_FORMAT,
             "version": RECORD_VERSION,
@@ -254,7 +265,7 @@ class Profile:
             "source": self.source,
             "notes": list(self.notes),
             "matches": [rule.to_dict() for rule in self.matches],
-            "launches": [launch.to_dict() for launch in self.launches],
+            "launches": launches,
             "summaries": [summary.to_dict() for summary in self.summaries],
         }
 
