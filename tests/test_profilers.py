@@ -210,6 +210,20 @@ def test_raw_page_kernels_take_medians_of_exact_counts(raw: Profile) -> None:
     assert gemm.grid_block == "(132, 1, 1) × (384, 1, 1)"
 
 
+def test_a_raw_page_without_its_unit_row_assumes_base_units() -> None:
+    text = '"ID","Kernel Name","dram__bytes_read.sum","gpu__time_duration.sum","launch__grid_size"\n"0","k","1,024","2,500","8"\n'
+    profile = read_profile_text(text, "no-units.csv")
+    (kernel,) = profile.kernels()
+    assert kernel.dram.read is not None and kernel.dram.read.value == 1024
+    assert kernel.duration is not None and kernel.duration.value == pytest.approx(2.5e-6)
+    assert profile.launches[0].metric("launch__grid_size").unit == ""
+    assert any("no unit row" in note for note in profile.notes)
+
+
+def test_kernels_and_launches_are_hashable_values(raw: Profile) -> None:
+    assert len(set(raw.kernels())) == 2 and len(set(raw.launches)) == 4
+
+
 def test_a_kernels_launches_that_disagree_are_flagged() -> None:
     text = (DATA / "ncu_raw.csv").read_text().replace('"134,225,408"', '"268,450,816"')
     add = read_profile_text(text, "changed.csv").kernels()[0]

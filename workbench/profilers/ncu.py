@@ -42,6 +42,8 @@ IDENTITY_COLUMNS = {
     "device",
     "cc",
 }
+# Units ncu prints for these metrics with --print-units base, assumed when a raw page has no unit row.
+_BASE_UNITS = ((re.compile(r"__bytes"), "byte"), (re.compile(r"^gpu__time_duration"), "nsecond"), (re.compile(r"__sectors"), "sector"))
 _TRIPLE = re.compile(r"^\(?\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)?$")
 
 
@@ -185,14 +187,20 @@ def _is_metric_column(title: str) -> bool:
     return not (":" in text and "domain" in text.lower())
 
 
+def _assumed_unit(metric: str) -> str:
+    """ncu's base unit for a byte, sector or duration metric; '' for anything else."""
+    return next((unit for pattern, unit in _BASE_UNITS if pattern.search(metric)), "")
+
+
 def _read_raw(table: Table) -> tuple[KernelLaunch, ...]:
     identity = _Identity(table)
     metric_columns = [index for index, title in enumerate(table.header) if _is_metric_column(title)]
     rows = list(table.rows)
-    units = [""] * len(table.header)
     if rows and not rows[0].cells[identity.id].strip():
         units = [cell.strip() for cell in rows[0].cells]
         rows = rows[1:]
+    else:
+        units = [_assumed_unit(title.strip()) for title in table.header]
     launches: list[KernelLaunch] = []
     seen: dict[int, int] = {}
     for row in rows:
@@ -216,6 +224,8 @@ def read_ncu_text(text: str, source: str = "ncu.csv") -> Profile:
     if not launches:
         raise ProfileError("the table has a header but no kernel launches", source, table.header_line)
     notes = []
+    if layout == RAW and table.rows and table.rows[0].cells[table.require("ID")].strip():
+        notes.append("the raw page has no unit row: ncu's base units (byte, nsecond) are assumed for bytes and durations")
     if any(metric.scaled for launch in launches for metric in launch.metrics.values() if metric.value is not None):
         notes.append(
             "ncu scaled some units to fit (Kbyte, Mbyte, usecond…): those figures carry about four "

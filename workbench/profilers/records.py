@@ -81,7 +81,7 @@ class KernelLaunch:
 
     launch_id: int
     kernel_name: str
-    metrics: Mapping[str, Metric] = field(default_factory=dict)
+    metrics: Mapping[str, Metric] = field(default_factory=dict, hash=False)
     device: str = ""
     compute_capability: str = ""
     grid_size: tuple[int, int, int] | None = None
