@@ -76,6 +76,8 @@ _PREFIXES: dict[str, str] = {
     "p": "pico",
 }
 
+_BINARY_PREFIXES = {"Ki": "kibi", "Mi": "mebi", "Gi": "gibi", "Ti": "tebi"}
+
 # Short spellings of scaled times that would otherwise read as prefix + count word.
 _WHOLE_WORDS: dict[str, tuple[str, str]] = {
     "ns": ("nanosecond", "s"),
@@ -127,28 +129,38 @@ def _prefix_factor(prefix: str) -> int | float:
     return _tidy(registry().Quantity(1, f"{prefix}bit").to("bit").magnitude)
 
 
-def _word(word: str) -> tuple[str | None, int | float, str] | None:
-    """One unit word → (registry expression or None for a count, prefix factor, base symbol)."""
+@dataclass(frozen=True)
+class _Word:
+    """One side of an ncu unit: its registry spelling with and without the prefix, or a count."""
+
+    prefixed: str | None  # "megabyte"; None for a count word
+    base: str | None  # "byte"
+    count_factor: int | float  # a prefix on a count word ("Kinst")
+    symbol: str  # "B", "s", "Hz", "inst", …
+
+
+def _word(word: str) -> _Word | None:
+    """One unit word → its registry expression and base symbol, or None when ncu is not known to print it."""
     if word in _WHOLE_WORDS:
         expression, symbol = _WHOLE_WORDS[word]
-        return expression, 1, symbol
+        base = {"s": "second", "%": "percent"}[symbol]
+        return _Word(expression, base, 1, symbol)
     if word in _MEASURED_WORDS:
         unit, symbol = _MEASURED_WORDS[word]
-        return unit, 1, symbol
+        return _Word(unit, unit, 1, symbol)
     if word in _COUNT_WORDS:
-        return None, 1, word
+        return _Word(None, None, 1, word)
     if len(word) > 1 and word[0] in _PREFIXES:
         prefix, rest = _PREFIXES[word[0]], word[1:]
+        if rest.lower() == "hz":
+            rest = "hz"
         if rest in _MEASURED_WORDS:
             unit, symbol = _MEASURED_WORDS[rest]
-            return prefix + unit, 1, symbol
-        if rest.lower() == "hz":
-            return prefix + "hertz", 1, "Hz"
+            return _Word(prefix + unit, unit, 1, symbol)
         if rest in _COUNT_WORDS:
-            return None, _prefix_factor(prefix), rest
-    if len(word) > 2 and word[:2] in ("Ki", "Mi", "Gi", "Ti") and word[2:] in ("B", "byte"):
-        binary = {"Ki": "kibi", "Mi": "mebi", "Gi": "gibi", "Ti": "tebi"}[word[:2]]
-        return binary + "byte", 1, "B"
+            return _Word(None, None, _prefix_factor(prefix), rest)
+    if len(word) > 2 and word[:2] in _BINARY_PREFIXES and word[2:] in ("B", "byte"):
+        return _Word(_BINARY_PREFIXES[word[:2]] + "byte", "byte", 1, "B")
     return None
 
 
@@ -163,37 +175,23 @@ def base_unit(unit_text: str) -> BaseUnit:
     parts = [part.strip() for part in text.split("/")]
     if len(parts) > 2 or not all(parts):
         return BaseUnit(1, text, known=False)
-    expressions: list[str] = []
-    bases: list[str] = []
-    symbols: list[str] = []
-    count_factor: int | float = 1
-    for position, part in enumerate(parts):
-        parsed = _word(part)
-        if parsed is None:
-            return BaseUnit(1, text, known=False)
-        expression, prefix_factor, symbol = parsed
-        symbols.append(symbol)
-        if expression is None:
-            count_factor = count_factor * prefix_factor if position == 0 else count_factor / prefix_factor
-            expressions.append("")
-            bases.append("")
-            continue
-        expressions.append(expression)
-        bases.append({"B": "byte", "s": "second", "Hz": "hertz", "%": "percent"}.get(symbol, symbol))
-    factor: int | float = 1
-    measured = [i for i, expression in enumerate(expressions) if expression]
-    if measured:
-        numerator = expressions[0] or "1"
-        base_numerator = bases[0] or "1"
-        if len(parts) == 2 and expressions[1]:
-            quantity = registry().Quantity(1, f"{numerator} / {expressions[1]}")
-            target = f"{base_numerator} / {bases[1]}"
-        else:
-            quantity = registry().Quantity(1, numerator)
-            target = base_numerator
-        factor = _tidy(quantity.to(target).magnitude)
-    factor = _tidy(factor * count_factor) if count_factor != 1 else factor
-    return BaseUnit(factor, "/".join(symbols))
+    words = [_word(part) for part in parts]
+    if any(word is None for word in words):
+        return BaseUnit(1, text, known=False)
+    numerator, *rest = [word for word in words if word is not None]
+    denominator = rest[0] if rest else None
+    symbol = "/".join(word.symbol for word in (numerator, denominator) if word is not None)
+
+    # Counts carry only a prefix factor; measured words convert through the registry.
+    count_factor = numerator.count_factor / (denominator.count_factor if denominator else 1)
+    prefixed = [numerator.prefixed or "1", denominator.prefixed if denominator and denominator.prefixed else ""]
+    bases = [numerator.base or "1", denominator.base if denominator and denominator.base else ""]
+    if prefixed == ["1", ""]:
+        return BaseUnit(_tidy(count_factor), symbol)
+    source = prefixed[0] + (f" / {prefixed[1]}" if prefixed[1] else "")
+    target = bases[0] + (f" / {bases[1]}" if bases[1] else "")
+    factor = registry().Quantity(1, source).to(target).magnitude
+    return BaseUnit(_tidy(factor * count_factor), symbol)
 
 
 def to_base(number: int | float, unit: BaseUnit) -> int | float:
