@@ -93,11 +93,8 @@ class Table:
         """Like column(), but a missing column is a ProfileError naming the header line."""
         index = self.column(*names)
         if index is None:
-            raise ProfileError(
-                f"the header has no '{names[0]}' column (it has: {', '.join(self.header)})",
-                self.source,
-                self.header_line,
-            )
+            shown = ", ".join(self.header[:12]) + (", …" if len(self.header) > 12 else "")
+            raise ProfileError(f"the header has no '{names[0]}' column (it has: {shown})", self.source, self.header_line)
         return index
 
 
