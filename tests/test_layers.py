@@ -6,14 +6,17 @@ import subprocess
 import sys
 
 PROBE = """
-import importlib, pkgutil, sys
+import importlib, pathlib, sys
 import workbench
+root = pathlib.Path(workbench.__file__).parent
 names = []
-for info in pkgutil.walk_packages(workbench.__path__, "workbench."):
-    if info.name == "workbench.gui" or info.name.startswith("workbench.gui.") or info.name == "workbench.__main__":
+for path in sorted(root.rglob("*.py")):
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    if parts[1:2] == ("gui",) or parts[-1] == "__main__":
         continue
-    importlib.import_module(info.name)
-    names.append(info.name)
+    name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    importlib.import_module(name)
+    names.append(name)
 print(len(names), "modules")
 print("LEAKED", sorted(m for m in sys.modules if m.split(".")[0] in ("PySide6", "pyqtgraph", "shiboken6")))
 """
