@@ -1,0 +1,418 @@
+"""The measurement protocol: one declared operation, run for real, as a generator of events.
+
+    run = MeasurementRun("add(n=2**24, dtype=fp32)", backend="auto", iterations=50, mode="warm")
+    for event in run.events():          # in a worker thread; run.cancel() from any thread
+        ...                              # RunStarted, PhaseChanged, SampleBatch..., RunFinished
+    record = event.record               # RunFinished carries the frozen RunRecord
+
+or simply `record = measure("add(n=2**24, dtype=fp32)")`.
+
+Protocol: sizes checked against free memory before anything is allocated;
+inputs random (never zeros) and outputs NaN; one untimed call (compilation,
+library handles, page faults); warm-up; at least 30 timed iterations whose raw
+samples are all kept; in cold mode a buffer at least the size of the
+last-level cache is written before each iteration; conditions read just
+before and just after timing; then the reference check and a checksum. A run
+whose check fails is recorded as invalid.
+
+Cancellation is cooperative: `should_stop()` (and `cancel()`) is consulted
+between calls, and timed calls go in batches of about 50 ms, so a cancel
+lands within half a second unless a single call of the kernel itself takes
+longer (a huge GEMM on the CPU).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterator, Type, Union
+
+from workbench.declare import Declaration, parse
+from workbench.devices.catalogue import Device
+from workbench.errors import WorkbenchError
+from workbench.measure.backends import Backend, select_backend
+from workbench.measure.check import judge, not_run
+from workbench.measure.errors import MeasurementError, MemoryRefused
+from workbench.measure.kernels import Kernel, kernel_for
+from workbench.measure.record import CANCELLED, COLD, INVALID, MODES, OK, WARM, BoundInfo, KernelInfo, RunRecord
+from workbench.ops.base import CONVENTIONS
+
+MIN_ITERATIONS = 30
+DEFAULT_ITERATIONS = 50
+MAX_ITERATIONS = 1_000_000
+CANCEL_SLICE_S = 0.05  # timed calls per batch are sized to about this much work
+AUTO_WARMUP_S = 0.1  # automatic warm-up runs at least this long ...
+AUTO_WARMUP_MIN_CALLS = 2  # ... and at least this many calls ...
+AUTO_WARMUP_MAX_CALLS = 50  # ... but no more than this many
+MEMORY_HEADROOM = {"gpu": 0.9, "cpu": 0.8}  # share of free memory a run may plan to use
+
+ALLOCATE = "allocate"
+FIRST_CALL = "first call"
+WARMUP = "warm-up"
+TIMING = "timing"
+CHECK = "check"
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    """Sizes accepted; nothing allocated yet."""
+
+    declaration: str
+    backend: str
+    device: str
+    mode: str
+    iterations: int
+    planned_bytes: int
+
+
+@dataclass(frozen=True)
+class PhaseChanged:
+    """The run entered a phase: allocate, first call, warm-up, timing, check."""
+
+    phase: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class SampleBatch:
+    """New raw samples (seconds) of timed iterations first_index … first_index + len − 1."""
+
+    first_index: int
+    samples_s: tuple[float, ...]
+    done: int
+    total: int
+
+    @property
+    def progress(self) -> float:
+        return self.done / self.total if self.total else 1.0
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run is over (finished, invalid or cancelled); the record is final."""
+
+    record: RunRecord
+
+
+RunEvent = Union[RunStarted, PhaseChanged, SampleBatch, RunFinished]
+
+
+class _Stopped(Exception):
+    """Internal: the stop flag was seen."""
+
+
+def _never() -> bool:
+    return False
+
+
+class MeasurementRun:
+    """One measurement as a plain object: validate at construction, run through `events()` once."""
+
+    def __init__(
+        self,
+        declaration: str | Declaration,
+        *,
+        backend: str | Backend = "auto",
+        iterations: int = DEFAULT_ITERATIONS,
+        mode: str = WARM,
+        warmup: int | None = None,
+        device: str | Device | None = "auto",
+        convention: str = "fma2",
+        overlap: Any = "full",
+        should_stop: Callable[[], bool] | None = None,
+        seed: int = 0,
+        kernel_class: Type[Kernel] | None = None,
+    ) -> None:
+        self.declaration = parse(declaration) if isinstance(declaration, str) else declaration
+        if isinstance(iterations, bool) or not isinstance(iterations, int):
+            raise MeasurementError(f"iterations must be a whole number; got {iterations!r}")
+        if not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
+            raise MeasurementError(
+                f"iterations must be {MIN_ITERATIONS}–{MAX_ITERATIONS:,} (the protocol needs at least {MIN_ITERATIONS} "
+                f"timed samples); got {iterations}"
+            )
+        if mode not in MODES:
+            raise MeasurementError(f"mode must be warm or cold; got '{mode}'")
+        if warmup is not None and (isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1):
+            raise MeasurementError(f"warm-up must be a positive number of calls; got {warmup!r}")
+        if convention not in CONVENTIONS:
+            raise MeasurementError(f"convention must be fma2 or mac; got '{convention}'")
+        if isinstance(device, str) and device != "auto":
+            from workbench.devices.catalogue import find_device
+
+            device = find_device(device)
+        self.iterations = iterations
+        self.mode = mode
+        self.warmup = warmup
+        self.convention = convention
+        self.overlap = overlap
+        self.seed = seed
+        self._backend_choice = backend
+        self._device_choice = device
+        self._kernel_class = kernel_class
+        self._external_stop = should_stop or _never
+        self._cancel = threading.Event()
+        self._started = False
+
+    # -- cancellation ---------------------------------------------------------------
+    def cancel(self) -> None:
+        """Ask the run to stop at its next check (safe from any thread)."""
+        self._cancel.set()
+
+    def should_stop(self) -> bool:
+        return self._cancel.is_set() or bool(self._external_stop())
+
+    # -- running --------------------------------------------------------------------
+    def run(self, on_event: Callable[[RunEvent], None] | None = None) -> RunRecord:
+        """Run to the end, passing each event to `on_event`; the final record."""
+        record = None
+        for event in self.events():
+            if on_event is not None:
+                on_event(event)
+            if isinstance(event, RunFinished):
+                record = event.record
+        assert record is not None
+        return record
+
+    def events(self) -> Iterator[RunEvent]:
+        """The run, step by step; the last event is RunFinished with the record."""
+        if self._started:
+            raise MeasurementError("a MeasurementRun runs once; create a new one to measure again")
+        self._started = True
+        backend = select_backend(self._backend_choice)
+        kernel = kernel_for(self.declaration, backend, self._kernel_class)
+        flush_bytes = backend.flush_bytes() if self.mode == COLD else 0
+        planned = kernel.planned_bytes() + flush_bytes
+        self._refuse_if_too_large(backend, kernel, planned, flush_bytes)
+
+        workload = self.declaration.workload()
+        flop = int(workload.flop(self.convention))
+        compulsory = int(workload.bytes)
+        bound, notes = self._bound(backend)
+        implied_bytes, implied_note = kernel.implied_traffic()
+        kernel_info = KernelInfo(
+            family=kernel.family,
+            algorithm=kernel.algorithm(),
+            executed_path=kernel.executed_path(),
+            implied_bytes=int(implied_bytes),
+            implied_note=implied_note,
+            notes=tuple(kernel.notes()),
+            buffers=tuple(spec.to_dict() for spec in kernel.buffers()),
+        )
+        environment = backend.environment()
+        yield RunStarted(str(self.declaration), backend.name, backend.describe(), self.mode, self.iterations, planned)
+
+        samples: list[float] = []
+        status, message = OK, ""
+        check = None
+        first_call: float | None = None
+        warmup_calls = 0
+        before: dict[str, Any] = {}
+        after: dict[str, Any] = {}
+        try:
+            yield PhaseChanged(ALLOCATE, f"{planned:,} bytes of buffers")
+            if not kernel.allocate(self.seed, self.should_stop):
+                raise _Stopped
+            flush = backend.make_flush(flush_bytes) if self.mode == COLD else None
+            flush_time = backend.wall_time(flush) if flush is not None else 0.0
+
+            yield PhaseChanged(FIRST_CALL, "untimed: compilation, library handles, first touch of memory")
+            first_call = backend.wall_time(kernel)
+            if self.should_stop():
+                raise _Stopped
+
+            yield PhaseChanged(WARMUP)
+            warmup_calls, per_call = self._warm_up(backend, kernel, first_call)
+
+            before = backend.conditions()
+            yield PhaseChanged(TIMING, f"{self.iterations} timed iterations, {self.mode}")
+            batch = max(1, min(1000, int(CANCEL_SLICE_S / max(per_call + flush_time, 1e-7))))
+            while len(samples) < self.iterations:
+                if self.should_stop():
+                    raise _Stopped
+                count = min(batch, self.iterations - len(samples))
+                new = backend.time_calls(kernel, count, flush, sync_each=self.mode == WARM)
+                samples.extend(new)
+                yield SampleBatch(len(samples) - len(new), tuple(new), len(samples), self.iterations)
+            after = backend.conditions()
+
+            yield PhaseChanged(CHECK, "reference check against float64 on the CPU, checksum")
+            if kernel.in_place:
+                kernel.reset()
+                kernel()
+                backend.synchronize()
+            import numpy as np
+
+            comparison = kernel.compare(np.random.default_rng(self.seed + 7919))
+            check = judge(comparison, kernel.precision(), kernel.checksum())
+            if check.passed:
+                message = f"ok: {check.message}"
+            else:
+                status = INVALID
+                message = f"invalid: the reference check {check.message}"
+        except _Stopped:
+            status = CANCELLED
+            message = f"cancelled after {len(samples)} of {self.iterations} timed iterations"
+            check = not_run("the run was cancelled")
+            if before:
+                after = backend.conditions()
+        except WorkbenchError:
+            raise
+        except Exception as exc:
+            translated = backend.translate(exc)
+            if translated is not None:
+                raise translated from exc
+            raise
+        finally:
+            kernel.release()
+            backend.release()
+
+        record = RunRecord(
+            id=uuid.uuid4().hex[:12],
+            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            declaration=str(self.declaration),
+            operation=self.declaration.op,
+            params=_plain_params(self.declaration),
+            backend=backend.name,
+            device=backend.describe(),
+            mode=self.mode,
+            iterations=self.iterations,
+            warmup_calls=warmup_calls,
+            first_call_s=first_call,
+            status=status,
+            message=message,
+            notes=tuple(notes),
+            samples_s=tuple(samples),
+            convention=self.convention,
+            flop=flop,
+            bytes=compulsory,
+            kernel=kernel_info,
+            check=check,
+            bound=bound,
+            timer=backend.timer_name,
+            environment=environment,
+            conditions_before=before,
+            conditions_after=after,
+        )
+        yield RunFinished(record)
+
+    # -- steps ----------------------------------------------------------------------
+    def _warm_up(self, backend: Backend, kernel: Kernel, first_call: float) -> tuple[int, float]:
+        """Warm-up calls (a fixed count, or ≥ 0.1 s and ≥ 2 calls); the median warm call time."""
+        times: list[float] = []
+        started = time.perf_counter()
+        while True:
+            if self.warmup is not None:
+                if len(times) >= self.warmup:
+                    break
+            elif len(times) >= AUTO_WARMUP_MAX_CALLS or (
+                len(times) >= AUTO_WARMUP_MIN_CALLS and time.perf_counter() - started >= AUTO_WARMUP_S
+            ):
+                break
+            if self.should_stop():
+                raise _Stopped
+            times.append(backend.wall_time(kernel))
+        if not times:
+            return 0, first_call
+        ordered = sorted(times)
+        return len(times), ordered[len(ordered) // 2]
+
+    def _refuse_if_too_large(self, backend: Backend, kernel: Kernel, planned: int, flush_bytes: int) -> None:
+        """MemoryRefused, before any allocation, when the planned buffers do not fit free memory."""
+        from workbench.units import format_bytes
+
+        free, source = backend.free_memory()
+        share = MEMORY_HEADROOM.get(backend.kind, 0.8)
+        if planned <= free * share:
+            return
+        parts = sorted(((spec.bytes, spec.name) for spec in kernel.buffers()), reverse=True)
+        listed = [f"{name} {format_bytes(size)}" for size, name in parts[:4]]
+        if flush_bytes:
+            listed.append(f"cold-mode flush {format_bytes(flush_bytes)}")
+        if kernel.temporary_bytes():
+            listed.append(f"library temporaries {format_bytes(kernel.temporary_bytes())}")
+        raise MemoryRefused(
+            f"{self.declaration} needs {format_bytes(planned)} ({', '.join(listed)}), more than "
+            f"{share:.0%} of the {format_bytes(free)} free on {backend.describe()} ({source}); reduce the sizes"
+        )
+
+    def _bound(self, backend: Backend) -> tuple[BoundInfo | None, list[str]]:
+        """The analysed lower bound on the chosen device, or None with the reason in a note."""
+        device = self._device_choice
+        if device == "auto":
+            device = default_device(backend)
+        if device is None:
+            return None, ["no device model for this backend: achieved figures only, no bound"]
+        from workbench.analysis import analyze
+
+        try:
+            analysis = analyze(self.declaration, device=device, convention=self.convention, overlap=self.overlap)
+        except (WorkbenchError, ImportError) as exc:
+            return None, [f"no bound: {exc}"]
+        bound = BoundInfo(
+            device=analysis.device_name or device.name,
+            path=analysis.path,
+            compute_rate_flop_per_s=analysis.compute_rate.value if analysis.compute_rate else None,
+            compute_rate_source=analysis.compute_rate.source if analysis.compute_rate else None,
+            bandwidth_byte_per_s=analysis.bandwidth.value if analysis.bandwidth else None,
+            bandwidth_source=analysis.bandwidth.source if analysis.bandwidth else None,
+            compute_time_s=analysis.compute_time,
+            memory_time_s=analysis.memory_time,
+            bound_time_s=analysis.bound_time,
+            overlap=analysis.overlap.label,
+            limiter=analysis.limiter,
+        )
+        notes = []
+        if backend.kind == "cpu" and device.kind == "cpu" and device.key == "cpu-generic":
+            notes.append("bound from the generic CPU stand-in; calibrate for this machine's rates")
+        return bound, notes
+
+
+def default_device(backend: Backend) -> Device | None:
+    """The device model a backend's runs are compared with: the detected GPU, or the generic CPU."""
+    try:
+        if backend.kind == "cpu":
+            from workbench.devices.catalogue import find_device
+
+            return find_device("cpu-generic")
+        from workbench.devices.catalogue import match_reported_name
+        from workbench.devices.nvml import detect, device_for
+
+        index = getattr(backend, "nvml_index", lambda: None)()
+        detection = detect()
+        for gpu in detection.gpus:
+            if gpu.index == index:
+                return device_for(gpu)
+        name = getattr(backend, "device_name", "")
+        return match_reported_name(name) if name else None
+    except (WorkbenchError, ImportError):
+        return None
+
+
+def _plain_params(declaration: Declaration) -> dict[str, Any]:
+    """The declaration's fields as JSON values (ints stay exact)."""
+    params = {}
+    for name, value in declaration.fields:
+        if isinstance(value, float) and not math.isfinite(value):
+            value = str(value)
+        params[name] = value
+    return params
+
+
+def measure(declaration: str | Declaration, **options: Any) -> RunRecord:
+    """Run one measurement to the end (see MeasurementRun for the options)."""
+    return MeasurementRun(declaration, **options).run()
+
+
+def sweep_declarations(declaration: str | Declaration, field: str, values: Any) -> list[Declaration]:
+    """The declaration at each value of one size field — a size sweep such as n = 2^16 … 2^28."""
+    from workbench.errors import DeclarationError
+
+    decl = parse(declaration) if isinstance(declaration, str) else declaration
+    if field not in decl.params:
+        raise DeclarationError(f"{decl.op} has no field '{field}' to sweep", field=field)
+    return [decl.replace(**{field: int(value)}) for value in values]

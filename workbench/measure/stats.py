@@ -1,0 +1,62 @@
+"""Summary statistics of raw timing samples: median, min, p10, p90, mean, max.
+
+Quantiles interpolate linearly between order statistics (NumPy's default
+"linear" method), so anyone can recompute them from the raw samples a run
+record keeps.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Mapping, Sequence
+
+
+def quantile(sorted_values: Sequence[float], q: float) -> float:
+    """The q-quantile (0 ≤ q ≤ 1) of already sorted values, linear between neighbours."""
+    if not sorted_values:
+        raise ValueError("no values")
+    position = (len(sorted_values) - 1) * q
+    below = math.floor(position)
+    above = min(below + 1, len(sorted_values) - 1)
+    weight = position - below
+    return sorted_values[below] + (sorted_values[above] - sorted_values[below]) * weight
+
+
+@dataclass(frozen=True)
+class TimingStats:
+    """Order statistics of one run's timed iterations, in seconds."""
+
+    count: int
+    median_s: float
+    min_s: float
+    p10_s: float
+    p90_s: float
+    mean_s: float
+    max_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "TimingStats":
+        return cls(
+            count=int(data["count"]),
+            **{name: float(data[name]) for name in ("median_s", "min_s", "p10_s", "p90_s", "mean_s", "max_s")},
+        )
+
+
+def summarize(samples: Sequence[float]) -> TimingStats:
+    """Median, min, p10, p90, mean and max of raw samples (seconds)."""
+    ordered = sorted(float(s) for s in samples)
+    if not ordered:
+        raise ValueError("no samples to summarise")
+    return TimingStats(
+        count=len(ordered),
+        median_s=quantile(ordered, 0.5),
+        min_s=ordered[0],
+        p10_s=quantile(ordered, 0.1),
+        p90_s=quantile(ordered, 0.9),
+        mean_s=math.fsum(ordered) / len(ordered),
+        max_s=ordered[-1],
+    )

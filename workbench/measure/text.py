@@ -1,0 +1,108 @@
+"""Run records and calibration results as plain text tables (the CLI; copy-and-paste evidence)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from workbench.devices.catalogue import BANDWIDTH, PATH_TITLES, Device
+from workbench.measure.calibrate import CalibrationResult
+from workbench.measure.record import RunRecord
+from workbench.units import format_bandwidth, format_bytes, format_flop, format_flop_rate, format_intensity, format_time
+
+
+def _conditions(values: Mapping[str, Any]) -> str:
+    if not values:
+        return "not reported"
+    labels = {
+        "sm_clock_mhz": ("SM", "MHz"),
+        "memory_clock_mhz": ("memory", "MHz"),
+        "temperature_c": ("", "°C"),
+        "power_w": ("", "W"),
+        "cpu_clock_mhz_mean": ("mean core clock", "MHz"),
+        "load_average_1m": ("load", ""),
+    }
+    parts = []
+    for key, value in values.items():
+        if value is None:
+            continue
+        label, unit = labels.get(key, (key, ""))
+        number = f"{value:g}" if isinstance(value, (int, float)) else str(value)
+        parts.append(" ".join(p for p in (label, f"{number}{' ' if unit and unit != '°C' else ''}{unit}") if p))
+    return ", ".join(parts) or "not reported"
+
+
+def run_table(record: RunRecord, binary: bool = False) -> str:
+    """The run as aligned 'label  value' lines, the way the CLI prints it."""
+    rows: list[tuple[str, str]] = []
+    stats = record.stats
+    status = {"ok": "ok — valid: the reference check passed"}.get(record.status, record.message or record.status)
+    rows.append(("status", status))
+    rows.append(("backend", f"{record.backend} on {record.device}"))
+    rows.append(("protocol", f"{record.mode}, {len(record.samples_s)} of {record.iterations} timed iterations, "
+                             f"{record.warmup_calls} warm-up calls; {record.timer}"))
+    if record.first_call_s is not None:
+        rows.append(("first call", f"{format_time(record.first_call_s)} (untimed)"))
+    if stats:
+        rows.append(("median", format_time(stats.median_s)))
+        rows.append(("spread", f"min {format_time(stats.min_s)}, p10 {format_time(stats.p10_s)}, "
+                               f"p90 {format_time(stats.p90_s)}, max {format_time(stats.max_s)}"))
+    rows.append(("work", f"{format_flop(record.flop)} [{record.convention}] · compulsory {format_bytes(record.bytes, binary)}"
+                         + (f" · {format_intensity(record.intensity)}" if record.bytes else "")))
+    if record.achieved_byte_per_s is not None:
+        achieved = f"{format_bandwidth(record.achieved_byte_per_s, binary)} compulsory"
+        if record.flop and record.achieved_flop_per_s is not None:
+            achieved += f" · {format_flop_rate(record.achieved_flop_per_s)}"
+        rows.append(("achieved", achieved))
+    if record.kernel.implied_bytes != record.bytes and record.implied_byte_per_s is not None:
+        rows.append(("implied traffic", f"{format_bytes(record.kernel.implied_bytes, binary)} per call "
+                                        f"({record.kernel.implied_note}) → {format_bandwidth(record.implied_byte_per_s, binary)}"))
+    bound = record.bound
+    if bound is not None and bound.bound_time_s is not None:
+        fraction = record.fraction_of_bound
+        text = f"{format_time(bound.bound_time_s)} on {bound.device} ({bound.limiter}-limited, {bound.path} path"
+        sources = {s for s in (bound.compute_rate_source, bound.bandwidth_source) if s}
+        text += f", {'/'.join(sorted(sources))} rates)" if sources else ")"
+        if fraction is not None:
+            text += f" → the median reaches {fraction:.1%} of the bound"
+        rows.append(("bound", text))
+    rows.append(("kernel", f"{record.kernel.algorithm} [{record.kernel.executed_path}]"))
+    if record.check is not None:
+        rows.append(("check", record.check.message))
+        if record.check.checksum is not None:
+            rows.append(("checksum", f"{record.check.checksum:.17g} (float64 sum of every output)"))
+    rows.append(("before timing", _conditions(record.conditions_before)))
+    rows.append(("after timing", _conditions(record.conditions_after)))
+    env = record.environment
+    versions = [f"{name} {env[name]}" for name in ("numpy", "cupy", "cuda_runtime", "driver", "blas", "python") if env.get(name)]
+    rows.append(("environment", ", ".join(versions)))
+    for note in (*record.kernel.notes, *record.notes):
+        rows.append(("note", note))
+    width = max(len(label) for label, _ in rows)
+    lines = [f"{record.declaration}    [run {record.id}, {record.created}]"]
+    lines += [f"  {label.ljust(width)}  {value}" for label, value in rows]
+    return "\n".join(lines)
+
+
+def calibration_table(result: CalibrationResult, device: Device | None = None, binary: bool = False) -> str:
+    """Measured rates beside the datasheet figures of `device` (when given)."""
+    lines = [f"Calibration on {result.device} ({result.backend}), {result.created}"]
+    header = ("path", "measured", "datasheet", "measured / datasheet")
+    rows = [header]
+    for path, rate in result.rates.items():
+        title = PATH_TITLES.get(path, path)
+        measured = format_bandwidth(rate.value, binary) if path == BANDWIDTH else format_flop_rate(rate.value)
+        datasheet, ratio = "–", "–"
+        if device is not None and path in device.peak:
+            peak = device.peak[path].value
+            datasheet = format_bandwidth(peak, binary) if path == BANDWIDTH else format_flop_rate(peak)
+            ratio = f"{rate.value / peak:.1%}"
+        rows.append((f"{path} ({title})", measured, datasheet, ratio))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    for row in rows:
+        lines.append("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    for reason in result.skipped:
+        lines.append(f"  skipped: {reason}")
+    if result.cancelled:
+        lines.append("  cancelled before every rate was measured")
+    lines.append("Measured rates replace the datasheet figures in the bounds once stored (source: measured).")
+    return "\n".join(lines)
