@@ -251,6 +251,83 @@ def _run_import_nsys(args: argparse.Namespace) -> int:
     return _run_import(args, "nsys")
 
 
+# ---------------------------------------------------------------- measure / calibrate
+
+
+def _add_measure(sub: Any) -> None:
+    p = sub.add_parser(
+        "measure",
+        help="run a declared operation for real and time it (CuPy on the GPU, NumPy on the CPU)",
+        description="Time a declared operation with the workbench protocol (random inputs, one untimed call, "
+        "warm-up, raw samples, reference check) and print the run record, e.g. "
+        'workbench measure "add(n=2**24, dtype=fp32)" --backend numpy --iterations 50',
+    )
+    p.add_argument("declaration", metavar="DECL", help='one declaration line, e.g. "gemm(M=4096, N=4096, K=4096, dtype=fp16)"')
+    p.add_argument("--backend", choices=("auto", "cupy", "numpy"), default="auto", help="auto: CuPy when it sees a GPU, else NumPy")
+    p.add_argument("--iterations", type=int, default=50, metavar="N", help="timed iterations, at least 30 (default 50)")
+    p.add_argument("--mode", choices=("warm", "cold"), default="warm", help="cold writes a cache-sized buffer before each iteration")
+    p.add_argument("--warmup", type=int, metavar="N", help="warm-up calls (default: at least 2 calls and 0.1 s)")
+    p.add_argument("--device", help="catalogue device for the bound (default: the detected GPU, or cpu-generic)")
+    p.add_argument("--convention", choices=("fma2", "mac"), default="fma2", help="FLOP per multiply-add: 2 or 1")
+    p.add_argument("--binary", action="store_true", help="bytes in MiB/GiB instead of MB/GB")
+    p.add_argument("--json", action="store_true", help="print the run record as JSON")
+    p.set_defaults(run=_run_measure)
+
+    c = sub.add_parser(
+        "calibrate",
+        help="measure sustained memory bandwidth and matrix rates (measured rates for the bounds)",
+        description="Measure sustained bandwidth with a large copy (bytes read + written) and a large GEMM per "
+        "dtype path; print them beside the datasheet figures.",
+    )
+    c.add_argument("--backend", choices=("auto", "cupy", "numpy"), default="auto", help="auto: CuPy when it sees a GPU, else NumPy")
+    c.add_argument("--device", help="catalogue device to compare with (default: the detected GPU, or cpu-generic)")
+    c.add_argument("--quick", action="store_true", help="smaller sizes: a fast sanity check, less representative")
+    c.add_argument("--binary", action="store_true", help="bytes in MiB/GiB instead of MB/GB")
+    c.add_argument("--json", action="store_true", help="print the calibration (rates and every run record) as JSON")
+    c.set_defaults(run=_run_calibrate)
+
+
+def _run_measure(args: argparse.Namespace) -> int:
+    from workbench.measure import measure
+    from workbench.measure.text import run_table
+
+    record = measure(
+        args.declaration,
+        backend=args.backend,
+        iterations=args.iterations,
+        mode=args.mode,
+        warmup=args.warmup,
+        device=args.device or "auto",
+        convention=args.convention,
+    )
+    if args.json:
+        _print_json(record.to_dict())
+    else:
+        print(run_table(record, args.binary))
+    return EXIT_OK
+
+
+def _run_calibrate(args: argparse.Namespace) -> int:
+    from workbench.measure.calibrate import CalibrationRun
+    from workbench.measure.run import default_device
+    from workbench.measure.backends import select_backend
+    from workbench.measure.text import calibration_table
+
+    backend = select_backend(args.backend)
+    if args.device:
+        from workbench.devices.catalogue import find_device
+
+        device = find_device(args.device)
+    else:
+        device = default_device(backend)
+    result = CalibrationRun(backend, quick=args.quick, device=device).run()
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        print(calibration_table(result, device, args.binary))
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------- gui
 
 
@@ -282,7 +359,7 @@ def _run_gui(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- main
 
 
-ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_units, _add_report, _add_import_ncu, _add_import_nsys, _add_gui)
+ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_units, _add_report, _add_import_ncu, _add_import_nsys, _add_measure, _add_gui)
 
 
 class _VersionAction(argparse.Action):
