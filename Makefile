@@ -44,6 +44,10 @@ test-gpu: $(VENV)/.stamp-test
 bench: $(VENV)/.stamp-test
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; QT_QPA_PLATFORM=offscreen $(PY) $$script || exit 1; done
 
+# PNGs of the window at 1600×1000 under a virtual X display (needs xvfb-run).
+screenshots: $(VENV)/.stamp-test
+	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) scripts/screenshots.py
+
 $(VENV)/.stamp-bundle: pyproject.toml | $(PY)
 	$(PIP) install -e ".[test,bundle]"
 	@touch $@

@@ -1,0 +1,165 @@
+"""Benchmarks of the window: start-up, edit-to-repaint latency, plot redraw with 10,000 points.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_gui.py
+
+1. Start-up: a fresh `python` process builds and shows the window offscreen;
+   the wall time from spawning it until the window's first paint (the child
+   prints when it sees the paint event). Median of 7 runs; target ≤ 2 s.
+2. Edit-to-repaint: one keystroke into the declaration line (an undo command,
+   a synchronous analysis, the form, the panel and the roofline updated)
+   followed by a forced repaint of the whole window. Median of 200; target ≤ 16 ms.
+3. Plot redraw: the roofline's operation scatter with 10,000 points set with
+   `setData` and repainted; and the bound-versus-size view recomputing and
+   drawing a 10,000-size sweep. Median of 30; target ≤ 50 ms.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parent.parent
+
+STARTUP_RUNS = 7
+EDITS = 200
+REDRAWS = 30
+POINTS = 10_000
+
+CHILD = r"""
+import sys, time
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
+QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, sys.argv[1])
+from workbench.gui.app import build_window, ensure_application
+
+class FirstPaint(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and not getattr(self, "seen", False):
+            self.seen = True
+            print("painted", time.time(), flush=True)
+            QTimer.singleShot(0, app.quit)
+        return False
+
+app = ensure_application()
+window = build_window()
+watcher = FirstPaint()
+for widget in [window, *window.findChildren(type(window.centralWidget()))]:
+    widget.installEventFilter(watcher)
+window.show()
+app.exec()
+window.close()
+window.wait_for_workers()
+"""
+
+
+def startup_seconds(settings_dir: str) -> float:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    start = time.time()
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD, settings_dir], capture_output=True, text=True, env=env, timeout=120, cwd=ROOT
+    )
+    lines = [line for line in result.stdout.splitlines() if line.startswith("painted")]
+    if result.returncode != 0 or not lines:
+        raise SystemExit(f"start-up run failed:\n{result.stderr}")
+    return float(lines[0].split()[1]) - start
+
+
+def main() -> int:
+    settings_dir = tempfile.mkdtemp(prefix="workbench-bench-")
+    startups = [startup_seconds(settings_dir) for _ in range(STARTUP_RUNS)]
+
+    from PySide6.QtCore import QSettings
+
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir)
+    import numpy as np
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    from workbench.devices.nvml import NO_DRIVER, Detection
+    from workbench.gui.app import build_window, ensure_application
+
+    app = ensure_application()
+    window = build_window(detect=lambda: Detection(NO_DRIVER, "benchmark"))
+    window.resize(1600, 1000)
+    window.show()
+    for _ in range(20):
+        app.processEvents()
+        time.sleep(0.01)
+    window.wait_for_workers()
+    app.processEvents()
+
+    # 2. edit to repaint: type a digit into M, then take it out again
+    line = window.editor.line
+    line.setFocus()
+    line.setText("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
+    line.setCursorPosition(len("gemm(M=4096"))
+    edits = []
+    for index in range(EDITS):
+        start = time.perf_counter()
+        if index % 2 == 0:
+            QTest.keyClick(line, Qt.Key.Key_1)
+        else:
+            QTest.keyClick(line, Qt.Key.Key_Backspace)
+        window.repaint()
+        edits.append(time.perf_counter() - start)
+    assert window.document.state(window.document.current_entry).error is None
+
+    # 3a. the roofline's scatter with 10,000 points
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 4, POINTS)
+    y = np.minimum(x + 12.4, 15.0) - rng.uniform(0, 1, POINTS)
+    scatter = window.roofline.points
+    plot = window.roofline.widget
+    scatter_times = []
+    for index in range(REDRAWS):
+        start = time.perf_counter()
+        scatter.setData(x + index * 1e-3, y, size=6, data=np.zeros(POINTS, dtype=int))
+        plot.repaint()
+        scatter_times.append(time.perf_counter() - start)
+
+    # 3b. the bound-versus-size view: a 10,000-size sweep recomputed and drawn
+    from workbench.gui import plots
+
+    plots.SWEEP_POINTS = POINTS
+    window.tabs.setCurrentWidget(window.sweep)
+    window.sweep.low.setValue(10)
+    window.sweep.high.setValue(30)
+    app.processEvents()
+    sweep_times = []
+    for index in range(REDRAWS):
+        start = time.perf_counter()
+        window.sweep.refresh()
+        window.sweep.widget.repaint()
+        sweep_times.append(time.perf_counter() - start)
+    drawn = len(window.sweep.bound_line.getData()[0])
+
+    window.close()
+    window.wait_for_workers()
+
+    rows = [
+        ("window shown offscreen from process start", statistics.median(startups), 2.0, f"{STARTUP_RUNS} runs"),
+        ("declaration edit to repaint", statistics.median(edits), 0.016, f"{EDITS} edits"),
+        (f"roofline scatter redraw, {POINTS:,} points", statistics.median(scatter_times), 0.050, f"{REDRAWS} redraws"),
+        (f"sweep recompute + redraw, {drawn:,} sizes", statistics.median(sweep_times), 0.050, f"{REDRAWS} redraws"),
+    ]
+    width = max(len(name) for name, *_ in rows)
+    print(f"{'benchmark'.ljust(width)}  {'median':>10}  {'target':>9}  ok   runs")
+    failed = False
+    for name, median, target, runs in rows:
+        ok = median <= target
+        failed |= not ok
+        print(f"{name.ljust(width)}  {_ms(median):>10}  {'≤ ' + _ms(target):>9}  {'yes' if ok else 'NO ':<3}  {runs}")
+    return 1 if failed else 0
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""Write PNG screenshots of the workbench window under docs/screenshots/.
+
+Run it under a display at 1600×1000, as `make screenshots` does:
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshots.py
+
+The window uses a throw-away QSettings folder (your own settings are not
+read or written) and a fixed "no NVIDIA driver" detection, so the pictures
+are the same on every machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QWidget
+
+from workbench.devices.nvml import NO_DRIVER, Detection
+
+ROOT = Path(__file__).resolve().parent.parent
+WIDTH, HEIGHT = 1600, 1000
+
+
+def no_driver() -> Detection:
+    return Detection(NO_DRIVER, "no NVIDIA driver found (NVML Shared Library Not Found)")
+
+
+def settle(app: QApplication, seconds: float = 0.3) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def save(widget: QWidget, path: Path) -> None:
+    image = widget.grab()
+    if not image.save(str(path), "PNG"):
+        raise SystemExit(f"screenshots: could not write {path}")
+    print(f"wrote {path.relative_to(ROOT)} ({image.width()}×{image.height()})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    settings_dir = tempfile.mkdtemp(prefix="workbench-screenshots-")
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir)
+
+    from workbench.gui.app import build_window, ensure_application
+
+    app = ensure_application()
+    window = build_window(detect=no_driver)
+    window.resize(WIDTH, HEIGHT)
+    window.show()
+    window.move(0, 0)
+    settle(app, 0.5)
+    window.wait_for_workers()
+    settle(app, 0.3)
+
+    # 1. the seed's worked example: 4096³ fp16 GEMM at an entered 100 TFLOP/s and 2.5 TB/s
+    window.open_example("gemm-4096-fp16")
+    window.tabs.setCurrentWidget(window.roofline)
+    settle(app)
+    save(window, out / "main-window.png")
+
+    # 2. the device panel with no NVIDIA driver
+    save(window.device_dock, out / "device-panel-no-driver.png")
+
+    # 3. bound against size for the same operation
+    window.tabs.setCurrentWidget(window.sweep)
+    settle(app)
+    save(window, out / "bound-vs-size.png")
+    window.tabs.setCurrentWidget(window.roofline)
+
+    # 4. an error: a negative dimension typed into the form keeps the last valid figures, marked stale
+    field = window.editor.fields["M"].widget
+    field.setFocus()
+    field.selectAll()
+    QTest.keyClicks(field, "-4096")
+    settle(app)
+    save(window, out / "error-state.png")
+
+    # 5. two operations on one roofline: attention with and without fusion
+    window.open_example("attention-naive-vs-fused")
+    settle(app)
+    save(window, out / "attention-roofline.png")
+
+    window.close()
+    window.deleteLater()
+    settle(app, 0.1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""GUI test fixtures: settings in a temporary folder, Qt warnings fail, no thread left behind."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6.QtWidgets")
+
+from PySide6.QtCore import QSettings, QtMsgType, qInstallMessageHandler  # noqa: E402
+
+from workbench.devices.nvml import NO_DRIVER, Detection  # noqa: E402
+
+# The offscreen platform plugin says this whenever a top-level window's size hints change;
+# it is about the plugin, not about the workbench, and appears for any QMainWindow.
+PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+@pytest.fixture(autouse=True)
+def qt_settings_in_tmp(tmp_path: Path) -> Iterator[Path]:
+    """Point QSettings at a temporary folder so tests never read or write the user's settings."""
+    folder = tmp_path / "qsettings"
+    folder.mkdir()
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
+    yield folder
+
+
+@pytest.fixture(autouse=True)
+def fail_on_qt_warnings() -> Iterator[list[str]]:
+    """Fail the test on any qWarning, qCritical or qFatal it causes."""
+    messages: list[str] = []
+
+    def handler(mode: QtMsgType, context: object, message: str) -> None:
+        if mode in (QtMsgType.QtWarningMsg, QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg):
+            if message not in PLATFORM_NOISE:
+                messages.append(f"{mode.name}: {message}")
+
+    previous = qInstallMessageHandler(handler)
+    yield messages
+    qInstallMessageHandler(previous)
+    assert not messages, "Qt warnings during the test:\n" + "\n".join(messages)
+
+
+@pytest.fixture(autouse=True)
+def no_threads_left() -> Iterator[None]:
+    """Fail the test if it leaves a Python thread or a workbench QThread running."""
+    from workbench.gui.workers import running_workers
+
+    before = set(threading.enumerate())
+    yield
+    workers = running_workers()
+    for worker in workers:  # let the next test start clean, then report
+        worker.wait(5000)
+    assert not workers, f"QThreads left running: {workers}"
+    left = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+    assert not left, f"threads left running: {left}"
+
+
+def no_driver() -> Detection:
+    return Detection(NO_DRIVER, "no NVIDIA driver found (NVML Shared Library Not Found)")
+
+
+@pytest.fixture
+def window(qtbot):  # type: ignore[no-untyped-def]
+    """The main window, shown offscreen, after its (stand-in) GPU detection has finished."""
+    from workbench.gui.app import build_window
+
+    win = build_window(detect=no_driver)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    qtbot.waitUntil(lambda: win.document.detection is not None, timeout=5000)
+    yield win
+    win.close()
+    win.wait_for_workers()

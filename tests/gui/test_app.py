@@ -1,0 +1,91 @@
+"""Entry points: `workbench` builds the window offscreen; start-up leaves NVML and CuPy alone."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench import cli
+from workbench.gui import app as gui_app
+
+
+@pytest.fixture
+def captured_windows(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Replace the blocking event loop: keep the window, close it, return 0."""
+    windows = []
+
+    def fake_exec(application, window):  # type: ignore[no-untyped-def]
+        windows.append((window.isVisible(), window.windowTitle(), window.editor.line.text()))
+        window.close()
+        window.wait_for_workers()
+        window.deleteLater()
+        return 0
+
+    monkeypatch.setattr(gui_app, "_exec", fake_exec)
+    return windows
+
+
+def test_workbench_without_arguments_builds_the_window(captured_windows, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    assert cli.main([]) == 0
+    visible, title, line = captured_windows[0]
+    assert visible
+    assert "Performance Workbench" in title
+    assert line.startswith("gemm(")
+
+
+def test_workbench_file_opens_the_session(tmp_path: Path, captured_windows, monkeypatch: pytest.MonkeyPatch) -> None:
+    import workbench.session as session_module
+    from workbench.examples import load_example
+
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    path = tmp_path / "conv.json"
+    session_module.save(load_example("conv2d"), path)
+    assert cli.main([str(path)]) == 0
+    _, title, line = captured_windows[0]
+    assert "conv.json" in title
+    assert line.startswith("conv2d(")
+
+
+def test_start_up_does_not_touch_nvml_or_cupy(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "from PySide6.QtCore import QSettings\n"
+        f"QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, {str(tmp_path)!r})\n"
+        "from workbench.gui.app import build_window, ensure_application\n"
+        "app = ensure_application(); w = build_window(); w.show(); app.processEvents()\n"
+        "print(sorted(m for m in ('pynvml', 'cupy') if m in sys.modules))\n"
+        "w.close(); w.wait_for_workers()\n"
+    )
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_many_signals_and_paints_do_not_exhaust_none_or_true(qtbot) -> None:
+    """PySide6 6.12.0 loses a reference to True per signal and to None per paint; the guard must cover it."""
+    from PySide6.QtCore import QObject, Signal
+    from PySide6.QtWidgets import QWidget
+
+    class Source(QObject):
+        fired = Signal()
+
+    class Painted(QWidget):
+        def paintEvent(self, event) -> None:  # type: ignore[no-untyped-def]  # noqa: N802
+            return None
+
+    source = Source()
+    source.fired.connect(lambda: None)
+    widget = Painted()
+    qtbot.addWidget(widget)
+    widget.show()
+    for _ in range(3000):
+        source.fired.emit()
+    for _ in range(300):
+        widget.repaint()
+    assert sys.getrefcount(True) > 1000 and sys.getrefcount(None) > 1000

@@ -1,0 +1,368 @@
+"""The one Qt-side document: the Session, its undo stack, the selection, and the analyses.
+
+Views observe the document through its typed signals and never keep their own
+copies of session state. Every user edit is a QUndoCommand pushed here (see
+`workbench.gui.commands`); the commands call the `_apply_*` methods, which
+change the Session, recompute what the change affects (synchronously:
+`analyze()` takes well under a millisecond) and emit the signals.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoStack
+
+from workbench.analysis import Analysis, analyze, as_rate
+from workbench.devices import BANDWIDTH, Device, Rate
+from workbench.devices.nvml import OK, Detection, device_for
+from workbench.errors import DeviceError, WorkbenchError
+from workbench.session import DeviceChoice, OperationEntry, Session
+
+NEW_DECLARATION = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
+
+
+@dataclass
+class OperationState:
+    """What the document knows about one operation beyond its text.
+
+    `analysis` is the last valid analysis; `error` is the fault of the current
+    text (None when it is valid). With both set, the analysis on screen is stale.
+    `notice` explains missing bounds (a device without the needed rate).
+    """
+
+    analysis: Analysis | None = None
+    error: WorkbenchError | None = None
+    notice: str = ""
+
+    @property
+    def stale(self) -> bool:
+        return self.error is not None and self.analysis is not None
+
+
+def new_session() -> Session:
+    """The session a fresh window starts with: one GEMM on the default device."""
+    return Session(operations=[OperationEntry("gemm 4096³ fp16", NEW_DECLARATION)])
+
+
+class Document(QObject):
+    """Owns the Session, the QUndoStack, the selected operation, analyses and the current Device."""
+
+    operations_changed = Signal()  # the list itself: added, removed, renamed, moved, replaced
+    declaration_changed = Signal(int)  # one operation's declaration text
+    selection_changed = Signal(int)  # the selected index (-1 for none)
+    analysis_changed = Signal(int)  # one operation's analysis, or -1 for all of them
+    device_changed = Signal()  # device choice, rate overrides, or the detected GPUs
+    settings_changed = Signal()  # convention, overlap, decimal/binary
+    detection_changed = Signal()  # NVML detection finished (or restarted)
+    session_replaced = Signal()  # a new, opened or example session
+    path_changed = Signal()  # the file the session belongs to
+
+    def __init__(self, session: Session | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.undo_stack = QUndoStack(self)
+        self.session: Session = new_session()
+        self.path: str | None = None
+        self.current = -1
+        self.device: Device | None = None
+        self.device_error = ""
+        self.detection: Detection | None = None
+        self.detected: dict[str, Device] = {}
+        self.detected_facts: dict[str, dict[str, object]] = {}  # nvml-N -> DetectedGPU.to_dict()
+        self._states: dict[int, OperationState] = {}
+        self.replace_session(session if session is not None else new_session())
+
+    # ------------------------------------------------------------------ reading
+    def state(self, entry: OperationEntry) -> OperationState:
+        """The analysis state of one operation (created on first use)."""
+        return self._states.setdefault(id(entry), OperationState())
+
+    @property
+    def operations(self) -> list[OperationEntry]:
+        return self.session.operations
+
+    @property
+    def current_entry(self) -> OperationEntry | None:
+        ops = self.session.operations
+        return ops[self.current] if 0 <= self.current < len(ops) else None
+
+    @property
+    def binary(self) -> bool:
+        return self.session.settings.binary
+
+    def index_of(self, entry: OperationEntry) -> int:
+        for index, candidate in enumerate(self.session.operations):
+            if candidate is entry:
+                return index
+        return -1
+
+    def catalogue_key(self) -> str:
+        return self.session.device.key
+
+    # ------------------------------------------------------------------ whole-session changes (not undoable)
+    def replace_session(self, session: Session, path: str | None = None) -> None:
+        """Show another session (new, opened, example); the undo history starts afresh."""
+        self.undo_stack.clear()
+        self.session = session
+        self.path = path
+        self._states = {}
+        self.current = 0 if session.operations else -1
+        self._resolve_device()
+        self._recompute_all()
+        self.undo_stack.setClean()
+        self.session_replaced.emit()
+        self.operations_changed.emit()
+        self.device_changed.emit()
+        self.settings_changed.emit()
+        self.selection_changed.emit(self.current)
+        self.analysis_changed.emit(-1)
+        self.path_changed.emit()
+
+    def set_path(self, path: str | None) -> None:
+        self.path = path
+        self.path_changed.emit()
+
+    def select(self, index: int) -> None:
+        """Select an operation (a view state, not an edit: not on the undo stack)."""
+        self._select(index)
+
+    def _select(self, index: int, force: bool = False) -> None:
+        """Set the selection; `force` emits even when the index is unchanged (the list shifted under it)."""
+        index = index if 0 <= index < len(self.session.operations) else -1
+        if force or index != self.current:
+            self.current = index
+            self.selection_changed.emit(index)
+
+    def set_detection(self, detection: Detection) -> None:
+        """Take NVML's answer: detected GPUs become choosable devices (keys nvml-N)."""
+        self.detection = detection
+        self.detected = {}
+        self.detected_facts = {}
+        if detection.status == OK:
+            for gpu in detection.gpus:
+                self.detected[f"nvml-{gpu.index}"] = device_for(gpu)
+                self.detected_facts[f"nvml-{gpu.index}"] = gpu.to_dict()
+        self.detection_changed.emit()
+        if self.session.device.key in self.detected or self.device is None:
+            self._resolve_device()
+            self._recompute_all()
+            self.device_changed.emit()
+            self.analysis_changed.emit(-1)
+
+    def adopt_device(self, key: str) -> None:
+        """Use a device without an undo step: the app's own choice (the detected GPU at start-up)."""
+        self.session.device = self._choice_for(key)
+        self._device_edited()
+
+    def _choice_for(self, key: str) -> DeviceChoice:
+        """A choice of `key`; a detected GPU keeps NVML's facts so a saved session resolves elsewhere."""
+        facts = self.detected_facts.get(key)
+        if facts is not None and any(f.name == "detected" for f in dataclasses.fields(DeviceChoice)):
+            return DeviceChoice(key=key, detected=facts)  # type: ignore[call-arg]
+        return DeviceChoice(key=key)
+
+    # ------------------------------------------------------------------ edits (each one an undo command)
+    def edit_declaration(self, index: int, text: str, source: str = "line") -> None:
+        from workbench.gui.commands import EditDeclaration
+
+        entry = self.session.operations[index]
+        if text != entry.declaration:
+            self.undo_stack.push(EditDeclaration(self, entry, entry.declaration, text, source))
+
+    def add_operation(self, entry: OperationEntry | None = None, index: int | None = None) -> None:
+        from workbench.gui.commands import InsertOperation
+
+        if entry is None:
+            entry = OperationEntry(self._unused_name("new operation"), NEW_DECLARATION)
+        at = len(self.session.operations) if index is None else index
+        self.undo_stack.push(InsertOperation(self, at, entry, f"Add {entry.name}"))
+
+    def duplicate_operation(self, index: int) -> None:
+        from workbench.gui.commands import InsertOperation
+
+        original = self.session.operations[index]
+        entry = copy.deepcopy(original)
+        entry.name = self._unused_name(f"{original.name} (copy)")
+        self.undo_stack.push(InsertOperation(self, index + 1, entry, f"Duplicate {original.name}"))
+
+    def remove_operation(self, index: int) -> None:
+        from workbench.gui.commands import RemoveOperation
+
+        if 0 <= index < len(self.session.operations):
+            self.undo_stack.push(RemoveOperation(self, index))
+
+    def rename_operation(self, index: int, name: str) -> None:
+        from workbench.gui.commands import RenameOperation
+
+        entry = self.session.operations[index]
+        name = name.strip()
+        if name and name != entry.name:
+            self.undo_stack.push(RenameOperation(self, entry, entry.name, name))
+
+    def move_operation(self, index: int, to: int) -> None:
+        from workbench.gui.commands import MoveOperation
+
+        count = len(self.session.operations)
+        if 0 <= index < count and 0 <= to < count and index != to:
+            self.undo_stack.push(MoveOperation(self, index, to))
+
+    def set_device(self, key: str) -> None:
+        """Choose another device; entered rates belonged to the old one and are dropped (undo restores them)."""
+        from workbench.gui.commands import SetDevice
+
+        old = self.session.device
+        if key != old.key:
+            self.undo_stack.push(SetDevice(self, copy.deepcopy(old), self._choice_for(key)))
+
+    def set_rate(self, path: str, text: str) -> None:
+        """Enter a rate for a path (or "hbm") as text, e.g. "100 TFLOP/s"; raises UnitError when it is not one."""
+        from workbench.gui.commands import SetRate
+
+        unit, what = ("B/s", "bandwidth") if path == BANDWIDTH else ("FLOP/s", f"{path} rate")
+        entered = as_rate(text, unit, what)
+        assert entered is not None
+        rate = Rate(entered.value, entered.source, "entered in the device panel")
+        old = self.session.device.overrides.get(path)
+        if old != rate:
+            self.undo_stack.push(SetRate(self, path, old, rate))
+
+    def reset_rate(self, path: str) -> None:
+        from workbench.gui.commands import SetRate
+
+        old = self.session.device.overrides.get(path)
+        if old is not None:
+            self.undo_stack.push(SetRate(self, path, old, None))
+
+    def reset_rates(self) -> None:
+        from workbench.gui.commands import SetDevice
+
+        old = self.session.device
+        if old.overrides:
+            new = copy.deepcopy(old)
+            new.overrides = {}
+            self.undo_stack.push(SetDevice(self, copy.deepcopy(old), new, "Reset all rates"))
+
+    def set_setting(self, name: str, value: object) -> None:
+        """Change one of convention, overlap, binary."""
+        from workbench.gui.commands import SetSetting
+
+        old = getattr(self.session.settings, name)
+        if value != old:
+            self.undo_stack.push(SetSetting(self, name, old, value))
+
+    # ------------------------------------------------------------------ appliers (called by commands)
+    def _apply_declaration(self, entry: OperationEntry, text: str) -> None:
+        entry.declaration = text
+        self._recompute(entry)
+        index = self.index_of(entry)
+        if index != self.current and index >= 0:
+            self.select(index)
+        self.declaration_changed.emit(index)
+        self.analysis_changed.emit(index)
+
+    def _apply_insert(self, index: int, entry: OperationEntry) -> None:
+        self.session.operations.insert(index, entry)
+        self._recompute(entry)
+        self.operations_changed.emit()
+        self._select(index, force=True)
+        self.analysis_changed.emit(-1)
+
+    def _apply_remove(self, index: int) -> OperationEntry:
+        entry = self.session.operations.pop(index)
+        self.operations_changed.emit()
+        self._select(min(index, len(self.session.operations) - 1), force=True)
+        self.analysis_changed.emit(-1)
+        return entry
+
+    def _apply_rename(self, entry: OperationEntry, name: str) -> None:
+        entry.name = name
+        self.operations_changed.emit()
+        self.analysis_changed.emit(self.index_of(entry))
+
+    def _apply_move(self, index: int, to: int) -> None:
+        entry = self.session.operations.pop(index)
+        self.session.operations.insert(to, entry)
+        self.operations_changed.emit()
+        self._select(to, force=True)
+        self.analysis_changed.emit(-1)
+
+    def _apply_device(self, choice: DeviceChoice) -> None:
+        self.session.device = copy.deepcopy(choice)
+        self._device_edited()
+
+    def _apply_rate(self, path: str, rate: Rate | None) -> None:
+        overrides = self.session.device.overrides
+        if rate is None:
+            overrides.pop(path, None)
+        else:
+            overrides[path] = rate
+        self._device_edited()
+
+    def _apply_setting(self, name: str, value: object) -> None:
+        setattr(self.session.settings, name, value)
+        self._recompute_all()
+        self.settings_changed.emit()
+        self.analysis_changed.emit(-1)
+
+    # ------------------------------------------------------------------ internals
+    def _device_edited(self) -> None:
+        self._resolve_device()
+        self._recompute_all()
+        self.device_changed.emit()
+        self.analysis_changed.emit(-1)
+
+    def _resolve_device(self) -> None:
+        choice = self.session.device
+        try:
+            self.device = choice.resolve(self.detected.get(choice.key))
+            self.device_error = ""
+        except DeviceError as exc:
+            self.device = None
+            if choice.key.startswith("nvml-"):
+                self.device_error = f"{choice.key} is a detected GPU; it is not detected on this machine yet"
+            else:
+                self.device_error = str(exc)
+
+    def _recompute_all(self) -> None:
+        for entry in self.session.operations:
+            self._recompute(entry)
+
+    def _recompute(self, entry: OperationEntry) -> None:
+        """Analyse one operation; on a fault keep the last valid analysis and record the error."""
+        state = self.state(entry)
+        settings = self.session.settings
+        options = {"convention": settings.convention, "overlap": settings.overlap, "binary": settings.binary}
+        notice = self.device_error
+        try:
+            try:
+                analysis = (
+                    self.session.analyse(entry, self.device)
+                    if self.device is not None
+                    else analyze(entry.declaration, **options)  # type: ignore[arg-type]
+                )
+            except DeviceError as exc:
+                # The device lacks a rate for this path: still show work and bytes, say why bounds are missing.
+                notice = str(exc)
+                bandwidth = self.device.peak.get(BANDWIDTH) if self.device is not None else None
+                if self.device is not None:
+                    bandwidth = self.device.overrides.get(BANDWIDTH) or bandwidth
+                analysis = analyze(entry.declaration, bandwidth=bandwidth, **options)  # type: ignore[arg-type]
+        except WorkbenchError as exc:
+            state.error = exc
+            return
+        state.analysis = analysis
+        state.error = None
+        state.notice = notice
+
+    def _unused_name(self, base: str) -> str:
+        """`base`, or `base N` with the first N no operation uses."""
+        names = {entry.name for entry in self.session.operations}
+        if base not in names:
+            return base
+        number = 2
+        while f"{base} {number}" in names:
+            number += 1
+        return f"{base} {number}"

@@ -1,0 +1,87 @@
+"""The list of declared operations: select, add, duplicate, rename, remove, reorder."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QBrush, QColor
+from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QListWidget, QListWidgetItem, QToolButton, QVBoxLayout, QWidget
+
+from workbench.gui.document import Document
+
+
+class OperationsView(QWidget):
+    """One row per operation; a red row has an error in its declaration (its figures are stale)."""
+
+    def __init__(self, document: Document, actions: dict[str, QAction], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.list = QListWidget()
+        self.list.setObjectName("operationList")
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed)
+        self.list.currentRowChanged.connect(self._row_chosen)
+        self.list.itemChanged.connect(self._item_renamed)
+        buttons = QHBoxLayout()
+        buttons.setSpacing(2)
+        for key in ("add", "duplicate", "remove", "move_up", "move_down"):
+            button = QToolButton()
+            button.setDefaultAction(actions[key])
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.addWidget(self.list, 1)
+        layout.addLayout(buttons)
+        self._filling = False
+        document.operations_changed.connect(self.refresh)
+        document.selection_changed.connect(self._show_selection)
+        document.analysis_changed.connect(self._show_errors)
+        self.refresh()
+
+    def refresh(self, *_: object) -> None:
+        self._filling = True
+        self.list.clear()
+        for entry in self.document.operations:
+            item = QListWidgetItem(entry.name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+            self.list.addItem(item)
+        self._filling = False
+        self._show_errors()
+        self._show_selection(self.document.current)
+
+    def _show_errors(self, *_: object) -> None:
+        self._filling = True
+        for row, entry in enumerate(self.document.operations):
+            item = self.list.item(row)
+            if item is None:
+                continue
+            state = self.document.state(entry)
+            item.setForeground(QBrush(QColor("#b71c1c" if state.error else "#202020")))
+            item.setToolTip(f"{entry.declaration}\n{state.error}" if state.error else entry.declaration)
+        self._filling = False
+
+    def _show_selection(self, index: int) -> None:
+        if self.list.currentRow() != index:
+            self._filling = True
+            self.list.setCurrentRow(index)
+            self._filling = False
+
+    def _row_chosen(self, row: int) -> None:
+        if not self._filling:
+            self.document.select(row)
+
+    def _item_renamed(self, item: QListWidgetItem) -> None:
+        if self._filling:
+            return
+        row = self.list.row(item)
+        name = item.text().strip()
+        if not name:  # an empty name is refused: show the old one again
+            self.refresh()
+            return
+        self.document.rename_operation(row, name)
+
+    def rename_current(self) -> None:
+        item = self.list.currentItem()
+        if item is not None:
+            self.list.editItem(item)

@@ -1,0 +1,299 @@
+"""The analysis panel: the figures of the selected operation, its tensors and its derivation.
+
+It reads the document's last valid `Analysis` for the selected operation;
+when the current text has an error the figures stay, under a banner saying
+they are stale.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.analysis import COMPUTE, Analysis
+from workbench.gui.document import Document, OperationState
+from workbench.units import (
+    format_bandwidth,
+    format_bytes,
+    format_flop,
+    format_flop_rate,
+    format_int,
+    format_intensity,
+    format_time,
+)
+
+CONVENTION_LABELS = {"fma2": "fma=2: one multiply-add = 2 FLOP", "mac": "mac: one multiply-add = 1 FLOP"}
+FIGURES = ("work", "bytes", "intensity", "compute", "memory", "bound")
+FIGURE_TITLES = {
+    "work": "Work",
+    "bytes": "Compulsory bytes",
+    "intensity": "Intensity",
+    "compute": "Compute bound",
+    "memory": "Memory bound",
+    "bound": "Time bound",
+}
+
+
+class AnalysisPanel(QWidget):
+    """Figures with units, the limiter, tensor traffic and the step-by-step derivation."""
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.title = QLabel()
+        self.title.setObjectName("panelTitle")
+        self.title.setWordWrap(True)
+        self.declaration = QLabel()
+        self.declaration.setObjectName("panelDeclaration")
+        self.declaration.setWordWrap(True)
+        self.declaration.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.declaration.setStyleSheet("color: #555; font-family: 'DejaVu Sans Mono', monospace;")
+
+        self.stale = QLabel()
+        self.stale.setObjectName("staleBanner")
+        self.stale.setWordWrap(True)
+        self.stale.setStyleSheet("background: #fff3cd; color: #6d4c00; border: 1px solid #e0c060; padding: 4px;")
+        self.notice = QLabel()
+        self.notice.setObjectName("panelNotice")
+        self.notice.setWordWrap(True)
+        self.notice.setStyleSheet("color: #6d4c00;")
+
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(10)
+        grid.setVerticalSpacing(3)
+        self.values: dict[str, QLabel] = {}
+        self.details: dict[str, QLabel] = {}
+        for row, key in enumerate(FIGURES):
+            name = QLabel(FIGURE_TITLES[key])
+            name.setStyleSheet("color: #444;")
+            value = QLabel()
+            value.setObjectName(f"figure_{key}")
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            detail = QLabel()
+            detail.setObjectName(f"detail_{key}")
+            detail.setWordWrap(True)
+            detail.setStyleSheet("color: #555;")
+            grid.addWidget(name, row, 0, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(value, row, 1, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(detail, row, 2, Qt.AlignmentFlag.AlignTop)
+            self.values[key] = value
+            self.details[key] = detail
+        grid.setColumnStretch(2, 1)
+
+        self.limiter = QLabel()
+        self.limiter.setObjectName("limiter")
+        self.limiter.setWordWrap(True)
+
+        self.tensors = QTableWidget(0, 5)
+        self.tensors.setObjectName("tensorTable")
+        self.tensors.setHorizontalHeaderLabels(["Tensor", "Shape", "Type", "Traffic", "Bytes"])
+        self.tensors.setWordWrap(False)
+        self.tensors.verticalHeader().setVisible(False)
+        self.tensors.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.tensors.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.tensors.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        header = self.tensors.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+
+        self.derivation = QTextBrowser()
+        self.derivation.setObjectName("derivation")
+        self.derivation.setOpenLinks(False)
+        copy_button = QPushButton("Copy derivation")
+        copy_button.setObjectName("copyDerivation")
+        copy_button.clicked.connect(self.copy_derivation)
+        derivation_title = QLabel("Derivation")
+        derivation_title.setStyleSheet("font-weight: 600;")
+        derivation_row = QHBoxLayout()
+        derivation_row.addWidget(derivation_title)
+        derivation_row.addStretch(1)
+        derivation_row.addWidget(copy_button)
+        tensors_title = QLabel("Tensors crossing HBM → on-chip caches")
+        tensors_title.setStyleSheet("font-weight: 600;")
+
+        self.empty = QLabel("No operation selected.")
+        self.empty.setObjectName("panelEmpty")
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+
+        self.body = QWidget()
+        body = QVBoxLayout(self.body)
+        body.setContentsMargins(0, 0, 0, 0)
+        body.addWidget(self.stale)
+        body.addLayout(grid)
+        body.addWidget(self.limiter)
+        body.addWidget(self.notice)
+        body.addWidget(tensors_title)
+        body.addWidget(self.tensors)
+        body.addLayout(derivation_row)
+        body.addWidget(self.derivation, 1)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.addWidget(self.title)
+        layout.addWidget(self.declaration)
+        layout.addWidget(self.body, 1)
+        layout.addWidget(self.empty, 1)
+
+        self.set_base_font(self.font())
+        document.analysis_changed.connect(self.refresh)
+        document.selection_changed.connect(self.refresh)
+        document.operations_changed.connect(self.refresh)
+        self.refresh()
+
+    def set_base_font(self, font: QFont) -> None:
+        """Title and figures a little larger and bold, relative to the window's text size."""
+        title = QFont(font)
+        title.setBold(True)
+        title.setPointSizeF(font.pointSizeF() * 1.3)
+        self.title.setFont(title)
+        value = QFont(font)
+        value.setBold(True)
+        value.setPointSizeF(font.pointSizeF() * 1.15)
+        for label in self.values.values():
+            label.setFont(value)
+        self.refresh()
+
+    # ------------------------------------------------------------------
+    def refresh(self, *_: object) -> None:
+        entry = self.document.current_entry
+        if entry is None:
+            self._empty("No operation selected. Add one with Edit ▸ Add operation, or open an example.")
+            self.title.setText("")
+            self.declaration.setText("")
+            return
+        state = self.document.state(entry)
+        self.title.setText(entry.name)
+        analysis = state.analysis
+        if analysis is None:
+            self.declaration.setText(entry.declaration)
+            self._empty(f"No figures yet: {state.error}" if state.error else "No figures yet.")
+            return
+        self.empty.setVisible(False)
+        self.body.setVisible(True)
+        self.declaration.setText(str(analysis.declaration))
+        self._show_stale(state)
+        self._show_figures(analysis)
+        self._show_tensors(analysis)
+        self.derivation.setHtml(derivation_html(analysis))
+
+    def _empty(self, text: str) -> None:
+        self.body.setVisible(False)
+        self.empty.setText(text)
+        self.empty.setVisible(True)
+
+    def _show_stale(self, state: OperationState) -> None:
+        self.stale.setVisible(state.stale)
+        if state.stale:
+            self.stale.setText(
+                f"Stale: these figures are for the last valid declaration. The current one has an error: {state.error}"
+            )
+        self.notice.setVisible(bool(state.notice))
+        self.notice.setText(f"Bounds missing: {state.notice}" if state.notice else "")
+
+    def _show_figures(self, a: Analysis) -> None:
+        binary = self.document.binary
+        figures: dict[str, tuple[str, str]] = {
+            "work": (format_flop(a.flop), f"{format_int(a.flop)} FLOP ({a.convention})"),
+            "bytes": (format_bytes(a.bytes, binary), f"{format_int(a.bytes)} B"),
+            "intensity": (
+                format_intensity(a.intensity) if a.bytes else "—",
+                f"ridge {format_intensity(a.ridge)}" if a.ridge else "no ridge without both rates",
+            ),
+            "compute": (
+                format_time(a.compute_time) if a.compute_time is not None else "—",
+                f"{a.path} at {format_flop_rate(a.compute_rate.value)}, {a.compute_rate.source}"
+                if a.compute_rate
+                else "needs a compute rate for " + a.path,
+            ),
+            "memory": (
+                format_time(a.memory_time) if a.memory_time is not None else "—",
+                f"HBM at {format_bandwidth(a.bandwidth.value, binary)}, {a.bandwidth.source}"
+                if a.bandwidth
+                else "needs a memory bandwidth",
+            ),
+            "bound": (
+                format_time(a.bound_time) if a.bound_time is not None else "—",
+                _bound_detail(a),
+            ),
+        }
+        for key, (value, detail) in figures.items():
+            self.values[key].setText(value)
+            self.details[key].setText(detail)
+        self.details["work"].setToolTip(CONVENTION_LABELS.get(a.convention, a.convention))
+        self.details["bytes"].setToolTip(f"compulsory traffic, {a.interface}")
+        sentence = a.limiter_sentence(binary)
+        colour = "#b71c1c" if a.limiter == COMPUTE else "#0d47a1" if a.limiter else "#555"
+        self.limiter.setText(sentence[:1].upper() + sentence[1:] + ".")
+        self.limiter.setStyleSheet(
+            f"color: {colour}; font-weight: 600; border-left: 4px solid {colour}; padding: 3px 6px; background: #fafafa;"
+        )
+
+    def _show_tensors(self, a: Analysis) -> None:
+        binary = self.document.binary
+        self.tensors.setRowCount(len(a.tensors))
+        for row, t in enumerate(a.tensors):
+            name = f"{t.name}[{', '.join(t.shape_symbols)}]" if t.shape_symbols else t.name
+            shape = " × ".join(format_int(x) for x in t.shape) or "scalar"
+            cells = (name, shape, t.dtype, t.role, format_bytes(t.bytes, binary))
+            for column, text in enumerate(cells):
+                item = self.tensors.item(row, column)
+                if item is None:
+                    item = QTableWidgetItem()
+                    self.tensors.setItem(row, column, item)
+                item.setText(text)
+                if column == 4:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    item.setToolTip(f"{format_int(t.bytes)} B")
+                elif column == 0 and t.note:
+                    item.setToolTip(t.note)
+        rows_height = sum(self.tensors.rowHeight(r) for r in range(len(a.tensors)))
+        self.tensors.setFixedHeight(self.tensors.horizontalHeader().height() + rows_height + 4)
+
+    def copy_derivation(self) -> None:
+        entry = self.document.current_entry
+        analysis = self.document.state(entry).analysis if entry is not None else None
+        if analysis is not None:
+            QGuiApplication.clipboard().setText(analysis.derivation_text())
+
+
+def _bound_detail(a: Analysis) -> str:
+    if a.bound_time is None or a.bound_no_overlap is None or a.bound_full_overlap is None:
+        return "needs both rates"
+    label = a.overlap.label
+    if label == "full":
+        return f"full overlap (max); none: {format_time(a.bound_no_overlap)}"
+    if label == "none":
+        return f"no overlap (sum); full: {format_time(a.bound_full_overlap)}"
+    return f"overlap f = {label}; full {format_time(a.bound_full_overlap)}, none {format_time(a.bound_no_overlap)}"
+
+
+def derivation_html(a: Analysis) -> str:
+    """The derivation as an HTML table: label, then expression = result in monospace; notes below."""
+    rows = []
+    for step in a.steps:
+        rows.append(
+            f"<p style='margin:6px 0 0 0; color:#37474f'><b>{html.escape(step.label)}</b></p>"
+            f"<p style='margin:0 0 0 14px; font-family:\"DejaVu Sans Mono\",monospace'>{html.escape(step.body)}</p>"
+        )
+    notes = "".join(f"<li>{html.escape(note)}</li>" for note in a.notes)
+    return "".join(rows) + (
+        f"<p style='margin-top:10px; color:#37474f'><b>Notes</b></p><ul style='margin-top:0; color:#444'>{notes}</ul>"
+        if notes
+        else ""
+    )

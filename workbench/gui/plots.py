@@ -1,0 +1,649 @@
+"""The roofline and the bound-versus-size plots.
+
+Both plots work in log coordinates they compute themselves (log10 of
+intensity, rate and time; log2 of a swept size) and label their axes with
+figures and units, so every item lives in one coordinate system. Items are
+created once and updated with `setData`/`setPos`; an edit never rebuilds the
+scene. Pools of items (roofs, labels) grow when a device has more paths or the
+session more operations, and hide what is not needed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+
+from workbench.analysis import Analysis, sweep
+from workbench.devices import BANDWIDTH, DATASHEET, DERIVED, Device, Rate
+from workbench.errors import WorkbenchError
+from workbench.gui.declaration_text import split_call
+from workbench.gui.document import Document
+from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_number, format_si, format_time
+
+pg.setConfigOptions(background="w", foreground="#202020", antialias=True)
+
+MEMORY_COLOUR = "#1565c0"
+SELECTED_COLOUR = "#c62828"
+ROOF_COLOUR = "#616161"
+GHOST_COLOUR = "#bdbdbd"
+POINT_COLOUR = "#37474f"
+STALE_COLOUR = "#9e9e9e"
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _is_assumed(rate: Rate) -> bool:
+    """Datasheet and derived figures are assumptions (dashed); measured and entered ones are observations (solid)."""
+    return rate.source in (DATASHEET, DERIVED)
+
+
+def roof_pen(colour: str, rate: Rate, width: float = 2.0) -> Any:
+    style = Qt.PenStyle.DashLine if _is_assumed(rate) else Qt.PenStyle.SolidLine
+    return pg.mkPen(colour, width=width, style=style)
+
+
+def short_path(path: str) -> str:
+    """'fp16_tc' → 'FP16 TC', 'fp16_tc_fp16acc' → 'FP16 TC (FP16 acc)', 'fp32' → 'FP32'."""
+    base, tensor, rest = path.partition("_tc")
+    text = base.upper() + (" TC" if tensor else "")
+    if rest.endswith("fp16acc"):
+        text += " (FP16 acc)"
+    return text
+
+
+class LogAxis(pg.AxisItem):
+    """An axis over log coordinates (base 10 or 2) whose ticks read as figures: '100 T', '1 ms', '2¹⁰'."""
+
+    def __init__(self, orientation: str, label_for: Callable[[float], str], base: int = 10) -> None:
+        super().__init__(orientation)
+        self.label_for = label_for
+        self.base = base
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:  # noqa: N802,N803
+        low, high = sorted((minVal, maxVal))
+        span = max(high - low, 1e-9)
+        per_unit = size / span  # pixels per decade (or per doubling)
+        step = 1
+        while per_unit * step < (46 if self.orientation in ("left", "right") else 70):
+            step += 1
+        majors = [float(k) for k in range(math.ceil(low), math.floor(high) + 1) if k % step == 0]
+        levels: list[tuple[float, list[float]]] = [(float(step), majors)]
+        if self.base == 10 and step == 1 and per_unit > 60:
+            minors = [k + math.log10(m) for k in range(math.floor(low), math.ceil(high)) for m in range(2, 10)]
+            levels.append((0.5, [v for v in minors if low <= v <= high]))
+        return levels
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
+        if spacing < 1:  # minor ticks carry no text
+            return ["" for _ in values]
+        return [self.label_for(v) for v in values]
+
+
+def _si_tick(unit: str) -> Callable[[float], str]:
+    return lambda v: format_si(10**v, unit, digits=3).strip()
+
+
+def _intensity_tick(v: float) -> str:
+    return format_number(10**v, 3)
+
+
+def _time_tick(v: float) -> str:
+    return format_time(10**v, digits=3)
+
+
+def _power_of_two_tick(v: float) -> str:
+    return "2" + str(int(round(v))).translate(_SUPERSCRIPT)
+
+
+class _Pool:
+    """Long-lived plot items of one kind, created on demand and hidden when unused."""
+
+    def __init__(self, plot: pg.PlotItem, make: Callable[[], Any]) -> None:
+        self.plot = plot
+        self.make = make
+        self.items: list[Any] = []
+
+    def take(self, count: int) -> list[Any]:
+        while len(self.items) < count:
+            item = self.make()
+            self.plot.addItem(item)
+            self.items.append(item)
+        for index, item in enumerate(self.items):
+            item.setVisible(index < count)
+        return self.items[:count]
+
+
+@dataclass(frozen=True)
+class Roof:
+    """One horizontal compute roof: the paths sharing one rate in use."""
+
+    paths: tuple[str, ...]
+    rate: Rate
+    datasheet: Rate | None  # the datasheet figure beneath an override, drawn faintly
+
+
+def device_roofs(device: Device) -> list[Roof]:
+    """The compute roofs of a device, paths with the same rate and source merged, highest first."""
+    groups: dict[tuple[float, str], list[str]] = {}
+    for path in device.paths():
+        rate = device.overrides.get(path) or device.peak[path]
+        groups.setdefault((rate.value, rate.source), []).append(path)
+    roofs = []
+    for (_, _), paths in groups.items():
+        rate = device.overrides.get(paths[0]) or device.peak[paths[0]]
+        under = device.peak.get(paths[0]) if paths[0] in device.overrides else None
+        roofs.append(Roof(tuple(paths), rate, under))
+    return sorted(roofs, key=lambda roof: -roof.rate.value)
+
+
+def _plot_widget(bottom: pg.AxisItem, left: pg.AxisItem) -> pg.PlotWidget:
+    widget = pg.PlotWidget(axisItems={"bottom": bottom, "left": left})
+    widget.setMenuEnabled(False)  # its Export… offers pyqtgraph's SVG exporter, which fails with PySide6 6.12
+    widget.sceneObj.contextMenu = []
+    widget.hideButtons()
+    plot = widget.getPlotItem()
+    plot.showGrid(x=True, y=True, alpha=0.15)
+    plot.getViewBox().disableAutoRange()
+    return widget
+
+
+class RooflineView(QWidget):
+    """Log-log roofline of the current device with every declared operation on it."""
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.widget = _plot_widget(
+            LogAxis("bottom", _intensity_tick), LogAxis("left", _si_tick("FLOP/s"))
+        )
+        self.widget.setObjectName("rooflinePlot")
+        self.plot: pg.PlotItem = self.widget.getPlotItem()
+        self.plot.setLabel("bottom", "Arithmetic intensity (FLOP/B, compulsory HBM bytes)")
+        self.plot.setLabel("left", "Attainable rate (FLOP/s)")
+
+        self.memory_line = pg.PlotDataItem()
+        self.memory_ghost = pg.PlotDataItem()
+        self.memory_label = pg.TextItem(anchor=(0, 1), color=MEMORY_COLOUR)
+        self.memory_label.setRotation(0)
+        self.ridge_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#9e9e9e", width=1, style=Qt.PenStyle.DotLine))
+        self.ridge_marker = pg.ScatterPlotItem(size=9, symbol="d", pen=pg.mkPen(SELECTED_COLOUR), brush=pg.mkBrush("w"))
+        self.ridge_label = pg.TextItem(anchor=(0, 1), color="#424242")
+        # Hover text is set from the signal, so it can name the operation from the document.
+        self.points = pg.ScatterPlotItem(hoverable=True, tip=None, hoverSize=14)
+        self.points.sigHovered.connect(self._hovered)
+        self.message = pg.TextItem(anchor=(0.5, 0.5), color="#424242")
+        for item in (self.memory_ghost, self.memory_line, self.ridge_line, self.memory_label, self.ridge_label):
+            self.plot.addItem(item)
+        self.roof_lines = _Pool(self.plot, pg.PlotDataItem)
+        self.ghost_lines = _Pool(self.plot, pg.PlotDataItem)
+        self.roof_labels = _Pool(self.plot, lambda: pg.TextItem(anchor=(1, 0)))
+        self.point_labels = _Pool(self.plot, lambda: pg.TextItem(anchor=(0, 0), color="#212121"))
+        self.plot.addItem(self.ridge_marker)
+        self.plot.addItem(self.points)
+        self.plot.addItem(self.message)
+        self._range: tuple[float, float, float, float] | None = None
+        self._roof_heights: list[float] = []
+        self._point_positions: list[tuple[float, float]] = []
+        self.plot.getViewBox().sigResized.connect(self._place_labels)
+
+        caption = QLabel(
+            "Dashed roofs: datasheet or derived figures. Solid roofs: measured or entered rates. "
+            "The selected operation and its path are red; hover a point for its figures."
+        )
+        caption.setWordWrap(True)
+        caption.setObjectName("rooflineCaption")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.widget, 1)
+        layout.addWidget(caption)
+
+        document.analysis_changed.connect(self.refresh)
+        document.selection_changed.connect(self.refresh)
+        document.device_changed.connect(self.refresh)
+        document.operations_changed.connect(self.refresh)
+        self.refresh()
+
+    # ------------------------------------------------------------------ drawing
+    def refresh(self, *_: object) -> None:
+        device = self.document.device
+        binary = self.document.binary
+        current = self.document.current_entry
+        current_analysis = self.document.state(current).analysis if current is not None else None
+
+        placed: list[tuple[int, Analysis, bool]] = []  # row, analysis, stale
+        for row, entry in enumerate(self.document.operations):
+            state = self.document.state(entry)
+            a = state.analysis
+            if a is not None and a.flop > 0 and a.bytes > 0 and a.attainable_rate is not None:
+                placed.append((row, a, state.stale))
+
+        if device is None or BANDWIDTH not in {*device.peak, *device.overrides}:
+            self._hide_roofs()
+            self.points.setData([])
+            self.point_labels.take(0)
+            why = self.document.device_error or "the device has no memory bandwidth: enter one in the device panel"
+            self.message.setText(f"No roofline: {why}")
+            self.message.setPos(0.5, 0.5)
+            self.message.setVisible(True)
+            self._set_range(-1.0, 2.0, 0.0, 1.0)
+            return
+        self.message.setVisible(False)
+
+        bandwidth = device.bandwidth.value
+        roofs = device_roofs(device)
+        ridges = [math.log10(roof.rate.value / bandwidth) for roof in roofs]
+        xs = [math.log10(a.intensity) for _, a, _ in placed]
+        ys = [math.log10(a.attainable_rate) for _, a, _ in placed if a.attainable_rate]
+        x_low = math.floor(min([*xs, *ridges, 0.0]) - 1.0)
+        x_high = math.ceil(max([*xs, *ridges, 1.0]) + 1.6)  # room for the roof labels right of every point
+        top = max([math.log10(roof.rate.value) for roof in roofs] or [math.log10(bandwidth) + x_high])
+        y_high = top + 0.45
+        y_low = math.floor(min([*ys, math.log10(bandwidth) + x_low + 0.5, top - 4]) - 0.4)
+
+        used_path = current_analysis.path if current_analysis is not None else None
+        # memory roof: rises with intensity until the highest compute roof
+        bw_rate = device.overrides.get(BANDWIDTH) or device.peak[BANDWIDTH]
+        memory_end = max(ridges) if ridges else x_high
+        self.memory_line.setData([x_low, memory_end], [math.log10(bandwidth) + x_low, math.log10(bandwidth) + memory_end])
+        self.memory_line.setPen(roof_pen(MEMORY_COLOUR, bw_rate, 2.5))
+        ghost = device.peak.get(BANDWIDTH) if BANDWIDTH in device.overrides else None
+        if ghost is not None:
+            g = math.log10(ghost.value)
+            self.memory_ghost.setData([x_low, memory_end], [g + x_low, g + memory_end])
+            self.memory_ghost.setPen(roof_pen(GHOST_COLOUR, ghost, 1.5))
+        self.memory_ghost.setVisible(ghost is not None)
+        label_x = x_low + 0.15
+        self.memory_label.setText(f"HBM {format_bandwidth(bandwidth, binary)} ({bw_rate.source})")
+        self.memory_label.setPos(label_x, math.log10(bandwidth) + label_x + 0.08)
+        self.memory_label.setVisible(True)
+
+        lines = self.roof_lines.take(len(roofs))
+        labels = self.roof_labels.take(len(roofs))
+        ghosts = self.ghost_lines.take(sum(1 for roof in roofs if roof.datasheet is not None))
+        ghost_index = 0
+        for roof, ridge, line, label in zip(roofs, ridges, lines, labels):
+            y = math.log10(roof.rate.value)
+            selected = used_path in roof.paths
+            colour = SELECTED_COLOUR if selected else ROOF_COLOUR
+            line.setData([ridge, x_high], [y, y])
+            line.setPen(roof_pen(colour, roof.rate, 2.5 if selected else 1.5))
+            line.setZValue(2 if selected else 1)
+            names = " / ".join(short_path(p) for p in roof.paths)
+            source = "" if _is_assumed(roof.rate) else f" ({roof.rate.source})"  # dashed already says datasheet
+            label.setText(f"{names}  {format_flop_rate(roof.rate.value)}{source}", color=colour)
+            if roof.datasheet is not None:
+                ghost_line = ghosts[ghost_index]
+                ghost_index += 1
+                gy = math.log10(roof.datasheet.value)
+                ghost_line.setData([math.log10(roof.datasheet.value / bandwidth), x_high], [gy, gy])
+                ghost_line.setPen(roof_pen(GHOST_COLOUR, roof.datasheet, 1.5))
+        self._roof_heights = [math.log10(roof.rate.value) for roof in roofs]
+
+        # ridge point of the selected operation's path
+        ridge = current_analysis.ridge if current_analysis is not None else None
+        if ridge is not None and current_analysis is not None and current_analysis.compute_rate is not None and ridge > 0:
+            rx, ry = math.log10(ridge), math.log10(current_analysis.compute_rate.value)
+            self.ridge_line.setPos(rx)
+            self.ridge_marker.setData([rx], [ry])
+            self.ridge_label.setText(f"ridge {format_intensity(ridge)}")
+            self.ridge_label.setPos(rx + 0.04, y_low + 0.05)
+        for item in (self.ridge_line, self.ridge_marker, self.ridge_label):
+            item.setVisible(ridge is not None and ridge > 0)
+
+        # the operations
+        spots = []
+        for row, a, stale in placed:
+            selected = row == self.document.current
+            colour = STALE_COLOUR if stale else SELECTED_COLOUR if selected else POINT_COLOUR
+            spots.append(
+                {
+                    "pos": (math.log10(a.intensity), math.log10(a.attainable_rate or 1.0)),
+                    "size": 13 if selected else 10,
+                    "pen": pg.mkPen(colour, width=2),
+                    "brush": pg.mkBrush("w" if stale else colour),
+                    "data": row,
+                }
+            )
+        self.points.setData(spots)
+        texts = self.point_labels.take(len(placed))
+        for (row, a, stale), text in zip(placed, texts):
+            name = self.document.operations[row].name + (" (stale)" if stale else "")
+            text.setText(name, color=STALE_COLOUR if stale else SELECTED_COLOUR if row == self.document.current else "#212121")
+        self._point_positions = [(math.log10(a.intensity), math.log10(a.attainable_rate or 1.0)) for _, a, _ in placed]
+        self._set_range(x_low, x_high, y_low, y_high)
+        self._place_labels()
+
+    def _place_labels(self, *_: object) -> None:
+        """Lay out the labels in screen pixels so none overlap.
+
+        Each roof's label goes above its line at the right end, else below it, else
+        under the label above. Each operation's label takes the first free place
+        around its point (below right, below left, above left, above right, lower down).
+        """
+        if self._range is None:
+            return
+        x_low, x_high, y_low, y_high = self._range
+        view = self.plot.getViewBox()
+        width, height = view.width(), view.height()
+        if height <= 0 or width <= 0 or y_high <= y_low or x_high <= x_low:
+            return
+        per_x = width / (x_high - x_low)
+        per_y = height / (y_high - y_low)
+        taken: list[tuple[float, float, float, float]] = []  # left, top, right, bottom in pixels
+
+        def put(label: pg.TextItem, left: float, top: float) -> None:
+            label.setAnchor((0, 0))
+            label.setPos(x_low + left / per_x, y_high - top / per_y)
+
+        floor = 0.0
+        roof_labels = [label for label in self.roof_labels.items if label.isVisible()]
+        for label, y in zip(roof_labels, self._roof_heights):
+            box = label.boundingRect()
+            w, h = box.width(), box.height() * 0.85
+            line = (y_high - y) * per_y
+            if line - h >= floor:
+                top = line - h  # above the line
+            elif line + 1 >= floor:
+                top = line + 1  # below the line
+            else:
+                top = floor  # under the label above
+            left = width - 4 - w
+            put(label, left, top)
+            taken.append((left, top, left + w, top + h))
+            floor = top + h
+
+        def free(rect: tuple[float, float, float, float]) -> bool:
+            left, top, right, bottom = rect
+            if left < 0 or top < 0 or right > width or bottom > height:
+                return False
+            return all(right <= l or left >= r or bottom <= t or top >= b for l, t, r, b in taken)
+
+        point_labels = [label for label in self.point_labels.items if label.isVisible()]
+        gap = 6.0
+        for label, (x, y) in zip(point_labels, self._point_positions):
+            box = label.boundingRect()
+            w, h = box.width(), box.height() * 0.85
+            px, py = (x - x_low) * per_x, (y_high - y) * per_y
+            candidates = [(px + gap, py + gap), (px - gap - w, py + gap), (px - gap - w, py - gap - h), (px + gap, py - gap - h)]
+            candidates += [(px - gap - w, py + gap + k * h) for k in (1, 2)] + [(px - w / 2, py + gap + k * h) for k in (1, 2)]
+            left, top = next(((cx, cy) for cx, cy in candidates if free((cx, cy, cx + w, cy + h))), candidates[1])
+            put(label, left, top)
+            taken.append((left, top, left + w, top + h))
+
+    def _hide_roofs(self) -> None:
+        for item in (self.memory_line, self.memory_ghost, self.memory_label, self.ridge_line, self.ridge_marker, self.ridge_label):
+            item.setVisible(False)
+        self.roof_lines.take(0)
+        self.roof_labels.take(0)
+        self.ghost_lines.take(0)
+
+    def _set_range(self, x_low: float, x_high: float, y_low: float, y_high: float) -> None:
+        target = (x_low, x_high, y_low, y_high)
+        if target != self._range:
+            self._range = target
+            self.plot.getViewBox().setRange(xRange=(x_low, x_high), yRange=(y_low, y_high), padding=0)
+
+    def _hovered(self, item: Any, points: Any, event: Any) -> None:
+        text = "\n\n".join(self._tip(point.data()) for point in list(points)[:3])
+        self.plot.getViewBox().setToolTip(text)
+
+    def _tip(self, data: Any) -> str:
+        """Hover text of one operation point: its figures with units."""
+        operations = self.document.operations
+        if not isinstance(data, (int, np.integer)) or not 0 <= int(data) < len(operations):
+            return ""
+        entry = operations[int(data)]
+        state = self.document.state(entry)
+        a = state.analysis
+        if a is None:
+            return entry.name
+        binary = self.document.binary
+        lines = [
+            entry.name + ("  (stale: the declaration has an error)" if state.stale else ""),
+            str(a.declaration),
+            f"intensity {format_intensity(a.intensity)}",
+            f"attainable {format_flop_rate(a.attainable_rate or 0.0)} on {a.path}",
+        ]
+        if a.compute_time is not None and a.memory_time is not None and a.bound_time is not None:
+            lines.append(f"compute {format_time(a.compute_time)}, memory {format_time(a.memory_time)}")
+            lines.append(f"bound {format_time(a.bound_time)} ({a.limiter}-limited)")
+        lines.append(f"{a.flop:,} FLOP, {a.bytes:,} B" + (" (binary units)" if binary else ""))
+        return "\n".join(lines)
+
+    def set_plot_font(self, font: QFont) -> None:
+        _set_plot_font(self.plot, font, [self.memory_label, self.ridge_label, self.message,
+                                         *self.roof_labels.items, *self.point_labels.items])
+        self.roof_labels.make = lambda: _font_text(pg.TextItem(anchor=(1, 0)), font)
+        self.point_labels.make = lambda: _font_text(pg.TextItem(anchor=(0, 0), color="#212121"), font)
+        self._place_labels()
+
+
+def _font_text(item: pg.TextItem, font: QFont) -> pg.TextItem:
+    item.setFont(font)
+    return item
+
+
+def _set_plot_font(plot: pg.PlotItem, font: QFont, texts: Sequence[pg.TextItem]) -> None:
+    size = f"{max(font.pointSizeF(), 6):.0f}pt"
+    for name in ("bottom", "left"):
+        axis = plot.getAxis(name)
+        axis.setStyle(tickFont=font)
+        axis.setLabel(axis.labelText, **{"font-size": size})
+    for text in texts:
+        text.setFont(font)
+
+
+# ---------------------------------------------------------------------------- bound versus size
+
+# Fields swept together by default: a square GEMM, self-attention, a square image.
+TIED_FIELDS = {"gemm": ("M", "N", "K"), "attention": ("Sq", "Skv"), "conv2d": ("H", "W"), "softmax": ("rows", "cols")}
+SWEEP_POINTS = 241
+
+
+def sweep_choices(analysis: Analysis) -> list[tuple[str, ...]]:
+    """The field groups one can sweep for an operation: a tied group first, then each size field."""
+    decl = analysis.declaration
+    dims = [name for name, value in decl.fields if isinstance(value, int) and not isinstance(value, bool)]
+    spec_dims = [p.name for p in decl.spec.params if p.kind == "dim"]
+    ordered = [name for name in dims if name in spec_dims or decl.spec.extra_dims]
+    choices: list[tuple[str, ...]] = []
+    tied = TIED_FIELDS.get(decl.op)
+    if tied and all(name in ordered for name in tied):
+        choices.append(tied)
+    choices += [(name,) for name in ordered]
+    return choices
+
+
+def default_range(fields: tuple[str, ...]) -> tuple[int, int]:
+    """Exponents of 2 to sweep: 2^10..2^30 for one size, narrower when sizes multiply."""
+    return {1: (10, 30), 2: (8, 20)}.get(len(fields), (4, 16))
+
+
+class SweepView(QWidget):
+    """Time bounds of the selected operation against one swept size (others held as declared)."""
+
+    sweep_drawn = Signal()
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.widget = _plot_widget(LogAxis("bottom", _power_of_two_tick, base=2), LogAxis("left", _time_tick))
+        self.widget.setObjectName("sweepPlot")
+        self.plot: pg.PlotItem = self.widget.getPlotItem()
+        self.plot.setLabel("left", "Time bound (s)")
+        self.plot.setLabel("bottom", "Swept size")
+        legend = self.plot.addLegend(offset=(12, 10))
+        legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+        self.compute_line = self.plot.plot(name="compute bound", pen=pg.mkPen("#ef6c00", width=2))
+        self.memory_line = self.plot.plot(name="memory bound", pen=pg.mkPen(MEMORY_COLOUR, width=2))
+        self.bound_line = self.plot.plot(name="combined bound", pen=pg.mkPen("#212121", width=3.5, style=Qt.PenStyle.SolidLine))
+        self.current_marker = pg.ScatterPlotItem(size=11, pen=pg.mkPen(SELECTED_COLOUR, width=2), brush=pg.mkBrush("w"))
+        self.current_label = pg.TextItem(anchor=(0, 0), color=SELECTED_COLOUR)
+        self.message = pg.TextItem(anchor=(0.5, 0.5), color="#424242")
+        for item in (self.current_marker, self.current_label, self.message):
+            self.plot.addItem(item)
+
+        self.field_choice = QComboBox()
+        self.field_choice.setObjectName("sweepField")
+        self.low = QSpinBox()
+        self.high = QSpinBox()
+        for box in (self.low, self.high):
+            box.setRange(0, 62)
+            box.setPrefix("2^")
+        self.caption = QLabel()
+        self.caption.setWordWrap(True)
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Sweep"))
+        controls.addWidget(self.field_choice)
+        controls.addWidget(QLabel("from"))
+        controls.addWidget(self.low)
+        controls.addWidget(QLabel("to"))
+        controls.addWidget(self.high)
+        controls.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addLayout(controls)
+        layout.addWidget(self.widget, 1)
+        layout.addWidget(self.caption)
+
+        self._choices: list[tuple[str, ...]] = []
+        self._op: str | None = None
+        self._dirty = True
+        self.field_choice.activated.connect(self._field_chosen)
+        self.low.valueChanged.connect(self._range_changed)
+        self.high.valueChanged.connect(self._range_changed)
+        for signal in (document.analysis_changed, document.selection_changed, document.device_changed, document.settings_changed):
+            signal.connect(self.mark_dirty)
+
+    # Sweeps cost a little: recompute only when the tab is on screen.
+    def mark_dirty(self, *_: object) -> None:
+        self._dirty = True
+        if self.isVisible():
+            self.refresh()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        super().showEvent(event)
+        if self._dirty:
+            self.refresh()
+
+    def _field_chosen(self, index: int) -> None:
+        if 0 <= index < len(self._choices):
+            low, high = default_range(self._choices[index])
+            self._set_range_boxes(low, high)
+        self.refresh()
+
+    def _range_changed(self, *_: object) -> None:
+        if self.low.value() >= self.high.value():
+            return
+        self.refresh()
+
+    def _set_range_boxes(self, low: int, high: int) -> None:
+        for box, value in ((self.low, low), (self.high, high)):
+            box.blockSignals(True)
+            box.setValue(value)
+            box.blockSignals(False)
+
+    def fields(self) -> tuple[str, ...]:
+        index = self.field_choice.currentIndex()
+        return self._choices[index] if 0 <= index < len(self._choices) else ()
+
+    def refresh(self) -> None:
+        self._dirty = False
+        entry = self.document.current_entry
+        analysis = self.document.state(entry).analysis if entry is not None else None
+        if analysis is None:
+            self._show_message("Declare an operation to see its bounds against size.")
+            return
+        choices = sweep_choices(analysis)
+        if choices != self._choices or analysis.declaration.op != self._op:
+            previous = self.fields()
+            self._choices = choices
+            self._op = analysis.declaration.op
+            self.field_choice.blockSignals(True)
+            self.field_choice.clear()
+            self.field_choice.addItems(["=".join(group) for group in choices])
+            keep = choices.index(previous) if previous in choices else 0
+            self.field_choice.setCurrentIndex(keep)
+            self.field_choice.blockSignals(False)
+            if previous not in choices and choices:
+                self._set_range_boxes(*default_range(choices[0]))
+        fields = self.fields()
+        if not fields:
+            self._show_message(f"{analysis.declaration.op} has no size field to sweep.")
+            return
+        low, high = self.low.value(), self.high.value()
+        if low >= high:
+            self._show_message("Choose a range whose start is below its end.")
+            return
+        exponents = np.linspace(low, high, SWEEP_POINTS)
+        sizes = np.unique(np.round(2.0**exponents))
+        settings = self.document.session.settings
+        try:
+            result = sweep(
+                analysis.declaration,
+                {name: sizes for name in fields},
+                device=self.document.device,
+                convention=settings.convention,
+                overlap=settings.overlap,
+            )
+        except WorkbenchError as exc:
+            self._show_message(f"No bounds to plot: {exc}")
+            return
+        self.message.setVisible(False)
+        x = np.log2(sizes)
+        with np.errstate(divide="ignore"):
+            compute = np.log10(result.compute_time)
+            memory = np.log10(result.memory_time)
+            bound = np.log10(result.bound_time)
+        self.compute_line.setData(x, compute, connect="finite")
+        self.memory_line.setData(x, memory, connect="finite")
+        self.bound_line.setData(x, bound)
+        for item in (self.compute_line, self.memory_line, self.bound_line):
+            item.setVisible(True)
+        declared = analysis.declaration.params[fields[0]]
+        if analysis.bound_time:
+            cx, cy = math.log2(declared), math.log10(analysis.bound_time)
+            self.current_marker.setData([cx], [cy])
+            self.current_label.setText(f"as declared: {fields[0]}={declared:,}, {format_time(analysis.bound_time)}")
+            right_half = cx > (low + high) / 2
+            self.current_label.setAnchor((1, 0) if right_half else (0, 0))
+            self.current_label.setPos(cx + (-0.3 if right_half else 0.3), cy - 0.05)
+        self.current_marker.setVisible(bool(analysis.bound_time))
+        self.current_label.setVisible(bool(analysis.bound_time))
+        finite = np.concatenate([v[np.isfinite(v)] for v in (compute, memory, bound)])
+        y_low, y_high = (float(finite.min()), float(finite.max())) if finite.size else (-9.0, 0.0)
+        self.plot.getViewBox().setRange(xRange=(low, high), yRange=(y_low - 0.3, y_high + 0.3), padding=0)
+        written = split_call(str(analysis.declaration))
+        held = [f"{name}={text}" for name, text in (written.fields.items() if written else ()) if name not in fields]
+        overlap = analysis.overlap.label
+        self.plot.setLabel("bottom", f"{' = '.join(fields)} (swept; {len(sizes)} sizes)")
+        self.caption.setText(
+            f"{analysis.declaration.op}: {', '.join(held) or 'no other fields'} held as declared. "
+            f"Combined bound with {overlap} overlap; rates of {self.document.session.device.key} "
+            f"as in the device panel. Sizes beyond the device's memory are shown as a model only."
+        )
+        self.sweep_drawn.emit()
+
+    def _show_message(self, text: str) -> None:
+        for item in (self.compute_line, self.memory_line, self.bound_line, self.current_marker, self.current_label):
+            item.setVisible(False)
+        self.message.setText(text)
+        self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+        self.message.setPos(0.5, 0.5)
+        self.message.setVisible(True)
+        self.caption.setText("")
+
+    def set_plot_font(self, font: QFont) -> None:
+        _set_plot_font(self.plot, font, [self.current_label, self.message])
+
+
+def point_in_view(view: pg.ViewBox, x: float, y: float) -> QPointF:
+    """Scene position of a data point (tests hover with it)."""
+    return view.mapViewToScene(QPointF(x, y))

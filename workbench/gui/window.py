@@ -1,0 +1,598 @@
+"""The main window: menus, tool bar, docks, the plot tabs, preferences and GPU detection.
+
+Layout: operations (left, top) and device (left, bottom) docks, the
+declaration editor above the plot tabs in the middle, the analysis panel
+docked on the right. Window geometry, dock layout, text size, the open tab
+and the defaults for new sessions live in QSettings; the session itself is
+the document's.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QFont, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench import __version__
+from workbench import session as session_module
+from workbench.devices.nvml import OK, Detection
+from workbench.errors import WorkbenchError
+from workbench.examples import list_examples, load_example
+from workbench.gui.device_panel import DevicePanel
+from workbench.gui.document import Document, new_session
+from workbench.gui.editor import DeclarationEditor
+from workbench.gui.export import export_png, export_svg
+from workbench.gui.operations_view import OperationsView
+from workbench.gui.panel import CONVENTION_LABELS, AnalysisPanel
+from workbench.gui.plots import RooflineView, SweepView
+from workbench.gui.workers import DetectionWorker
+from workbench.session import DeviceChoice
+
+APP_NAME = "Performance Workbench"
+ORGANISATION = "perf-workbench"
+APPLICATION = "workbench"
+DEFAULT_FONT_POINTS = 10.0
+FONT_RANGE = (7.0, 28.0)
+OVERLAP_CHOICES: tuple[tuple[float, str], ...] = (
+    (1.0, "full overlap (max)"),
+    (0.75, "overlap f = 0.75"),
+    (0.5, "overlap f = 0.5"),
+    (0.25, "overlap f = 0.25"),
+    (0.0, "no overlap (sum)"),
+)
+MEASUREMENT_PLACEHOLDER = (
+    "Measurement arrives with the measurement feature.\n\n"
+    "It will time the selected operation on the detected GPU (CUDA events) or on the CPU, "
+    "check the result, and plot the measured points over these bounds. Nothing here runs a kernel yet."
+)
+TABS = ("roofline", "sweep", "measurement")
+
+DetectFunction = Callable[[], Detection]
+
+
+def make_settings() -> QSettings:
+    """The application's QSettings (tests point QSettings at a temporary folder)."""
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANISATION, APPLICATION)
+
+
+class MainWindow(QMainWindow):
+    """The workbench window over one Document."""
+
+    def __init__(
+        self,
+        document: Document | None = None,
+        settings: QSettings | None = None,
+        detect: DetectFunction | None = None,
+    ) -> None:
+        super().__init__()
+        self.settings = settings if settings is not None else make_settings()
+        self.document = document if document is not None else Document(self._new_session())
+        self.document.setParent(self)  # the document, its undo stack and signals go with the window
+        self.setObjectName("mainWindow")
+        self._detect = detect
+        self._worker: DetectionWorker | None = None
+        self._detect_timer = QTimer(self)
+        self._detect_timer.setSingleShot(True)
+        self._detect_timer.timeout.connect(self.start_detection)
+        self._shown_once = False
+
+        self.actions: dict[str, QAction] = {}
+        self._make_actions()
+
+        # central: banner, editor, plot tabs
+        self.banner = QLabel()
+        self.banner.setObjectName("banner")
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet("background: #fff3cd; color: #6d4c00; border: 1px solid #e0c060; padding: 6px;")
+        self.banner.setVisible(False)
+        self.banner_close = QPushButton("Dismiss")
+        self.banner_close.setVisible(False)
+        self.banner_close.clicked.connect(self.hide_banner)
+        self.editor = DeclarationEditor(self.document)
+        self.roofline = RooflineView(self.document)
+        self.sweep = SweepView(self.document)
+        measurement = QLabel(MEASUREMENT_PLACEHOLDER)
+        measurement.setObjectName("measurementPlaceholder")
+        measurement.setWordWrap(True)
+        measurement.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        measurement.setMargin(40)
+        measurement.setStyleSheet("color: #555;")
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("plotTabs")
+        self.tabs.addTab(self.roofline, "&Roofline")
+        self.tabs.addTab(self.sweep, "&Bound vs size")
+        self.tabs.addTab(measurement, "&Measurement")
+        banner_row = QHBoxLayout()
+        banner_row.addWidget(self.banner, 1)
+        banner_row.addWidget(self.banner_close, 0, Qt.AlignmentFlag.AlignTop)
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(banner_row)
+        layout.addWidget(self.editor)
+        layout.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+
+        # docks
+        self.operations = OperationsView(self.document, self.actions)
+        self.device_panel = DevicePanel(self.document)
+        self.device_panel.detect_requested.connect(self.start_detection)
+        self.panel = AnalysisPanel(self.document)
+        self.operations_dock = self._dock("Operations", "operationsDock", self.operations, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.device_dock = self._dock("Device", "deviceDock", self.device_panel, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.panel_dock = self._dock("Analysis", "analysisDock", self.panel, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.actions["remove"].setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.operations.list.addAction(self.actions["remove"])
+
+        self._make_menus()
+        self._make_toolbar()
+        self.status = self.statusBar()
+        self.device_status = QLabel()
+        self.status.addPermanentWidget(self.device_status)
+
+        doc = self.document
+        doc.undo_stack.cleanChanged.connect(self._show_title)
+        doc.path_changed.connect(self._show_title)
+        doc.session_replaced.connect(self._show_title)
+        doc.settings_changed.connect(self._show_settings)
+        doc.device_changed.connect(self._show_device_status)
+        doc.selection_changed.connect(self._enable_actions)
+        doc.operations_changed.connect(self._enable_actions)
+        self._show_title()
+        self._show_settings()
+        self._show_device_status()
+        self._enable_actions()
+        self._restore_preferences()
+
+    # ------------------------------------------------------------------ construction
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _action(self, key: str, text: str, slot: Callable[..., object], shortcut: QKeySequence | str | None = None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(f"action_{key}")
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+        action.triggered.connect(slot)
+        self.actions[key] = action
+        return action
+
+    def _make_actions(self) -> None:
+        doc = self.document
+        sk = QKeySequence.StandardKey
+        a = self._action
+        a("new", "&New session", self.new_session, sk.New, "Start a new session with one GEMM")
+        a("open", "&Open session…", self.open_session_dialog, sk.Open, "Open a session file")
+        a("save", "&Save session", self.save_session, sk.Save, "Save the session")
+        a("save_as", "Save session &as…", self.save_session_as, sk.SaveAs, "Save the session under a new name")
+        a("export_png", "Export plot as &PNG…", lambda: self.export_plot_dialog("png"), "Ctrl+E", "Write the visible plot as a PNG image")
+        a("export_svg", "Export plot as S&VG…", lambda: self.export_plot_dialog("svg"), "Ctrl+Shift+E", "Write the visible plot as an SVG drawing")
+        a("copy_derivation", "&Copy derivation", self.panel_copy, "Ctrl+Shift+C", "Copy the derivation as text")
+        a("quit", "&Quit", self.close, sk.Quit)
+        stack = doc.undo_stack
+        undo = a("undo", "&Undo", stack.undo, sk.Undo)
+        redo = a("redo", "&Redo", stack.redo, sk.Redo)
+        undo.setEnabled(False)
+        redo.setEnabled(False)
+        stack.canUndoChanged.connect(undo.setEnabled)
+        stack.canRedoChanged.connect(redo.setEnabled)
+        stack.undoTextChanged.connect(self._show_undo_text)
+        stack.redoTextChanged.connect(self._show_redo_text)
+        a("add", "&Add operation", lambda: doc.add_operation(), "Ctrl+Shift+N", "Add an operation (a 4096³ GEMM to edit)")
+        a("duplicate", "&Duplicate", lambda: doc.duplicate_operation(doc.current), "Ctrl+D", "Duplicate the selected operation")
+        a("rename", "Re&name…", lambda: self.operations.rename_current(), "F2", "Rename the selected operation")
+        a("remove", "Re&move", lambda: doc.remove_operation(doc.current), QKeySequence(sk.Delete), "Remove the selected operation")
+        a("move_up", "Move &up", lambda: doc.move_operation(doc.current, doc.current - 1), "Ctrl+Shift+Up", "Move the selected operation up")
+        a("move_down", "Move do&wn", lambda: doc.move_operation(doc.current, doc.current + 1), "Ctrl+Shift+Down", "Move the selected operation down")
+        a("focus_declaration", "Edit &declaration", self.focus_declaration, "Ctrl+L", "Put the cursor in the declaration line")
+        binary = a("binary", "&Binary units (MiB, GiB)", lambda checked: doc.set_setting("binary", bool(checked)), "Ctrl+B",
+                   "Show bytes in binary units (MiB, GiB) instead of decimal (MB, GB)")
+        binary.setCheckable(True)
+        a("font_larger", "&Larger text", lambda: self.change_font_size(+1), sk.ZoomIn, "Larger text, for projectors")
+        a("font_smaller", "&Smaller text", lambda: self.change_font_size(-1), sk.ZoomOut, "Smaller text")
+        a("font_reset", "&Normal text size", self.reset_font_size, "Ctrl+0", "Back to the normal text size")
+        for number, key in enumerate(TABS, start=1):
+            a(f"tab_{key}", ("&Roofline", "&Bound vs size", "&Measurement")[number - 1],
+              lambda _=False, i=number - 1: self.tabs.setCurrentIndex(i), f"Ctrl+{number}")
+        self.convention_group = QActionGroup(self)
+        for convention, label in CONVENTION_LABELS.items():
+            action = a(f"convention_{convention}", label, lambda _=False, c=convention: doc.set_setting("convention", c))
+            action.setCheckable(True)
+            self.convention_group.addAction(action)
+        self.overlap_group = QActionGroup(self)
+        for fraction, label in OVERLAP_CHOICES:
+            action = a(f"overlap_{fraction}", label, lambda _=False, f=fraction: doc.set_setting("overlap", f))
+            action.setCheckable(True)
+            self.overlap_group.addAction(action)
+        a("detect", "&Detect GPUs again", self.start_detection, None, "Ask NVML for GPUs again")
+        a("reset_rates", "&Reset all rates", doc.reset_rates, None, "Back to the device's own figures")
+        a("shortcuts", "&Keyboard shortcuts", self.show_shortcuts, sk.HelpContents)
+        a("about", "&About Performance Workbench", self.show_about)
+        for key, title in list_examples():
+            a(f"example_{key}", title, lambda _=False, k=key: self.open_example(k))
+        self.actions["save"].setEnabled(hasattr(session_module, "save"))
+        self.actions["save_as"].setEnabled(hasattr(session_module, "save"))
+
+    def _make_menus(self) -> None:
+        bar = self.menuBar()
+        acts = self.actions
+
+        def menu(title: str, keys: list[str | None]) -> object:
+            m = bar.addMenu(title)
+            for key in keys:
+                if key is None:
+                    m.addSeparator()
+                else:
+                    m.addAction(acts[key])
+            return m
+
+        menu("&File", ["new", "open", None, "save", "save_as", None, "export_png", "export_svg", "copy_derivation", None, "quit"])
+        menu("&Edit", ["undo", "redo", None, "add", "duplicate", "rename", "remove", None, "move_up", "move_down", None, "focus_declaration"])
+        view = bar.addMenu("&View")
+        view.addAction(acts["binary"])
+        view.addSeparator()
+        for key in ("font_larger", "font_smaller", "font_reset"):
+            view.addAction(acts[key])
+        view.addSeparator()
+        for key in TABS:
+            view.addAction(acts[f"tab_{key}"])
+        view.addSeparator()
+        for dock in (self.operations_dock, self.device_dock, self.panel_dock):
+            view.addAction(dock.toggleViewAction())
+        analysis = bar.addMenu("&Analysis")
+        convention_menu = analysis.addMenu("FLOP &convention")
+        convention_menu.addActions(self.convention_group.actions())
+        overlap_menu = analysis.addMenu("Compute/memory &overlap")
+        overlap_menu.addActions(self.overlap_group.actions())
+        menu("&Device", ["detect", "reset_rates"])
+        menu("E&xamples", [f"example_{key}" for key, _ in list_examples()])
+        menu("&Help", ["shortcuts", None, "about"])
+
+    def _make_toolbar(self) -> None:
+        bar = self.addToolBar("Main")
+        bar.setObjectName("mainToolbar")
+        bar.setMovable(False)
+        for key in ("undo", "redo", None, "add", "duplicate", "remove", None, "binary"):
+            if key is None:
+                bar.addSeparator()
+            else:
+                bar.addAction(self.actions[key])
+        bar.addSeparator()
+        bar.addWidget(QLabel(" FLOP: "))
+        self.convention_box = QComboBox()
+        self.convention_box.setObjectName("conventionBox")
+        for convention, label in CONVENTION_LABELS.items():
+            self.convention_box.addItem(label, convention)
+        self.convention_box.activated.connect(
+            lambda i: self.document.set_setting("convention", self.convention_box.itemData(i))
+        )
+        bar.addWidget(self.convention_box)
+        bar.addWidget(QLabel("  Bound: "))
+        self.overlap_box = QComboBox()
+        self.overlap_box.setObjectName("overlapBox")
+        for fraction, label in OVERLAP_CHOICES:
+            self.overlap_box.addItem(label, fraction)
+        self.overlap_box.activated.connect(lambda i: self.document.set_setting("overlap", self.overlap_box.itemData(i)))
+        bar.addWidget(self.overlap_box)
+
+    # ------------------------------------------------------------------ showing state
+    def _show_title(self, *_: object) -> None:
+        doc = self.document
+        name = os.path.basename(doc.path) if doc.path else (doc.session.title or "untitled session")
+        self.setWindowTitle(f"{name}[*] — {APP_NAME}")
+        self.setWindowModified(not doc.undo_stack.isClean())
+
+    def _show_settings(self) -> None:
+        settings = self.document.session.settings
+        self.actions["binary"].setChecked(settings.binary)
+        self.actions[f"convention_{settings.convention}"].setChecked(True)
+        overlap_key = f"overlap_{float(settings.overlap)}"
+        for action in self.overlap_group.actions():
+            action.setChecked(action.objectName() == f"action_{overlap_key}")
+        self.convention_box.setCurrentIndex(max(self.convention_box.findData(settings.convention), 0))
+        index = self.overlap_box.findData(float(settings.overlap))
+        if index < 0:
+            self.overlap_box.addItem(f"overlap f = {settings.overlap:g}", float(settings.overlap))
+            index = self.overlap_box.count() - 1
+        self.overlap_box.setCurrentIndex(index)
+
+    def _show_device_status(self) -> None:
+        doc = self.document
+        device = doc.device
+        entered = len(doc.session.device.overrides)
+        if device is None:
+            self.device_status.setText(f"Device: {doc.session.device.key} (unavailable)")
+        else:
+            extra = f", {entered} rate{'s' if entered != 1 else ''} entered or measured" if entered else ""
+            self.device_status.setText(f"Device: {device.name}{extra}")
+        self.actions["reset_rates"].setEnabled(bool(entered))
+
+    def _show_undo_text(self, text: str) -> None:
+        self.actions["undo"].setToolTip(f"Undo {text}" if text else "Undo")
+
+    def _show_redo_text(self, text: str) -> None:
+        self.actions["redo"].setToolTip(f"Redo {text}" if text else "Redo")
+
+    def _enable_actions(self, *_: object) -> None:
+        doc = self.document
+        count = len(doc.operations)
+        has = 0 <= doc.current < count
+        for key in ("duplicate", "rename", "remove", "copy_derivation"):
+            self.actions[key].setEnabled(has)
+        self.actions["move_up"].setEnabled(has and doc.current > 0)
+        self.actions["move_down"].setEnabled(has and doc.current < count - 1)
+
+    def show_banner(self, text: str) -> None:
+        self.banner.setText(text)
+        self.banner.setVisible(True)
+        self.banner_close.setVisible(True)
+
+    def hide_banner(self) -> None:
+        self.banner.setVisible(False)
+        self.banner_close.setVisible(False)
+
+    # ------------------------------------------------------------------ sessions
+    def _new_session(self):  # type: ignore[no-untyped-def]
+        """A new session with the remembered device and units."""
+        session = new_session()
+        key = self.settings.value("session/device", "", type=str)
+        if key and not key.startswith("nvml-"):
+            session.device = DeviceChoice(key=key)
+        session.settings.binary = self.settings.value("session/binary", False, type=bool)
+        return session
+
+    def new_session(self) -> None:
+        self.hide_banner()
+        self.document.replace_session(self._new_session())
+
+    def open_example(self, key: str) -> None:
+        self.hide_banner()
+        self.document.replace_session(load_example(key))
+
+    def open_session_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open session", "", "Workbench sessions (*.json);;All files (*)")
+        if path:
+            self.open_session(path)
+
+    def open_session(self, path: str) -> bool:
+        """Open a session file; a fault is shown in the banner, the current session stays."""
+        load = getattr(session_module, "load", None)
+        if load is None:
+            self.show_banner(
+                f"Cannot open {os.path.basename(path)}: session files cannot be read yet "
+                "(this build has no session reader). The window shows a new session instead."
+            )
+            return False
+        try:
+            session = load(path)
+        except (WorkbenchError, OSError) as exc:
+            self.show_banner(f"Cannot open {os.path.basename(path)}: {exc}")
+            return False
+        self.hide_banner()
+        self.document.replace_session(session, path)
+        return True
+
+    def save_session(self) -> bool:
+        if self.document.path is None:
+            return self.save_session_as()
+        return self.save_to(self.document.path)
+
+    def save_session_as(self) -> bool:
+        path, _ = QFileDialog.getSaveFileName(self, "Save session", "session.json", "Workbench sessions (*.json)")
+        return self.save_to(path) if path else False
+
+    def save_to(self, path: str) -> bool:
+        save = getattr(session_module, "save", None)
+        if save is None:
+            self.show_banner("Sessions cannot be saved yet: this build has no session writer.")
+            return False
+        try:
+            save(self.document.session, path)
+        except (WorkbenchError, OSError) as exc:
+            self.show_banner(f"Cannot save {os.path.basename(path)}: {exc}")
+            return False
+        self.document.set_path(path)
+        self.document.undo_stack.setClean()
+        self.status.showMessage(f"Saved {path}", 5000)
+        return True
+
+    # ------------------------------------------------------------------ plots
+    def current_plot_view(self):  # type: ignore[no-untyped-def]
+        """The graphics view of the plot on screen (the roofline when the measurement tab is open)."""
+        return self.sweep.widget if self.tabs.currentWidget() is self.sweep else self.roofline.widget
+
+    def export_plot_dialog(self, kind: str) -> None:
+        name = "sweep" if self.tabs.currentWidget() is self.sweep else "roofline"
+        path, _ = QFileDialog.getSaveFileName(self, f"Export plot as {kind.upper()}", f"{name}.{kind}", f"{kind.upper()} (*.{kind})")
+        if path:
+            self.export_plot(path, kind)
+
+    def export_plot(self, path: str, kind: str) -> bool:
+        try:
+            (export_svg if kind == "svg" else export_png)(self.current_plot_view(), path)
+        except WorkbenchError as exc:
+            self.show_banner(str(exc))
+            return False
+        self.status.showMessage(f"Wrote {path}", 5000)
+        return True
+
+    def panel_copy(self) -> None:
+        self.panel.copy_derivation()
+        self.status.showMessage("Derivation copied", 3000)
+
+    def focus_declaration(self) -> None:
+        self.editor.line.setFocus()
+        self.editor.line.selectAll()
+
+    # ------------------------------------------------------------------ text size
+    def font_points(self) -> float:
+        return QApplication.font().pointSizeF()
+
+    def change_font_size(self, step: int) -> None:
+        self.set_font_points(self.font_points() + step)
+
+    def reset_font_size(self) -> None:
+        self.set_font_points(DEFAULT_FONT_POINTS)
+
+    def set_font_points(self, points: float) -> None:
+        points = min(max(points, FONT_RANGE[0]), FONT_RANGE[1])
+        font = QFont(QApplication.font())
+        font.setPointSizeF(points)
+        QApplication.setFont(font)
+        self.editor.set_base_font(font)
+        self.panel.set_base_font(font)
+        self.roofline.set_plot_font(font)
+        self.sweep.set_plot_font(font)
+        self.settings.setValue("view/font_points", points)
+        self.status.showMessage(f"Text size {points:g} pt", 2000)
+
+    # ------------------------------------------------------------------ help
+    def shortcut_rows(self) -> list[tuple[str, str]]:
+        """(action, keys) for every action that has a shortcut, in menu order."""
+        rows = []
+        for action in self.actions.values():
+            keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+            if keys:
+                rows.append((action.text().replace("&", "").rstrip("…"), keys))
+        return rows
+
+    def show_shortcuts(self) -> QDialog:
+        dialog = QDialog(self)
+        dialog.setObjectName("shortcutsDialog")
+        dialog.setWindowTitle("Keyboard shortcuts")
+        rows = self.shortcut_rows()
+        table = QTableWidget(len(rows), 2)
+        table.setHorizontalHeaderLabels(["Action", "Keys"])
+        table.verticalHeader().setVisible(False)
+        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        for row, (name, keys) in enumerate(rows):
+            table.setItem(row, 0, QTableWidgetItem(name))
+            table.setItem(row, 1, QTableWidgetItem(keys))
+        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(dialog.reject)
+        layout = QVBoxLayout(dialog)
+        layout.addWidget(table)
+        layout.addWidget(buttons)
+        dialog.resize(460, 560)
+        dialog.open()
+        return dialog
+
+    def show_about(self) -> QMessageBox:
+        box = QMessageBox(self)
+        box.setObjectName("aboutBox")
+        box.setWindowTitle(f"About {APP_NAME}")
+        box.setText(f"<b>{APP_NAME}</b> {__version__}")
+        box.setInformativeText(
+            "Logical work, compulsory HBM bytes and time bounds for tensor operations, "
+            "on a roofline of the chosen device. Every figure carries its unit."
+        )
+        box.setStandardButtons(QMessageBox.StandardButton.Close)
+        box.open()
+        return box
+
+    # ------------------------------------------------------------------ GPU detection (off the start-up path)
+    def showEvent(self, event) -> None:  # type: ignore[no-untyped-def]  # noqa: N802
+        super().showEvent(event)
+        if not self._shown_once:
+            self._shown_once = True
+            if not self._restored_state:
+                QTimer.singleShot(0, self._default_dock_sizes)
+            self._detect_timer.start(150)
+
+    def _default_dock_sizes(self) -> None:
+        """First run: a short operations list over a tall device panel; the analysis panel wide enough to read."""
+        self.resizeDocks([self.operations_dock, self.device_dock], [150, 800], Qt.Orientation.Vertical)
+        self.resizeDocks([self.operations_dock, self.panel_dock], [390, 540], Qt.Orientation.Horizontal)
+
+    def start_detection(self) -> None:
+        if self._worker is not None and self._worker.isRunning():
+            return
+        self._detect_timer.stop()
+        worker = DetectionWorker(self._detect, self)
+        worker.detection_finished.connect(self._detection_finished)
+        worker.finished.connect(self._worker_finished)
+        self._worker = worker
+        self.device_panel.set_detecting(True)
+        worker.start()
+
+    def _detection_finished(self, detection: Detection) -> None:
+        doc = self.document
+        fresh = doc.undo_stack.count() == 0 and doc.path is None and doc.session.device.key == new_session().device.key
+        doc.set_detection(detection)
+        self.device_panel.set_detecting(False)
+        if detection.status == OK and fresh and not doc.session.device.overrides and doc.detected:
+            doc.adopt_device(next(iter(doc.detected)))
+        self.status.showMessage(f"GPU detection: {detection.message}", 6000)
+
+    def _worker_finished(self) -> None:
+        if self._worker is not None and not self._worker.isRunning():
+            self._worker.deleteLater()
+            self._worker = None
+
+    def wait_for_workers(self, timeout_ms: int = 10000) -> None:
+        """Stop a pending detection and wait for a running one (on close, and in tests)."""
+        self._detect_timer.stop()
+        if self._worker is not None:
+            self._worker.wait(timeout_ms)
+
+    # ------------------------------------------------------------------ preferences
+    def _restore_preferences(self) -> None:
+        s = self.settings
+        geometry = s.value("window/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1600, 1000)
+        state = s.value("window/state")
+        self._restored_state = isinstance(state, QByteArray) and not state.isEmpty() and self.restoreState(state)
+        points = s.value("view/font_points", 0.0, type=float)
+        if points and abs(points - self.font_points()) > 0.01:
+            self.set_font_points(points)
+        tab = s.value("view/tab", "roofline", type=str)
+        if tab in TABS:
+            self.tabs.setCurrentIndex(TABS.index(tab))
+
+    def save_preferences(self) -> None:
+        s = self.settings
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState())
+        s.setValue("view/tab", TABS[self.tabs.currentIndex()])
+        s.setValue("session/binary", self.document.session.settings.binary)
+        s.setValue("session/device", self.document.session.device.key)
+        s.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.save_preferences()
+        self.wait_for_workers()
+        super().closeEvent(event)
