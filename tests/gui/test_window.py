@@ -253,3 +253,26 @@ def test_every_example_opens_without_an_error(window, key: str) -> None:
         state = doc.state(entry)
         assert state.error is None, f"{key}: {entry.declaration}: {state.error}"
         assert state.analysis is not None
+
+
+def test_a_detected_gpu_is_offered_and_used_for_a_new_session(qtbot) -> None:
+    from workbench.devices.nvml import OK, DetectedGPU, Detection
+    from workbench.gui.app import build_window
+
+    gpu = DetectedGPU(0, "NVIDIA H200", 150_000_000_000, 149_000_000_000, 1980, 3201, 6144, "9.0", "570.1", "12.8")
+
+    def one_h200() -> Detection:
+        return Detection(OK, "1 GPU: NVIDIA H200", (gpu,))
+
+    win = build_window(detect=one_h200)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitUntil(lambda: win.document.detection is not None, timeout=5000)
+    win.wait_for_workers()
+    assert "NVML found 1 GPU: NVIDIA H200" in win.device_panel.status.text()
+    assert win.document.session.device.key == "nvml-0"
+    assert win.device_panel.chooser.currentData() == "nvml-0"
+    # 137.4 GFLOP / 989 TFLOP/s (the H200's fp16 tensor rate from the catalogue) = 139 µs
+    assert win.panel.values["compute"].text() == "139 µs"
+    assert "4.8 TB/s" in win.panel.details["memory"].text()
+    win.close()
