@@ -334,6 +334,12 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 def _add_gui(sub: Any) -> None:
     p = sub.add_parser("gui", help="open the desktop window (the default with no subcommand)")
     p.add_argument("session", nargs="?", metavar="FILE", help="a session file to open")
+    p.add_argument("--example", metavar="KEY", help="open a built-in example session (e.g. gemm-4096-fp16)")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="show the window, print one line saying what it shows, and quit (checks an installation)",
+    )
     p.set_defaults(run=_run_gui)
 
 
@@ -353,7 +359,7 @@ def _run_gui(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from workbench.gui.app import run_app
 
-    return run_app(getattr(args, "session", None))
+    return run_app(getattr(args, "session", None), example=getattr(args, "example", None), check=getattr(args, "check", False))
 
 
 # ---------------------------------------------------------------- main

@@ -8,8 +8,10 @@ here: detection starts in a worker thread once the window is on screen.
 from __future__ import annotations
 
 import sys
+from importlib import resources
 
 from PySide6.QtCore import QSettings
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from workbench.gui.window import APP_NAME, APPLICATION, ORGANISATION, DetectFunction, MainWindow
@@ -25,7 +27,15 @@ def ensure_application(argv: list[str] | None = None) -> QApplication:
     app.setApplicationName(APPLICATION)
     app.setApplicationDisplayName(APP_NAME)
     app.setStyle("Fusion")
+    app.setWindowIcon(application_icon())
     return app
+
+
+def application_icon() -> QIcon:
+    """The workbench icon (resources/icons/perf-workbench.svg) for windows, dialogs and the task bar."""
+    path = resources.files("workbench.resources").joinpath("icons", "perf-workbench.svg")
+    with resources.as_file(path) as svg:
+        return QIcon(str(svg))
 
 
 def build_window(
@@ -46,9 +56,32 @@ def _exec(app: QApplication, window: MainWindow) -> int:
     return int(app.exec())
 
 
-def run_app(session_path: str | None = None) -> int:
-    """Open the window (with a session file when given) and run until it closes."""
+def run_app(session_path: str | None = None, example: str | None = None, check: bool = False) -> int:
+    """Open the window (with a session file or an example) and run until it closes.
+
+    With `check`, show the window, let it settle, print one line saying what is on
+    screen and quit: how an installation (or the bundle) proves it starts.
+    """
     app = ensure_application()
     window = build_window(session_path)
+    if example:
+        window.open_example(example)
     window.show()
+    if check:
+        return _report_and_quit(app, window)
     return _exec(app, window)
+
+
+def _report_and_quit(app: QApplication, window: MainWindow) -> int:
+    app.processEvents()
+    document = window.document
+    operations = document.session.operations
+    shown = window.isVisible()
+    entry = document.current_entry
+    analysis = document.state(entry).analysis if entry is not None else None
+    summary = analysis.limiter_sentence() if analysis is not None else "no analysis on screen"
+    title = window.windowTitle().replace("[*]", "")
+    print(f"window shown: {shown}; {title}; {len(operations)} operation(s); {summary}")
+    window.wait_for_workers()
+    window.close()
+    return 0 if shown else 1

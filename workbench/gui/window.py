@@ -9,6 +9,7 @@ the document's.
 
 from __future__ import annotations
 
+import html
 import os
 from typing import Callable
 
@@ -513,9 +514,15 @@ class MainWindow(QMainWindow):
         box.setObjectName("aboutBox")
         box.setWindowTitle(f"About {APP_NAME}")
         box.setText(f"<b>{APP_NAME}</b> {__version__}")
+        from workbench.about import optional_parts
+
+        parts = "".join(
+            f"<li>{'✔' if part.available else '✘'} {html.escape(part.line())}</li>" for part in optional_parts()
+        )
         box.setInformativeText(
             "Logical work, compulsory HBM bytes and time bounds for tensor operations, "
             "on a roofline of the chosen device. Every figure carries its unit."
+            f"<p>Optional parts:</p><ul>{parts}</ul>"
         )
         box.setStandardButtons(QMessageBox.StandardButton.Close)
         box.open()
