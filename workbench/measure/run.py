@@ -27,6 +27,7 @@ import math
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator, Type, Union
@@ -186,8 +187,7 @@ class MeasurementRun:
         backend = select_backend(self._backend_choice)
         kernel = kernel_for(self.declaration, backend, self._kernel_class)
         flush_bytes = backend.flush_bytes() if self.mode == COLD else 0
-        planned = kernel.planned_bytes() + flush_bytes
-        self._refuse_if_too_large(backend, kernel, planned, flush_bytes)
+        planned = refuse_if_too_large(self.declaration, backend, kernel, flush_bytes)
 
         workload = self.declaration.workload()
         flop = int(workload.flop(self.convention))
@@ -321,25 +321,6 @@ class MeasurementRun:
         ordered = sorted(times)
         return len(times), ordered[len(ordered) // 2]
 
-    def _refuse_if_too_large(self, backend: Backend, kernel: Kernel, planned: int, flush_bytes: int) -> None:
-        """MemoryRefused, before any allocation, when the planned buffers do not fit free memory."""
-        from workbench.units import format_bytes
-
-        free, source = backend.free_memory()
-        share = MEMORY_HEADROOM.get(backend.kind, 0.8)
-        if planned <= free * share:
-            return
-        parts = sorted(((spec.bytes, spec.name) for spec in kernel.buffers()), reverse=True)
-        listed = [f"{name} {format_bytes(size)}" for size, name in parts[:4]]
-        if flush_bytes:
-            listed.append(f"cold-mode flush {format_bytes(flush_bytes)}")
-        if kernel.temporary_bytes():
-            listed.append(f"library temporaries {format_bytes(kernel.temporary_bytes())}")
-        raise MemoryRefused(
-            f"{self.declaration} needs {format_bytes(planned)} ({', '.join(listed)}), more than "
-            f"{share:.0%} of the {format_bytes(free)} free on {backend.describe()} ({source}); reduce the sizes"
-        )
-
     def _bound(self, backend: Backend) -> tuple[BoundInfo | None, list[str]]:
         """The analysed lower bound on the chosen device, or None with the reason in a note."""
         device = self._device_choice
@@ -370,6 +351,47 @@ class MeasurementRun:
         if backend.kind == "cpu" and device.kind == "cpu" and device.key == "cpu-generic":
             notes.append("bound from the generic CPU stand-in; calibrate for this machine's rates")
         return bound, notes
+
+
+def refuse_if_too_large(declaration: Declaration, backend: Backend, kernel: Kernel, flush_bytes: int = 0) -> int:
+    """The bytes a run plans to allocate; MemoryRefused, before any allocation, if they do not fit."""
+    from workbench.units import format_bytes
+
+    planned = kernel.planned_bytes() + flush_bytes
+    free, source = backend.free_memory()
+    share = MEMORY_HEADROOM.get(backend.kind, 0.8)
+    if planned <= free * share:
+        return planned
+    parts = sorted(((spec.bytes, spec.name) for spec in kernel.buffers()), reverse=True)
+    listed = [f"{name} {format_bytes(size)}" for size, name in parts[:4]]
+    if flush_bytes:
+        listed.append(f"cold-mode flush {format_bytes(flush_bytes)}")
+    if kernel.temporary_bytes():
+        listed.append(f"library temporaries {format_bytes(kernel.temporary_bytes())}")
+    raise MemoryRefused(
+        f"{declaration} needs {format_bytes(planned)} ({', '.join(listed)}), more than "
+        f"{share:.0%} of the {format_bytes(free)} free on {backend.describe()} ({source}); reduce the sizes"
+    )
+
+
+@contextmanager
+def prepared_kernel(declaration: str | Declaration, backend: str | Backend = "auto", seed: int = 0) -> Iterator[Kernel]:
+    """A kernel allocated, filled and called once, for timing it with another tool (benchmarks).
+
+    The buffers are released when the block ends.
+    """
+    decl = parse(declaration) if isinstance(declaration, str) else declaration
+    chosen = select_backend(backend)
+    kernel = kernel_for(decl, chosen)
+    refuse_if_too_large(decl, chosen, kernel)
+    try:
+        kernel.allocate(seed, _never)
+        kernel()
+        chosen.synchronize()
+        yield kernel
+    finally:
+        kernel.release()
+        chosen.release()
 
 
 def default_device(backend: Backend) -> Device | None:
