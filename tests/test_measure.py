@@ -350,3 +350,13 @@ def test_cupy_tf32_and_batched_fp16_gemms_run_on_their_tensor_paths() -> None:
     assert tf32.status == OK and tf32.kernel.executed_path == "tf32_tc"
     batched = measure("gemm(M=128, N=128, K=256, batch=4, dtype=fp16, beta=1)", backend="cupy", **FAST)
     assert batched.status == OK and "GemmStridedBatchedEx" in batched.kernel.algorithm
+
+
+def test_a_given_analysis_supplies_the_bound_and_the_convention() -> None:
+    analysis = analyze("add(n=2**16, dtype=fp32)", rate="1 TFLOP/s", bandwidth="10 GB/s", convention="mac")
+    record = measure("add(n=2**16, dtype=fp32)", backend="numpy", analysis=analysis, **FAST)
+    assert record.bound is not None and record.bound.bandwidth_source == "entered"
+    assert record.bound.bound_time_s == pytest.approx(3 * 2**16 * 4 / 10e9)
+    assert record.convention == "mac"
+    with pytest.raises(MeasurementError, match="not of the measured"):
+        MeasurementRun("add(n=1024)", backend="numpy", analysis=analysis)

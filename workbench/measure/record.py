@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from workbench.measure.check import CheckResult
 from workbench.measure.errors import MeasurementError
 from workbench.measure.stats import TimingStats, summarize
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from workbench.analysis import Analysis
 
 RECORD_FORMAT = "perf-workbench-run"
 RECORD_VERSION = 1
@@ -83,12 +86,47 @@ class BoundInfo:
     overlap: str
     limiter: str | None
 
+    @classmethod
+    def from_analysis(cls, analysis: "Analysis") -> "BoundInfo":
+        """The bound an Analysis computed (its device, rates, overlap and limiter)."""
+        return cls(
+            device=analysis.device_name or "entered rates",
+            path=analysis.path,
+            compute_rate_flop_per_s=analysis.compute_rate.value if analysis.compute_rate else None,
+            compute_rate_source=analysis.compute_rate.source if analysis.compute_rate else None,
+            bandwidth_byte_per_s=analysis.bandwidth.value if analysis.bandwidth else None,
+            bandwidth_source=analysis.bandwidth.source if analysis.bandwidth else None,
+            compute_time_s=analysis.compute_time,
+            memory_time_s=analysis.memory_time,
+            bound_time_s=analysis.bound_time,
+            overlap=analysis.overlap.label,
+            limiter=analysis.limiter,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "BoundInfo":
-        return cls(**{name: data.get(name) for name in cls.__dataclass_fields__})
+        def number(name: str) -> float | None:
+            return None if data.get(name) is None else float(data[name])
+
+        def text(name: str) -> str | None:
+            return None if data.get(name) is None else str(data[name])
+
+        return cls(
+            device=str(data["device"]),
+            path=str(data["path"]),
+            compute_rate_flop_per_s=number("compute_rate_flop_per_s"),
+            compute_rate_source=text("compute_rate_source"),
+            bandwidth_byte_per_s=number("bandwidth_byte_per_s"),
+            bandwidth_source=text("bandwidth_source"),
+            compute_time_s=number("compute_time_s"),
+            memory_time_s=number("memory_time_s"),
+            bound_time_s=number("bound_time_s"),
+            overlap=str(data.get("overlap", "full")),
+            limiter=text("limiter"),
+        )
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterator, Type, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Type, Union
 
 from workbench.declare import Declaration, parse
 from workbench.devices.catalogue import Device
@@ -39,8 +39,12 @@ from workbench.measure.backends import Backend, select_backend
 from workbench.measure.check import judge, not_run
 from workbench.measure.errors import MeasurementError, MemoryRefused
 from workbench.measure.kernels import Kernel, kernel_for
+from workbench.measure.kernels.base import StopRequested
 from workbench.measure.record import CANCELLED, COLD, INVALID, MODES, OK, WARM, BoundInfo, KernelInfo, RunRecord
 from workbench.ops.base import CONVENTIONS
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from workbench.analysis import Analysis
 
 MIN_ITERATIONS = 30
 DEFAULT_ITERATIONS = 50
@@ -102,16 +106,22 @@ class RunFinished:
 RunEvent = Union[RunStarted, PhaseChanged, SampleBatch, RunFinished]
 
 
-class _Stopped(Exception):
-    """Internal: the stop flag was seen."""
-
-
 def _never() -> bool:
     return False
 
 
 class MeasurementRun:
-    """One measurement as a plain object: validate at construction, run through `events()` once."""
+    """One measurement as a plain object: validate at construction, run through `events()` once.
+
+    backend: "auto" (CuPy when it sees a GPU, else NumPy), "cupy", "numpy", or a Backend.
+    iterations: timed iterations, at least 30. mode: "warm" or "cold". warmup: calls
+    (default: at least 2 calls and 0.1 s). device: the catalogue device (or key) the
+    bound is computed for, "auto" for the detected GPU or the generic CPU, None for
+    no bound. analysis: an Analysis of the same declaration whose bound is used as
+    is (the session's device, overrides and overlap); it also sets the convention.
+    should_stop: polled between calls, with `cancel()`. kernel_class: a Kernel
+    subclass to run instead of the registered one (tests, experiments).
+    """
 
     def __init__(
         self,
@@ -122,6 +132,7 @@ class MeasurementRun:
         mode: str = WARM,
         warmup: int | None = None,
         device: str | Device | None = "auto",
+        analysis: "Analysis | None" = None,
         convention: str = "fma2",
         overlap: Any = "full",
         should_stop: Callable[[], bool] | None = None,
@@ -142,6 +153,12 @@ class MeasurementRun:
             raise MeasurementError(f"warm-up must be a positive number of calls; got {warmup!r}")
         if convention not in CONVENTIONS:
             raise MeasurementError(f"convention must be fma2 or mac; got '{convention}'")
+        if analysis is not None:
+            if str(analysis.declaration) != str(self.declaration):
+                raise MeasurementError(
+                    f"the analysis is of {analysis.declaration}, not of the measured {self.declaration}"
+                )
+            convention = analysis.convention
         if isinstance(device, str) and device != "auto":
             from workbench.devices.catalogue import find_device
 
@@ -154,6 +171,7 @@ class MeasurementRun:
         self.seed = seed
         self._backend_choice = backend
         self._device_choice = device
+        self._analysis = analysis
         self._kernel_class = kernel_class
         self._external_stop = should_stop or _never
         self._cancel = threading.Event()
@@ -186,6 +204,7 @@ class MeasurementRun:
         self._started = True
         backend = select_backend(self._backend_choice)
         kernel = kernel_for(self.declaration, backend, self._kernel_class)
+        kernel.should_stop = self.should_stop
         flush_bytes = backend.flush_bytes() if self.mode == COLD else 0
         planned = refuse_if_too_large(self.declaration, backend, kernel, flush_bytes)
 
@@ -216,14 +235,14 @@ class MeasurementRun:
         try:
             yield PhaseChanged(ALLOCATE, f"{planned:,} bytes of buffers")
             if not kernel.allocate(self.seed, self.should_stop):
-                raise _Stopped
+                raise StopRequested
             flush = backend.make_flush(flush_bytes) if self.mode == COLD else None
             flush_time = backend.wall_time(flush) if flush is not None else 0.0
 
             yield PhaseChanged(FIRST_CALL, "untimed: compilation, library handles, first touch of memory")
             first_call = backend.wall_time(kernel)
             if self.should_stop():
-                raise _Stopped
+                raise StopRequested
 
             yield PhaseChanged(WARMUP)
             warmup_calls, per_call = self._warm_up(backend, kernel, first_call)
@@ -233,7 +252,7 @@ class MeasurementRun:
             batch = max(1, min(1000, int(CANCEL_SLICE_S / max(per_call + flush_time, 1e-7))))
             while len(samples) < self.iterations:
                 if self.should_stop():
-                    raise _Stopped
+                    raise StopRequested
                 count = min(batch, self.iterations - len(samples))
                 new = backend.time_calls(kernel, count, flush, sync_each=self.mode == WARM)
                 samples.extend(new)
@@ -254,7 +273,7 @@ class MeasurementRun:
             else:
                 status = INVALID
                 message = f"invalid: the reference check {check.message}"
-        except _Stopped:
+        except StopRequested:
             status = CANCELLED
             message = f"cancelled after {len(samples)} of {self.iterations} timed iterations"
             check = not_run("the run was cancelled")
@@ -314,7 +333,7 @@ class MeasurementRun:
             ):
                 break
             if self.should_stop():
-                raise _Stopped
+                raise StopRequested
             times.append(backend.wall_time(kernel))
         if not times:
             return 0, first_call
@@ -323,10 +342,11 @@ class MeasurementRun:
 
     def _bound(self, backend: Backend) -> tuple[BoundInfo | None, list[str]]:
         """The analysed lower bound on the chosen device, or None with the reason in a note."""
-        device = self._device_choice
-        if device == "auto":
-            device = default_device(backend)
-        if device is None:
+        if self._analysis is not None:
+            return BoundInfo.from_analysis(self._analysis), []
+        choice = self._device_choice
+        device = default_device(backend) if choice == "auto" else choice
+        if not isinstance(device, Device):
             return None, ["no device model for this backend: achieved figures only, no bound"]
         from workbench.analysis import analyze
 
@@ -334,19 +354,7 @@ class MeasurementRun:
             analysis = analyze(self.declaration, device=device, convention=self.convention, overlap=self.overlap)
         except (WorkbenchError, ImportError) as exc:
             return None, [f"no bound: {exc}"]
-        bound = BoundInfo(
-            device=analysis.device_name or device.name,
-            path=analysis.path,
-            compute_rate_flop_per_s=analysis.compute_rate.value if analysis.compute_rate else None,
-            compute_rate_source=analysis.compute_rate.source if analysis.compute_rate else None,
-            bandwidth_byte_per_s=analysis.bandwidth.value if analysis.bandwidth else None,
-            bandwidth_source=analysis.bandwidth.source if analysis.bandwidth else None,
-            compute_time_s=analysis.compute_time,
-            memory_time_s=analysis.memory_time,
-            bound_time_s=analysis.bound_time,
-            overlap=analysis.overlap.label,
-            limiter=analysis.limiter,
-        )
+        bound = BoundInfo.from_analysis(analysis)
         notes = []
         if backend.kind == "cpu" and device.kind == "cpu" and device.key == "cpu-generic":
             notes.append("bound from the generic CPU stand-in; calibrate for this machine's rates")

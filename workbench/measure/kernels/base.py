@@ -29,6 +29,14 @@ ZEROED = "scratch, zero-filled"  # scratch whose initial zeros matter (im2col pa
 PRISTINE = "copy of the initial input"  # restores in-place operands before the check
 
 
+class StopRequested(Exception):
+    """The run's stop flag was seen inside a kernel step (allocation, reference check)."""
+
+
+def _never() -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class BufferSpec:
     """One array a kernel allocates: name, shape, storage dtype and role; inputs get U[low, high)."""
@@ -70,6 +78,7 @@ class Kernel(ABC):
         self.backend = backend
         self.xp = backend.xp
         self.arrays: dict[str, Any] = {}
+        self.should_stop: Callable[[], bool] = _never  # the run puts its stop flag here
         self.dtype_name = self.storage_dtype_name()
         backend.storage_dtype(self.dtype_name)  # refuse unsupported types before planning
         self.check_supported()
@@ -161,6 +170,11 @@ class Kernel(ABC):
 
     def release(self) -> None:
         self.arrays.clear()
+
+    def stop_point(self) -> None:
+        """Raise StopRequested when the run has been asked to stop (long reference checks call this)."""
+        if self.should_stop():
+            raise StopRequested
 
     # -- helpers -----------------------------------------------------------------
     def host64(self, array: Any) -> Any:

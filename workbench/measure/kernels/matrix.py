@@ -145,6 +145,7 @@ class GemmKernel(MatrixKernel):
         expected, allowed = np.empty(indices.size), np.empty(indices.size)
         A, B = self.arrays["A"], self.arrays["B"]
         for slot, flat in enumerate(indices):
+            self.stop_point()
             position = np.unravel_index(int(flat), c_shape)
             lead, (i, j) = tuple(int(x) for x in position[:-2]), (int(position[-2]), int(position[-1]))
             row = self.host64(A[lead + (i,)])
@@ -394,6 +395,7 @@ class AttentionKernel(MatrixKernel):
         heads: dict[tuple[int, int], tuple[Any, Any]] = {}
         measured, expected, allowed, labels = [], [], [], []
         for flat in rows:
+            self.stop_point()
             bi, hi, qi = (int(x) for x in np.unravel_index(int(flat), (b, h, sq)))
             if (bi, hi) not in heads:
                 heads[(bi, hi)] = (self.host64(a["K"][bi, hi]), self.host64(a["V"][bi, hi]))

@@ -81,6 +81,7 @@ class ReduceKernel(Kernel):
         for row in rows:
             total, square = 0.0, 0.0
             for start in range(0, self.n, _HOST_CHUNK):
+                self.stop_point()
                 chunk = self.host64(x[int(row), start : start + _HOST_CHUNK])
                 total += float(np.sum(chunk))
                 square += float(np.dot(chunk, chunk))
@@ -163,6 +164,7 @@ class SoftmaxKernel(Kernel):
         p = self.precision()
         measured, expected, allowed, labels = [], [], [], []
         for row in _checked_rows(self.rows, rng):
+            self.stop_point()
             x = self.host64(self.arrays["x"][int(row)])
             shifted = x - x.max()
             exps = np.exp(shifted)
