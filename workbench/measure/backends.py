@@ -453,6 +453,8 @@ def plan_gemm(
         return None
     sc = [int(x) for x in out_strides[:-2]]
     dims = [(size, sa[i], sb[i], sc[i]) for i, size in enumerate(batch_shape) if size != 1]
+    if any(dc == 0 for _size, _da, _db, dc in dims):
+        return None  # batch entries would write the same output
     merged: list[tuple[int, int, int, int]] = []
     for size, da, db, dc in dims:
         if merged:
@@ -492,7 +494,8 @@ class CupyBackend(Backend):
         self._flush_buffers: list[Any] = []
         self._bf16: Any = None
         self._bf16_checked = False
-        self._nvml_index: int | None | bool = False  # False: not looked up yet
+        self._nvml_index: int | None = None
+        self._nvml_looked_up = False
 
     # -- identity ------------------------------------------------------------
     @property
@@ -516,12 +519,12 @@ class CupyBackend(Backend):
 
     def nvml_index(self) -> int | None:
         """The NVML index of this CUDA device, matched by PCI bus id (CUDA and NVML orders can differ)."""
-        if self._nvml_index is not False:
-            return self._nvml_index  # type: ignore[return-value]
-        self._nvml_index = _nvml_index_for_pci(self.pci_bus_id)
-        if self._nvml_index is None and not os.environ.get("CUDA_VISIBLE_DEVICES"):
-            self._nvml_index = self._device.id
-        return self._nvml_index  # type: ignore[return-value]
+        if not self._nvml_looked_up:
+            self._nvml_looked_up = True
+            self._nvml_index = _nvml_index_for_pci(self.pci_bus_id)
+            if self._nvml_index is None and not os.environ.get("CUDA_VISIBLE_DEVICES"):
+                self._nvml_index = self._device.id  # without a PCI match, the orders agree when nothing is hidden
+        return self._nvml_index
 
     def environment(self) -> dict[str, Any]:
         cupy = self._cupy

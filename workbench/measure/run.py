@@ -232,6 +232,7 @@ class MeasurementRun:
         warmup_calls = 0
         before: dict[str, Any] = {}
         after: dict[str, Any] = {}
+        timing_started = False
         try:
             yield PhaseChanged(ALLOCATE, f"{planned:,} bytes of buffers")
             if not kernel.allocate(self.seed, self.should_stop):
@@ -248,6 +249,7 @@ class MeasurementRun:
             warmup_calls, per_call = self._warm_up(backend, kernel, first_call)
 
             before = backend.conditions()
+            timing_started = True
             yield PhaseChanged(TIMING, f"{self.iterations} timed iterations, {self.mode}")
             batch = max(1, min(1000, int(CANCEL_SLICE_S / max(per_call + flush_time, 1e-7))))
             while len(samples) < self.iterations:
@@ -277,7 +279,7 @@ class MeasurementRun:
             status = CANCELLED
             message = f"cancelled after {len(samples)} of {self.iterations} timed iterations"
             check = not_run("the run was cancelled")
-            if before:
+            if timing_started and not after:
                 after = backend.conditions()
         except WorkbenchError:
             raise

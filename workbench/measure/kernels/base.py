@@ -18,7 +18,7 @@ from typing import Any, Callable, ClassVar, Sequence
 from workbench.declare import Declaration
 from workbench.dtypes import dtype as lookup_dtype
 from workbench.measure.backends import Backend
-from workbench.measure.check import Comparison, Precision, precision_for
+from workbench.measure.check import Comparison, Precision
 from workbench.measure.errors import UnsupportedMeasurement
 
 INPUT = "input"
@@ -54,9 +54,7 @@ class BufferSpec:
 
     @property
     def itemsize(self) -> int:
-        if self.dtype == "bool":
-            return 1
-        return 4 if self.dtype == "tf32" else lookup_dtype(self.dtype).bits // 8
+        return 1 if self.dtype == "bool" else lookup_dtype(self.dtype).bits // 8
 
     @property
     def bytes(self) -> int:
@@ -191,12 +189,9 @@ class Kernel(ABC):
     def library(self) -> str:
         return self.backend.name
 
-    def default_precision(self) -> Precision:
-        return precision_for(self.dtype_name)
-
     def accumulator_dtype(self) -> str:
         """fp32 for 16-bit storage, else the storage type: how sums accumulate here."""
-        return "fp32" if self.dtype_name in ("fp16", "bf16") else ("fp32" if self.dtype_name == "tf32" else self.dtype_name)
+        return "fp32" if self.dtype_name in ("fp16", "bf16", "tf32") else self.dtype_name
 
     def array_dtype(self, name: str) -> Any:
         return self.backend.storage_dtype(name)
