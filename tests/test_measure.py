@@ -360,3 +360,26 @@ def test_a_given_analysis_supplies_the_bound_and_the_convention() -> None:
     assert record.convention == "mac"
     with pytest.raises(MeasurementError, match="not of the measured"):
         MeasurementRun("add(n=1024)", backend="numpy", analysis=analysis)
+
+
+def test_calibration_sizes_shrink_to_fit_free_memory_and_it_can_be_cancelled() -> None:
+    from workbench.measure import CalibrationRun
+
+    small = _SpyBackend(free=40_000_000)  # 80 % usable: 32 MB
+    steps = dict(CalibrationRun(small).plan(small))
+    # Two fp32 vectors of 2^21 elements (16.8 MB) fit, 2^22 would not; three 1024² fp64 matrices (25.2 MB) fit.
+    assert steps["memory bandwidth (copy, bytes read + written)"] == "copy(n=2**21, dtype=fp32)"
+    assert steps["matrix rate, fp64"] == "gemm(M=1024, N=1024, K=1024, dtype=fp64)"
+    tiny = _SpyBackend(free=4_000_000)
+    assert dict(CalibrationRun(tiny).plan(tiny))["matrix rate, fp64"] == "gemm(M=256, N=256, K=256, dtype=fp64)"
+
+    calibration = CalibrationRun("numpy", copy_bytes=4 * 2**20, matrix_size=64)
+    seen = []
+
+    def stop_after_the_copy(event: object) -> None:
+        seen.append(event)
+        if isinstance(event, RunFinished):
+            calibration.cancel()
+
+    result = calibration.run(stop_after_the_copy)
+    assert result.cancelled and set(result.rates) == {BANDWIDTH} and len(result.runs) == 1

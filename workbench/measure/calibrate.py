@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator, Mapping, Union
 
+from workbench.declare import parse
 from workbench.devices.catalogue import BANDWIDTH, MEASURED, Device, Rate
 from workbench.measure.backends import Backend, select_backend
 from workbench.measure.errors import MeasurementError, MemoryRefused, UnsupportedMeasurement
@@ -176,7 +177,7 @@ class CalibrationRun:
             while size > 64 and 3 * size * size * itemsize > budget:
                 size //= 2
             steps.append((f"matrix rate, {dtype_name}", f"gemm(M={size}, N={size}, K={size}, dtype={dtype_name})"))
-        return steps
+        return [(label, str(parse(text))) for label, text in steps]
 
     def events(self) -> Iterator[Any]:
         backend = select_backend(self._backend_choice)

@@ -271,7 +271,7 @@ class MeasurementRun:
             comparison = kernel.compare(np.random.default_rng(self.seed + 7919))
             check = judge(comparison, kernel.precision(), kernel.checksum())
             if check.passed:
-                message = f"ok: {check.message}"
+                message = check.message
             else:
                 status = INVALID
                 message = f"invalid: the reference check {check.message}"

@@ -54,8 +54,8 @@ def run_table(record: RunRecord, binary: bool = False) -> str:
             achieved += f" · {format_flop_rate(record.achieved_flop_per_s)}"
         rows.append(("achieved", achieved))
     if record.kernel.implied_bytes != record.bytes and record.implied_byte_per_s is not None:
-        rows.append(("implied traffic", f"{format_bytes(record.kernel.implied_bytes, binary)} per call "
-                                        f"({record.kernel.implied_note}) → {format_bandwidth(record.implied_byte_per_s, binary)}"))
+        rows.append(("implied traffic", f"{format_bytes(record.kernel.implied_bytes, binary)} per call → "
+                                        f"{format_bandwidth(record.implied_byte_per_s, binary)}; {record.kernel.implied_note}"))
     bound = record.bound
     if bound is not None and bound.bound_time_s is not None:
         fraction = record.fraction_of_bound
