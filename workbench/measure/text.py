@@ -89,14 +89,15 @@ def calibration_table(result: CalibrationResult, device: Device | None = None, b
     header = ("path", "measured", "datasheet", "measured / datasheet")
     rows = [header]
     for path, rate in result.rates.items():
-        title = PATH_TITLES.get(path, path)
+        # Path titles name GPU units ("CUDA cores"); on a CPU the key alone is clearer.
+        title = PATH_TITLES.get(path, path) if path == BANDWIDTH or result.backend == "cupy" else ""
         measured = format_bandwidth(rate.value, binary) if path == BANDWIDTH else format_flop_rate(rate.value)
         datasheet, ratio = "–", "–"
         if device is not None and path in device.peak:
             peak = device.peak[path].value
             datasheet = format_bandwidth(peak, binary) if path == BANDWIDTH else format_flop_rate(peak)
             ratio = f"{rate.value / peak:.1%}"
-        rows.append((f"{path} ({title})", measured, datasheet, ratio))
+        rows.append((f"{path} ({title})" if title else path, measured, datasheet, ratio))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for row in rows:
         lines.append("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
