@@ -1,4 +1,4 @@
-"""Export a plot as PNG or SVG.
+"""Export a plot as PNG or SVG, and render a session's roofline for reports.
 
 pyqtgraph 0.14.0's own SVG exporter fails with PySide6 6.11/6.12 (it chokes
 on paths ending in Z), so SVG is drawn here with Qt's QSvgGenerator, painting
@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtCore import QBuffer, QIODevice, QRectF, QSize, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QGraphicsView
 
 from workbench.errors import WorkbenchError
+from workbench.session import Session
 
 PNG_SCALE = 2  # pixels per screen pixel: sharp enough for slides
+REPORT_PLOT_SIZE = (960, 600)  # logical pixels of the roofline embedded in reports
 
 
 class ExportError(WorkbenchError):
@@ -26,8 +28,8 @@ def _source(view: QGraphicsView) -> QRectF:
     return view.mapToScene(view.viewport().rect()).boundingRect()
 
 
-def export_png(view: QGraphicsView, path: str | Path, scale: int = PNG_SCALE) -> None:
-    """Render the plot at `scale`× its on-screen size into a PNG file."""
+def render_image(view: QGraphicsView, scale: int = PNG_SCALE) -> QImage:
+    """The plot's scene at `scale`× its on-screen size, on white."""
     source = _source(view)
     size = QSize(max(int(source.width() * scale), 1), max(int(source.height() * scale), 1))
     image = QImage(size, QImage.Format.Format_ARGB32)
@@ -37,8 +39,43 @@ def export_png(view: QGraphicsView, path: str | Path, scale: int = PNG_SCALE) ->
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     view.scene().render(painter, QRectF(0, 0, size.width(), size.height()), source)
     painter.end()
-    if not image.save(str(path), "PNG"):
+    return image
+
+
+def export_png(view: QGraphicsView, path: str | Path, scale: int = PNG_SCALE) -> None:
+    """Render the plot at `scale`× its on-screen size into a PNG file."""
+    if not render_image(view, scale).save(str(path), "PNG"):
         raise ExportError(f"could not write {path}")
+
+
+def png_bytes(view: QGraphicsView, scale: int = PNG_SCALE) -> bytes:
+    """The plot as PNG file contents (for reports, which embed it)."""
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not render_image(view, scale).save(buffer, "PNG"):
+        raise ExportError("could not encode the plot as PNG")
+    return bytes(buffer.data().data())
+
+
+def session_plot_png(session: Session, size: tuple[int, int] = REPORT_PLOT_SIZE, scale: int = PNG_SCALE) -> bytes:
+    """A session's roofline rendered offscreen to PNG bytes (what `workbench report` embeds).
+
+    Creates the QApplication when there is none (the CLI sets QT_QPA_PLATFORM=offscreen
+    first when there is no display); the view is never shown.
+    """
+    from workbench.gui.app import ensure_application
+    from workbench.gui.document import Document
+    from workbench.gui.plots import RooflineView
+
+    app = ensure_application()
+    document = Document(session)
+    view = RooflineView(document)
+    view.resize(*size)
+    # Grabbing a hidden widget delivers its pending resize events and lays it out at `size`
+    # (axes, roof labels) without showing a window, which the offscreen platform would complain about.
+    view.grab()
+    app.processEvents()
+    return png_bytes(view.widget, scale)
 
 
 def export_svg(view: QGraphicsView, path: str | Path, title: str = "Performance Workbench plot") -> None:

@@ -47,6 +47,7 @@ from workbench.gui.export import export_png, export_svg
 from workbench.gui.operations_view import OperationsView
 from workbench.gui.panel import CONVENTION_LABELS, AnalysisPanel
 from workbench.gui.plots import RooflineView, SweepView
+from workbench.gui.session_io import SessionFiles
 from workbench.gui.workers import DetectionWorker
 from workbench.session import DeviceChoice
 
@@ -165,6 +166,7 @@ class MainWindow(QMainWindow):
         self._show_device_status()
         self._enable_actions()
         self._restore_preferences()
+        self.session_io = SessionFiles(self)  # recent files, unsaved-changes questions, autosave, recovery, drops, reports
 
     # ------------------------------------------------------------------ construction
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -372,10 +374,14 @@ class MainWindow(QMainWindow):
         return session
 
     def new_session(self) -> None:
+        if not self.session_io.confirm_discard("starting a new session"):
+            return
         self.hide_banner()
         self.document.replace_session(self._new_session())
 
     def open_example(self, key: str) -> None:
+        if not self.session_io.confirm_discard("opening an example"):
+            return
         self.hide_banner()
         self.document.replace_session(load_example(key))
 
@@ -397,6 +403,8 @@ class MainWindow(QMainWindow):
             session = load(path)
         except (WorkbenchError, OSError) as exc:
             self.show_banner(f"Cannot open {os.path.basename(path)}: {exc}")
+            return False
+        if not self.session_io.confirm_discard(f"opening {os.path.basename(path)}"):
             return False
         self.hide_banner()
         self.document.replace_session(session, path)
@@ -600,6 +608,10 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        if not self.session_io.confirm_discard("closing"):
+            event.ignore()
+            return
+        self.session_io.window_closing()
         self.save_preferences()
         self.wait_for_workers()
         super().closeEvent(event)

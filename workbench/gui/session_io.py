@@ -1,0 +1,521 @@
+"""The window's life with files: recent sessions, unsaved-changes questions, autosave and crash recovery,
+drag and drop, and report export.
+
+`SessionFiles` hangs off the main window and works through the window's
+document and its public methods (`open_session`, `save_session`,
+`show_banner`). The two questions it can put to the user go through
+`ask_unsaved_changes` and `ask_recovery`, which tests replace so that no test
+ever waits on a modal dialog. Autosave writes with `workbench.autosave` (Qt-free)
+from a QTimer, only while the undo stack is away from its clean state.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer, QUrl
+from PySide6.QtGui import QAction, QDropEvent
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QMessageBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.autosave import AUTOSAVE_INTERVAL_S, Autosaver, Recovery, find_recoverable
+from workbench.errors import WorkbenchError
+from workbench.gui.export import png_bytes, session_plot_png
+from workbench.report import report_kind, write_report
+
+if TYPE_CHECKING:
+    from workbench.gui.window import MainWindow
+
+AUTOSAVE_INTERVAL_VARIABLE = "PERF_WORKBENCH_AUTOSAVE_S"  # seconds; tests shorten the autosave period with it
+RECENT_KEY = "files/recent"
+MAX_RECENT = 10
+RECOVERY_DELAY_MS = 250  # after the window is first shown: the recovery check stays off the start-up path
+STATUS_MS = 8000
+
+# answers to the unsaved-changes question
+SAVE = "save"
+DISCARD = "discard"
+CANCEL = "cancel"
+# answers to the recovery question
+RECOVER = "recover"
+DISCARD_ALL = "discard"
+LATER = "later"
+
+SESSION_SUFFIXES = (".json",)
+PROFILE_SUFFIXES = (".csv",)
+REPORT_FILTERS: tuple[tuple[str, str], ...] = (
+    ("HTML report (*.html)", ".html"),
+    ("Markdown report (*.md)", ".md"),
+    ("CSV of raw timing samples (*.csv)", ".csv"),
+)
+
+
+def autosave_interval_ms() -> int:
+    """The autosave period: $PERF_WORKBENCH_AUTOSAVE_S when it is a positive number, else AUTOSAVE_INTERVAL_S."""
+    text = os.environ.get(AUTOSAVE_INTERVAL_VARIABLE, "")
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float(AUTOSAVE_INTERVAL_S)
+    if not seconds > 0 or seconds != seconds:
+        seconds = float(AUTOSAVE_INTERVAL_S)
+    return max(int(seconds * 1000), 10)
+
+
+@dataclass(frozen=True)
+class RecoveryAnswer:
+    """What the user chose for the sessions a crash left behind: recover one, discard all, or decide later."""
+
+    action: str  # RECOVER, DISCARD_ALL or LATER
+    recovery: Recovery | None = None  # the one to recover
+
+
+class RecentFiles:
+    """Session files opened or saved lately, most recent first, kept in QSettings."""
+
+    def __init__(self, settings: QSettings, limit: int = MAX_RECENT) -> None:
+        self.settings = settings
+        self.limit = limit
+
+    def paths(self) -> list[str]:
+        value = self.settings.value(RECENT_KEY, [])
+        if isinstance(value, str):  # an INI file gives a one-element list back as a plain string
+            value = [value] if value else []
+        if not isinstance(value, (list, tuple)):
+            return []
+        return [str(path) for path in value if isinstance(path, str) and path]
+
+    def _store(self, paths: Sequence[str]) -> None:
+        self.settings.setValue(RECENT_KEY, list(paths))
+
+    def add(self, path: str) -> None:
+        path = os.path.abspath(path)
+        self._store([path, *(p for p in self.paths() if p != path)][: self.limit])
+
+    def remove(self, path: str) -> None:
+        self._store([p for p in self.paths() if p != path])
+
+    def prune(self) -> list[str]:
+        """Drop files that no longer exist; returns the dropped paths."""
+        paths = self.paths()
+        missing = [p for p in paths if not os.path.isfile(p)]
+        if missing:
+            self._store([p for p in paths if p not in missing])
+        return missing
+
+    def clear(self) -> None:
+        self._store([])
+
+
+def _menu_text(number: int, path: str) -> str:
+    """'&1 lab.json  (~/work)': a mnemonic for the first nine, ampersands in names kept literal."""
+    name = os.path.basename(path).replace("&", "&&")
+    folder = os.path.dirname(path)
+    home = os.path.expanduser("~")
+    if folder == home or folder.startswith(home + os.sep):
+        folder = "~" + folder[len(home):]
+    folder = folder.replace("&", "&&")
+    return f"&{number} {name}  ({folder})" if number <= 9 else f"{number} {name}  ({folder})"
+
+
+def _names(paths: Sequence[str]) -> str:
+    return ", ".join(os.path.basename(p) for p in paths)
+
+
+class RecoveryDialog(QDialog):
+    """Lists the sessions a crash left unsaved and asks what to do with them."""
+
+    def __init__(self, recoveries: Sequence[Recovery], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("recoveryDialog")
+        self.setWindowTitle("Recover unsaved work")
+        self.recoveries = list(recoveries)
+        self.choice = RecoveryAnswer(LATER)
+        count = len(self.recoveries)
+        intro = QLabel(
+            "The workbench stopped without saving "
+            + ("this session" if count == 1 else f"these {count} sessions")
+            + ". Recover one to carry on where you were (it opens as unsaved work), "
+            "discard them for good, or decide at the next start."
+        )
+        intro.setWordWrap(True)
+        self.list = QListWidget()
+        self.list.setObjectName("recoveryList")
+        for recovery in self.recoveries:
+            item = QListWidgetItem(recovery.describe())
+            item.setToolTip(f"Was saved as: {recovery.source_path}" if recovery.source_path else "Never saved to a file")
+            self.list.addItem(item)
+        self.list.setCurrentRow(0)
+        self.list.itemDoubleClicked.connect(lambda _item: self._choose(RECOVER))
+        buttons = QDialogButtonBox()
+        self.recover_button = buttons.addButton("&Recover", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.discard_button = buttons.addButton(
+            "&Discard all" if count > 1 else "&Discard", QDialogButtonBox.ButtonRole.DestructiveRole
+        )
+        self.later_button = buttons.addButton("&Not now", QDialogButtonBox.ButtonRole.RejectRole)
+        self.recover_button.setDefault(True)
+        self.recover_button.clicked.connect(lambda: self._choose(RECOVER))
+        self.discard_button.clicked.connect(lambda: self._choose(DISCARD_ALL))
+        self.later_button.clicked.connect(lambda: self._choose(LATER))
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(self.list)
+        layout.addWidget(buttons)
+        self.resize(560, 260)
+
+    def _choose(self, action: str) -> None:
+        row = self.list.currentRow()
+        chosen = self.recoveries[row] if action == RECOVER and 0 <= row < len(self.recoveries) else None
+        self.choice = RecoveryAnswer(action, chosen)
+        if action == LATER:
+            self.reject()
+        else:
+            self.accept()
+
+
+class SessionFiles(QObject):
+    """Recent files, unsaved-changes questions, autosave and recovery, drops and report export for one window."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.document = window.document
+        self.recent = RecentFiles(window.settings)
+        self.autosaver = Autosaver()
+        self._autosave_pending = False
+        self._autosave_failed = False
+        self._recovery_checked = False
+
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setObjectName("autosaveTimer")
+        self.autosave_timer.setInterval(autosave_interval_ms())
+        self.autosave_timer.timeout.connect(self.autosave_now)
+        self.autosave_timer.start()
+
+        stack = self.document.undo_stack
+        stack.indexChanged.connect(self._edited)
+        stack.cleanChanged.connect(self._clean_changed)
+        self.document.session_replaced.connect(self._session_replaced)
+        self.document.path_changed.connect(self._path_changed)
+
+        self._make_menus()
+        window.setAcceptDrops(True)
+        window.installEventFilter(self)
+
+    # ------------------------------------------------------------------ menus
+    def _make_menus(self) -> None:
+        window = self.window
+        self.recent_menu = QMenu("Open &recent", window)
+        self.recent_menu.setObjectName("recentMenu")
+        self.recent_menu.aboutToShow.connect(self._prune_and_refresh)
+        self.clear_recent_action = QAction("&Clear the list", window)
+        self.clear_recent_action.setObjectName("action_clear_recent")
+        self.clear_recent_action.triggered.connect(self.clear_recent)
+        self.export_report_action = QAction("Export &report…", window)
+        self.export_report_action.setObjectName("action_export_report")
+        tip = "Write the session as a Markdown or HTML report (with the roofline) or a CSV of raw samples"
+        self.export_report_action.setStatusTip(tip)
+        self.export_report_action.setToolTip(tip)
+        self.export_report_action.triggered.connect(self.export_report_dialog)
+        window.actions["export_report"] = self.export_report_action
+        window.actions["clear_recent"] = self.clear_recent_action
+
+        file_menu = next((m for m in window.actions["open"].associatedObjects() if isinstance(m, QMenu)), None)
+        if file_menu is not None:
+            entries = file_menu.actions()
+            after_open = entries.index(window.actions["open"]) + 1
+            before = entries[after_open] if after_open < len(entries) else None
+            if before is not None:
+                file_menu.insertMenu(before, self.recent_menu)
+            else:
+                file_menu.addMenu(self.recent_menu)
+            entries = file_menu.actions()
+            svg = window.actions.get("export_svg")
+            after_svg = entries.index(svg) + 1 if svg in entries else len(entries)
+            if after_svg < len(entries):
+                file_menu.insertAction(entries[after_svg], self.export_report_action)
+            else:
+                file_menu.addAction(self.export_report_action)
+        self.refresh_recent_menu()
+
+    def refresh_recent_menu(self) -> None:
+        """Rebuild Open recent from the stored list (most recent first)."""
+        menu = self.recent_menu
+        menu.clear()  # deletes the entries it owns; "Clear the list" belongs to the window and stays
+        paths = self.recent.paths()
+        for number, path in enumerate(paths, start=1):
+            action = menu.addAction(_menu_text(number, path))
+            action.setData(path)
+            action.setStatusTip(path)
+            action.setToolTip(path)
+            action.triggered.connect(lambda _=False, p=path: self.open_recent(p))
+        if not paths:
+            empty = menu.addAction("No recent sessions")
+            empty.setEnabled(False)
+        menu.addSeparator()
+        menu.addAction(self.clear_recent_action)
+        self.clear_recent_action.setEnabled(bool(paths))
+
+    def recent_paths(self) -> list[str]:
+        return self.recent.paths()
+
+    def _prune_and_refresh(self) -> None:
+        missing = self.recent.prune()
+        if missing:
+            self._status(f"Removed from Open recent (no longer there): {_names(missing)}")
+        self.refresh_recent_menu()
+
+    def open_recent(self, path: str) -> bool:
+        if not os.path.isfile(path):
+            self.recent.remove(path)
+            self.refresh_recent_menu()
+            self._status(f"{os.path.basename(path)} is no longer there ({os.path.dirname(path)}); removed from Open recent")
+            return False
+        return self.window.open_session(path)
+
+    def clear_recent(self) -> None:
+        self.recent.clear()
+        self.refresh_recent_menu()
+
+    def _path_changed(self) -> None:
+        path = self.document.path
+        if path:
+            self.recent.add(path)
+            self.refresh_recent_menu()
+
+    # ------------------------------------------------------------------ unsaved changes
+    @property
+    def dirty(self) -> bool:
+        return not self.document.undo_stack.isClean()
+
+    def session_name(self) -> str:
+        doc = self.document
+        return os.path.basename(doc.path) if doc.path else (doc.session.title or "untitled session")
+
+    def confirm_discard(self, action: str) -> bool:
+        """True when the session may be replaced or closed: it is clean, was just saved, or the user discards it.
+
+        `action` completes "Save them before …?", e.g. "closing".
+        """
+        if not self.dirty:
+            return True
+        answer = self.ask_unsaved_changes(action)
+        if answer == SAVE:
+            return bool(self.window.save_session())
+        return answer == DISCARD
+
+    def unsaved_changes_box(self, action: str) -> QMessageBox:
+        """The Save / Discard / Cancel question (built apart from asking it, so it can be checked)."""
+        box = QMessageBox(self.window)
+        box.setObjectName("unsavedChangesBox")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Unsaved changes")
+        box.setText(f"“{self.session_name()}” has unsaved changes.")
+        box.setInformativeText(f"Save them before {action}?")
+        buttons = QMessageBox.StandardButton
+        box.setStandardButtons(buttons.Save | buttons.Discard | buttons.Cancel)
+        box.setDefaultButton(buttons.Save)
+        box.setEscapeButton(buttons.Cancel)
+        return box
+
+    def ask_unsaved_changes(self, action: str) -> str:
+        """SAVE, DISCARD or CANCEL, from a modal question (tests replace this method)."""
+        box = self.unsaved_changes_box(action)
+        pressed = box.exec()
+        buttons = QMessageBox.StandardButton
+        return {buttons.Save: SAVE, buttons.Discard: DISCARD}.get(buttons(pressed), CANCEL)
+
+    def window_closing(self) -> None:
+        """The window closes with nothing unsaved left (saved, clean or discarded): drop the recovery file."""
+        self.autosave_timer.stop()
+        self._discard_autosave()
+
+    # ------------------------------------------------------------------ autosave
+    def _edited(self, *_: object) -> None:
+        # Only a flag: this also runs while the window's undo stack is being destroyed.
+        self._autosave_pending = True
+
+    def _clean_changed(self, clean: bool) -> None:
+        if clean:
+            self._autosave_pending = False
+            self._discard_autosave()
+
+    def _session_replaced(self) -> None:
+        if not self.dirty:
+            self._autosave_pending = False
+            self._discard_autosave()
+
+    def autosave_now(self) -> bool:
+        """Write the recovery file when there are changes since the last autosave; True when it was written."""
+        if not self._autosave_pending or not self.dirty:
+            return False
+        try:
+            self.autosaver.write(self.document.session, self.document.path)
+        except WorkbenchError as exc:
+            if not self._autosave_failed:  # say it once, not every period
+                self._status(f"Autosave failed: {exc}")
+            self._autosave_failed = True
+            return False
+        self._autosave_pending = False
+        self._autosave_failed = False
+        return True
+
+    def _discard_autosave(self) -> None:
+        try:
+            self.autosaver.discard()
+        except WorkbenchError as exc:
+            self._status(str(exc))
+
+    # ------------------------------------------------------------------ recovery
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        kind = event.type()
+        if watched is self.window:
+            if kind == QEvent.Type.Show and not self._recovery_checked:
+                self._recovery_checked = True
+                QTimer.singleShot(RECOVERY_DELAY_MS, self, self.offer_recovery)
+            elif kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove) and isinstance(event, QDropEvent):
+                if self.dropped_paths(event):
+                    event.acceptProposedAction()
+                    return True
+            elif kind == QEvent.Type.Drop and isinstance(event, QDropEvent):
+                paths = self.dropped_paths(event)
+                if paths:
+                    event.acceptProposedAction()
+                    # Open after the drop has finished: a question asked inside a drop would stall the drag source.
+                    QTimer.singleShot(0, self, lambda: self.open_dropped(paths))
+                    return True
+        return super().eventFilter(watched, event)
+
+    def offer_recovery(self) -> RecoveryAnswer | None:
+        """Offer the sessions that crashed processes left in the autosave folder; None when there are none."""
+        try:
+            found = find_recoverable(self.autosaver.directory)
+        except OSError as exc:
+            self._status(f"Cannot look for unsaved work to recover: {exc.strerror or exc}")
+            return None
+        if not found:
+            return None
+        answer = self.ask_recovery(found)
+        if answer.action == RECOVER and answer.recovery is not None:
+            self.recover(answer.recovery)
+        elif answer.action == DISCARD_ALL:
+            for recovery in found:
+                try:
+                    recovery.discard()
+                except WorkbenchError as exc:
+                    self._status(str(exc))
+            self._status(f"Discarded {len(found)} unsaved session{'s' if len(found) != 1 else ''} left by an earlier run")
+        return answer
+
+    def ask_recovery(self, recoveries: Sequence[Recovery]) -> RecoveryAnswer:
+        """Which left-over session to recover, if any, from a modal dialog (tests replace this method)."""
+        dialog = RecoveryDialog(recoveries, self.window)
+        dialog.exec()
+        return dialog.choice
+
+    def recover(self, recovery: Recovery) -> bool:
+        """Open a recovery file's session as unsaved work (belonging to its file, when it had one)."""
+        try:
+            session = recovery.load()
+        except WorkbenchError as exc:
+            self.window.show_banner(f"Cannot recover that session: {exc}")
+            return False
+        if not self.confirm_discard("recovering the unsaved session"):
+            return False
+        source = recovery.source_path
+        self.window.hide_banner()
+        self.document.replace_session(session, source)
+        self.document.undo_stack.resetClean()  # unsaved work until the user saves it
+        self._autosave_pending = True
+        self.autosave_now()  # this process's own recovery file first, then the old one can go
+        try:
+            recovery.discard()
+        except WorkbenchError as exc:
+            self._status(str(exc))
+        where = f"Save writes it back to {source}." if source else "Save it to keep it."
+        self.window.show_banner(f"Recovered {recovery.describe()}. It is unsaved work: {where}")
+        return True
+
+    # ------------------------------------------------------------------ drag and drop
+    @staticmethod
+    def dropped_paths(event: QDropEvent) -> list[str]:
+        mime = event.mimeData()
+        if mime is None or not mime.hasUrls():
+            return []
+        return [url.toLocalFile() for url in mime.urls() if isinstance(url, QUrl) and url.isLocalFile()]
+
+    def open_dropped(self, paths: Sequence[str]) -> None:
+        """A dropped session opens (the first one, if several); a CSV goes to the profile import."""
+        sessions = [p for p in paths if Path(p).suffix.lower() in SESSION_SUFFIXES]
+        profiles = [p for p in paths if Path(p).suffix.lower() in PROFILE_SUFFIXES]
+        others = [p for p in paths if p not in sessions and p not in profiles]
+        messages = []
+        if sessions:
+            self.window.open_session(sessions[0])
+            if len(sessions) > 1:
+                messages.append(f"one session at a time: opened {os.path.basename(sessions[0])}, not {_names(sessions[1:])}")
+        if profiles:
+            importer = getattr(self.window, "import_profile", None)
+            if callable(importer):
+                for path in profiles:
+                    importer(path)
+            else:
+                messages.append(
+                    f"{_names(profiles)}: profiler CSV import is not in this build; "
+                    "use `workbench import-ncu` or `workbench import-nsys` on the command line"
+                )
+        if others:
+            messages.append(f"{_names(others)}: not a session (.json) or a profiler export (.csv)")
+        if messages:
+            self._status("Dropped " + "; ".join(messages))
+
+    # ------------------------------------------------------------------ report export
+    def export_report_dialog(self) -> None:
+        doc = self.document
+        stem = Path(doc.path).stem if doc.path else "report"
+        folder = os.path.dirname(doc.path) if doc.path else ""
+        filters = ";;".join(name for name, _ in REPORT_FILTERS)
+        path, chosen = QFileDialog.getSaveFileName(
+            self.window, "Export report", os.path.join(folder, f"{stem}.html"), filters
+        )
+        if not path:
+            return
+        if not Path(path).suffix:
+            path += dict(REPORT_FILTERS).get(chosen, ".html")
+        self.export_report(path)
+
+    def current_plot_png(self) -> bytes:
+        """The roofline as the window shows it; rendered offscreen from the session if it was never laid out."""
+        view = self.window.roofline.widget
+        if view.viewport().width() > 50 and view.viewport().height() > 50:
+            return png_bytes(view)
+        return session_plot_png(self.document.session)
+
+    def export_report(self, path: str) -> bool:
+        """Write a Markdown, HTML (with the roofline) or CSV report of the session; a fault shows in the banner."""
+        try:
+            kind = report_kind(path)
+            plot = None if kind == "csv" else self.current_plot_png()
+            write_report(self.document.session, path, plot)
+        except WorkbenchError as exc:
+            self.window.show_banner(f"Cannot export the report {os.path.basename(path)}: {exc}")
+            return False
+        self._status(f"Wrote {kind} report {path}")
+        return True
+
+    # ------------------------------------------------------------------ status
+    def _status(self, text: str) -> None:
+        self.window.statusBar().showMessage(text, STATUS_MS)
