@@ -12,6 +12,7 @@ are the same on every machine.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -42,7 +43,26 @@ def save(widget: QWidget, path: Path) -> None:
     image = widget.grab()
     if not image.save(str(path), "PNG"):
         raise SystemExit(f"screenshots: could not write {path}")
-    print(f"wrote {path.relative_to(ROOT)} ({image.width()}×{image.height()})")
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    print(f"wrote {shown} ({image.width()}×{image.height()})")
+
+
+def recovery_dialog(window: QWidget, app: QApplication, path: Path) -> None:
+    """Leave two autosaves as killed processes would, and show the question the next start asks."""
+    from workbench.autosave import Autosaver, find_recoverable
+    from workbench.examples import load_example
+    from workbench.gui.session_io import RecoveryDialog
+
+    lab = load_example("gemm-4096-fp16")
+    lab.operations[0].declaration = "gemm(M=8192, N=4096, K=4096, dtype=fp16)"
+    Autosaver(pid=2_000_000_001).write(load_example("attention-naive-vs-fused"))
+    time.sleep(0.01)
+    Autosaver(pid=2_000_000_002).write(lab, str(Path.home() / "lab" / "gemm-bounds.json"))
+    dialog = RecoveryDialog(find_recoverable(), window)
+    dialog.show()
+    settle(app)
+    save(dialog, path)
+    dialog.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,11 +75,17 @@ def main(argv: list[str] | None = None) -> int:
     settings_dir = tempfile.mkdtemp(prefix="workbench-screenshots-")
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir)
+    from workbench.autosave import DATA_DIR_VARIABLE
+
+    os.environ[DATA_DIR_VARIABLE] = tempfile.mkdtemp(prefix="workbench-screenshots-data-")  # no real recovery files
 
     from workbench.gui.app import build_window, ensure_application
+    from workbench.gui.session_io import DISCARD, LATER, RecoveryAnswer
 
     app = ensure_application()
     window = build_window(detect=no_driver)
+    window.session_io.ask_unsaved_changes = lambda action: DISCARD  # the script's edits are thrown away unasked
+    window.session_io.ask_recovery = lambda found: RecoveryAnswer(LATER)
     window.resize(WIDTH, HEIGHT)
     window.show()
     window.move(0, 0)
@@ -94,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     window.open_example("attention-naive-vs-fused")
     settle(app)
     save(window, out / "attention-roofline.png")
+
+    # 6. the next start after a crash: the recovery question, over the window
+    recovery_dialog(window, app, out / "recovery.png")
 
     window.close()
     window.deleteLater()

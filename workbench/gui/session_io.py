@@ -174,7 +174,8 @@ class RecoveryDialog(QDialog):
         layout.addWidget(intro)
         layout.addWidget(self.list)
         layout.addWidget(buttons)
-        self.resize(560, 260)
+        widest = self.list.sizeHintForColumn(0) + 2 * self.list.frameWidth() + 40
+        self.resize(min(max(560, widest), 960), 260)
 
     def _choose(self, action: str) -> None:
         row = self.list.currentRow()
