@@ -458,6 +458,23 @@ def test_autosave_writes_while_unsaved_and_a_save_removes_it(qtbot, tmp_path: Pa
     win.close()
 
 
+def test_an_autosave_that_cannot_be_written_is_said_once(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the data folder should be")
+    monkeypatch.setenv(DATA_DIR_VARIABLE, str(blocker))
+    win = open_window(qtbot)
+    win.document.edit_declaration(0, EDITED)
+    assert win.session_io.autosave_now() is False
+    assert win.banner.isVisible()
+    assert win.banner.text().startswith("Autosave failed: cannot create the autosave folder")
+    win.hide_banner()
+    win.document.edit_declaration(0, "gemm(M=512, N=4096, K=4096, dtype=fp16)")
+    assert win.session_io.autosave_now() is False
+    assert not win.banner.isVisible()  # not repeated every period
+    assert win.document.operations[0].declaration.startswith("gemm(M=512")  # the work itself is untouched
+    win.close()
+
+
 def test_the_autosave_interval_falls_back_to_thirty_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
     for text in ("", "soon", "-1", "0", "nan"):
         monkeypatch.setenv(session_io.AUTOSAVE_INTERVAL_VARIABLE, text)

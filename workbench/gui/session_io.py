@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer, QUrl
 from PySide6.QtGui import QAction, QDropEvent
 from PySide6.QtWidgets import (
@@ -350,7 +351,7 @@ class SessionFiles(QObject):
         self._autosave_pending = True
 
     def _clean_changed(self, clean: bool) -> None:
-        if clean:
+        if clean and shiboken6.isValid(self.window):  # not while the window is being destroyed
             self._autosave_pending = False
             self._discard_autosave()
 
@@ -367,7 +368,7 @@ class SessionFiles(QObject):
             self.autosaver.write(self.document.session, self.document.path)
         except WorkbenchError as exc:
             if not self._autosave_failed:  # say it once, not every period
-                self._status(f"Autosave failed: {exc}")
+                self.window.show_banner(f"Autosave failed: {exc}. Until it works again, only saving protects this work.")
             self._autosave_failed = True
             return False
         self._autosave_pending = False
@@ -519,4 +520,5 @@ class SessionFiles(QObject):
 
     # ------------------------------------------------------------------ status
     def _status(self, text: str) -> None:
-        self.window.statusBar().showMessage(text, STATUS_MS)
+        if shiboken6.isValid(self.window):
+            self.window.statusBar().showMessage(text, STATUS_MS)
