@@ -176,3 +176,15 @@ def test_sweep_of_batch_and_stream() -> None:
         sweep(WORKED, {"Z": np.array([1])}, device="h100-sxm")
     with pytest.raises(DeclarationError):
         sweep(WORKED, {"M": np.array([0, 1])}, device="h100-sxm")
+
+
+def test_the_memory_roof_is_named_after_the_device_memory() -> None:
+    # HBM parts say HBM; GDDR cards and CPUs say DRAM, in the derivation and the limiter sentence
+    h100 = analyze("add(n=2**24, dtype=fp32)", device="h100-sxm")
+    assert h100.interface == "HBM → on-chip caches" and "HBM traffic needs" in h100.limiter_sentence()
+    for key in ("rtx-4090", "l40s", "cpu-generic"):
+        a = analyze("add(n=2**24, dtype=fp32)", device=key)
+        assert a.memory_name == "DRAM" and a.interface == "DRAM → on-chip caches"
+        assert "DRAM traffic needs" in a.limiter_sentence()
+        assert "HBM" not in a.derivation_text()
+    assert analyze(WORKED).to_dict()["memory"] == "HBM"

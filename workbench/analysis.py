@@ -30,7 +30,12 @@ from workbench.units import (
 
 COMPUTE = "compute"
 MEMORY = "memory"
-INTERFACE = "HBM → on-chip caches"
+INTERFACE = "HBM → on-chip caches"  # the interface bytes are counted across (DRAM on GDDR cards and CPUs)
+
+
+def interface_for(memory_name: str) -> str:
+    """'HBM → on-chip caches' or 'DRAM → on-chip caches', after the device's memory."""
+    return f"{memory_name} → on-chip caches"
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
@@ -142,6 +147,7 @@ class Analysis:
     steps: tuple[Step, ...]
     notes: tuple[str, ...]
     interface: str = INTERFACE
+    memory_name: str = "HBM"
 
     @property
     def intensity(self) -> float:
@@ -161,8 +167,8 @@ class Analysis:
             return "no limiter yet: choose a device or enter a compute rate and a bandwidth"
         tc, tm = format_time(self.compute_time), format_time(self.memory_time)
         if self.limiter == COMPUTE:
-            return f"compute-limited: the {self.path} path needs {tc}, HBM traffic {tm}"
-        return f"memory-limited: HBM traffic needs {tm}, the {self.path} path {tc}"
+            return f"compute-limited: the {self.path} path needs {tc}, {self.memory_name} traffic {tm}"
+        return f"memory-limited: {self.memory_name} traffic needs {tm}, the {self.path} path {tc}"
 
     def derivation_text(self) -> str:
         """The derivation as plain text, one step a line (Copy derivation, the CLI)."""
@@ -185,6 +191,7 @@ class Analysis:
             "flop_terms": dict(self.flop_terms),
             "bytes": self.bytes,
             "interface": self.interface,
+            "memory": self.memory_name,
             "tensors": [t.to_dict() for t in self.tensors],
             "intensity_flop_per_byte": self.intensity if self.bytes else None,
             "path": self.path,
@@ -287,6 +294,8 @@ def analyze(
         raise UnitError(f"convention must be fma2 or mac; got '{convention}'")
     combine = parse_overlap(overlap)
     dev = find_device(device) if isinstance(device, str) else device
+    memory = dev.memory_name if dev is not None else "HBM"
+    interface = interface_for(memory)
     workload: Workload = decl.workload()
     if dev is not None and dev.memory_bytes and workload.footprint_bytes > dev.memory_bytes:
         raise DeclarationError(
@@ -319,7 +328,7 @@ def analyze(
     steps += [_tensor_step(tensor, binary) for tensor in workload.tensors]
     steps.append(
         Step(
-            f"Bytes: compulsory traffic, {INTERFACE}",
+            f"Bytes: compulsory traffic, {interface}",
             " + ".join(f"{format_int(t.bytes)} B" for t in workload.tensors),
             f"{format_int(total_bytes)} B ≈ {format_bytes(total_bytes, binary)}",
         )
@@ -350,7 +359,7 @@ def analyze(
         memory_time = total_bytes / hbm.value
         steps.append(
             Step(
-                f"Memory time bound (HBM, {hbm.source})",
+                f"Memory time bound ({memory}, {hbm.source})",
                 f"{format_bytes(total_bytes, binary)} / ({format_bandwidth(hbm.value, binary)})",
                 format_time(memory_time),
             )
@@ -387,20 +396,20 @@ def analyze(
             Step(
                 "Limiter",
                 f"compute {tc} {relation} memory {tm}",
-                f"{limiter}-limited" + (f" ({used_path})" if limiter == COMPUTE else " (HBM)"),
+                f"{limiter}-limited" + (f" ({used_path})" if limiter == COMPUTE else f" ({memory})"),
                 relation="⇒",
             )
         )
 
     notes = [f"FLOP convention {convention}: {_convention_words(convention)}"]
     notes += list(workload.notes)
-    notes.append(f"bytes: compulsory {INTERFACE}; each input read once, each output written once")
+    notes.append(f"bytes: compulsory {interface}; each input read once, each output written once")
     if compute_rate is not None and used_path != workload.path and entered_rate is None:
         notes.append(f"{dev.name if dev else 'device'} has no {workload.path} rate; the {used_path} rate is used")
     if dev is not None and dev.l2_bytes and workload.footprint_bytes <= dev.l2_bytes:
         notes.append(
             f"the working set ({format_bytes(workload.footprint_bytes, binary)}) fits in L2 "
-            f"({format_bytes(dev.l2_bytes, binary)}): warm runs may beat the HBM bound"
+            f"({format_bytes(dev.l2_bytes, binary)}): warm runs may beat the {memory} bound"
         )
 
     return Analysis(
@@ -427,6 +436,8 @@ def analyze(
         ridge=ridge,
         steps=tuple(steps),
         notes=tuple(notes),
+        interface=interface,
+        memory_name=memory,
     )
 
 

@@ -67,6 +67,7 @@ class Device:
     kind: str  # "gpu" or "cpu"
     peak: Mapping[str, Rate]  # path -> datasheet/derived compute rate, plus BANDWIDTH
     memory_bytes: int | None = None
+    memory_type: str = ""  # "HBM3", "GDDR6X", "DDR4"; empty when unknown
     l2_bytes: int | None = None
     sm_count: int | None = None
     architecture: str = ""
@@ -75,6 +76,13 @@ class Device:
     notes: str = ""
     match: tuple[str, ...] = ()
     overrides: Mapping[str, Rate] = field(default_factory=dict)
+
+    @property
+    def memory_name(self) -> str:
+        """What the memory roof is called: HBM for HBM parts and unknown GPUs, DRAM otherwise."""
+        if not self.memory_type:
+            return "HBM" if self.kind == "gpu" else "DRAM"
+        return "HBM" if self.memory_type.upper().startswith("HBM") else "DRAM"
 
     # -- rates -------------------------------------------------------------
     def resolve_path(self, path: str) -> str | None:
@@ -142,6 +150,7 @@ class Device:
             "architecture": self.architecture,
             "compute_capability": self.compute_capability,
             "memory_bytes": self.memory_bytes,
+            "memory_type": self.memory_type,
             "l2_bytes": self.l2_bytes,
             "sm_count": self.sm_count,
             "source": self.source,
@@ -187,6 +196,7 @@ def device_from_table(key: str, table: Mapping[str, Any], citation_source: str =
         kind=str(table.get("kind", "gpu")),
         peak=peak,
         memory_bytes=size("memory"),
+        memory_type=str(table.get("memory_type", "")),
         l2_bytes=size("l2"),
         sm_count=int(table["sms"]) if "sms" in table else None,
         architecture=str(table.get("architecture", "")),
