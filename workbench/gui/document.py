@@ -60,6 +60,7 @@ class Document(QObject):
     detection_changed = Signal()  # NVML detection finished (or restarted)
     session_replaced = Signal()  # a new, opened or example session
     path_changed = Signal()  # the file the session belongs to
+    profiles_changed = Signal()  # imported profiler records added, re-matched or removed (gui/profile_import.py)
 
     def __init__(self, session: Session | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)

@@ -25,6 +25,7 @@ from workbench.devices import BANDWIDTH, DATASHEET, DERIVED, Device, Rate
 from workbench.errors import WorkbenchError
 from workbench.gui.declaration_text import split_call
 from workbench.gui.document import Document
+from workbench.gui.profile_view import ProfiledKernelLayer
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_number, format_si, format_time
 
 pg.setConfigOptions(background="w", foreground="#202020", antialias=True)
@@ -188,6 +189,9 @@ class RooflineView(QWidget):
         self.plot.addItem(self.ridge_marker)
         self.plot.addItem(self.points)
         self.plot.addItem(self.message)
+        # imported profiler kernels: a third kind of point (gui/profile_view.py)
+        self.kernels = ProfiledKernelLayer(self.plot, document)
+        document.profiles_changed.connect(self.refresh)
         self._range: tuple[float, float, float, float] | None = None
         self._roof_heights: list[float] = []
         self._point_positions: list[tuple[float, float]] = []
@@ -227,6 +231,7 @@ class RooflineView(QWidget):
         if device is None or BANDWIDTH not in {*device.peak, *device.overrides}:
             self._hide_roofs()
             self.points.setData([])
+            self.kernels.show([])
             self.point_labels.take(0)
             why = self.document.device_error or "the device has no memory bandwidth: enter one in the device panel"
             self.message.setText(f"No roofline: {why}")
@@ -241,6 +246,9 @@ class RooflineView(QWidget):
         ridges = [math.log10(roof.rate.value / bandwidth) for roof in roofs]
         xs = [math.log10(a.intensity) for _, a, _ in placed]
         ys = [math.log10(a.attainable_rate) for _, a, _ in placed if a.attainable_rate]
+        kernel_marks = self.kernels.compute()  # imported profiler kernels share the axes' range
+        xs += [mark.x for mark in kernel_marks]
+        ys += [mark.y for mark in kernel_marks]
         x_low = math.floor(min([*xs, *ridges, 0.0]) - 1.0)
         x_high = math.ceil(max([*xs, *ridges, 1.0]) + 1.6)  # room for the roof labels right of every point
         top = max([math.log10(roof.rate.value) for roof in roofs] or [math.log10(bandwidth) + x_high])
@@ -312,6 +320,7 @@ class RooflineView(QWidget):
                 }
             )
         self.points.setData(spots)
+        self.kernels.show(kernel_marks)
         texts = self.point_labels.take(len(placed))
         for (row, a, stale), text in zip(placed, texts):
             name = self.document.operations[row].name + (" (stale)" if stale else "")

@@ -47,6 +47,8 @@ from workbench.gui.export import export_png, export_svg
 from workbench.gui.operations_view import OperationsView
 from workbench.gui.panel import CONVENTION_LABELS, AnalysisPanel
 from workbench.gui.plots import RooflineView, SweepView
+from workbench.gui.profile_import import ProfileImporter
+from workbench.gui.profile_view import ProfileComparisonView
 from workbench.gui.session_io import SessionFiles
 from workbench.gui.workers import DetectionWorker
 from workbench.session import DeviceChoice
@@ -68,7 +70,7 @@ MEASUREMENT_PLACEHOLDER = (
     "It will time the selected operation on the detected GPU (CUDA events) or on the CPU, "
     "check the result, and plot the measured points over these bounds. Nothing here runs a kernel yet."
 )
-TABS = ("roofline", "sweep", "measurement")
+TABS = ("roofline", "sweep", "measurement", "profile")
 
 DetectFunction = Callable[[], Detection]
 
@@ -125,6 +127,11 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.roofline, "&Roofline")
         self.tabs.addTab(self.sweep, "&Bound vs size")
         self.tabs.addTab(measurement, "&Measurement")
+        self.profile_importer = ProfileImporter(self.document, self)  # File ▸ Import profile… and dropped .csv files
+        self.profile_view = ProfileComparisonView(
+            self.document, self.import_profile_dialog, self.profile_importer.edit_matches, self.profile_importer.remove
+        )
+        self.tabs.addTab(self.profile_view, "&Profile")
         banner_row = QHBoxLayout()
         banner_row.addWidget(self.banner, 1)
         banner_row.addWidget(self.banner_close, 0, Qt.AlignmentFlag.AlignTop)
@@ -152,6 +159,9 @@ class MainWindow(QMainWindow):
         self.status = self.statusBar()
         self.device_status = QLabel()
         self.status.addPermanentWidget(self.device_status)
+        self.profile_importer.message.connect(lambda text: self.status.showMessage(text, 6000))
+        self.profile_importer.import_failed.connect(self.show_banner)
+        self.profile_importer.profile_imported.connect(lambda _: self.tabs.setCurrentWidget(self.profile_view))
 
         doc = self.document
         doc.undo_stack.cleanChanged.connect(self._show_title)
@@ -196,6 +206,8 @@ class MainWindow(QMainWindow):
         a("new", "&New session", self.new_session, sk.New, "Start a new session with one GEMM")
         a("open", "&Open session…", self.open_session_dialog, sk.Open, "Open a session file")
         a("save", "&Save session", self.save_session, sk.Save, "Save the session")
+        a("import_profile", "&Import profile…", self.import_profile_dialog, "Ctrl+I",
+          "Read an Nsight Compute or Nsight Systems CSV and compare its kernels with the declared operations")
         a("save_as", "Save session &as…", self.save_session_as, sk.SaveAs, "Save the session under a new name")
         a("export_png", "Export plot as &PNG…", lambda: self.export_plot_dialog("png"), "Ctrl+E", "Write the visible plot as a PNG image")
         a("export_svg", "Export plot as S&VG…", lambda: self.export_plot_dialog("svg"), "Ctrl+Shift+E", "Write the visible plot as an SVG drawing")
@@ -224,7 +236,7 @@ class MainWindow(QMainWindow):
         a("font_smaller", "&Smaller text", lambda: self.change_font_size(-1), sk.ZoomOut, "Smaller text")
         a("font_reset", "&Normal text size", self.reset_font_size, "Ctrl+0", "Back to the normal text size")
         for number, key in enumerate(TABS, start=1):
-            a(f"tab_{key}", ("&Roofline", "&Bound vs size", "&Measurement")[number - 1],
+            a(f"tab_{key}", ("&Roofline", "&Bound vs size", "&Measurement", "&Profile")[number - 1],
               lambda _=False, i=number - 1: self.tabs.setCurrentIndex(i), f"Ctrl+{number}")
         self.convention_group = QActionGroup(self)
         for convention, label in CONVENTION_LABELS.items():
@@ -258,7 +270,7 @@ class MainWindow(QMainWindow):
                     m.addAction(acts[key])
             return m
 
-        menu("&File", ["new", "open", None, "save", "save_as", None, "export_png", "export_svg", "copy_derivation", None, "quit"])
+        menu("&File", ["new", "open", "import_profile", None, "save", "save_as", None, "export_png", "export_svg", "copy_derivation", None, "quit"])
         menu("&Edit", ["undo", "redo", None, "add", "duplicate", "rename", "remove", None, "move_up", "move_down", None, "focus_declaration"])
         view = bar.addMenu("&View")
         view.addAction(acts["binary"])
@@ -434,6 +446,16 @@ class MainWindow(QMainWindow):
         self.status.showMessage(f"Saved {path}", 5000)
         return True
 
+    # ------------------------------------------------------------------ profiler imports (gui/profile_import.py)
+    def import_profile(self, path: str) -> None:
+        """Import an ncu or nsys CSV: read in a worker thread, then ask which operation each kernel is."""
+        self.profile_importer.import_file(path)
+
+    def import_profile_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import profile", "", "Profiler CSV (*.csv);;All files (*)")
+        if path:
+            self.import_profile(path)
+
     # ------------------------------------------------------------------ plots
     def current_plot_view(self):  # type: ignore[no-untyped-def]
         """The graphics view of the plot on screen (the roofline when the measurement tab is open)."""
@@ -481,6 +503,7 @@ class MainWindow(QMainWindow):
         self.panel.set_base_font(font)
         self.roofline.set_plot_font(font)
         self.sweep.set_plot_font(font)
+        self.profile_view.set_base_font(font)
         self.settings.setValue("view/font_points", points)
         self.status.showMessage(f"Text size {points:g} pt", 2000)
 
@@ -580,6 +603,7 @@ class MainWindow(QMainWindow):
         self._detect_timer.stop()
         if self._worker is not None:
             self._worker.wait(timeout_ms)
+        self.profile_importer.wait(timeout_ms)
 
     # ------------------------------------------------------------------ preferences
     def _restore_preferences(self) -> None:

@@ -22,6 +22,11 @@ def running_workers() -> list[QThread]:
     return [worker for worker in list(_WORKERS) if worker.isRunning()]
 
 
+def track_worker(worker: QThread) -> None:
+    """Register a worker thread of another module, so `running_workers()` sees it too."""
+    _WORKERS.add(worker)
+
+
 class DetectionWorker(QThread):
     """Runs NVML detection once and reports the Detection through `detection_finished`."""
 

@@ -1,0 +1,447 @@
+"""File ▸ Import profile…: read an Nsight Compute or Nsight Systems CSV off the GUI thread, match its kernels.
+
+The flow: `ProfileImporter.import_file(path)` reads the file in a
+`ProfileReadWorker` (a big `--page raw` export takes seconds), then opens a
+`KernelMatchDialog` listing each kernel against the declared operations,
+preselected with `suggest_operation`. Accepting stores
+`profile.with_matches(rules).to_dict()` in `Session.profiles` through an
+undoable `AddProfile`; a file that cannot be read is one line in the window.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from PySide6.QtCore import QObject, Qt, QThread, Signal
+from PySide6.QtGui import QUndoCommand
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.errors import WorkbenchError
+from workbench.gui.profile_model import canonical, linked_operation
+from workbench.gui.workers import track_worker
+from workbench.profilers import Kernel, MatchRule, Profile, match_kernels, read_profile, suggest_operation
+from workbench.session import OperationEntry
+from workbench.units import format_bytes, format_time
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from workbench.gui.document import Document
+
+NOT_MATCHED = "not matched"
+_GLOB_MARKS = ("*", "?", "[")
+
+
+# ---------------------------------------------------------------- reading off the GUI thread
+
+
+@dataclass(frozen=True)
+class ReadProfile:
+    """What the worker hands back: the file, its profile, its kernels and how long reading took."""
+
+    path: str
+    profile: Profile
+    kernels: tuple[Kernel, ...]
+    seconds: float
+
+
+class ProfileReadWorker(QThread):
+    """Reads one profiler CSV and groups its kernels; reports `profile_read` or `read_failed` (one line)."""
+
+    profile_read = Signal(object)  # ReadProfile
+    read_failed = Signal(str)
+
+    def __init__(self, path: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.path = path
+        track_worker(self)
+
+    def run(self) -> None:
+        started = time.perf_counter()
+        try:
+            profile = read_profile(self.path)
+            kernels = profile.kernels()
+        except WorkbenchError as exc:
+            self.read_failed.emit(str(exc))
+            return
+        except Exception as exc:  # a reader fault must not take the window down; say what happened
+            self.read_failed.emit(f"{os.path.basename(self.path)}: cannot be read ({type(exc).__name__}: {exc})")
+            return
+        if not kernels:
+            self.read_failed.emit(f"{profile.source}: the file holds no kernels")
+            return
+        self.profile_read.emit(ReadProfile(self.path, profile, kernels, time.perf_counter() - started))
+
+
+# ---------------------------------------------------------------- match rules from choices
+
+
+def kernel_pattern(kernel: Kernel, kernels: Sequence[Kernel]) -> str:
+    """A pattern selecting this kernel and no other of the file: its base name where that is enough.
+
+    Readable base names ('cupy_add__float32_float32_float32') go into the
+    session as they are; a base name shared by several kernels, or one with
+    glob characters (demangled names carry `*` and `[`), becomes an anchored
+    regular expression of the full name.
+    """
+    base = kernel.base_name
+    if base and not base.startswith("regex:") and not any(mark in base for mark in _GLOB_MARKS):
+        rule = MatchRule(base, "")
+        if [k.name for k in kernels if rule.matches(k.name)] == [kernel.name]:
+            return base
+    return f"regex:^{re.escape(kernel.name)}$"
+
+
+def rule_declaration(entry: OperationEntry, fallback: Any = None) -> str | None:
+    """The declaration a match records for an operation: its canonical text, else its last valid analysis's."""
+    text = canonical(entry.declaration)
+    if text is None and fallback is not None:
+        text = str(fallback.declaration)
+    return text
+
+
+def build_rules(kernels: Sequence[Kernel], choices: Sequence[OperationEntry | None], declarations: dict[int, str]) -> list[MatchRule]:
+    """One rule per matched kernel, naming the operation; unmatched kernels get none."""
+    rules = []
+    for kernel, entry in zip(kernels, choices):
+        if entry is None or id(entry) not in declarations:
+            continue
+        rules.append(MatchRule(kernel_pattern(kernel, kernels), declarations[id(entry)], entry.name))
+    return rules
+
+
+# ---------------------------------------------------------------- the matching dialog
+
+
+class KernelMatchDialog(QDialog):
+    """Each kernel of an imported file against the declared operations: preselected, changeable, or not matched."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        kernels: Sequence[Kernel],
+        operations: Sequence[OperationEntry],
+        declarations: dict[int, str],
+        binary: bool = False,
+        editing: bool = False,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("kernelMatchDialog")
+        self.setWindowTitle(f"Match kernels of {profile.source}" if editing else f"Import {profile.source}")
+        self.profile = profile
+        self.kernels = tuple(kernels)
+        self.operations = list(operations)
+        self.declarations = declarations  # id(entry) -> declaration text; entries without one cannot be chosen
+        self.how_chosen: list[str] = []
+
+        launches = len(profile.launches) if profile.launches else sum(k.instances for k in self.kernels)
+        where = f", {profile.device_name}" if profile.device_name else ""
+        heading = QLabel(
+            f"<b>{profile.source}</b>: {profile.title}, {len(self.kernels)} kernel{'s' if len(self.kernels) != 1 else ''}, "
+            f"{launches} launch{'es' if launches != 1 else ''}{where}.<br>"
+            "Choose the declared operation each kernel implements; the comparison and the roofline use it."
+        )
+        heading.setObjectName("matchHeading")
+        heading.setWordWrap(True)
+
+        self.table = QTableWidget(len(self.kernels), 5)
+        self.table.setObjectName("matchTable")
+        self.table.setHorizontalHeaderLabels(["Kernel", "Launches", "Duration", "DRAM traffic", "Operation"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.combos: list[QComboBox] = []
+        saved = {kernel.name: rule for kernel, rule in match_kernels(self.kernels, list(profile.matches))}
+        lines = {str(i): entry.declaration for i, entry in enumerate(self.operations) if id(entry) in declarations}
+        for row, kernel in enumerate(self.kernels):
+            name = QTableWidgetItem(kernel.base_name)
+            name.setToolTip(kernel.name)
+            duration = "—" if kernel.duration is None else format_time(float(kernel.duration.value))
+            traffic = "—" if kernel.dram.total is None else format_bytes(float(kernel.dram.total.value), binary)
+            cells = (name, QTableWidgetItem(str(kernel.instances)), QTableWidgetItem(duration), QTableWidgetItem(traffic))
+            for column, item in enumerate(cells):
+                if column:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.table.setItem(row, column, item)
+            combo = self._operation_box()
+            chosen: int | None = None
+            how = ""
+            rule = saved.get(kernel.name)
+            if rule is not None:
+                chosen = linked_operation(rule, self.operations)
+                how = "saved match" if chosen is not None else ""
+            if chosen is None and rule is None and not editing:  # editing: an unmatched kernel was left so
+                key = suggest_operation(kernel.name, lines)
+                chosen = int(key) if key is not None else None
+                how = "suggested from the kernel's name" if chosen is not None else ""
+            self.how_chosen.append(how)
+            combo.setCurrentIndex(0 if chosen is None else chosen + 1)
+            combo.setToolTip(how or "no operation suggested: choose one, or leave it not matched")
+            self.table.setCellWidget(row, 4, combo)
+            self.combos.append(combo)
+        rows_height = sum(self.table.rowHeight(r) for r in range(len(self.kernels)))
+        self.table.setMinimumHeight(min(self.table.horizontalHeader().height() + rows_height + 6, 420))
+
+        note = QLabel(profile.conditions_note[:1].upper() + profile.conditions_note[1:] + ".")
+        note.setObjectName("matchConditions")
+        note.setWordWrap(True)
+        note.setStyleSheet("color: #6d4c00;")
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        ok.setText("Apply" if editing else "Import")
+        ok.setObjectName("matchAccept")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(heading)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(note)
+        layout.addWidget(buttons)
+        self.resize(980, 200 + min(rows_height, 420))
+
+    def _operation_box(self) -> QComboBox:
+        box = QComboBox()
+        box.addItem(NOT_MATCHED, None)
+        for index, entry in enumerate(self.operations):
+            valid = id(entry) in self.declarations
+            text = f"{entry.name} — {self.declarations[id(entry)] if valid else entry.declaration}"
+            box.addItem(text if valid else f"{text}  (has an error)", index)
+            if not valid:
+                item = box.model().item(box.count() - 1)  # type: ignore[attr-defined]
+                item.setEnabled(False)
+        box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        box.setMinimumContentsLength(34)
+        return box
+
+    def choice(self, row: int) -> OperationEntry | None:
+        """The operation chosen for the kernel in `row`, None when it is not matched."""
+        index = self.combos[row].currentData()
+        return None if index is None else self.operations[int(index)]
+
+    def choose(self, row: int, operation: int | None) -> None:
+        """Choose operation `operation` (an index into the session's operations) or None for not matched."""
+        self.combos[row].setCurrentIndex(0 if operation is None else operation + 1)
+
+    def rules(self) -> list[MatchRule]:
+        return build_rules(self.kernels, [self.choice(row) for row in range(len(self.kernels))], self.declarations)
+
+
+# ---------------------------------------------------------------- undoable changes of Session.profiles
+
+
+def _changed(document: "Document") -> None:
+    document.profiles_changed.emit()
+
+
+def _position(profiles: list[Any], record: Any) -> int:
+    return next((i for i, candidate in enumerate(profiles) if candidate is record), -1)
+
+
+class AddProfile(QUndoCommand):
+    """Add one imported file's record to the session; undo removes the import."""
+
+    def __init__(self, document: "Document", record: dict[str, Any], index: int | None = None) -> None:
+        super().__init__(f"Import profile {record.get('source') or ''}".rstrip())
+        self.document = document
+        self.record = record
+        self.index = len(document.session.profiles) if index is None else index
+
+    def redo(self) -> None:
+        self.document.session.profiles.insert(self.index, self.record)
+        _changed(self.document)
+
+    def undo(self) -> None:
+        profiles = self.document.session.profiles
+        at = _position(profiles, self.record)
+        if at >= 0:
+            profiles.pop(at)
+        _changed(self.document)
+
+
+class ReplaceProfile(QUndoCommand):
+    """Put a new record (other matches) where an imported file's record was."""
+
+    def __init__(self, document: "Document", old: Any, new: dict[str, Any]) -> None:
+        super().__init__(f"Match kernels of {new.get('source') or 'a profile'}")
+        self.document = document
+        self.old = old
+        self.new = new
+
+    def _swap(self, out: Any, into: Any) -> None:
+        profiles = self.document.session.profiles
+        at = _position(profiles, out)
+        if at >= 0:
+            profiles[at] = into
+        _changed(self.document)
+
+    def redo(self) -> None:
+        self._swap(self.old, self.new)
+
+    def undo(self) -> None:
+        self._swap(self.new, self.old)
+
+
+class RemoveProfile(QUndoCommand):
+    """Remove an imported file's record; undo puts it back where it was."""
+
+    def __init__(self, document: "Document", record: Any) -> None:
+        source = record.get("source") if isinstance(record, dict) else None
+        super().__init__(f"Remove profile {source or ''}".rstrip())
+        self.document = document
+        self.record = record
+        self.index = _position(document.session.profiles, record)
+
+    def redo(self) -> None:
+        profiles = self.document.session.profiles
+        at = _position(profiles, self.record)
+        if at >= 0:
+            profiles.pop(at)
+        _changed(self.document)
+
+    def undo(self) -> None:
+        self.document.session.profiles.insert(max(self.index, 0), self.record)
+        _changed(self.document)
+
+
+# ---------------------------------------------------------------- the controller the window owns
+
+
+class ProfileImporter(QObject):
+    """Reads dropped or chosen files one at a time, asks for matches, and stores the result undoably."""
+
+    message = Signal(str)  # a passing status-bar line
+    import_failed = Signal(str)  # one line for the window's banner
+    profile_imported = Signal(int)  # index of the new record in Session.profiles
+    dialog_opened = Signal(object)  # the KernelMatchDialog, for whoever wants to drive it
+
+    def __init__(self, document: "Document", parent: QWidget) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.window = parent
+        self.worker: ProfileReadWorker | None = None
+        self.dialog: KernelMatchDialog | None = None
+        self.last_read_seconds: float | None = None
+        self._queue: deque[str] = deque()
+
+    @property
+    def busy(self) -> bool:
+        return self.worker is not None or self.dialog is not None
+
+    def import_file(self, path: str) -> None:
+        """Queue a file; reading starts at once unless another import is being read or matched."""
+        self._queue.append(str(path))
+        self._next()
+
+    def _next(self) -> None:
+        if self.busy or not self._queue:
+            return
+        path = self._queue.popleft()
+        worker = ProfileReadWorker(path, self)
+        worker.profile_read.connect(self._read)
+        worker.read_failed.connect(self._failed)
+        worker.finished.connect(self._worker_finished)
+        self.worker = worker
+        self.message.emit(f"Reading {os.path.basename(path)}…")
+        worker.start()
+
+    def _worker_finished(self) -> None:
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.wait()
+            worker.deleteLater()
+        self._next()
+
+    def _failed(self, line: str) -> None:
+        self.import_failed.emit(f"Cannot import {line}")
+
+    def _declarations(self) -> dict[int, str]:
+        declarations = {}
+        for entry in self.document.operations:
+            text = rule_declaration(entry, self.document.state(entry).analysis)
+            if text is not None:
+                declarations[id(entry)] = text
+        return declarations
+
+    def _read(self, result: ReadProfile) -> None:
+        self.last_read_seconds = result.seconds
+        self.message.emit(f"Read {os.path.basename(result.path)} in {result.seconds:.2f} s")
+        self._open_dialog(result.profile, result.kernels, None)
+
+    def _open_dialog(self, profile: Profile, kernels: Sequence[Kernel], replacing: Any) -> KernelMatchDialog:
+        dialog = KernelMatchDialog(
+            profile,
+            kernels,
+            self.document.operations,
+            self._declarations(),
+            binary=self.document.binary,
+            editing=replacing is not None,
+            parent=self.window,
+        )
+        dialog.finished.connect(lambda result, d=dialog, r=replacing: self._dialog_finished(d, result, r))
+        self.dialog = dialog
+        dialog.open()
+        self.dialog_opened.emit(dialog)
+        return dialog
+
+    def _dialog_finished(self, dialog: KernelMatchDialog, result: int, replacing: Any) -> None:
+        self.dialog = None
+        dialog.deleteLater()
+        if result == QDialog.DialogCode.Accepted:
+            record = dialog.profile.with_matches(dialog.rules()).to_dict()
+            stack = self.document.undo_stack
+            if replacing is None:
+                stack.push(AddProfile(self.document, record))
+                self.profile_imported.emit(len(self.document.session.profiles) - 1)
+            else:
+                stack.push(ReplaceProfile(self.document, replacing, record))
+            matched = len(record["matches"])
+            self.message.emit(f"{record['source']}: {matched} of {len(dialog.kernels)} kernels matched")
+        elif replacing is None:
+            self.message.emit(f"Import of {dialog.profile.source} cancelled")
+        self._next()
+
+    def edit_matches(self, record_index: int) -> KernelMatchDialog | None:
+        """Open the matching dialog again for a saved record (applying it is one undo step)."""
+        if self.busy:
+            return None
+        profiles = self.document.session.profiles
+        if not 0 <= record_index < len(profiles):
+            return None
+        record = profiles[record_index]
+        try:
+            profile = Profile.from_dict(record)
+        except WorkbenchError as exc:
+            self.import_failed.emit(f"Cannot match kernels of profile record {record_index + 1}: {exc}")
+            return None
+        return self._open_dialog(profile, profile.kernels(), record)
+
+    def remove(self, record_index: int) -> None:
+        profiles = self.document.session.profiles
+        if 0 <= record_index < len(profiles):
+            self.document.undo_stack.push(RemoveProfile(self.document, profiles[record_index]))
+
+    def wait(self, timeout_ms: int = 10000) -> None:
+        """Wait for a file being read (on close, and in tests); queued files are dropped."""
+        self._queue.clear()
+        if self.worker is not None:
+            self.worker.wait(timeout_ms)

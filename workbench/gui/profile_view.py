@@ -1,0 +1,580 @@
+"""The Profile tab and the roofline's imported kernels: profiled figures against the declared floor.
+
+The comparison sits in its own tab beside Roofline / Bound vs size rather
+than in the analysis panel: it is a table of three columns (profiled,
+declared, ratio) over five rows, a list of causes and some twenty derivation
+steps, which need the central area's width; the docked panel is already full
+with the declaration's own figures and derivation, and the roofline (where
+the same kernels appear as stars) is one tab away.
+
+`ProfiledKernelLayer` is the roofline's block for the third kind of point:
+one scatter item and one item of dotted links, created once and updated with
+`setData` from `RooflineView.refresh`.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.devices.catalogue import match_reported_name
+from workbench.errors import WorkbenchError
+from workbench.gui.document import Document
+from workbench.gui.profile_model import (
+    ImportedKernel,
+    KernelComparison,
+    KernelMark,
+    comparisons_for,
+    document_kernels,
+    document_records,
+    kernel_marks,
+    percent_of_bound,
+    ratio_text,
+    summary_counts,
+)
+from workbench.profilers import Cause, Comparison
+from workbench.units import format_bytes, format_flop, format_time
+
+KERNEL_COLOUR = "#6a1b9a"  # purple: apart from the operations' grey and red and the memory roof's blue
+KERNEL_FAINT = "#ce93d8"
+KERNEL_SYMBOL = "star"
+KERNEL_LEGEND = "profiled kernel (ncu / nsys)"
+NOTE_STYLE = "background: #fff3cd; color: #6d4c00; border: 1px solid #e0c060; padding: 5px;"
+EMPTY_TEXT = (
+    "No profile imported. File ▸ Import profile… reads Nsight Compute CSV "
+    "(ncu --csv --page details or --page raw) and Nsight Systems kernel summaries "
+    "(nsys stats --report cuda_gpu_kern_sum --format csv); you can also drop the .csv file on the window."
+)
+FIGURE_ROWS = ("read", "write", "traffic", "work", "time")
+FIGURE_TITLES = {
+    "read": "DRAM read",
+    "write": "DRAM write",
+    "traffic": "DRAM traffic",
+    "work": "Work",
+    "time": "Duration",
+}
+
+
+# ---------------------------------------------------------------- the roofline's block
+
+
+class ProfiledKernelLayer:
+    """Imported kernels on the roofline: stars, a dotted link to each one's operation, a legend row."""
+
+    def __init__(self, plot: pg.PlotItem, document: Document) -> None:
+        self.plot = plot
+        self.document = document
+        self.points = pg.ScatterPlotItem(
+            symbol=KERNEL_SYMBOL,
+            size=14,
+            pen=pg.mkPen(KERNEL_COLOUR, width=1.2),
+            brush=pg.mkBrush(KERNEL_FAINT),
+            hoverable=True,
+            tip=None,
+            hoverSize=19,
+        )
+        self.points.setZValue(4)
+        self.links = pg.PlotDataItem(pen=pg.mkPen(KERNEL_COLOUR, width=1.2, style=Qt.PenStyle.DotLine))
+        self.links.setZValue(3)
+        plot.addItem(self.links)
+        plot.addItem(self.points)
+        self.points.sigHovered.connect(self._hovered)
+        self.marks: list[KernelMark] = []
+        self._in_legend = False
+
+    def compute(self) -> list[KernelMark]:
+        """Where the matched kernels go (empty when none is matched, or a record cannot be compared)."""
+        try:
+            return kernel_marks(self.document)
+        except WorkbenchError:
+            return []
+
+    def show(self, marks: Sequence[KernelMark]) -> None:
+        self.marks = list(marks)
+        current = self.document.current
+        spots = []
+        for index, mark in enumerate(self.marks):
+            selected = mark.operation == current
+            spots.append(
+                {
+                    "pos": (mark.x, mark.y),
+                    "size": 18 if selected else 13,
+                    "pen": pg.mkPen(KERNEL_COLOUR, width=1.5),
+                    "brush": pg.mkBrush(KERNEL_COLOUR if selected else KERNEL_FAINT),
+                    "data": index,
+                }
+            )
+        self.points.setData(spots)
+        xs: list[float] = []
+        ys: list[float] = []
+        for mark in self.marks:
+            if mark.anchor is not None:
+                xs += [mark.x, mark.anchor[0]]
+                ys += [mark.y, mark.anchor[1]]
+        self.links.setData(np.array(xs, dtype=float), np.array(ys, dtype=float), connect="pairs")
+        self.links.setVisible(bool(xs))
+        self._show_in_legend(bool(self.marks))
+        if not self.marks:
+            self.points.setToolTip("")
+
+    def _show_in_legend(self, wanted: bool) -> None:
+        if wanted == self._in_legend:
+            return
+        legend = self.plot.addLegend(offset=(12, 10))  # the plot's one legend (created by whoever asks first)
+        if wanted:
+            legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+            legend.addItem(self.points, KERNEL_LEGEND)
+        else:
+            legend.removeItem(self.points)
+        self._in_legend = wanted
+
+    def tip(self, data: Any) -> str:
+        """Hover text of one kernel point (name, intensity, rate, duration against the bound)."""
+        if not isinstance(data, (int, np.integer)) or not 0 <= int(data) < len(self.marks):
+            return ""
+        return self.marks[int(data)].tip
+
+    def _hovered(self, item: Any, points: Any, event: Any) -> None:
+        # The tip goes on this item, not on the view box the operations' points write to,
+        # so the two hover handlers never clear each other's text.
+        self.points.setToolTip("\n\n".join(self.tip(point.data()) for point in list(points)[:3]))
+
+
+# ---------------------------------------------------------------- the Profile tab
+
+
+def _causes_html(title: str, causes: Sequence[Cause]) -> str:
+    if not causes:
+        return ""
+    items = []
+    for cause in causes:
+        flag = "<b>likely</b>" if cause.likely else "<span style='color:#757575'>possible</span>"
+        evidence = f" <span style='color:#5d4037'>[{html.escape(cause.evidence)}]</span>" if cause.evidence else ""
+        items.append(f"<li>{flag}: <b>{html.escape(cause.name)}</b> — {html.escape(cause.explanation)}{evidence}</li>")
+    return f"<p style='margin:6px 0 2px 0; color:#37474f'><b>{html.escape(title)}</b></p><ul style='margin-top:0'>{''.join(items)}</ul>"
+
+
+def comparison_html(c: Comparison) -> str:
+    """The comparison's derivation steps as label, then expression = result in monospace."""
+    rows = []
+    for step in c.steps:
+        rows.append(
+            f"<p style='margin:6px 0 0 0; color:#37474f'><b>{html.escape(step.label)}</b></p>"
+            f"<p style='margin:0 0 0 14px; font-family:\"DejaVu Sans Mono\",monospace'>{html.escape(step.body)}</p>"
+        )
+    return "".join(rows)
+
+
+def causes_html(c: Comparison) -> str:
+    parts = [
+        _causes_html("Why the traffic differs from the floor", c.traffic_causes),
+        _causes_html("Why the work differs", c.flop_causes),
+        _causes_html("Why the duration differs from the bound", c.time_causes),
+    ]
+    text = "".join(parts)
+    return text or "<p style='color:#2e7d32'><b>No difference to explain:</b> traffic, work and time are where the declaration puts them.</p>"
+
+
+class ProfileComparisonView(QWidget):
+    """Imported kernels (all files) above the comparison of the selected operation's matched kernel."""
+
+    def __init__(
+        self,
+        document: Document,
+        import_dialog: Callable[[], object],
+        edit_matches: Callable[[int], object],
+        remove_record: Callable[[int], object],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("profileView")
+        self.document = document
+        self._edit_matches = edit_matches
+        self._remove_record = remove_record
+        self.kernels: list[ImportedKernel] = []
+        self.comparisons: list[KernelComparison] = []
+        self._dirty = True
+
+        # imported kernels
+        self.heading = QLabel()
+        self.heading.setObjectName("profileHeading")
+        self.heading.setStyleSheet("font-weight: 600;")
+        import_button = QPushButton("Import profile…")
+        import_button.setObjectName("profileImport")
+        import_button.clicked.connect(lambda: import_dialog())
+        self.match_button = QPushButton("Match kernels…")
+        self.match_button.setObjectName("profileMatch")
+        self.match_button.setToolTip("Choose again which operation each kernel of the selected file implements")
+        self.match_button.clicked.connect(self._match_clicked)
+        self.remove_button = QPushButton("Remove file")
+        self.remove_button.setObjectName("profileRemove")
+        self.remove_button.setToolTip("Remove the selected kernel's file from the session (Edit ▸ Undo brings it back)")
+        self.remove_button.clicked.connect(self._remove_clicked)
+        top = QHBoxLayout()
+        top.addWidget(self.heading, 1)
+        for button in (import_button, self.match_button, self.remove_button):
+            top.addWidget(button)
+
+        self.table = QTableWidget(0, 7)
+        self.table.setObjectName("profileKernels")
+        self.table.setHorizontalHeaderLabels(["Kernel", "File", "Launches", "Duration", "DRAM traffic", "Traffic / floor", "Matched with"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.itemSelectionChanged.connect(self._row_chosen)
+        self.problems = QLabel()
+        self.problems.setObjectName("profileProblems")
+        self.problems.setWordWrap(True)
+        self.problems.setStyleSheet("color: #b71c1c;")
+        kernels_box = QWidget()
+        kernels_layout = QVBoxLayout(kernels_box)
+        kernels_layout.setContentsMargins(0, 0, 0, 0)
+        kernels_layout.addLayout(top)
+        kernels_layout.addWidget(self.table, 1)
+        kernels_layout.addWidget(self.problems)
+
+        # the comparison of the selected operation
+        self.title = QLabel()
+        self.title.setObjectName("comparisonTitle")
+        self.title.setWordWrap(True)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.kernel_choice = QComboBox()
+        self.kernel_choice.setObjectName("comparisonKernel")
+        self.kernel_choice.activated.connect(lambda _: self._show_comparison())
+        title_row = QHBoxLayout()
+        title_row.addWidget(self.title, 1)
+        title_row.addWidget(self.kernel_choice)
+
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(16)
+        grid.setVerticalSpacing(3)
+        for column, text in enumerate(("", "Profiled", "Declared", "Ratio", "")):
+            label = QLabel(text)
+            label.setStyleSheet("color: #444; font-weight: 600;")
+            grid.addWidget(label, 0, column)
+        self.cells: dict[str, tuple[QLabel, QLabel, QLabel, QLabel]] = {}
+        for row, key in enumerate(FIGURE_ROWS, start=1):
+            name = QLabel(FIGURE_TITLES[key])
+            name.setStyleSheet("color: #444;")
+            grid.addWidget(name, row, 0)
+            cells = []
+            for column, role in enumerate(("actual", "declared", "ratio", "verdict"), start=1):
+                cell = QLabel()
+                cell.setObjectName(f"{key}_{role}")
+                cell.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+                if role == "verdict":
+                    cell.setWordWrap(True)
+                    cell.setStyleSheet("color: #555;")
+                grid.addWidget(cell, row, column)
+                cells.append(cell)
+            self.cells[key] = (cells[0], cells[1], cells[2], cells[3])
+        grid.setColumnStretch(4, 1)
+
+        self.note = QLabel()
+        self.note.setObjectName("comparisonNote")
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet(NOTE_STYLE)
+        self.device_button = QPushButton()
+        self.device_button.setObjectName("useProfiledDevice")
+        self.device_button.clicked.connect(self._use_profiled_device)
+        self._profiled_device_key = ""
+        note_row = QHBoxLayout()
+        note_row.addWidget(self.note, 1)
+        note_row.addWidget(self.device_button, 0, Qt.AlignmentFlag.AlignTop)
+
+        self.causes = QTextBrowser()
+        self.causes.setObjectName("comparisonCauses")
+        self.causes.setOpenLinks(False)
+        self.derivation = QTextBrowser()
+        self.derivation.setObjectName("comparisonDerivation")
+        self.derivation.setOpenLinks(False)
+        lower = QSplitter(Qt.Orientation.Horizontal)
+        lower.setChildrenCollapsible(False)
+        for title, widget in (("Likely causes", self.causes), ("Derivation", self.derivation)):
+            box = QWidget()
+            box_layout = QVBoxLayout(box)
+            box_layout.setContentsMargins(0, 0, 0, 0)
+            label = QLabel(title)
+            label.setStyleSheet("font-weight: 600;")
+            box_layout.addWidget(label)
+            box_layout.addWidget(widget, 1)
+            lower.addWidget(box)
+        lower.setSizes([480, 520])
+
+        self.comparison_box = QWidget()
+        comparison_layout = QVBoxLayout(self.comparison_box)
+        comparison_layout.setContentsMargins(0, 4, 0, 0)
+        comparison_layout.addLayout(title_row)
+        comparison_layout.addLayout(grid)
+        comparison_layout.addLayout(note_row)
+        comparison_layout.addWidget(lower, 1)
+        self.message = QLabel()
+        self.message.setObjectName("comparisonMessage")
+        self.message.setWordWrap(True)
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message.setStyleSheet("color: #555;")
+        self.message.setMargin(24)
+        lower_box = QWidget()
+        lower_layout = QVBoxLayout(lower_box)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addWidget(self.comparison_box, 1)
+        lower_layout.addWidget(self.message, 1)
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(kernels_box)
+        self.splitter.addWidget(lower_box)
+        self.splitter.setSizes([190, 640])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.splitter)
+
+        for signal in (
+            document.profiles_changed,
+            document.analysis_changed,
+            document.selection_changed,
+            document.operations_changed,
+            document.settings_changed,
+            document.device_changed,
+        ):
+            signal.connect(self.mark_dirty)
+        self.set_base_font(self.font())
+        self.refresh()
+
+    # Comparisons cost a little: rebuild only when the tab is on screen.
+    def mark_dirty(self, *_: object) -> None:
+        self._dirty = True
+        if self.isVisible():
+            self.refresh()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        super().showEvent(event)
+        if self._dirty:
+            self.refresh()
+
+    def set_base_font(self, font: QFont) -> None:
+        title = QFont(font)
+        title.setBold(True)
+        title.setPointSizeF(font.pointSizeF() * 1.2)
+        self.title.setFont(title)
+        value = QFont(font)
+        value.setBold(True)
+        for actual, declared, ratio, _ in self.cells.values():
+            for label in (actual, declared, ratio):
+                label.setFont(value)
+
+    # ------------------------------------------------------------------ drawing
+    def refresh(self) -> None:
+        self._dirty = False
+        records = document_records(self.document)
+        self.kernels = document_kernels(self.document)
+        counts = summary_counts(records, self.kernels)
+        if records:
+            files = f"{counts['files']} file{'s' if counts['files'] != 1 else ''}"
+            self.heading.setText(f"Imported kernels: {files}, {counts['kernels']} kernels, {counts['matched']} matched")
+        else:
+            self.heading.setText("Imported kernels")
+        broken = [f"{record.title}: {record.error}" for record in records if record.error]
+        self.problems.setText("\n".join(f"Cannot read {line}" for line in broken))
+        self.problems.setVisible(bool(broken))
+        self._fill_table()
+        self.match_button.setEnabled(bool(self.kernels))
+        self.remove_button.setEnabled(bool(records))
+
+        if not records:
+            self._message(EMPTY_TEXT)
+            return
+        entry = self.document.current_entry
+        if entry is None:
+            self._message("Select an operation to compare its matched kernels with it.")
+            return
+        try:
+            self.comparisons = comparisons_for(self.document, self.document.current, self.kernels)
+        except WorkbenchError as exc:
+            self._message(f"Cannot compare with {entry.name}: {exc}")
+            return
+        if not self.comparisons:
+            if self.document.state(entry).analysis is None:
+                self._message(f"{entry.name} has no valid declaration to compare with.")
+            else:
+                self._message(
+                    f"No imported kernel is matched with {entry.name}. Choose the operation of a kernel with "
+                    "Match kernels…, or select an operation named in the Matched with column."
+                )
+            return
+        previous = self.kernel_choice.currentData()
+        self.kernel_choice.clear()
+        for found in self.comparisons:
+            self.kernel_choice.addItem(found.imported.label, found.imported.key)
+        keep = self.kernel_choice.findData(previous)
+        self.kernel_choice.setCurrentIndex(max(keep, 0))
+        self.kernel_choice.setVisible(len(self.comparisons) > 1)
+        self.message.setVisible(False)
+        self.comparison_box.setVisible(True)
+        self._show_comparison()
+
+    def _message(self, text: str) -> None:
+        self.comparisons = []
+        self.comparison_box.setVisible(False)
+        self.message.setText(text)
+        self.message.setVisible(True)
+
+    def _fill_table(self) -> None:
+        binary = self.document.binary
+        operations = self.document.operations
+        selected_key = self.selected_kernel_key()
+        self.table.blockSignals(True)
+        self.table.setRowCount(len(self.kernels))
+        for row, imported in enumerate(self.kernels):
+            kernel = imported.kernel
+            duration = "—" if kernel.duration is None else format_time(float(kernel.duration.value))
+            traffic = "—" if kernel.dram.total is None else format_bytes(float(kernel.dram.total.value), binary)
+            matched = "not matched" if imported.rule is None else (
+                operations[imported.operation].name if imported.operation is not None else f"{imported.rule.declaration} (no such operation)"
+            )
+            floor = "—"
+            if imported.operation is not None and kernel.dram.total is not None:
+                analysis = self.document.state(operations[imported.operation]).analysis
+                if analysis is not None and analysis.bytes > 0:
+                    floor = ratio_text(float(kernel.dram.total.value) / analysis.bytes)
+            cells = (kernel.base_name, imported.source, str(kernel.instances), duration, traffic, floor, matched)
+            rule = imported.rule
+            tips = (
+                kernel.name,
+                f"{imported.profile.title}\n{imported.profile.conditions_note}",
+                "", "", "", "DRAM traffic / compulsory bytes of the matched operation",
+                "" if rule is None else f"pattern {rule.pattern}\n{rule.declaration}",
+            )
+            for column, (text, tip) in enumerate(zip(cells, tips)):
+                item = self.table.item(row, column)
+                if item is None:
+                    item = QTableWidgetItem()
+                    self.table.setItem(row, column, item)
+                item.setText(text)
+                item.setToolTip(tip)
+                if 2 <= column <= 5:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.table.clearSelection()
+        for row, imported in enumerate(self.kernels):
+            if imported.key == selected_key:
+                self.table.selectRow(row)
+        self.table.blockSignals(False)
+
+    def selected_kernel_key(self) -> tuple[int, str] | None:
+        rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
+        if rows and 0 <= rows[0].row() < len(self.kernels):
+            return self.kernels[rows[0].row()].key
+        return None
+
+    def _selected_record(self) -> int:
+        """The file the buttons act on: the selected kernel's, else the last imported."""
+        key = self.selected_kernel_key()
+        if key is not None:
+            return key[0]
+        return len(self.document.session.profiles) - 1
+
+    def _row_chosen(self) -> None:
+        key = self.selected_kernel_key()
+        imported = next((k for k in self.kernels if k.key == key), None)
+        if imported is None or imported.operation is None:
+            return
+        if imported.operation != self.document.current:
+            self.document.select(imported.operation)  # refreshes this view through selection_changed
+        index = self.kernel_choice.findData(imported.key)
+        if index >= 0 and index != self.kernel_choice.currentIndex():
+            self.kernel_choice.setCurrentIndex(index)
+            self._show_comparison()
+
+    def _match_clicked(self) -> None:
+        self._edit_matches(self._selected_record())
+
+    def _remove_clicked(self) -> None:
+        self._remove_record(self._selected_record())
+
+    def current_comparison(self) -> KernelComparison | None:
+        index = self.kernel_choice.currentIndex()
+        return self.comparisons[index] if 0 <= index < len(self.comparisons) else None
+
+    def _show_comparison(self) -> None:
+        found = self.current_comparison()
+        if found is None:
+            return
+        c = found.comparison
+        binary = self.document.binary
+        entry = self.document.operations[found.imported.operation or 0]
+        self.title.setText(f"{found.imported.kernel.base_name}  ⟷  {entry.name}")
+        self.title.setToolTip(f"{found.imported.kernel.name}\n{c.declaration}")
+
+        def size(value: float | None) -> str:
+            return "—" if value is None else format_bytes(value, binary)
+
+        no_counters = "no byte counters in the file" if c.tool != "ncu" else "no DRAM counters collected"
+        rows = {
+            "read": (size(c.actual_read), size(c.compulsory_read), ratio_text(c.read_ratio), "" if c.actual_read is not None else no_counters),
+            "write": (size(c.actual_write), size(c.compulsory_write), ratio_text(c.write_ratio), ""),
+            "traffic": (size(c.actual_bytes), size(c.compulsory_bytes), ratio_text(c.traffic_ratio), c.traffic_verdict if c.actual_bytes is not None else ""),
+            "work": (
+                "—" if c.achieved_flop is None else format_flop(c.achieved_flop),
+                format_flop(c.logical_flop),
+                ratio_text(c.flop_ratio),
+                f"achieved (counters) against logical FLOP, {c.convention}" if c.achieved_flop is not None else "no FLOP counters in the file",
+            ),
+            "time": (
+                "—" if c.duration is None else format_time(c.duration),
+                "—" if c.bound_time is None else f"{format_time(c.bound_time)} bound",
+                ratio_text(c.duration_ratio),
+                percent_of_bound(c.duration_ratio) if c.bound_time is not None else "no time bound: choose a device with both rates",
+            ),
+        }
+        for key, texts in rows.items():
+            for label, text in zip(self.cells[key], texts):
+                label.setText(text)
+        self.cells["traffic"][0].setToolTip("" if c.actual_bytes is None else f"{c.actual_bytes:,.0f} B")
+        self.cells["traffic"][1].setToolTip(f"{c.compulsory_bytes:,} B compulsory (each input read once, each output written once)")
+
+        notes = [c.notes[0], *found.notes, *c.notes[1:]]
+        self.note.setText("\n".join(f"• {note}" for note in notes))
+        profiled = match_reported_name(found.imported.profile.device_name) if found.imported.profile.device_name else None
+        in_use = self.document.device
+        use_other = profiled is not None and (in_use is None or (match_reported_name(in_use.name) or in_use).key != profiled.key)
+        self._profiled_device_key = profiled.key if profiled is not None and use_other else ""
+        self.device_button.setVisible(use_other)
+        if profiled is not None and use_other:
+            self.device_button.setText(f"Bound on {profiled.name}")
+            self.device_button.setToolTip(f"Choose {profiled.name}, the GPU the file names, as the session's device (undoable)")
+        self.causes.setHtml(causes_html(c))
+        self.derivation.setHtml(comparison_html(c))
+
+    def _use_profiled_device(self) -> None:
+        if self._profiled_device_key:
+            self.document.set_device(self._profiled_device_key)
+
+    def figure(self, row: str, role: str) -> str:
+        """The text shown in one cell of the comparison grid (row: read|write|traffic|work|time)."""
+        column = ("actual", "declared", "ratio", "verdict").index(role)
+        return self.cells[row][column].text()
