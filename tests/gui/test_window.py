@@ -193,10 +193,11 @@ def test_export_png_and_svg(tmp_path: Path, window) -> None:
     assert any(element.tag.endswith("path") or element.tag.endswith("polyline") for element in root.iter())
 
 
-def test_the_measurement_tab_is_an_honest_placeholder(window) -> None:
+def test_the_measurement_tab_offers_to_run_the_selected_operation(window) -> None:
     tab = window.tabs.widget(2)
-    assert "Measurement arrives with the measurement feature" in tab.text()
-    assert not tab.findChildren(QPushButton)
+    assert tab is window.measurement  # the tab itself is tested in test_measure_tab.py
+    assert tab.findChild(QPushButton, "measureRun") is not None
+    assert "gemm 4096³ fp16" in tab.operation.text()
 
 
 def test_help_lists_shortcuts_and_about_shows_the_version(window) -> None:

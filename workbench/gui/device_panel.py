@@ -39,6 +39,7 @@ class DevicePanel(QWidget):
     """Detection status, device chooser, device facts and the per-path rate table."""
 
     detect_requested = Signal()
+    calibrate_requested = Signal()  # the Calibrate… button (gui/calibration_dialog.py)
 
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -84,12 +85,17 @@ class DevicePanel(QWidget):
         self.reset_all = QPushButton("Reset all rates")
         self.reset_all.setObjectName("resetAllRates")
         self.reset_all.clicked.connect(document.reset_rates)
+        self.calibrate = QPushButton("Calibrate…")
+        self.calibrate.setObjectName("calibrate")
+        self.calibrate.setToolTip("Measure this machine's sustained bandwidth and matrix rates; the bounds then use them")
+        self.calibrate.clicked.connect(self.calibrate_requested)
 
         chooser_row = QHBoxLayout()
         chooser_row.addWidget(self.chooser, 1)
         chooser_row.addWidget(self.detect_button)
         bottom_row = QHBoxLayout()
         bottom_row.addWidget(hint, 1)
+        bottom_row.addWidget(self.calibrate, 0, Qt.AlignmentFlag.AlignTop)
         bottom_row.addWidget(self.reset_all, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)

@@ -61,6 +61,7 @@ class Document(QObject):
     session_replaced = Signal()  # a new, opened or example session
     path_changed = Signal()  # the file the session belongs to
     profiles_changed = Signal()  # imported profiler records added, re-matched or removed (gui/profile_import.py)
+    runs_changed = Signal()  # measurement runs added or removed (gui/measure_runs.py)
 
     def __init__(self, session: Session | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)

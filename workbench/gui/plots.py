@@ -25,6 +25,7 @@ from workbench.devices import BANDWIDTH, DATASHEET, DERIVED, Device, Rate
 from workbench.errors import WorkbenchError
 from workbench.gui.declaration_text import split_call
 from workbench.gui.document import Document
+from workbench.gui.measure_plots import MeasuredRooflineLayer, MeasuredSweepLayer
 from workbench.gui.profile_view import ProfiledKernelLayer
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_number, format_si, format_time
 
@@ -192,6 +193,9 @@ class RooflineView(QWidget):
         # imported profiler kernels: a third kind of point (gui/profile_view.py)
         self.kernels = ProfiledKernelLayer(self.plot, document)
         document.profiles_changed.connect(self.refresh)
+        # measured runs: achieved FLOP/s over the median, p10–p90 bars (gui/measure_plots.py)
+        self.measured = MeasuredRooflineLayer(self.plot, document)
+        document.runs_changed.connect(self.refresh)
         self._range: tuple[float, float, float, float] | None = None
         self._roof_heights: list[float] = []
         self._point_positions: list[tuple[float, float]] = []
@@ -232,6 +236,7 @@ class RooflineView(QWidget):
             self._hide_roofs()
             self.points.setData([])
             self.kernels.show([])
+            self.measured.show([])
             self.point_labels.take(0)
             why = self.document.device_error or "the device has no memory bandwidth: enter one in the device panel"
             self.message.setText(f"No roofline: {why}")
@@ -249,6 +254,9 @@ class RooflineView(QWidget):
         kernel_marks = self.kernels.compute()  # imported profiler kernels share the axes' range
         xs += [mark.x for mark in kernel_marks]
         ys += [mark.y for mark in kernel_marks]
+        measured_marks = self.measured.compute()  # measured runs and their spread bars too
+        xs += [mark.x for mark in measured_marks]
+        ys += [end for mark in measured_marks for end in (mark.low, mark.high)]
         x_low = math.floor(min([*xs, *ridges, 0.0]) - 1.0)
         x_high = math.ceil(max([*xs, *ridges, 1.0]) + 1.6)  # room for the roof labels right of every point
         top = max([math.log10(roof.rate.value) for roof in roofs] or [math.log10(bandwidth) + x_high])
@@ -321,6 +329,7 @@ class RooflineView(QWidget):
             )
         self.points.setData(spots)
         self.kernels.show(kernel_marks)
+        self.measured.show(measured_marks)
         texts = self.point_labels.take(len(placed))
         for (row, a, stale), text in zip(placed, texts):
             name = self.document.operations[row].name + (" (stale)" if stale else "")
@@ -530,6 +539,8 @@ class SweepView(QWidget):
         self.high.valueChanged.connect(self._range_changed)
         for signal in (document.analysis_changed, document.selection_changed, document.device_changed, document.settings_changed):
             signal.connect(self.mark_dirty)
+        self.measured = MeasuredSweepLayer(self.plot, document)  # measured medians (gui/measure_plots.py)
+        document.runs_changed.connect(self.mark_dirty)
 
     # Sweeps cost a little: recompute only when the tab is on screen.
     def mark_dirty(self, *_: object) -> None:
@@ -627,6 +638,10 @@ class SweepView(QWidget):
         self.current_marker.setVisible(bool(analysis.bound_time))
         self.current_label.setVisible(bool(analysis.bound_time))
         finite = np.concatenate([v[np.isfinite(v)] for v in (compute, memory, bound)])
+        measured_marks = self.measured.compute(analysis.declaration, fields)
+        self.measured.show(measured_marks)
+        seen = [end for mark in measured_marks if low <= mark.x <= high for end in (mark.low, mark.high)]
+        finite = np.concatenate([finite, np.array(seen, dtype=float)])
         y_low, y_high = (float(finite.min()), float(finite.max())) if finite.size else (-9.0, 0.0)
         self.plot.getViewBox().setRange(xRange=(low, high), yRange=(y_low - 0.3, y_high + 0.3), padding=0)
         written = split_call(str(analysis.declaration))
@@ -643,6 +658,7 @@ class SweepView(QWidget):
     def _show_message(self, text: str) -> None:
         for item in (self.compute_line, self.memory_line, self.bound_line, self.current_marker, self.current_label):
             item.setVisible(False)
+        self.measured.show([])
         self.message.setText(text)
         self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
         self.message.setPos(0.5, 0.5)

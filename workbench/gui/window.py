@@ -43,6 +43,7 @@ from workbench.examples import list_examples, load_example
 from workbench.gui.device_panel import DevicePanel
 from workbench.gui.document import Document, new_session
 from workbench.gui.editor import DeclarationEditor
+from workbench.gui.measure_tab import MeasurementTab
 from workbench.gui.export import export_png, export_svg
 from workbench.gui.operations_view import OperationsView
 from workbench.gui.panel import CONVENTION_LABELS, AnalysisPanel
@@ -64,11 +65,6 @@ OVERLAP_CHOICES: tuple[tuple[float, str], ...] = (
     (0.5, "overlap f = 0.5"),
     (0.25, "overlap f = 0.25"),
     (0.0, "no overlap (sum)"),
-)
-MEASUREMENT_PLACEHOLDER = (
-    "Measurement arrives with the measurement feature.\n\n"
-    "It will time the selected operation on the detected GPU (CUDA events) or on the CPU, "
-    "check the result, and plot the measured points over these bounds. Nothing here runs a kernel yet."
 )
 TABS = ("roofline", "sweep", "measurement", "profile")
 
@@ -116,17 +112,12 @@ class MainWindow(QMainWindow):
         self.editor = DeclarationEditor(self.document)
         self.roofline = RooflineView(self.document)
         self.sweep = SweepView(self.document)
-        measurement = QLabel(MEASUREMENT_PLACEHOLDER)
-        measurement.setObjectName("measurementPlaceholder")
-        measurement.setWordWrap(True)
-        measurement.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        measurement.setMargin(40)
-        measurement.setStyleSheet("color: #555;")
+        self.measurement = MeasurementTab(self.document)  # runs, their table and samples (gui/measure_tab.py)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("plotTabs")
         self.tabs.addTab(self.roofline, "&Roofline")
         self.tabs.addTab(self.sweep, "&Bound vs size")
-        self.tabs.addTab(measurement, "&Measurement")
+        self.tabs.addTab(self.measurement, "&Measurement")
         self.profile_importer = ProfileImporter(self.document, self)  # File ▸ Import profile… and dropped .csv files
         self.profile_view = ProfileComparisonView(
             self.document, self.import_profile_dialog, self.profile_importer.edit_matches, self.profile_importer.remove
@@ -147,6 +138,7 @@ class MainWindow(QMainWindow):
         self.operations = OperationsView(self.document, self.actions)
         self.device_panel = DevicePanel(self.document)
         self.device_panel.detect_requested.connect(self.start_detection)
+        self.device_panel.calibrate_requested.connect(self.measurement.open_calibration)
         self.panel = AnalysisPanel(self.document)
         self.operations_dock = self._dock("Operations", "operationsDock", self.operations, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.device_dock = self._dock("Device", "deviceDock", self.device_panel, Qt.DockWidgetArea.LeftDockWidgetArea)
@@ -250,6 +242,8 @@ class MainWindow(QMainWindow):
             self.overlap_group.addAction(action)
         a("detect", "&Detect GPUs again", self.start_detection, None, "Ask NVML for GPUs again")
         a("reset_rates", "&Reset all rates", doc.reset_rates, None, "Back to the device's own figures")
+        a("calibrate", "&Calibrate…", lambda: self.measurement.open_calibration(), None,
+          "Measure this machine's sustained bandwidth and matrix rates and use them as the device's rates")
         a("shortcuts", "&Keyboard shortcuts", self.show_shortcuts, sk.HelpContents)
         a("about", "&About Performance Workbench", self.show_about)
         for key, title in list_examples():
@@ -288,7 +282,7 @@ class MainWindow(QMainWindow):
         convention_menu.addActions(self.convention_group.actions())
         overlap_menu = analysis.addMenu("Compute/memory &overlap")
         overlap_menu.addActions(self.overlap_group.actions())
-        menu("&Device", ["detect", "reset_rates"])
+        menu("&Device", ["detect", "calibrate", "reset_rates"])
         menu("E&xamples", [f"example_{key}" for key, _ in list_examples()])
         menu("&Help", ["shortcuts", None, "about"])
 
@@ -504,6 +498,7 @@ class MainWindow(QMainWindow):
         self.roofline.set_plot_font(font)
         self.sweep.set_plot_font(font)
         self.profile_view.set_base_font(font)
+        self.measurement.set_base_font(font)
         self.settings.setValue("view/font_points", points)
         self.status.showMessage(f"Text size {points:g} pt", 2000)
 
@@ -604,6 +599,7 @@ class MainWindow(QMainWindow):
         if self._worker is not None:
             self._worker.wait(timeout_ms)
         self.profile_importer.wait(timeout_ms)
+        self.measurement.wait(timeout_ms)
 
     # ------------------------------------------------------------------ preferences
     def _restore_preferences(self) -> None:
@@ -636,6 +632,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.session_io.window_closing()
+        self.measurement.shutdown()  # cancels a run or a calibration in progress
         self.save_preferences()
         self.wait_for_workers()
         super().closeEvent(event)

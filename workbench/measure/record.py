@@ -254,7 +254,26 @@ class RunRecord:
                 "intensity_flop_per_byte": self.intensity if self.bytes else None,
                 "fraction_of_bound": self.fraction_of_bound,
             },
+            # Flat copies of the figures a session report reads (workbench/report.py); ignored when read back.
+            "valid": self.valid,
+            "median_s": stats.median_s if stats else None,
+            "p10_s": stats.p10_s if stats else None,
+            "p90_s": stats.p90_s if stats else None,
+            "achieved_bytes_per_s": self.achieved_byte_per_s,
+            "achieved_flop_per_s": self.achieved_flop_per_s,
+            "conditions": self.conditions_summary(),
         }
+
+    def conditions_summary(self) -> dict[str, Any]:
+        """One flat mapping of what the run ran on and under: device, backend, mode, timer, before/after readings."""
+        summary: dict[str, Any] = {"device": self.device, "backend": self.backend, "mode": self.mode, "timer": self.timer}
+        for key in ("numpy", "cupy", "cuda_runtime", "driver", "blas"):
+            if self.environment.get(key) not in (None, ""):
+                summary[key] = self.environment[key]
+        for when, readings in (("before", self.conditions_before), ("after", self.conditions_after)):
+            for key, value in readings.items():
+                summary[f"{key} ({when})"] = value
+        return summary
 
     @classmethod
     def from_dict(cls, data: Any) -> "RunRecord":

@@ -1,0 +1,939 @@
+"""The Measurement tab: run the selected operation for real, watch it, and keep every run in the session.
+
+Top: the backend (auto, CuPy, NumPy — CuPy greyed out with the reason when
+it cannot run) and the device it runs on, iterations, warm or cold mode, an
+optional size sweep, Run and Cancel, a progress bar naming the phase. Below:
+the session's runs in a table (median, p10–p90, achieved rates, fraction of
+the bound, the reference check) with the run in progress as a live last row,
+and a histogram of the raw samples of the selected run.
+
+Runs execute in a `MeasurementWorker` thread that pushes typed signals; each
+finished run is stored in `Session.runs` through an undoable command, so it
+is saved with the session, drawn on the plots and read by reports. A
+cancelled run is shown (greyed, "cancelled") but not stored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QAbstractTableModel, QItemSelectionModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.declare import Declaration
+from workbench.errors import WorkbenchError
+from workbench.gui.declaration_text import split_call
+from workbench.gui.document import Document
+from workbench.gui.measure_plots import MEASURED_COLOUR, NOT_VALID_COLOUR
+from workbench.gui.measure_runs import MeasuredRun, add_run, document_runs, remove_run
+from workbench.gui.measure_worker import BackendChoice, BackendProbeWorker, MeasurementJob, MeasurementWorker
+from workbench.gui.plots import sweep_choices
+from workbench.measure import COLD, DEFAULT_ITERATIONS, MIN_ITERATIONS, WARM, PhaseChanged, RunRecord, RunStarted, SampleBatch
+from workbench.measure.record import CANCELLED, INVALID, OK
+from workbench.measure.stats import summarize
+from workbench.units import format_bandwidth, format_flop_rate, format_number, format_time
+
+RUNNING = "running"
+MAX_TAB_ITERATIONS = 100_000
+MAX_SWEEP_RUNS = 24
+BACKEND_LABELS = {"auto": "Auto", "cupy": "CuPy (NVIDIA GPU)", "numpy": "NumPy (CPU)"}
+MODE_TIPS = {
+    WARM: "Warm: the same buffers every iteration, no flush between them — data may still sit in the "
+    "cache from the last call (as cupyx.profiler.benchmark times).",
+    COLD: "Cold: a buffer larger than the last-level cache is written before every iteration, so each "
+    "call starts from memory (as triton.testing.do_bench times). The flush is not timed.",
+}
+CHECK_COLUMN = "Check"
+COLUMNS = ("Operation", "Size", CHECK_COLUMN, "Median", "p10–p90", "Bandwidth", "FLOP rate", "% bound")
+NUMBER_COLUMNS = ("Median", "p10–p90", "Bandwidth", "FLOP rate", "% bound")
+NAME_COLUMN_MAX_PX = 130  # longer operation names are elided (the tooltip has them whole)
+STATUS_COLOURS = {OK: "#1b5e20", INVALID: "#b71c1c", CANCELLED: "#757575", RUNNING: "#0d47a1", "unchecked": "#8d5a00"}
+
+
+def size_text(run: MeasuredRun) -> str:
+    """The size fields of a run's declaration (powers of two from 2**10 up written so), equal neighbours
+    joined, and its dtype: 'n=2**16 · fp32', 'M=N=K=2**12 · fp16', 'M=N=1000, K=2**12 · fp32'."""
+    declaration = run.declaration
+    if declaration is None:
+        return run.declaration_text
+    written = split_call(str(declaration))
+    kinds = {param.name: param.kind for param in declaration.spec.params}
+    groups: list[tuple[list[str], str]] = []
+    for name, text in (written.fields.items() if written else ()):
+        if kinds.get(name, "dim") != "dim":
+            continue
+        value = declaration.params.get(name)
+        if isinstance(value, int) and value >= 1024 and value & (value - 1) == 0:
+            text = f"2**{value.bit_length() - 1}"  # sweeps go by powers of two: say so at every size
+        if groups and groups[-1][1] == text:
+            groups[-1][0].append(name)
+        else:
+            groups.append(([name], text))
+    dtype = declaration.params.get("dtype")
+    return ", ".join(f"{'='.join(names)}={text}" for names, text in groups) + (f" · {dtype}" if isinstance(dtype, str) else "")
+
+
+def spread_text(low_s: float, high_s: float) -> str:
+    """'6.06–16.8 ms': both ends to three figures, the unit written once when they share it."""
+    low, high = format_time(low_s, digits=3), format_time(high_s, digits=3)
+    low_number, _, low_unit = low.partition(" ")
+    high_unit = high.partition(" ")[2]
+    return f"{low_number}–{high}" if low_unit == high_unit else f"{low} – {high}"
+
+
+def percent_text(fraction: float | None) -> str:
+    return "—" if fraction is None else f"{format_number(100.0 * fraction, 3)} %"
+
+
+# ---------------------------------------------------------------- the table of runs
+
+
+class RunTableModel(QAbstractTableModel):
+    """The session's runs plus, while one is measured (or was just cancelled), a live last row."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.runs: list[MeasuredRun] = []
+        self.live: MeasuredRun | None = None
+        self.live_detail = ""
+        self.binary = False
+
+    # -- contents --------------------------------------------------------------------
+    def set_runs(self, runs: Sequence[MeasuredRun], binary: bool) -> None:
+        self.beginResetModel()
+        self.runs = list(runs)
+        self.binary = binary
+        self.endResetModel()
+
+    def set_live(self, run: MeasuredRun | None, detail: str = "") -> None:
+        """Show (or change, or remove with None) the live row."""
+        had = self.live is not None
+        row = len(self.runs)
+        if run is None and had:
+            self.beginRemoveRows(QModelIndex(), row, row)
+            self.live, self.live_detail = None, ""
+            self.endRemoveRows()
+        elif run is not None and not had:
+            self.beginInsertRows(QModelIndex(), row, row)
+            self.live, self.live_detail = run, detail
+            self.endInsertRows()
+        elif run is not None:
+            self.live, self.live_detail = run, detail
+            self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+
+    def run_at(self, row: int) -> MeasuredRun | None:
+        if 0 <= row < len(self.runs):
+            return self.runs[row]
+        if row == len(self.runs) and self.live is not None:
+            return self.live
+        return None
+
+    def is_live(self, row: int) -> bool:
+        return self.live is not None and row == len(self.runs)
+
+    # -- Qt model interface ---------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802,B008
+        return 0 if parent.isValid() else len(self.runs) + (1 if self.live is not None else 0)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802,B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMN_TIPS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        run = self.run_at(index.row()) if index.isValid() else None
+        if run is None:
+            return None
+        column = COLUMNS[index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.cell_text(run, column, self.is_live(index.row()))
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self.cell_tip(run, column)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if column == CHECK_COLUMN or run.status in (INVALID, CANCELLED):
+                return QBrush(QColor(STATUS_COLOURS.get(run.status, "#212121")))
+            return None
+        if role == Qt.ItemDataRole.FontRole and (run.status in (RUNNING, CANCELLED) or
+                                                 (column == CHECK_COLUMN and run.status == INVALID)):
+            font = QFont()
+            font.setItalic(run.status != INVALID)
+            font.setBold(run.status == INVALID)
+            return font
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in NUMBER_COLUMNS:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def cell_text(self, run: MeasuredRun, column: str, live: bool = False) -> str:
+        """What one cell shows (short; the tooltip has the rest)."""
+        stats = run.stats
+        if column == "Operation":
+            return run.operation_name
+        if column == "Size":
+            return size_text(run)
+        if column == CHECK_COLUMN:
+            if live and run.status == RUNNING:
+                return self.live_detail or "running"
+            return run.status_text
+        if column == "Median":
+            return format_time(stats.median_s) if stats else "—"
+        if column == "p10–p90":
+            return spread_text(stats.p10_s, stats.p90_s) if stats else "—"
+        if column == "Bandwidth":
+            rate = run.achieved_bytes_per_s
+            return format_bandwidth(rate, self.binary, digits=3) if rate is not None else "—"
+        if column == "FLOP rate":
+            rate = run.achieved_flop_per_s
+            return format_flop_rate(rate, digits=3) if rate is not None else "—"
+        return percent_text(run.fraction_of_bound)
+
+    def cell_tip(self, run: MeasuredRun, column: str) -> str:
+        if column in ("Operation", "Size"):
+            return f"{run.operation_name}\n{run.declaration_text}\n{run.backend} on {run.device}, {run.mode} mode\nrun {run.id}"
+        if column == CHECK_COLUMN:
+            return run.check + (f"\n{run.message}" if run.message and run.message != run.check else "")
+        if column in ("Median", "p10–p90") and run.stats is not None:
+            s = run.stats
+            return (f"{s.count} timed iterations: min {format_time(s.min_s)}, p10 {format_time(s.p10_s)}, "
+                    f"median {format_time(s.median_s)}, p90 {format_time(s.p90_s)}, max {format_time(s.max_s)}")
+        if column == "% bound" and run.bound_time_s is not None:
+            return f"bound {format_time(run.bound_time_s)} on {run.bound_device} over the median time"
+        return ""
+
+
+COLUMN_TIPS = (
+    "The session operation the run was started from (hover a cell for the backend and mode)",
+    "Size fields and data type of the measured declaration",
+    "The reference check against float64 on the CPU: only a passed run is a result (hover for details)",
+    "Median of the timed iterations",
+    "10th and 90th percentile of the timed iterations: the spread",
+    "Compulsory bytes of the declaration over the median time",
+    "Logical FLOP of the declaration over the median time (convention as in the Analysis menu)",
+    "The lower bound recorded with the run over its median time: 100 % means it met the bound",
+)
+
+
+# ---------------------------------------------------------------- the raw-samples histogram
+
+
+def time_scale(seconds: float) -> tuple[float, str]:
+    """The factor and unit that put a duration in [1, 1000): (1e6, 'µs') for 12e-6 s."""
+    if seconds <= 0 or not math.isfinite(seconds):
+        return 1.0, "s"
+    exponent = min(max(math.floor(math.log10(seconds) / 3) * 3, -9), 0)
+    return 10.0 ** (-exponent), {-9: "ns", -6: "µs", -3: "ms", 0: "s"}[exponent]
+
+
+class SampleHistogram(QWidget):
+    """How the raw samples of one run are spread, with its median and p10/p90 marked."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.widget = pg.PlotWidget()
+        self.widget.setObjectName("sampleHistogram")
+        self.widget.setMenuEnabled(False)
+        self.widget.hideButtons()
+        self.plot: pg.PlotItem = self.widget.getPlotItem()
+        self.plot.showGrid(x=True, y=True, alpha=0.15)
+        self.plot.setLabel("left", "iterations")
+        self.plot.setLabel("bottom", "time per iteration")
+        self.bars = pg.PlotDataItem(stepMode="center", fillLevel=0, pen=pg.mkPen(MEASURED_COLOUR, width=1.2),
+                                    brush=pg.mkBrush(46, 125, 50, 90))
+        self.median_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#c62828", width=2))
+        self.p10_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#424242", width=1, style=Qt.PenStyle.DashLine))
+        self.p90_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#424242", width=1, style=Qt.PenStyle.DashLine))
+        self.message = pg.TextItem(anchor=(0.5, 0.5), color="#616161")
+        for item in (self.bars, self.median_line, self.p10_line, self.p90_line, self.message):
+            self.plot.addItem(item)
+        self.caption = QLabel()
+        self.caption.setObjectName("histogramCaption")
+        self.caption.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.widget, 1)
+        layout.addWidget(self.caption)
+        self.counts: np.ndarray = np.zeros(0)
+        self.samples_shown = 0
+        self.show_samples((), "")
+
+    def show_samples(self, samples: Sequence[float], title: str, bad: bool = False) -> None:
+        """Draw the histogram of `samples` (seconds); an empty sequence shows `title` as a message."""
+        self.samples_shown = len(samples)
+        if not samples:
+            self.counts = np.zeros(0)
+            for item in (self.bars, self.median_line, self.p10_line, self.p90_line):
+                item.setVisible(False)
+            self.message.setText(title or "Select a run to see its raw samples.")
+            self.message.setPos(0.5, 0.5)
+            self.message.setVisible(True)
+            self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+            self.caption.setText("")
+            return
+        stats = summarize(samples)
+        factor, unit = time_scale(stats.median_s)
+        values = np.asarray(samples, dtype=float) * factor
+        edges = np.histogram_bin_edges(values, bins="auto")
+        if len(edges) > 61:
+            edges = np.linspace(values.min(), values.max(), 61)
+        counts, edges = np.histogram(values, bins=edges)
+        self.counts = counts
+        colour = NOT_VALID_COLOUR if bad else MEASURED_COLOUR
+        self.bars.setPen(pg.mkPen(colour, width=1.2))
+        self.bars.setBrush(pg.mkBrush(QColor(colour).red(), QColor(colour).green(), QColor(colour).blue(), 90))
+        self.bars.setData(edges, counts)
+        self.median_line.setPos(stats.median_s * factor)
+        self.p10_line.setPos(stats.p10_s * factor)
+        self.p90_line.setPos(stats.p90_s * factor)
+        for item in (self.bars, self.median_line, self.p10_line, self.p90_line):
+            item.setVisible(True)
+        self.message.setVisible(False)
+        self.plot.setLabel("bottom", f"time per iteration ({unit})")
+        span = max(float(edges[-1] - edges[0]), abs(float(edges[0])) * 1e-3, 1e-12)
+        self.plot.getViewBox().setRange(
+            xRange=(float(edges[0]) - 0.04 * span, float(edges[-1]) + 0.04 * span),
+            yRange=(0, max(int(counts.max()), 1) * 1.08),
+            padding=0,
+        )
+        self.caption.setText(
+            f"{title}: {len(samples)} samples; median {format_time(stats.median_s)} (red), "
+            f"p10 {format_time(stats.p10_s)} and p90 {format_time(stats.p90_s)} (dashed)"
+            + ("; NOT a valid result" if bad else "")
+        )
+
+
+# ---------------------------------------------------------------- the tab
+
+
+class MeasurementTab(QWidget):
+    """Controls, progress, the runs table and the histogram; owns the measurement worker."""
+
+    measurement_finished = Signal()  # a job ended (finished, failed or cancelled); the tab is idle again
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.backends: tuple[BackendChoice, ...] | None = None
+        self.worker: MeasurementWorker | None = None
+        self._probe: BackendProbeWorker | None = None
+        self._job: MeasurementJob | None = None
+        self._job_session: object = None  # the Session the job was started in: its runs go there only
+        self._live_samples: list[float] = []
+        self._live_started: RunStarted | None = None
+        self._live_phase = ""
+        self._closing = False
+        self._sweep_choices: list[tuple[str, ...]] = []
+        self._sweep_op: str | None = None
+        self.calibration: Any = None  # the open CalibrationDialog (gui/calibration_dialog.py)
+
+        self._build()
+        document.runs_changed.connect(self.refresh_runs)
+        document.session_replaced.connect(self._session_replaced)
+        document.settings_changed.connect(self.refresh_runs)
+        document.device_changed.connect(self._show_bound_device)
+        document.selection_changed.connect(self._operation_changed)
+        document.analysis_changed.connect(self._operation_changed)
+        self.refresh_runs()
+        self._operation_changed()
+
+    # ------------------------------------------------------------------ construction
+    def _build(self) -> None:
+        self.operation = QLabel()
+        self.operation.setObjectName("measureOperation")
+        self.operation.setWordWrap(True)
+        self.backend_box = QComboBox()
+        self.backend_box.setObjectName("measureBackend")
+        for key in ("auto", "cupy", "numpy"):
+            self.backend_box.addItem(BACKEND_LABELS[key], key)
+        self.backend_box.setToolTip("The array library that runs the kernel: CuPy on an NVIDIA GPU, NumPy on this CPU")
+        self.backend_box.currentIndexChanged.connect(self._show_backend_device)
+        self.device_label = QLabel("Checking which backends can run here…")
+        self.device_label.setObjectName("measureDevice")
+        self.device_label.setWordWrap(True)
+        self.bound_label = QLabel()
+        self.bound_label.setObjectName("measureBoundDevice")
+        self.bound_label.setWordWrap(True)
+        self.bound_label.setStyleSheet("color: #555;")
+        self.iterations = QSpinBox()
+        self.iterations.setObjectName("measureIterations")
+        self.iterations.setRange(MIN_ITERATIONS, MAX_TAB_ITERATIONS)
+        self.iterations.setValue(DEFAULT_ITERATIONS)
+        self.iterations.setToolTip(f"Timed iterations (at least {MIN_ITERATIONS}); every raw sample is kept")
+        self.mode_box = QComboBox()
+        self.mode_box.setObjectName("measureMode")
+        for mode in (WARM, COLD):
+            self.mode_box.addItem(mode, mode)
+            self.mode_box.setItemData(self.mode_box.count() - 1, MODE_TIPS[mode], Qt.ItemDataRole.ToolTipRole)
+        self.mode_box.setToolTip("\n\n".join(MODE_TIPS.values()))
+        self.sweep_box = QCheckBox("Size sweep")
+        self.sweep_box.setObjectName("measureSweep")
+        self.sweep_box.setToolTip("Measure the operation at every power of two of one size field, the others as declared")
+        self.sweep_field = QComboBox()
+        self.sweep_field.setObjectName("measureSweepField")
+        self.sweep_low = QSpinBox()
+        self.sweep_high = QSpinBox()
+        for box in (self.sweep_low, self.sweep_high):
+            box.setRange(0, 62)
+            box.setPrefix("2^")
+        self.sweep_box.toggled.connect(self._sweep_toggled)
+        self.sweep_field.activated.connect(self._sweep_field_chosen)
+        self.run_button = QPushButton("Run")
+        self.run_button.setObjectName("measureRun")
+        self.run_button.setToolTip("Measure the selected operation (Ctrl+R)")
+        self.run_button.setShortcut("Ctrl+R")
+        self.run_button.clicked.connect(self.start)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("measureCancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.progress = QProgressBar()
+        self.progress.setObjectName("measureProgress")
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(0)
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("idle")
+        self.message = QLabel()
+        self.message.setObjectName("measureMessage")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.setVisible(False)
+
+        self.model = RunTableModel(self)
+        self.table = QTableView()
+        self.table.setObjectName("runTable")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(False)
+        self.model.modelReset.connect(self._fit_columns)
+        self.model.rowsInserted.connect(self._fit_columns)
+        self.table.selectionModel().currentRowChanged.connect(self._row_selected)
+        self.remove_button = QPushButton("Remove run")
+        self.remove_button.setObjectName("measureRemoveRun")
+        self.remove_button.setToolTip("Take the selected run out of the session (Undo brings it back)")
+        self.remove_button.clicked.connect(self.remove_selected)
+        self.calibrate_button = QPushButton("Calibrate device…")
+        self.calibrate_button.setObjectName("measureCalibrate")
+        self.calibrate_button.setToolTip("Measure this machine's sustained bandwidth and matrix rates and use them as the bounds")
+        self.calibrate_button.clicked.connect(self.open_calibration)
+        self.histogram = SampleHistogram()
+
+        settings = QGridLayout()
+        settings.setHorizontalSpacing(8)
+        settings.addWidget(QLabel("Backend"), 0, 0)
+        settings.addWidget(self.backend_box, 0, 1)
+        settings.addWidget(self.device_label, 0, 2, 1, 6)
+        settings.addWidget(QLabel("Iterations"), 1, 0)
+        settings.addWidget(self.iterations, 1, 1)
+        settings.addWidget(QLabel("Mode"), 1, 2)
+        settings.addWidget(self.mode_box, 1, 3)
+        sweep_row = QHBoxLayout()
+        sweep_row.addWidget(self.sweep_box)
+        sweep_row.addWidget(self.sweep_field)
+        sweep_row.addWidget(QLabel("from"))
+        sweep_row.addWidget(self.sweep_low)
+        sweep_row.addWidget(QLabel("to"))
+        sweep_row.addWidget(self.sweep_high)
+        settings.addLayout(sweep_row, 1, 4, 1, 4)
+        settings.setColumnStretch(7, 1)
+        run_row = QHBoxLayout()
+        run_row.addWidget(self.run_button)
+        run_row.addWidget(self.cancel_button)
+        run_row.addWidget(self.progress, 1)
+        table_box = QWidget()
+        table_layout = QVBoxLayout(table_box)
+        table_layout.setContentsMargins(0, 0, 0, 0)
+        table_layout.addWidget(self.table, 1)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.remove_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.calibrate_button)
+        table_layout.addLayout(buttons)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.setObjectName("measureSplitter")
+        splitter.addWidget(table_box)
+        splitter.addWidget(self.histogram)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 6, 4, 4)
+        layout.addWidget(self.operation)
+        layout.addLayout(settings)
+        layout.addWidget(self.bound_label)
+        layout.addLayout(run_row)
+        layout.addWidget(self.message)
+        layout.addWidget(splitter, 1)
+        self._sweep_toggled(False)
+        self._enable_controls()
+
+    # ------------------------------------------------------------------ backends (probed once, off the GUI thread)
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        super().showEvent(event)
+        self.probe_backends()
+
+    def probe_backends(self) -> None:
+        """Find out which backends can run here (once; the tab shows 'checking…' meanwhile)."""
+        if self.backends is not None or self._probe is not None:
+            return
+        probe = BackendProbeWorker()  # no parent: dropped (and deleted) once it has been waited for
+        probe.backends_probed.connect(self._backends_probed)
+        self._probe = probe
+        probe.start()
+
+    def _backends_probed(self, choices: tuple[BackendChoice, ...]) -> None:
+        self.backends = choices
+        model = self.backend_box.model()
+        for choice in choices:
+            row = self.backend_box.findData(choice.name)
+            item = model.item(row)  # type: ignore[attr-defined]
+            item.setEnabled(choice.available)
+            tip = f"Runs on {choice.device}" if choice.available else f"Not available: {choice.message}"
+            self.backend_box.setItemData(row, tip, Qt.ItemDataRole.ToolTipRole)
+        auto = self.resolved_backend()
+        self.backend_box.setItemText(self.backend_box.findData("auto"), f"Auto ({BACKEND_LABELS[auto].split(' (')[0]})")
+        if not self._choice(self.backend_box.currentData()).available:
+            self.backend_box.setCurrentIndex(self.backend_box.findData("auto"))
+        self._show_backend_device()
+        self._enable_controls()
+        if self._probe is not None:
+            self._probe.wait()
+            self._probe = None
+
+    def _choice(self, name: str) -> BackendChoice:
+        if name == "auto":
+            return self._choice(self.resolved_backend())
+        for choice in self.backends or ():
+            if choice.name == name:
+                return choice
+        return BackendChoice(name, False, "not checked yet", "", "gpu" if name == "cupy" else "cpu")
+
+    def resolved_backend(self) -> str:
+        """The backend a run would use now: the chosen one, or for auto CuPy when it can run, else NumPy."""
+        chosen = self.backend_box.currentData()
+        if chosen != "auto":
+            return str(chosen)
+        cupy = next((c for c in self.backends or () if c.name == "cupy"), None)
+        return "cupy" if cupy is not None and cupy.available else "numpy"
+
+    def select_backend(self, name: str) -> None:
+        """Choose a backend by name (auto, cupy, numpy), as the chooser does."""
+        self.backend_box.setCurrentIndex(self.backend_box.findData(name))
+
+    def _show_backend_device(self, *_: object) -> None:
+        if self.backends is None:
+            self.device_label.setText("Checking which backends can run here…")
+            return
+        choice = self._choice(self.backend_box.currentData())
+        cupy = self._choice("cupy")
+        text = f"Runs on {choice.device}." if choice.available else f"Cannot run: {choice.message}."
+        if not cupy.available:
+            text += f"  CuPy is unavailable: {cupy.message}."
+        self.device_label.setText(text)
+        self._show_bound_device()
+
+    def bound_device(self) -> Any:
+        """The Device each run's bound is computed on: the session's when it is the kind the backend runs on."""
+        kind = self._choice(self.resolved_backend()).kind
+        device = self.document.device
+        return device if device is not None and device.kind == kind else "auto"
+
+    def _show_bound_device(self) -> None:
+        if self.backends is None:
+            self.bound_label.setText("")
+            return
+        device = self.bound_device()
+        if device != "auto":
+            measured = sum(1 for rate in device.overrides.values() if rate.source == "measured")
+            extra = f", {measured} measured rate{'s' if measured != 1 else ''}" if measured else ""
+            self.bound_label.setText(f"% bound: against the session's device, {device.name}{extra}.")
+        else:
+            session = self.document.device
+            kind = "the GPU it runs on" if self._choice(self.resolved_backend()).kind == "gpu" else "the generic CPU model"
+            why = f"the session's device ({session.name}) is a {session.kind.upper()}" if session is not None else "no session device"
+            self.bound_label.setText(f"% bound: against {kind}, because {why}.")
+
+    # ------------------------------------------------------------------ the operation and the sweep
+    def current_declaration(self) -> tuple[Declaration | None, str]:
+        """The selected operation's valid declaration, or None and why not."""
+        entry = self.document.current_entry
+        if entry is None:
+            return None, "Select an operation to measure."
+        state = self.document.state(entry)
+        if state.error is not None:
+            return None, f"Fix the declaration of {entry.name} first: {state.error}"
+        if state.analysis is None:
+            return None, f"{entry.name} has no analysis yet."
+        return state.analysis.declaration, ""
+
+    def _operation_changed(self, *_: object) -> None:
+        declaration, why = self.current_declaration()
+        entry = self.document.current_entry
+        if declaration is None:
+            self.operation.setText(why)
+        else:
+            name = entry.name if entry is not None else declaration.op
+            self.operation.setText(f"<b>{name}</b>: <code>{declaration}</code>")
+        self._fill_sweep_fields(declaration)
+        self._enable_controls()
+
+    def _fill_sweep_fields(self, declaration: Declaration | None) -> None:
+        state = self.document.state(self.document.current_entry) if self.document.current_entry is not None else None
+        analysis = state.analysis if state is not None and state.error is None else None
+        choices = sweep_choices(analysis) if analysis is not None else []
+        op = declaration.op if declaration is not None else None
+        if choices == self._sweep_choices and op == self._sweep_op:
+            return
+        previous = self.sweep_fields()
+        self._sweep_choices, self._sweep_op = choices, op
+        self.sweep_field.blockSignals(True)
+        self.sweep_field.clear()
+        self.sweep_field.addItems(["=".join(group) for group in choices])
+        keep = choices.index(previous) if previous in choices else 0
+        self.sweep_field.setCurrentIndex(keep if choices else -1)
+        self.sweep_field.blockSignals(False)
+        if previous not in choices:
+            self._sweep_field_chosen()
+
+    def _sweep_field_chosen(self, *_: object) -> None:
+        """Default range: sixteen times smaller up to the declared size."""
+        declaration, _why = self.current_declaration()
+        fields = self.sweep_fields()
+        if declaration is None or not fields:
+            return
+        value = declaration.params.get(fields[0])
+        top = max(int(math.log2(value)), 1) if isinstance(value, int) and value > 0 else 10
+        self.set_sweep_range(max(top - 4, 0), top)
+
+    def set_sweep_range(self, low: int, high: int) -> None:
+        self.sweep_low.setValue(low)
+        self.sweep_high.setValue(high)
+
+    def sweep_fields(self) -> tuple[str, ...]:
+        index = self.sweep_field.currentIndex()
+        return self._sweep_choices[index] if 0 <= index < len(self._sweep_choices) else ()
+
+    def _sweep_toggled(self, on: bool) -> None:
+        for widget in (self.sweep_field, self.sweep_low, self.sweep_high):
+            widget.setEnabled(on and not self.running)
+
+    def declarations_to_run(self) -> list[Declaration]:
+        """The declaration, or with a sweep one per power of two; DeclarationError for a bad size."""
+        declaration, why = self.current_declaration()
+        if declaration is None:
+            raise WorkbenchError(why)
+        if not self.sweep_box.isChecked():
+            return [declaration]
+        fields = self.sweep_fields()
+        if not fields:
+            raise WorkbenchError(f"{declaration.op} has no size field to sweep")
+        low, high = self.sweep_low.value(), self.sweep_high.value()
+        if low > high:
+            raise WorkbenchError(f"the sweep starts above its end (2^{low} > 2^{high})")
+        if high - low + 1 > MAX_SWEEP_RUNS:
+            raise WorkbenchError(f"a sweep runs at most {MAX_SWEEP_RUNS} sizes; 2^{low} … 2^{high} is {high - low + 1}")
+        return [declaration.replace(**{name: 2**exponent for name in fields}) for exponent in range(low, high + 1)]
+
+    # ------------------------------------------------------------------ running
+    @property
+    def running(self) -> bool:
+        return self.worker is not None
+
+    def _enable_controls(self) -> None:
+        running = self.running
+        declaration, _ = self.current_declaration()
+        ready = self.backends is not None and self._choice(self.backend_box.currentData()).available
+        self.run_button.setEnabled(not running and ready and declaration is not None)
+        self.cancel_button.setEnabled(running)
+        for widget in (self.backend_box, self.iterations, self.mode_box, self.sweep_box):
+            widget.setEnabled(not running)
+        self._sweep_toggled(self.sweep_box.isChecked())
+        self.remove_button.setEnabled(not running and self._selected_stored_row() is not None)
+
+    def start(self) -> bool:
+        """Start measuring the selected operation (or its sweep) with the tab's settings; False with a message if not."""
+        if self.running or self._closing:
+            return False
+        if self.backends is None:
+            self.show_message("The backends are still being checked; try again in a moment.")
+            return False
+        try:
+            declarations = self.declarations_to_run()
+        except WorkbenchError as exc:
+            self.show_message(str(exc))
+            return False
+        entry = self.document.current_entry
+        settings = self.document.session.settings
+        job = MeasurementJob(
+            declarations=tuple(declarations),
+            backend=self.resolved_backend(),
+            iterations=self.iterations.value(),
+            mode=str(self.mode_box.currentData()),
+            device=self.bound_device(),
+            convention=settings.convention,
+            overlap=float(settings.overlap),
+            operation_name=entry.name if entry is not None else declarations[0].op,
+        )
+        worker = MeasurementWorker(job)  # no parent: dropped (and deleted) once it has been waited for
+        worker.run_started.connect(self._run_started)
+        worker.phase_changed.connect(self._phase_changed)
+        worker.samples_arrived.connect(self._samples_arrived)
+        worker.run_finished.connect(self._run_finished)
+        worker.run_failed.connect(self._run_failed)
+        worker.finished.connect(self._worker_done)
+        self.worker = worker
+        self._job = job
+        self._job_session = self.document.session
+        self.hide_message()
+        self.model.set_live(None)
+        self.progress.setValue(0)
+        self.progress.setFormat(f"starting {declarations[0]}…")
+        self._enable_controls()
+        worker.start()
+        return True
+
+    def cancel(self) -> None:
+        """Stop the run in progress (it ends within half a second) and the rest of a sweep."""
+        if self.worker is not None:
+            self.worker.cancel()
+            self.progress.setFormat("cancelling…")
+
+    def shutdown(self, timeout_ms: int = 10000) -> None:
+        """Cancel the measurement and the calibration, and wait for their threads (the window is closing)."""
+        self._closing = True
+        if self.worker is not None:
+            self.worker.cancel()
+        if self.calibration is not None:
+            self.calibration.shutdown(timeout_ms)
+        self.wait(timeout_ms)
+
+    def wait(self, timeout_ms: int = 10000) -> None:
+        """Wait for the backend probe, a measurement and a calibration in progress to end."""
+        for worker in (self._probe, self.worker, getattr(self.calibration, "worker", None)):
+            if worker is not None:
+                worker.wait(timeout_ms)
+
+    def _prefix(self, index: int) -> str:
+        count = len(self._job.declarations) if self._job is not None else 1
+        return f"{index + 1}/{count} " if count > 1 else ""
+
+    def _overall(self, index: int, fraction: float) -> int:
+        count = len(self._job.declarations) if self._job is not None else 1
+        return int(1000 * (index + min(max(fraction, 0.0), 1.0)) / max(count, 1))
+
+    def _run_started(self, index: int, started: RunStarted) -> None:
+        self._live_started = started
+        self._live_samples = []
+        self._live_phase = "starting"
+        self._show_live(index)
+        self.table.selectRow(self.model.rowCount() - 1)
+
+    def _phase_changed(self, index: int, phase: PhaseChanged) -> None:
+        self._live_phase = phase.phase
+        self.progress.setFormat(f"{self._prefix(index)}{phase.phase}" + (f": {phase.detail}" if phase.detail else ""))
+        self.progress.setValue(self._overall(index, 0.0))
+        self._show_live(index)
+
+    def _samples_arrived(self, index: int, batch: SampleBatch) -> None:
+        self._live_samples.extend(batch.samples_s)
+        self.progress.setValue(self._overall(index, batch.progress))
+        self.progress.setFormat(f"{self._prefix(index)}timing: {batch.done} of {batch.total} iterations")
+        self._show_live(index)
+
+    def _live_run(self, status: str, check: str) -> MeasuredRun | None:
+        started = self._live_started
+        if started is None or self._job is None:
+            return None
+        from workbench.gui.measure_runs import read_run
+
+        data = {
+            "declaration": started.declaration,
+            "backend": started.backend,
+            "device": started.device,
+            "mode": started.mode,
+            "samples_s": list(self._live_samples),
+            "operation_name": self._job.operation_name,
+            "id": "in progress",
+        }
+        return dataclasses.replace(read_run(data, -1, self._job.convention), status=status, check=check)
+
+    def _show_live(self, index: int) -> None:
+        started = self._live_started
+        total = started.iterations if started is not None else 0
+        detail = f"{self._live_phase} {len(self._live_samples)}/{total}" if self._live_phase == "timing" else self._live_phase
+        run = self._live_run(RUNNING, "running")
+        self.model.set_live(run, detail)
+        if run is not None and self._selected_row() == self.model.rowCount() - 1:
+            self.histogram.show_samples(run.samples_s, f"{run.declaration_text} (running)")
+
+    def _run_finished(self, index: int, record: RunRecord) -> None:
+        if record.status == CANCELLED:
+            run = self._live_run(CANCELLED, record.message)
+            self.model.set_live(run, record.message)
+            self.progress.setFormat(f"cancelled: {record.message}")
+            return
+        self._live_started = None
+        self.model.set_live(None)
+        if self._closing:
+            return
+        if self.document.session is not self._job_session:
+            self.show_message(f"The session was replaced during the run: the run of {record.declaration} was not stored.")
+            return
+        add_run(self.document, record, self._job.operation_name if self._job is not None else record.operation)
+        self.table.selectRow(len(self.model.runs) - 1)
+        self.progress.setValue(self._overall(index, 1.0))
+        verdict = "check passed" if record.valid else "INVALID: " + record.message
+        median = format_time(record.median_s) if record.median_s is not None else "no samples"
+        self.progress.setFormat(f"{self._prefix(index)}done: {record.declaration}, median {median}, {verdict}")
+
+    def _run_failed(self, index: int, message: str) -> None:
+        self._live_started = None
+        self.model.set_live(None)
+        declaration = self._job.declarations[index] if self._job is not None and index < len(self._job.declarations) else ""
+        self.show_message(message if not declaration or str(declaration) in message else f"{declaration}: {message}")
+        self.progress.setFormat("failed")
+
+    def _worker_done(self) -> None:
+        worker = self.worker
+        if worker is None:
+            return
+        worker.wait()
+        if worker.cancelled and self.progress.format().startswith(("cancelling", "starting")):
+            self.progress.setFormat("cancelled")
+        self.worker = None
+        self._enable_controls()
+        self.measurement_finished.emit()
+
+    # ------------------------------------------------------------------ the runs
+    def refresh_runs(self, *_: object) -> None:
+        """Rebuild the table from Session.runs, keeping the selected run selected."""
+        selected = self._selected_row()
+        selected_run = self.model.run_at(selected) if selected is not None else None
+        live, detail = self.model.live, self.model.live_detail
+        self.model.set_live(None)
+        self.model.set_runs(document_runs(self.document), self.document.binary)
+        if live is not None:
+            self.model.set_live(live, detail)
+        row = None
+        if selected_run is not None:
+            if selected_run.index < 0 and live is not None:
+                row = self.model.rowCount() - 1
+            else:
+                row = next((i for i, run in enumerate(self.model.runs) if run.id == selected_run.id), None)
+        if row is not None:
+            self.table.selectRow(row)
+        else:
+            self.table.clearSelection()
+            self._row_selected(QModelIndex(), QModelIndex())
+        self._enable_controls()
+
+    def _session_replaced(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()  # its runs belong to the session it was started in
+        else:
+            self.model.set_live(None)
+        self.hide_message()
+        self._operation_changed()
+        self._show_bound_device()
+
+    def _selected_row(self) -> int | None:
+        rows = self.table.selectionModel().selectedRows()
+        return rows[0].row() if rows else None
+
+    def _selected_stored_row(self) -> int | None:
+        row = self._selected_row()
+        return row if row is not None and row < len(self.model.runs) else None
+
+    def _row_selected(self, current: QModelIndex, previous: QModelIndex) -> None:
+        run = self.model.run_at(current.row()) if current.isValid() else None
+        if run is None:
+            self.histogram.show_samples((), "Select a run to see its raw samples." if self.model.rowCount() else
+                                        "No runs yet: choose the settings above and press Run.")
+        else:
+            how = "running" if run.status == RUNNING else f"{run.backend} {run.mode}".strip()
+            self.histogram.show_samples(run.samples_s, f"{run.declaration_text} ({how})", bad=run.status not in (OK, RUNNING))
+        self.remove_button.setEnabled(not self.running and current.isValid() and current.row() < len(self.model.runs))
+
+    def _fit_columns(self, *_: object) -> None:
+        """Columns as wide as their contents, the operation name at most NAME_COLUMN_MAX_PX."""
+        self.table.resizeColumnsToContents()
+        if self.table.columnWidth(0) > NAME_COLUMN_MAX_PX:
+            self.table.setColumnWidth(0, NAME_COLUMN_MAX_PX)
+
+    def select_run(self, row: int) -> None:
+        self.table.selectionModel().setCurrentIndex(
+            self.model.index(row, 0),
+            QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
+        )
+
+    def remove_selected(self) -> None:
+        row = self._selected_stored_row()
+        if row is not None:
+            remove_run(self.document, self.model.runs[row].index)
+
+    # ------------------------------------------------------------------ calibration (gui/calibration_dialog.py)
+    def open_calibration(self) -> Any:
+        """Open the calibration dialog for the session's device (one at a time)."""
+        from workbench.gui.calibration_dialog import CalibrationDialog
+
+        if self.calibration is not None:
+            self.calibration.raise_()
+            self.calibration.activateWindow()
+            return self.calibration
+        dialog = CalibrationDialog(self.document, self.window())
+        dialog.finished.connect(self._calibration_closed)
+        self.calibration = dialog
+        dialog.open()
+        return dialog
+
+    def _calibration_closed(self, *_: object) -> None:
+        dialog = self.calibration
+        self.calibration = None
+        if dialog is not None:
+            dialog.shutdown()
+            dialog.deleteLater()
+
+    # ------------------------------------------------------------------ messages and fonts
+    def show_message(self, text: str) -> None:
+        self.message.setText(f"⚠ {text}")
+        self.message.setStyleSheet("color: #b71c1c; font-weight: 600;")
+        self.message.setVisible(True)
+
+    def hide_message(self) -> None:
+        self.message.setVisible(False)
+        self.message.setText("")
+
+    def set_base_font(self, font: QFont) -> None:
+        size = f"{max(font.pointSizeF(), 6):.0f}pt"
+        for name in ("bottom", "left"):
+            axis = self.histogram.plot.getAxis(name)
+            axis.setStyle(tickFont=font)
+            axis.setLabel(axis.labelText, **{"font-size": size})
+        self.histogram.message.setFont(font)
