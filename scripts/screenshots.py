@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 from PySide6.QtCore import QSettings
 from PySide6.QtTest import QTest
@@ -63,6 +64,66 @@ def recovery_dialog(window: QWidget, app: QApplication, path: Path) -> None:
     settle(app)
     save(dialog, path)
     dialog.close()
+
+
+def wait_until(app: QApplication, done: Callable[[], bool], what: str, seconds: float = 180.0) -> None:
+    end = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > end:
+            raise SystemExit(f"screenshots: gave up waiting for {what}")
+        settle(app, 0.05)
+
+
+def measurement_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """A CPU run of the vector add (2^24 fp32) in the Measurement tab; the CPU calibrated; with a
+    1024³ fp32 GEMM measured beside it, the roofline with measured points; a size sweep over its bounds."""
+    from workbench.session import OperationEntry
+
+    window.open_example("vector-add")
+    tab = window.measurement
+    window.tabs.setCurrentWidget(tab)
+    wait_until(app, lambda: tab.backends is not None, "the backend check")
+    tab.select_backend("numpy")
+    tab.iterations.setValue(50)
+    if not tab.start():
+        raise SystemExit(f"screenshots: the run did not start: {tab.message.text()}")
+    wait_until(app, lambda: not tab.running, "the vector-add run")
+    if not window.document.session.runs:
+        raise SystemExit(f"screenshots: the vector-add run failed: {tab.message.text()}")
+    tab.select_run(0)
+    settle(app)
+    save(window, out / "measurement-tab.png")
+
+    dialog = tab.open_calibration()
+    dialog.quick.setChecked(True)
+    dialog.start()
+    wait_until(app, lambda: not dialog.running, "the calibration")
+    settle(app)
+    save(dialog, out / "calibration.png")
+    dialog.accept()
+    window.document.add_operation(OperationEntry("GEMM 1024³ fp32", "gemm(M=1024, N=1024, K=1024, dtype=fp32)"))
+    if not tab.start():
+        raise SystemExit(f"screenshots: the GEMM run did not start: {tab.message.text()}")
+    wait_until(app, lambda: not tab.running, "the GEMM run")
+    window.tabs.setCurrentWidget(window.roofline)
+    settle(app)
+    save(window, out / "roofline-measured.png")
+
+    # a size sweep of the vector add, 2^14 … 2^24, over its bounds (a fresh copy of the example)
+    window.open_example("vector-add")
+    window.tabs.setCurrentWidget(tab)
+    tab.select_backend("numpy")
+    tab.sweep_box.setChecked(True)
+    tab.set_sweep_range(14, 24)
+    if not tab.start():
+        raise SystemExit(f"screenshots: the sweep did not start: {tab.message.text()}")
+    wait_until(app, lambda: not tab.running, "the sweep")
+    tab.sweep_box.setChecked(False)
+    window.tabs.setCurrentWidget(window.sweep)
+    window.sweep.low.setValue(10)
+    window.sweep.high.setValue(28)
+    settle(app)
+    save(window, out / "bound-vs-size-measured.png")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     window.open_example("attention-naive-vs-fused")
     settle(app)
     save(window, out / "attention-roofline.png")
+
+    # 5b. measurement: a CPU run in the Measurement tab, calibration, measured points on the roofline
+    measurement_screenshots(window, app, out)
 
     # 6. the next start after a crash: the recovery question, over the window
     recovery_dialog(window, app, out / "recovery.png")
