@@ -187,6 +187,19 @@ def test_cancel_mid_run_ends_within_half_a_second_and_marks_it_cancelled(qtbot, 
     assert tab.run_button.isEnabled()
 
 
+def test_opening_another_session_during_a_run_cancels_it_and_stores_it_nowhere(qtbot, window) -> None:
+    tab = measurement_tab(qtbot, window, declaration="add(n=2**20, dtype=fp32)", iterations=100_000)
+    old_session = window.document.session
+    assert tab.start()
+    qtbot.waitUntil(lambda: len(tab._live_samples) > 0, timeout=RUN_TIMEOUT_MS)
+    with qtbot.waitSignal(tab.measurement_finished, timeout=5000):
+        window.open_example("gemm-4096-fp16")
+    assert window.document.session.runs == [] and old_session.runs == []
+    assert tab.model.rowCount() == 0
+    assert "Another session was opened" in tab.message.text()
+    assert "gemm" in tab.operation.text()
+
+
 def test_a_size_that_does_not_fit_is_refused_with_its_message_and_nothing_is_lost(qtbot, window, monkeypatch) -> None:
     tab = measurement_tab(qtbot, window)
     run_and_wait(qtbot, tab)  # one good run first
@@ -225,6 +238,15 @@ def test_the_run_is_kept_in_the_session_file_and_comes_back_on_reopening(qtbot, 
     finally:
         again.close()
         again.wait_for_workers()
+
+    # and the session's report reads the run: its median, its p10/p90, valid, and the conditions it ran under
+    from workbench.report import build_report
+
+    figures = build_report(window.document.session).operations[0].runs[0]
+    samples = window.document.session.runs[0]["samples_s"]
+    assert figures.median_s == pytest.approx(statistics.median(samples))
+    assert figures.p10_s is not None and figures.p90_s is not None and figures.valid is True
+    assert dict(figures.conditions)["backend"] == "numpy"
 
 
 def test_undo_removes_the_run_and_redo_brings_it_back(qtbot, window) -> None:

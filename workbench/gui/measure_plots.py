@@ -91,8 +91,12 @@ class _MarkItems:
         plot.addItem(self.bars)
         plot.addItem(self.scatter)
         self.labels: list[pg.TextItem] = []
+        self.shown = 0  # marks drawn now
 
     def show(self, marks: Sequence[MeasuredMark], beam: float, with_labels: bool) -> None:
+        if not marks and not self.shown:
+            return  # nothing drawn, nothing to draw: the common case on every edit of a session without runs
+        self.shown = len(marks)
         x = np.array([m.x for m in marks], dtype=float)
         y = np.array([m.y for m in marks], dtype=float)
         self.scatter.setData(x=x, y=y, data=[m.run_index for m in marks])

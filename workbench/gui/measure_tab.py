@@ -794,6 +794,12 @@ class MeasurementTab(QWidget):
             self.histogram.show_samples(run.samples_s, f"{run.declaration_text} (running)")
 
     def _run_finished(self, index: int, record: RunRecord) -> None:
+        if record.status == CANCELLED and self.document.session is not self._job_session:
+            self._live_started = None
+            self.model.set_live(None)
+            self.show_message(f"Another session was opened, so the run of {record.declaration} was cancelled and not stored.")
+            self.progress.setFormat("cancelled")
+            return
         if record.status == CANCELLED:
             run = self._live_run(CANCELLED, record.message)
             self.model.set_live(run, record.message)
