@@ -282,6 +282,26 @@ def test_a_sweep_measures_each_power_of_two_and_lands_on_bound_vs_size(qtbot, wi
     assert [mark.x for mark in window.sweep.measured.marks] == pytest.approx([10.0, 11.0, 12.0])
 
 
+def test_a_square_gemm_sweeps_its_tied_sizes_together(qtbot, window) -> None:
+    tab = measurement_tab(qtbot, window, declaration="gemm(M=128, N=128, K=128, dtype=fp32)")
+    tab.sweep_box.setChecked(True)
+    assert tab.sweep_fields() == ("M", "N", "K")
+    assert (tab.sweep_low.value(), tab.sweep_high.value()) == (3, 7)  # sixteen times smaller up to the declared size
+    tab.set_sweep_range(5, 6)
+    run_and_wait(qtbot, tab)
+    assert [run["declaration"] for run in window.document.session.runs] == [
+        "gemm(M=32, N=32, K=32, dtype=fp32)",
+        "gemm(M=64, N=64, K=64, dtype=fp32)",
+    ]
+    assert [cell(tab, row, COLUMNS.index("Size")) for row in range(2)] == ["M=N=K=32 · fp32", "M=N=K=64 · fp32"]
+    assert all(cell(tab, row, CHECK) == "passed" for row in range(2))
+    window.tabs.setCurrentWidget(window.sweep)
+    window.sweep.low.setValue(4)
+    window.sweep.high.setValue(8)
+    qtbot.waitUntil(lambda: len(window.sweep.measured.marks) == 2, timeout=3000)
+    assert [mark.x for mark in window.sweep.measured.marks] == pytest.approx([5.0, 6.0])
+
+
 def test_cupy_is_greyed_out_with_the_reason_when_it_cannot_run(qtbot, window, monkeypatch) -> None:
     import workbench.measure as measure_module
 
