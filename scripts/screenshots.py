@@ -126,6 +126,34 @@ def measurement_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "bound-vs-size-measured.png")
 
 
+def profile_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """Nsight Compute's raw page of a vector add and a 4096³ fp16 GEMM on an H200, imported and matched:
+    the matching dialog, the Profile tab comparing the GEMM kernel with its declaration, and the
+    roofline with the imported kernels as stars linked to their operations."""
+    from workbench.session import OperationEntry
+
+    window.new_session()
+    window.document.set_device("h200-sxm")
+    window.document.add_operation(OperationEntry("vector add", "add(n=2**24, dtype=fp32)"))
+    window.document.select(0)
+    window.import_profile(str(ROOT / "tests" / "data" / "ncu_raw.csv"))
+    end = time.monotonic() + 60
+    while window.profile_importer.dialog is None:
+        if time.monotonic() > end:
+            raise SystemExit(f"screenshots: the profile import did not reach its dialog ({window.banner.text()})")
+        settle(app, 0.05)
+    dialog = window.profile_importer.dialog
+    settle(app)
+    save(dialog, out / "profile-match-dialog.png")
+    dialog.accept()
+    window.tabs.setCurrentWidget(window.profile_view)
+    settle(app)
+    save(window, out / "profile-comparison.png")
+    window.tabs.setCurrentWidget(window.roofline)
+    settle(app)
+    save(window, out / "roofline-profiled.png")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
@@ -181,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     window.open_example("attention-naive-vs-fused")
     settle(app)
     save(window, out / "attention-roofline.png")
+
+    # 5a. an Nsight Compute export imported, matched, compared, and on the roofline
+    profile_screenshots(window, app, out)
 
     # 5b. measurement: a CPU run in the Measurement tab, calibration, measured points on the roofline
     measurement_screenshots(window, app, out)

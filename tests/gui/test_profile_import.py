@@ -292,3 +292,15 @@ def test_kernel_patterns_select_exactly_their_kernel() -> None:
             rule = MatchRule(kernel_pattern(kernel, kernels_of_file), ADD)
             assert [k.name for k in kernels_of_file if rule.matches(k.name)] == [kernel.name]
     assert kernel_pattern(shared[0], shared) == "regex:^void\\ scale<float>\\(float\\*,\\ int\\)$"
+
+
+def test_the_stored_record_is_what_the_whole_file_gives(qtbot, window) -> None:
+    """The worker keeps only the metrics the workbench reads; the session record must not lose any of them."""
+    import gc
+
+    add_vector_add(window)
+    dialog = open_import(qtbot, window, NCU_RAW)
+    rules = dialog.rules()
+    finish(qtbot, window, dialog)
+    assert window.document.session.profiles[0] == read_profile(NCU_RAW).with_matches(rules).to_dict()
+    assert gc.isenabled()  # the cycle collector, paused while the file was read, is back on

@@ -10,11 +10,12 @@ undoable `AddProfile`; a file that cannot be read is one line in the window.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal
@@ -35,7 +36,8 @@ from PySide6.QtWidgets import (
 from workbench.errors import WorkbenchError
 from workbench.gui.profile_model import canonical, linked_operation
 from workbench.gui.workers import track_worker
-from workbench.profilers import Kernel, MatchRule, Profile, match_kernels, read_profile, suggest_operation
+from workbench.profilers import Kernel, KernelLaunch, MatchRule, Profile, match_kernels, read_profile, suggest_operation
+from workbench.profilers.counters import is_used_metric
 from workbench.session import OperationEntry
 from workbench.units import format_bytes, format_time
 
@@ -59,6 +61,38 @@ class ReadProfile:
     seconds: float
 
 
+def keep_read_metrics(launches: list[KernelLaunch | None]) -> tuple[KernelLaunch, ...]:
+    """The launches with only the metrics the workbench reads (those a session record keeps anyway).
+
+    A `--set full` raw page has over a thousand metrics per launch; the
+    comparison, the kernel table and the roofline read about twenty. The
+    list is emptied as it goes, so the dropped metrics are freed one launch
+    at a time rather than in one long deallocation that holds the GIL.
+    """
+    kept: dict[str, bool] = {}
+
+    def wanted(name: str) -> bool:
+        answer = kept.get(name)
+        if answer is None:
+            answer = kept[name] = is_used_metric(name)
+        return answer
+
+    slim = []
+    for index, launch in enumerate(launches):
+        assert launch is not None
+        slim.append(replace(launch, metrics={name: metric for name, metric in launch.metrics.items() if wanted(name)}))
+        launches[index] = None  # the full launch goes now
+    return tuple(slim)
+
+
+def read_slim_profile(path: str) -> Profile:
+    """`read_profile`, keeping only the metrics the workbench reads."""
+    profile = read_profile(path)
+    launches: list[KernelLaunch | None] = list(profile.launches)
+    profile = replace(profile, launches=())  # drops the file's tuple; the launches live on in the list only
+    return replace(profile, launches=keep_read_metrics(launches))
+
+
 class ProfileReadWorker(QThread):
     """Reads one profiler CSV and groups its kernels; reports `profile_read` or `read_failed` (one line)."""
 
@@ -72,8 +106,13 @@ class ProfileReadWorker(QThread):
 
     def run(self) -> None:
         started = time.perf_counter()
+        # A raw page of a full ncu set is millions of small objects. With the cycle collector on, its
+        # full passes over them (up to half a second each, holding the GIL) froze the window during a
+        # read; the parse makes no cycles, so it runs without the collector and keeps only what we use.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
-            profile = read_profile(self.path)
+            profile = read_slim_profile(self.path)
             kernels = profile.kernels()
         except WorkbenchError as exc:
             self.read_failed.emit(str(exc))
@@ -81,6 +120,9 @@ class ProfileReadWorker(QThread):
         except Exception as exc:  # a reader fault must not take the window down; say what happened
             self.read_failed.emit(f"{os.path.basename(self.path)}: cannot be read ({type(exc).__name__}: {exc})")
             return
+        finally:
+            if collecting:
+                gc.enable()
         if not kernels:
             self.read_failed.emit(f"{profile.source}: the file holds no kernels")
             return
@@ -165,6 +207,7 @@ class KernelMatchDialog(QDialog):
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -200,7 +243,7 @@ class KernelMatchDialog(QDialog):
         rows_height = sum(self.table.rowHeight(r) for r in range(len(self.kernels)))
         self.table.setMinimumHeight(min(self.table.horizontalHeader().height() + rows_height + 6, 420))
 
-        note = QLabel(profile.conditions_note[:1].upper() + profile.conditions_note[1:] + ".")
+        note = QLabel(f"Note: {profile.conditions_note}.")
         note.setObjectName("matchConditions")
         note.setWordWrap(True)
         note.setStyleSheet("color: #6d4c00;")
@@ -217,7 +260,7 @@ class KernelMatchDialog(QDialog):
         layout.addWidget(self.table, 1)
         layout.addWidget(note)
         layout.addWidget(buttons)
-        self.resize(980, 200 + min(rows_height, 420))
+        self.resize(1080, 200 + min(rows_height, 420))
 
     def _operation_box(self) -> QComboBox:
         box = QComboBox()
@@ -230,7 +273,7 @@ class KernelMatchDialog(QDialog):
                 item = box.model().item(box.count() - 1)  # type: ignore[attr-defined]
                 item.setEnabled(False)
         box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        box.setMinimumContentsLength(34)
+        box.setMinimumContentsLength(48)
         return box
 
     def choice(self, row: int) -> OperationEntry | None:

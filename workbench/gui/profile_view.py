@@ -59,6 +59,7 @@ KERNEL_COLOUR = "#6a1b9a"  # purple: apart from the operations' grey and red and
 KERNEL_FAINT = "#ce93d8"
 KERNEL_SYMBOL = "star"
 KERNEL_LEGEND = "profiled kernel (ncu / nsys)"
+NAME_LIMIT = 64  # characters of a kernel name in titles and choosers; tool tips carry the whole name
 NOTE_STYLE = "background: #fff3cd; color: #6d4c00; border: 1px solid #e0c060; padding: 5px;"
 EMPTY_TEXT = (
     "No profile imported. File ▸ Import profile… reads Nsight Compute CSV "
@@ -161,6 +162,11 @@ class ProfiledKernelLayer:
 
 
 # ---------------------------------------------------------------- the Profile tab
+
+
+def shortened(name: str, limit: int = NAME_LIMIT) -> str:
+    """A kernel name cut to `limit` characters with '…' (one unbreakable word would widen the window)."""
+    return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
 def _causes_html(title: str, causes: Sequence[Cause]) -> str:
@@ -430,7 +436,7 @@ class ProfileComparisonView(QWidget):
         previous = self.kernel_choice.currentData()
         self.kernel_choice.clear()
         for found in self.comparisons:
-            self.kernel_choice.addItem(found.imported.label, found.imported.key)
+            self.kernel_choice.addItem(shortened(found.imported.label, NAME_LIMIT + 30), found.imported.key)
         keep = self.kernel_choice.findData(previous)
         self.kernel_choice.setCurrentIndex(max(keep, 0))
         self.kernel_choice.setVisible(len(self.comparisons) > 1)
@@ -527,7 +533,7 @@ class ProfileComparisonView(QWidget):
         c = found.comparison
         binary = self.document.binary
         entry = self.document.operations[found.imported.operation or 0]
-        self.title.setText(f"{found.imported.kernel.base_name}  ⟷  {entry.name}")
+        self.title.setText(f"{shortened(found.imported.kernel.base_name)}  ⟷  {entry.name}")
         self.title.setToolTip(f"{found.imported.kernel.name}\n{c.declaration}")
 
         def size(value: float | None) -> str:
@@ -567,8 +573,10 @@ class ProfileComparisonView(QWidget):
         if profiled is not None and use_other:
             self.device_button.setText(f"Bound on {profiled.name}")
             self.device_button.setToolTip(f"Choose {profiled.name}, the GPU the file names, as the session's device (undoable)")
-        self.causes.setHtml(causes_html(c))
-        self.derivation.setHtml(comparison_html(c))
+        for browser, text in ((self.causes, causes_html(c)), (self.derivation, comparison_html(c))):
+            if browser.property("shownHtml") != text:  # laying out rich text is most of a refresh's cost
+                browser.setHtml(text)
+                browser.setProperty("shownHtml", text)
 
     def _use_profiled_device(self) -> None:
         if self._profiled_device_key:

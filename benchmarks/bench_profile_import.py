@@ -1,0 +1,210 @@
+"""Benchmarks of profile import in the window: a big raw page off the GUI thread, and plots with imported kernels.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_profile_import.py
+
+1. A synthetic `ncu --csv --page raw` export as large as a `--set full`
+   profile of a training step: the test file's 22 columns plus 1,500 more
+   metrics, 2,000 launches of the two test kernels (about 30 MB).
+   a. `read_profile` plus `kernels()` on this thread: median of 3.
+   b. The same file through `MainWindow.import_profile`: a 5 ms QTimer on
+      the GUI thread records the longest gap between its ticks from the call
+      until the matching dialog opens; target ≤ 100 ms while the read takes
+      seconds (the read runs in a worker thread).
+   c. The session record that import stores (metrics the workbench reads)
+      against one keeping every metric, as JSON bytes.
+2. With both test kernels imported and matched: the roofline's refresh,
+   with and without the imported kernels (median of 200), and one
+   keystroke into the declaration line with a forced repaint of the whole
+   window, with the roofline or the Profile tab on screen, and with no
+   imports (median of 200 each; target ≤ 16 ms, as in bench_gui.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parent.parent
+RAW = ROOT / "tests" / "data" / "ncu_raw.csv"
+
+EXTRA_METRICS = 1_500
+LAUNCHES = 2_000
+READS = 3
+REFRESHES = 200
+EDITS = 200
+
+
+def big_raw_page(path: Path) -> int:
+    """Write the test raw page widened to EXTRA_METRICS more metrics and LAUNCHES launches; returns bytes."""
+    lines = RAW.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    header, units, rows = lines[start], lines[start + 1], lines[start + 2 :]
+    names = ",".join(f'"smsp__synthetic_metric_{i:04d}.sum"' for i in range(EXTRA_METRICS))
+    unit_cells = ",".join('"inst"' for _ in range(EXTRA_METRICS))
+    with path.open("w") as out:
+        out.write("\n".join(lines[:start]) + "\n")
+        out.write(f"{header},{names}\n{units},{unit_cells}\n")
+        for launch in range(LAUNCHES):
+            row = rows[launch % len(rows)]
+            cells = row.split('","')
+            cells[0] = f'"{launch}'
+            values = ",".join(f'"{(launch * 7919 + i * 104729) % 1_000_003:,}"' for i in range(EXTRA_METRICS))
+            out.write('","'.join(cells) + f",{values}\n")
+    return path.stat().st_size
+
+
+def main() -> int:
+    settings_dir = tempfile.mkdtemp(prefix="workbench-bench-")
+    from PySide6.QtCore import QSettings
+
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir)
+    os.environ.setdefault("PERF_WORKBENCH_DATA_DIR", tempfile.mkdtemp(prefix="workbench-bench-data-"))
+    from PySide6.QtCore import Qt, QTimer
+    from PySide6.QtTest import QTest
+
+    from workbench.devices.nvml import NO_DRIVER, Detection
+    from workbench.gui.app import build_window, ensure_application
+    from workbench.profilers import read_profile
+    from workbench.session import OperationEntry
+
+    folder = Path(tempfile.mkdtemp(prefix="workbench-bench-profile-"))
+    big = folder / "big_raw.csv"
+    size = big_raw_page(big)
+
+    # 1a. reading on this thread
+    reads = []
+    for _ in range(READS):
+        start = time.perf_counter()
+        profile = read_profile(big)
+        kernels = profile.kernels()
+        reads.append(time.perf_counter() - start)
+    assert [k.instances for k in kernels] == [LAUNCHES // 2, LAUNCHES // 2]
+    kept = len(json.dumps(profile.to_dict()))
+    everything = len(json.dumps(profile.to_dict(all_metrics=True)))
+
+    app = ensure_application()
+    window = build_window(detect=lambda: Detection(NO_DRIVER, "benchmark"))
+    session_io = getattr(window, "session_io", None)
+    if session_io is not None:  # never stop on a question
+        session_io.ask_unsaved_changes = lambda action: "discard"
+    window.resize(1600, 1000)
+    window.show()
+    for _ in range(20):
+        app.processEvents()
+        time.sleep(0.01)
+    window.wait_for_workers()
+    window.document.add_operation(OperationEntry("vector add", "add(n=2**24, dtype=fp32)"))
+    window.document.select(0)
+    app.processEvents()
+
+    # 1b. the same file through the window: how long the GUI thread goes without running its timer
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    importer = window.profile_importer
+    timer.start()
+    ticks.append(time.perf_counter())
+    window.import_profile(str(big))
+    while importer.dialog is None:
+        app.processEvents()
+        time.sleep(0.001)
+        if ticks and time.perf_counter() - ticks[0] > 120:
+            raise SystemExit(f"the import did not reach its dialog: {window.banner.text()}")
+    timer.stop()
+    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    longest_gap = max(gaps)
+    worker_read = importer.last_read_seconds or 0.0
+    importer.dialog.reject()
+    while importer.busy:
+        app.processEvents()
+        time.sleep(0.001)
+
+    # 2. the test kernels imported and matched: roofline refresh and edit-to-repaint
+    window.import_profile(str(RAW))
+    while importer.dialog is None:
+        app.processEvents()
+        time.sleep(0.001)
+    importer.dialog.accept()
+    while importer.busy:
+        app.processEvents()
+    assert len(window.roofline.kernels.marks) == 2
+    roofline = window.roofline
+
+    def refresh_times() -> list[float]:
+        times = []
+        for _ in range(REFRESHES):
+            start = time.perf_counter()
+            roofline.refresh()
+            times.append(time.perf_counter() - start)
+        return times
+
+    with_kernels = refresh_times()
+    records = window.document.session.profiles
+    window.document.session.profiles = []
+    without_kernels = refresh_times()
+    window.document.session.profiles = records
+    roofline.refresh()
+
+    def edit_times(tab) -> list[float]:  # type: ignore[no-untyped-def]
+        """One keystroke into M (then its undoing) and a forced repaint, with `tab` on screen."""
+        window.tabs.setCurrentWidget(tab)
+        app.processEvents()
+        line = window.editor.line
+        line.setFocus()
+        line.setText("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
+        line.setCursorPosition(len("gemm(M=4096"))
+        times = []
+        for index in range(EDITS):
+            start = time.perf_counter()
+            QTest.keyClick(line, Qt.Key.Key_1 if index % 2 == 0 else Qt.Key.Key_Backspace)
+            window.repaint()
+            times.append(time.perf_counter() - start)
+        return times
+
+    edits_roofline = edit_times(window.roofline)
+    edits_profile = edit_times(window.profile_view)
+    assert len(window.roofline.kernels.marks) == 2
+    window.document.session.profiles = []
+    window.document.profiles_changed.emit()
+    edits_plain = edit_times(window.roofline)
+
+    window.close()
+    window.wait_for_workers()
+
+    print(f"synthetic raw page: {size / 1e6:.1f} MB, {LAUNCHES:,} launches × {EXTRA_METRICS + 22:,} columns")
+    rows = [
+        ("read_profile + kernels() on one thread", statistics.median(reads), None, f"{READS} reads"),
+        ("the same read in the import worker", worker_read, None, "1 import"),
+        ("longest GUI-thread gap during that import", longest_gap, 0.100, f"{len(gaps)} timer ticks"),
+        ("roofline refresh, 2 imported kernels", statistics.median(with_kernels), None, f"{REFRESHES} refreshes"),
+        ("roofline refresh, no imports", statistics.median(without_kernels), None, f"{REFRESHES} refreshes"),
+        ("edit to repaint, no imports, roofline tab", statistics.median(edits_plain), 0.016, f"{EDITS} edits"),
+        ("edit to repaint, 2 imported kernels, roofline tab", statistics.median(edits_roofline), 0.016, f"{EDITS} edits"),
+        ("edit to repaint, 2 imported kernels, Profile tab", statistics.median(edits_profile), 0.016, f"{EDITS} edits"),
+    ]
+    width = max(len(name) for name, *_ in rows)
+    print(f"{'benchmark'.ljust(width)}  {'median':>10}  {'target':>9}  ok   runs")
+    failed = False
+    for name, value, target, runs in rows:
+        ok = target is None or value <= target
+        failed |= not ok
+        shown_target = "" if target is None else "≤ " + _ms(target)
+        verdict = "" if target is None else ("yes" if ok else "NO ")
+        print(f"{name.ljust(width)}  {_ms(value):>10}  {shown_target:>9}  {verdict:<3}  {runs}")
+    print(f"session record: {kept / 1e3:,.1f} kB with the metrics the workbench reads; {everything / 1e6:,.1f} MB with all")
+    return 1 if failed else 0
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
