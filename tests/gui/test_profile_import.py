@@ -304,3 +304,70 @@ def test_the_stored_record_is_what_the_whole_file_gives(qtbot, window) -> None:
     finish(qtbot, window, dialog)
     assert window.document.session.profiles[0] == read_profile(NCU_RAW).with_matches(rules).to_dict()
     assert gc.isenabled()  # the cycle collector, paused while the file was read, is back on
+
+
+def test_files_dropped_together_are_matched_one_after_the_other(qtbot, window) -> None:
+    add_vector_add(window)
+    window.import_profile(str(NCU_DETAILS))
+    window.import_profile(str(NSYS))
+    qtbot.waitUntil(lambda: window.profile_importer.dialog is not None, timeout=10000)
+    assert window.profile_importer.dialog.profile.source == "ncu_details.csv"
+    window.profile_importer.dialog.accept()
+    qtbot.waitUntil(
+        lambda: window.profile_importer.dialog is not None and window.profile_importer.dialog.profile.source != "ncu_details.csv",
+        timeout=10000,
+    )
+    assert window.profile_importer.dialog.profile.source == "nsys_cuda_gpu_kern_sum.csv"
+    finish(qtbot, window, window.profile_importer.dialog)
+    assert [record["source"] for record in window.document.session.profiles] == ["ncu_details.csv", "nsys_cuda_gpu_kern_sum.csv"]
+    window.document.select(1)
+    window.tabs.setCurrentWidget(window.profile_view)
+    # the vector add has a kernel in each file: both offered, one at a time
+    choices = [window.profile_view.kernel_choice.itemText(i) for i in range(window.profile_view.kernel_choice.count())]
+    assert choices == [
+        "cupy_add__float32_float32_float32 — ncu_details.csv (Nsight Compute)",
+        "cupy_add__float32_float32_float32 — nsys_cuda_gpu_kern_sum.csv (Nsight Systems)",
+    ]
+    assert len(window.roofline.kernels.marks) == 4
+
+
+def test_file_menu_offers_the_import(window) -> None:
+    action = window.actions["import_profile"]
+    assert action.text() == "&Import profile…" and action.shortcut().toString() == "Ctrl+I"
+    file_menu = window.menuBar().actions()[0].menu()
+    assert action in file_menu.actions()
+    assert window.tabs.tabText(window.tabs.indexOf(window.profile_view)) == "&Profile"
+
+
+def _move_mouse(qtbot, window, x: float, y: float) -> None:  # type: ignore[no-untyped-def]
+    """Move the mouse over the roofline to the data point (x, y) (log coordinates), as a user does."""
+    from PySide6.QtCore import QEvent, QPointF, Qt
+    from PySide6.QtGui import QMouseEvent
+
+    from workbench.gui.plots import point_in_view
+
+    graphics = window.roofline.widget
+    target = graphics.mapFromScene(point_in_view(window.roofline.plot.getViewBox(), x, y))
+    for where in (QPointF(target.x() - 40, target.y() - 40), QPointF(target)):
+        qtbot.wait(60)  # pyqtgraph drops mouse moves that come faster than its rate limit
+        event = QMouseEvent(
+            QEvent.Type.MouseMove, where, graphics.viewport().mapToGlobal(where),
+            Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+        )
+        QApplication.sendEvent(graphics.viewport(), event)
+
+
+def test_hovering_a_kernel_star_shows_its_figures_and_operations_keep_theirs(qtbot, window) -> None:
+    finish(qtbot, window, open_import(qtbot, window, NCU_RAW))
+    window.tabs.setCurrentWidget(window.roofline)
+    layer = window.roofline.kernels
+    (mark,) = layer.marks  # only the GEMM kernel: the window's one operation
+    _move_mouse(qtbot, window, mark.x, mark.y)
+    qtbot.waitUntil(lambda: layer.points.toolTip() == mark.tip, timeout=3000)
+    assert "rate 644.6 TFLOP/s" in layer.points.toolTip()
+
+    analysis = window.document.state(window.document.operations[0]).analysis
+    _move_mouse(qtbot, window, math.log10(analysis.intensity), math.log10(analysis.attainable_rate))
+    view = window.roofline.plot.getViewBox()
+    qtbot.waitUntil(lambda: "1365 FLOP/B" in view.toolTip(), timeout=3000)
+    assert layer.points.toolTip() == ""
