@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Autosaves go to a scratch folder: a recovery question left by an earlier crash must not stop a run.
+os.environ.setdefault("PERF_WORKBENCH_DATA_DIR", tempfile.mkdtemp(prefix="workbench-bench-data-"))
 ROOT = Path(__file__).resolve().parent.parent
 
 STARTUP_RUNS = 7

@@ -84,6 +84,13 @@ class Device:
             return "HBM" if self.kind == "gpu" else "DRAM"
         return "HBM" if self.memory_type.upper().startswith("HBM") else "DRAM"
 
+    def path_title(self, path: str) -> str:
+        """A readable name for a path on this device: 'FP32 (CUDA cores)', 'FP32 (vector units)' on a CPU."""
+        if path == BANDWIDTH:
+            return f"Memory bandwidth ({self.memory_name})"
+        title = PATH_TITLES.get(path, path)
+        return title.replace("CUDA cores", "vector units") if self.kind == "cpu" else title
+
     # -- rates -------------------------------------------------------------
     def resolve_path(self, path: str) -> str | None:
         """The path whose rate bounds `path` on this device, or None if it has none."""

@@ -220,7 +220,7 @@ class DevicePanel(QWidget):
         overrides = self.document.session.device.overrides
         for row, path in enumerate(rows):
             rate = _rate_in_use(device, path) if device is not None else None
-            name = QTableWidgetItem(PATH_TITLES.get(path, path) if path != BANDWIDTH else "Memory bandwidth (HBM)")
+            name = QTableWidgetItem(device.path_title(path) if device is not None else PATH_TITLES.get(path, path))
             name.setFlags(Qt.ItemFlag.ItemIsEnabled)
             name.setToolTip(path)
             text = _rate_text(path, rate, binary)

@@ -125,6 +125,7 @@ class AnalysisPanel(QWidget):
         derivation_row.addWidget(copy_button)
         tensors_title = QLabel("Tensors crossing HBM → on-chip caches")
         tensors_title.setStyleSheet("font-weight: 600;")
+        self.tensors_title = tensors_title
 
         self.empty = QLabel("No operation selected.")
         self.empty.setObjectName("panelEmpty")
@@ -223,7 +224,7 @@ class AnalysisPanel(QWidget):
             ),
             "memory": (
                 format_time(a.memory_time) if a.memory_time is not None else "—",
-                f"HBM at {format_bandwidth(a.bandwidth.value, binary)}, {a.bandwidth.source}"
+                f"{a.memory_name} at {format_bandwidth(a.bandwidth.value, binary)}, {a.bandwidth.source}"
                 if a.bandwidth
                 else "needs a memory bandwidth",
             ),
@@ -246,6 +247,7 @@ class AnalysisPanel(QWidget):
 
     def _show_tensors(self, a: Analysis) -> None:
         binary = self.document.binary
+        self.tensors_title.setText(f"Tensors crossing {a.interface}")
         self.tensors.setRowCount(len(a.tensors))
         for row, t in enumerate(a.tensors):
             name = f"{t.name}[{', '.join(t.shape_symbols)}]" if t.shape_symbols else t.name

@@ -168,6 +168,7 @@ class RooflineView(QWidget):
         self.widget.setObjectName("rooflinePlot")
         self.plot: pg.PlotItem = self.widget.getPlotItem()
         self.plot.setLabel("bottom", "Arithmetic intensity (FLOP/B, compulsory HBM bytes)")
+        self._axis_memory = "HBM"
         self.plot.setLabel("left", "Attainable rate (FLOP/s)")
 
         self.memory_line = pg.PlotDataItem()
@@ -276,7 +277,10 @@ class RooflineView(QWidget):
             self.memory_ghost.setPen(roof_pen(GHOST_COLOUR, ghost, 1.5))
         self.memory_ghost.setVisible(ghost is not None)
         label_x = x_low + 0.15
-        self.memory_label.setText(f"HBM {format_bandwidth(bandwidth, binary)} ({bw_rate.source})")
+        self.memory_label.setText(f"{device.memory_name} {format_bandwidth(bandwidth, binary)} ({bw_rate.source})")
+        if device.memory_name != self._axis_memory:  # relabel only on a change: a label change relays the plot out
+            self._axis_memory = device.memory_name
+            self.plot.setLabel("bottom", f"Arithmetic intensity (FLOP/B, compulsory {device.memory_name} bytes)")
         self.memory_label.setPos(label_x, math.log10(bandwidth) + label_x + 0.08)
         self.memory_label.setVisible(True)
 
