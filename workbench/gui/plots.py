@@ -16,8 +16,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
+from PySide6.QtGui import QFont, QMouseEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from workbench.analysis import Analysis, sweep
@@ -39,6 +39,26 @@ POINT_COLOUR = "#37474f"
 STALE_COLOUR = "#9e9e9e"
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+FIT_SHORTCUT = "Ctrl+Shift+F"  # View ▸ Fit plot to data (Ctrl+0 is the normal text size)
+HELD_TEXT = f"View held — {FIT_SHORTCUT} fits"
+ROOF_REACH = 8.0  # decades the roofs run past the fitted range, so a panned view still shows them
+# Pixel radius of each kind of mark that labels keep clear of (marker half-size plus a little air).
+OPERATION_RADIUS = 8.0
+KERNEL_RADIUS = 10.0
+MEASURED_RADIUS = 7.5
+RIDGE_RADIUS = 6.5
+LABEL_GAP = 9.0  # pixels between a point and its own label
+
+Box = tuple[float, float, float, float]  # left, top, right, bottom in the view box's pixels
+
+
+def _overlaps(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _overlap_area(a: Box, b: Box) -> float:
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
 
 
 def _is_assumed(rate: Rate) -> bool:
@@ -111,6 +131,7 @@ class _Pool:
         self.plot = plot
         self.make = make
         self.items: list[Any] = []
+        self.used = 0  # items in use now (one may still be hidden while its mark is out of view)
 
     def take(self, count: int) -> list[Any]:
         while len(self.items) < count:
@@ -119,6 +140,7 @@ class _Pool:
             self.items.append(item)
         for index, item in enumerate(self.items):
             item.setVisible(index < count)
+        self.used = count
         return self.items[:count]
 
 
@@ -197,10 +219,23 @@ class RooflineView(QWidget):
         # measured runs: achieved FLOP/s over the median, p10–p90 bars (gui/measure_plots.py)
         self.measured = MeasuredRooflineLayer(self.plot, document)
         document.runs_changed.connect(self.refresh)
-        self._range: tuple[float, float, float, float] | None = None
+        self._range: tuple[float, float, float, float] | None = None  # the range the data asks for
+        self._held = False  # the user zoomed or panned: edits keep the view until a fit
+        self._device_key: str | None = None
         self._roof_heights: list[float] = []
+        self._roof_starts: list[float] = []  # log intensity where each roof begins (its ridge)
+        self._memory_line: tuple[float, float] | None = None  # log bandwidth, log intensity where it ends
         self._point_positions: list[tuple[float, float]] = []
-        self.plot.getViewBox().sigResized.connect(self._place_labels)
+        self._ridge: tuple[float, float] | None = None  # the selected path's ridge point
+        view = self.plot.getViewBox()
+        view.sigResized.connect(self._place_labels)
+        view.sigRangeChanged.connect(self._place_labels)
+        view.sigRangeChangedManually.connect(self._hold_view)
+        # pyqtgraph's "A" button (shown while the view is held) and a double-click fit to the data
+        self.plot.autoBtn.clicked.disconnect(self.plot.autoBtnClicked)
+        self.plot.autoBtn.clicked.connect(self.fit_view)
+        self.widget.viewport().installEventFilter(self)  # a double-click on the plot (see eventFilter)
+        document.session_replaced.connect(self.fit_view)
 
         caption = QLabel(
             "Dashed roofs: datasheet or derived figures. Solid roofs: measured or entered rates. "
@@ -208,10 +243,20 @@ class RooflineView(QWidget):
         )
         caption.setWordWrap(True)
         caption.setObjectName("rooflineCaption")
+        self.held_label = QLabel(HELD_TEXT)
+        self.held_label.setObjectName("rooflineHeld")
+        self.held_label.setToolTip("You zoomed or panned, so edits keep this view. "
+                                   f"View ▸ Fit plot to data ({FIT_SHORTCUT}), the A button or a double-click fits again.")
+        self.held_label.setStyleSheet("color: #6d4c00; background: #fff3cd; padding: 1px 4px;")
+        self.held_label.setMinimumWidth(self.held_label.sizeHint().width())  # the caption keeps its width either way
+        self.held_label.setText("")
+        caption_row = QHBoxLayout()
+        caption_row.addWidget(caption, 1)
+        caption_row.addWidget(self.held_label, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.widget, 1)
-        layout.addWidget(caption)
+        layout.addLayout(caption_row)
 
         document.analysis_changed.connect(self.refresh)
         document.selection_changed.connect(self.refresh)
@@ -243,9 +288,13 @@ class RooflineView(QWidget):
             self.message.setText(f"No roofline: {why}")
             self.message.setPos(0.5, 0.5)
             self.message.setVisible(True)
+            self._release_view()  # the message sits in a fixed range
             self._set_range(-1.0, 2.0, 0.0, 1.0)
             return
         self.message.setVisible(False)
+        if self.document.session.device.key != self._device_key:  # another device: fit its roofs
+            self._device_key = self.document.session.device.key
+            self._release_view()
 
         bandwidth = device.bandwidth.value
         roofs = device_roofs(device)
@@ -268,21 +317,20 @@ class RooflineView(QWidget):
         # memory roof: rises with intensity until the highest compute roof
         bw_rate = device.overrides.get(BANDWIDTH) or device.peak[BANDWIDTH]
         memory_end = max(ridges) if ridges else x_high
-        self.memory_line.setData([x_low, memory_end], [math.log10(bandwidth) + x_low, math.log10(bandwidth) + memory_end])
+        start = x_low - ROOF_REACH
+        self.memory_line.setData([start, memory_end], [math.log10(bandwidth) + start, math.log10(bandwidth) + memory_end])
         self.memory_line.setPen(roof_pen(MEMORY_COLOUR, bw_rate, 2.5))
         ghost = device.peak.get(BANDWIDTH) if BANDWIDTH in device.overrides else None
         if ghost is not None:
             g = math.log10(ghost.value)
-            self.memory_ghost.setData([x_low, memory_end], [g + x_low, g + memory_end])
+            self.memory_ghost.setData([start, memory_end], [g + start, g + memory_end])
             self.memory_ghost.setPen(roof_pen(GHOST_COLOUR, ghost, 1.5))
         self.memory_ghost.setVisible(ghost is not None)
-        label_x = x_low + 0.15
         self.memory_label.setText(f"{device.memory_name} {format_bandwidth(bandwidth, binary)} ({bw_rate.source})")
         if device.memory_name != self._axis_memory:  # relabel only on a change: a label change relays the plot out
             self._axis_memory = device.memory_name
             self.plot.setLabel("bottom", f"Arithmetic intensity (FLOP/B, compulsory {device.memory_name} bytes)")
-        self.memory_label.setPos(label_x, math.log10(bandwidth) + label_x + 0.08)
-        self.memory_label.setVisible(True)
+        self._memory_line = (math.log10(bandwidth), memory_end)  # its label is placed with the others
 
         lines = self.roof_lines.take(len(roofs))
         labels = self.roof_labels.take(len(roofs))
@@ -292,7 +340,7 @@ class RooflineView(QWidget):
             y = math.log10(roof.rate.value)
             selected = used_path in roof.paths
             colour = SELECTED_COLOUR if selected else ROOF_COLOUR
-            line.setData([ridge, x_high], [y, y])
+            line.setData([ridge, x_high + ROOF_REACH], [y, y])
             line.setPen(roof_pen(colour, roof.rate, 2.5 if selected else 1.5))
             line.setZValue(2 if selected else 1)
             names = " / ".join(short_path(p) for p in roof.paths)
@@ -302,9 +350,11 @@ class RooflineView(QWidget):
                 ghost_line = ghosts[ghost_index]
                 ghost_index += 1
                 gy = math.log10(roof.datasheet.value)
-                ghost_line.setData([math.log10(roof.datasheet.value / bandwidth), x_high], [gy, gy])
+                ghost_line.setData([math.log10(roof.datasheet.value / bandwidth), x_high + ROOF_REACH], [gy, gy])
                 ghost_line.setPen(roof_pen(GHOST_COLOUR, roof.datasheet, 1.5))
         self._roof_heights = [math.log10(roof.rate.value) for roof in roofs]
+        self._roof_starts = list(ridges)
+        x_high = self._room_for_roof_labels(labels, x_low, x_high, max(xs, default=x_low))
 
         # ridge point of the selected operation's path
         ridge = current_analysis.ridge if current_analysis is not None else None
@@ -313,8 +363,10 @@ class RooflineView(QWidget):
             self.ridge_line.setPos(rx)
             self.ridge_marker.setData([rx], [ry])
             self.ridge_label.setText(f"ridge {format_intensity(ridge)}")
-            self.ridge_label.setPos(rx + 0.04, y_low + 0.05)
-        for item in (self.ridge_line, self.ridge_marker, self.ridge_label):
+            self._ridge = (rx, ry)  # its label is placed at the bottom of the view
+        else:
+            self._ridge = None
+        for item in (self.ridge_line, self.ridge_marker):
             item.setVisible(ridge is not None and ridge > 0)
 
         # the operations
@@ -342,75 +394,219 @@ class RooflineView(QWidget):
         self._set_range(x_low, x_high, y_low, y_high)
         self._place_labels()
 
-    def _place_labels(self, *_: object) -> None:
-        """Lay out the labels in screen pixels so none overlap.
+    def _room_for_roof_labels(self, labels: Sequence[pg.TextItem], x_low: float, x_high: float, rightmost: float) -> float:
+        """A fitted range's right end with room for the widest roof label right of every point (whole decades)."""
+        width = self.plot.getViewBox().width()
+        need = max((label.boundingRect().width() for label in labels), default=0.0) + 2 * KERNEL_RADIUS
+        while width > 0 and x_high < rightmost + 12 and (x_high - rightmost) * width / (x_high - x_low) < need:
+            x_high += 1.0
+        return x_high
 
-        Each roof's label goes above its line at the right end, else below it, else
-        under the label above. Each operation's label takes the first free place
-        around its point (below right, below left, above left, above right, lower down).
+    def _place_labels(self, *_: object) -> None:
+        """Lay out the labels in the view's pixels so none covers a point or another label.
+
+        Every mark on the plot (operations, measured runs and their bars, profiled
+        kernels, the ridge point) and the legend are obstacles. Each roof's label
+        takes the first free place along its line from the right edge leftwards,
+        above the line, else below it. Each operation's label takes the first free
+        place around its point, nearest first. The view in use (fitted or held) is
+        read from the view box, so a zoom or pan re-places them too.
         """
         if self._range is None:
             return
-        x_low, x_high, y_low, y_high = self._range
         view = self.plot.getViewBox()
         width, height = view.width(), view.height()
+        (x_low, x_high), (y_low, y_high) = view.viewRange()
         if height <= 0 or width <= 0 or y_high <= y_low or x_high <= x_low:
             return
         per_x = width / (x_high - x_low)
         per_y = height / (y_high - y_low)
-        taken: list[tuple[float, float, float, float]] = []  # left, top, right, bottom in pixels
+
+        def px(x: float) -> float:
+            return (x - x_low) * per_x
+
+        def py(y: float) -> float:
+            return (y_high - y) * per_y
 
         def put(label: pg.TextItem, left: float, top: float) -> None:
             label.setAnchor((0, 0))
             label.setPos(x_low + left / per_x, y_high - top / per_y)
 
-        floor = 0.0
-        roof_labels = [label for label in self.roof_labels.items if label.isVisible()]
-        for label, y in zip(roof_labels, self._roof_heights):
+        def size(label: pg.TextItem) -> tuple[float, float]:
             box = label.boundingRect()
-            w, h = box.width(), box.height() * 0.85
-            line = (y_high - y) * per_y
-            if line - h >= floor:
-                top = line - h  # above the line
-            elif line + 1 >= floor:
-                top = line + 1  # below the line
-            else:
-                top = floor  # under the label above
-            left = width - 4 - w
-            put(label, left, top)
-            taken.append((left, top, left + w, top + h))
-            floor = top + h
+            return box.width(), box.height()
 
-        def free(rect: tuple[float, float, float, float]) -> bool:
-            left, top, right, bottom = rect
-            if left < 0 or top < 0 or right > width or bottom > height:
-                return False
-            return all(right <= l or left >= r or bottom <= t or top >= b for l, t, r, b in taken)
+        inside: Box = (0.0, 0.0, width, height)
+        marks: list[Box] = []  # the points: nothing may cover them
+        for x, y in self._point_positions:
+            marks.append(_around(px(x), py(y), OPERATION_RADIUS))
+        for kernel in self.kernels.marks:
+            marks.append(_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS))
+        for run in self.measured.marks:
+            cx = px(run.x)
+            marks.append(_around(cx, py(run.y), MEASURED_RADIUS))
+            marks.append((cx - 2.0, py(run.high), cx + 2.0, py(run.low)))  # the spread bar
+        for items in (self.measured.valid_items, self.measured.not_valid_items):
+            for text in items.labels:
+                if text.isVisible():
+                    marks.append(_scene_box(view, text))
+        if self._ridge is not None:
+            marks.append(_around(px(self._ridge[0]), py(self._ridge[1]), RIDGE_RADIUS))
+        legend = self.plot.legend
+        if legend is not None and legend.isVisible() and legend.items:
+            marks.append(_scene_box(view, legend))
+        taken: list[Box] = []  # labels placed so far
 
-        point_labels = [label for label in self.point_labels.items if label.isVisible()]
-        gap = 6.0
-        for label, (x, y) in zip(point_labels, self._point_positions):
-            box = label.boundingRect()
-            w, h = box.width(), box.height() * 0.85
-            px, py = (x - x_low) * per_x, (y_high - y) * per_y
-            candidates = [(px + gap, py + gap), (px - gap - w, py + gap), (px - gap - w, py - gap - h), (px + gap, py - gap - h)]
-            candidates += [(px - gap - w, py + gap + k * h) for k in (1, 2)] + [(px - w / 2, py + gap + k * h) for k in (1, 2)]
-            left, top = next(((cx, cy) for cx, cy in candidates if free((cx, cy, cx + w, cy + h))), candidates[1])
-            put(label, left, top)
-            taken.append((left, top, left + w, top + h))
+        def cost(box: Box) -> float:
+            """0 for a free place; else how much it covers (marks count far more than labels)."""
+            outside = width * height - _overlap_area(box, inside)
+            return outside * 10 + sum(_overlap_area(box, m) * 100 for m in marks) + sum(_overlap_area(box, t) for t in taken)
+
+        def best(candidates: list[Box]) -> Box:
+            scored = []
+            for box in candidates:
+                score = cost(box)
+                if score == 0.0:
+                    return box
+                scored.append((score, box))
+            return min(scored)[1]
+
+        # the memory roof's label: just above the line near the left end of its visible part
+        bw_label = self._memory_line is not None
+        if self._memory_line is not None:
+            log_bw, memory_end = self._memory_line
+            first = max(x_low, y_low - log_bw)
+            last = min(x_high, y_high - log_bw, memory_end)
+            bw_label = first < last
+            if bw_label:
+                w, h = size(self.memory_label)
+                x = first + 10 / per_x
+                left, bottom = px(x), py(log_bw + x) - 4
+                box = (left, bottom - h, left + w, bottom)
+                put(self.memory_label, box[0], box[1])
+                taken.append(box)
+        self.memory_label.setVisible(bw_label)
+
+        # the ridge label: at the foot of the ridge line
+        ridge_label = self._ridge is not None and x_low < self._ridge[0] < x_high
+        if self._ridge is not None and ridge_label:
+            w, h = size(self.ridge_label)
+            left = px(self._ridge[0]) + 3
+            box = best([(left, height - h - 2, left + w, height - 2), (left - w - 6, height - h - 2, left - 6, height - 2)])
+            put(self.ridge_label, box[0], box[1])
+            taken.append(box)
+        self.ridge_label.setVisible(ridge_label)
+
+        step = 24.0
+        for label, y, start in zip(self.roof_labels.items[: self.roof_labels.used], self._roof_heights, self._roof_starts):
+            line = py(y)
+            first = max(px(start), 0.0)
+            shown = 0 <= line <= height and first < width
+            label.setVisible(shown)
+            if not shown:
+                continue
+            w, h = size(label)
+            lefts = [width - 4 - w]
+            while lefts[-1] > 0:  # along the roof from the right edge, then on past its ridge if it must
+                lefts.append(max(lefts[-1] - step, 0.0))
+            tops = [line - 0.85 * h, line + 1]  # just above the line, just below it
+            tops += [top for k in (1, 2, 3) for top in (line - 0.85 * h - k * h, line + 1 + k * h)]  # then stacked off it
+            candidates = [(left, top, left + w, top + h) for left in lefts for top in tops[:2]]
+            candidates += [(left, top, left + w, top + h) for top in tops[2:] for left in lefts]
+            box = best(candidates)
+            put(label, box[0], box[1])
+            taken.append(box)
+
+        for label, (x, y) in zip(self.point_labels.items[: self.point_labels.used], self._point_positions):
+            cx, cy = px(x), py(y)
+            shown = 0 <= cx <= width and 0 <= cy <= height
+            label.setVisible(shown)
+            if not shown:
+                continue
+            w, h = size(label)
+            candidates = []
+            for reach in (LABEL_GAP, LABEL_GAP + 0.8 * h, LABEL_GAP + 1.8 * h, LABEL_GAP + 3 * h):
+                d = reach * 0.7  # diagonal places as near as the straight ones
+                candidates += [
+                    (cx + d, cy + d, cx + d + w, cy + d + h),  # below right
+                    (cx - d - w, cy + d, cx - d, cy + d + h),  # below left
+                    (cx - d - w, cy - d - h, cx - d, cy - d),  # above left
+                    (cx + d, cy - d - h, cx + d + w, cy - d),  # above right
+                    (cx + reach, cy - h / 2, cx + reach + w, cy + h / 2),  # right
+                    (cx - reach - w, cy - h / 2, cx - reach, cy + h / 2),  # left
+                    (cx - w / 2, cy + reach, cx + w / 2, cy + reach + h),  # below
+                    (cx - w / 2, cy - reach - h, cx + w / 2, cy - reach),  # above
+                ]
+            box = best(candidates)
+            put(label, box[0], box[1])
+            taken.append(box)
 
     def _hide_roofs(self) -> None:
         for item in (self.memory_line, self.memory_ghost, self.memory_label, self.ridge_line, self.ridge_marker, self.ridge_label):
             item.setVisible(False)
+        self._memory_line = None
+        self._ridge = None
+        self._roof_heights = []
+        self._roof_starts = []
         self.roof_lines.take(0)
         self.roof_labels.take(0)
         self.ghost_lines.take(0)
+
+    # ------------------------------------------------------------------ the view: fitted or held
+    @property
+    def view_held(self) -> bool:
+        """True once the user zoomed or panned: edits then keep the view until a fit."""
+        return self._held
 
     def _set_range(self, x_low: float, x_high: float, y_low: float, y_high: float) -> None:
         target = (x_low, x_high, y_low, y_high)
         if target != self._range:
             self._range = target
+            if not self._held:
+                self._apply_range()
+
+    def _apply_range(self) -> None:
+        if self._range is not None:
+            x_low, x_high, y_low, y_high = self._range
             self.plot.getViewBox().setRange(xRange=(x_low, x_high), yRange=(y_low, y_high), padding=0)
+
+    def _hold_view(self, *_: object) -> None:
+        if not self._held:
+            self._held = True
+            self._show_held()
+
+    def _release_view(self) -> None:
+        if self._held:
+            self._held = False
+            self._show_held()
+            self._apply_range()
+
+    def fit_view(self, *_: object) -> None:
+        """Back to automatic ranging: the view fits the roofs and every point, and follows edits again."""
+        self._held = False
+        self._show_held()
+        self._apply_range()
+
+    def _show_held(self) -> None:
+        self.held_label.setText(HELD_TEXT if self._held else "")
+        self.held_label.setStyleSheet("color: #6d4c00; background: #fff3cd; padding: 1px 4px;" if self._held else "")
+        if self._held:
+            self.plot.showButtons()
+        else:
+            self.plot.hideButtons()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        """A left double-click inside the plot area fits the view (the event still reaches pyqtgraph)."""
+        if (
+            watched is self.widget.viewport()
+            and event.type() == QEvent.Type.MouseButtonDblClick
+            and isinstance(event, QMouseEvent)
+            and event.button() == Qt.MouseButton.LeftButton
+        ):
+            scene_pos = self.widget.mapToScene(event.position().toPoint())
+            if self.plot.getViewBox().sceneBoundingRect().contains(scene_pos):
+                self.fit_view()
+        return super().eventFilter(watched, event)
 
     def _hovered(self, item: Any, points: Any, event: Any) -> None:
         text = "\n\n".join(self._tip(point.data()) for point in list(points)[:3])
@@ -444,7 +640,18 @@ class RooflineView(QWidget):
                                          *self.roof_labels.items, *self.point_labels.items])
         self.roof_labels.make = lambda: _font_text(pg.TextItem(anchor=(1, 0)), font)
         self.point_labels.make = lambda: _font_text(pg.TextItem(anchor=(0, 0), color="#212121"), font)
+        self.held_label.setMinimumWidth(self.held_label.fontMetrics().horizontalAdvance(HELD_TEXT) + 14)
         self._place_labels()
+
+
+def _around(x: float, y: float, radius: float) -> Box:
+    return (x - radius, y - radius, x + radius, y + radius)
+
+
+def _scene_box(view: pg.ViewBox, item: Any) -> Box:
+    """An item's rectangle in the view box's pixels (the legend, a run's "invalid" label)."""
+    rect = view.mapRectFromScene(item.sceneBoundingRect())
+    return (rect.left(), rect.top(), rect.right(), rect.bottom())
 
 
 def _font_text(item: pg.TextItem, font: QFont) -> pg.TextItem:

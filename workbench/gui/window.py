@@ -47,7 +47,7 @@ from workbench.gui.measure_tab import MeasurementTab
 from workbench.gui.export import export_png, export_svg
 from workbench.gui.operations_view import OperationsView
 from workbench.gui.panel import CONVENTION_LABELS, AnalysisPanel
-from workbench.gui.plots import RooflineView, SweepView
+from workbench.gui.plots import FIT_SHORTCUT, RooflineView, SweepView
 from workbench.gui.profile_import import ProfileImporter
 from workbench.gui.profile_view import ProfileComparisonView
 from workbench.gui.session_io import SessionFiles
@@ -227,6 +227,8 @@ class MainWindow(QMainWindow):
         a("font_larger", "&Larger text", lambda: self.change_font_size(+1), sk.ZoomIn, "Larger text, for projectors")
         a("font_smaller", "&Smaller text", lambda: self.change_font_size(-1), sk.ZoomOut, "Smaller text")
         a("font_reset", "&Normal text size", self.reset_font_size, "Ctrl+0", "Back to the normal text size")
+        a("fit_plot", "&Fit plot to data", lambda: self.roofline.fit_view(), FIT_SHORTCUT,
+          "Fit the roofline to the roofs and points again after a zoom or pan (edits then follow the data)")
         for number, key in enumerate(TABS, start=1):
             a(f"tab_{key}", ("&Roofline", "&Bound vs size", "&Measurement", "&Profile")[number - 1],
               lambda _=False, i=number - 1: self.tabs.setCurrentIndex(i), f"Ctrl+{number}")
@@ -271,6 +273,8 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         for key in ("font_larger", "font_smaller", "font_reset"):
             view.addAction(acts[key])
+        view.addSeparator()
+        view.addAction(acts["fit_plot"])
         view.addSeparator()
         for key in TABS:
             view.addAction(acts[f"tab_{key}"])
