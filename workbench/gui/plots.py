@@ -459,8 +459,9 @@ class RooflineView(QWidget):
 
         def cost(box: Box) -> float:
             """0 for a free place; else how much it covers (marks count far more than labels)."""
-            outside = width * height - _overlap_area(box, inside)
-            return outside * 10 + sum(_overlap_area(box, m) * 100 for m in marks) + sum(_overlap_area(box, t) for t in taken)
+            outside = (box[2] - box[0]) * (box[3] - box[1]) - _overlap_area(box, inside)
+            covered = sum(_overlap_area(box, m) for m in marks if _overlaps(box, m))
+            return outside * 10 + covered * 100 + sum(_overlap_area(box, t) for t in taken if _overlaps(box, t))
 
         def best(candidates: list[Box]) -> Box:
             scored = []
