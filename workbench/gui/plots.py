@@ -248,8 +248,7 @@ class RooflineView(QWidget):
         self.held_label.setToolTip("You zoomed or panned, so edits keep this view. "
                                    f"View ▸ Fit plot to data ({FIT_SHORTCUT}), the A button or a double-click fits again.")
         self.held_label.setStyleSheet("color: #6d4c00; background: #fff3cd; padding: 1px 4px;")
-        self.held_label.setMinimumWidth(self.held_label.sizeHint().width())  # the caption keeps its width either way
-        self.held_label.setText("")
+        self.held_label.setVisible(False)  # shown only while the view is held
         caption_row = QHBoxLayout()
         caption_row.addWidget(caption, 1)
         caption_row.addWidget(self.held_label, 0, Qt.AlignmentFlag.AlignTop)
@@ -589,8 +588,7 @@ class RooflineView(QWidget):
         self._apply_range()
 
     def _show_held(self) -> None:
-        self.held_label.setText(HELD_TEXT if self._held else "")
-        self.held_label.setStyleSheet("color: #6d4c00; background: #fff3cd; padding: 1px 4px;" if self._held else "")
+        self.held_label.setVisible(self._held)
         if self._held:
             self.plot.showButtons()
         else:
@@ -641,7 +639,6 @@ class RooflineView(QWidget):
                                          *self.roof_labels.items, *self.point_labels.items])
         self.roof_labels.make = lambda: _font_text(pg.TextItem(anchor=(1, 0)), font)
         self.point_labels.make = lambda: _font_text(pg.TextItem(anchor=(0, 0), color="#212121"), font)
-        self.held_label.setMinimumWidth(self.held_label.fontMetrics().horizontalAdvance(HELD_TEXT) + 14)
         self._place_labels()
 
 
