@@ -1,6 +1,7 @@
 """Benchmarks of profile import in the window: a big raw page off the GUI thread, and plots with imported kernels.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_profile_import.py
+    .venv/bin/python benchmarks/bench_profile_import.py --reader-only   # 1a alone, no Qt
 
 1. A synthetic `ncu --csv --page raw` export as large as a `--set full`
    profile of a training step: the test file's 22 columns plus 1,500 more
@@ -28,6 +29,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from typing import Callable
+
+    from workbench.profilers import Profile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +66,35 @@ def big_raw_page(path: Path) -> int:
     return path.stat().st_size
 
 
+def read_times(path: Path, keep: "Callable[[str], bool] | None" = None) -> "tuple[list[float], Profile]":
+    """1a: `read_profile` plus `kernels()` on this thread, READS times; the seconds and the last profile."""
+    from workbench.profilers import read_profile
+
+    reads = []
+    for _ in range(READS):
+        start = time.perf_counter()
+        profile = read_profile(path, keep=keep)
+        kernels = profile.kernels()
+        reads.append(time.perf_counter() - start)
+        assert [k.instances for k in kernels] == [LAUNCHES // 2, LAUNCHES // 2]
+    return reads, profile
+
+
+def reader_only() -> int:
+    """Only the read of the synthetic raw page (1a): no window, no Qt import."""
+    folder = Path(tempfile.mkdtemp(prefix="workbench-bench-profile-"))
+    big = folder / "big_raw.csv"
+    size = big_raw_page(big)
+    from workbench.profilers.counters import is_used_metric
+
+    print(f"synthetic raw page: {size / 1e6:.1f} MB, {LAUNCHES:,} launches × {EXTRA_METRICS + 22:,} columns")
+    for name, keep in (("read_profile + kernels()", None), ("read_profile(keep=is_used_metric) + kernels()", is_used_metric)):
+        reads, _ = read_times(big, keep)
+        print(f"{name} on one thread: median {_ms(statistics.median(reads))} of {READS} "
+              f"({', '.join(_ms(r) for r in reads)})")
+    return 0
+
+
 def main() -> int:
     settings_dir = tempfile.mkdtemp(prefix="workbench-bench-")
     from PySide6.QtCore import QSettings
@@ -70,7 +106,6 @@ def main() -> int:
 
     from workbench.devices.nvml import NO_DRIVER, Detection
     from workbench.gui.app import build_window, ensure_application
-    from workbench.profilers import read_profile
     from workbench.session import OperationEntry
 
     folder = Path(tempfile.mkdtemp(prefix="workbench-bench-profile-"))
@@ -78,13 +113,7 @@ def main() -> int:
     size = big_raw_page(big)
 
     # 1a. reading on this thread
-    reads = []
-    for _ in range(READS):
-        start = time.perf_counter()
-        profile = read_profile(big)
-        kernels = profile.kernels()
-        reads.append(time.perf_counter() - start)
-    assert [k.instances for k in kernels] == [LAUNCHES // 2, LAUNCHES // 2]
+    reads, profile = read_times(big)
     kept = len(json.dumps(profile.to_dict()))
     everything = len(json.dumps(profile.to_dict(all_metrics=True)))
 
@@ -207,4 +236,4 @@ def _ms(seconds: float) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(reader_only() if "--reader-only" in sys.argv[1:] else main())

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Mapping, Sequence
 
 from workbench.profilers.records import Metric
@@ -211,16 +212,48 @@ def _count(value: int | float) -> str:
     return f"{value:,.1f}"
 
 
+@dataclass(frozen=True)
+class _FlopRole:
+    """What one metric name is to flop_count: a SASS counter (precision, operation), a tensor path, or the pipe %."""
+
+    kind: str  # "sass", "tensor" or "pipe"
+    precision: str = ""  # sass: "fp64", "fp32", "fp16"
+    operation: str = ""  # sass: "add", "mul", "fma"
+    path: str = ""  # tensor: "src_fp16_dst_fp32", …
+
+
+@lru_cache(maxsize=16_384)
+def _flop_role(name: str) -> _FlopRole | None:
+    """The name's role, decided once per name (a file repeats its names in every launch); None for the rest."""
+    match = _SASS.match(name)
+    if match is not None:
+        return _FlopRole("sass", precision=_PRECISION[match.group(2)], operation=match.group(3))
+    match = _TENSOR_OPS.match(name)
+    if match is not None:
+        return _FlopRole("tensor", path=match.group(2))
+    if name.startswith("sm__pipe_tensor"):
+        return _FlopRole("pipe")
+    return None
+
+
 def flop_count(metrics: Mapping[str, Metric]) -> FlopCount | None:
     """FLOP counters of one launch, or None when the file has neither SASS nor tensor-pipe counters."""
     found: dict[tuple[str, str], int | float] = {}
-    for name, metric in metrics.items():
-        match = _SASS.match(name)
-        if match is None or metric.value is None:
+    tensor_counters: list[tuple[str, str, Metric]] = []  # name, path, metric
+    pipe_counters: list[Metric] = []
+    # Only the counters' own metrics are looked at (a raw page builds a Metric when it is read).
+    for name in metrics:
+        role = _flop_role(name)
+        if role is None:
             continue
-        key = (_PRECISION[match.group(2)], match.group(3))
-        # sm__ and smsp__ count the same instructions: keep the first seen.
-        found.setdefault(key, metric.value)
+        metric = metrics[name]
+        if role.kind == "tensor":
+            tensor_counters.append((name, role.path, metric))
+        elif role.kind == "pipe":
+            pipe_counters.append(metric)
+        elif metric.value is not None:
+            # sm__ and smsp__ count the same instructions: keep the first seen.
+            found.setdefault((role.precision, role.operation), metric.value)
     sass = []
     for precision in ("fp64", "fp32", "fp16"):
         if any((precision, kind) in found for kind in ("add", "mul", "fma")):
@@ -236,11 +269,9 @@ def flop_count(metrics: Mapping[str, Metric]) -> FlopCount | None:
     # Tensor counters: one per src/dst path; where ncu also split a path by sparsity, count it once.
     plain: dict[str, TensorOps] = {}
     by_sparsity: dict[str, list[TensorOps]] = {}
-    for name, metric in metrics.items():
-        match = _TENSOR_OPS.match(name)
-        if match is None or metric.value is None:
+    for name, path, metric in tensor_counters:
+        if metric.value is None:
             continue
-        path = match.group(2)
         core = _SPARSITY.sub("", path)
         if core == path:
             plain.setdefault(path, TensorOps(name, metric.value))
@@ -251,11 +282,7 @@ def flop_count(metrics: Mapping[str, Metric]) -> FlopCount | None:
         if core not in plain:
             tensor.extend(parts)
 
-    pipe = [
-        float(metric.value)
-        for name, metric in metrics.items()
-        if name.startswith("sm__pipe_tensor") and metric.unit == "%" and metric.value is not None
-    ]
+    pipe = [float(metric.value) for metric in pipe_counters if metric.unit == "%" and metric.value is not None]
     if not sass and not tensor:
         return None
     return FlopCount(tuple(sass), tuple(tensor), max(pipe) if pipe else None)

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Callable, Iterator, Mapping
 
-from workbench.profilers.metric_units import base_unit, to_base
+from workbench.profilers.metric_units import BaseUnit, base_unit, is_auto_scaled, to_base
 from workbench.profilers.records import NCU, KernelLaunch, Metric, Profile
 from workbench.profilers.table import ProfileError, Row, Table, is_missing, parse_number, read_table
 
@@ -46,6 +47,9 @@ IDENTITY_COLUMNS = {
 _BASE_UNITS = ((re.compile(r"__bytes"), "byte"), (re.compile(r"^gpu__time_duration"), "nsecond"), (re.compile(r"__sectors"), "sector"))
 _TRIPLE = re.compile(r"^\(?\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)?$")
 
+# Which metrics a read keeps, asked once per metric name (details: per key, "name [section]" for a repeat).
+MetricFilter = Callable[[str], bool]
+
 
 def is_ncu_header(cells: list[str]) -> bool:
     """An ncu table header: it has ID and Kernel Name columns."""
@@ -65,16 +69,84 @@ def _triple(text: str) -> tuple[int, int, int] | None:
     return (x, y, z)
 
 
+def _value(value_text: str, unit: BaseUnit) -> int | float | None:
+    """A cell's number in base units; None for n/a and for text (device names, enum values)."""
+    if is_missing(value_text):
+        return None
+    try:
+        return to_base(parse_number(value_text), unit)
+    except ValueError:
+        return None
+
+
 def _metric(name: str, value_text: str, unit_text: str, section: str = "") -> Metric:
     """A metric in base units; text values (device names, enum values) keep value None."""
     unit = base_unit(unit_text)
-    value: int | float | None = None
-    if not is_missing(value_text):
-        try:
-            value = to_base(parse_number(value_text), unit)
-        except ValueError:
-            value = None
-    return Metric(name, value, unit.symbol, value_text.strip(), unit_text.strip(), section)
+    return Metric(name, _value(value_text, unit), unit.symbol, value_text.strip(), unit_text.strip(), section)
+
+
+class _RawColumns:
+    """The raw page's metric columns, read once per file: each name's cell index and its unit.
+
+    A `--set full` page has over a thousand metric columns; parsing each
+    column's unit here, not in every cell, is most of what makes a large
+    file quick to read. `index` holds the metrics a launch shows (those
+    `keep` accepts); `scaled_names` every metric printed in a scaled unit.
+    """
+
+    def __init__(
+        self, header: tuple[str, ...], metric_columns: list[int], units: list[str], keep: MetricFilter | None = None
+    ) -> None:
+        # A title that appears twice keeps its first place and its last column, as a dict built cell by cell would.
+        self._every: dict[str, int] = {}
+        for index in metric_columns:
+            self._every[header[index].strip()] = index
+        self.index = {name: index for name, index in self._every.items() if keep is None or keep(name)}
+        self.units: dict[int, tuple[BaseUnit, str]] = {
+            index: (base_unit(units[index]), units[index].strip()) for index in self._every.values()
+        }
+        self.scaled_names = tuple(name for name, index in self._every.items() if is_auto_scaled(units[index]))
+
+    def metric(self, name: str, cells: tuple[str, ...]) -> Metric:
+        """The named metric of one launch (kept or not), from that launch's cells."""
+        index = self._every[name]
+        unit, unit_text = self.units[index]
+        text = cells[index]
+        return Metric(name, _value(text, unit), unit.symbol, text.strip(), unit_text)
+
+
+class RawMetrics(Mapping[str, Metric]):
+    """One raw-page launch's metrics by name; each Metric is built from its cell the first time it is read.
+
+    The workbench reads a few dozen of a launch's thousand-odd metrics, so
+    the rest stay as the text the file holds until someone asks (a full
+    session record, an export). Equal to a dict of the same Metrics.
+    """
+
+    def __init__(self, columns: _RawColumns, cells: tuple[str, ...]) -> None:
+        self._columns = columns
+        self._cells = cells
+        self._built: dict[str, Metric] = {}
+
+    def __getitem__(self, name: str) -> Metric:
+        metric = self._built.get(name)
+        if metric is None:
+            if name not in self._columns.index:
+                raise KeyError(name)
+            metric = self._built[name] = self._columns.metric(name, self._cells)
+        return metric
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns.index)
+
+    def __len__(self) -> int:
+        return len(self._columns.index)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._columns.index
+
+    def __repr__(self) -> str:
+        return repr(dict(self))  # reads as the dict it stands for (and builds every Metric to show it)
 
 
 class _Identity:
@@ -119,7 +191,7 @@ class _Identity:
             raise ProfileError("the Kernel Name cell is empty", self.table.source, row.line)
         return name
 
-    def launch(self, row: Row, metrics: dict[str, Metric], rules: tuple[str, ...] = ()) -> KernelLaunch:
+    def launch(self, row: Row, metrics: Mapping[str, Metric], rules: tuple[str, ...] = ()) -> KernelLaunch:
         process_id_text = self.cell(row, "process_id")
         process_id = int(process_id_text) if process_id_text.isdigit() else None
         return KernelLaunch(
@@ -140,7 +212,13 @@ class _Identity:
         )
 
 
-def _read_details(table: Table) -> tuple[KernelLaunch, ...]:
+def _has_scaled_value(metrics: Iterator[Metric]) -> bool:
+    """True for a figure ncu printed in a scaled unit (Mbyte, usecond), which keeps only ~4 digits."""
+    return any(metric.scaled for metric in metrics if metric.value is not None)
+
+
+def _read_details(table: Table, keep: MetricFilter | None = None) -> tuple[tuple[KernelLaunch, ...], bool]:
+    """The launches (with the metrics `keep` accepts), and whether any metric at all was printed scaled."""
     identity = _Identity(table)
     name_col = table.require("Metric Name")
     unit_col = table.require("Metric Unit")
@@ -173,10 +251,16 @@ def _read_details(table: Table) -> tuple[KernelLaunch, ...]:
         # One name can appear in two sections ("Memory Throughput" as % and as byte/s): keep both.
         key = name if name not in bucket else f"{name} [{section}]"
         bucket.setdefault(key, metric)
-    return tuple(
+    scaled = any(_has_scaled_value(iter(bucket.values())) for bucket in metrics.values())
+    if keep is not None:
+        metrics = {
+            launch_id: {key: metric for key, metric in bucket.items() if keep(key)} for launch_id, bucket in metrics.items()
+        }
+    launches = tuple(
         identity.launch(row, metrics[launch_id], tuple(rules.get(launch_id, ())))
         for launch_id, row in first_rows.items()
     )
+    return launches, scaled
 
 
 def _is_metric_column(title: str) -> bool:
@@ -192,7 +276,8 @@ def _assumed_unit(metric: str) -> str:
     return next((unit for pattern, unit in _BASE_UNITS if pattern.search(metric)), "")
 
 
-def _read_raw(table: Table) -> tuple[KernelLaunch, ...]:
+def _read_raw(table: Table, keep: MetricFilter | None = None) -> tuple[tuple[KernelLaunch, ...], bool]:
+    """The launches (with the metrics `keep` accepts), and whether any metric at all was printed scaled."""
     identity = _Identity(table)
     metric_columns = [index for index, title in enumerate(table.header) if _is_metric_column(title)]
     rows = list(table.rows)
@@ -201,6 +286,7 @@ def _read_raw(table: Table) -> tuple[KernelLaunch, ...]:
         rows = rows[1:]
     else:
         units = [_assumed_unit(title.strip()) for title in table.header]
+    columns = _RawColumns(table.header, metric_columns, units, keep)
     launches: list[KernelLaunch] = []
     seen: dict[int, int] = {}
     for row in rows:
@@ -208,25 +294,29 @@ def _read_raw(table: Table) -> tuple[KernelLaunch, ...]:
         if launch_id in seen:
             raise ProfileError(f"launch {launch_id} appears twice (first on line {seen[launch_id]})", table.source, row.line)
         seen[launch_id] = row.line
-        metrics = {
-            table.header[index].strip(): _metric(table.header[index].strip(), row.cells[index], units[index])
-            for index in metric_columns
-        }
-        launches.append(identity.launch(row, metrics))
-    return tuple(launches)
+        launches.append(identity.launch(row, RawMetrics(columns, row.cells)))
+    # Only the columns printed in a scaled unit need looking at, kept or not.
+    scaled = any(
+        _has_scaled_value(columns.metric(name, row.cells) for name in columns.scaled_names) for row in rows
+    )
+    return tuple(launches), scaled
 
 
-def read_ncu_text(text: str, source: str = "ncu.csv") -> Profile:
-    """Parse ncu CSV text (either page); ProfileError with a line number on a malformed file."""
+def read_ncu_text(text: str, source: str = "ncu.csv", keep: MetricFilter | None = None) -> Profile:
+    """Parse ncu CSV text (either page); ProfileError with a line number on a malformed file.
+
+    `keep`, where given, picks the metrics each launch holds by name (e.g.
+    `counters.is_used_metric`): the notes still describe the whole file.
+    """
     table = read_table(text, source, is_ncu_header, WHAT)
     layout = _layout(table)
-    launches = _read_details(table) if layout == DETAILS else _read_raw(table)
+    launches, scaled = _read_details(table, keep) if layout == DETAILS else _read_raw(table, keep)
     if not launches:
         raise ProfileError("the table has a header but no kernel launches", source, table.header_line)
     notes = []
     if layout == RAW and table.rows and table.rows[0].cells[table.require("ID")].strip():
         notes.append("the raw page has no unit row: ncu's base units (byte, nsecond) are assumed for bytes and durations")
-    if any(metric.scaled for launch in launches for metric in launch.metrics.values() if metric.value is not None):
+    if scaled:
         notes.append(
             "ncu scaled some units to fit (Kbyte, Mbyte, usecond…): those figures carry about four "
             "significant digits; export with --print-units base for exact counts"
@@ -234,9 +324,9 @@ def read_ncu_text(text: str, source: str = "ncu.csv") -> Profile:
     return Profile(tool=NCU, layout=layout, source=source, launches=launches, notes=tuple(notes))
 
 
-def read_ncu_csv(path: str | Path) -> Profile:
-    """Read an ncu CSV file (details or raw page)."""
+def read_ncu_csv(path: str | Path, keep: MetricFilter | None = None) -> Profile:
+    """Read an ncu CSV file (details or raw page), with only the metrics `keep` accepts where given."""
     from workbench.profilers.reader import read_text
 
     file = Path(path)
-    return read_ncu_text(read_text(file), file.name)
+    return read_ncu_text(read_text(file), file.name, keep)

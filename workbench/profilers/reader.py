@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.profilers.ncu import is_ncu_header, read_ncu_text
+from workbench.profilers.ncu import MetricFilter, is_ncu_header, read_ncu_text
 from workbench.profilers.nsys import is_nsys_header, read_nsys_text
 from workbench.profilers.records import NCU, NSYS, Profile
 from workbench.profilers.table import ProfileError, is_log_line
@@ -60,18 +60,21 @@ def sniff(text: str) -> str | None:
     return None
 
 
-def read_profile_text(text: str, source: str = "profile.csv") -> Profile:
-    """Parse ncu or nsys CSV text, telling them apart by their header."""
+def read_profile_text(text: str, source: str = "profile.csv", keep: MetricFilter | None = None) -> Profile:
+    """Parse ncu or nsys CSV text, telling them apart by their header.
+
+    `keep` picks which ncu metrics each launch holds by name (None: all of them); nsys has no metrics.
+    """
     kind = sniff(text)
     if kind == NSYS:
         return read_nsys_text(text, source)
     if kind == NCU:
-        return read_ncu_text(text, source)
+        return read_ncu_text(text, source, keep)
     # Neither header: let the ncu reader produce its precise message (empty, binary, ==ERROR==, …).
     if "\x00" not in text[:4096] and text.strip() and "SKIPPED" in text:
         return read_nsys_text(text, source)
     try:
-        return read_ncu_text(text, source)
+        return read_ncu_text(text, source, keep)
     except ProfileError as exc:
         if exc.line is None and "no table header" in exc.reason:
             raise ProfileError(
@@ -82,7 +85,10 @@ def read_profile_text(text: str, source: str = "profile.csv") -> Profile:
         raise
 
 
-def read_profile(path: str | Path) -> Profile:
-    """Read an ncu or nsys CSV export from disk (the GUI's import and drop target)."""
+def read_profile(path: str | Path, keep: MetricFilter | None = None) -> Profile:
+    """Read an ncu or nsys CSV export from disk (the GUI's import and drop target).
+
+    `read_profile(path, keep=is_used_metric)` holds only the metrics the workbench reads.
+    """
     file = Path(path)
-    return read_profile_text(read_text(file), file.name)
+    return read_profile_text(read_text(file), file.name, keep)

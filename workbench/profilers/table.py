@@ -53,11 +53,13 @@ def parse_number(text: str) -> int | float:
     Integers stay exact Python ints (byte and instruction counts can exceed 2^53).
     """
     cell = text.strip()
+    if cell.isdecimal():  # a plain count, the common case: exactly the digits `\d` matches, which int() reads
+        return int(cell)
     if _GROUPED.fullmatch(cell):
         cell = cell.replace(",", "")
     elif not _PLAIN.fullmatch(cell):
         raise ValueError(f"not a number: {text!r}")
-    if any(mark in cell for mark in ".eE"):
+    if "." in cell or "e" in cell or "E" in cell:
         return float(cell)
     return int(cell)
 
