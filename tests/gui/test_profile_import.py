@@ -193,10 +193,10 @@ def test_reading_happens_off_the_gui_thread_and_the_window_keeps_working(qtbot, 
     readers: list[int] = []
     real = profile_import.read_profile
 
-    def slow_read(path):  # type: ignore[no-untyped-def]
+    def slow_read(path, **options):  # type: ignore[no-untyped-def]
         readers.append(threading.get_ident())
         release.wait(10)
-        return real(path)
+        return real(path, **options)
 
     monkeypatch.setattr(profile_import, "read_profile", slow_read)
     window.import_profile(str(NCU_DETAILS))

@@ -15,7 +15,7 @@ import os
 import re
 import time
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal
@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 from workbench.errors import WorkbenchError
 from workbench.gui.profile_model import canonical, linked_operation
 from workbench.gui.workers import track_worker
-from workbench.profilers import Kernel, KernelLaunch, MatchRule, Profile, match_kernels, read_profile, suggest_operation
+from workbench.profilers import Kernel, MatchRule, Profile, match_kernels, read_profile, suggest_operation
 from workbench.profilers.counters import is_used_metric
 from workbench.session import OperationEntry
 from workbench.units import format_bytes, format_time
@@ -61,36 +61,14 @@ class ReadProfile:
     seconds: float
 
 
-def keep_read_metrics(launches: list[KernelLaunch | None]) -> tuple[KernelLaunch, ...]:
-    """The launches with only the metrics the workbench reads (those a session record keeps anyway).
+def read_slim_profile(path: str) -> Profile:
+    """`read_profile`, keeping only the metrics the workbench reads (those a session record keeps anyway).
 
     A `--set full` raw page has over a thousand metrics per launch; the
-    comparison, the kernel table and the roofline read about twenty. The
-    list is emptied as it goes, so the dropped metrics are freed one launch
-    at a time rather than in one long deallocation that holds the GIL.
+    comparison, the kernel table and the roofline read about twenty, and the
+    reader never builds the others.
     """
-    kept: dict[str, bool] = {}
-
-    def wanted(name: str) -> bool:
-        answer = kept.get(name)
-        if answer is None:
-            answer = kept[name] = is_used_metric(name)
-        return answer
-
-    slim = []
-    for index, launch in enumerate(launches):
-        assert launch is not None
-        slim.append(replace(launch, metrics={name: metric for name, metric in launch.metrics.items() if wanted(name)}))
-        launches[index] = None  # the full launch goes now
-    return tuple(slim)
-
-
-def read_slim_profile(path: str) -> Profile:
-    """`read_profile`, keeping only the metrics the workbench reads."""
-    profile = read_profile(path)
-    launches: list[KernelLaunch | None] = list(profile.launches)
-    profile = replace(profile, launches=())  # drops the file's tuple; the launches live on in the list only
-    return replace(profile, launches=keep_read_metrics(launches))
+    return read_profile(path, keep=is_used_metric)
 
 
 class ProfileReadWorker(QThread):
