@@ -191,6 +191,7 @@ class RooflineView(QWidget):
         self.plot: pg.PlotItem = self.widget.getPlotItem()
         self.plot.setLabel("bottom", "Arithmetic intensity (FLOP/B, compulsory HBM bytes)")
         self._axis_memory = "HBM"
+        self._roofs_shown: tuple[Any, ...] | None = None  # what the roof items show now (see refresh)
         self.plot.setLabel("left", "Attainable rate (FLOP/s)")
 
         self.memory_line = pg.PlotDataItem()
@@ -215,10 +216,10 @@ class RooflineView(QWidget):
         self.plot.addItem(self.message)
         # imported profiler kernels: a third kind of point (gui/profile_view.py)
         self.kernels = ProfiledKernelLayer(self.plot, document)
-        document.profiles_changed.connect(self.refresh)
+        document.profiles_changed.connect(self.mark_dirty)
         # measured runs: achieved FLOP/s over the median, p10–p90 bars (gui/measure_plots.py)
         self.measured = MeasuredRooflineLayer(self.plot, document)
-        document.runs_changed.connect(self.refresh)
+        document.runs_changed.connect(self.mark_dirty)
         self._range: tuple[float, float, float, float] | None = None  # the range the data asks for
         self._held = False  # the user zoomed or panned: edits keep the view until a fit
         self._device_key: str | None = None
@@ -257,14 +258,28 @@ class RooflineView(QWidget):
         layout.addWidget(self.widget, 1)
         layout.addLayout(caption_row)
 
-        document.analysis_changed.connect(self.refresh)
-        document.selection_changed.connect(self.refresh)
-        document.device_changed.connect(self.refresh)
-        document.operations_changed.connect(self.refresh)
+        self._dirty = True
+        document.analysis_changed.connect(self.mark_dirty)
+        document.selection_changed.connect(self.mark_dirty)
+        document.device_changed.connect(self.mark_dirty)
+        document.operations_changed.connect(self.mark_dirty)
         self.refresh()
+
+    # While another tab is on screen an edit only marks the roofline stale and showing it redraws;
+    # a window that is not on screen at all (exports, scripts) redraws at once.
+    def mark_dirty(self, *_: object) -> None:
+        self._dirty = True
+        if self.isVisible() or not self.window().isVisible():
+            self.refresh()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        super().showEvent(event)
+        if self._dirty:
+            self.refresh()
 
     # ------------------------------------------------------------------ drawing
     def refresh(self, *_: object) -> None:
+        self._dirty = False
         device = self.document.device
         binary = self.document.binary
         current = self.document.current_entry
@@ -317,40 +332,12 @@ class RooflineView(QWidget):
         bw_rate = device.overrides.get(BANDWIDTH) or device.peak[BANDWIDTH]
         memory_end = max(ridges) if ridges else x_high
         start = x_low - ROOF_REACH
-        self.memory_line.setData([start, memory_end], [math.log10(bandwidth) + start, math.log10(bandwidth) + memory_end])
-        self.memory_line.setPen(roof_pen(MEMORY_COLOUR, bw_rate, 2.5))
-        ghost = device.peak.get(BANDWIDTH) if BANDWIDTH in device.overrides else None
-        if ghost is not None:
-            g = math.log10(ghost.value)
-            self.memory_ghost.setData([start, memory_end], [g + start, g + memory_end])
-            self.memory_ghost.setPen(roof_pen(GHOST_COLOUR, ghost, 1.5))
-        self.memory_ghost.setVisible(ghost is not None)
-        self.memory_label.setText(f"{device.memory_name} {format_bandwidth(bandwidth, binary)} ({bw_rate.source})")
-        if device.memory_name != self._axis_memory:  # relabel only on a change: a label change relays the plot out
-            self._axis_memory = device.memory_name
-            self.plot.setLabel("bottom", f"Arithmetic intensity (FLOP/B, compulsory {device.memory_name} bytes)")
-        self._memory_line = (math.log10(bandwidth), memory_end)  # its label is placed with the others
-
-        lines = self.roof_lines.take(len(roofs))
+        # Most edits move points, not roofs: redraw the roofs only when what they show changes.
+        roofs_shown = (roofs, bw_rate, device.peak.get(BANDWIDTH), device.memory_name, binary, used_path, start, x_high)
+        if roofs_shown != self._roofs_shown:
+            self._roofs_shown = roofs_shown
+            self._draw_roofs(device, roofs, ridges, bw_rate, bandwidth, binary, used_path, start, memory_end, x_high)
         labels = self.roof_labels.take(len(roofs))
-        ghosts = self.ghost_lines.take(sum(1 for roof in roofs if roof.datasheet is not None))
-        ghost_index = 0
-        for roof, ridge, line, label in zip(roofs, ridges, lines, labels):
-            y = math.log10(roof.rate.value)
-            selected = used_path in roof.paths
-            colour = SELECTED_COLOUR if selected else ROOF_COLOUR
-            line.setData([ridge, x_high + ROOF_REACH], [y, y])
-            line.setPen(roof_pen(colour, roof.rate, 2.5 if selected else 1.5))
-            line.setZValue(2 if selected else 1)
-            names = " / ".join(short_path(p) for p in roof.paths)
-            source = "" if _is_assumed(roof.rate) else f" ({roof.rate.source})"  # dashed already says datasheet
-            label.setText(f"{names}  {format_flop_rate(roof.rate.value)}{source}", color=colour)
-            if roof.datasheet is not None:
-                ghost_line = ghosts[ghost_index]
-                ghost_index += 1
-                gy = math.log10(roof.datasheet.value)
-                ghost_line.setData([math.log10(roof.datasheet.value / bandwidth), x_high + ROOF_REACH], [gy, gy])
-                ghost_line.setPen(roof_pen(GHOST_COLOUR, roof.datasheet, 1.5))
         self._roof_heights = [math.log10(roof.rate.value) for roof in roofs]
         self._roof_starts = list(ridges)
         x_high = self._room_for_roof_labels(labels, x_low, x_high, max(xs, default=x_low))
@@ -392,6 +379,56 @@ class RooflineView(QWidget):
         self._point_positions = [(math.log10(a.intensity), math.log10(a.attainable_rate or 1.0)) for _, a, _ in placed]
         self._set_range(x_low, x_high, y_low, y_high)
         self._place_labels()
+
+    def _draw_roofs(
+        self,
+        device: Device,
+        roofs: Sequence[Roof],
+        ridges: Sequence[float],
+        bw_rate: Rate,
+        bandwidth: float,
+        binary: bool,
+        used_path: str | None,
+        start: float,
+        memory_end: float,
+        x_high: float,
+    ) -> None:
+        """The memory roof, one compute roof per rate in use (and the datasheet ghosts), with their labels."""
+        self.memory_line.setVisible(True)  # hidden while a device had no bandwidth
+        self.memory_line.setData([start, memory_end], [math.log10(bandwidth) + start, math.log10(bandwidth) + memory_end])
+        self.memory_line.setPen(roof_pen(MEMORY_COLOUR, bw_rate, 2.5))
+        ghost = device.peak.get(BANDWIDTH) if BANDWIDTH in device.overrides else None
+        if ghost is not None:
+            g = math.log10(ghost.value)
+            self.memory_ghost.setData([start, memory_end], [g + start, g + memory_end])
+            self.memory_ghost.setPen(roof_pen(GHOST_COLOUR, ghost, 1.5))
+        self.memory_ghost.setVisible(ghost is not None)
+        self.memory_label.setText(f"{device.memory_name} {format_bandwidth(bandwidth, binary)} ({bw_rate.source})")
+        if device.memory_name != self._axis_memory:  # relabel only on a change: a label change relays the plot out
+            self._axis_memory = device.memory_name
+            self.plot.setLabel("bottom", f"Arithmetic intensity (FLOP/B, compulsory {device.memory_name} bytes)")
+        self._memory_line = (math.log10(bandwidth), memory_end)  # its label is placed with the others
+
+        lines = self.roof_lines.take(len(roofs))
+        labels = self.roof_labels.take(len(roofs))
+        ghosts = self.ghost_lines.take(sum(1 for roof in roofs if roof.datasheet is not None))
+        ghost_index = 0
+        for roof, ridge, line, label in zip(roofs, ridges, lines, labels):
+            y = math.log10(roof.rate.value)
+            selected = used_path in roof.paths
+            colour = SELECTED_COLOUR if selected else ROOF_COLOUR
+            line.setData([ridge, x_high + ROOF_REACH], [y, y])
+            line.setPen(roof_pen(colour, roof.rate, 2.5 if selected else 1.5))
+            line.setZValue(2 if selected else 1)
+            names = " / ".join(short_path(p) for p in roof.paths)
+            source = "" if _is_assumed(roof.rate) else f" ({roof.rate.source})"  # dashed already says datasheet
+            label.setText(f"{names}  {format_flop_rate(roof.rate.value)}{source}", color=colour)
+            if roof.datasheet is not None:
+                ghost_line = ghosts[ghost_index]
+                ghost_index += 1
+                gy = math.log10(roof.datasheet.value)
+                ghost_line.setData([math.log10(roof.datasheet.value / bandwidth), x_high + ROOF_REACH], [gy, gy])
+                ghost_line.setPen(roof_pen(GHOST_COLOUR, roof.datasheet, 1.5))
 
     def _room_for_roof_labels(self, labels: Sequence[pg.TextItem], x_low: float, x_high: float, rightmost: float) -> float:
         """A fitted range's right end with room for the widest roof label right of every point (whole decades)."""
@@ -542,6 +579,7 @@ class RooflineView(QWidget):
             taken.append(box)
 
     def _hide_roofs(self) -> None:
+        self._roofs_shown = None
         for item in (self.memory_line, self.memory_ghost, self.memory_label, self.ridge_line, self.ridge_marker, self.ridge_label):
             item.setVisible(False)
         self._memory_line = None
