@@ -180,3 +180,10 @@ def test_this_machine_without_a_driver_reports_a_state() -> None:
 def test_read_conditions() -> None:
     conditions = read_conditions(0, FakeNVML())
     assert conditions == {"sm_clock_mhz": 1755, "memory_clock_mhz": 3201, "temperature_c": 41, "power_w": 123.456}
+
+
+def test_path_titles_follow_the_kind_of_device() -> None:
+    assert find_device("h100-sxm").path_title("fp32") == "FP32 (CUDA cores)"
+    assert find_device("h100-sxm").path_title(BANDWIDTH) == "Memory bandwidth (HBM)"
+    assert find_device("cpu-generic").path_title("fp32") == "FP32 (vector units)"
+    assert find_device("rtx-4090").path_title(BANDWIDTH) == "Memory bandwidth (DRAM)"

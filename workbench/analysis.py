@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from workbench.declare import Declaration, parse
-from workbench.devices.catalogue import BANDWIDTH, ENTERED, PATH_TITLES, Device, Rate, find_device
+from workbench.devices.catalogue import BANDWIDTH, ENTERED, Device, Rate, find_device
 from workbench.errors import DeclarationError, UnitError
 from workbench.ops.base import CONVENTIONS, FlopTerm, Tensor, Workload
 from workbench.units import (
@@ -510,11 +510,6 @@ def sweep(
     return Sweep(flop, traffic, intensity, compute_time, memory_time, bound)
 
 
-def path_title(path: str) -> str:
-    """A readable name for an instruction path key."""
-    return PATH_TITLES.get(path, path)
-
-
 __all__ = [
     "Analysis",
     "BANDWIDTH",
@@ -527,7 +522,6 @@ __all__ = [
     "analyze",
     "as_rate",
     "parse_overlap",
-    "path_title",
     "substitute",
     "sweep",
 ]

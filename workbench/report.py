@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from workbench import __version__
-from workbench.analysis import Analysis, analyze, path_title
+from workbench.analysis import Analysis, analyze
 from workbench.devices import BANDWIDTH, Device
 from workbench.errors import WorkbenchError
 from workbench.session import OperationEntry, Session, canonical_declaration, write_atomic
@@ -231,7 +231,7 @@ def _rates_table(device: Device | None, binary: bool) -> Table:
         if rate is None:
             continue
         value = format_bandwidth(rate.value, binary) if key == BANDWIDTH else format_flop_rate(rate.value)
-        rows.append((path_title(key), value, _rate_source(rate)))
+        rows.append((device.path_title(key), value, _rate_source(rate)))
     return Table(("Rate", "Value", "Source"), tuple(rows))
 
 
