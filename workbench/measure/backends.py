@@ -377,6 +377,17 @@ class GemmPlan:
     outer_offsets: tuple[tuple[int, int, int], ...]  # element offsets of each outer batch index
 
 
+def _as_cublas_operand(rows: int, cols: int, row_stride: int, col_stride: int) -> _Operand | None:
+    """Row-major X[rows, cols] as a column-major cuBLAS operand (cols × rows), or its transpose; None if neither."""
+    if col_stride == 1 or cols == 1:  # rows are contiguous: X is column-major Xᵀ as it stands
+        operand = _Operand(_CUBLAS_OP_N, row_stride if rows > 1 else cols)
+        return operand if operand.ld >= cols else None
+    if row_stride == 1 or rows == 1:  # columns are contiguous: cuBLAS transposes it
+        operand = _Operand(_CUBLAS_OP_T, col_stride if cols > 1 else rows)
+        return operand if operand.ld >= rows else None
+    return None
+
+
 def plan_gemm(
     a_shape: Sequence[int],
     a_strides: Sequence[int],
@@ -403,29 +414,10 @@ def plan_gemm(
     ldc = int(out_strides[-2]) if m > 1 else n
     if ldc < n:
         return None
-    # b[k, n] as cuBLAS's first operand (n × k).
-    sb_k, sb_n = int(b_strides[-2]), int(b_strides[-1])
-    if sb_n == 1 or n == 1:
-        first = _Operand(_CUBLAS_OP_N, sb_k if k > 1 else n)
-        if first.ld < n:
-            return None
-    elif sb_k == 1 or k == 1:
-        first = _Operand(_CUBLAS_OP_T, sb_n if n > 1 else k)
-        if first.ld < k:
-            return None
-    else:
-        return None
-    # a[m, k] as cuBLAS's second operand (k × m).
-    sa_m, sa_k = int(a_strides[-2]), int(a_strides[-1])
-    if sa_k == 1 or k == 1:
-        second = _Operand(_CUBLAS_OP_N, sa_m if m > 1 else k)
-        if second.ld < k:
-            return None
-    elif sa_m == 1 or m == 1:
-        second = _Operand(_CUBLAS_OP_T, sa_k if k > 1 else m)
-        if second.ld < m:
-            return None
-    else:
+    # b[k, n] is cuBLAS's first operand (n × k), a[m, k] its second (k × m).
+    first = _as_cublas_operand(k, n, int(b_strides[-2]), int(b_strides[-1]))
+    second = _as_cublas_operand(m, k, int(a_strides[-2]), int(a_strides[-1]))
+    if first is None or second is None:
         return None
 
     batch_shape = tuple(int(x) for x in out_shape[:-2])
