@@ -25,6 +25,7 @@ from workbench.devices import BANDWIDTH, DATASHEET, DERIVED, Device, Rate
 from workbench.errors import WorkbenchError
 from workbench.gui.declaration_text import split_call
 from workbench.gui.document import Document
+from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.measure_plots import MeasuredRooflineLayer, MeasuredSweepLayer
 from workbench.gui.profile_view import ProfiledKernelLayer
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_number, format_si, format_time
@@ -178,8 +179,10 @@ def _plot_widget(bottom: pg.AxisItem, left: pg.AxisItem) -> pg.PlotWidget:
     return widget
 
 
-class RooflineView(QWidget):
+class RooflineView(RefreshWhenShown, QWidget):
     """Log-log roofline of the current device with every declared operation on it."""
+
+    redraw_off_screen_windows = True  # exports render a roofline in a window never shown
 
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -264,18 +267,6 @@ class RooflineView(QWidget):
         document.device_changed.connect(self.mark_dirty)
         document.operations_changed.connect(self.mark_dirty)
         self.refresh()
-
-    # While another tab is on screen an edit only marks the roofline stale and showing it redraws;
-    # a window that is not on screen at all (exports, scripts) redraws at once.
-    def mark_dirty(self, *_: object) -> None:
-        self._dirty = True
-        if self.isVisible() or not self.window().isVisible():
-            self.refresh()
-
-    def showEvent(self, event: Any) -> None:  # noqa: N802
-        super().showEvent(event)
-        if self._dirty:
-            self.refresh()
 
     # ------------------------------------------------------------------ drawing
     def refresh(self, *_: object) -> None:
@@ -731,7 +722,7 @@ def default_range(fields: tuple[str, ...]) -> tuple[int, int]:
     return {1: (10, 30), 2: (8, 20)}.get(len(fields), (4, 16))
 
 
-class SweepView(QWidget):
+class SweepView(RefreshWhenShown, QWidget):
     """Time bounds of the selected operation against one swept size (others held as declared)."""
 
     sweep_drawn = Signal()
@@ -788,17 +779,6 @@ class SweepView(QWidget):
             signal.connect(self.mark_dirty)
         self.measured = MeasuredSweepLayer(self.plot, document)  # measured medians (gui/measure_plots.py)
         document.runs_changed.connect(self.mark_dirty)
-
-    # Sweeps cost a little: recompute only when the tab is on screen.
-    def mark_dirty(self, *_: object) -> None:
-        self._dirty = True
-        if self.isVisible():
-            self.refresh()
-
-    def showEvent(self, event: Any) -> None:  # noqa: N802
-        super().showEvent(event)
-        if self._dirty:
-            self.refresh()
 
     def _field_chosen(self, index: int) -> None:
         if 0 <= index < len(self._choices):

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from workbench.devices.catalogue import match_reported_name
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
+from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.profile_model import (
     ImportedKernel,
     KernelComparison,
@@ -201,7 +202,7 @@ def causes_html(c: Comparison) -> str:
     return text or "<p style='color:#2e7d32'><b>No difference to explain:</b> traffic, work and time are where the declaration puts them.</p>"
 
 
-class ProfileComparisonView(QWidget):
+class ProfileComparisonView(RefreshWhenShown, QWidget):
     """Imported kernels (all files) above the comparison of the selected operation's matched kernel."""
 
     def __init__(
@@ -371,17 +372,6 @@ class ProfileComparisonView(QWidget):
             signal.connect(self.mark_dirty)
         self.set_base_font(self.font())
         self.refresh()
-
-    # Comparisons cost a little: rebuild only when the tab is on screen.
-    def mark_dirty(self, *_: object) -> None:
-        self._dirty = True
-        if self.isVisible():
-            self.refresh()
-
-    def showEvent(self, event: Any) -> None:  # noqa: N802
-        super().showEvent(event)
-        if self._dirty:
-            self.refresh()
 
     def set_base_font(self, font: QFont) -> None:
         title = QFont(font)

@@ -1,0 +1,27 @@
+"""Views on tabs redraw only when someone can see them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RefreshWhenShown:
+    """Mixin for a QWidget with `refresh()`: a change while it is hidden only marks it stale; showing it redraws.
+
+    `refresh()` must clear `_dirty`. With `redraw_off_screen_windows`, a view in
+    a window that is not on screen at all (exports, scripts) still redraws at once.
+    """
+
+    redraw_off_screen_windows = False
+    _dirty = True
+
+    def mark_dirty(self, *_: object) -> None:
+        self._dirty = True
+        widget: Any = self
+        if widget.isVisible() or (self.redraw_off_screen_windows and not widget.window().isVisible()):
+            widget.refresh()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        super().showEvent(event)  # type: ignore[misc]
+        if self._dirty:
+            self.refresh()  # type: ignore[attr-defined]
