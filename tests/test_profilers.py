@@ -372,7 +372,7 @@ def test_files_that_cannot_be_read(tmp_path: Path) -> None:
     report.write_bytes(b"\x00\x01")
     with pytest.raises(ProfileError, match=r"binary \.ncu-rep report; export CSV first: ncu --import capture\.ncu-rep"):
         read_profile(report)
-    with pytest.raises(ProfileError, match="directory"):
+    with pytest.raises(ProfileError, match="a folder, not a regular file"):
         read_profile(tmp_path)
 
 

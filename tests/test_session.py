@@ -265,7 +265,7 @@ def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path, monkeypatc
     path = tmp_path / "big.json"
     path.write_bytes(b" " * 2048)
     monkeypatch.setattr(session_module, "MAX_FILE_BYTES", 1024)
-    with pytest.raises(SessionError, match=r"2 KiB is over the 1 KiB limit for a session file"):
+    with pytest.raises(SessionError, match=r"2,048 B \(2 KiB\) is over the limit of 1,024 B \(1 KiB\) for a session file"):
         load(path)
     with pytest.raises(SessionError, match=r"over the 1 KiB limit"):
         save(worked_example_session(), tmp_path / "too-big-to-save.json")

@@ -28,6 +28,7 @@ from workbench.analysis import Analysis, analyze
 from workbench.devices import BANDWIDTH, PATHS, Device, Rate, find_device
 from workbench.devices.catalogue import SOURCES
 from workbench.errors import WorkbenchError
+from workbench.files import FileReadError, read_bounded
 
 DEFAULT_DEVICE = "h100-sxm"
 
@@ -442,27 +443,13 @@ def load(path: str | os.PathLike[str]) -> Session:
     """Read and validate a session file; any fault raises SessionError with one line naming it."""
     name = os.fspath(path)
     try:
-        size = os.stat(name).st_size
-        if os.path.isdir(name):
-            raise SessionError(f"cannot open {name}: it is a folder, not a session file")
-        if size > MAX_FILE_BYTES:
-            raise SessionError(_too_large(name, size))
-        with open(name, "rb") as stream:
-            data = stream.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise SessionError(f"cannot open {name}: no such file") from None
-    except OSError as exc:
-        raise SessionError(f"cannot open {name}: {exc.strerror or exc}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise SessionError(_too_large(name, len(data)))
+        data = read_bounded(name, MAX_FILE_BYTES, "session file")
+    except FileReadError as exc:
+        raise SessionError(f"cannot open {name}: {exc}") from None
     try:
         return loads(data)
     except SessionError as exc:
         raise SessionError(f"session file {name}: {exc}") from None
-
-
-def _too_large(name: str, size: int) -> str:
-    return f"cannot open {name}: {_size_words(size)} is over the {_size_words(MAX_FILE_BYTES)} limit for a session file"
 
 
 def _size_words(size: int) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workbench.files import FileReadError, read_bounded
 from workbench.profilers.ncu import MetricFilter, is_ncu_header, read_ncu_text
 from workbench.profilers.nsys import is_nsys_header, read_nsys_text
 from workbench.profilers.records import NCU, NSYS, Profile
@@ -27,18 +28,9 @@ def read_text(path: Path) -> str:
             path.name,
         )
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ProfileError(f"the file is {size:,} bytes, more than a profile export should be", path.name)
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ProfileError("no such file", str(path)) from None
-    except IsADirectoryError:
-        raise ProfileError("this is a directory, not a CSV file", str(path)) from None
-    except PermissionError:
-        raise ProfileError("permission denied", str(path)) from None
-    except OSError as exc:
-        raise ProfileError(f"cannot read the file ({exc.strerror or exc})", str(path)) from None
+        data = read_bounded(path, MAX_FILE_BYTES, "profile export")
+    except FileReadError as exc:
+        raise ProfileError(str(exc), str(path)) from None
     return data.decode("utf-8-sig", errors="replace")
 
 

@@ -1,0 +1,94 @@
+"""One bounded reader for every file the workbench opens: regular files only, a size limit, never a hang.
+
+Session files and profiler exports come from other people. A FIFO would block
+`open()` forever, `/dev/zero` never ends, and a 20 GB file would be read whole
+before anyone looked at its size. `read_bounded` opens without blocking, refuses
+anything that is not a regular file, checks the size before reading and reads
+at most `limit + 1` bytes, so a file that grows while it is read is still caught.
+Callers turn `FileReadError` into their own error type (SessionError,
+ProfileError) with the file's name in front.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from workbench.errors import WorkbenchError
+
+_CHUNK = 1 << 20
+
+
+class FileReadError(WorkbenchError):
+    """A file that cannot be read as data; the message is the reason alone (the caller names the file)."""
+
+
+def describe_size(size: int) -> str:
+    """An exact byte count with a binary-prefixed gloss: '67,108,865 B (64 MiB + 1 B)'."""
+    for power, prefix in ((40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
+        unit = 1 << power
+        if size >= unit:
+            whole, rest = divmod(size, unit)
+            if rest == 0:
+                return f"{size:,} B ({whole} {prefix})"
+            if rest < 1024:
+                return f"{size:,} B ({whole} {prefix} + {rest:,} B)"
+            return f"{size:,} B ({size / unit:.3g} {prefix})"
+    return f"{size:,} B"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int, what: str = "file") -> bytes:
+    """The bytes of the regular file at `path`, refused (FileReadError) past `limit` bytes or if not a file."""
+    name = os.fspath(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        # stat first: a folder cannot be opened on every platform, and the message should say what it is.
+        mode = os.stat(name).st_mode
+        if not stat.S_ISREG(mode):
+            raise FileReadError(f"it is {_kind(mode)}, not a regular file")
+        descriptor = os.open(name, flags)
+    except FileReadError:
+        raise
+    except FileNotFoundError:
+        raise FileReadError("no such file") from None
+    except PermissionError:
+        raise FileReadError("permission denied") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+        raise FileReadError(getattr(exc, "strerror", None) or str(exc)) from None
+    try:
+        status = os.fstat(descriptor)  # the file opened may differ from the one stat'ed (a swapped link)
+        if not stat.S_ISREG(status.st_mode):
+            raise FileReadError(f"it is {_kind(status.st_mode)}, not a regular file")
+        if status.st_size > limit:
+            raise FileReadError(
+                f"{describe_size(status.st_size)} is over the limit of {describe_size(limit)} for a {what}"
+            )
+        chunks: list[bytes] = []
+        total = 0
+        while total <= limit:
+            chunk = os.read(descriptor, min(_CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > limit:
+            raise FileReadError(f"the file grew past the limit of {describe_size(limit)} for a {what} while it was read")
+        return b"".join(chunks)
+    except FileReadError:
+        raise
+    except OSError as exc:
+        raise FileReadError(exc.strerror or str(exc)) from None
+    finally:
+        os.close(descriptor)
