@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from workbench.errors import WorkbenchError
-from workbench.measure import host
+from workbench.devices import host
 from workbench.measure.errors import (
     BackendUnavailable,
     MeasurementError,
