@@ -267,11 +267,34 @@ def _add_measure(sub: Any) -> None:
     p.add_argument("--iterations", type=int, default=50, metavar="N", help="timed iterations, at least 30 (default 50)")
     p.add_argument("--mode", choices=("warm", "cold"), default="warm", help="cold writes a cache-sized buffer before each iteration")
     p.add_argument("--warmup", type=int, metavar="N", help="warm-up calls (default: at least 2 calls and 0.1 s)")
-    p.add_argument("--device", help="catalogue device for the bound (default: the detected GPU, or cpu-generic)")
-    p.add_argument("--convention", choices=("fma2", "mac"), default="fma2", help="FLOP per multiply-add: 2 or 1")
+    p.add_argument(
+        "--device",
+        help="the catalogue entry of the device the run runs on, when matching its name is not enough "
+        "(default: the detected GPU's entry, or the CPU entry)",
+    )
+    p.add_argument(
+        "--convention", choices=("fma2", "mac"), help="FLOP per multiply-add: 2 or 1 (default: the session's, or fma2)"
+    )
     p.add_argument("--binary", action="store_true", help="bytes in MiB/GiB instead of MB/GB")
-    p.add_argument("--json", action="store_true", help="print the run record as JSON")
+    p.add_argument("--json", action="store_true", help="print the run record and its figures as JSON")
+    p.add_argument(
+        "--save-to",
+        metavar="SESSION",
+        help="append the run (with the device it ran on) to this session file, creating it if needed; "
+        "written atomically, so the window can open it at any time",
+    )
     p.set_defaults(run=_run_measure)
+
+    r = sub.add_parser(
+        "runs",
+        help="list a session file's measured runs with their figures",
+        description="Each run of a session: median, achieved rates and % of the bound on the device it ran on, "
+        "computed as the window and the reports compute them, with impossible results flagged, e.g. "
+        "workbench runs lab.json",
+    )
+    r.add_argument("session", metavar="SESSION", help="a session file (.json)")
+    r.add_argument("--json", action="store_true", help="print each run's figures as JSON")
+    r.set_defaults(run=_run_runs)
 
     c = sub.add_parser(
         "calibrate",
@@ -290,7 +313,10 @@ def _add_measure(sub: Any) -> None:
 def _run_measure(args: argparse.Namespace) -> int:
     from workbench.measure import measure
     from workbench.measure.text import run_table
+    from workbench.runs import DERIVED_KEY, FigureContext, record_run, run_figures
 
+    session, path = (_session_to_extend(args.save_to) if args.save_to else (None, ""))
+    convention = args.convention or (session.settings.convention if session is not None else "fma2")
     record = measure(
         args.declaration,
         backend=args.backend,
@@ -298,12 +324,93 @@ def _run_measure(args: argparse.Namespace) -> int:
         mode=args.mode,
         warmup=args.warmup,
         device=args.device or "auto",
-        convention=args.convention,
+        convention=convention,
     )
-    if args.json:
-        _print_json(record.to_dict())
+    added = ""
+    if session is not None:
+        added = _store_run(session, record)
+        from workbench.session import save
+
+        save(session, path)
+        context = session.figure_context()
     else:
-        print(run_table(record, args.binary))
+        context = FigureContext(convention=convention, binary=args.binary)
+    figures = run_figures(record_run(record), context)
+    if args.json:
+        _print_json({**record.to_dict(), DERIVED_KEY: figures.to_dict()})
+    else:
+        print(run_table(record, figures, args.binary or context.binary))
+        if session is not None:
+            print(f"saved as run {len(session.runs)} of {path}{added}")
+    return EXIT_OK
+
+
+def _store_run(session: Any, record: Any) -> str:
+    """Append a run to a session, with an operation for its declaration when the session has none; what was added."""
+    from workbench.runs import OPERATION_NAME_KEY
+    from workbench.session import DeviceChoice, OperationEntry, canonical_declaration
+
+    wanted = canonical_declaration(record.declaration)
+    entry = next((e for e in session.operations if canonical_declaration(e.declaration) == wanted), None)
+    added = ""
+    if entry is None:
+        taken = {e.name for e in session.operations}
+        name = record.operation
+        number = 2
+        while name in taken:
+            name, number = f"{record.operation} {number}", number + 1
+        entry = OperationEntry(name, record.declaration)
+        session.operations.append(entry)
+        added = f" (and the operation '{name}')"
+    if not session.runs and not session.operations[:-1] and record.provenance is not None and record.provenance.catalogue_key:
+        session.device = DeviceChoice(key=record.provenance.catalogue_key)  # a new session shows the device it measured
+    data = record.to_dict()
+    data[OPERATION_NAME_KEY] = entry.name
+    session.runs.append(data)
+    return added
+
+
+def _session_to_extend(path: str) -> tuple[Any, str]:
+    """The session a run is appended to: the file as it is, or a new session when there is no file yet."""
+    from workbench.session import Session, load
+
+    if os.path.lexists(path):
+        return load(path), path
+    return Session(title="Measured from the command line"), path
+
+
+def _run_runs(args: argparse.Namespace) -> int:
+    from workbench.session import load
+    from workbench.units import format_bandwidth, format_flop_rate, format_number, format_time
+
+    session = load(args.session)
+    figures = session.run_figures()
+    if args.json:
+        _print_json([{"id": f.id, "declaration": f.declaration_text, "status": f.status, **f.to_dict()} for f in figures])
+        return EXIT_OK
+    if not figures:
+        print(f"{args.session}: no measured runs")
+        return EXIT_OK
+    binary = session.settings.binary
+    for f in figures:
+        rates = [format_bandwidth(f.achieved_bytes_per_s, binary) if f.achieved_bytes_per_s else "",
+                 format_flop_rate(f.achieved_flop_per_s) if f.achieved_flop_per_s else ""]
+        line = f"{f.id}  {f.declaration_text}  [{f.status_text}, {f.mode or 'mode not recorded'}]"
+        if f.median_s is not None:
+            line += f"  median {format_time(f.median_s)}"
+        if any(rates):
+            line += "  " + " · ".join(r for r in rates if r) + f" [{f.convention}]"
+        if f.percent_of_bound is not None:
+            line += f"  {format_number(f.percent_of_bound, 3)} % of the bound on {f.device_name}"
+        elif f.bound_note:
+            line += f"  ({f.bound_note})"
+        print(line)
+        if f.device_note:
+            print(f"    {f.device_note}")
+        if f.impossible is not None:
+            print(f"    IMPOSSIBLE: {f.impossible.headline}")
+            for reason in f.impossible.reasons:
+                print(f"      {reason.as_text()}")
     return EXIT_OK
 
 
@@ -365,7 +472,7 @@ def _run_gui(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- main
 
 
-ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_units, _add_report, _add_import_ncu, _add_import_nsys, _add_measure, _add_gui)
+ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_units, _add_report, _add_import_ncu, _add_import_nsys, _add_measure, _add_gui)  # _add_measure adds `runs` too
 
 
 class _VersionAction(argparse.Action):

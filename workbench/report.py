@@ -21,16 +21,19 @@ import html
 import io
 import math
 import os
-import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from workbench import __version__
-from workbench.analysis import Analysis, analyze
+from workbench.analysis import Analysis
 from workbench.devices import BANDWIDTH, Device
 from workbench.errors import WorkbenchError
+from workbench.measure.record import OK
+from workbench.plausibility import ImpossibleResult
+from workbench.runs import UNCHECKED, FigureContext, parse_run
+from workbench.runs import run_figures as core_run_figures
 from workbench.session import OperationEntry, Session, canonical_declaration, write_atomic
 from workbench.units import (
     format_bandwidth,
@@ -51,18 +54,28 @@ CSV_COLUMNS = ("run_id", "operation", "declaration", "sample_index", "time_s", "
 MAX_PROFILE_COLUMNS = 8
 MAX_PROFILE_ROWS = 200
 NO_VALUE = "–"
-PERCENT_OF_BOUND_NOTE = "% of bound = bound time / measured median: 100 % means the run reached the bound."
+PERCENT_OF_BOUND_NOTE = (
+    "% of bound = bound time on the device the run ran on / measured median: 100 % means the run reached the bound."
+)
 ABOVE_BOUND_NOTE = (
     "A run above 100 % beat its lower bound: a rate in use is below what the machine sustains, "
     "the bytes are over-counted, or the working set stayed in a cache. Check before trusting either figure."
 )
+IMPOSSIBLE_MARK = "⚠ impossible"
 
 
 def _run_notes(runs: Sequence[RunFigures]) -> list[str]:
-    """The reading aid under a runs table, plus a warning when a run beat its bound."""
+    """The reading aid under a runs table, a warning when a run beat its bound, and each impossible run's reasons."""
     notes = [PERCENT_OF_BOUND_NOTE]
     if any(run.percent_of_bound is not None and run.percent_of_bound > 100.0 for run in runs):
         notes.append(ABOVE_BOUND_NOTE)
+    for run in runs:
+        if run.device_note:
+            notes.append(f"{run.run_id}: {run.device_note}.")
+        if run.impossible is not None:
+            likely = [reason for reason in run.impossible.reasons if reason.likely] or list(run.impossible.reasons)
+            reasons = "; ".join(f"{reason.name}" + (f" ({reason.evidence})" if reason.evidence else "") for reason in likely)
+            notes.append(f"{run.run_id} is {run.impossible.headline}. Check: {reasons}.")
     return notes
 
 
@@ -83,7 +96,7 @@ class Table:
 
 @dataclass(frozen=True)
 class RunFigures:
-    """What a report shows of one measurement run, read defensively from its dict."""
+    """What a report shows of one measurement run: the figures of `workbench.runs.run_figures`, as they are."""
 
     run_id: str
     declaration: str | None
@@ -97,12 +110,27 @@ class RunFigures:
     valid: bool | None
     conditions: tuple[tuple[str, str], ...]
     mode: str | None
+    device_name: str = ""  # the device the % of bound is against: the one the run ran on
+    device_note: str = ""  # said when that is not the session's device
+    impossible: ImpossibleResult | None = None
 
     @property
     def check_text(self) -> str:
         if self.valid is None:
             return NO_VALUE
         return "passed" if self.valid else "FAILED: not a valid measurement"
+
+    @property
+    def percent_text(self) -> str:
+        """'42.3 %', with the device beside it when it is not the session's, and the impossible mark."""
+        if self.percent_of_bound is None:
+            return NO_VALUE
+        text = f"{format_number(self.percent_of_bound, 3)} %"
+        if self.device_note:
+            text += f" (on {self.device_name})"
+        if self.impossible is not None:
+            text += f" {IMPOSSIBLE_MARK}"
+        return text
 
 
 @dataclass(frozen=True)
@@ -148,12 +176,6 @@ def _finite_positive(value: Any) -> float | None:
     return number if math.isfinite(number) and number > 0 else None
 
 
-def _samples(value: Any) -> tuple[float, ...]:
-    if not isinstance(value, (list, tuple)):
-        return ()
-    return tuple(number for item in value if (number := _finite_positive(item)) is not None)
-
-
 def _scalar_text(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -178,43 +200,32 @@ def _conditions(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple((str(key), _scalar_text(item)) for key, item in value.items())
 
 
-def run_figures(run: Mapping[str, Any], index: int, analysis: Analysis | None) -> RunFigures:
-    """Read one run dict: the keys the measurement side provides, each used only when well-formed.
+def run_figures(run: Mapping[str, Any], index: int, context: FigureContext | None) -> RunFigures:
+    """One run dict as the report shows it: parsed and figured by `workbench.runs` (the window's function).
 
-    A missing median is taken from the raw samples; achieved rates missing from
-    the run are compulsory bytes (or logical FLOP) over the median.
+    Nothing stored with the run (a median, an achieved rate) is trusted: every
+    figure comes from the raw samples, the declaration, the run's own device
+    and the session's convention.
     """
-    run_id = run.get("id")
-    samples = _samples(run.get("samples_s"))
-    median = _finite_positive(run.get("median_s"))
-    if median is None and samples:
-        median = statistics.median(samples)
-    achieved_bytes = _finite_positive(run.get("achieved_bytes_per_s"))
-    achieved_flop = _finite_positive(run.get("achieved_flop_per_s"))
-    if analysis is not None and median is not None:
-        if achieved_bytes is None and analysis.bytes:
-            achieved_bytes = analysis.bytes / median
-        if achieved_flop is None and analysis.flop:
-            achieved_flop = analysis.flop / median
-    percent = None
-    if analysis is not None and analysis.bound_time is not None and median is not None:
-        percent = 100.0 * analysis.bound_time / median
-    valid = run.get("valid")
-    mode = run.get("mode")
+    figures = core_run_figures(parse_run(run, index), context or FigureContext())
     declaration = run.get("declaration")
+    status = figures.status
     return RunFigures(
-        run_id=str(run_id) if isinstance(run_id, (str, int)) and not isinstance(run_id, bool) else f"run {index + 1}",
+        run_id=figures.id,
         declaration=declaration if isinstance(declaration, str) else None,
-        median_s=median,
-        p10_s=_finite_positive(run.get("p10_s")),
-        p90_s=_finite_positive(run.get("p90_s")),
-        samples_s=samples,
-        achieved_bytes_per_s=achieved_bytes,
-        achieved_flop_per_s=achieved_flop,
-        percent_of_bound=percent,
-        valid=valid if isinstance(valid, bool) else None,
-        conditions=_conditions(run.get("conditions")),
-        mode=mode if isinstance(mode, str) else None,
+        median_s=figures.median_s,
+        p10_s=figures.p10_s,
+        p90_s=figures.p90_s,
+        samples_s=figures.samples_s,
+        achieved_bytes_per_s=figures.achieved_bytes_per_s,
+        achieved_flop_per_s=figures.achieved_flop_per_s,
+        percent_of_bound=figures.percent_of_bound,
+        valid=True if status == OK else None if status == UNCHECKED else False,
+        conditions=_conditions(figures.run.conditions),
+        mode=figures.mode or None,
+        device_name=figures.device_name,
+        device_note=figures.device_note,
+        impossible=figures.impossible,
     )
 
 
@@ -310,6 +321,7 @@ def build_report(session: Session) -> Report:
     except WorkbenchError as exc:
         device_error = str(exc)
     analyses = session.analyse_all(device) if device is not None else [None for _ in session.operations]
+    context = session.figure_context(device)
     operations: list[OperationReport] = []
     claimed: set[int] = set()
     keyed_runs = [(i, run, canonical_declaration(run.get("declaration"))) for i, run in enumerate(session.runs)]
@@ -321,26 +333,10 @@ def build_report(session: Session) -> Report:
         for index, run, key in keyed_runs:
             if wanted is not None and key == wanted:
                 claimed.add(index)
-                runs.append(run_figures(run, index, analysis))
+                runs.append(run_figures(run, index, context))
         operations.append(OperationReport(entry, analysis, error, tuple(runs)))
 
-    other_runs = []
-    for index, run, key in keyed_runs:
-        if index in claimed:
-            continue
-        analysis = None
-        if key is not None and device is not None:
-            try:
-                analysis = analyze(
-                    key,
-                    device=device,
-                    convention=session.settings.convention,
-                    overlap=session.settings.overlap,
-                    binary=binary,
-                )
-            except WorkbenchError:
-                analysis = None
-        other_runs.append(run_figures(run, index, analysis))
+    other_runs = [run_figures(run, index, context) for index, run, _ in keyed_runs if index not in claimed]
 
     profiles = _profile_sections(session.profiles, session.settings.convention, binary)
     if device is not None:
@@ -434,7 +430,7 @@ def runs_table(runs: Iterable[RunFigures], binary: bool, with_declaration: bool 
             str(len(run.samples_s)) if run.samples_s else NO_VALUE,
             format_bandwidth(run.achieved_bytes_per_s, binary) if run.achieved_bytes_per_s is not None else NO_VALUE,
             format_flop_rate(run.achieved_flop_per_s) if run.achieved_flop_per_s is not None else NO_VALUE,
-            f"{format_number(run.percent_of_bound, 3)} %" if run.percent_of_bound is not None else NO_VALUE,
+            run.percent_text,
             run.check_text,
         ]
         if with_declaration:

@@ -21,7 +21,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from workbench import __version__
 from workbench.analysis import Analysis, analyze
@@ -29,6 +29,9 @@ from workbench.devices import BANDWIDTH, PATHS, Device, Rate, find_device
 from workbench.devices.catalogue import SOURCES
 from workbench.errors import WorkbenchError
 from workbench.files import FileReadError, read_bounded
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from workbench.runs import FigureContext, RunFigures
 
 DEFAULT_DEVICE = "h100-sxm"
 
@@ -39,7 +42,7 @@ NVML_KEY_PREFIX = "nvml-"
 GENERATOR = f"Performance Workbench {__version__}"
 DERIVED_NOTE = (
     "Figures under 'derived' and 'rates_in_use' are written for readers without the app; "
-    "the app recomputes them from the declarations and ignores these copies."
+    "the app recomputes them from the declarations and the raw samples and ignores these copies."
 )
 
 CONVENTION_CHOICES = ("fma2", "mac")
@@ -154,6 +157,23 @@ class Session:
                 results.append(exc)
         return results
 
+    def figure_context(self, device: Device | None = None) -> "FigureContext":
+        """What run figures depend on in this session: its convention, overlap, and the device it shows."""
+        from workbench.runs import FigureContext
+
+        if device is None:
+            try:
+                device = self.device.resolve()
+            except WorkbenchError:
+                device = None
+        return FigureContext(self.settings.convention, self.settings.overlap, device, self.settings.binary)
+
+    def run_figures(self, device: Device | None = None) -> "list[RunFigures]":
+        """Every run's figures (`workbench.runs.run_figures`), each on the device it ran on."""
+        from workbench.runs import all_run_figures
+
+        return all_run_figures(self.runs, self.figure_context(device))
+
     def runs_for(self, entry: OperationEntry) -> list[dict[str, Any]]:
         """The measurement runs whose declaration is this entry's (compared in canonical form)."""
         wanted = canonical_declaration(entry.declaration)
@@ -252,6 +272,8 @@ def session_to_dict(session: Session, include_derived: bool = True) -> dict[str,
     }
     data["operations"] = operations
     data["runs"] = [_plain_json(run, f"runs[{i}]") for i, run in enumerate(session.runs)]
+    if include_derived:
+        _add_run_figures(session, resolved, data["runs"])
     data["profiles"] = [_plain_json(record, f"profiles[{i}]") for i, record in enumerate(session.profiles)]
     for key, value in session.extra.items():
         if key not in data:
@@ -406,6 +428,16 @@ def _derived_figures(result: Analysis | WorkbenchError, binary: bool) -> dict[st
         "summary": a.limiter_sentence(binary),
         "derivation": [step.as_text() for step in a.steps],
     }
+
+
+def _add_run_figures(session: Session, device: Device | None, runs: list[Any]) -> None:
+    """Beside each stored run, its figures for readers without the app (the app recomputes and ignores them)."""
+    from workbench.runs import DERIVED_KEY, all_run_figures
+
+    figures = {item.index: item for item in all_run_figures(session.runs, session.figure_context(device))}
+    for index, run in enumerate(runs):
+        if isinstance(run, dict) and index in figures:
+            run[DERIVED_KEY] = _plain_json(figures[index].to_dict(), f"runs[{index}].{DERIVED_KEY}")
 
 
 def _plain_json(value: Any, where: str) -> Any:

@@ -1,9 +1,11 @@
 """Measured runs on the plots: the roofline (achieved FLOP/s against intensity) and bound vs size (median time).
 
 Each layer owns long-lived pyqtgraph items — a scatter of valid runs, a
-hollow grey scatter of runs that are not valid, vertical spread bars from
-the p10 and p90 times, "invalid" labels — created once and changed with
-`setData`. The plot view asks a layer where its marks go (`compute`), makes
+hollow grey scatter of runs that are not valid, a scatter of runs measured
+on another device than the session shows (their own device's style, since
+these roofs are not theirs), a red scatter of impossible runs (faster than
+their own device allows), vertical spread bars from the p10 and p90 times,
+and labels — created once and changed with `setData`. The plot view asks a layer where its marks go (`compute`), makes
 room for them in its range, then hands them back (`show`).
 """
 
@@ -24,9 +26,17 @@ from workbench.units import format_bandwidth, format_flop_rate, format_intensity
 
 MEASURED_COLOUR = "#2e7d32"  # green, as the device panel's "measured" source
 NOT_VALID_COLOUR = "#9e9e9e"
+OTHER_DEVICE_COLOUR = "#6a1b9a"  # purple: a run on another device than the one whose roofs are drawn
+IMPOSSIBLE_COLOUR = "#c62828"
 MEASURED_LEGEND = "measured run: median, bar p10–p90"
 NOT_VALID_LEGEND = "run not valid (check failed or missing): not a result"
+IMPOSSIBLE_LEGEND = "impossible: faster than its own device's bound (hover for why)"
 SWEEP_LEGEND = "measured median, bar p10–p90"
+
+VALID = "valid"
+NOT_VALID = "not valid"
+OTHER_DEVICE = "other device"
+IMPOSSIBLE = "impossible"
 
 
 @dataclass(frozen=True)
@@ -38,16 +48,18 @@ class MeasuredMark:
     low: float  # the lower end of the spread bar
     high: float  # the upper end of the spread bar
     valid: bool
-    label: str  # shown beside a run that is not valid
+    label: str  # shown beside a run that is not valid, impossible, or from another device
     tip: str
     run_index: int
+    style: str = VALID  # valid, not valid, other device, impossible
+    device: str = ""  # the device the run ran on (short name)
 
 
 def run_tip(run: MeasuredRun, binary: bool) -> str:
-    """Hover text of a run: what ran, where, its median and spread, achieved rates, check."""
+    """Hover text of a run: what ran, where, its median and spread, achieved rates, bound, check, flag."""
     lines = [
         f"{run.operation_name}: {run.declaration_text}",
-        f"{run.backend} {run.mode} on {run.device}".strip(),
+        f"{run.backend} {run.mode} on {run.run.where}".strip(),
         f"status: {run.status_text} — {run.check}",
     ]
     if run.stats is not None:
@@ -62,12 +74,42 @@ def run_tip(run: MeasuredRun, binary: bool) -> str:
     if run.intensity is not None:
         lines.append(f"intensity {format_intensity(run.intensity)}")
     if run.fraction_of_bound is not None:
-        lines.append(f"{run.fraction_of_bound:.0%} of the bound ({format_time(run.bound_time_s or 0.0)} on {run.bound_device})")
+        lines.append(f"{run.fraction_of_bound:.0%} of the bound ({format_time(run.bound_time_s or 0.0)} on {run.device_name})")
+    if run.device_note:
+        lines.append(run.device_note)
+    if run.impossible is not None:
+        lines.append(run.impossible.as_text())
     return "\n".join(lines)
 
 
-def _not_valid_label(run: MeasuredRun) -> str:
-    return {"unchecked": "not checked"}.get(run.status, "invalid")
+def device_tip(run: MeasuredRun) -> str:
+    """Where the run ran, as stated, and which catalogue entry its bound uses."""
+    p = run.run.provenance
+    lines = [f"ran on {p.label}" + (f" (stated by {p.stated_by})" if p.stated_by else "")]
+    details = [f"{label} {value}" for label, value in (
+        ("UUID", p.uuid), ("PCI", p.pci_bus_id), ("driver", p.driver_version), ("CUDA", p.cuda_version),
+        ("compute capability", p.compute_capability)) if value]
+    if details:
+        lines.append(", ".join(details))
+    if run.device is not None:
+        lines.append(f"bound on {run.device.name}" + (f" (matched by {p.matched_by})" if p.matched_by else ""))
+    lines.append(run.device_note or ("the device the session shows" if run.on_session_device else ""))
+    return "\n".join(line for line in lines if line)
+
+
+def _short(name: str) -> str:
+    return name.split(" (")[0]
+
+
+def mark_style(run: MeasuredRun) -> tuple[str, str]:
+    """How a run is drawn and the label beside it: impossible, not valid, another device's, or a valid result."""
+    if not run.valid:
+        return NOT_VALID, {"unchecked": "not checked"}.get(run.status, "invalid")
+    if run.impossible is not None:
+        return IMPOSSIBLE, f"impossible ({_short(run.device_name)})"
+    if run.device_note and not run.on_session_device:
+        return OTHER_DEVICE, _short(run.device_name)
+    return VALID, ""
 
 
 class _MarkItems:
@@ -123,7 +165,7 @@ class _MarkItems:
 
 
 class _MeasuredLayer:
-    """Valid and not-valid marks with hover text and legend rows (shared by both plots)."""
+    """Valid, not-valid, other-device and impossible marks with hover text and legend rows (both plots)."""
 
     legend_valid = MEASURED_LEGEND
 
@@ -132,32 +174,47 @@ class _MeasuredLayer:
         self.document = document
         self.valid_items = _MarkItems(plot, MEASURED_COLOUR, True, "s", 5)
         self.not_valid_items = _MarkItems(plot, NOT_VALID_COLOUR, False, "s", 4.5)
+        self.other_items = _MarkItems(plot, OTHER_DEVICE_COLOUR, False, "d", 4.8)
+        self.impossible_items = _MarkItems(plot, IMPOSSIBLE_COLOUR, True, "x", 5.2)
         self.marks: list[MeasuredMark] = []
         self._tips: dict[int, str] = {}
-        self._legend_rows: dict[str, bool] = {}
-        for items in (self.valid_items, self.not_valid_items):
+        self._legend_rows: dict[int, str] = {}  # id of a scatter → its legend text now
+        for items in self._all_items():
             items.scatter.sigHovered.connect(self._hovered)
+
+    def _all_items(self) -> tuple[_MarkItems, ...]:
+        return (self.valid_items, self.not_valid_items, self.other_items, self.impossible_items)
+
+    def label_items(self) -> tuple[_MarkItems, ...]:
+        """The kinds of mark that carry labels (the roofline keeps its own labels off them)."""
+        return (self.not_valid_items, self.other_items, self.impossible_items)
 
     def show(self, marks: Sequence[MeasuredMark], beam: float = 0.0) -> None:
         self.marks = list(marks)
         self._tips = {mark.run_index: mark.tip for mark in self.marks}
-        valid = [m for m in self.marks if m.valid]
-        not_valid = [m for m in self.marks if not m.valid]
-        self.valid_items.show(valid, beam, with_labels=False)
-        self.not_valid_items.show(not_valid, beam, with_labels=True)
-        self._legend(self.valid_items.scatter, self.legend_valid, bool(valid))
-        self._legend(self.not_valid_items.scatter, NOT_VALID_LEGEND, bool(not_valid))
+        by_style = {style: [m for m in self.marks if m.style == style] for style in (VALID, NOT_VALID, OTHER_DEVICE, IMPOSSIBLE)}
+        self.valid_items.show(by_style[VALID], beam, with_labels=False)
+        self.not_valid_items.show(by_style[NOT_VALID], beam, with_labels=True)
+        self.other_items.show(by_style[OTHER_DEVICE], beam, with_labels=True)
+        self.impossible_items.show(by_style[IMPOSSIBLE], beam, with_labels=True)
+        others = sorted({m.device for m in by_style[OTHER_DEVICE]})
+        other_legend = f"run on {', '.join(others)}: not against these roofs" if others else ""
+        self._legend(self.valid_items.scatter, self.legend_valid if by_style[VALID] else "")
+        self._legend(self.not_valid_items.scatter, NOT_VALID_LEGEND if by_style[NOT_VALID] else "")
+        self._legend(self.other_items.scatter, other_legend)
+        self._legend(self.impossible_items.scatter, IMPOSSIBLE_LEGEND if by_style[IMPOSSIBLE] else "")
 
-    def _legend(self, item: pg.ScatterPlotItem, text: str, wanted: bool) -> None:
-        if self._legend_rows.get(text, False) == wanted:
+    def _legend(self, item: pg.ScatterPlotItem, text: str) -> None:
+        """Show `item` in the legend under `text` ('' removes its row)."""
+        if self._legend_rows.get(id(item), "") == text:
             return
         legend = self.plot.addLegend(offset=(12, 10))  # the plot's one legend (created by whoever asks first)
-        if wanted:
+        if self._legend_rows.get(id(item)):
+            legend.removeItem(item)
+        if text:
             legend.setBrush(pg.mkBrush(255, 255, 255, 220))
             legend.addItem(item, text)
-        else:
-            legend.removeItem(item)
-        self._legend_rows[text] = wanted
+        self._legend_rows[id(item)] = text
 
     def tip(self, run_index: Any) -> str:
         if not isinstance(run_index, (int, np.integer)):
@@ -182,6 +239,7 @@ class MeasuredRooflineLayer(_MeasuredLayer):
             if run.status == CANCELLED or run.intensity is None or rate is None or spread is None:
                 continue
             slow, fast = spread
+            style, label = mark_style(run)
             marks.append(
                 MeasuredMark(
                     x=math.log10(run.intensity),
@@ -189,9 +247,11 @@ class MeasuredRooflineLayer(_MeasuredLayer):
                     low=math.log10(slow),
                     high=math.log10(fast),
                     valid=run.valid,
-                    label=_not_valid_label(run),
+                    label=label,
                     tip=run_tip(run, binary),
                     run_index=run.index,
+                    style=style,
+                    device=_short(run.device_name),
                 )
             )
         return marks
@@ -211,6 +271,7 @@ class MeasuredSweepLayer(_MeasuredLayer):
             if size is None or run.stats is None or run.status == CANCELLED or run.stats.p10_s <= 0:
                 continue
             s = run.stats
+            style, label = mark_style(run)
             marks.append(
                 MeasuredMark(
                     x=math.log2(size),
@@ -218,9 +279,11 @@ class MeasuredSweepLayer(_MeasuredLayer):
                     low=math.log10(s.p10_s),
                     high=math.log10(s.p90_s),
                     valid=run.valid,
-                    label=_not_valid_label(run),
+                    label=label,
                     tip=run_tip(run, binary),
                     run_index=run.index,
+                    style=style,
+                    device=_short(run.device_name),
                 )
             )
         return marks

@@ -44,7 +44,7 @@ from workbench.declare import Declaration
 from workbench.errors import WorkbenchError
 from workbench.gui.declaration_text import split_call
 from workbench.gui.document import Document
-from workbench.gui.measure_plots import MEASURED_COLOUR, NOT_VALID_COLOUR
+from workbench.gui.measure_plots import MEASURED_COLOUR, NOT_VALID_COLOUR, OTHER_DEVICE_COLOUR, device_tip
 from workbench.gui.measure_runs import MeasuredRun, add_run, document_runs, remove_run
 from workbench.gui.measure_worker import BackendChoice, BackendProbeWorker, MeasurementJob, MeasurementWorker
 from workbench.gui.plots import sweep_choices
@@ -64,10 +64,13 @@ MODE_TIPS = {
     "call starts from memory (as triton.testing.do_bench times). The flush is not timed.",
 }
 CHECK_COLUMN = "Check"
-COLUMNS = ("Operation", "Size", CHECK_COLUMN, "Median", "p10–p90", "Bandwidth", "FLOP rate", "% bound")
-NUMBER_COLUMNS = ("Median", "p10–p90", "Bandwidth", "FLOP rate", "% bound")
+DEVICE_COLUMN = "Ran on"
+PERCENT_COLUMN = "% bound"
+COLUMNS = ("Operation", "Size", CHECK_COLUMN, DEVICE_COLUMN, "Median", "p10–p90", "Bandwidth", "FLOP rate", PERCENT_COLUMN)
+NUMBER_COLUMNS = ("Median", "p10–p90", "Bandwidth", "FLOP rate", PERCENT_COLUMN)
 NAME_COLUMN_MAX_PX = 130  # longer operation names are elided (the tooltip has them whole)
 STATUS_COLOURS = {OK: "#1b5e20", INVALID: "#b71c1c", CANCELLED: "#757575", RUNNING: "#0d47a1", "unchecked": "#8d5a00"}
+IMPOSSIBLE_COLOUR = "#b71c1c"
 
 
 def size_text(run: MeasuredRun) -> str:
@@ -103,6 +106,11 @@ def spread_text(low_s: float, high_s: float) -> str:
 
 def percent_text(fraction: float | None) -> str:
     return "—" if fraction is None else f"{format_number(100.0 * fraction, 3)} %"
+
+
+def short_device_name(run: MeasuredRun) -> str:
+    """'Generic CPU', 'NVIDIA H100 SXM': the device a run's figures are against, without the details in brackets."""
+    return run.device_name.split(" (")[0] if run.device is not None else run.device_name
 
 
 # ---------------------------------------------------------------- the table of runs
@@ -175,9 +183,21 @@ class RunTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return self.cell_tip(run, column)
         if role == Qt.ItemDataRole.ForegroundRole:
+            if column == PERCENT_COLUMN and run.impossible is not None:
+                return QBrush(QColor(IMPOSSIBLE_COLOUR))
+            if column == DEVICE_COLUMN and run.device_note:
+                return QBrush(QColor(OTHER_DEVICE_COLOUR))
             if column == CHECK_COLUMN or run.status in (INVALID, CANCELLED):
                 return QBrush(QColor(STATUS_COLOURS.get(run.status, "#212121")))
             return None
+        if role == Qt.ItemDataRole.FontRole and column == PERCENT_COLUMN and run.impossible is not None:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.FontRole and column == DEVICE_COLUMN and run.device_note:
+            font = QFont()
+            font.setItalic(True)
+            return font
         if role == Qt.ItemDataRole.FontRole and (run.status in (RUNNING, CANCELLED) or
                                                  (column == CHECK_COLUMN and run.status == INVALID)):
             font = QFont()
@@ -199,6 +219,8 @@ class RunTableModel(QAbstractTableModel):
             if live and run.status == RUNNING:
                 return self.live_detail or "running"
             return run.status_text
+        if column == DEVICE_COLUMN:
+            return short_device_name(run)
         if column == "Median":
             return format_time(stats.median_s) if stats else "—"
         if column == "p10–p90":
@@ -209,19 +231,31 @@ class RunTableModel(QAbstractTableModel):
         if column == "FLOP rate":
             rate = run.achieved_flop_per_s
             return format_flop_rate(rate, digits=3) if rate is not None else "—"
-        return percent_text(run.fraction_of_bound)
+        text = percent_text(run.fraction_of_bound)
+        return f"{text} ⚠" if run.impossible is not None else text
 
     def cell_tip(self, run: MeasuredRun, column: str) -> str:
         if column in ("Operation", "Size"):
-            return f"{run.operation_name}\n{run.declaration_text}\n{run.backend} on {run.device}, {run.mode} mode\nrun {run.id}"
+            return f"{run.operation_name}\n{run.declaration_text}\n{run.backend} on {run.run.where}, {run.mode} mode\nrun {run.id}"
         if column == CHECK_COLUMN:
             return run.check + (f"\n{run.message}" if run.message and run.message != run.check else "")
         if column in ("Median", "p10–p90") and run.stats is not None:
             s = run.stats
             return (f"{s.count} timed iterations: min {format_time(s.min_s)}, p10 {format_time(s.p10_s)}, "
                     f"median {format_time(s.median_s)}, p90 {format_time(s.p90_s)}, max {format_time(s.max_s)}")
-        if column == "% bound" and run.bound_time_s is not None:
-            return f"bound {format_time(run.bound_time_s)} on {run.bound_device} over the median time"
+        if column == DEVICE_COLUMN:
+            return device_tip(run)
+        if column == PERCENT_COLUMN:
+            lines = []
+            if run.bound_time_s is not None:
+                lines.append(f"bound {format_time(run.bound_time_s)} on {run.device_name} over the median time")
+            elif run.bound_note:
+                lines.append(run.bound_note)
+            if run.device_note:
+                lines.append(run.device_note)
+            if run.impossible is not None:
+                lines.append(run.impossible.as_text())
+            return "\n".join(lines)
         return ""
 
 
@@ -229,11 +263,13 @@ COLUMN_TIPS = (
     "The session operation the run was started from (hover a cell for the backend and mode)",
     "Size fields and data type of the measured declaration",
     "The reference check against float64 on the CPU: only a passed run is a result (hover for details)",
+    "The device the run ran on, whose bound its % of bound uses (italic: not the device the session shows)",
     "Median of the timed iterations",
     "10th and 90th percentile of the timed iterations: the spread",
     "Compulsory bytes of the declaration over the median time",
     "Logical FLOP of the declaration over the median time (convention as in the Analysis menu)",
-    "The lower bound recorded with the run over its median time: 100 % means it met the bound",
+    "The lower bound on the device the run ran on over its median time: 100 % means it met the bound; "
+    "⚠ marks a run faster than its device allows (hover for the likely reasons)",
 )
 
 
@@ -560,25 +596,29 @@ class MeasurementTab(QWidget):
         self._show_bound_device()
 
     def bound_device(self) -> Any:
-        """The Device each run's bound is computed on: the session's when it is the kind the backend runs on."""
-        kind = self._choice(self.resolved_backend()).kind
-        device = self.document.device
-        return device if device is not None and device.kind == kind else "auto"
+        """The device a new run is compared with: always the one it runs on ("auto": matched from what the
+        hardware states), never the session's device standing in for it."""
+        return "auto"
 
     def _show_bound_device(self) -> None:
         if self.backends is None:
             self.bound_label.setText("")
             return
-        device = self.bound_device()
-        if device != "auto":
-            measured = sum(1 for rate in device.overrides.values() if rate.source == "measured")
-            extra = f", {measured} measured rate{'s' if measured != 1 else ''}" if measured else ""
-            self.bound_label.setText(f"% bound: against the session's device, {device.name}{extra}.")
+        choice = self._choice(self.resolved_backend())
+        session = self.document.device
+        if choice.kind == "cpu":
+            from workbench.devices.provenance import cpu_catalogue_device
+
+            try:
+                own = cpu_catalogue_device().name.split(" (")[0]
+            except WorkbenchError:
+                own = "the CPU"
         else:
-            session = self.document.device
-            kind = "the GPU it runs on" if self._choice(self.resolved_backend()).kind == "gpu" else "the generic CPU model"
-            why = f"the session's device ({session.name}) is a {session.kind.upper()}" if session is not None else "no session device"
-            self.bound_label.setText(f"% bound: against {kind}, because {why}.")
+            own = "the GPU it runs on"
+        text = f"% bound: against the device each run ran on — {own} for a new run"
+        if session is not None and session.kind != choice.kind:
+            text += f"; the session shows {session.name}, so these runs are marked as from another device"
+        self.bound_label.setText(text + ".")
 
     # ------------------------------------------------------------------ the operation and the sweep
     def current_declaration(self) -> tuple[Declaration | None, str]:
@@ -771,7 +811,8 @@ class MeasurementTab(QWidget):
         started = self._live_started
         if started is None or self._job is None:
             return None
-        from workbench.gui.measure_runs import read_run
+        from workbench.gui.measure_runs import document_context
+        from workbench.runs import parse_run, run_figures
 
         data = {
             "declaration": started.declaration,
@@ -782,7 +823,7 @@ class MeasurementTab(QWidget):
             "operation_name": self._job.operation_name,
             "id": "in progress",
         }
-        return dataclasses.replace(read_run(data, -1, self._job.convention), status=status, check=check)
+        return run_figures(parse_run(data, -1).with_status(status, check), document_context(self.document))
 
     def _show_live(self, index: int) -> None:
         started = self._live_started

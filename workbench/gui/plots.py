@@ -473,7 +473,7 @@ class RooflineView(RefreshWhenShown, QWidget):
             cx = px(run.x)
             marks.append(_around(cx, py(run.y), MEASURED_RADIUS))
             marks.append((cx - 2.0, py(run.high), cx + 2.0, py(run.low)))  # the spread bar
-        for items in (self.measured.valid_items, self.measured.not_valid_items):
+        for items in self.measured.label_items():
             for text in items.labels:
                 if text.isVisible():
                     marks.append(_scene_box(view, text))

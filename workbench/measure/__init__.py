@@ -9,7 +9,8 @@ the CLI and the tests simply call `measure()`.
 
     from workbench.measure import measure
     record = measure("add(n=2**24, dtype=fp32)", backend="numpy", iterations=50, mode="warm")
-    record.median_s, record.achieved_byte_per_s, record.check.passed, record.to_dict()
+    record.median_s, record.provenance, record.check.passed, record.to_dict()
+    workbench.runs.run_figures(...)   # achieved rates and % of bound, on the run's own device
 
 `calibrate()` measures sustained memory bandwidth and matrix rates and
 returns them as measured Rates keyed by path (and "hbm").

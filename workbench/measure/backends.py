@@ -544,6 +544,9 @@ class CupyBackend(Backend):
         driver = _nvml_driver_version()
         if driver:
             env["driver"] = driver
+        uuid = _nvml_uuid(env["nvml_index"])
+        if uuid:
+            env["uuid"] = uuid  # with the PCI bus id: which physical GPU ran, for the run's provenance
         return env
 
     def conditions(self) -> dict[str, Any]:
@@ -820,6 +823,27 @@ def _nvml_index_for_pci(pci_bus_id: str) -> int | None:
         return None
     except Exception:
         return None
+    finally:
+        _optional(pynvml.nvmlShutdown)
+
+
+def _nvml_uuid(index: int | None) -> str:
+    """The UUID NVML reports for the GPU at an NVML index ('GPU-…'), or '' without NVML or an index."""
+    if index is None:
+        return ""
+    try:
+        import pynvml  # type: ignore[import-not-found]
+    except ImportError:
+        return ""
+    try:
+        pynvml.nvmlInit()
+    except Exception:
+        return ""
+    try:
+        uuid = pynvml.nvmlDeviceGetUUID(pynvml.nvmlDeviceGetHandleByIndex(index))
+        return uuid.decode() if isinstance(uuid, bytes) else str(uuid)
+    except Exception:
+        return ""
     finally:
         _optional(pynvml.nvmlShutdown)
 

@@ -20,6 +20,7 @@ from workbench.measure.backends import Backend, select_backend
 from workbench.measure.errors import MeasurementError, MemoryRefused, UnsupportedMeasurement
 from workbench.measure.record import CANCELLED, COLD, WARM, RunRecord
 from workbench.measure.run import MIN_ITERATIONS, MEMORY_HEADROOM, MeasurementRun, RunEvent, RunFinished, default_device
+from workbench.measure.stats import per_second
 
 CALIBRATION_FORMAT = "perf-workbench-calibration"
 CALIBRATION_VERSION = 1
@@ -219,7 +220,7 @@ class CalibrationRun:
                 skipped.append(f"{label}: the run was invalid ({record.message})")
                 continue
             key = BANDWIDTH if record.operation == "copy" else (record.bound.path if record.bound else record.kernel.executed_path)
-            value = record.achieved_byte_per_s if record.operation == "copy" else record.achieved_flop_per_s
+            value = per_second(record.bytes if record.operation == "copy" else record.flop, record.median_s)
             if not value:
                 skipped.append(f"{label}: no time measured")
                 continue

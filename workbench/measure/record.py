@@ -1,11 +1,12 @@
 """The run record: everything one measurement produced, as a frozen, self-describing value.
 
-A record keeps the raw samples, so every figure derived from them (median,
-spread, achieved bytes/s and FLOP/s, fraction of the bound) can be recomputed
-by anyone holding the file. `to_dict()` is plain JSON data — what
-`workbench measure --json` prints and what the session stores in
-`Session.runs` — and `from_dict()` reads it back, refusing anything that is
-not a run record with one clear message.
+A record keeps the raw samples and the device the run ran on (its
+provenance), not figures derived from them: the median, achieved bytes/s and
+FLOP/s and the fraction of a bound are derived by `workbench.runs.run_figures`
+(under the session's convention, on the run's own device), the one place
+every view reads them from. `to_dict()` is plain JSON data — what the session
+stores in `Session.runs` — and `from_dict()` reads it back (version 1 records
+too), refusing anything that is not a run record with one clear message.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
+from workbench.devices.provenance import DeviceProvenance
 from workbench.measure.check import CheckResult
 from workbench.measure.errors import MeasurementError
 from workbench.measure.stats import TimingStats, summarize
@@ -22,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.analysis import Analysis
 
 RECORD_FORMAT = "perf-workbench-run"
-RECORD_VERSION = 1
+RECORD_VERSION = 2  # 2: the device the run ran on (provenance); no derived figures stored
 
 OK = "ok"
 INVALID = "invalid"
@@ -158,6 +160,7 @@ class RunRecord:
     environment: Mapping[str, Any] = field(default_factory=dict)
     conditions_before: Mapping[str, Any] = field(default_factory=dict)
     conditions_after: Mapping[str, Any] = field(default_factory=dict)
+    provenance: DeviceProvenance | None = None  # None only in a version-1 record read back
 
     # -- figures derived from the raw samples ----------------------------------------
     @property
@@ -174,50 +177,9 @@ class RunRecord:
         stats = self.stats
         return stats.median_s if stats else None
 
-    @property
-    def intensity(self) -> float:
-        """Logical FLOP per compulsory byte (the x-coordinate of the run on a roofline)."""
-        return self.flop / self.bytes if self.bytes else math.inf
-
-    def _per_second(self, amount: int, seconds: float | None) -> float | None:
-        if seconds is None or seconds <= 0:
-            return None
-        return amount / seconds
-
-    @property
-    def achieved_byte_per_s(self) -> float | None:
-        """Compulsory bytes over the median time."""
-        return self._per_second(self.bytes, self.median_s)
-
-    @property
-    def achieved_flop_per_s(self) -> float | None:
-        """Logical FLOP over the median time."""
-        return self._per_second(self.flop, self.median_s)
-
-    @property
-    def implied_byte_per_s(self) -> float | None:
-        """Bytes this implementation really moves (its passes) over the median time."""
-        return self._per_second(self.kernel.implied_bytes, self.median_s)
-
-    @property
-    def flop_per_s_spread(self) -> tuple[float, float] | None:
-        """Achieved FLOP/s at the p90 and p10 times (the spread bar on a roofline)."""
-        stats = self.stats
-        if not stats or not self.flop:
-            return None
-        return self.flop / stats.p90_s, self.flop / stats.p10_s
-
-    @property
-    def fraction_of_bound(self) -> float | None:
-        """Bound time over median time: 1 means the run met the bound; above 1 beats it (check the cache)."""
-        if self.bound is None or self.bound.bound_time_s is None or not self.median_s:
-            return None
-        return self.bound.bound_time_s / self.median_s
-
     # -- serialisation ------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON data: the stored fields plus the derived figures (ignored when read back)."""
-        stats = self.stats
+        """Plain JSON data: the measured facts only (figures are derived from them, never stored)."""
         return {
             "format": RECORD_FORMAT,
             "version": RECORD_VERSION,
@@ -246,22 +208,7 @@ class RunRecord:
             "environment": dict(self.environment),
             "conditions_before": dict(self.conditions_before),
             "conditions_after": dict(self.conditions_after),
-            "derived": {
-                "stats": stats.to_dict() if stats else None,
-                "achieved_byte_per_s": self.achieved_byte_per_s,
-                "achieved_flop_per_s": self.achieved_flop_per_s,
-                "implied_byte_per_s": self.implied_byte_per_s,
-                "intensity_flop_per_byte": self.intensity if self.bytes else None,
-                "fraction_of_bound": self.fraction_of_bound,
-            },
-            # Flat copies of the figures a session report reads (workbench/report.py); ignored when read back.
-            "valid": self.valid,
-            "median_s": stats.median_s if stats else None,
-            "p10_s": stats.p10_s if stats else None,
-            "p90_s": stats.p90_s if stats else None,
-            "achieved_bytes_per_s": self.achieved_byte_per_s,
-            "achieved_flop_per_s": self.achieved_flop_per_s,
-            "conditions": self.conditions_summary(),
+            "provenance": self.provenance.to_dict() if self.provenance else None,
         }
 
     def conditions_summary(self) -> dict[str, Any]:
@@ -316,6 +263,7 @@ class RunRecord:
                 environment=dict(data.get("environment", {})),
                 conditions_before=dict(data.get("conditions_before", {})),
                 conditions_after=dict(data.get("conditions_after", {})),
+                provenance=DeviceProvenance.from_dict(data["provenance"]) if data.get("provenance") else None,
             )
         except MeasurementError:
             raise

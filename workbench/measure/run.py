@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Type, Union
 
 from workbench.declare import Declaration, parse
 from workbench.devices.catalogue import Device
+from workbench.devices.provenance import CPU_DEVICE_KEY, DeviceProvenance
 from workbench.errors import WorkbenchError
 from workbench.measure.backends import Backend, select_backend
 from workbench.measure.check import judge, not_run
@@ -223,6 +224,7 @@ class MeasurementRun:
             buffers=tuple(spec.to_dict() for spec in kernel.buffers()),
         )
         environment = backend.environment()
+        provenance = self._provenance(backend, environment)
         yield RunStarted(str(self.declaration), backend.name, backend.describe(), self.mode, self.iterations, planned)
 
         samples: list[float] = []
@@ -318,6 +320,7 @@ class MeasurementRun:
             environment=environment,
             conditions_before=before,
             conditions_after=after,
+            provenance=provenance,
         )
         yield RunFinished(record)
 
@@ -342,6 +345,33 @@ class MeasurementRun:
         ordered = sorted(times)
         return len(times), ordered[len(ordered) // 2]
 
+    def _provenance(self, backend: Backend, environment: dict[str, Any]) -> DeviceProvenance:
+        """The device the run runs on, as the hardware states it, and the catalogue entry it matches.
+
+        A device chosen explicitly (`device=`, the CLI's --device) names the
+        entry; otherwise the stated name is matched (the GPU through NVML, the
+        CPU entry for a CPU). The session's device never stands in for it.
+        """
+        from workbench.devices.provenance import cpu_catalogue_device, provenance_from_environment
+
+        choice = self._device_choice
+        if isinstance(choice, Device):
+            if choice.kind != backend.kind:
+                raise MeasurementError(
+                    f"{choice.name} is a {choice.kind.upper()}, but {backend.name} runs on the {backend.kind.upper()}: "
+                    f"choose a {backend.kind.upper()} device"
+                )
+            return provenance_from_environment(backend.kind, environment, choice.key, "--device")
+        if backend.kind == "cpu":
+            try:
+                return provenance_from_environment("cpu", environment, cpu_catalogue_device().key, "the CPU entry")
+            except WorkbenchError:
+                return provenance_from_environment("cpu", environment, "", "")
+        known = default_device(backend)
+        if known is not None and not known.key.startswith("nvml-"):
+            return provenance_from_environment(backend.kind, environment, known.key, "name")
+        return provenance_from_environment(backend.kind, environment, "", "")
+
     def _bound(self, backend: Backend) -> tuple[BoundInfo | None, list[str]]:
         """The analysed lower bound on the chosen device, or None with the reason in a note."""
         if self._analysis is not None:
@@ -358,7 +388,7 @@ class MeasurementRun:
             return None, [f"no bound: {exc}"]
         bound = BoundInfo.from_analysis(analysis)
         notes = []
-        if backend.kind == "cpu" and device.kind == "cpu" and device.key == "cpu-generic":
+        if backend.kind == "cpu" and device.kind == "cpu" and device.key == CPU_DEVICE_KEY:
             notes.append("bound from the generic CPU stand-in; calibrate for this machine's rates")
         return bound, notes
 
@@ -408,9 +438,9 @@ def default_device(backend: Backend) -> Device | None:
     """The device model a backend's runs are compared with: the detected GPU, or the generic CPU."""
     try:
         if backend.kind == "cpu":
-            from workbench.devices.catalogue import find_device
+            from workbench.devices.provenance import cpu_catalogue_device
 
-            return find_device("cpu-generic")
+            return cpu_catalogue_device()
         from workbench.devices.catalogue import match_reported_name
         from workbench.devices.nvml import detect, device_for
 

@@ -60,3 +60,13 @@ def summarize(samples: Sequence[float]) -> TimingStats:
         mean_s=math.fsum(ordered) / len(ordered),
         max_s=ordered[-1],
     )
+
+
+def per_second(amount: int | float | None, seconds: float | None) -> float | None:
+    """An amount (bytes, FLOP) over a time: the one division every achieved rate is made of.
+
+    None when either is missing, the amount is zero or the time is not positive.
+    """
+    if not amount or seconds is None or not seconds > 0:
+        return None
+    return amount / seconds

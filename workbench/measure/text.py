@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from workbench.devices.catalogue import BANDWIDTH, PATH_TITLES, Device
 from workbench.measure.calibrate import CalibrationResult
 from workbench.measure.record import RunRecord
-from workbench.units import format_bandwidth, format_bytes, format_flop, format_flop_rate, format_intensity, format_time
+from workbench.units import (
+    format_bandwidth,
+    format_bytes,
+    format_flop,
+    format_flop_rate,
+    format_intensity,
+    format_number,
+    format_time,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from workbench.runs import RunFigures
 
 
 def _conditions(values: Mapping[str, Any]) -> str:
@@ -31,13 +42,27 @@ def _conditions(values: Mapping[str, Any]) -> str:
     return ", ".join(parts) or "not reported"
 
 
-def run_table(record: RunRecord, binary: bool = False) -> str:
-    """The run as aligned 'label  value' lines, the way the CLI prints it."""
+def provenance_text(record: RunRecord) -> str:
+    """The device the run ran on, as stated, with the catalogue entry it matched."""
+    p = record.provenance
+    if p is None:
+        return record.device
+    parts = [p.label]
+    for label, value in (("UUID", p.uuid), ("PCI", p.pci_bus_id), ("driver", p.driver_version), ("CUDA", p.cuda_version)):
+        if value:
+            parts.append(f"{label} {value}")
+    entry = f"catalogue entry {p.catalogue_key}" + (f" (by {p.matched_by})" if p.matched_by else "") if p.catalogue_key else "no catalogue entry"
+    return f"{', '.join(parts)}; {entry}"
+
+
+def run_table(record: RunRecord, figures: "RunFigures", binary: bool = False) -> str:
+    """The run as aligned 'label  value' lines, the way the CLI prints it; every figure from `figures`."""
     rows: list[tuple[str, str]] = []
-    stats = record.stats
+    stats = figures.stats
     status = {"ok": "ok — valid: the reference check passed"}.get(record.status, record.message or record.status)
     rows.append(("status", status))
     rows.append(("backend", f"{record.backend} on {record.device}"))
+    rows.append(("ran on", provenance_text(record)))
     rows.append(("protocol", f"{record.mode}, {len(record.samples_s)} of {record.iterations} timed iterations, "
                              f"{record.warmup_calls} warm-up calls; {record.timer}"))
     if record.first_call_s is not None:
@@ -46,25 +71,31 @@ def run_table(record: RunRecord, binary: bool = False) -> str:
         rows.append(("median", format_time(stats.median_s)))
         rows.append(("spread", f"min {format_time(stats.min_s)}, p10 {format_time(stats.p10_s)}, "
                                f"p90 {format_time(stats.p90_s)}, max {format_time(stats.max_s)}"))
-    rows.append(("work", f"{format_flop(record.flop)} [{record.convention}] · compulsory {format_bytes(record.bytes, binary)}"
-                         + (f" · {format_intensity(record.intensity)}" if record.bytes else "")))
-    if record.achieved_byte_per_s is not None:
-        achieved = f"{format_bandwidth(record.achieved_byte_per_s, binary)} compulsory"
-        if record.flop and record.achieved_flop_per_s is not None:
-            achieved += f" · {format_flop_rate(record.achieved_flop_per_s)}"
+    if figures.flop is not None and figures.bytes is not None:
+        rows.append(("work", f"{format_flop(figures.flop)} [{figures.convention}] · compulsory {format_bytes(figures.bytes, binary)}"
+                             + (f" · {format_intensity(figures.intensity)}" if figures.intensity else "")))
+    if figures.achieved_bytes_per_s is not None:
+        achieved = f"{format_bandwidth(figures.achieved_bytes_per_s, binary)} compulsory"
+        if figures.achieved_flop_per_s is not None:
+            achieved += f" · {format_flop_rate(figures.achieved_flop_per_s)}"
         rows.append(("achieved", achieved))
-    if record.kernel.implied_bytes != record.bytes and record.implied_byte_per_s is not None:
+    implied = figures.implied_bytes_per_s
+    if record.kernel.implied_bytes != record.bytes and implied is not None:
         rows.append(("implied traffic", f"{format_bytes(record.kernel.implied_bytes, binary)} per call → "
-                                        f"{format_bandwidth(record.implied_byte_per_s, binary)}; {record.kernel.implied_note}"))
-    bound = record.bound
-    if bound is not None and bound.bound_time_s is not None:
-        fraction = record.fraction_of_bound
-        text = f"{format_time(bound.bound_time_s)} on {bound.device} ({bound.limiter}-limited, {bound.path} path"
-        sources = {s for s in (bound.compute_rate_source, bound.bandwidth_source) if s}
-        text += f", {'/'.join(sorted(sources))} rates)" if sources else ")"
-        if fraction is not None:
-            text += f" → the median reaches {fraction:.1%} of the bound"
+                                        f"{format_bandwidth(implied, binary)}; {record.kernel.implied_note}"))
+    if figures.bound_time_s is not None:
+        text = f"{format_time(figures.bound_time_s)} on {figures.device_name} ({figures.limiter}-limited, {figures.path} path)"
+        if figures.percent_of_bound is not None:
+            text += f" → the median reaches {format_number(figures.percent_of_bound, 3)} % of the bound"
         rows.append(("bound", text))
+        if figures.device_note:
+            rows.append(("device", figures.device_note))
+    elif figures.bound_note:
+        rows.append(("bound", figures.bound_note))
+    if figures.impossible is not None:
+        rows.append(("IMPOSSIBLE", figures.impossible.headline))
+        for reason in figures.impossible.reasons:
+            rows.append(("  check", reason.as_text()))
     rows.append(("kernel", f"{record.kernel.algorithm} [{record.kernel.executed_path}]"))
     if record.check is not None:
         rows.append(("check", record.check.message))
