@@ -17,6 +17,7 @@ import pytest
 from workbench.analysis import analyze
 from workbench.declare import known_operations, parse
 from workbench.devices.catalogue import BANDWIDTH, MEASURED, find_device
+from workbench.runs import FigureContext, record_run, run_figures
 from workbench.measure import (
     CANCELLED,
     INVALID,
@@ -120,10 +121,11 @@ def test_samples_are_raw_and_median_and_bandwidth_follow_from_them(backend: str)
     assert stats.min_s == samples.min()
     compulsory = 3 * 2**16 * 4  # a and b read, c written, 4 B each
     assert record.bytes == compulsory
-    assert record.achieved_byte_per_s == pytest.approx(compulsory / np.median(samples), rel=1e-12)
-    assert record.achieved_flop_per_s == pytest.approx(2**16 / np.median(samples), rel=1e-12)
-    derived = record.to_dict()["derived"]
-    assert derived["achieved_byte_per_s"] == pytest.approx(compulsory / np.median(samples), rel=1e-12)
+    figures = run_figures(record_run(record), FigureContext())
+    assert figures.achieved_bytes_per_s == pytest.approx(compulsory / np.median(samples), rel=1e-12)
+    assert figures.achieved_flop_per_s == pytest.approx(2**16 / np.median(samples), rel=1e-12)
+    stored = record.to_dict()  # the record keeps the samples, not figures derived from them
+    assert "derived" not in stored and "median_s" not in stored and "achieved_bytes_per_s" not in stored
 
 
 def test_fewer_than_thirty_iterations_are_refused() -> None:
@@ -243,7 +245,9 @@ def test_record_round_trips_through_json_exactly() -> None:
     data = json.loads(json.dumps(record.to_dict()))
     again = RunRecord.from_dict(data)
     assert again == record
-    assert again.fraction_of_bound == record.fraction_of_bound
+    assert again.provenance is not None and again.provenance.kind == "cpu" and again.provenance.catalogue_key == "cpu-generic"
+    figures = run_figures(record_run(record), FigureContext())
+    assert run_figures(record_run(again), FigureContext()) == figures
 
 
 @pytest.mark.parametrize(
@@ -276,7 +280,14 @@ def test_fraction_of_the_bound_uses_the_device_analysis() -> None:
     record = measure("add(n=2**16, dtype=fp32)", backend="numpy", device=device, **FAST)
     bound = analyze("add(n=2**16, dtype=fp32)", device=device).bound_time
     assert record.bound is not None and record.bound.bound_time_s == pytest.approx(bound)
-    assert record.fraction_of_bound == pytest.approx(bound / record.median_s)
+    assert record.provenance is not None and record.provenance.matched_by == "--device"
+    figures = run_figures(record_run(record), FigureContext())
+    assert figures.fraction_of_bound == pytest.approx(bound / record.median_s)
+
+
+def test_a_device_of_the_wrong_kind_is_refused_before_anything_runs() -> None:
+    with pytest.raises(MeasurementError, match="is a GPU, but numpy runs on the CPU"):
+        measure("add(n=1024, dtype=fp32)", backend="numpy", device=find_device("h100-sxm"), **FAST)
 
 
 def test_implied_traffic_states_the_extra_passes_of_multi_call_kernels() -> None:

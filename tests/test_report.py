@@ -71,7 +71,11 @@ def test_runs_are_matched_to_their_operation_and_figured_against_the_bound() -> 
     warm, bad = add.runs
     # bound: 201,326,592 B / 2.5 TB/s = 80.53 µs; measured median 100 µs → 80.53 %
     assert warm.percent_of_bound == pytest.approx(80.53, rel=1e-3)
-    assert warm.achieved_bytes_per_s == 2.01e12  # taken from the run as given
+    # the run's stored 2.01e12 B/s is not trusted: 201,326,592 B / 100 µs (the median of its samples) = 2.013 TB/s
+    assert warm.achieved_bytes_per_s == pytest.approx(201_326_592 / 100e-6)
+    assert warm.p10_s == pytest.approx(99.2e-6)  # from the samples too (the stored p10 said 99 µs)
+    # the run states no device, so it is compared with the session's, and the report says so
+    assert "does not state its device" in warm.device_note and not warm.other_device
     assert warm.samples_s == (100e-6, 101e-6, 99e-6)  # junk samples dropped
     # no median in the run: the median of its samples, 210 µs; bytes / median = 958.7 GB/s
     assert bad.median_s == pytest.approx(210e-6)
@@ -90,7 +94,8 @@ def test_markdown_has_derivation_bounds_runs_and_the_plot() -> None:
     assert "| Memory time bound (HBM) | 40.27 µs |" in text
     assert "GEMM \\| square" in text  # a pipe in a name does not break the table
     assert "line one  \nline two" in text  # notes keep their line breaks
-    assert "| add-warm (warm) | 100 µs | 99 µs – 101 µs | 3 | 2.01 TB/s |" in text
+    # median, spread and bandwidth from the three good samples, not the figures stored beside them
+    assert "| add-warm (warm) | 100 µs | 99.2 µs – 100.8 µs | 3 | 2.013 TB/s |" in text
     assert "80.5 %" in text and "FAILED: not a valid measurement" in text
     assert "Conditions of add-warm: sm_clock_mhz: 1980; temperature_c: 41; driver: 550.54" in text
     assert "## Runs of other declarations" in text and "copy(n=2**20, dtype=fp32)" in text

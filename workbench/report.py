@@ -111,7 +111,8 @@ class RunFigures:
     conditions: tuple[tuple[str, str], ...]
     mode: str | None
     device_name: str = ""  # the device the % of bound is against: the one the run ran on
-    device_note: str = ""  # said when that is not the session's device
+    device_note: str = ""  # how the device was chosen, when that needs saying
+    other_device: bool = False  # the run ran on another device than the session shows
     impossible: ImpossibleResult | None = None
 
     @property
@@ -126,7 +127,7 @@ class RunFigures:
         if self.percent_of_bound is None:
             return NO_VALUE
         text = f"{format_number(self.percent_of_bound, 3)} %"
-        if self.device_note:
+        if self.other_device:
             text += f" (on {self.device_name})"
         if self.impossible is not None:
             text += f" {IMPOSSIBLE_MARK}"
@@ -225,6 +226,7 @@ def run_figures(run: Mapping[str, Any], index: int, context: FigureContext | Non
         mode=figures.mode or None,
         device_name=figures.device_name,
         device_note=figures.device_note,
+        other_device=bool(figures.device_note) and not figures.on_session_device,
         impossible=figures.impossible,
     )
 
@@ -515,7 +517,7 @@ def render_markdown(session: Session, plot_png: bytes | None = None) -> str:
             lines += [" ".join(_run_notes(item.runs)), "", *_md_conditions(item.runs)]
     if report.other_runs:
         lines += ["## Runs of other declarations", "", *_md_table(runs_table(report.other_runs, report.binary, True))]
-        lines += _md_conditions(report.other_runs)
+        lines += [" ".join(_run_notes(report.other_runs)), "", *_md_conditions(report.other_runs)]
     if report.profiles:
         lines += ["## Imported profiler records", ""]
         for section in report.profiles:
@@ -658,6 +660,7 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
         parts += [
             "<h2>Runs of other declarations</h2>",
             _html_table(runs_table(report.other_runs, binary, with_declaration=True), numeric_columns=(2, 4, 5, 6, 7)),
+            *(f"<p class=\"meta\">{_h(note)}</p>" for note in _run_notes(report.other_runs)),
             _html_conditions(report.other_runs),
         ]
     if report.profiles:

@@ -38,7 +38,7 @@ from workbench.devices.provenance import (
 )
 from workbench.errors import WorkbenchError
 from workbench.measure.errors import MeasurementError
-from workbench.measure.record import CANCELLED, INVALID, OK, WARM, RunRecord
+from workbench.measure.record import CANCELLED, INVALID, OK, RECORD_FORMAT, WARM, RunRecord
 from workbench.measure.stats import TimingStats, per_second, summarize
 from workbench.plausibility import Evidence, ImpossibleResult, impossible_result
 
@@ -133,7 +133,7 @@ def parse_run(data: Mapping[str, Any], index: int) -> Run:
     name = data.get(OPERATION_NAME_KEY)
     operation_name = name if isinstance(name, str) and name else (declaration.op if declaration else "?")
     fallback_id = f"run {index + 1}"
-    if data.get("format") == "perf-workbench-run":
+    if data.get("format") == RECORD_FORMAT:
         try:
             record = RunRecord.from_dict(data)
         except MeasurementError as exc:
@@ -180,6 +180,29 @@ def parse_run(data: Mapping[str, Any], index: int) -> Run:
         provenance=DeviceProvenance(kind=kind, name="", stated_by=INFERRED),
         conditions=dict(conditions) if isinstance(conditions, Mapping) else None,
     )
+
+
+_V1_FLAT_COPIES = ("valid", "median_s", "p10_s", "p90_s", "achieved_bytes_per_s", "achieved_flop_per_s", "conditions")
+
+
+def stored_run(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A run dict as a loaded session keeps it: figures written for other readers dropped, old records migrated.
+
+    A version-1 run record becomes version 2: its device is read back from the
+    environment it kept, and the figures it stored (twice, under two spellings)
+    are dropped. Keys the record does not know are kept, as is any dict that
+    is not a readable record (it is listed, never plotted as good).
+    """
+    kept = {key: value for key, value in data.items() if key != DERIVED_KEY}
+    if kept.get("format") != RECORD_FORMAT or kept.get("version") != 1:
+        return kept
+    try:
+        record = RunRecord.from_dict(kept)
+    except MeasurementError:
+        return kept
+    migrated = replace(record, provenance=record_provenance(record)).to_dict()
+    extras = {key: value for key, value in kept.items() if key not in migrated and key not in _V1_FLAT_COPIES}
+    return {**migrated, **extras}
 
 
 def _id(value: Any, fallback: str) -> str:

@@ -571,7 +571,9 @@ def session_from_dict(data: Any) -> Session:
     operations = [
         _operation(item, f"operations[{i}]") for i, item in enumerate(_array(root.get("operations", []), "operations"))
     ]
-    runs = [_object(item, f"runs[{i}]") for i, item in enumerate(_array(root.get("runs", []), "runs"))]
+    from workbench.runs import stored_run
+
+    runs = [stored_run(_object(item, f"runs[{i}]")) for i, item in enumerate(_array(root.get("runs", []), "runs"))]
     profiles = [
         _object(item, f"profiles[{i}]") for i, item in enumerate(_array(root.get("profiles", []), "profiles"))
     ]
