@@ -23,7 +23,7 @@ from workbench.profilers import (
     read_profile,
     read_profile_text,
 )
-from workbench.profilers.compare import traffic_causes
+from workbench.profilers.compare import profile_provenance, traffic_causes
 
 DATA = Path(__file__).parent / "data"
 H200 = find_device("h200-sxm")
@@ -260,8 +260,25 @@ def test_the_gpu_named_in_the_file_supplies_the_bound() -> None:
     assert all(c.bound_time is not None and c.l2_capacity == H200.l2_bytes for c in comparisons)
 
 
+def test_a_compute_capability_alone_places_the_kernel_on_a_gpu_of_that_architecture() -> None:
+    profile = read_profile(DATA / "ncu_details.csv")  # no device name, only "CC 9.0" and its clocks
+    provenance = profile_provenance(profile)
+    assert provenance.kind == "gpu" and provenance.compute_capability == "9.0" and provenance.stated
+    assert provenance.catalogue_key == "h200-sxm"  # the first Hopper entry; the others are named
+    assert "compute capability 9.0" in provenance.matched_by and "H100" in provenance.matched_by
+    assert provenance.clocks_hz["dram"] == pytest.approx(3.20e9) and provenance.clocks_hz["sm"] == pytest.approx(1.59e9)
+    add = {c.declaration: c for c in compare_profile(profile, RULES)}[ADD]
+    # 201,326,592 B / 4.8 TB/s = 41.94 µs, never a CPU's or another session device's bound
+    assert add.bound_time == pytest.approx(201_326_592 / 4.8e12)
+
+
 def test_without_a_device_bytes_and_work_are_still_compared() -> None:
-    add = {c.declaration: c for c in compare_profile(read_profile(DATA / "ncu_details.csv"), RULES)}[ADD]
+    from dataclasses import replace
+
+    stated = read_profile(DATA / "ncu_details.csv")
+    profile = replace(stated, launches=tuple(replace(launch, compute_capability="") for launch in stated.launches))
+    assert not profile_provenance(profile).kind
+    add = {c.declaration: c for c in compare_profile(profile, RULES)}[ADD]
     assert add.bound_time is None and add.duration_ratio is None
     assert add.traffic_ratio == pytest.approx(1.0000169, abs=1e-7)
     assert any("no time bound" in note for note in add.notes)

@@ -263,26 +263,32 @@ def _same_device(device: Device, session_device: Device, provenance: DeviceProve
     return bool(provenance.name) and provenance.name == session_device.name
 
 
-def run_device(provenance: DeviceProvenance, session_device: Device | None) -> tuple[Device | None, str, bool]:
-    """The device a run's bound uses, the note said beside its figures, and whether it is the session's.
+def run_device(
+    provenance: DeviceProvenance, session_device: Device | None, what: str = "the run"
+) -> tuple[Device | None, str, bool]:
+    """The device a run's (or a profile's) bound uses, the note said beside its figures, and whether it is
+    the session's.
 
-    The run's own device, with the session's measured or entered rates when the
-    session shows that same device (measured > entered > datasheet, on that
-    device). A run that states no device at all is compared with the session's
-    and the note says so.
+    The result's own device, with the session's measured or entered rates when
+    the session shows that same device (measured > entered > datasheet, on that
+    device). A result that states no device at all is compared with the
+    session's, and the note says so.
     """
     if not provenance.kind and not provenance.catalogue_key:
         if session_device is None:
-            return None, "the run does not state its device, and the session shows none", False
-        return session_device, f"the run does not state its device; compared with the session's {session_device.name}", True
+            return None, f"{what} does not state its device, and the session shows none", False
+        return session_device, f"{what} does not state its device; compared with the session's {session_device.name}", True
     own = catalogue_device(provenance)
     if own is None:
+        if session_device is not None and provenance.name and provenance.name == session_device.name:
+            return session_device, "", True  # a detected GPU the catalogue does not know, shown by the session
         return None, f"ran on {provenance.label}, which the catalogue does not know: no bound", False
     if session_device is None:
         return own, "", False
     if _same_device(own, session_device, provenance):
         return session_device, "", True
-    return own, f"ran on {own.name}, not the session's {session_device.name}: compared with its own device", False
+    how = f" ({provenance.matched_by})" if provenance.matched_by.startswith("compute") else ""
+    return own, f"ran on {own.name}{how}, not the session's {session_device.name}: compared with its own device", False
 
 
 # ---------------------------------------------------------------- the figures
@@ -440,12 +446,15 @@ class RunFigures:
         }
 
 
-_analyses: "OrderedDict[tuple[Any, ...], tuple[Device, Analysis | str]]" = OrderedDict()
+_analyses: "OrderedDict[tuple[Any, ...], tuple[Device | None, Analysis | str]]" = OrderedDict()
 _ANALYSIS_CACHE_SIZE = 256
 
 
-def _bound_analysis(declaration: Declaration, device: Device, convention: str, overlap: float | str) -> Analysis | str:
-    """The analysis of a run's declaration on its device (cached per device object), or why there is none."""
+def bound_analysis(declaration: Declaration, device: Device | None, convention: str, overlap: float | str) -> Analysis | str:
+    """The analysis of a declaration on a result's own device (cached per device object), or why there is none.
+
+    With no device the work and bytes are still analysed and the bound is None.
+    """
     key = (str(declaration), id(device), convention, overlap)
     cached = _analyses.get(key)
     if cached is not None and cached[0] is device:
@@ -454,7 +463,7 @@ def _bound_analysis(declaration: Declaration, device: Device, convention: str, o
     try:
         result: Analysis | str = analyze(declaration, device=device, convention=convention, overlap=overlap)
     except WorkbenchError as exc:
-        result = f"no bound on {device.name}: {exc}"
+        result = f"no bound on {device.name if device is not None else 'no device'}: {exc}"
     _analyses[key] = (device, result)
     while len(_analyses) > _ANALYSIS_CACHE_SIZE:
         _analyses.popitem(last=False)
@@ -500,7 +509,7 @@ def run_figures(run: Run, context: FigureContext) -> RunFigures:
     elif run.declaration is None:
         bound_note = "the declaration does not parse: no bound"
     else:
-        analysis = _bound_analysis(run.declaration, device, context.convention, context.overlap)
+        analysis = bound_analysis(run.declaration, device, context.convention, context.overlap)
         if isinstance(analysis, str):
             bound_note = analysis
         else:

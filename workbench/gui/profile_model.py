@@ -17,10 +17,12 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from workbench.devices.catalogue import Device, match_reported_name
+from workbench.devices.catalogue import Device
 from workbench.errors import WorkbenchError
 from workbench.profilers import Comparison, Kernel, MatchRule, Profile, RooflinePoint, compare, match_kernels
+from workbench.profilers.compare import profile_provenance
 from workbench.profilers.records import NCU, TOOL_TITLES
+from workbench.runs import bound_analysis, run_device
 from workbench.session import OperationEntry
 from workbench.units import format_bytes, format_flop_rate, format_intensity, format_number, format_time
 
@@ -157,27 +159,34 @@ class KernelComparison:
     point: RooflinePoint | None
     intensity_source: str
     notes: tuple[str, ...]  # differences the view should point out: declaration edited since, another GPU
+    on_session_device: bool = True  # compared with the device the session shows (else with the file's own GPU)
 
 
 _compared: "OrderedDict[tuple[int, str, int], tuple[Any, Any, bool, KernelComparison]]" = OrderedDict()
 
 
-def _profiled_device_note(profile: Profile, device: Device | None) -> str:
-    named = profile.device_name
-    if not named:
-        return ""
-    profiled = match_reported_name(named)
-    in_use = None if device is None else (match_reported_name(device.name) or device)
-    if profiled is not None and in_use is not None and profiled.key == in_use.key:
-        return ""
-    where = device.name if device is not None else "no device"
-    if profiled is None:
-        return f"profiled on {named}, which the catalogue does not know; the bound uses {where}"
-    return f"profiled on {named}; the bound uses {where}"
+def kernel_bound(imported: ImportedKernel, analysis: Any, session_device: Device | None, overlap: Any) -> tuple[Any, Device | None, str, bool]:
+    """The analysis a kernel is compared with: its operation on the GPU the file states (`run_device`, as for runs).
+
+    The session's analysis is used as it is when the file's GPU is the
+    session's device (its measured or entered rates apply); otherwise the
+    operation is analysed again on the file's own GPU, and the note says so.
+    """
+    provenance = profile_provenance(imported.profile)
+    device, note, on_session = run_device(provenance, session_device, "the file")
+    if device is session_device:
+        return analysis, device, note, on_session
+    own = bound_analysis(analysis.declaration, device, analysis.convention, overlap)
+    if isinstance(own, str):
+        return analysis, session_device, own, True
+    return own, device, note, on_session
 
 
-def compare_imported(imported: ImportedKernel, entry: OperationEntry, analysis: Any, device: Device | None, binary: bool) -> KernelComparison:
-    """`compare()` of a matched kernel with its operation's analysis, cached per (record, kernel, operation)."""
+def compare_imported(imported: ImportedKernel, entry: OperationEntry, analysis: Any, device: Device | None, binary: bool,
+                     overlap: Any = 1.0) -> KernelComparison:
+    """`compare()` of a matched kernel with its operation's analysis on the kernel's own GPU, cached per
+    (record, kernel, operation)."""
+    analysis, device, device_note, on_session = kernel_bound(imported, analysis, device, overlap)
     key = (id(imported.profile), imported.kernel.name, id(entry))
     cached = _compared.get(key)
     if cached is not None and cached[0] is analysis and cached[1] is device and cached[2] == binary:
@@ -186,7 +195,7 @@ def compare_imported(imported: ImportedKernel, entry: OperationEntry, analysis: 
         if was.profile is imported.profile and was.rule == imported.rule:
             _compared.move_to_end(key)
             return hit if was == imported else replace(hit, imported=imported)  # the operation moved
-    comparison = compare(imported.kernel, analysis, device, binary)
+    comparison = compare(imported.kernel, analysis, device, binary, profile_provenance(imported.profile))
     point = comparison.roofline
     source = "actual DRAM bytes"
     duration = comparison.duration
@@ -197,10 +206,9 @@ def compare_imported(imported: ImportedKernel, entry: OperationEntry, analysis: 
     rule = imported.rule
     if rule is not None and canonical(rule.declaration) not in (None, str(analysis.declaration)):
         notes.append(f"matched when the operation read {rule.declaration}; compared with its current declaration")
-    device_note = _profiled_device_note(imported.profile, device)
     if device_note:
         notes.append(device_note)
-    result = KernelComparison(imported, comparison, point, source, tuple(notes))
+    result = KernelComparison(imported, comparison, point, source, tuple(notes), on_session)
     _compared[key] = (analysis, device, binary, result)
     while len(_compared) > _COMPARE_CACHE_SIZE:
         _compared.popitem(last=False)
@@ -225,7 +233,8 @@ def comparisons_for(document: "Document", index: int, kernels: Sequence[Imported
     if analysis is None:
         return []
     chosen = [k for k in (kernels if kernels is not None else document_kernels(document)) if k.operation == index]
-    return [compare_imported(k, entry, analysis, document.device, document.binary) for k in chosen]
+    overlap = document.session.settings.overlap
+    return [compare_imported(k, entry, analysis, document.device, document.binary, overlap) for k in chosen]
 
 
 def all_comparisons(document: "Document") -> list[KernelComparison]:
@@ -248,6 +257,7 @@ class KernelMark:
     key: tuple[int, str]
     tip: str
     anchor: tuple[float, float] | None  # the operation's own point (declared intensity, attainable rate)
+    style: str = "session"  # "session", "other device" (compared with the file's own GPU), or "impossible"
 
 
 def kernel_tip(found: KernelComparison, operation_name: str, binary: bool) -> str:
@@ -276,6 +286,9 @@ def kernel_tip(found: KernelComparison, operation_name: str, binary: bool) -> st
         )
     if imported.profile.tool == NCU:
         lines.append("ncu: base clocks, caches flushed between passes")
+    lines += list(found.notes)
+    if c.impossible is not None:
+        lines.append(c.impossible.as_text())
     return "\n".join(lines)
 
 
@@ -293,7 +306,7 @@ def kernel_marks(document: "Document") -> list[KernelMark]:
         assert row is not None
         analysis = document.state(operations[row]).analysis
         anchor = None
-        if analysis is not None and analysis.intensity > 0 and analysis.attainable_rate:
+        if found.on_session_device and analysis is not None and analysis.intensity > 0 and analysis.attainable_rate:
             anchor = (math.log10(analysis.intensity), math.log10(analysis.attainable_rate))
         marks.append(
             KernelMark(
@@ -303,6 +316,8 @@ def kernel_marks(document: "Document") -> list[KernelMark]:
                 found.imported.key,
                 kernel_tip(found, operations[row].name, document.binary),
                 anchor,
+                "impossible" if found.comparison.impossible is not None
+                else "session" if found.on_session_device else "other device",
             )
         )
     return marks

@@ -41,6 +41,7 @@ from workbench.devices.catalogue import match_reported_name
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
+from workbench.gui.measure_plots import IMPOSSIBLE_COLOUR, OTHER_DEVICE_COLOUR
 from workbench.gui.profile_model import (
     ImportedKernel,
     KernelComparison,
@@ -54,6 +55,7 @@ from workbench.gui.profile_model import (
     summary_counts,
 )
 from workbench.profilers import Cause, Comparison
+from workbench.profilers.compare import profile_device
 from workbench.units import format_bytes, format_flop, format_time
 
 KERNEL_COLOUR = "#6a1b9a"  # purple: apart from the operations' grey and red and the memory roof's blue
@@ -117,12 +119,15 @@ class ProfiledKernelLayer:
         spots = []
         for index, mark in enumerate(self.marks):
             selected = mark.operation == current
+            # a kernel compared with its own GPU (not the session's) or beyond that GPU's bound: its own style
+            colour = {"impossible": IMPOSSIBLE_COLOUR, "other device": OTHER_DEVICE_COLOUR}.get(mark.style, KERNEL_COLOUR)
             spots.append(
                 {
                     "pos": (mark.x, mark.y),
                     "size": 18 if selected else 13,
-                    "pen": pg.mkPen(KERNEL_COLOUR, width=1.5),
-                    "brush": pg.mkBrush(KERNEL_COLOUR if selected else KERNEL_FAINT),
+                    "pen": pg.mkPen(colour, width=1.5),
+                    "brush": pg.mkBrush(colour if selected else KERNEL_FAINT) if mark.style == "session"
+                    else pg.mkBrush(255, 255, 255, 230),
                     "data": index,
                 }
             )
@@ -544,7 +549,8 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
                 "—" if c.duration is None else format_time(c.duration),
                 "—" if c.bound_time is None else f"{format_time(c.bound_time)} bound",
                 ratio_text(c.duration_ratio),
-                percent_of_bound(c.duration_ratio) if c.bound_time is not None else "no time bound: choose a device with both rates",
+                (percent_of_bound(c.duration_ratio) + (" — ⚠ impossible on this GPU" if c.impossible is not None else ""))
+                if c.bound_time is not None else "no time bound: choose a device with both rates",
             ),
         }
         for key, texts in rows.items():
@@ -555,14 +561,20 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
 
         notes = [c.notes[0], *found.notes, *c.notes[1:]]
         self.note.setText("\n".join(f"• {note}" for note in notes))
-        profiled = match_reported_name(found.imported.profile.device_name) if found.imported.profile.device_name else None
+        if c.impossible is not None:
+            notes.insert(0, c.impossible.as_text().replace("\n  ", "\n    "))
+            self.note.setText("\n".join(f"• {note}" for note in notes))
+        profiled = profile_device(found.imported.profile)
         in_use = self.document.device
         use_other = profiled is not None and (in_use is None or (match_reported_name(in_use.name) or in_use).key != profiled.key)
         self._profiled_device_key = profiled.key if profiled is not None and use_other else ""
         self.device_button.setVisible(use_other)
         if profiled is not None and use_other:
-            self.device_button.setText(f"Bound on {profiled.name}")
-            self.device_button.setToolTip(f"Choose {profiled.name}, the GPU the file names, as the session's device (undoable)")
+            self.device_button.setText(f"Show {profiled.name}")
+            self.device_button.setToolTip(
+                f"The kernel is compared with {profiled.name}, the GPU the file states; make it the session's "
+                "device too, so the roofline draws its roofs (undoable)"
+            )
         for browser, text in ((self.causes, causes_html(c)), (self.derivation, comparison_html(c))):
             if browser.property("shownHtml") != text:  # laying out rich text is most of a refresh's cost
                 browser.setHtml(text)

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from workbench.analysis import Analysis, Step, analyze
-from workbench.devices.catalogue import Device, match_reported_name
+from workbench.devices.catalogue import Device
+from workbench.devices.provenance import GPU, STATED_BY_FILE, DeviceProvenance, catalogue_device, match_catalogue
+from workbench.plausibility import Evidence, ImpossibleResult, impossible_result
 from workbench.profilers.counters import Reading
 from workbench.profilers.kernels import Kernel, RooflinePoint
 from workbench.profilers.matching import MatchRule, match_kernels
@@ -126,6 +128,7 @@ class Comparison:
     steps: tuple[Step, ...]
     notes: tuple[str, ...]
     roofline: RooflinePoint | None
+    impossible: ImpossibleResult | None = None  # faster than its own device's bound: flagged, with reasons
 
     @property
     def traffic_ratio(self) -> float | None:
@@ -179,6 +182,9 @@ class Comparison:
             if causes:
                 lines.append(f"  why the {title} differs:")
                 lines += [f"    - {cause.as_text()}" for cause in causes]
+        if self.impossible is not None:
+            lines.append(f"  IMPOSSIBLE: {self.impossible.headline}; check:")
+            lines += [f"    - {reason.as_text()}" for reason in self.impossible.reasons]
         if self.notes:
             lines.append("  notes:")
             lines += [f"    - {note}" for note in self.notes]
@@ -223,6 +229,7 @@ class Comparison:
             else {"intensity_flop_per_byte": point.intensity, "flop_per_s": point.flop_rate, "flop_source": point.flop_source},
             "steps": [step.to_dict() for step in self.steps],
             "notes": list(self.notes),
+            "impossible": self.impossible.to_dict() if self.impossible is not None else None,
         }
 
 
@@ -730,11 +737,14 @@ def compare(
     analysis: Analysis,
     device: Device | None = None,
     binary: bool = False,
+    provenance: DeviceProvenance | None = None,
 ) -> Comparison:
     """Put one imported kernel beside the analysis of the operation it implements.
 
     `device` supplies the L2 capacity for the working-set test (the analysis
     carries only the device's name); the convention is the analysis's own.
+    `provenance` is what the file states about its GPU (`profile_provenance`):
+    it tells the impossible-result check whether the device was stated.
     """
     fig = _figures(kernel, analysis, device)
     steps = _traffic_steps(kernel, analysis, fig, binary) + _work_steps(kernel, analysis, fig)
@@ -777,6 +787,9 @@ def compare(
         steps=tuple(steps),
         notes=tuple(_notes(kernel, analysis)),
         roofline=_roofline(kernel, analysis, fig.achieved_flop),
+        impossible=impossible_kernel(
+            analysis, fig.duration, fig, kernel.tool, device, provenance or DeviceProvenance(kind="", name=""), binary
+        ),
     )
 
 
@@ -792,10 +805,79 @@ def _roofline(kernel: Kernel, analysis: Analysis, achieved: int | float | None) 
     return kernel.roofline_point(analysis.convention, declared_flop=analysis.flop, prefer_declared=True)
 
 
+_CLOCK_METRICS = {
+    "SM Frequency": "sm",
+    "gpc__cycles_elapsed.avg.per_second": "sm",
+    "DRAM Frequency": "dram",
+    "dram__cycles_elapsed.avg.per_second": "dram",
+}
+
+
+def profile_provenance(profile: Profile) -> DeviceProvenance:
+    """The GPU the file states (a device name, else a compute capability, and the clocks it printed).
+
+    A compute capability alone names an architecture: its first catalogue
+    entry is taken and `matched_by` says so. A file that states nothing
+    (nsys summaries) has an empty provenance.
+    """
+    name, capability = profile.device_name, profile.compute_capability
+    if not name and not capability:
+        return DeviceProvenance(kind="", name="")
+    device, how = match_catalogue(GPU, name, capability)
+    clocks: dict[str, float] = {}
+    for launch in profile.launches:
+        for metric, key in _CLOCK_METRICS.items():
+            value = launch.value(metric)
+            if key not in clocks and isinstance(value, (int, float)) and value > 0:
+                clocks[key] = float(value)
+    return DeviceProvenance(
+        kind=GPU,
+        name=name,
+        catalogue_key=device.key if device is not None else "",
+        matched_by=how,
+        stated_by=STATED_BY_FILE,
+        compute_capability=capability,
+        clocks_hz=clocks,
+    )
+
+
 def profile_device(profile: Profile) -> Device | None:
-    """The catalogue device the file names (raw page's display name, or a named Device column), if any."""
-    name = profile.device_name
-    return match_reported_name(name) if name else None
+    """The catalogue device the file states (by name, else by compute capability), if any."""
+    provenance = profile_provenance(profile)
+    return catalogue_device(provenance) if provenance.kind else None
+
+
+def impossible_kernel(
+    analysis: Analysis,
+    duration: float | None,
+    fig: "_Figures",
+    tool: str,
+    device: Device | None,
+    provenance: DeviceProvenance,
+    binary: bool = False,
+) -> ImpossibleResult | None:
+    """A profiled kernel faster than its own device's bound (`workbench.plausibility`), with the reasons to check."""
+    if device is None or analysis.bound_time is None or not duration:
+        return None
+    return impossible_result(
+        Evidence(
+            fraction_of_bound=analysis.bound_time / duration,
+            slow_fraction=None,  # a profile gives one duration per kernel, no spread
+            device_name=device.name,
+            device_stated=provenance.stated,
+            device_note=provenance.matched_by if provenance.matched_by.startswith("compute") else "",
+            rate_sources=tuple(rate.source for rate in (analysis.compute_rate, analysis.bandwidth) if rate is not None),
+            nominal_rates=device.kind == "cpu",
+            limiter=analysis.limiter,
+            warm=None if tool == NCU else True,  # ncu flushes caches unless told not to; nsys sees the app's own
+            working_set_bytes=fig.footprint,
+            cache_bytes=fig.l2_capacity,
+            declared_bytes=analysis.bytes,
+            moved_bytes=fig.actual_bytes,
+            measured_time_s=duration,
+            binary=binary,
+        )
+    )
 
 
 def compare_profile(
@@ -815,10 +897,11 @@ def compare_profile(
     from workbench.devices.catalogue import find_device
 
     chosen = find_device(device) if isinstance(device, str) else device
+    provenance = profile_provenance(profile)
     if chosen is None:
         chosen = profile_device(profile)
     comparisons = []
     for kernel, rule in match_kernels(profile.kernels(), list(rules if rules is not None else profile.matches)):
         analysis = analyze(rule.declaration, device=chosen, convention=convention, overlap=overlap, binary=binary)
-        comparisons.append(compare(kernel, analysis, chosen, binary))
+        comparisons.append(compare(kernel, analysis, chosen, binary, provenance))
     return comparisons
