@@ -328,7 +328,7 @@ def _run_measure(args: argparse.Namespace) -> int:
     )
     added = ""
     if session is not None:
-        added = _store_run(session, record)
+        added = _store_run(session, record, args.declaration)
         from workbench.session import save
 
         save(session, path)
@@ -345,7 +345,7 @@ def _run_measure(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _store_run(session: Any, record: Any) -> str:
+def _store_run(session: Any, record: Any, written: str) -> str:
     """Append a run to a session, with an operation for its declaration when the session has none; what was added."""
     from workbench.runs import OPERATION_NAME_KEY
     from workbench.session import DeviceChoice, OperationEntry, canonical_declaration
@@ -359,7 +359,7 @@ def _store_run(session: Any, record: Any) -> str:
         number = 2
         while name in taken:
             name, number = f"{record.operation} {number}", number + 1
-        entry = OperationEntry(name, record.declaration)
+        entry = OperationEntry(name, written)  # as the user wrote it (2**16 stays 2**16)
         session.operations.append(entry)
         added = f" (and the operation '{name}')"
     if not session.runs and not session.operations[:-1] and record.provenance is not None and record.provenance.catalogue_key:

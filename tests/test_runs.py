@@ -1,0 +1,292 @@
+"""One run record: every figure of a run from its samples, on the device it ran on, the same in every view.
+
+The figures a report, `workbench runs` and the window's table show all come
+from `workbench.runs.run_figures`; these tests hold them to one another and
+to hand calculations, whichever device the session shows and whichever
+FLOP convention it counts in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workbench.cli import main
+from workbench.devices import Rate, find_device
+from workbench.devices.provenance import (
+    CPU_DEVICE_KEY,
+    INFERRED,
+    DeviceProvenance,
+    match_catalogue,
+    provenance_from_environment,
+)
+from workbench.measure import RunRecord, measure
+from workbench.plausibility import REASON_CHECKS, Evidence, Reason, impossible_result, is_beyond_bound, register_reason
+from workbench.report import build_report, render_markdown
+from workbench.runs import FigureContext, parse_run, read_runs, record_run, run_device, run_figures, stored_run
+from workbench.session import DeviceChoice, OperationEntry, Session, Settings, load, save
+
+DATA = Path(__file__).parent / "data"
+ADD = "add(n=2**16, dtype=fp32)"
+GEMM = "gemm(M=64, N=64, K=64, dtype=fp32)"
+FAST = {"iterations": 30, "warmup": 2}
+
+
+@pytest.fixture(scope="module")
+def cpu_add() -> RunRecord:
+    return measure(ADD, backend="numpy", **FAST)
+
+
+@pytest.fixture(scope="module")
+def cpu_gemm() -> RunRecord:
+    return measure(GEMM, backend="numpy", convention="fma2", **FAST)
+
+
+def session_with(records: list[RunRecord], device: str, convention: str = "fma2") -> Session:
+    operations = [OperationEntry(record.operation, record.declaration) for record in records]
+    return Session(
+        operations=operations,
+        device=DeviceChoice(device),
+        settings=Settings(convention=convention),
+        runs=[record.to_dict() for record in records],
+    )
+
+
+def cli_runs(session: Session, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    path = tmp_path / "lab.json"
+    save(session, path)
+    assert main(["runs", str(path), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+# ---------------------------------------------------------------- provenance
+
+
+def test_a_numpy_run_records_the_cpu_it_ran_on(cpu_add: RunRecord) -> None:
+    p = cpu_add.provenance
+    assert p is not None and p.kind == "cpu" and p.stated
+    assert p.name == cpu_add.environment["cpu"] and p.catalogue_key == CPU_DEVICE_KEY
+    assert DeviceProvenance.from_dict(json.loads(json.dumps(p.to_dict()))) == p
+
+
+def test_a_cupy_environment_becomes_a_gpu_provenance_matched_by_name() -> None:
+    environment = {
+        "device_name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-1234", "pci_bus_id": "0000:17:00.0",
+        "driver": "550.54.15", "cuda_runtime": "12.4", "compute_capability": "9.0",
+        "memory_total_bytes": 85_899_345_920, "l2_bytes": 52_428_800,
+    }
+    device, how = match_catalogue("gpu", environment["device_name"])
+    assert device is not None and device.key == "h100-sxm" and how == "name"
+    p = provenance_from_environment("gpu", environment, device.key, how)
+    assert (p.uuid, p.pci_bus_id, p.driver_version, p.cuda_version) == ("GPU-1234", "0000:17:00.0", "550.54.15", "12.4")
+    assert p.cache_bytes == 52_428_800 and p.memory_bytes == 85_899_345_920
+
+
+def test_a_version_1_record_migrates_and_keeps_one_copy_of_each_figure(cpu_add: RunRecord) -> None:
+    old = cpu_add.to_dict()
+    old["version"] = 1
+    del old["provenance"]
+    # version 1 stored each figure twice, under two spellings
+    old["derived"] = {"achieved_byte_per_s": 1.0}
+    old.update(achieved_bytes_per_s=2.0, median_s=3.0, valid=True, conditions={"device": "x"})
+    migrated = stored_run(old)
+    assert migrated["version"] == 2
+    assert not {"derived", "achieved_bytes_per_s", "median_s", "valid", "conditions"} & set(migrated)
+    assert migrated["provenance"]["kind"] == "cpu" and migrated["provenance"]["catalogue_key"] == CPU_DEVICE_KEY
+    assert RunRecord.from_dict(migrated).samples_s == cpu_add.samples_s
+
+
+@pytest.mark.parametrize("name", ["session_v1.json", "session_v1_minimal.json"])
+def test_old_session_files_still_open_and_read_their_runs(name: str) -> None:
+    session = load(DATA / name)
+    for figures in session.run_figures():
+        assert figures.stats is None or figures.median_s == figures.stats.median_s
+
+
+def test_the_fixture_cpu_run_is_compared_with_the_cpu_and_its_measured_rate() -> None:
+    session = load(DATA / "session_v1.json")
+    (figures,) = session.run_figures()
+    # a loose run from NumPy: the CPU entry, which the session shows with its measured 20 GB/s
+    assert figures.device is not None and figures.device.key == CPU_DEVICE_KEY and figures.on_session_device
+    assert figures.bound_time_s == pytest.approx(session.analyse(session.operations[0]).bound_time)
+    assert figures.device.bandwidth.value == 20e9 and figures.device.bandwidth.source == "measured"
+    assert figures.run.provenance.stated_by == INFERRED
+
+
+# ---------------------------------------------------------------- one figure, every view
+
+
+@pytest.mark.parametrize("shown", ["cpu-generic", "h100-sxm"])
+def test_a_cpu_run_has_one_percent_of_bound_whichever_device_the_session_shows(
+    cpu_add: RunRecord, shown: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = session_with([cpu_add], shown)
+    (figures,) = session.run_figures()
+    # bound on the generic CPU: 3 × 2^16 × 4 B = 786,432 B / 51.2 GB/s = 15.36 µs, over the median
+    assert figures.bound_time_s == pytest.approx(786_432 / 51.2e9)
+    assert figures.percent_of_bound == pytest.approx(100 * 786_432 / 51.2e9 / figures.median_s)
+    (reported,) = build_report(session).operations[0].runs
+    assert reported.percent_of_bound == figures.percent_of_bound
+    (listed,) = cli_runs(session, tmp_path, capsys)
+    assert listed["percent_of_bound"] == pytest.approx(figures.percent_of_bound, rel=1e-12)
+    assert listed["device"] == "cpu-generic"
+    markdown = render_markdown(session)
+    if shown == "h100-sxm":  # said beside the figure, in the report and in the CLI
+        assert "not the session's NVIDIA H100 SXM" in figures.device_note and reported.other_device
+        assert "% (on Generic CPU" in markdown and "not the session's NVIDIA H100 SXM" in listed["device_note"]
+    else:
+        assert figures.device_note == "" and not reported.other_device and "(on Generic CPU" not in markdown
+
+
+def test_a_gemm_measured_under_fma2_reads_in_the_session_s_mac_convention_everywhere(
+    cpu_gemm: RunRecord, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cpu_gemm.convention == "fma2"
+    session = session_with([cpu_gemm], "cpu-generic", convention="mac")
+    (figures,) = session.run_figures()
+    # mac counts a multiply-add once: 64 × 64 × 64 = 262,144 FLOP over the median
+    assert figures.flop == 64**3
+    assert figures.achieved_flop_per_s == pytest.approx(64**3 / figures.median_s)
+    (reported,) = build_report(session).operations[0].runs
+    assert reported.achieved_flop_per_s == figures.achieved_flop_per_s
+    (listed,) = cli_runs(session, tmp_path, capsys)
+    assert listed["achieved_flop_per_s"] == pytest.approx(figures.achieved_flop_per_s, rel=1e-12)
+    assert listed["convention"] == "mac"
+    session.settings.convention = "fma2"  # and back: twice as many FLOP, everywhere
+    (again,) = session.run_figures()
+    assert again.achieved_flop_per_s == pytest.approx(2 * figures.achieved_flop_per_s)
+    assert build_report(session).operations[0].runs[0].achieved_flop_per_s == again.achieved_flop_per_s
+
+
+def test_the_cli_prints_the_figures_the_session_would_show(cpu_add: RunRecord, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["measure", ADD, "--backend", "numpy", "--iterations", "30", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    record = RunRecord.from_dict(data)
+    figures = run_figures(record_run(record), FigureContext())
+    assert data["derived"] == json.loads(json.dumps(figures.to_dict()))
+    assert "achieved_bytes_per_s" not in data and "median_s" not in data  # one name per figure, in one place
+
+
+# ---------------------------------------------------------------- impossible results
+
+
+def impossible_run(record: RunRecord, seconds: float = 1e-7) -> dict[str, Any]:
+    """The record with every sample far below its device's bound (15.36 µs for the add on the generic CPU)."""
+    return replace(record, samples_s=tuple(seconds * (1 + i / 100) for i in range(30))).to_dict()
+
+
+def test_a_run_beyond_its_own_device_s_bound_is_flagged_with_reasons(
+    cpu_add: RunRecord, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = session_with([cpu_add], "h100-sxm")
+    session.runs = [impossible_run(cpu_add)]
+    (figures,) = session.run_figures()
+    flag = figures.impossible
+    assert flag is not None and flag.percent_of_bound > 105
+    names = [reason.name for reason in flag.likely_reasons]
+    # warm mode, 786 kB working set in the CPU's cache; the generic CPU's figures are a stand-in
+    assert "data served from cache" in names and "wrong rates" in names
+    assert {reason.name for reason in flag.reasons} >= {"wrong device", "declaration does not describe the kernel"}
+    markdown = render_markdown(session)
+    assert "⚠ impossible" in markdown and "faster than the device allows" in markdown
+    (listed,) = cli_runs(session, tmp_path, capsys)
+    assert listed["impossible"]["percent_of_bound"] == pytest.approx(flag.percent_of_bound)
+    path = tmp_path / "lab.json"
+    assert main(["runs", str(path)]) == 0
+    assert "IMPOSSIBLE" in capsys.readouterr().out
+
+
+def test_a_run_within_its_spread_of_the_bound_is_not_flagged() -> None:
+    assert not is_beyond_bound(1.04)  # within 5 %
+    assert not is_beyond_bound(1.2, slow_fraction=0.95)  # the slow end of its spread is behind the bound
+    assert is_beyond_bound(1.2, slow_fraction=1.01)
+    assert is_beyond_bound(1.2)  # a profile: one duration, no spread
+
+
+def test_another_part_of_the_app_can_add_a_reason() -> None:
+    def misread_unit(e: Evidence) -> Reason | None:
+        if e.measured_time_s is not None and e.declared_bytes and e.declared_bytes / e.measured_time_s > 1e14:
+            return Reason("number read in the wrong unit", "implied bandwidth beyond any device", likely=True)
+        return None
+
+    register_reason(misread_unit)
+    try:
+        evidence = Evidence(
+            fraction_of_bound=50.0, slow_fraction=None, device_name="GPU", device_stated=True, device_note="",
+            rate_sources=("datasheet",), nominal_rates=False, limiter="memory", warm=None, working_set_bytes=None,
+            cache_bytes=None, declared_bytes=10**9, moved_bytes=None, measured_time_s=1e-6,
+        )
+        flag = impossible_result(evidence)
+        assert flag is not None and flag.reasons[0].name == "number read in the wrong unit"
+    finally:
+        REASON_CHECKS.remove(misread_unit)
+
+
+# ---------------------------------------------------------------- devices a run can be compared with
+
+
+def test_a_run_that_states_no_device_is_compared_with_the_session_s_and_says_so() -> None:
+    run = parse_run({"declaration": ADD, "samples_s": [1e-3] * 3}, 0)
+    device, note, same = run_device(run.provenance, find_device("h200-sxm"))
+    assert device is not None and device.key == "h200-sxm" and same and "does not state its device" in note
+
+
+def test_a_gpu_the_catalogue_does_not_know_gets_no_bound() -> None:
+    provenance = DeviceProvenance(kind="gpu", name="Imaginary GPU 9000", stated_by="NVML")
+    device, note, _ = run_device(provenance, find_device("h100-sxm"))
+    assert device is None and "which the catalogue does not know" in note
+
+
+def test_the_session_s_measured_rate_applies_to_runs_on_its_own_device(cpu_add: RunRecord) -> None:
+    session = session_with([cpu_add], "cpu-generic")
+    session.device = DeviceChoice("cpu-generic", overrides={"hbm": Rate(25e9, "measured")})
+    (figures,) = session.run_figures()
+    assert figures.bound_time_s == pytest.approx(786_432 / 25e9)  # measured > datasheet, on that device
+    session.device = DeviceChoice("h100-sxm")
+    (elsewhere,) = session.run_figures()
+    assert elsewhere.bound_time_s == pytest.approx(786_432 / 51.2e9)  # the session shows another device
+
+
+def test_runs_are_parsed_once_per_stored_dict(cpu_add: RunRecord) -> None:
+    runs = [cpu_add.to_dict()]
+    first, = read_runs(runs)
+    again, = read_runs(runs)
+    assert again is first
+    runs[0] = cpu_add.to_dict()  # replaced (as the window's undo commands do): read anew
+    assert read_runs(runs)[0] is not first
+
+
+# ---------------------------------------------------------------- the headless lab flow
+
+
+def test_measure_save_to_creates_and_appends_atomically(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "lab.json"
+    assert main(["measure", ADD, "--backend", "numpy", "--iterations", "30", "--save-to", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "saved as run 1 of" in out and "ran on" in out
+    first = load(path)
+    assert first.device.key == CPU_DEVICE_KEY  # a new session shows the device it measured
+    assert [entry.declaration for entry in first.operations] == [ADD]
+    assert main(["measure", GEMM, "--backend", "numpy", "--iterations", "30", "--save-to", str(path)]) == 0
+    second = load(path)
+    assert len(second.runs) == 2 and second.runs[0] == first.runs[0]
+    assert second.runs[1]["provenance"]["kind"] == "cpu"
+    assert [name for name in os.listdir(tmp_path)] == ["lab.json"]  # no temporary file left behind
+    (add_run, gemm_run) = second.run_figures()
+    assert add_run.operation_name == "add" and gemm_run.operation_name == "gemm"
+
+
+def test_save_to_a_file_that_is_not_a_session_is_one_line_and_exit_code_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "notes.json"
+    path.write_text("[1, 2, 3]", encoding="utf-8")
+    assert main(["measure", ADD, "--backend", "numpy", "--save-to", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "notes.json" in err
+    assert path.read_text(encoding="utf-8") == "[1, 2, 3]"  # left as it was
