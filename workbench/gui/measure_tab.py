@@ -390,6 +390,7 @@ class MeasurementTab(QWidget):
         document.session_replaced.connect(self._session_replaced)
         document.settings_changed.connect(self.refresh_runs)
         document.device_changed.connect(self._show_bound_device)
+        document.device_changed.connect(self.refresh_runs)  # a run's device note and its device's rates
         document.selection_changed.connect(self._operation_changed)
         document.analysis_changed.connect(self._operation_changed)
         self.refresh_runs()
