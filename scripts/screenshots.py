@@ -154,6 +154,40 @@ def profile_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "roofline-profiled.png")
 
 
+def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """Runs keep their own device: a CPU vector add shown while the session shows an H100 (table and roofline,
+    the run in its own device's style), and a run faster than its device allows under a wrongly entered
+    bandwidth (flagged in the table and on the roofline)."""
+    window.open_example("vector-add")
+    window.document.edit_declaration(0, "add(n=2**22, dtype=fp32)")
+    tab = window.measurement
+    window.tabs.setCurrentWidget(tab)
+    wait_until(app, lambda: tab.backends is not None, "the backend check")
+    tab.select_backend("numpy")
+    tab.iterations.setValue(50)
+    if not tab.start():
+        raise SystemExit(f"screenshots: the run did not start: {tab.message.text()}")
+    wait_until(app, lambda: not tab.running, "the vector-add run")
+    window.document.set_device("h100-sxm")
+    tab.select_run(0)
+    settle(app)
+    save(window, out / "measurement-cpu-run-h100-session.png")
+    window.tabs.setCurrentWidget(window.roofline)
+    settle(app)
+    save(window, out / "roofline-cpu-run-h100-session.png")
+
+    # back on the CPU, with a bandwidth typed in a hundred times too low: the run now beats its own bound
+    window.document.set_device("cpu-generic")
+    window.document.set_rate("hbm", "0.5 GB/s")
+    window.tabs.setCurrentWidget(tab)
+    tab.select_run(0)
+    settle(app)
+    save(window, out / "measurement-impossible-run.png")
+    window.tabs.setCurrentWidget(window.roofline)
+    settle(app)
+    save(window, out / "roofline-impossible-run.png")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
@@ -215,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5b. measurement: a CPU run in the Measurement tab, calibration, measured points on the roofline
     measurement_screenshots(window, app, out)
+
+    # 5c. runs compared with the device they ran on; a run beyond its own device's bound flagged
+    run_device_screenshots(window, app, out)
 
     # 6. the next start after a crash: the recovery question, over the window
     recovery_dialog(window, app, out / "recovery.png")

@@ -84,6 +84,7 @@ def test_a_cpu_run_shows_the_same_percent_of_bound_in_the_table_and_the_report(q
     marks = roofline_marks(window)
     if shown == "h100-sxm":
         assert italic is not None and italic.italic()
+        assert table_percent.endswith("◇")  # said beside the figure
         assert "not the session's NVIDIA H100 SXM" in cell(window, 0, DEVICE_COLUMN, Qt.ItemDataRole.ToolTipRole)
         assert [mark.style for mark in marks] == [OTHER_DEVICE] and marks[0].label == "Generic CPU"
         legend = [label.text for _, label in window.roofline.plot.legend.items]
@@ -94,7 +95,7 @@ def test_a_cpu_run_shows_the_same_percent_of_bound_in_the_table_and_the_report(q
         tab.select_backend("numpy")
         assert "the session shows NVIDIA H100 SXM, so these runs are marked" in tab.bound_label.text()
     else:
-        assert italic is None
+        assert italic is None and not table_percent.endswith("◇")
         assert [mark.style for mark in marks] == [VALID]
 
 

@@ -185,8 +185,8 @@ def match_catalogue(kind: str, name: str, compute_capability: str = "") -> "tupl
     if candidates:
         first = candidates[0]
         others = ", ".join(d.name for d in candidates[1:])
-        how = f"compute capability {compute_capability} (the file names no GPU; taken as {first.name}"
-        return first, how + (f"; also {others})" if others else ")")
+        how = f"compute capability {compute_capability}, no GPU named"
+        return first, how + (f"; could also be {others}" if others else "")
     return None, ""
 
 

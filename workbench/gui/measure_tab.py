@@ -66,7 +66,8 @@ MODE_TIPS = {
 CHECK_COLUMN = "Check"
 DEVICE_COLUMN = "Ran on"
 PERCENT_COLUMN = "% bound"
-COLUMNS = ("Operation", "Size", CHECK_COLUMN, DEVICE_COLUMN, "Median", "p10–p90", "Bandwidth", "FLOP rate", PERCENT_COLUMN)
+COLUMNS = ("Operation", "Size", CHECK_COLUMN, "Median", "p10–p90", "Bandwidth", "FLOP rate", PERCENT_COLUMN, DEVICE_COLUMN)
+OTHER_DEVICE_MARK = "◇"  # beside a % of bound taken on another device than the session shows (the roofline's mark)
 NUMBER_COLUMNS = ("Median", "p10–p90", "Bandwidth", "FLOP rate", PERCENT_COLUMN)
 NAME_COLUMN_MAX_PX = 130  # longer operation names are elided (the tooltip has them whole)
 STATUS_COLOURS = {OK: "#1b5e20", INVALID: "#b71c1c", CANCELLED: "#757575", RUNNING: "#0d47a1", "unchecked": "#8d5a00"}
@@ -106,6 +107,11 @@ def spread_text(low_s: float, high_s: float) -> str:
 
 def percent_text(fraction: float | None) -> str:
     return "—" if fraction is None else f"{format_number(100.0 * fraction, 3)} %"
+
+
+def other_device(run: MeasuredRun) -> bool:
+    """True for a run measured on another device than the session shows (its figures are its own device's)."""
+    return bool(run.device_note) and not run.on_session_device
 
 
 def short_device_name(run: MeasuredRun) -> str:
@@ -185,7 +191,7 @@ class RunTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole:
             if column == PERCENT_COLUMN and run.impossible is not None:
                 return QBrush(QColor(IMPOSSIBLE_COLOUR))
-            if column == DEVICE_COLUMN and run.device_note:
+            if column in (DEVICE_COLUMN, PERCENT_COLUMN) and other_device(run):
                 return QBrush(QColor(OTHER_DEVICE_COLOUR))
             if column == CHECK_COLUMN or run.status in (INVALID, CANCELLED):
                 return QBrush(QColor(STATUS_COLOURS.get(run.status, "#212121")))
@@ -194,7 +200,7 @@ class RunTableModel(QAbstractTableModel):
             font = QFont()
             font.setBold(True)
             return font
-        if role == Qt.ItemDataRole.FontRole and column == DEVICE_COLUMN and run.device_note:
+        if role == Qt.ItemDataRole.FontRole and column == DEVICE_COLUMN and other_device(run):
             font = QFont()
             font.setItalic(True)
             return font
@@ -232,7 +238,9 @@ class RunTableModel(QAbstractTableModel):
             rate = run.achieved_flop_per_s
             return format_flop_rate(rate, digits=3) if rate is not None else "—"
         text = percent_text(run.fraction_of_bound)
-        return f"{text} ⚠" if run.impossible is not None else text
+        if run.impossible is not None:
+            return f"{text} ⚠"
+        return f"{text} {OTHER_DEVICE_MARK}" if run.fraction_of_bound is not None and other_device(run) else text
 
     def cell_tip(self, run: MeasuredRun, column: str) -> str:
         if column in ("Operation", "Size"):
@@ -263,13 +271,14 @@ COLUMN_TIPS = (
     "The session operation the run was started from (hover a cell for the backend and mode)",
     "Size fields and data type of the measured declaration",
     "The reference check against float64 on the CPU: only a passed run is a result (hover for details)",
-    "The device the run ran on, whose bound its % of bound uses (italic: not the device the session shows)",
     "Median of the timed iterations",
     "10th and 90th percentile of the timed iterations: the spread",
     "Compulsory bytes of the declaration over the median time",
     "Logical FLOP of the declaration over the median time (convention as in the Analysis menu)",
     "The lower bound on the device the run ran on over its median time: 100 % means it met the bound; "
-    "⚠ marks a run faster than its device allows (hover for the likely reasons)",
+    "⚠ marks a run faster than its device allows (hover for the likely reasons); ◇ a run on another device "
+    "than the session shows",
+    "The device the run ran on, whose bound its % of bound uses (italic: not the device the session shows)",
 )
 
 
