@@ -90,9 +90,10 @@ class BackendProbeWorker(QThread):
 class MeasurementJob:
     """What to measure: one declaration, or several sizes of one (a sweep), with the run settings.
 
-    `device` is the Device whose bound each run is compared with (the session's,
-    with its measured or entered rates), or "auto" for the engine's choice (the
-    detected GPU, or the generic CPU).
+    `device` is "auto" (the run's device is matched from what the hardware
+    states: the detected GPU's catalogue entry, or the CPU entry) or a Device
+    of the backend's kind that names the entry. Figures are derived later on
+    that device by `workbench.runs.run_figures`, whatever the session shows.
     """
 
     declarations: tuple[Declaration, ...]
