@@ -157,7 +157,7 @@ def profile_screenshots(window: Any, app: QApplication, out: Path) -> None:
 def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """Runs keep their own device: a CPU vector add shown while the session shows an H100 (table and roofline,
     the run in its own device's style), and a run faster than its device allows under a wrongly entered
-    bandwidth (flagged in the table and on the roofline)."""
+    bandwidth (flagged in the table and on the roofline); a Hopper profile in the CPU example."""
     window.open_example("vector-add")
     window.document.edit_declaration(0, "add(n=2**22, dtype=fp32)")
     tab = window.measurement
@@ -186,6 +186,17 @@ def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
     window.tabs.setCurrentWidget(window.roofline)
     settle(app)
     save(window, out / "roofline-impossible-run.png")
+
+    # a Hopper GPU's Nsight Compute export (it states compute capability 9.0) imported into the CPU example:
+    # the kernel is compared with the GPU it ran on, not with the CPU the session shows
+    window.open_example("vector-add")
+    window.import_profile(str(ROOT / "tests" / "data" / "ncu_details.csv"))
+    wait_until(app, lambda: window.profile_importer.dialog is not None, "the profile import")
+    window.profile_importer.dialog.accept()
+    wait_until(app, lambda: not window.profile_importer.busy, "the profile import")
+    window.tabs.setCurrentWidget(window.profile_view)
+    settle(app)
+    save(window, out / "profile-hopper-in-cpu-session.png")
 
 
 def main(argv: list[str] | None = None) -> int:

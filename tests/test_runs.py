@@ -290,3 +290,20 @@ def test_save_to_a_file_that_is_not_a_session_is_one_line_and_exit_code_2(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "notes.json" in err
     assert path.read_text(encoding="utf-8") == "[1, 2, 3]"  # left as it was
+
+
+# ---------------------------------------------------------------- on a GPU
+
+
+@pytest.mark.gpu
+def test_a_cupy_run_records_the_gpu_nvml_and_cuda_state() -> None:
+    record = measure("add(n=2**20, dtype=fp32)", backend="cupy", **FAST)
+    p = record.provenance
+    assert p is not None and p.kind == "gpu" and p.stated
+    assert p.name == record.environment["device_name"] and p.compute_capability
+    assert p.pci_bus_id and p.cuda_version and p.memory_bytes and p.cache_bytes
+    assert p.uuid.startswith("GPU-") and p.driver_version  # NVML is there wherever CuPy runs on an NVIDIA driver
+    device, how = match_catalogue("gpu", p.name, p.compute_capability)
+    assert p.catalogue_key == (device.key if device is not None and how == "name" else "")
+    figures = run_figures(record_run(record), FigureContext(session_device=find_device(CPU_DEVICE_KEY)))
+    assert figures.device is None or figures.device.kind == "gpu"  # never the CPU the session shows
