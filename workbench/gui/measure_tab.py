@@ -15,7 +15,6 @@ cancelled run is shown (greyed, "cancelled") but not stored.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any, Sequence
 
