@@ -236,6 +236,14 @@ def test_a_run_that_states_no_device_is_compared_with_the_session_s_and_says_so(
     assert device is not None and device.key == "h200-sxm" and same and "does not state its device" in note
 
 
+def test_an_early_gpu_run_that_names_no_gpu_is_compared_with_a_gpu_the_session_shows() -> None:
+    run = parse_run({"declaration": ADD, "backend": "cupy", "samples_s": [1e-3] * 3, "valid": True}, 0)
+    device, note, same = run_device(run.provenance, find_device("h100-sxm"))
+    assert device is not None and device.key == "h100-sxm" and same and "does not say which GPU" in note
+    device, note, same = run_device(run.provenance, find_device(CPU_DEVICE_KEY))
+    assert device is None and not same and "no bound" in note  # never the CPU
+
+
 def test_a_gpu_the_catalogue_does_not_know_gets_no_bound() -> None:
     provenance = DeviceProvenance(kind="gpu", name="Imaginary GPU 9000", stated_by="NVML")
     device, note, _ = run_device(provenance, find_device("h100-sxm"))

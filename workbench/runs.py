@@ -278,6 +278,11 @@ def run_device(
         if session_device is None:
             return None, f"{what} does not state its device, and the session shows none", False
         return session_device, f"{what} does not state its device; compared with the session's {session_device.name}", True
+    if provenance.kind == GPU and not (provenance.catalogue_key or provenance.name or provenance.compute_capability):
+        # an early session's GPU run: nothing says which GPU, so a GPU the session shows stands in for it
+        if session_device is not None and session_device.kind == GPU:
+            return session_device, f"{what} does not say which GPU it ran on; compared with the session's {session_device.name}", True
+        return None, f"{what} does not say which GPU it ran on, and the session shows none: no bound", False
     own = catalogue_device(provenance)
     if own is None:
         if session_device is not None and provenance.name and provenance.name == session_device.name:
