@@ -558,7 +558,29 @@ def run_figures(run: Run, context: FigureContext) -> RunFigures:
     )
 
 
+_figured: "OrderedDict[tuple[Any, ...], tuple[Run, Device | None, RunFigures]]" = OrderedDict()
+_FIGURES_CACHE_SIZE = 1024
+
+
 def all_run_figures(runs: Iterable[Any], context: FigureContext) -> list[RunFigures]:
-    """The figures of every run of a session (`Session.runs`), in order."""
-    return [run_figures(run, context) for run in read_runs(runs)]
+    """The figures of every run of a session (`Session.runs`), in order.
+
+    A parsed Run is immutable and its figures depend only on the context, so
+    they are kept per (run, convention, overlap, session device, units): the
+    table and both plots ask on every refresh.
+    """
+    result = []
+    device = context.session_device
+    for run in read_runs(runs):
+        key = (id(run), context.convention, context.overlap, id(device), context.binary)
+        cached = _figured.get(key)
+        if cached is None or cached[0] is not run or cached[1] is not device:
+            cached = (run, device, run_figures(run, context))
+            _figured[key] = cached
+            while len(_figured) > _FIGURES_CACHE_SIZE:
+                _figured.popitem(last=False)
+        else:
+            _figured.move_to_end(key)
+        result.append(cached[2])
+    return result
 
