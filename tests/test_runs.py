@@ -315,3 +315,25 @@ def test_a_cupy_run_records_the_gpu_nvml_and_cuda_state() -> None:
     assert p.catalogue_key == (device.key if device is not None and how == "name" else "")
     figures = run_figures(record_run(record), FigureContext(session_device=find_device(CPU_DEVICE_KEY)))
     assert figures.device is None or figures.device.kind == "gpu"  # never the CPU the session shows
+
+
+def test_a_profiled_kernel_beyond_its_own_gpu_s_bound_is_flagged_in_the_cli_and_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from workbench.profilers import MatchRule, compare_profile, read_profile
+
+    # the vector add of ncu_details.csv matched with a declaration four times its size:
+    # 805,306,368 B / 4.8 TB/s = 167.8 µs bound, against 48.35 µs profiled
+    too_big = "add(n=2**26, dtype=fp32)"
+    profile = read_profile(DATA / "ncu_details.csv").with_matches([MatchRule("cupy_add", too_big)])
+    (comparison,) = compare_profile(profile)
+    flag = comparison.impossible
+    assert flag is not None and flag.percent_of_bound == pytest.approx(100 * 805_306_368 / 4.8e12 / 48.35e-6, rel=1e-3)
+    likely = {reason.name for reason in flag.likely_reasons}
+    # the kernel moved 0.25× the declared bytes; the file named only a compute capability, not the GPU
+    assert likely == {"declaration does not describe the kernel", "wrong device"}
+    session = Session(operations=[OperationEntry("add", too_big)], device=DeviceChoice("cpu-generic"),
+                      profiles=[profile.to_dict()])
+    assert "⚠ impossible" in render_markdown(session)
+    assert main(["import-ncu", str(DATA / "ncu_details.csv"), "--match", f"cupy_add={too_big}"]) == 0
+    assert "IMPOSSIBLE" in capsys.readouterr().out

@@ -268,11 +268,32 @@ def _summary_table(operations: Sequence[OperationReport], binary: bool) -> Table
     return Table(("Operation", "Work", "Compulsory bytes", "Intensity", "Bound time", "Limiter"), tuple(rows))
 
 
-def _profile_sections(records: Sequence[Mapping[str, Any]], convention: str, binary: bool) -> tuple[ProfileSection, ...]:
+def _impossible_kernels(profile: Any, context: FigureContext) -> list[str]:
+    """A line for each matched kernel faster than the bound of the GPU the file states (as the Profile tab flags it)."""
+    from workbench.profilers.compare import compare_profile, profile_provenance
+    from workbench.runs import run_device
+
+    device, _, _ = run_device(profile_provenance(profile), context.session_device, "the file")
+    try:
+        comparisons = compare_profile(profile, None, device, context.convention, context.overlap, context.binary)
+    except WorkbenchError:
+        return []
+    lines = []
+    for c in comparisons:
+        if c.impossible is not None:
+            likely = "; ".join(reason.name for reason in c.impossible.likely_reasons) or "see the Profile tab"
+            lines.append(f"{c.kernel_name} ⟷ {c.declaration}: {IMPOSSIBLE_MARK}, {c.impossible.headline}. Check: {likely}.")
+    return lines
+
+
+def _profile_sections(
+    records: Sequence[Mapping[str, Any]], convention: str, binary: bool, context: FigureContext | None = None
+) -> tuple[ProfileSection, ...]:
     """Each imported profile as its per-kernel table; records of any other shape in one generic table."""
     from workbench.profilers.records import Profile
     from workbench.profilers.render import kernel_rows
 
+    context = context or FigureContext(convention=convention, binary=binary)
     sections: list[ProfileSection] = []
     others: list[Mapping[str, Any]] = []
     for record in records:
@@ -287,7 +308,7 @@ def _profile_sections(records: Sequence[Mapping[str, Any]], convention: str, bin
             ProfileSection(
                 f"{profile.source or 'profile'}: {profile.title}{where}",
                 Table(rows[0], tuple(rows[1:])),
-                (profile.conditions_note, *profile.notes),
+                (profile.conditions_note, *profile.notes, *_impossible_kernels(profile, context)),
             )
         )
     if others:
@@ -340,7 +361,7 @@ def build_report(session: Session) -> Report:
 
     other_runs = [run_figures(run, index, context) for index, run, _ in keyed_runs if index not in claimed]
 
-    profiles = _profile_sections(session.profiles, session.settings.convention, binary)
+    profiles = _profile_sections(session.profiles, session.settings.convention, binary, context)
     if device is not None:
         device_line = f"{device.name} ({device.key})"
         if device.source:
