@@ -128,7 +128,7 @@ class RunFigures:
             return NO_VALUE
         text = f"{format_number(self.percent_of_bound, 3)} %"
         if self.other_device:
-            text += f" (on {self.device_name})"
+            text += f" (on {self.device_name.split(' (')[0]})"  # 'Generic CPU', without its details in brackets
         if self.impossible is not None:
             text += f" {IMPOSSIBLE_MARK}"
         return text
