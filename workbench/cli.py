@@ -372,10 +372,13 @@ def _store_run(session: Any, record: Any, written: str) -> str:
 
 def _session_to_extend(path: str) -> tuple[Any, str]:
     """The session a run is appended to: the file as it is, or a new session when there is no file yet."""
-    from workbench.session import Session, load
+    from workbench.session import Session, SessionError, load
 
     if os.path.lexists(path):
         return load(path), path
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):  # said before the measurement, not after it
+        raise SessionError(f"cannot save session {path}: the folder {folder} does not exist")
     return Session(title="Measured from the command line"), path
 
 
