@@ -328,6 +328,8 @@ def _run_measure(args: argparse.Namespace) -> int:
     )
     added = ""
     if session is not None:
+        # read the file again: it may have been saved (by the window, another terminal) while the run ran
+        session, path = _session_to_extend(path)
         added = _store_run(session, record, args.declaration)
         from workbench.session import save
 
