@@ -42,6 +42,8 @@ class Evidence:
     moved_bytes: float | None  # what the kernel moves: implied traffic of a run, DRAM counters of a profile
     measured_time_s: float | None
     binary: bool = False
+    bandwidth_byte_per_s: float | None = None  # the memory rate in use on the device (implied bandwidth checks)
+    compute_rate_flop_per_s: float | None = None  # the compute rate in use on the device's path
 
 
 @dataclass(frozen=True)

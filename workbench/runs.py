@@ -539,6 +539,8 @@ def run_figures(run: Run, context: FigureContext) -> RunFigures:
                         moved_bytes=float(run.implied_bytes) if run.implied_bytes is not None else None,
                         measured_time_s=stats.median_s,
                         binary=context.binary,
+                        bandwidth_byte_per_s=analysis.bandwidth.value if analysis.bandwidth else None,
+                        compute_rate_flop_per_s=analysis.compute_rate.value if analysis.compute_rate else None,
                     )
                 )
     return RunFigures(

@@ -876,6 +876,8 @@ def impossible_kernel(
             moved_bytes=fig.actual_bytes,
             measured_time_s=duration,
             binary=binary,
+            bandwidth_byte_per_s=analysis.bandwidth.value if analysis.bandwidth else None,
+            compute_rate_flop_per_s=analysis.compute_rate.value if analysis.compute_rate else None,
         )
     )
 
