@@ -4,8 +4,10 @@ Top: the backend (auto, CuPy, NumPy — CuPy greyed out with the reason when
 it cannot run) and the device it runs on, iterations, warm or cold mode, an
 optional size sweep, Run and Cancel, a progress bar naming the phase. Below:
 the session's runs in a table (median, p10–p90, achieved rates, fraction of
-the bound, the reference check) with the run in progress as a live last row,
-and a histogram of the raw samples of the selected run.
+the bound on the device each run ran on — ◇ when that is not the device the
+session shows, ⚠ when the run is faster than its device allows — the
+reference check) with the run in progress as a live last row, and a
+histogram of the raw samples of the selected run.
 
 Runs execute in a `MeasurementWorker` thread that pushes typed signals; each
 finished run is stored in `Session.runs` through an undoable command, so it
