@@ -106,13 +106,13 @@ def test_numpy_values_in_runs_are_saved_as_plain_numbers(tmp_path: Path) -> None
     np = pytest.importorskip("numpy")
     session = Session(
         operations=[OperationEntry("add", ADD)],
-        runs=[{"id": "r", "samples_s": np.array([1e-3, 2e-3]), "median_s": np.float64(1.5e-3), "n": np.int64(2),
+        runs=[{"id": "r", "samples_s": np.array([1e-3, 2e-3]), "clock_ghz": np.float64(1.5), "n": np.int64(2),
                "bad": float("nan")}],
     )
     path = tmp_path / "np.json"
     save(session, path)
     run = load(path).runs[0]
-    assert run == {"id": "r", "samples_s": [1e-3, 2e-3], "median_s": 1.5e-3, "n": 2, "bad": None}
+    assert run == {"id": "r", "samples_s": [1e-3, 2e-3], "clock_ghz": 1.5, "n": 2, "bad": None}
 
 
 def test_a_run_holding_an_object_that_is_not_data_is_refused_with_its_place(tmp_path: Path) -> None:

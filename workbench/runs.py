@@ -182,6 +182,7 @@ def parse_run(data: Mapping[str, Any], index: int) -> Run:
     )
 
 
+_LOOSE_FIGURES = ("median_s", "p10_s", "p90_s", "achieved_bytes_per_s", "achieved_flop_per_s")
 _V1_FLAT_COPIES = ("valid", "median_s", "p10_s", "p90_s", "achieved_bytes_per_s", "achieved_flop_per_s", "conditions")
 
 
@@ -190,11 +191,17 @@ def stored_run(data: Mapping[str, Any]) -> dict[str, Any]:
 
     A version-1 run record becomes version 2: its device is read back from the
     environment it kept, and the figures it stored (twice, under two spellings)
-    are dropped. Keys the record does not know are kept, as is any dict that
-    is not a readable record (it is listed, never plotted as good).
+    are dropped. A looser dict from an early session keeps its facts (samples,
+    check, backend, conditions) but not the figures it stored beside usable
+    samples. Keys the record does not know are kept, as is any dict that is
+    not a readable record (it is listed, never plotted as good).
     """
     kept = {key: value for key, value in data.items() if key != DERIVED_KEY}
-    if kept.get("format") != RECORD_FORMAT or kept.get("version") != 1:
+    if kept.get("format") != RECORD_FORMAT:
+        if _samples(kept.get("samples_s")):  # figures an early session stored beside its samples: derived, dropped
+            kept = {key: value for key, value in kept.items() if key not in _LOOSE_FIGURES}
+        return kept
+    if kept.get("version") != 1:
         return kept
     try:
         record = RunRecord.from_dict(kept)
