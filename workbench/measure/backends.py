@@ -858,22 +858,165 @@ def _nvml_driver_version() -> str:
 # ============================================================================ choice
 
 
-def backend_status() -> list[BackendStatus]:
-    """Every backend and whether it can run here (for a backend chooser)."""
-    statuses = [BackendStatus("numpy", True, f"CPU: {host.cpu_model()}")]
+# The distribution that provides the `cupy` module, and the project extra that installs it with its CUDA libraries.
+_CUPY_EXTRAS = {"cupy-cuda13x": "cuda13", "cupy-cuda12x": "cuda12"}
+
+# What the probe runs on the GPU: one trivial kernel compiled with NVRTC.
+_PROBE_KERNEL = r"""
+extern "C" __global__ void workbench_probe(float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = 2.0f * x[i] + 1.0f;
+}
+"""
+_PROBE_ELEMENTS = 1 << 18  # 1 MiB of fp32
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception as one line: its text with whitespace collapsed, or its type name."""
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def _cupy_extra() -> str:
+    """The extra (cuda12 / cuda13) that matches the installed CuPy wheel, else the driver's CUDA major version."""
+    from importlib import metadata
+
+    for distribution, extra in _CUPY_EXTRAS.items():
+        try:
+            metadata.version(distribution)
+            return extra
+        except metadata.PackageNotFoundError:
+            continue
+    from workbench.devices.nvml import detect
+
+    detection = detect()
+    major = detection.gpus[0].cuda_driver_version.split(".")[0] if detection.gpus else ""
+    return "cuda12" if major == "12" else "cuda13" if major.isdigit() and int(major) >= 13 else ""
+
+
+def _install_hint() -> str:
+    extra = _cupy_extra()
+    if extra:
+        return f'pip install "perf-workbench[{extra}]"'
+    return 'pip install "perf-workbench[cuda12]" (or [cuda13] for a CUDA 13 driver)'
+
+
+def _missing_library(label: str, exc: BaseException) -> str:
+    """'cuBLAS (libcublasLt.so.12 not found)' from a loader error, or the label and the error's first words."""
+    import re
+
+    text = _one_line(exc)
+    found = re.search(r'(lib[A-Za-z0-9_]+\.so(?:\.[0-9]+)?)(?: or (lib[A-Za-z0-9_]+\.so(?:\.[0-9]+)?))?', text)
+    if found:
+        names = " or ".join(name for name in found.groups() if name)
+        return f"{label} ({names} not found)"
+    return f"{label} ({text[:120]})"
+
+
+def probe_cuda_libraries() -> list[str]:
+    """The CUDA libraries CuPy needs that cannot be loaded here: cuBLAS, cuRAND, NVRTC (empty when all load).
+
+    CuPy loads them at run time; a wheel without its `ctk` extra on a machine
+    without a CUDA toolkit has none of them, and then only the first GEMM or
+    random fill would fail. Loading needs no GPU and no driver.
+    """
+    import importlib
+
+    missing = []
+    for label, module in (("cuBLAS", "cublas"), ("cuRAND", "curand")):
+        try:
+            importlib.import_module(f"cupy_backends.cuda.libs.{module}")
+        except Exception as exc:  # ImportError from the loader, or cuda.pathfinder's DynamicLibNotFoundError
+            missing.append(_missing_library(label, exc))
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+
+        nvrtc.getVersion()
+    except Exception as exc:
+        missing.append(_missing_library("NVRTC", exc))
+    return missing
+
+
+def _probe_cupy() -> BackendStatus:
+    """Whether CuPy can measure here, proved by using it: libraries, driver, a compiled kernel, an allocation."""
     try:
         import cupy
+    except ImportError as exc:
+        if getattr(exc, "name", "") in ("cupy", "cupy_backends"):
+            return BackendStatus("cupy", False, f"CuPy is not installed: {_install_hint()}")
+        return BackendStatus("cupy", False, f"CuPy is installed but does not import ({_one_line(exc)}): {_install_hint()}")
+    except Exception as exc:  # a broken install can raise anything on import
+        return BackendStatus("cupy", False, f"CuPy is installed but does not import ({_one_line(exc)}): {_install_hint()}")
 
-        if cupy.cuda.is_available():
-            count = cupy.cuda.runtime.getDeviceCount()
-            statuses.insert(0, BackendStatus("cupy", True, f"{count} CUDA device{'s' if count != 1 else ''}"))
-        else:
-            statuses.insert(0, BackendStatus("cupy", False, "CuPy is installed but sees no usable CUDA device"))
-    except ImportError:
-        statuses.insert(0, BackendStatus("cupy", False, "CuPy is not installed (pip install cupy-cuda12x)"))
-    except Exception as exc:  # a broken CUDA install surfaces here
-        statuses.insert(0, BackendStatus("cupy", False, f"CuPy failed to start: {exc}"))
-    return statuses
+    runtime = cupy.cuda.runtime
+    problems = []
+    driver = _optional(runtime.driverGetVersion)
+    if not driver:
+        problems.append("no NVIDIA driver was found (libcuda.so.1 is not loaded)")
+    missing = probe_cuda_libraries()
+    if missing:
+        problems.append(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing")
+    if problems:
+        hint = f": {_install_hint()}" if missing else ""
+        return BackendStatus("cupy", False, f"CuPy is installed but {' and '.join(problems)}{hint}")
+
+    try:
+        count = runtime.getDeviceCount()
+    except Exception as exc:  # cudaErrorInsufficientDriver, cudaErrorNoDevice, ...
+        needed = _cuda_version(_optional(runtime.runtimeGetVersion))
+        return BackendStatus(
+            "cupy",
+            False,
+            f"CuPy is installed but the driver cannot run it ({_one_line(exc)}; driver CUDA {_cuda_version(driver)}, "
+            f"CuPy built for CUDA {needed})",
+        )
+    if count < 1:
+        return BackendStatus("cupy", False, "CuPy is installed but the NVIDIA driver reports no GPU")
+
+    step = "allocate 1 MiB on GPU 0"
+    try:
+        import numpy
+
+        with cupy.cuda.Device(0):
+            values = cupy.empty(_PROBE_ELEMENTS, dtype=cupy.float32)
+            step = "compile a kernel with NVRTC"
+            kernel = cupy.RawKernel(_PROBE_KERNEL, "workbench_probe")
+            kernel.compile()
+            step = "fill an array with cuRAND"
+            values[...] = cupy.random.RandomState(1).random_sample(_PROBE_ELEMENTS, dtype=cupy.float32)
+            expected = 2 * cupy.asnumpy(values) + 1
+            step = "run the compiled kernel"
+            kernel(((_PROBE_ELEMENTS + 255) // 256,), (256,), (values, numpy.int32(_PROBE_ELEMENTS)))
+            step = "create a cuBLAS handle"
+            cupy.cuda.device.get_cublas_handle()
+            step = "copy the result back"
+            if not numpy.allclose(cupy.asnumpy(values), expected):
+                return BackendStatus("cupy", False, "CuPy is installed but the probe kernel on GPU 0 gave wrong results")
+            del values
+    except Exception as exc:
+        return BackendStatus("cupy", False, f"CuPy is installed but could not {step} ({_one_line(exc)})")
+    finally:
+        _optional(cupy.get_default_memory_pool().free_all_blocks)
+    return BackendStatus(
+        "cupy", True, f"{count} CUDA device{'s' if count != 1 else ''} (driver CUDA {_cuda_version(driver)}, CuPy {cupy.__version__})"
+    )
+
+
+_cupy_status: BackendStatus | None = None
+
+
+def backend_status(refresh: bool = False) -> list[BackendStatus]:
+    """Every backend and whether it can run here (for a backend chooser, the CLI and the tests).
+
+    CuPy counts as available only once it has been used: its CUDA libraries
+    load, a driver and a GPU answer, a kernel compiles with NVRTC and runs on
+    an array filled by cuRAND, and a cuBLAS handle is created. The answer is
+    kept for the process (`refresh=True` asks again).
+    """
+    global _cupy_status
+    if _cupy_status is None or refresh:
+        _cupy_status = _probe_cupy()
+    return [_cupy_status, BackendStatus("numpy", True, f"CPU: {host.cpu_model()}")]
 
 
 def select_backend(name: str | Backend = "auto", device_index: int | None = None) -> Backend:
