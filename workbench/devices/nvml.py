@@ -177,3 +177,49 @@ def read_conditions(index: int = 0, nvml: Any = None) -> dict[str, Any]:
         return {}
     finally:
         _optional(nvml.nvmlShutdown)
+
+
+def normalise_pci_bus_id(text: Any) -> str:
+    """A PCI bus id in one spelling, domain kept: '00000000:3B:00.0' (NVML) and '0000:3b:00.0' (CUDA) → '0000:3b:00.0'.
+
+    The domain is part of the address: two GPUs in different PCI domains can
+    share bus, device and function numbers, so a match without it could pair
+    a CUDA device with the wrong NVML device. An id without a domain is in
+    domain 0; text that is not a bus id comes back lower-cased.
+    """
+    value = _text(text).strip().lower()
+    parts = value.split(":")
+    if len(parts) == 2:
+        parts = ["0", *parts]
+    try:
+        domain, bus, slot = parts
+        device, function = slot.split(".")
+        return f"{int(domain, 16):04x}:{int(bus, 16):02x}:{int(device, 16):02x}.{int(function, 16):x}"
+    except ValueError:
+        return value
+
+
+def index_for_pci_bus_id(pci_bus_id: str, nvml: Any = None) -> int | None:
+    """The NVML index of the GPU at a PCI bus id (CUDA and NVML can number GPUs differently); None without a match."""
+    if not pci_bus_id:
+        return None
+    if nvml is None:
+        try:
+            import pynvml as nvml  # type: ignore[import-not-found,no-redef]
+        except ImportError:
+            return None
+    try:
+        nvml.nvmlInit()
+    except Exception:
+        return None
+    try:
+        wanted = normalise_pci_bus_id(pci_bus_id)
+        for index in range(nvml.nvmlDeviceGetCount()):
+            handle = nvml.nvmlDeviceGetHandleByIndex(index)
+            if normalise_pci_bus_id(nvml.nvmlDeviceGetPciInfo(handle).busId) == wanted:
+                return index
+        return None
+    except Exception:
+        return None
+    finally:
+        _optional(nvml.nvmlShutdown)

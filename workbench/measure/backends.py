@@ -486,6 +486,7 @@ class CupyBackend(Backend):
         self._flush_buffers: list[Any] = []
         self._bf16: Any = None
         self._bf16_checked = False
+        self._bf16_reason = ""
         self._nvml_index: int | None = None
         self._nvml_looked_up = False
 
@@ -560,10 +561,13 @@ class CupyBackend(Backend):
         if name == "bf16":
             dtype = self._bfloat16()
             if dtype is None:
-                raise UnsupportedMeasurement(
-                    "bf16: this CuPy has no bfloat16 arrays (CuPy with ml_dtypes support is needed); declare fp16 instead"
-                )
+                raise UnsupportedMeasurement(f"bf16: {self._bf16_reason}; declare fp16 instead")
             return dtype
+        if name.startswith("fp8"):
+            raise UnsupportedMeasurement(
+                f"{name}: CuPy has no fp8 arrays and cublasGemmEx has no fp8 path (only cuBLASLt has), so {name} "
+                "kernels are not measured; analyse them with the bounds, or declare fp16/bf16"
+            )
         storage = _STORAGE.get(name)
         if storage is None:
             raise _refuse_dtype(name, "CuPy", "declare fp16, bf16, fp32 or fp64")
@@ -575,17 +579,33 @@ class CupyBackend(Backend):
         return int(self._props.get("major", 0))
 
     def _bfloat16(self) -> Any:
+        """CuPy's bfloat16 dtype when it can hold, convert, add and sum bf16 arrays here, else None (and why)."""
         if not self._bf16_checked:
             self._bf16_checked = True
+            self._bf16 = None
             try:
                 import ml_dtypes  # type: ignore[import-not-found]
+            except ImportError:
+                self._bf16_reason = f"CuPy holds bfloat16 only with ml_dtypes installed ({_install_hint()})"
+                return None
+            import numpy
 
-                dtype = self._cupy.dtype(ml_dtypes.bfloat16)
-                probe = self._cupy.ones(4, dtype=dtype)
-                float(self._cupy.sum(probe, dtype=self._cupy.float64))
-                self._bf16 = dtype if self._cc_major() >= 8 else None
-            except Exception:
-                self._bf16 = None
+            if numpy.lib.NumpyVersion(numpy.__version__) < "2.1.2":
+                self._bf16_reason = f"CuPy holds bfloat16 only with NumPy 2.1.2 or newer (this is {numpy.__version__})"
+                return None
+            if self._cc_major() < 8:
+                self._bf16_reason = f"bf16 tensor cores need compute capability 8.0 or newer (this GPU is {self.compute_capability})"
+                return None
+            cupy = self._cupy
+            try:
+                dtype = numpy.dtype(ml_dtypes.bfloat16)
+                probe = cupy.arange(8, dtype=cupy.float32).astype(dtype)
+                total = float(cupy.sum(probe + probe, dtype=cupy.float64))
+                if total != 56.0:
+                    raise ValueError(f"sum of a bf16 probe is {total}, expected 56")
+                self._bf16 = dtype
+            except Exception as exc:
+                self._bf16_reason = f"this CuPy could not compute with bfloat16 arrays ({_one_line(exc)})"
         return self._bf16
 
     def fill_uniform(self, array: Any, low: float, high: float, seed: int, should_stop: Callable[[], bool]) -> bool:
@@ -690,8 +710,12 @@ class CupyBackend(Backend):
         before the GEMM (cupy PR #10317) and takes TF32 from process-wide state.
         """
         plan = self._plan(a, b, out)
+        if plan is None and tf32 and (a.ndim > 2 or b.ndim > 2):
+            # cupy.matmul's batched fp32 path never uses TF32: copy the operands into layouts cuBLAS takes.
+            a, b = self._cupy.ascontiguousarray(a), self._cupy.ascontiguousarray(b)
+            plan = self._plan(a, b, out)
         if plan is None:
-            self._fallback_matmul(a, b, out, beta, scratch)
+            self._fallback_matmul(a, b, out, beta, scratch, tf32)
             return
         import numpy
 
@@ -740,16 +764,31 @@ class CupyBackend(Backend):
             return None
         return plan_gemm(a.shape, strides[0], b.shape, strides[1], out.shape, strides[2])
 
-    def _fallback_matmul(self, a: Any, b: Any, out: Any, beta: float, scratch: Any) -> None:
+    def _fallback_matmul(self, a: Any, b: Any, out: Any, beta: float, scratch: Any, tf32: bool = False) -> None:
+        """cupy.matmul for layouts cuBLAS cannot take as they stand, with fp32 products on the declared path.
+
+        CuPy picks the compute type of fp32 products from process-wide state
+        (first set from CUPY_TF32): it is set here for the call — TF32 exactly
+        when declared, plain fp32 otherwise — and put back afterwards, so a
+        record's path matches what ran whatever the environment says.
+        """
+        from cupy._core import _routines_linalg as linalg
+
         cupy = self._cupy
-        if beta == 0:
-            cupy.matmul(a, b, out=out)
-            return
-        if scratch is None:
-            raise MeasurementError("internal: β ≠ 0 needs a scratch array for cupy.matmul")
-        cupy.matmul(a, b, out=scratch)
-        cupy.multiply(out, beta, out=out)
-        cupy.add(out, scratch, out=out)
+        wanted = linalg.COMPUTE_TYPE_TF32 if tf32 else linalg.COMPUTE_TYPE_DEFAULT
+        previous = linalg.get_compute_type(cupy.float32)
+        linalg.set_compute_type(cupy.float32, wanted)
+        try:
+            if beta == 0:
+                cupy.matmul(a, b, out=out)
+                return
+            if scratch is None:
+                raise MeasurementError("internal: β ≠ 0 needs a scratch array for cupy.matmul")
+            cupy.matmul(a, b, out=scratch)
+            cupy.multiply(out, beta, out=out)
+            cupy.add(out, scratch, out=out)
+        finally:
+            linalg.set_compute_type(cupy.float32, previous)
 
     def matmul_scratch_needed(self, beta: float) -> bool:
         return False
@@ -795,36 +834,11 @@ def _cuda_version(value: Any) -> str:
     return f"{value // 1000}.{value % 1000 // 10}"
 
 
-def _normalise_bus_id(text: Any) -> str:
-    """'00000000:3B:00.0' and '0000:3b:00.0' both → '3b:00.0' (bus:device.function)."""
-    value = text.decode() if isinstance(text, bytes) else str(text)
-    parts = value.strip().lower().split(":")
-    return ":".join(parts[-2:]) if len(parts) >= 2 else value.lower()
-
-
 def _nvml_index_for_pci(pci_bus_id: str) -> int | None:
-    """The NVML index of the GPU on a PCI bus id, or None without NVML or a match."""
-    if not pci_bus_id:
-        return None
-    try:
-        import pynvml  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    try:
-        pynvml.nvmlInit()
-    except Exception:
-        return None
-    try:
-        wanted = _normalise_bus_id(pci_bus_id)
-        for index in range(pynvml.nvmlDeviceGetCount()):
-            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-            if _normalise_bus_id(pynvml.nvmlDeviceGetPciInfo(handle).busId) == wanted:
-                return index
-        return None
-    except Exception:
-        return None
-    finally:
-        _optional(pynvml.nvmlShutdown)
+    """The NVML index of the GPU on a PCI bus id (domain included), or None without NVML or a match."""
+    from workbench.devices.nvml import index_for_pci_bus_id
+
+    return index_for_pci_bus_id(pci_bus_id)
 
 
 def _nvml_uuid(index: int | None) -> str:

@@ -197,6 +197,22 @@ class Kernel(ABC):
         return self.backend.storage_dtype(name)
 
 
+def float_info(dtype: Any) -> Any:
+    """Limits (min, tiny, eps) of a floating-point array dtype, bfloat16 included.
+
+    numpy.finfo (and cupy.finfo, which is the same function) refuses the
+    ml_dtypes types ("not inexact"); ml_dtypes.finfo answers for them and for
+    NumPy's own float types alike.
+    """
+    import numpy as np
+
+    try:
+        import ml_dtypes  # type: ignore[import-not-found]
+    except ImportError:
+        return np.finfo(dtype)
+    return ml_dtypes.finfo(dtype)
+
+
 def require_float(dtype_name: str, what: str) -> None:
     """Refuse integer operands for kernels that need floating point."""
     if lookup_dtype(dtype_name).kind != "float":

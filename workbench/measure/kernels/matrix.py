@@ -22,6 +22,7 @@ from workbench.measure.kernels.base import (
     ZEROED,
     BufferSpec,
     Kernel,
+    float_info,
     flat_labels,
     require_float,
 )
@@ -361,8 +362,8 @@ class AttentionKernel(MatrixKernel):
             cols = xp.arange(skv).reshape(1, skv)
             self._mask = cols > rows + (skv - sq)
         storage = self.array_dtype(self.dtype_name)
-        self._lowest = float(xp.finfo(storage).min) if self.has_empty_rows else 0.0
-        self._tiny = float(xp.finfo(self._accumulate).tiny)
+        self._lowest = float(float_info(storage).min) if self.has_empty_rows else 0.0
+        self._tiny = float(float_info(self._accumulate).tiny)
 
     def __call__(self) -> None:
         xp, a, backend = self.xp, self.arrays, self.backend
