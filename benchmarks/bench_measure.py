@@ -12,25 +12,34 @@ median against cupyx.profiler.benchmark and the cold-mode median against
 triton.testing.do_bench (within 3 % for kernels over 50 µs, needs Triton).
 What is not installed is skipped and said so.
 
-    PYTHONPATH=. python benchmarks/bench_measure.py [--cpu-only] [--gpu-only] [--json FILE] [--strict]
+A check that fails to run (a reference tool raising, an invalid run) becomes
+an ERROR row with the reason; the others still run. Each row is printed as it
+completes and the JSON file, when asked for, is rewritten after every row, so
+what was measured before a crash is kept.
+
+    PYTHONPATH=. python benchmarks/bench_measure.py [--cpu-only] [--gpu-only] [--quick] [--json FILE] [--strict]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import statistics
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from workbench.units import format_bandwidth, format_flop_rate, format_time  # noqa: E402
 
-PASS, FAIL, SKIP, INFO = "PASS", "FAIL", "SKIP", "INFO"
+PASS, FAIL, SKIP, INFO, ERROR = "PASS", "FAIL", "SKIP", "INFO", "ERROR"
+BENCH_FORMAT = "perf-workbench-bench-measure"
 ITERATIONS = 50
 LONG_KERNEL_S = 50e-6  # tool agreement is judged only for kernels longer than this
 
@@ -48,6 +57,53 @@ class Row:
 
 def _verdict(ok: bool) -> str:
     return PASS if ok else FAIL
+
+
+class CheckFailed(Exception):
+    """A check could not produce its figure (an invalid run, a tool that raised)."""
+
+
+@dataclass
+class Report:
+    """Rows as they complete: each printed at once and, with a JSON path, written out again after every row."""
+
+    json_path: Path | None = None
+    notes: list[str] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row)
+        print(f"[{row.verdict}] {row.check}: {row.measured} (target {row.target})", flush=True)
+        self.write(complete=False)
+
+    def run(self, check: str, target: str, produce: Callable[[], Iterable[Row] | None]) -> None:
+        """Add the rows a check yields (or adds itself); if it raises, one ERROR row with the reason, and carry on."""
+        try:
+            for row in produce() or ():
+                self.add(row)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a reference tool may raise anything, SystemExit included
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            self.add(Row(check, f"{type(exc).__name__}: {reason}"[:400], target, ERROR))
+
+    def write(self, complete: bool) -> None:
+        if self.json_path is None:
+            return
+        data = {
+            "format": BENCH_FORMAT,
+            "version": 1,
+            "created": self.created,
+            "complete": complete,
+            "python": platform.python_version(),
+            "notes": self.notes,
+            "rows": [asdict(r) for r in self.rows],
+        }
+        self.json_path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.json_path.with_name(self.json_path.name + ".partial")
+        partial.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(partial, self.json_path)
 
 
 # ----------------------------------------------------------------------------- CPU
@@ -73,7 +129,7 @@ def _bare_add_samples(n: int, iterations: int, warmup: int) -> list[float]:
     return samples
 
 
-def cpu_rows(rounds: int) -> list[Row]:
+def cpu_rows(rounds: int) -> Iterator[Row]:
     """Harness and bare loop in alternating order (ABBA…), samples pooled: the ratio of the two medians."""
     from workbench.measure import measure
 
@@ -85,7 +141,8 @@ def cpu_rows(rounds: int) -> list[Row]:
     for index in range(rounds):
         def run_harness() -> list[float]:
             record = measure("add(n=2**24, dtype=fp32)", backend="numpy", iterations=ITERATIONS, device=None)
-            assert record.valid, record.message
+            if not record.valid:
+                raise CheckFailed(f"the harness run was not valid: {record.message}")
             return list(record.samples_s)
 
         if index % 2 == 0:
@@ -96,7 +153,7 @@ def cpu_rows(rounds: int) -> list[Row]:
         bare += theirs
         per_round.append(statistics.median(theirs) / statistics.median(ours))
     ratio = statistics.median(bare) / statistics.median(harness)  # = harness GB/s / bare GB/s
-    return [
+    yield from [
         Row(
             "CPU add 2^24 fp32: harness vs bare np.add loop",
             f"{format_bandwidth(moved / statistics.median(harness))} vs {format_bandwidth(moved / statistics.median(bare))} "
@@ -142,18 +199,54 @@ def _agreement(check: str, ours: float, theirs: float, tool: str) -> Row:
     return Row(check, text, "±3%", _verdict(abs(difference) <= 0.03), difference)
 
 
-def gpu_rows() -> list[Row]:
+def cupyx_median(benchmark: Callable[..., Any], kernel: Callable[[], None], declaration: str, repeat: int) -> float:
+    """cupyx.profiler.benchmark's median GPU time in seconds for a kernel object.
+
+    `name=` is given because benchmark() otherwise reads `func.__name__`,
+    which a kernel object does not have.
+    """
+    import numpy as np
+
+    result = benchmark(kernel, n_repeat=repeat, n_warmup=10, name=declaration)
+    return float(np.median(result.gpu_times[0]))
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """What the GPU checks measure: the full set, or a quick one for a smoke test."""
+
+    copy: str
+    adds: tuple[int, ...]
+    gemm_edge: int
+    compared: tuple[str, ...]
+
+    @classmethod
+    def choose(cls, quick: bool) -> "Sizes":
+        if quick:
+            return cls("copy(n=2**24, dtype=fp32)", (22,), 1024, ("add(n=2**22, dtype=fp32)",))
+        return cls(
+            "copy(n=2**28, dtype=fp32)",
+            (24, 28),
+            4096,
+            ("add(n=2**26, dtype=fp32)", "gemm(M=4096, N=4096, K=4096, dtype=fp16)", "softmax(rows=8192, cols=8192, dtype=fp16)"),
+        )
+
+
+def gpu_checks(report: Report, quick: bool = False) -> None:
+    """Every GPU comparison, each guarded: one that fails is an ERROR row and the rest still run."""
     from workbench.measure import backend_status, measure
     from workbench.measure.backends import select_backend
     from workbench.measure.run import prepared_kernel
 
     status = next(s for s in backend_status() if s.name == "cupy")
     if not status.available:
-        return [Row("GPU checks", status.message, "–", SKIP)]
+        report.add(Row("GPU checks", status.message, "–", SKIP))
+        return
     backend = select_backend("cupy")
-    rows = [Row("device", backend.describe(), "–", INFO)]
+    sizes = Sizes.choose(quick)
+    report.add(Row("device", backend.describe(), "–", INFO))
     env = backend.environment()
-    rows.append(Row("versions", ", ".join(f"{k} {env[k]}" for k in ("cupy", "cuda_runtime", "driver") if env.get(k)), "–", INFO))
+    report.add(Row("versions", ", ".join(f"{k} {env[k]}" for k in ("cupy", "cuda_runtime", "driver") if env.get(k)), "–", INFO))
 
     def run(declaration: str, mode: str) -> Any:
         """The run's figures, derived as the window, reports and CLI derive them (workbench.runs)."""
@@ -161,79 +254,91 @@ def gpu_rows() -> list[Row]:
 
         record = measure(declaration, backend=backend, iterations=ITERATIONS, mode=mode, device=None)
         if not record.valid:
-            raise SystemExit(f"{declaration} ({mode}) was not valid: {record.message}")
+            raise CheckFailed(f"{declaration} ({mode}) was not valid: {record.message}")
         return run_figures(record_run(record), FigureContext())
 
-    copy = run("copy(n=2**28, dtype=fp32)", "cold")
-    copy_bw = copy.achieved_bytes_per_s
-    rows.append(Row("device copy 2^28 fp32, cold (bytes read + written)", format_bandwidth(copy_bw), "reference", INFO))
-    for exponent in (24, 28):
+    copy_bw: list[float] = []
+
+    def copy_rows() -> Iterator[Row]:
+        copy = run(sizes.copy, "cold")
+        copy_bw.append(copy.achieved_bytes_per_s)
+        yield Row(f"device {sizes.copy}, cold (bytes read + written)", format_bandwidth(copy.achieved_bytes_per_s), "reference", INFO)
+
+    report.run("device copy", "reference", copy_rows)
+
+    def add_rows(exponent: int) -> Iterator[Row]:
+        if not copy_bw:
+            raise CheckFailed("no device-copy bandwidth to compare with (the copy check failed)")
         add = run(f"add(n=2**{exponent}, dtype=fp32)", "cold")
-        ratio = add.achieved_bytes_per_s / copy_bw
-        rows.append(
-            Row(
-                f"vector add 2^{exponent} fp32, cold, vs device copy",
-                f"{format_bandwidth(add.achieved_bytes_per_s)} = {ratio:.1%} (median {format_time(add.median_s)})",
-                "≥ 90%",
-                _verdict(ratio >= 0.90),
-                ratio,
-            )
+        ratio = add.achieved_bytes_per_s / copy_bw[0]
+        yield Row(
+            f"vector add 2^{exponent} fp32, cold, vs device copy",
+            f"{format_bandwidth(add.achieved_bytes_per_s)} = {ratio:.1%} (median {format_time(add.median_s)})",
+            "≥ 90%",
+            _verdict(ratio >= 0.90),
+            ratio,
         )
         warm = run(f"add(n=2**{exponent}, dtype=fp32)", "warm")
-        rows.append(
-            Row(
-                f"vector add 2^{exponent} fp32, warm (synchronised per call, as cupyx)",
-                f"{format_bandwidth(warm.achieved_bytes_per_s)} = {warm.achieved_bytes_per_s / copy_bw:.1%}",
-                "–",
-                INFO,
-            )
+        yield Row(
+            f"vector add 2^{exponent} fp32, warm (synchronised per call, as cupyx)",
+            f"{format_bandwidth(warm.achieved_bytes_per_s)} = {warm.achieved_bytes_per_s / copy_bw[0]:.1%}",
+            "–",
+            INFO,
         )
 
-    gemm_text = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
-    gemm = run(gemm_text, "cold")
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        rows.append(Row("4096³ fp16 GEMM vs torch.matmul", format_flop_rate(gemm.achieved_flop_per_s), "≥ 95%", SKIP + " (PyTorch not installed)"))
-    else:
-        theirs = _torch_gemm_cold_median(4096, ITERATIONS, backend.flush_bytes())
+    for exponent in sizes.adds:
+        report.run(f"vector add 2^{exponent} fp32 vs device copy", "≥ 90%", lambda exponent=exponent: add_rows(exponent))
+
+    edge = sizes.gemm_edge
+    gemm_text = f"gemm(M={edge}, N={edge}, K={edge}, dtype=fp16)"
+    check = f"{edge}³ fp16 GEMM, cold, vs torch.matmul (same protocol)"
+
+    def gemm_rows() -> Iterator[Row]:
+        gemm = run(gemm_text, "cold")
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            yield Row(check, format_flop_rate(gemm.achieved_flop_per_s), "≥ 95%", SKIP + " (PyTorch not installed)")
+            return
+        theirs = _torch_gemm_cold_median(edge, ITERATIONS, backend.flush_bytes())
         ratio = theirs / gemm.median_s
-        rows.append(
-            Row(
-                "4096³ fp16 GEMM, cold, vs torch.matmul (same protocol)",
-                f"{format_flop_rate(gemm.achieved_flop_per_s)} vs {format_flop_rate(gemm.flop / theirs)} = {ratio:.1%}",
-                "≥ 95%",
-                _verdict(ratio >= 0.95),
-                ratio,
-            )
+        yield Row(
+            check,
+            f"{format_flop_rate(gemm.achieved_flop_per_s)} vs {format_flop_rate(gemm.flop / theirs)} = {ratio:.1%}",
+            "≥ 95%",
+            _verdict(ratio >= 0.95),
+            ratio,
         )
 
-    compared = ("add(n=2**26, dtype=fp32)", gemm_text, "softmax(rows=8192, cols=8192, dtype=fp16)")
+    report.run(check, "≥ 95%", gemm_rows)
+
     try:
         from cupyx.profiler import benchmark
     except ImportError:
-        rows.append(Row("warm median vs cupyx.profiler.benchmark", "–", "±3%", SKIP + " (cupyx.profiler missing)"))
+        report.add(Row("warm median vs cupyx.profiler.benchmark", "–", "±3%", SKIP + " (cupyx.profiler missing)"))
     else:
-        import numpy as np
+        for declaration in sizes.compared:
+            def cupyx_rows(declaration: str = declaration) -> Iterator[Row]:
+                ours = run(declaration, "warm").median_s
+                with prepared_kernel(declaration, backend) as kernel:
+                    theirs = cupyx_median(benchmark, kernel, declaration, ITERATIONS)
+                yield _agreement(f"warm median vs cupyx.profiler.benchmark: {declaration}", ours, theirs, "cupyx")
 
-        for declaration in compared:
-            ours = run(declaration, "warm").median_s
-            with prepared_kernel(declaration, backend) as kernel:
-                result = benchmark(kernel, n_repeat=ITERATIONS, n_warmup=10)
-                theirs = float(np.median(result.gpu_times[0]))
-            rows.append(_agreement(f"warm median vs cupyx.profiler.benchmark: {declaration}", ours, theirs, "cupyx"))
+            report.run(f"warm median vs cupyx.profiler.benchmark: {declaration}", "±3%", cupyx_rows)
 
     try:
         import triton.testing
     except ImportError:
-        rows.append(Row("cold median vs triton.testing.do_bench", "–", "±3%", SKIP + " (Triton not installed)"))
+        report.add(Row("cold median vs triton.testing.do_bench", "–", "±3%", SKIP + " (Triton not installed)"))
     else:
-        for declaration in compared:
-            ours = run(declaration, "cold").median_s
-            with prepared_kernel(declaration, backend) as kernel:
-                theirs = _do_bench_median(triton.testing.do_bench, kernel) * 1e-3
-            rows.append(_agreement(f"cold median vs triton.testing.do_bench: {declaration}", ours, theirs, "triton"))
-    return rows
+        for declaration in sizes.compared:
+            def triton_rows(declaration: str = declaration) -> Iterator[Row]:
+                ours = run(declaration, "cold").median_s
+                with prepared_kernel(declaration, backend) as kernel:
+                    theirs = _do_bench_median(triton.testing.do_bench, kernel) * 1e-3
+                yield _agreement(f"cold median vs triton.testing.do_bench: {declaration}", ours, theirs, "triton")
+
+            report.run(f"cold median vs triton.testing.do_bench: {declaration}", "±3%", triton_rows)
 
 
 def _do_bench_median(do_bench: Callable[..., Any], call: Callable[[], None]) -> float:
@@ -261,19 +366,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu-only", action="store_true", help="skip the GPU checks")
     parser.add_argument("--gpu-only", action="store_true", help="skip the CPU check")
+    parser.add_argument("--quick", action="store_true", help="small sizes and one compared kernel (a smoke test, not a verdict)")
     parser.add_argument("--rounds", type=int, default=10, help="alternating harness / bare-loop rounds on the CPU")
-    parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
-    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON (rewritten after every row)")
+    parser.add_argument("--note", action="append", default=[], help="a line to keep in the JSON (repeatable)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed or a check fails to run")
     args = parser.parse_args(argv)
-    rows: list[Row] = []
+    report = Report(Path(args.json) if args.json else None, notes=list(args.note))
     if not args.gpu_only:
-        rows += cpu_rows(args.rounds)
+        report.run("CPU add 2^24 fp32: harness vs bare np.add loop", "≥ 95%", lambda: cpu_rows(args.rounds))
     if not args.cpu_only:
-        rows += gpu_rows()
-    print_table(rows)
-    if args.json:
-        Path(args.json).write_text(json.dumps([asdict(r) for r in rows], indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return 1 if args.strict and any(r.verdict == FAIL for r in rows) else 0
+        report.run("GPU checks", "–", lambda: gpu_checks(report, args.quick))
+    print()
+    print_table(report.rows)
+    report.write(complete=True)
+    return 1 if args.strict and any(r.verdict in (FAIL, ERROR) for r in report.rows) else 0
 
 
 if __name__ == "__main__":
