@@ -39,6 +39,7 @@ from workbench.measure import (
 from workbench.measure.backends import NumpyBackend
 from workbench.measure.kernels import KERNELS
 from workbench.measure.kernels.stream import AddKernel, CopyKernel
+from workbench.measure.run import prepared_kernel
 
 BACKENDS = ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)]
 
@@ -348,19 +349,40 @@ def test_calibration_gives_measured_rates_that_the_bounds_then_use() -> None:
 
 @pytest.mark.gpu
 def test_cupy_runs_record_gpu_conditions_and_event_timing() -> None:
-    record = measure("gemm(M=512, N=512, K=512, dtype=fp16)", backend="cupy", **FAST)
+    from workbench.measure.backends import select_backend
+
+    backend = select_backend("cupy")
+    record = measure("gemm(M=512, N=512, K=512, dtype=fp16)", backend=backend, **FAST)
     assert record.status == OK, record.message
     assert record.kernel.executed_path == "fp16_tc"
-    assert "CUDA events" in record.timer
-    assert record.environment.get("cupy") and record.environment.get("device_name")
+    assert record.environment["backend"] == "cupy" and record.environment["device_name"] == backend.device_name
+    assert record.conditions_before.get("sm_clock_mhz") and record.conditions_after.get("temperature_c") is not None
+    # Event times are in seconds and cover the kernel alone: never more than a synchronised wall-clock call.
+    with prepared_kernel("gemm(M=512, N=512, K=512, dtype=fp16)", backend) as kernel:
+        walls = sorted(backend.wall_time(kernel) for _ in range(30))
+    assert 0 < record.median_s <= walls[15] * 1.05
 
 
 @pytest.mark.gpu
-def test_cupy_tf32_and_batched_fp16_gemms_run_on_their_tensor_paths() -> None:
+def test_cupy_tf32_and_batched_fp16_gemms_run_on_their_tensor_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cupy_backends.cuda.libs import cublas
+
+    calls: list[tuple[str, int]] = []
+    for routine in ("gemmEx", "gemmStridedBatchedEx"):
+        real = getattr(cublas, routine)
+
+        def counted(*args, _routine=routine, _real=real):  # type: ignore[no-untyped-def]
+            calls.append((_routine, args[-2]))  # the compute type, just before algo
+            return _real(*args)
+
+        monkeypatch.setattr(cublas, routine, counted)
     tf32 = measure("gemm(M=256, N=256, K=256, dtype=tf32)", backend="cupy", **FAST)
     assert tf32.status == OK and tf32.kernel.executed_path == "tf32_tc"
+    assert set(calls) == {("gemmEx", cublas.CUBLAS_COMPUTE_32F_FAST_TF32)}
+    calls.clear()
     batched = measure("gemm(M=128, N=128, K=256, batch=4, dtype=fp16, beta=1)", backend="cupy", **FAST)
-    assert batched.status == OK and "GemmStridedBatchedEx" in batched.kernel.algorithm
+    assert batched.status == OK and batched.kernel.executed_path == "fp16_tc"
+    assert set(calls) == {("gemmStridedBatchedEx", cublas.CUBLAS_COMPUTE_32F)}
 
 
 def test_a_given_analysis_supplies_the_bound_and_the_convention() -> None:
