@@ -10,13 +10,16 @@ PIP    := $(PY) -m pip --disable-pip-version-check -q
 CUDA_MAJOR := $(shell nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9][0-9]*\).*/\1/p' | head -n 1)
 CUDA_EXTRA := $(if $(CUDA_MAJOR),$(if $(filter 12,$(CUDA_MAJOR)),cuda12,$(if $(filter 11 10 9,$(CUDA_MAJOR)),,cuda13)),)
 RUN_EXTRAS := $(if $(CUDA_EXTRA),[$(CUDA_EXTRA)],)
+# On a GPU machine the tests get CuPy too, so `make test` / `make test-gpu` run the gpu-marked tests.
+comma := ,
+TEST_EXTRAS := [test$(if $(CUDA_EXTRA),$(comma)$(CUDA_EXTRA),)]
 
 .PHONY: run test test-gpu bench screenshots bundle bundle-test clean help
 
 help:
 	@echo "make run          set up .venv and open the workbench"
 	@echo "make test         set up .venv and run the tests (offscreen)"
-	@echo "make test-gpu     run only the gpu-marked tests (needs an NVIDIA GPU and CuPy)"
+	@echo "make test-gpu     run only the gpu-marked tests (needs an NVIDIA GPU; CuPy comes with the driver's CUDA extra)"
 	@echo "make bench        run the benchmarks under benchmarks/"
 	@echo "make screenshots  write PNGs of the window under docs/screenshots/ (needs xvfb-run)"
 
@@ -29,7 +32,7 @@ $(VENV)/.stamp-run: pyproject.toml | $(PY)
 	@touch $@
 
 $(VENV)/.stamp-test: pyproject.toml | $(PY)
-	$(PIP) install -e ".[test]"
+	$(PIP) install -e ".$(TEST_EXTRAS)"
 	@touch $@
 
 run: $(VENV)/.stamp-run
