@@ -601,7 +601,7 @@ class MeasurementTab(QWidget):
         choice = self._choice(self.backend_box.currentData())
         cupy = self._choice("cupy")
         text = f"Runs on {choice.device}." if choice.available else f"Cannot run: {choice.message}."
-        if not cupy.available:
+        if not cupy.available and choice.name != "cupy":  # said once: the chosen CuPy's reason is already above
             text += f"  CuPy is unavailable: {cupy.message}."
         self.device_label.setText(text)
         self._show_bound_device()
