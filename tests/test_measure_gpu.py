@@ -196,3 +196,25 @@ def test_bench_measure_runs_as_a_smoke_test(tmp_path: Path) -> None:
     add = next(row for row in data["rows"] if row["check"].startswith("vector add 2^22 fp32, cold"))
     assert add["ratio"] is not None and 0.2 < add["ratio"] < 1.5
     assert any(check.startswith("warm median vs cupyx") for check in verdicts)
+
+
+def test_only_gpu_marked_tests_skip_and_they_say_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    import conftest
+
+    class Item:
+        def __init__(self, marked: bool) -> None:
+            self.keywords = {"gpu": 1, "tests": 1}  # keywords hold folder names too: a checkout under .../gpu/
+            self.marked = marked
+            self.added: list[Any] = []
+
+        def get_closest_marker(self, name: str) -> Any:
+            return object() if self.marked and name == "gpu" else None
+
+        def add_marker(self, marker: Any) -> None:
+            self.added.append(marker)
+
+    monkeypatch.setattr(conftest, "gpu_unavailable_reason", lambda: "CuPy is installed but NVRTC (libnvrtc.so.12 not found) is missing")
+    plain, gpu = Item(marked=False), Item(marked=True)
+    conftest.pytest_collection_modifyitems(None, [plain, gpu])  # type: ignore[arg-type]
+    assert plain.added == []
+    assert [m.kwargs["reason"] for m in gpu.added] == ["CuPy is installed but NVRTC (libnvrtc.so.12 not found) is missing"]
