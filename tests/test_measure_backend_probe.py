@@ -70,6 +70,8 @@ class StandInCupy:
                 return None
 
         def get_device_count() -> int:
+            if stand_in.devices == -2:
+                raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
             if stand_in.devices < 0:
                 raise RuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version")
             return stand_in.devices
@@ -185,6 +187,7 @@ def test_no_driver_is_named(install) -> None:  # type: ignore[no-untyped-def]
     [
         (StandInCupy(devices=0), "the NVIDIA driver reports no GPU"),
         (StandInCupy(devices=-1), "the driver cannot run it (cudaErrorInsufficientDriver"),
+        (StandInCupy(devices=-2), "CuPy is installed but CUDA sees no GPU"),
         (StandInCupy(compile_error="nvrtc: error: invalid value for --gpu-architecture"), "could not compile a kernel with NVRTC (nvrtc: error"),
         (StandInCupy(alloc_error="Out of memory allocating 1,048,576 bytes"), "could not allocate 1 MiB on GPU 0 (Out of memory"),
     ],

@@ -199,7 +199,13 @@ def test_bench_measure_runs_as_a_smoke_test(tmp_path: Path) -> None:
 
 
 def test_only_gpu_marked_tests_skip_and_they_say_why(monkeypatch: pytest.MonkeyPatch) -> None:
-    import conftest
+    import importlib.util
+
+    # By path: tests/gui has a conftest module of its own.
+    spec = importlib.util.spec_from_file_location("tests_root_conftest", Path(__file__).resolve().parent / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
 
     class Item:
         def __init__(self, marked: bool) -> None:

@@ -977,6 +977,10 @@ def _probe_cupy() -> BackendStatus:
     try:
         count = runtime.getDeviceCount()
     except Exception as exc:  # cudaErrorInsufficientDriver, cudaErrorNoDevice, ...
+        if "NoDevice" in str(exc):
+            hidden = os.environ.get("CUDA_VISIBLE_DEVICES")
+            where = f" (CUDA_VISIBLE_DEVICES={hidden!r})" if hidden is not None else ""
+            return BackendStatus("cupy", False, f"CuPy is installed but CUDA sees no GPU{where}")
         needed = _cuda_version(_optional(runtime.runtimeGetVersion))
         return BackendStatus(
             "cupy",
