@@ -22,7 +22,16 @@ RESULT="benchmarks/results/gpu-check-$(date -u +%Y-%m-%d).json"
 LOG_DIR="${OUT:-${TMPDIR:-/tmp}}"
 # One line and exit 2 when this machine cannot run the check (the measurement engine's own probe).
 "$PY" - <<'EOF' || exit 2
-import sys
+import importlib, sys
+missing = []
+for module in ("numpy", "pint", "pynvml", "pytest"):  # what the measurement engine, its bounds and its tests import
+    try:
+        importlib.import_module(module)
+    except Exception:
+        missing.append(module)
+if missing:
+    print(f"gpu_check: cannot run: {', '.join(missing)} not importable by {sys.executable} (pip install -e \".[test,cuda12]\" or [test,cuda13])")
+    sys.exit(2)
 try:
     from workbench.measure.backends import backend_status
 except Exception as exc:  # the project's own dependencies are missing

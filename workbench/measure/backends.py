@@ -14,6 +14,10 @@ before each iteration and the host does not wait between iterations, as
 
 CuPy is imported lazily: its absence is a normal state, reported by
 `backend_status()` and by `select_backend("cupy")` as BackendUnavailable.
+An installed CuPy counts as available only after a probe has used it (its
+CUDA libraries load, a kernel compiles with NVRTC and runs, memory is
+allocated): a wheel without its CUDA libraries, or no driver, is one clear
+line naming what is missing, never a failure deep inside the first run.
 Nothing here changes GPU clocks or any device setting.
 """
 
