@@ -32,16 +32,18 @@ class DynamicLibNotFoundError(RuntimeError):
     """As cuda.pathfinder raises it when NVRTC is not found."""
 
 
-class MissingLibraries(importlib.abc.MetaPathFinder):
-    """Makes `import cupy_backends.cuda.libs.<name>` fail with the loader's message."""
+class BindingsWithoutPreload(importlib.abc.MetaPathFinder):
+    """Importing `cupy_backends.cuda.libs.<name>` by its full name skips CuPy's preload and fails, as in CuPy 14.
 
-    def __init__(self, messages: dict[str, str]) -> None:
-        self.messages = messages
+    CuPy loads cuBLAS and cuRAND through the package's __getattr__ (cuda.pathfinder first, then the
+    binding); the binding module imported directly fails on its linked library even when the toolkit
+    wheels are installed.
+    """
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
         name = fullname.rsplit(".", 1)[-1]
-        if fullname.startswith("cupy_backends.cuda.libs.") and name in self.messages:
-            raise ImportError(self.messages[name])
+        if fullname.startswith("cupy_backends.cuda.libs.") and name in ("cublas", "curand"):
+            raise ImportError(f"lib{name}.so: cannot open shared object file: No such file or directory")
         return None
 
 
@@ -132,11 +134,18 @@ def install(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
         for name, module in packages.items():
             module.__path__ = []  # type: ignore[attr-defined]
             monkeypatch.setitem(sys.modules, name, module)
+        libs = packages["cupy_backends.cuda.libs"]
+
+        def load(name: str) -> types.ModuleType:  # CuPy's lazy loader: pathfinder, then the binding
+            if name in missing:
+                raise ImportError(missing[name])
+            if name in ("cublas", "curand"):
+                return types.ModuleType(name)
+            raise AttributeError(name)
+
+        libs.__getattr__ = load  # type: ignore[attr-defined]
         for name in ("cublas", "curand"):
-            if name not in missing:
-                monkeypatch.setitem(sys.modules, f"cupy_backends.cuda.libs.{name}", types.ModuleType(name))
-            else:
-                monkeypatch.delitem(sys.modules, f"cupy_backends.cuda.libs.{name}", raising=False)
+            monkeypatch.delitem(sys.modules, f"cupy_backends.cuda.libs.{name}", raising=False)
         nvrtc = types.ModuleType("cupy_backends.cuda.libs.nvrtc")
 
         def get_version() -> tuple[int, int]:
@@ -148,7 +157,7 @@ def install(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
         packages["cupy_backends.cuda.libs"].nvrtc = nvrtc  # type: ignore[attr-defined]
         monkeypatch.setitem(sys.modules, "cupy_backends.cuda.libs.nvrtc", nvrtc)
         monkeypatch.setitem(sys.modules, "cupy", cupy.module())
-        monkeypatch.setattr(sys, "meta_path", [MissingLibraries(missing), *sys.meta_path])
+        monkeypatch.setattr(sys, "meta_path", [BindingsWithoutPreload(), *sys.meta_path])
         return cupy
 
     return put

@@ -943,7 +943,10 @@ def probe_cuda_libraries() -> list[str]:
     missing = []
     for label, module in (("cuBLAS", "cublas"), ("cuRAND", "curand")):
         try:
-            importlib.import_module(f"cupy_backends.cuda.libs.{module}")
+            # As CuPy itself does: the package's __getattr__ has cuda.pathfinder load the library (from the
+            # toolkit wheels, conda or the system) before the binding that links to it is imported.
+            # Importing the binding module by its full name would skip that and fail even when the wheels are there.
+            getattr(importlib.import_module("cupy_backends.cuda.libs"), module)
         except Exception as exc:  # ImportError from the loader, or cuda.pathfinder's DynamicLibNotFoundError
             missing.append(_missing_library(label, exc))
     try:
