@@ -92,7 +92,10 @@ def test_each_cuda_device_is_matched_with_the_nvml_device_on_its_bus() -> None:
             assert normalise_pci_bus_id(nvml_bus) == normalise_pci_bus_id(backend.pci_bus_id)
             name = pynvml.nvmlDeviceGetName(handle)
             assert (name.decode() if isinstance(name, bytes) else name) == backend.device_name
-            assert backend.environment()["nvml_index"] == nvml_index
+            environment = backend.environment()
+            assert environment["nvml_index"] == nvml_index
+            uuid = pynvml.nvmlDeviceGetUUID(handle)
+            assert environment.get("uuid") == (uuid.decode() if isinstance(uuid, bytes) else uuid)  # the run's provenance
     finally:
         pynvml.nvmlShutdown()
     cupy.cuda.Device(0).use()
