@@ -217,6 +217,7 @@ def device_from_detected_facts(facts: Mapping[str, Any]) -> Device:
         compute_capability=str(facts.get("compute_capability") or ""),
         driver_version=str(facts.get("driver_version") or ""),
         cuda_driver_version=str(facts.get("cuda_driver_version") or ""),
+        l2_bytes=optional_int("l2_bytes"),
     )
     return device_for(gpu)
 

@@ -8,6 +8,7 @@ default once calibration has run, and every rate says where it came from.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -76,6 +77,9 @@ class Device:
     notes: str = ""
     match: tuple[str, ...] = ()
     overrides: Mapping[str, Rate] = field(default_factory=dict)
+    bus: str = ""  # form factor: "sxm", "pcie", "superchip", "oam"; empty when unknown
+    vendor: str = ""
+    l2_source: str = ""  # where l2_bytes comes from (a sheet, a deviceQuery log, CUDA on this GPU)
 
     @property
     def memory_name(self) -> str:
@@ -159,7 +163,10 @@ class Device:
             "memory_bytes": self.memory_bytes,
             "memory_type": self.memory_type,
             "l2_bytes": self.l2_bytes,
+            "l2_source": self.l2_source,
             "sm_count": self.sm_count,
+            "bus": self.bus,
+            "vendor": self.vendor,
             "source": self.source,
             "notes": self.notes,
             "bandwidth_byte_per_s": self.peak[BANDWIDTH].value if BANDWIDTH in self.peak else None,
@@ -186,11 +193,12 @@ def _quantity_value(text: Any, unit: str, where: str) -> float:
 def device_from_table(key: str, table: Mapping[str, Any], citation_source: str = DATASHEET) -> Device:
     """Build a Device from one catalogue table (figures carry their units as text)."""
     source = str(table.get("source", ""))
+    citations = {str(path): str(text) for path, text in dict(table.get("citations", {})).items()}
     peak: dict[str, Rate] = {}
     for path, text in dict(table.get("peak", {})).items():
         if path not in PATHS:
             raise DeviceError(f"device catalogue, {key}: unknown path '{path}'")
-        peak[path] = Rate(_quantity_value(text, "FLOP/s", f"{key}.peak.{path}"), citation_source, source)
+        peak[path] = Rate(_quantity_value(text, "FLOP/s", f"{key}.peak.{path}"), citation_source, citations.get(path, source))
     if "bandwidth" in table:
         peak[BANDWIDTH] = Rate(_quantity_value(table["bandwidth"], "B/s", f"{key}.bandwidth"), citation_source, source)
 
@@ -211,6 +219,9 @@ def device_from_table(key: str, table: Mapping[str, Any], citation_source: str =
         source=source,
         notes=str(table.get("notes", "")),
         match=tuple(str(m) for m in table.get("match", ())),
+        bus=str(table.get("bus", "")),
+        vendor=str(table.get("vendor", "")),
+        l2_source=str(table.get("l2_source", "")),
     )
 
 
@@ -226,27 +237,173 @@ def _normalise(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch.isalnum())
 
 
+HOST_CPU_KEY = "host-cpu"  # this machine's CPU, detected from what the OS reports (devices/host.py)
+
+
 def find_device(name: str) -> Device:
-    """A catalogue device by key ("h100-sxm"), full name, or NVML-style name fragment."""
+    """A device by key ("h100-sxm"), full name, or NVML-style name; "host-cpu" is this machine's CPU.
+
+    An unknown name raises DeviceError that suggests the closest keys.
+    """
     devices = catalogue()
     wanted = _normalise(name)
     if not wanted:
         raise DeviceError("empty device name; see `workbench devices`")
+    if wanted == _normalise(HOST_CPU_KEY):
+        from workbench.devices.host import host_device
+
+        return host_device()
     for device in devices.values():
         if wanted in (_normalise(device.key), _normalise(device.name)):
             return device
     matched = match_reported_name(name)
     if matched is not None:
         return matched
-    keys = ", ".join(devices)
-    raise DeviceError(f"unknown device '{name}'; known: {keys}")
+    keys = ", ".join([*devices, HOST_CPU_KEY])
+    suggestion = closest_keys(name)
+    hint = f"did you mean {' or '.join(suggestion)}? " if suggestion else ""
+    raise DeviceError(f"unknown device '{name}'; {hint}known: {keys}")
 
 
-def match_reported_name(reported: str) -> Device | None:
-    """The catalogue entry whose match fragments appear in a name NVML reports, if any."""
+def closest_keys(name: str, limit: int = 2) -> list[str]:
+    """Device keys that look like a mistyped `name` ('h100sx' → h100-sxm), best first."""
+    import difflib
+
+    keys = [*catalogue(), HOST_CPU_KEY]
+    by_normal = {_normalise(key): key for key in keys}
+    by_normal.update({_normalise(device.name): device.key for device in catalogue().values()})
+    close = difflib.get_close_matches(_normalise(name), list(by_normal), n=limit * 3, cutoff=0.6)
+    found: list[str] = []
+    for normal in close:
+        key = by_normal[normal]
+        if key not in found:
+            found.append(key)
+    return found[:limit]
+
+
+# -- matching the name a driver reports ----------------------------------------
+
+_BUS_WORDS = {"pcie": "pcie", "sxm": "sxm"}
+_MEMORY_TYPES = ("HBM3e", "HBM3", "HBM2e", "HBM2", "GDDR6X", "GDDR6")
+_NAMED_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*G(?:B)?(?![a-z])", re.IGNORECASE)
+_MEMORY_TOLERANCE = 1.6  # a memory size further than this factor from every candidate says nothing
+
+
+@dataclass(frozen=True)
+class DeviceMatch:
+    """The catalogue entry chosen for a reported GPU name, and each step of why."""
+
+    device: Device
+    reasons: tuple[str, ...]
+    candidates: tuple[str, ...]  # keys of the family the name belongs to
+    closest: bool = False  # True when nothing told the variants apart and the first was taken
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.device.key,
+            "name": self.device.name,
+            "candidates": list(self.candidates),
+            "reasons": list(self.reasons),
+            "closest": self.closest,
+        }
+
+
+def _bus_in_name(text: str) -> str:
+    lowered = text.lower()
+    for word, bus in _BUS_WORDS.items():
+        if word in lowered:
+            return bus
+    return ""
+
+
+def _memory_type_in_name(text: str) -> str:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    for memory_type in _MEMORY_TYPES:
+        if memory_type.lower() in words:
+            return memory_type
+    return ""
+
+
+def _size_in_name(text: str) -> int | None:
+    found = _NAMED_SIZE.search(text)
+    return int(float(found.group(1)) * 1e9) if found else None
+
+
+def _gib(size: int) -> str:
+    return f"{size / 2**30:.0f} GiB" if size >= 2**30 else f"{size} B"
+
+
+def match_device(reported: str, memory_bytes: int | None = None, bus: str = "") -> DeviceMatch | None:
+    """The catalogue entry for a name a driver reports, told apart by bus and memory; None if no family fits.
+
+    The longest `match` fragment found in the name picks the family ("GH200"
+    wins over "H200"); then the bus ("PCIe" in the name, or `bus`), a memory
+    type in the name ("HBM3e"), and the memory size (`memory_bytes` from
+    NVML, else a size in the name such as "80GB") pick the variant. NVIDIA
+    puts "PCIe" in its PCIe cards' names, so a name without it is the SXM form.
+    """
     text = _normalise(reported)
+    if not text:
+        return None
+    best_length = 0
+    family: list[Device] = []
+    fragment_seen = ""
     for device in catalogue().values():
         for fragment in device.match:
-            if _normalise(fragment) in text:
-                return device
-    return None
+            normal = _normalise(fragment)
+            if not normal or normal not in text:
+                continue
+            if len(normal) > best_length:
+                best_length, family, fragment_seen = len(normal), [device], fragment
+            elif len(normal) == best_length and device not in family:
+                family.append(device)
+    if not family:
+        return None
+    keys = tuple(d.key for d in family)
+    reasons = [f"'{fragment_seen}' in the name: " + (f"{len(family)} entries ({', '.join(keys)})" if len(family) > 1 else f"the {family[0].key} entry")]
+    candidates = list(family)
+
+    def narrow(keep: list[Device], why: str) -> None:
+        nonlocal candidates
+        if keep and len(keep) < len(candidates):
+            candidates = keep
+            reasons.append(why)
+
+    wanted_bus = bus.lower() or _bus_in_name(reported)
+    buses = {d.bus for d in candidates}
+    if len(buses) > 1:
+        if wanted_bus:
+            told = "given" if bus else "in the name"
+            narrow([d for d in candidates if d.bus == wanted_bus], f"bus {'PCIe' if wanted_bus == 'pcie' else wanted_bus.upper()} ({told}): {', '.join(d.key for d in candidates if d.bus == wanted_bus)}")
+        elif any(d.bus == "sxm" for d in candidates):
+            narrow([d for d in candidates if d.bus == "sxm"], "no 'PCIe' in the name: NVIDIA names its PCIe cards '… PCIe', so the SXM form")
+
+    memory_type = _memory_type_in_name(reported)
+    if memory_type and len({d.memory_type for d in candidates}) > 1:
+        narrow([d for d in candidates if d.memory_type.lower() == memory_type.lower()], f"{memory_type} in the name")
+
+    size, size_from = (memory_bytes, "NVML reports") if memory_bytes else (_size_in_name(reported), "the name says")
+    sized = [d for d in candidates if d.memory_bytes]
+    if size and len(sized) > 1 and len({d.memory_bytes for d in sized}) > 1:
+        import math
+
+        distance = {d.key: abs(math.log(size / d.memory_bytes)) for d in sized}  # type: ignore[operator]
+        nearest = min(sized, key=lambda d: distance[d.key])
+        if distance[nearest.key] <= math.log(_MEMORY_TOLERANCE):
+            shown = f"{size / 1e9:.0f} GB" if size_from == "the name says" else _gib(size)
+            narrow([nearest], f"{size_from} {shown} of memory: nearest is {nearest.key} ({nearest.memory_bytes / 1e9:.0f} GB)")  # type: ignore[operator]
+        else:
+            reasons.append(f"{size_from} {size / 1e9:.0f} GB, far from every variant's GPU memory: not used to choose")
+    closest = len(candidates) > 1
+    if closest:
+        reasons.append(
+            f"{len(candidates)} entries still fit ({', '.join(d.key for d in candidates)}): the first, {candidates[0].key}, "
+            "is used; give the memory size (--memory-gib) to choose"
+        )
+    return DeviceMatch(candidates[0], tuple(reasons), keys, closest)
+
+
+def match_reported_name(reported: str, memory_bytes: int | None = None) -> Device | None:
+    """The catalogue entry for a name NVML reports (and its memory size, when known), if any."""
+    found = match_device(reported, memory_bytes)
+    return found.device if found is not None else None

@@ -33,6 +33,7 @@ class DetectedGPU:
     compute_capability: str
     driver_version: str
     cuda_driver_version: str
+    l2_bytes: int | None = None  # from CUDA (devices/cuda.py); NVML does not report it
 
     def derived_bandwidth(self) -> float | None:
         """Peak DRAM bandwidth from clocks: max memory clock × 10⁶ × 2 (DDR) × bus width / 8, in B/s."""
@@ -53,6 +54,7 @@ class DetectedGPU:
             "driver_version": self.driver_version,
             "cuda_driver_version": self.cuda_driver_version,
             "derived_bandwidth_byte_per_s": self.derived_bandwidth(),
+            "l2_bytes": self.l2_bytes,
         }
 
 
@@ -79,8 +81,9 @@ def _optional(call: Any, *args: Any) -> Any:
         return None
 
 
-def detect(nvml: Any = None) -> Detection:
-    """Ask NVML for every GPU. `nvml` may be a stand-in module (tests)."""
+def detect(nvml: Any = None, cuda_runtime: Any = None) -> Detection:
+    """Ask NVML for every GPU, and CUDA for their L2 sizes. `nvml` and `cuda_runtime` may be stand-ins (tests)."""
+    nvml_is_real = nvml is None
     if nvml is None:
         try:
             import pynvml as nvml  # type: ignore[import-not-found,no-redef]
@@ -120,19 +123,34 @@ def detect(nvml: Any = None) -> Detection:
         _optional(nvml.nvmlShutdown)
     if not gpus:
         return Detection(NO_GPU, "the NVIDIA driver is loaded but reports no GPU")
+    if cuda_runtime is not None or nvml_is_real:
+        from workbench.devices.cuda import reported_l2_sizes
+
+        l2_sizes = reported_l2_sizes(cuda_runtime)
+        gpus = [replace(g, l2_bytes=l2_sizes.get(g.name)) for g in gpus]
     names = ", ".join(g.name for g in gpus)
     return Detection(OK, f"{len(gpus)} GPU{'s' if len(gpus) > 1 else ''}: {names}", tuple(gpus))
 
 
 def device_for(gpu: DetectedGPU) -> Device:
-    """The catalogue entry for a detected GPU (with its real memory), or a derived entry.
+    """The catalogue entry for a detected GPU (with its real memory and CUDA's L2 size), or a derived entry.
+
+    The entry is chosen from the name and the memory NVML reports, so a PCIe
+    card gets PCIe figures (devices/catalogue.py: match_device).
 
     An unknown GPU gets the bandwidth derived from its clocks, marked derived,
     and no compute rates: the user enters them or runs calibration.
     """
-    known = match_reported_name(gpu.name)
+    known = match_reported_name(gpu.name, gpu.memory_total)
     if known is not None:
-        return replace(known, memory_bytes=gpu.memory_total, compute_capability=gpu.compute_capability or known.compute_capability)
+        found = replace(known, memory_bytes=gpu.memory_total, compute_capability=gpu.compute_capability or known.compute_capability)
+        if gpu.l2_bytes:
+            from workbench.devices.cuda import CUDA_L2_SOURCE
+
+            found = replace(found, l2_bytes=gpu.l2_bytes, l2_source=CUDA_L2_SOURCE)
+        return found
+    from workbench.devices.cuda import CUDA_L2_SOURCE
+
     peak: dict[str, Rate] = {}
     bandwidth = gpu.derived_bandwidth()
     if bandwidth is not None:
@@ -147,6 +165,8 @@ def device_for(gpu: DetectedGPU) -> Device:
         kind="gpu",
         peak=peak,
         memory_bytes=gpu.memory_total,
+        l2_bytes=gpu.l2_bytes,
+        l2_source=CUDA_L2_SOURCE if gpu.l2_bytes else "",
         compute_capability=gpu.compute_capability,
         source="detected through NVML; not in the catalogue",
         notes="Compute rates unknown: enter them or calibrate.",
