@@ -77,26 +77,82 @@ def _run_calc(args: argparse.Namespace) -> int:
 
 
 def _add_devices(sub: Any) -> None:
-    p = sub.add_parser("devices", help="the device catalogue and the GPUs NVML detects")
-    p.add_argument("--json", action="store_true", help="print the catalogue and detection as JSON")
+    p = sub.add_parser(
+        "devices",
+        help="the device catalogue, this machine's CPU and the GPUs NVML detects",
+        description="List the catalogue (datasheet figures with their sources), this machine's CPU (rates derived "
+        'from what the OS reports) and the GPUs NVML detects. With --match, show which entry a reported GPU name '
+        'gets and why, e.g. workbench devices --match "NVIDIA A100 80GB PCIe"',
+    )
+    p.add_argument("--match", metavar="NAME", help="the name a driver reports, e.g. \"Tesla V100-PCIE-16GB\"")
+    p.add_argument("--memory-gib", type=float, metavar="N", help="with --match: the GPU memory NVML reports, in GiB")
+    p.add_argument("--json", action="store_true", help="print the catalogue and detection (or the match) as JSON")
     p.set_defaults(run=_run_devices)
+
+
+def _run_devices_match(args: argparse.Namespace) -> int:
+    from workbench.devices.catalogue import match_device
+    from workbench.errors import DeviceError
+    from workbench.units import format_bandwidth, format_bytes
+
+    if args.memory_gib is not None and not (args.memory_gib > 0):
+        raise DeviceError(f"--memory-gib must be a positive size in GiB; got {args.memory_gib:g}")
+    memory = int(args.memory_gib * 2**30) if args.memory_gib else None
+    found = match_device(args.match, memory)
+    if found is None:
+        raise DeviceError(
+            f"no catalogue entry matches '{args.match}'; choose one with --device KEY or enter its rates "
+            "(see `workbench devices`)"
+        )
+    device = found.device
+    if args.json:
+        _print_json({**found.to_dict(), "device": device.to_dict()})
+        return EXIT_OK
+    print(f"{args.match} → {device.key}: {device.name}{'  (closest entry)' if found.closest else ''}")
+    for reason in found.reasons:
+        print(f"  - {reason}")
+    facts = [format_bandwidth(device.bandwidth.value)]
+    if device.memory_bytes:
+        facts.append(f"{format_bytes(device.memory_bytes)} {device.memory_type}".strip())
+    if device.l2_bytes:
+        facts.append(f"L2 {format_bytes(device.l2_bytes, True)}")
+    print(f"  {', '.join(facts)}; source: {device.source}")
+    return EXIT_OK
 
 
 def _run_devices(args: argparse.Namespace) -> int:
     from workbench.devices import BANDWIDTH, catalogue
-    from workbench.devices.nvml import detect
+    from workbench.devices.host import host_device
+    from workbench.devices.nvml import detect, device_for
+    from workbench.errors import DeviceError
     from workbench.units import format_bandwidth, format_bytes, format_flop_rate
 
+    if args.match is not None:
+        return _run_devices_match(args)
+    if args.memory_gib is not None:
+        raise DeviceError("--memory-gib goes with --match NAME")
     detection = detect()
     devices = catalogue()
+    host = host_device()
     if args.json:
-        _print_json({"detected": detection.to_dict(), "catalogue": [d.to_dict() for d in devices.values()]})
+        _print_json(
+            {
+                "detected": detection.to_dict(),
+                "host_cpu": host.to_dict(),
+                "catalogue": [d.to_dict() for d in devices.values()],
+            }
+        )
         return EXIT_OK
     print(f"NVML: {detection.message}")
+    for gpu in detection.gpus:
+        chosen = device_for(gpu)
+        print(f"  GPU {gpu.index}: {gpu.name} → {chosen.key}" + (f" (L2 {format_bytes(gpu.l2_bytes, True)} from CUDA)" if gpu.l2_bytes else ""))
+    print(f"This machine's CPU ({host.key}): {host.name}")
+    print(f"  {host.notes}")
     print()
-    header = ("key", "name", "memory", "bandwidth", "fp32", "fp16_tc", "bf16_tc", "fp8_tc")
+    header = ("key", "name", "memory", "bandwidth", "L2", "fp32", "fp16_tc", "fp8_tc", "int8_tc")
     rows = [header]
-    for device in devices.values():
+    for device in [*devices.values(), host]:
 
         def rate(path: str, device: Any = device) -> str:
             entry = device.peak.get(path)
@@ -108,17 +164,54 @@ def _run_devices(args: argparse.Namespace) -> int:
                 device.name,
                 format_bytes(device.memory_bytes) if device.memory_bytes else "–",
                 format_bandwidth(device.peak[BANDWIDTH].value) if BANDWIDTH in device.peak else "–",
+                format_bytes(device.l2_bytes, True) if device.l2_bytes else "–",
                 rate("fp32"),
                 rate("fp16_tc"),
-                rate("bf16_tc"),
                 rate("fp8_tc"),
+                rate("int8_tc"),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
     print()
-    print("Peak rates are dense datasheet figures; measured rates replace them after calibration.")
+    print(
+        "Peak rates are dense datasheet figures (host-cpu: derived from what the OS reports); measured rates "
+        "replace them after calibration. Sources: workbench devices --json."
+    )
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- compare
+
+
+def _add_compare(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="one declared operation bounded on several devices, side by side",
+        description="Bound one declaration on each device: bound time, limiter, compute and memory time, ridge. "
+        'e.g. workbench compare "gemm(M=4096, N=4096, K=4096, dtype=fp16)" --devices h100-sxm,h200-sxm,a100-sxm-80gb',
+    )
+    p.add_argument("declaration", metavar="DECL", help='one declaration line, e.g. "add(n=2**24, dtype=fp32)"')
+    p.add_argument("--devices", required=True, metavar="KEY,KEY,...", help="device keys (see `workbench devices`); host-cpu is this machine")
+    p.add_argument("--convention", choices=("fma2", "mac"), default="fma2", help="FLOP per multiply-add: 2 or 1")
+    p.add_argument("--overlap", default="full", help="full (max), none (sum) or a fraction 0–1")
+    p.add_argument("--json", action="store_true", help="a list with one object per device")
+    p.add_argument("--markdown", action="store_true", help="print the comparison as Markdown tables")
+    p.set_defaults(run=_run_compare)
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from workbench.compare import compare_declaration, comparison_markdown, comparison_text, resolve_devices
+
+    devices = resolve_devices(args.devices)
+    comparison = compare_declaration(args.declaration, devices, convention=args.convention, overlap=args.overlap)
+    if args.json:
+        _print_json(comparison.to_dict())
+    elif args.markdown:
+        sys.stdout.write(comparison_markdown(comparison))
+    else:
+        print(comparison_text(comparison))
     return EXIT_OK
 
 
@@ -477,7 +570,7 @@ def _run_gui(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- main
 
 
-ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_units, _add_report, _add_import_ncu, _add_import_nsys, _add_measure, _add_gui)  # _add_measure adds `runs` too
+ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_compare, _add_units, _add_report, _add_import_ncu, _add_import_nsys, _add_measure, _add_gui)  # _add_measure adds `runs` too
 
 
 class _VersionAction(argparse.Action):

@@ -1,0 +1,376 @@
+"""Devices side by side: the same operations bounded on several devices.
+
+Each cell is the ordinary `analyze()` of one operation on one device, so a
+comparison says exactly what `workbench calc --device KEY` says for each
+device, and the window, the exports and `workbench compare` read the same
+figures. A device that cannot bound an operation (no rate for its path, too
+little memory) gets the reason in its cell instead of stopping the rest.
+A measured time is shown where a run of the operation ran on that device.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+from workbench.analysis import Analysis, analyze
+from workbench.devices.catalogue import HOST_CPU_KEY, Device, closest_keys, find_device, match_reported_name
+from workbench.errors import DeviceError, WorkbenchError
+from workbench.units import format_intensity, format_time
+
+if TYPE_CHECKING:
+    from workbench.session import Session
+
+
+@dataclass(frozen=True)
+class DeviceBound:
+    """One operation on one device: the analysis (bound, limiter, ridge) or why there is none."""
+
+    operation: str  # the entry's name, or the declaration when there is none
+    declaration: str
+    device: Device
+    analysis: Analysis | None
+    error: str | None = None
+    measured_time_s: float | None = None  # median of the latest valid run on this device
+    measured_runs: int = 0  # valid runs of this operation on this device
+
+    @property
+    def bound_time_s(self) -> float | None:
+        return self.analysis.bound_time if self.analysis else None
+
+    @property
+    def percent_of_bound(self) -> float | None:
+        """The bound as a percentage of the measured time (100 % = the run reached the bound)."""
+        bound = self.bound_time_s
+        if bound is None or not self.measured_time_s:
+            return None
+        return 100.0 * bound / self.measured_time_s
+
+    def to_dict(self) -> dict[str, Any]:
+        """The figures `workbench compare --json` prints; the shared keys equal `workbench calc --json`'s."""
+        a = self.analysis
+        return {
+            "device": a.device_name if a is not None else self.device.name,
+            "device_key": self.device.key,
+            "operation": self.operation,
+            "declaration": self.declaration,
+            "path": a.path if a else None,
+            "bound_time_s": a.bound_time if a else None,
+            "limiter": a.limiter if a else None,
+            "compute_time_s": a.compute_time if a else None,
+            "memory_time_s": a.memory_time if a else None,
+            "ridge_flop_per_byte": a.ridge if a else None,
+            "intensity_flop_per_byte": (a.intensity if a.bytes else None) if a else None,
+            "compute_rate_flop_per_s": a.compute_rate.value if a and a.compute_rate else None,
+            "compute_rate_source": a.compute_rate.source if a and a.compute_rate else None,
+            "bandwidth_byte_per_s": a.bandwidth.value if a and a.bandwidth else None,
+            "bandwidth_source": a.bandwidth.source if a and a.bandwidth else None,
+            "measured_time_s": self.measured_time_s,
+            "measured_runs": self.measured_runs,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Operations (rows) × devices (columns), each cell a DeviceBound."""
+
+    devices: tuple[Device, ...]
+    rows: tuple[tuple[DeviceBound, ...], ...]  # one tuple per operation, one cell per device
+    convention: str = "fma2"
+
+    @property
+    def operations(self) -> list[str]:
+        return [row[0].operation for row in self.rows if row]
+
+    def cells(self) -> Iterable[DeviceBound]:
+        for row in self.rows:
+            yield from row
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        return [cell.to_dict() for cell in self.cells()]
+
+    def fastest(self, row: int) -> int | None:
+        """The column whose bound is the shortest for one operation, or None if none has a bound."""
+        times = [(cell.bound_time_s, column) for column, cell in enumerate(self.rows[row]) if cell.bound_time_s is not None]
+        return min(times)[1] if times else None
+
+
+# -- choosing devices ---------------------------------------------------------------
+
+
+def split_keys(keys: str | Sequence[str]) -> list[str]:
+    """'h100-sxm, a100-sxm-80gb' or a list → the keys, stripped, in order, each once."""
+    parts = keys.split(",") if isinstance(keys, str) else [part for key in keys for part in str(key).split(",")]
+    seen: list[str] = []
+    for part in (p.strip() for p in parts):
+        if part and part not in seen:
+            seen.append(part)
+    return seen
+
+
+def resolve_devices(keys: str | Sequence[str], known: Mapping[str, Device] | None = None) -> list[Device]:
+    """The devices named by keys (catalogue, "host-cpu", or `known` ones such as detected GPUs).
+
+    Every unknown key is named in one DeviceError, with the closest keys.
+    """
+    wanted = split_keys(keys)
+    if not wanted:
+        raise DeviceError("no devices to compare; give keys such as h100-sxm,a100-sxm-80gb (see `workbench devices`)")
+    devices: list[Device] = []
+    unknown: list[str] = []
+    for key in wanted:
+        if known and key in known:
+            devices.append(known[key])
+            continue
+        try:
+            devices.append(find_device(key))
+        except DeviceError:
+            unknown.append(key)
+    if unknown:
+        hints = [f"{key} → {' or '.join(near)}" for key in unknown if (near := closest_keys(key))]
+        hint = f" (did you mean: {'; '.join(hints)})" if hints else ""
+        names = ", ".join(f"'{key}'" for key in unknown)
+        raise DeviceError(f"unknown device{'s' if len(unknown) > 1 else ''} {names}{hint}; see `workbench devices`")
+    return devices
+
+
+# -- runs on a device -------------------------------------------------------------------
+
+_PROVENANCE_KEYS = ("provenance", "device_provenance", "ran_on")
+_KEY_FIELDS = ("catalogue_key", "device_key", "matched_key")
+
+
+def run_device_key(run: Mapping[str, Any], host: Device | None = None) -> str | None:
+    """The device key a stored run ran on, or None when the run does not say.
+
+    Reads the provenance a run carries (a catalogue key, or the NVML name and
+    memory), else the device text older runs keep ("GPU 0: NVIDIA H100 80GB
+    HBM3 (...)", "CPU: <model> (...)"). A CPU run is this machine's only when
+    its model is this machine's model.
+    """
+    for container_name in _PROVENANCE_KEYS:
+        container = run.get(container_name)
+        if isinstance(container, Mapping):
+            for field_name in _KEY_FIELDS:
+                value = container.get(field_name)
+                if isinstance(value, str) and value:
+                    return value
+            name = container.get("nvml_name") or container.get("name")
+            if isinstance(name, str) and name:
+                memory = container.get("memory_total_bytes")
+                found = match_reported_name(name, memory if isinstance(memory, int) else None)
+                if found is not None:
+                    return found.key
+    text = run.get("device")
+    if not isinstance(text, str):
+        return None
+    head, _, rest = text.partition(":")
+    described = rest.strip().split(" (")[0].strip() if rest else text.strip()
+    if head.strip().upper() == "CPU":
+        if host is None:
+            from workbench.devices.host import host_device
+
+            host = host_device()
+        model = host.name.removeprefix("This machine: ").split(" (")[0]
+        return HOST_CPU_KEY if described == model else None
+    found = match_reported_name(described)
+    return found.key if found is not None else None
+
+
+def _valid_median(run: Mapping[str, Any]) -> float | None:
+    """The median of a finished, checked run's raw samples; None for failed or empty runs."""
+    from workbench.measure.stats import summarize
+
+    if run.get("status") not in (None, "ok"):
+        return None
+    samples = run.get("samples_s")
+    if not isinstance(samples, list) or not samples:
+        return None
+    try:
+        values = [float(s) for s in samples]
+    except (TypeError, ValueError):
+        return None
+    if not all(math.isfinite(v) and v > 0 for v in values):
+        return None
+    return summarize(values).median_s
+
+
+def measured_on(runs: Sequence[Mapping[str, Any]], device: Device, host: Device | None = None) -> tuple[float | None, int]:
+    """(median of the latest valid run on `device`, number of valid runs on it) among `runs`."""
+    latest: float | None = None
+    count = 0
+    for run in runs:
+        if run_device_key(run, host) != device.key:
+            continue
+        median = _valid_median(run)
+        if median is None:
+            continue
+        latest = median
+        count += 1
+    return latest, count
+
+
+# -- comparing ---------------------------------------------------------------------------
+
+
+def _cell(operation: str, declaration: str, device: Device, convention: str, overlap: Any, binary: bool) -> DeviceBound:
+    try:
+        analysis = analyze(declaration, device=device, convention=convention, overlap=overlap, binary=binary)
+    except WorkbenchError as exc:
+        return DeviceBound(operation, declaration, device, None, str(exc))
+    if analysis.bound_time is None:
+        return DeviceBound(operation, declaration, device, analysis, "no bound: the device lacks a rate or a bandwidth")
+    return DeviceBound(operation, declaration, device, analysis)
+
+
+def compare_declaration(
+    declaration: str,
+    devices: Sequence[Device],
+    convention: str = "fma2",
+    overlap: Any = "full",
+    binary: bool = False,
+) -> Comparison:
+    """One declaration bounded on each device (a bad declaration raises, as `calc` does)."""
+    from workbench.declare import parse
+
+    canonical = str(parse(declaration))  # a syntax error is the user's, once, not one per device
+    row = tuple(_cell(canonical, canonical, device, convention, overlap, binary) for device in devices)
+    return Comparison(tuple(devices), (row,), convention)
+
+
+def compare_session(session: "Session", devices: Sequence[Device], host: Device | None = None) -> Comparison:
+    """The session's operations × devices under its settings, with measured times where runs exist."""
+    settings = session.settings
+    rows = []
+    for entry in session.operations:
+        runs = session.runs_for(entry)
+        row = []
+        for device in devices:
+            cell = _cell(entry.name or entry.declaration, entry.declaration, device, settings.convention, settings.overlap, settings.binary)
+            measured, count = measured_on(runs, device, host)
+            row.append(DeviceBound(cell.operation, cell.declaration, device, cell.analysis, cell.error, measured, count))
+        rows.append(tuple(row))
+    return Comparison(tuple(devices), tuple(rows), settings.convention)
+
+
+# -- the roofs, for an overlaid plot -------------------------------------------------
+
+
+def roofline_points(device: Device, path: str, low: float, high: float) -> list[tuple[float, float]]:
+    """The roofline of one path as (intensity FLOP/B, attainable FLOP/s) corners from `low` to `high`.
+
+    Attainable = min(compute roof, intensity × bandwidth): a slope up to the
+    ridge, then flat. Raises DeviceError when the device has no rate or bandwidth.
+    """
+    if not (0 < low < high):
+        raise ValueError("the intensity range must be positive and increasing")
+    roof = device.rate(path).value
+    bandwidth = device.bandwidth.value
+    ridge = roof / bandwidth
+    points = [(low, min(roof, low * bandwidth))]
+    if low < ridge < high:
+        points.append((ridge, roof))
+    points.append((high, min(roof, high * bandwidth)))
+    return points
+
+
+# -- exports ----------------------------------------------------------------------------
+
+EXPORT_COLUMNS = (
+    "operation",
+    "declaration",
+    "device_key",
+    "device",
+    "path",
+    "bound_time_s",
+    "limiter",
+    "compute_time_s",
+    "memory_time_s",
+    "ridge_flop_per_byte",
+    "intensity_flop_per_byte",
+    "measured_time_s",
+    "measured_runs",
+    "error",
+)
+
+
+def comparison_csv(comparison: Comparison) -> str:
+    """One line per operation and device, seconds and FLOP/B as plain numbers."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(EXPORT_COLUMNS)
+    for cell in comparison.cells():
+        data = cell.to_dict()
+        writer.writerow(["" if data[column] is None else data[column] for column in EXPORT_COLUMNS])
+    return out.getvalue()
+
+
+def _cell_text(cell: DeviceBound) -> str:
+    if cell.analysis is None or cell.bound_time_s is None:
+        return f"— ({cell.error})" if cell.error else "—"
+    a = cell.analysis
+    limiter = f"compute ({a.path})" if a.limiter == "compute" else f"memory ({a.memory_name})"
+    text = f"{format_time(cell.bound_time_s)}, {limiter}"
+    if cell.measured_time_s is not None:
+        text += f"; measured {format_time(cell.measured_time_s)}"
+    return text
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def comparison_markdown(comparison: Comparison) -> str:
+    """A Markdown table of bounds (rows: operations, columns: devices) and one of ridge points."""
+    devices = comparison.devices
+    lines = [
+        f"Lower-bound times (FLOP convention {comparison.convention}); the limiter follows each time.",
+        "",
+        "| Operation | " + " | ".join(_escape(d.name) for d in devices) + " |",
+        "|---|" + "---|" * len(devices),
+    ]
+    for row in comparison.rows:
+        if not row:
+            continue
+        lines.append(f"| {_escape(row[0].operation)} | " + " | ".join(_escape(_cell_text(cell)) for cell in row) + " |")
+    lines += ["", "| Operation | " + " | ".join(f"Ridge on {_escape(d.key)}" for d in devices) + " |", "|---|" + "---|" * len(devices)]
+    for row in comparison.rows:
+        if not row:
+            continue
+        ridges = [format_intensity(cell.analysis.ridge) if cell.analysis and cell.analysis.ridge else "—" for cell in row]
+        lines.append(f"| {_escape(row[0].operation)} | " + " | ".join(ridges) + " |")
+    lines += ["", "Sources: " + "; ".join(f"{d.key}: {d.source}" for d in devices if d.source)]
+    return "\n".join(lines) + "\n"
+
+
+def comparison_text(comparison: Comparison) -> str:
+    """The terminal table of `workbench compare`: one line per device."""
+    header = ("device", "bound", "limiter", "compute", "memory", "ridge", "path")
+    table = [header]
+    reasons: list[str] = []
+    for cell in comparison.cells():
+        a = cell.analysis
+        if a is None or a.bound_time is None:
+            table.append((cell.device.key, "—", "no bound", "", "", "", ""))
+            reasons.append(f"{cell.device.key}: {cell.error or 'no bound'}")
+            continue
+        table.append(
+            (
+                cell.device.key,
+                format_time(a.bound_time),
+                f"{a.limiter}" + (f" ({a.memory_name})" if a.limiter == "memory" else ""),
+                format_time(a.compute_time) if a.compute_time is not None else "—",
+                format_time(a.memory_time) if a.memory_time is not None else "—",
+                format_intensity(a.ridge) if a.ridge else "—",
+                a.path,
+            )
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
+    first = comparison.rows[0][0] if comparison.rows and comparison.rows[0] else None
+    title = [f"{first.declaration}    [{comparison.convention}]"] if first else []
+    return "\n".join([*title, *lines, *reasons])
