@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.devices import BANDWIDTH, DATASHEET, DERIVED, ENTERED, MEASURED, PATH_TITLES, Device, Rate, catalogue
+from workbench.devices.host import host_device
 from workbench.devices.nvml import NO_DRIVER, NO_GPU, NO_MODULE, OK
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
@@ -157,10 +158,11 @@ class DevicePanel(QWidget):
             model.item(combo.count() - 1).setEnabled(False)  # type: ignore[attr-defined]
 
         current = self.document.session.device.key
-        if self.document.detected:
-            header("Detected on this machine")
-            for key, device in self.document.detected.items():
-                combo.addItem(f"{device.name} ({key})", key)
+        header("Detected on this machine")
+        for key, device in self.document.detected.items():
+            combo.addItem(f"{device.name} ({key})", key)
+        host = host_device()
+        combo.addItem(f"{host.name} — rates derived", host.key)
         devices = catalogue()
         gpus = [d for d in devices.values() if d.kind == "gpu"]
         cpus = [d for d in devices.values() if d.kind != "gpu"]
@@ -308,12 +310,15 @@ def device_facts(device: Device, binary: bool) -> str:
     if device.memory_bytes:
         parts.append(f"{format_bytes(device.memory_bytes, binary)} memory")
     if device.l2_bytes:
-        parts.append(f"{format_bytes(device.l2_bytes, binary)} L2")
+        parts.append(f"{format_bytes(device.l2_bytes, True)} L2")  # cache sizes are binary
     if device.sm_count:
-        parts.append(f"{device.sm_count} {'SMs' if device.kind == 'gpu' else 'cores'}")
+        units = "cores" if device.kind != "gpu" else ("CUs" if device.vendor == "AMD" else "SMs")
+        parts.append(f"{device.sm_count} {units}")
     text = " · ".join(parts)
     if device.source:
         text += f"\nSource: {device.source}"
+    if device.l2_source:
+        text += f"\nL2 size: {device.l2_source}"
     if device.notes:
         text += f"\n{device.notes}"
     return text

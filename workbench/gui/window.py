@@ -40,6 +40,7 @@ from workbench import session as session_module
 from workbench.devices.nvml import OK, Detection
 from workbench.errors import WorkbenchError
 from workbench.examples import list_examples, load_example
+from workbench.gui.compare_view import CompareView
 from workbench.gui.device_panel import DevicePanel
 from workbench.gui.document import Document, new_session
 from workbench.gui.editor import DeclarationEditor
@@ -66,7 +67,7 @@ OVERLAP_CHOICES: tuple[tuple[float, str], ...] = (
     (0.25, "overlap f = 0.25"),
     (0.0, "no overlap (sum)"),
 )
-TABS = ("roofline", "sweep", "measurement", "profile")
+TABS = ("roofline", "sweep", "measurement", "profile", "compare")
 
 DetectFunction = Callable[[], Detection]
 
@@ -123,6 +124,8 @@ class MainWindow(QMainWindow):
             self.document, self.import_profile_dialog, self.profile_importer.edit_matches, self.profile_importer.remove
         )
         self.tabs.addTab(self.profile_view, "&Profile")
+        self.compare = CompareView(self.document)  # operations × devices, overlaid rooflines (gui/compare_view.py)
+        self.tabs.addTab(self.compare, "&Compare devices")
         banner_row = QHBoxLayout()
         banner_row.addWidget(self.banner, 1)
         banner_row.addWidget(self.banner_close, 0, Qt.AlignmentFlag.AlignTop)
@@ -230,7 +233,7 @@ class MainWindow(QMainWindow):
         a("fit_plot", "&Fit plot to data", lambda: self.roofline.fit_view(), FIT_SHORTCUT,
           "Fit the roofline to the roofs and points again after a zoom or pan (edits then follow the data)")
         for number, key in enumerate(TABS, start=1):
-            a(f"tab_{key}", ("&Roofline", "&Bound vs size", "&Measurement", "&Profile")[number - 1],
+            a(f"tab_{key}", ("&Roofline", "&Bound vs size", "&Measurement", "&Profile", "&Compare devices")[number - 1],
               lambda _=False, i=number - 1: self.tabs.setCurrentIndex(i), f"Ctrl+{number}")
         self.convention_group = QActionGroup(self)
         for convention, label in CONVENTION_LABELS.items():
@@ -501,6 +504,7 @@ class MainWindow(QMainWindow):
         self.panel.set_base_font(font)
         self.roofline.set_plot_font(font)
         self.sweep.set_plot_font(font)
+        self.compare.set_plot_font(font)
         self.profile_view.set_base_font(font)
         self.measurement.set_base_font(font)
         self.settings.setValue("view/font_points", points)

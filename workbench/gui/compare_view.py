@@ -1,0 +1,397 @@
+"""The Compare tab: the session's operations on several devices side by side.
+
+A device list (the session's device with its measured or entered rates, this
+machine, detected GPUs, the catalogue) chooses the columns; the table shows
+each operation's bound, limiter and ridge on each device, and the measured
+time where a run of it ran on that device; the plot overlays the chosen
+devices' rooflines for the selected operation's path, one colour per device
+with a legend. Every figure comes from workbench/compare.py, the same
+function behind `workbench compare` and the CSV and Markdown exports.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.compare import Comparison, DeviceBound, compare_session, comparison_csv, comparison_markdown, roofline_points
+from workbench.devices import Device, catalogue
+from workbench.devices.host import host_device
+from workbench.errors import WorkbenchError
+from workbench.gui.document import Document
+from workbench.gui.lazy_view import RefreshWhenShown
+from workbench.gui.plots import LogAxis, _intensity_tick, _plot_widget, _si_tick, short_path
+from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_time
+
+SESSION_DEVICE = "__session__"  # the list item standing for the session's device, overrides included
+DEVICE_COLOURS = ("#c62828", "#1565c0", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#ad1457")
+DEFAULT_OTHERS = ("h200-sxm", "a100-sxm-80gb")  # shown beside the session's device the first time
+FASTEST_BACKGROUND = "#e8f5e9"
+
+
+@dataclass
+class CompareState:
+    """What the Compare tab shows: the chosen device items, in the order they were chosen."""
+
+    chosen: list[str] = field(default_factory=lambda: [SESSION_DEVICE, *DEFAULT_OTHERS])
+
+
+class CompareView(RefreshWhenShown, QWidget):
+    """Operations × chosen devices, and the chosen devices' rooflines on one plot."""
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.state = CompareState()
+        self.comparison: Comparison | None = None
+
+        self.device_list = QListWidget()
+        self.device_list.setObjectName("compareDevices")
+        self.device_list.itemChanged.connect(self._device_toggled)
+        devices_label = QLabel("Devices to compare")
+        devices_label.setStyleSheet("font-weight: 600;")
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(devices_label)
+        left_layout.addWidget(self.device_list, 1)
+
+        self.table = QTableWidget(0, 0)
+        self.table.setObjectName("compareTable")
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setWordWrap(True)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.currentCellChanged.connect(self._row_chosen)
+
+        self.widget = _plot_widget(LogAxis("bottom", _intensity_tick), LogAxis("left", _si_tick("FLOP/s")))
+        self.widget.setObjectName("compareRooflines")
+        self.plot: pg.PlotItem = self.widget.getPlotItem()
+        self.plot.setLabel("bottom", "Arithmetic intensity (FLOP/B)")
+        self.plot.setLabel("left", "Attainable rate (FLOP/s)")
+        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="9pt")
+        self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+        self.roofs: list[pg.PlotDataItem] = []
+        self.points = pg.ScatterPlotItem(size=10, pen=pg.mkPen("#212121", width=1))
+        self.plot.addItem(self.points)
+        self.point_label = pg.TextItem(anchor=(0, 1), color="#212121")
+        self.plot.addItem(self.point_label)
+
+        self.caption = QLabel()
+        self.caption.setObjectName("compareCaption")
+        self.caption.setWordWrap(True)
+        self.caption.setStyleSheet("color: #444;")
+        self.message = QLabel()
+        self.message.setObjectName("compareMessage")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #b71c1c; font-weight: 600;")
+        self.message.setVisible(False)
+        self.export_csv_button = QPushButton("Export CSV…")
+        self.export_csv_button.setObjectName("compareExportCsv")
+        self.export_csv_button.clicked.connect(lambda: self._export_dialog("csv"))
+        self.export_md_button = QPushButton("Export Markdown…")
+        self.export_md_button.setObjectName("compareExportMarkdown")
+        self.export_md_button.clicked.connect(lambda: self._export_dialog("md"))
+        self.copy_button = QPushButton("Copy as Markdown")
+        self.copy_button.setObjectName("compareCopy")
+        self.copy_button.clicked.connect(self.copy_markdown)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.caption, 1)
+        for button in (self.copy_button, self.export_csv_button, self.export_md_button):
+            buttons.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
+
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.table)
+        right.addWidget(self.widget)
+        right.setStretchFactor(0, 2)
+        right.setStretchFactor(1, 3)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
+        split.setSizes([230, 900])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.message)
+        layout.addLayout(buttons)
+
+        self._row = 0
+        for signal in (
+            document.analysis_changed,
+            document.operations_changed,
+            document.device_changed,
+            document.settings_changed,
+            document.runs_changed,
+            document.session_replaced,
+        ):
+            signal.connect(self.mark_dirty)
+        document.detection_changed.connect(self._fill_device_list)
+        self._fill_device_list()
+
+    # ------------------------------------------------------------------ devices
+    def available(self) -> list[tuple[str, str, Device | None]]:
+        """(item key, label, device) for every device that can be chosen, in list order."""
+        entries: list[tuple[str, str, Device | None]] = []
+        session_device = self.document.device
+        if session_device is not None:
+            measured = " (measured/entered rates)" if session_device.overrides else ""
+            entries.append((SESSION_DEVICE, f"Session: {session_device.name}{measured}", session_device))
+        for key, device in self.document.detected.items():
+            entries.append((key, f"{device.name} ({key})", device))
+        host = host_device()
+        entries.append((host.key, host.name, host))
+        for device in catalogue().values():
+            entries.append((device.key, device.name, device))
+        return entries
+
+    def _fill_device_list(self, *_: object) -> None:
+        self.device_list.blockSignals(True)
+        self.device_list.clear()
+        for key, label, device in self.available():
+            item = QListWidgetItem(label)
+            item.setData(Qt.ItemDataRole.UserRole, key)
+            item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsSelectable)
+            item.setCheckState(Qt.CheckState.Checked if key in self.state.chosen else Qt.CheckState.Unchecked)
+            if device is not None and device.source:
+                item.setToolTip(device.source)
+            self.device_list.addItem(item)
+        self.device_list.blockSignals(False)
+
+    def _device_toggled(self, item: QListWidgetItem) -> None:
+        key = item.data(Qt.ItemDataRole.UserRole)
+        checked = item.checkState() == Qt.CheckState.Checked
+        if checked and key not in self.state.chosen:
+            self.state.chosen.append(key)
+        elif not checked and key in self.state.chosen:
+            self.state.chosen.remove(key)
+        self.refresh()
+
+    def set_chosen(self, keys: list[str]) -> None:
+        """Choose the compared devices by item key (SESSION_DEVICE for the session's device)."""
+        self.state.chosen = list(dict.fromkeys(keys))
+        self._fill_device_list()
+        self.refresh()
+
+    def chosen_devices(self) -> list[Device]:
+        by_key = {key: device for key, _, device in self.available() if device is not None}
+        return [by_key[key] for key in self.state.chosen if key in by_key]
+
+    # ------------------------------------------------------------------ drawing
+    def refresh(self, *_: object) -> None:
+        self._dirty = False
+        if self.device_list.count() != len(self.available()) or (
+            self.device_list.count() and self.device_list.item(0).text() != self.available()[0][1]
+        ):
+            self._fill_device_list()
+        devices = self.chosen_devices()
+        operations = self.document.operations
+        self.message.setVisible(False)
+        if not devices or not operations:
+            self.comparison = None
+            self.table.setRowCount(0)
+            self.table.setColumnCount(0)
+            self._draw_plot(None)
+            self.caption.setText(
+                "Tick devices on the left to compare them." if not devices else "Declare an operation to compare it across devices."
+            )
+            self._enable_exports()
+            return
+        self.comparison = compare_session(self.document.session, devices)
+        self._fill_table(self.comparison)
+        self._row = min(max(self._row, 0), len(self.comparison.rows) - 1)
+        self.table.blockSignals(True)
+        self.table.setCurrentCell(self._row, 0)
+        self.table.blockSignals(False)
+        self._draw_plot(self.comparison)
+        self.caption.setText(
+            "Each cell: the lower-bound time, what limits it, the ridge point, and the median of the latest run on "
+            "that device where there is one. Green: the shortest bound. Rooflines below: the selected operation's path."
+        )
+        self._enable_exports()
+
+    def _enable_exports(self) -> None:
+        has = self.comparison is not None
+        for button in (self.export_csv_button, self.export_md_button, self.copy_button):
+            button.setEnabled(has)
+
+    def _fill_table(self, comparison: Comparison) -> None:
+        table = self.table
+        table.setColumnCount(len(comparison.devices))
+        table.setRowCount(len(comparison.rows))
+        headers = [device.name for device in comparison.devices]
+        table.setHorizontalHeaderLabels(headers)
+        for column, device in enumerate(comparison.devices):
+            header = table.horizontalHeaderItem(column)
+            header.setForeground(QBrush(QColor(DEVICE_COLOURS[column % len(DEVICE_COLOURS)])))
+            header.setToolTip(f"{device.key}: {device.source}")
+        table.setVerticalHeaderLabels(comparison.operations)
+        for row, cells in enumerate(comparison.rows):
+            fastest = comparison.fastest(row)
+            for column, cell in enumerate(cells):
+                item = QTableWidgetItem(cell_text(cell))
+                item.setToolTip(cell_tooltip(cell))
+                if cell.analysis is None or cell.bound_time_s is None:
+                    item.setForeground(QBrush(QColor("#8d5a00")))
+                elif column == fastest and len(cells) > 1:
+                    item.setBackground(QBrush(QColor(FASTEST_BACKGROUND)))
+                table.setItem(row, column, item)
+        table.resizeRowsToContents()
+
+    def _row_chosen(self, row: int, *_: int) -> None:
+        if row < 0 or row == self._row or self.comparison is None:
+            return
+        self._row = row
+        self._draw_plot(self.comparison)
+
+    def _draw_plot(self, comparison: Comparison | None) -> None:
+        self.legend.clear()
+        for roof in self.roofs:
+            roof.setVisible(False)
+        self.points.setData([])
+        self.point_label.setText("")
+        if comparison is None or not comparison.rows:
+            return
+        row = comparison.rows[min(self._row, len(comparison.rows) - 1)]
+        intensities = [c.analysis.intensity for c in row if c.analysis is not None and math.isfinite(c.analysis.intensity) and c.analysis.intensity > 0]
+        ridges = [c.analysis.ridge for c in row if c.analysis is not None and c.analysis.ridge]
+        spots = [*intensities, *ridges] or [1.0]
+        low = min(spots) / 30
+        high = max(spots) * 30
+        while len(self.roofs) < len(row):
+            line = pg.PlotDataItem()
+            self.plot.addItem(line)
+            self.roofs.append(line)
+        points: list[dict[str, Any]] = []
+        rates: list[float] = []
+        for column, cell in enumerate(row):
+            colour = DEVICE_COLOURS[column % len(DEVICE_COLOURS)]
+            analysis = cell.analysis
+            if analysis is None or analysis.compute_rate is None or analysis.bandwidth is None:
+                continue
+            try:
+                corners = roofline_points(cell.device, analysis.path, low, high)
+            except WorkbenchError:
+                continue
+            line = self.roofs[column]
+            assumed = analysis.compute_rate.source in ("datasheet", "derived")
+            style = Qt.PenStyle.DashLine if assumed else Qt.PenStyle.SolidLine
+            line.setData([math.log10(x) for x, _ in corners], [math.log10(y) for _, y in corners])
+            line.setPen(pg.mkPen(colour, width=2.2, style=style))
+            line.setVisible(True)
+            rates += [y for _, y in corners]
+            self.legend.addItem(
+                line,
+                f"{cell.device.name}: {short_path(analysis.path)} {format_flop_rate(analysis.compute_rate.value)}, "
+                f"{format_bandwidth(analysis.bandwidth.value)}",
+            )
+            if analysis.bytes and analysis.attainable_rate:
+                points.append(
+                    {
+                        "pos": (math.log10(analysis.intensity), math.log10(analysis.attainable_rate)),
+                        "brush": pg.mkBrush(colour),
+                        "symbol": "o",
+                    }
+                )
+        self.points.setData(points)
+        if points:
+            first = row[0]
+            x, y = points[0]["pos"]
+            self.point_label.setText(first.operation)
+            self.point_label.setPos(x, max(p["pos"][1] for p in points))
+        if rates:
+            y_low = math.log10(min(rates)) - 0.3
+            y_high = math.log10(max(rates)) + 0.6
+            self.plot.getViewBox().setRange(
+                xRange=(math.log10(low), math.log10(high)), yRange=(y_low, y_high), padding=0
+            )
+
+    # ------------------------------------------------------------------ exports
+    def export_to(self, path: str, kind: str) -> None:
+        """Write the comparison as CSV or Markdown; a failure is shown under the table."""
+        if self.comparison is None:
+            return
+        text = comparison_csv(self.comparison) if kind == "csv" else comparison_markdown(self.comparison)
+        try:
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.message.setText(f"Could not write {path}: {exc.strerror or exc}")
+            self.message.setVisible(True)
+            return
+        self.message.setVisible(False)
+
+    def _export_dialog(self, kind: str) -> None:
+        suffix, filters = (".csv", "CSV (*.csv)") if kind == "csv" else (".md", "Markdown (*.md)")
+        path, _ = QFileDialog.getSaveFileName(self, "Export comparison", f"comparison{suffix}", filters)
+        if path:
+            if not Path(path).suffix:
+                path += suffix
+            self.export_to(path, kind)
+
+    def copy_markdown(self) -> None:
+        if self.comparison is not None:
+            QGuiApplication.clipboard().setText(comparison_markdown(self.comparison))
+
+    def set_plot_font(self, font: QFont) -> None:
+        for axis in ("bottom", "left"):
+            self.plot.getAxis(axis).setStyle(tickFont=font)
+
+
+def cell_text(cell: DeviceBound) -> str:
+    """Two or three short lines: bound and limiter; ridge; measured time and % of bound."""
+    analysis = cell.analysis
+    if analysis is None or cell.bound_time_s is None:
+        return f"no bound\n{cell.error}" if cell.error else "no bound"
+    limiter = f"compute ({short_path(analysis.path)})" if analysis.limiter == "compute" else f"memory ({analysis.memory_name})"
+    lines = [f"{format_time(cell.bound_time_s)} · {limiter}"]
+    if analysis.ridge:
+        lines.append(f"ridge {format_intensity(analysis.ridge)}")
+    if cell.measured_time_s is not None:
+        percent = cell.percent_of_bound
+        share = f" ({percent:.0f} % of bound)" if percent is not None else ""
+        runs = f", {cell.measured_runs} runs" if cell.measured_runs > 1 else ""
+        lines.append(f"measured {format_time(cell.measured_time_s)}{share}{runs}")
+    return "\n".join(lines)
+
+
+def cell_tooltip(cell: DeviceBound) -> str:
+    analysis = cell.analysis
+    if analysis is None:
+        return cell.error or ""
+    parts = [f"{cell.device.name} ({cell.device.key})"]
+    if analysis.compute_time is not None and analysis.compute_rate is not None:
+        parts.append(
+            f"compute {format_time(analysis.compute_time)} on {analysis.path} at "
+            f"{format_flop_rate(analysis.compute_rate.value)} ({analysis.compute_rate.source})"
+        )
+    if analysis.memory_time is not None and analysis.bandwidth is not None:
+        parts.append(
+            f"memory {format_time(analysis.memory_time)} at {format_bandwidth(analysis.bandwidth.value)} ({analysis.bandwidth.source})"
+        )
+    if cell.measured_time_s is None:
+        parts.append("no run of this operation on this device")
+    return "\n".join(parts)
