@@ -199,9 +199,52 @@ def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "profile-hopper-in-cpu-session.png")
 
 
+def compare_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """The Compare tab: a 4096³ fp16 GEMM, the same GEMM in int8 and a 2^24 fp32 vector add on the
+    session's H100 SXM, an H200 SXM and an A100 SXM 80 GB; the rooflines of four devices overlaid for the
+    memory-bound vector add; and this machine's CPU beside the generic CPU after a real NumPy run."""
+    from workbench.devices.catalogue import HOST_CPU_KEY
+    from workbench.gui.compare_view import SESSION_DEVICE
+    from workbench.session import OperationEntry
+
+    window.new_session()
+    window.document.set_device("h100-sxm")
+    window.document.rename_operation(0, "GEMM 4096³ fp16")
+    window.document.add_operation(OperationEntry("GEMM 4096³ int8", "gemm(M=4096, N=4096, K=4096, dtype=int8)"))
+    window.document.add_operation(OperationEntry("vector add", "add(n=2**24, dtype=fp32)"))
+    view = window.compare
+    window.tabs.setCurrentWidget(view)
+    view.set_chosen([SESSION_DEVICE, "h200-sxm", "a100-sxm-80gb"])
+    window.document.select(0)
+    settle(app)
+    save(window, out / "compare-devices.png")
+
+    view.set_chosen([SESSION_DEVICE, "h200-sxm", "a100-sxm-80gb", "mi300x"])
+    window.document.select(2)
+    settle(app)
+    save(view, out / "compare-rooflines.png")
+
+    # a real NumPy run of the vector add, then this machine's CPU beside the generic stand-in
+    tab = window.measurement
+    window.document.select(2)
+    window.tabs.setCurrentWidget(tab)
+    wait_until(app, lambda: tab.backends is not None, "the backend check")
+    tab.select_backend("numpy")
+    tab.iterations.setValue(50)
+    if not tab.start():
+        raise SystemExit(f"screenshots: the run did not start: {tab.message.text()}")
+    wait_until(app, lambda: not tab.running, "the vector-add run")
+    window.tabs.setCurrentWidget(view)
+    view.set_chosen([HOST_CPU_KEY, "cpu-generic", SESSION_DEVICE])
+    window.document.select(2)
+    settle(app)
+    save(window, out / "compare-this-machine.png")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
+    parser.add_argument("--only", choices=("compare",), help="take one group of screenshots only")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -226,6 +269,13 @@ def main(argv: list[str] | None = None) -> int:
     settle(app, 0.5)
     window.wait_for_workers()
     settle(app, 0.3)
+
+    if args.only == "compare":
+        compare_screenshots(window, app, out)
+        window.close()
+        window.deleteLater()
+        settle(app, 0.1)
+        return 0
 
     # 1. the seed's worked example: 4096³ fp16 GEMM at an entered 100 TFLOP/s and 2.5 TB/s
     window.open_example("gemm-4096-fp16")
@@ -263,6 +313,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5c. runs compared with the device they ran on; a run beyond its own device's bound flagged
     run_device_screenshots(window, app, out)
+
+    # 5d. devices side by side: the Compare tab and overlaid rooflines
+    compare_screenshots(window, app, out)
 
     # 6. the next start after a crash: the recovery question, over the window
     recovery_dialog(window, app, out / "recovery.png")

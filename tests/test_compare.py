@@ -128,7 +128,8 @@ def test_session_comparison_and_exports() -> None:
     assert gemm[1].measured_time_s is None and gemm[2].measured_time_s is None
     # bound 139 µs / measured 200 µs
     assert gemm[0].percent_of_bound == pytest.approx(100 * (2 * 4096**3 / 989e12) / 2e-4)
-    assert comparison.fastest(1) == 1  # the vector add is memory-bound: the H200's 4.8 TB/s wins
+    assert comparison.fastest(1) == [1]  # the vector add is memory-bound: the H200's 4.8 TB/s wins
+    assert comparison.fastest(0) == [0, 1]  # the GEMM ties on the H100 and H200: both 989 TFLOP/s
 
     rows = list(csv.DictReader(io.StringIO(comparison_csv(comparison))))
     assert len(rows) == 6 and rows[0]["device_key"] == "h100-sxm" and rows[0]["operation"] == "GEMM fp16"

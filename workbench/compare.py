@@ -93,10 +93,13 @@ class Comparison:
     def to_dict(self) -> list[dict[str, Any]]:
         return [cell.to_dict() for cell in self.cells()]
 
-    def fastest(self, row: int) -> int | None:
-        """The column whose bound is the shortest for one operation, or None if none has a bound."""
+    def fastest(self, row: int) -> list[int]:
+        """The columns with the shortest bound for one operation (ties within 0.1 % all count); [] if none has one."""
         times = [(cell.bound_time_s, column) for column, cell in enumerate(self.rows[row]) if cell.bound_time_s is not None]
-        return min(times)[1] if times else None
+        if not times:
+            return []
+        best = min(time for time, _ in times)
+        return [column for time, column in times if time <= best * 1.001]
 
 
 # -- choosing devices ---------------------------------------------------------------

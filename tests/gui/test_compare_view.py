@@ -31,7 +31,7 @@ def test_three_devices_side_by_side(window) -> None:
     view.set_chosen([SESSION_DEVICE, "h200-sxm", "a100-sxm-80gb"])
     table = view.table
     assert table.columnCount() == 3 and table.rowCount() == len(window.document.operations)
-    assert [table.horizontalHeaderItem(c).text() for c in range(3)] == ["NVIDIA H100 SXM", "NVIDIA H200 SXM", "NVIDIA A100 SXM 80 GB"]
+    assert [table.horizontalHeaderItem(c).text() for c in range(3)] == ["H100 SXM", "H200 SXM", "A100 SXM 80 GB"]
     # the seed GEMM: 137.4 GFLOP / 989 TFLOP/s = 139 µs on the H100, / 312 TFLOP/s = 440.5 µs on the A100
     assert table.item(0, 0).text().startswith("139 µs · compute (FP16 TC)")
     assert table.item(0, 2).text().startswith("440.5 µs · compute (FP16 TC)")
@@ -43,7 +43,7 @@ def test_three_devices_side_by_side(window) -> None:
     visible = [roof for roof in view.roofs if roof.isVisible()]
     assert len(visible) == 3
     labels = [label.text for _, label in view.legend.items]
-    assert len(labels) == 3 and labels[0].startswith("NVIDIA H100 SXM: FP16 TC 989 TFLOP/s")
+    assert len(labels) == 3 and labels[0].startswith("H100 SXM: FP16 TC 989 TFLOP/s, 3.35 TB/s, ridge 295.2 FLOP/B")
     assert len(view.points.data) == 3
 
 
@@ -83,6 +83,9 @@ def test_measured_time_where_a_run_ran_on_that_device(window) -> None:
     h100, h200 = view.table.item(0, 0).text(), view.table.item(0, 1).text()
     assert "measured 200 µs (69 % of bound)" in h100  # 139 µs / 200 µs
     assert "measured" not in h200
+    stars = [p for p in view.points.data if p["symbol"] == "star"]
+    assert len(stars) == 1  # the run, on the H100 only: 137.4 GFLOP / 200 µs = 687 TFLOP/s
+    assert 10 ** stars[0]["y"] == pytest.approx(2 * 4096**3 / 2.0e-4)
     # a run without any device provenance is tolerated: no measured time anywhere
     window.document.session.runs.append({"declaration": GEMM, "samples_s": [1.0]})
     window.document.runs_changed.emit()
@@ -115,3 +118,18 @@ def test_this_machine_is_in_the_device_chooser_and_can_be_chosen(window) -> None
 @pytest.mark.parametrize("key", ["mi300x", "gh200", "a100-pcie-80gb"])
 def test_new_catalogue_entries_are_in_the_chooser(window, key: str) -> None:
     assert window.device_panel.chooser.findData(key) >= 0
+
+
+def test_the_selected_operation_is_shared_with_the_other_views(window) -> None:
+    from workbench.session import OperationEntry
+
+    window.document.add_operation(OperationEntry("vector add", "add(n=2**24, dtype=fp32)"))
+    view = show_compare(window)
+    view.set_chosen(["h100-sxm", "a100-sxm-80gb"])
+    window.document.select(1)
+    assert view.table.currentRow() == 1
+    labels = [label.text for _, label in view.legend.items]
+    assert labels[0].startswith("H100 SXM: FP32 67 TFLOP/s")  # the vector add's path, not the GEMM's
+    view.table.setCurrentCell(0, 1)
+    assert window.document.current == 0
+    assert [label.text for _, label in view.legend.items][0].startswith("H100 SXM: FP16 TC 989 TFLOP/s")

@@ -83,7 +83,9 @@ class CompareView(RefreshWhenShown, QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setWordWrap(True)
+        self.table.setStyleSheet("QTableWidget::item:selected { background: #e3f2fd; color: #212121; }")
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.currentCellChanged.connect(self._row_chosen)
 
@@ -92,12 +94,12 @@ class CompareView(RefreshWhenShown, QWidget):
         self.plot: pg.PlotItem = self.widget.getPlotItem()
         self.plot.setLabel("bottom", "Arithmetic intensity (FLOP/B)")
         self.plot.setLabel("left", "Attainable rate (FLOP/s)")
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="9pt")
+        self.legend = self.plot.addLegend(offset=(10, 10), labelTextSize="9pt")  # top left: above every memory slope
         self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
         self.roofs: list[pg.PlotDataItem] = []
         self.points = pg.ScatterPlotItem(size=10, pen=pg.mkPen("#212121", width=1))
         self.plot.addItem(self.points)
-        self.point_label = pg.TextItem(anchor=(0, 1), color="#212121")
+        self.point_label = pg.TextItem(anchor=(0, 0.5), color="#212121")
         self.plot.addItem(self.point_label)
 
         self.caption = QLabel()
@@ -123,24 +125,26 @@ class CompareView(RefreshWhenShown, QWidget):
         for button in (self.copy_button, self.export_csv_button, self.export_md_button):
             buttons.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
 
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.table)
-        right.addWidget(self.widget)
-        right.setStretchFactor(0, 2)
-        right.setStretchFactor(1, 3)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setStretchFactor(0, 0)
-        split.setStretchFactor(1, 1)
-        split.setSizes([230, 900])
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(left)
+        top.addWidget(self.table)
+        top.setStretchFactor(0, 0)
+        top.setStretchFactor(1, 1)
+        top.setSizes([180, 720])
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(top)
+        split.addWidget(self.widget)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        split.setSizes([300, 450])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(split, 1)
         layout.addWidget(self.message)
         layout.addLayout(buttons)
 
-        self._row = 0
+        self._row = max(document.current, 0)  # the selected operation, shared with the other views
+        document.selection_changed.connect(self._operation_selected)
         for signal in (
             document.analysis_changed,
             document.operations_changed,
@@ -230,7 +234,9 @@ class CompareView(RefreshWhenShown, QWidget):
         self._draw_plot(self.comparison)
         self.caption.setText(
             "Each cell: the lower-bound time, what limits it, the ridge point, and the median of the latest run on "
-            "that device where there is one. Green: the shortest bound. Rooflines below: the selected operation's path."
+            "that device where there is one. Green: the shortest bound. Below: each device's roofline for the "
+            "selected operation's path (dashed: datasheet or derived rates), the operation's bound on each (dots) and its "
+            "measured rate where a run exists (stars)."
         )
         self._enable_exports()
 
@@ -243,12 +249,12 @@ class CompareView(RefreshWhenShown, QWidget):
         table = self.table
         table.setColumnCount(len(comparison.devices))
         table.setRowCount(len(comparison.rows))
-        headers = [device.name for device in comparison.devices]
+        headers = [short_name(device) for device in comparison.devices]
         table.setHorizontalHeaderLabels(headers)
         for column, device in enumerate(comparison.devices):
             header = table.horizontalHeaderItem(column)
             header.setForeground(QBrush(QColor(DEVICE_COLOURS[column % len(DEVICE_COLOURS)])))
-            header.setToolTip(f"{device.key}: {device.source}")
+            header.setToolTip(f"{device.name} ({device.key})\n{device.source}")
         table.setVerticalHeaderLabels(comparison.operations)
         for row, cells in enumerate(comparison.rows):
             fastest = comparison.fastest(row)
@@ -257,8 +263,11 @@ class CompareView(RefreshWhenShown, QWidget):
                 item.setToolTip(cell_tooltip(cell))
                 if cell.analysis is None or cell.bound_time_s is None:
                     item.setForeground(QBrush(QColor("#8d5a00")))
-                elif column == fastest and len(cells) > 1:
+                elif column in fastest and len(cells) > 1:
                     item.setBackground(QBrush(QColor(FASTEST_BACKGROUND)))
+                    bold = item.font()
+                    bold.setBold(True)
+                    item.setFont(bold)
                 table.setItem(row, column, item)
         table.resizeRowsToContents()
 
@@ -267,6 +276,18 @@ class CompareView(RefreshWhenShown, QWidget):
             return
         self._row = row
         self._draw_plot(self.comparison)
+        self.document.select(row)  # the other views follow the operation chosen here
+
+    def _operation_selected(self, *_: object) -> None:
+        row = self.document.current
+        if row < 0 or row == self._row:
+            return
+        self._row = row
+        if self.comparison is not None and row < len(self.comparison.rows) and not self._dirty:
+            self.table.blockSignals(True)
+            self.table.setCurrentCell(row, 0)
+            self.table.blockSignals(False)
+            self._draw_plot(self.comparison)
 
     def _draw_plot(self, comparison: Comparison | None) -> None:
         self.legend.clear()
@@ -306,8 +327,8 @@ class CompareView(RefreshWhenShown, QWidget):
             rates += [y for _, y in corners]
             self.legend.addItem(
                 line,
-                f"{cell.device.name}: {short_path(analysis.path)} {format_flop_rate(analysis.compute_rate.value)}, "
-                f"{format_bandwidth(analysis.bandwidth.value)}",
+                f"{short_name(cell.device)}: {short_path(analysis.path)} {format_flop_rate(analysis.compute_rate.value)}, "
+                f"{format_bandwidth(analysis.bandwidth.value)}, ridge {format_intensity(analysis.ridge or 0)}",
             )
             if analysis.bytes and analysis.attainable_rate:
                 points.append(
@@ -317,15 +338,32 @@ class CompareView(RefreshWhenShown, QWidget):
                         "symbol": "o",
                     }
                 )
+                if cell.measured_time_s and analysis.flop:
+                    achieved = analysis.flop / cell.measured_time_s  # FLOP/s the run reached on this device
+                    points.append(
+                        {
+                            "pos": (math.log10(analysis.intensity), math.log10(achieved)),
+                            "brush": pg.mkBrush("w"),
+                            "pen": pg.mkPen(colour, width=2),
+                            "symbol": "star",
+                            "size": 15,
+                        }
+                    )
+                    rates.append(achieved)
         self.points.setData(points)
         if points:
             first = row[0]
             x, y = points[0]["pos"]
+            heights = [p["pos"][1] for p in points]
             self.point_label.setText(first.operation)
-            self.point_label.setPos(x, max(p["pos"][1] for p in points))
+            self.point_label.setPos(x + 0.12, (max(heights) + min(heights)) / 2)
         if rates:
             y_low = math.log10(min(rates)) - 0.3
-            y_high = math.log10(max(rates)) + 0.6
+            top = math.log10(max(rates)) + 0.2
+            # headroom above the highest roof for the legend (top left): its height as a share of the plot's
+            height = self.plot.getViewBox().height() or 400.0
+            share = min(0.6, (22.0 * len(self.legend.items) + 28.0) / height)
+            y_high = y_low + (top - y_low) / (1.0 - share)
             self.plot.getViewBox().setRange(
                 xRange=(math.log10(low), math.log10(high)), yRange=(y_low, y_high), padding=0
             )
@@ -359,6 +397,18 @@ class CompareView(RefreshWhenShown, QWidget):
     def set_plot_font(self, font: QFont) -> None:
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).setStyle(tickFont=font)
+
+
+def short_name(device: Device) -> str:
+    """A column header: the name without the vendor ('H100 SXM'), 'This machine' for the host CPU."""
+    if device.name.startswith("This machine: "):
+        return "This machine (" + device.name.removeprefix("This machine: ").split(" (")[0] + ")"
+    if device.kind == "cpu":
+        return device.name.split(" (")[0]
+    for vendor in ("NVIDIA GeForce ", "NVIDIA Tesla ", "NVIDIA ", "AMD Instinct ", "AMD "):
+        if device.name.startswith(vendor):
+            return device.name.removeprefix(vendor)
+    return device.name
 
 
 def cell_text(cell: DeviceBound) -> str:
