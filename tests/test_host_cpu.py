@@ -92,3 +92,21 @@ def test_this_machine() -> None:
     assert device is find_device("host-cpu")
     assert device.name.startswith("This machine: ")
     assert device.bandwidth.value > 0
+
+
+def test_a_session_on_this_machine_round_trips() -> None:
+    from workbench.session import DeviceChoice, Session, dumps, loads
+
+    session = Session(device=DeviceChoice(key=HOST_CPU_KEY))
+    again = loads(dumps(session))
+    assert again.device.key == HOST_CPU_KEY and again.device.resolve().key == HOST_CPU_KEY
+
+
+def test_a_detected_gpu_keeps_the_l2_size_cuda_reported() -> None:
+    from workbench.devices.nvml import DetectedGPU
+    from workbench.session import DeviceChoice, Session, dumps, loads
+
+    gpu = DetectedGPU(0, "NVIDIA H200", 150_754_820_096, 150_000_000_000, 1980, 3201, 6144, "9.0", "570.86.15", "12.8", 62_914_560)
+    session = Session(device=DeviceChoice(key="nvml-0", detected=gpu.to_dict()))
+    device = loads(dumps(session)).device.resolve()
+    assert device.key == "h200-sxm" and device.l2_bytes == 62_914_560 and "CUDA" in device.l2_source
