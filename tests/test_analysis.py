@@ -95,8 +95,10 @@ def test_device_rates_and_paths() -> None:
     fast = analyze("gemm(M=4096, N=4096, K=4096, dtype=fp16, acc=fp16)", device="rtx-4090")
     slow = analyze(WORKED, device="rtx-4090")
     assert fast.compute_rate.value == 2 * slow.compute_rate.value
+    # int8 runs on the tensor cores where the sheet gives a rate (H100 SXM: 1979 TOPS dense), and has no rate on a V100
+    assert analyze("gemm(M=64, N=64, K=64, dtype=int8)", device="h100-sxm").compute_rate.value == 1979e12
     with pytest.raises(DeviceError, match="no rate for the int8_tc path"):
-        analyze("gemm(M=64, N=64, K=64, dtype=int8)", device="h100-sxm")
+        analyze("gemm(M=64, N=64, K=64, dtype=int8)", device="v100-sxm2")
     with pytest.raises(DeviceError, match="unknown device"):
         analyze(WORKED, device="Voodoo 2")
 

@@ -123,8 +123,8 @@ def test_gemm_with_a_working_set_larger_than_l2_rereads_its_inputs() -> None:
     assert gemm.traffic_verdict == "above the compulsory floor"
     likely = {cause.name for cause in gemm.traffic_causes if cause.likely}
     assert likely == {"re-reads", "working set larger than L2"}
-    # working set 100.7 MB against the H200's 50 MB L2
-    assert "100.7 MB working set > 50 MB L2" in next(
+    # working set 100.7 MB against the H200's 50 MiB L2 (52,428,800 B = 52.43 MB)
+    assert "100.7 MB working set > 52.43 MB L2" in next(
         cause.evidence for cause in gemm.traffic_causes if cause.name == "working set larger than L2"
     )
     assert [cause.name for cause in gemm.traffic_causes][:2] in (
