@@ -146,3 +146,20 @@ def test_compare_declaration_uses_the_canonical_form() -> None:
     cell = comparison.rows[0][0]
     assert cell.declaration == "gemm(M=64, N=64, K=64, dtype=fp16)" and cell.analysis is not None
     assert cell.analysis.flop == 64**3  # mac: one multiply-add is one FLOP
+
+
+def test_the_cache_reuses_unchanged_cells_and_sees_every_change() -> None:
+    session = session_with_runs()
+    h100 = find_device("h100-sxm")
+    cache: dict = {}
+    first = compare_session(session, [h100], cache=cache)
+    again = compare_session(session, [h100], cache=cache)
+    assert again.rows[0][0].analysis is first.rows[0][0].analysis  # reused, not recomputed
+    assert again.rows[0][0].measured_time_s == pytest.approx(2e-4)  # runs are read afresh
+    measured = h100.with_rate("fp16_tc", 700e12, "measured")
+    changed = compare_session(session, [measured], cache=cache)
+    assert changed.rows[0][0].analysis.compute_rate.value == 700e12
+    session.settings.convention = "mac"
+    assert compare_session(session, [h100], cache=cache).rows[0][0].analysis.flop == 4096**3
+    session.operations[1].declaration = "add(n=2**20, dtype=fp32)"
+    assert compare_session(session, [h100], cache=cache).rows[1][0].analysis.bytes == 3 * 4 * 2**20

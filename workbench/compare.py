@@ -220,14 +220,41 @@ def measured_on(runs: Sequence[Mapping[str, Any]], device: Device, host: Device 
 # -- comparing ---------------------------------------------------------------------------
 
 
-def _cell(operation: str, declaration: str, device: Device, convention: str, overlap: Any, binary: bool) -> DeviceBound:
+AnalysisCache = dict  # (declaration, device identity, convention, overlap, binary) -> DeviceBound without runs
+_CACHE_LIMIT = 4096
+
+
+def _device_identity(device: Device) -> tuple[Any, ...]:
+    """What makes two Device values bound alike: catalogue identity, detected facts, and every override."""
+    overrides = tuple(sorted((path, rate.value, rate.source) for path, rate in device.overrides.items()))
+    return (device.key, device.name, device.memory_bytes, device.l2_bytes, overrides)
+
+
+def _cell(
+    operation: str,
+    declaration: str,
+    device: Device,
+    convention: str,
+    overlap: Any,
+    binary: bool,
+    cache: AnalysisCache | None = None,
+) -> DeviceBound:
+    key = (declaration, _device_identity(device), convention, overlap, binary) if cache is not None else None
+    if cache is not None and key in cache:
+        cached: DeviceBound = cache[key]
+        return DeviceBound(operation, declaration, device, cached.analysis, cached.error)
     try:
         analysis = analyze(declaration, device=device, convention=convention, overlap=overlap, binary=binary)
+        cell = DeviceBound(operation, declaration, device, analysis)
+        if analysis.bound_time is None:
+            cell = DeviceBound(operation, declaration, device, analysis, "no bound: the device lacks a rate or a bandwidth")
     except WorkbenchError as exc:
-        return DeviceBound(operation, declaration, device, None, str(exc))
-    if analysis.bound_time is None:
-        return DeviceBound(operation, declaration, device, analysis, "no bound: the device lacks a rate or a bandwidth")
-    return DeviceBound(operation, declaration, device, analysis)
+        cell = DeviceBound(operation, declaration, device, None, str(exc))
+    if cache is not None:
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[key] = cell
+    return cell
 
 
 def compare_declaration(
@@ -245,15 +272,22 @@ def compare_declaration(
     return Comparison(tuple(devices), (row,), convention)
 
 
-def compare_session(session: "Session", devices: Sequence[Device], host: Device | None = None) -> Comparison:
-    """The session's operations × devices under its settings, with measured times where runs exist."""
+def compare_session(
+    session: "Session", devices: Sequence[Device], host: Device | None = None, cache: AnalysisCache | None = None
+) -> Comparison:
+    """The session's operations × devices under its settings, with measured times where runs exist.
+
+    `cache` (a dict the caller keeps) reuses the analyses of unchanged operations on unchanged devices.
+    """
     settings = session.settings
     rows = []
     for entry in session.operations:
         runs = session.runs_for(entry)
         row = []
         for device in devices:
-            cell = _cell(entry.name or entry.declaration, entry.declaration, device, settings.convention, settings.overlap, settings.binary)
+            cell = _cell(
+                entry.name or entry.declaration, entry.declaration, device, settings.convention, settings.overlap, settings.binary, cache
+            )
             measured, count = measured_on(runs, device, host)
             row.append(DeviceBound(cell.operation, cell.declaration, device, cell.analysis, cell.error, measured, count))
         rows.append(tuple(row))

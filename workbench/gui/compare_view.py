@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.compare import Comparison, DeviceBound, compare_session, comparison_csv, comparison_markdown, roofline_points
+from workbench.compare import AnalysisCache, Comparison, DeviceBound, compare_session, comparison_csv, comparison_markdown, roofline_points
 from workbench.devices import Device, catalogue
 from workbench.devices.host import host_device
 from workbench.errors import WorkbenchError
@@ -48,6 +48,7 @@ SESSION_DEVICE = "__session__"  # the list item standing for the session's devic
 DEVICE_COLOURS = ("#c62828", "#1565c0", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#ad1457")
 DEFAULT_OTHERS = ("h200-sxm", "a100-sxm-80gb")  # shown beside the session's device the first time
 FASTEST_BACKGROUND = "#e8f5e9"
+STYLE_ROLE = Qt.ItemDataRole.UserRole + 1  # "plain", "fastest" or "none": whether a cell's look must change
 
 
 @dataclass
@@ -65,6 +66,8 @@ class CompareView(RefreshWhenShown, QWidget):
         self.document = document
         self.state = CompareState()
         self.comparison: Comparison | None = None
+        self._analyses: AnalysisCache = {}  # reused across refreshes: an edit recomputes only its own row
+        self._text_cache: dict[tuple[Any, ...], tuple[Any, str, str]] = {}
 
         self.device_list = QListWidget()
         self.device_list.setObjectName("compareDevices")
@@ -86,7 +89,8 @@ class CompareView(RefreshWhenShown, QWidget):
         self.table.setStyleSheet("QTableWidget::item:selected { background: #e3f2fd; color: #212121; }")
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # rows are sized once per fill (resizeRowsToContents): ResizeToContents would re-lay out on every setItem
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.currentCellChanged.connect(self._row_chosen)
 
         self.widget = _plot_widget(LogAxis("bottom", _intensity_tick), LogAxis("left", _si_tick("FLOP/s")))
@@ -225,7 +229,7 @@ class CompareView(RefreshWhenShown, QWidget):
             )
             self._enable_exports()
             return
-        self.comparison = compare_session(self.document.session, devices)
+        self.comparison = compare_session(self.document.session, devices, cache=self._analyses)
         self._fill_table(self.comparison)
         self._row = min(max(self._row, 0), len(self.comparison.rows) - 1)
         self.table.blockSignals(True)
@@ -246,30 +250,55 @@ class CompareView(RefreshWhenShown, QWidget):
             button.setEnabled(has)
 
     def _fill_table(self, comparison: Comparison) -> None:
+        """Show the comparison, touching only the cells whose text or style changed (edits stay cheap)."""
         table = self.table
+        headers = [short_name(device) for device in comparison.devices]
+        reshaped = table.columnCount() != len(headers) or table.rowCount() != len(comparison.rows)
         table.setColumnCount(len(comparison.devices))
         table.setRowCount(len(comparison.rows))
-        headers = [short_name(device) for device in comparison.devices]
-        table.setHorizontalHeaderLabels(headers)
-        for column, device in enumerate(comparison.devices):
-            header = table.horizontalHeaderItem(column)
-            header.setForeground(QBrush(QColor(DEVICE_COLOURS[column % len(DEVICE_COLOURS)])))
-            header.setToolTip(f"{device.name} ({device.key})\n{device.source}")
+        if reshaped or [table.horizontalHeaderItem(c).text() if table.horizontalHeaderItem(c) else "" for c in range(len(headers))] != headers:
+            table.setHorizontalHeaderLabels(headers)
+            for column, device in enumerate(comparison.devices):
+                header = table.horizontalHeaderItem(column)
+                header.setForeground(QBrush(QColor(DEVICE_COLOURS[column % len(DEVICE_COLOURS)])))
+                header.setToolTip(f"{device.name} ({device.key})\n{device.source}")
         table.setVerticalHeaderLabels(comparison.operations)
+        changed = reshaped
         for row, cells in enumerate(comparison.rows):
             fastest = comparison.fastest(row)
             for column, cell in enumerate(cells):
-                item = QTableWidgetItem(cell_text(cell))
-                item.setToolTip(cell_tooltip(cell))
-                if cell.analysis is None or cell.bound_time_s is None:
+                text, tip = self._texts(cell)
+                style = "none" if cell.analysis is None or cell.bound_time_s is None else (
+                    "fastest" if column in fastest and len(cells) > 1 else "plain"
+                )
+                item = table.item(row, column)
+                if item is not None and item.text() == text and item.data(STYLE_ROLE) == style:
+                    continue
+                changed = True
+                item = QTableWidgetItem(text)
+                item.setToolTip(tip)
+                item.setData(STYLE_ROLE, style)
+                if style == "none":
                     item.setForeground(QBrush(QColor("#8d5a00")))
-                elif column in fastest and len(cells) > 1:
+                elif style == "fastest":
                     item.setBackground(QBrush(QColor(FASTEST_BACKGROUND)))
                     bold = item.font()
                     bold.setBold(True)
                     item.setFont(bold)
                 table.setItem(row, column, item)
-        table.resizeRowsToContents()
+        if changed:
+            table.resizeRowsToContents()
+
+    def _texts(self, cell: DeviceBound) -> tuple[str, str]:
+        """A cell's text and tooltip, kept per analysis: formatting them costs more than drawing them."""
+        key = (id(cell.analysis), cell.error, cell.measured_time_s, cell.measured_runs, cell.device.key)
+        found = self._text_cache.get(key)
+        if found is None or found[0] is not cell.analysis:
+            if len(self._text_cache) > 4096:
+                self._text_cache.clear()
+            found = (cell.analysis, cell_text(cell), cell_tooltip(cell))
+            self._text_cache[key] = found
+        return found[1], found[2]
 
     def _row_chosen(self, row: int, *_: int) -> None:
         if row < 0 or row == self._row or self.comparison is None:
@@ -290,7 +319,22 @@ class CompareView(RefreshWhenShown, QWidget):
             self._draw_plot(self.comparison)
 
     def _draw_plot(self, comparison: Comparison | None) -> None:
+        entries: list[tuple[pg.PlotDataItem, str]] = []
+        try:
+            self._draw_roofs(comparison, entries)
+        finally:
+            self._show_legend(entries)
+
+    def _show_legend(self, entries: list[tuple[pg.PlotDataItem, str]]) -> None:
+        """Rebuild the legend only when its lines change (each entry is two graphics widgets)."""
+        shown = [(sample.item, label.text) for sample, label in self.legend.items]
+        if shown == entries:
+            return
         self.legend.clear()
+        for line, text in entries:
+            self.legend.addItem(line, text)
+
+    def _draw_roofs(self, comparison: Comparison | None, entries: list[tuple[pg.PlotDataItem, str]]) -> None:
         for roof in self.roofs:
             roof.setVisible(False)
         self.points.setData([])
@@ -325,10 +369,12 @@ class CompareView(RefreshWhenShown, QWidget):
             line.setPen(pg.mkPen(colour, width=2.2, style=style))
             line.setVisible(True)
             rates += [y for _, y in corners]
-            self.legend.addItem(
-                line,
-                f"{short_name(cell.device)}: {short_path(analysis.path)} {format_flop_rate(analysis.compute_rate.value)}, "
-                f"{format_bandwidth(analysis.bandwidth.value)}, ridge {format_intensity(analysis.ridge or 0)}",
+            entries.append(
+                (
+                    line,
+                    f"{short_name(cell.device)}: {short_path(analysis.path)} {format_flop_rate(analysis.compute_rate.value)}, "
+                    f"{format_bandwidth(analysis.bandwidth.value)}, ridge {format_intensity(analysis.ridge or 0)}",
+                )
             )
             if analysis.bytes and analysis.attainable_rate:
                 points.append(
@@ -362,7 +408,7 @@ class CompareView(RefreshWhenShown, QWidget):
             top = math.log10(max(rates)) + 0.2
             # headroom above the highest roof for the legend (top left): its height as a share of the plot's
             height = self.plot.getViewBox().height() or 400.0
-            share = min(0.6, (22.0 * len(self.legend.items) + 28.0) / height)
+            share = min(0.6, (22.0 * len(entries) + 28.0) / height)
             y_high = y_low + (top - y_low) / (1.0 - share)
             self.plot.getViewBox().setRange(
                 xRange=(math.log10(low), math.log10(high)), yRange=(y_low, y_high), padding=0
