@@ -17,7 +17,7 @@ from workbench.compare import (
     measured_on,
     resolve_devices,
     roofline_points,
-    run_device_key,
+    run_device_keys,
 )
 from workbench.devices import find_device
 from workbench.devices.catalogue import HOST_CPU_KEY
@@ -82,33 +82,58 @@ def test_roofline_points() -> None:
         roofline_points(find_device("v100-sxm2"), "int8_tc", 1.0, 10.0)
 
 
-def _run(device_text: str, samples: list[float], declaration: str = GEMM, status: str = "ok", **extra: object) -> dict[str, object]:
-    return {"declaration": declaration, "device": device_text, "samples_s": samples, "status": status, **extra}
+def _run(device_text: str, samples: list[float], declaration: str = GEMM, valid: bool | None = True, **extra: object) -> dict[str, object]:
+    """A loose run dict as early sessions kept them: the device only as the backend's text."""
+    data: dict[str, object] = {"declaration": declaration, "device": device_text, "samples_s": samples, **extra}
+    if valid is not None:
+        data["valid"] = valid
+    return data
+
+
+def _parsed(*runs: dict[str, object]) -> list:
+    from workbench.runs import read_runs
+
+    return read_runs(list(runs))
 
 
 def test_runs_are_placed_on_the_device_they_ran_on() -> None:
+    from dataclasses import replace
+
+    from workbench.devices.provenance import CPU, GPU, STATED_BY_NVML, STATED_BY_OS, DeviceProvenance
+
     host = find_device(HOST_CPU_KEY)
     model = host.name.removeprefix("This machine: ").split(" (")[0]
-    assert run_device_key(_run("GPU 0: NVIDIA H100 80GB HBM3 (compute capability 9.0)", [1.0])) == "h100-sxm"
-    assert run_device_key(_run("GPU 0: NVIDIA A100 80GB PCIe (compute capability 8.0)", [1.0])) == "a100-pcie-80gb"
-    assert run_device_key(_run(f"CPU: {model} (2 logical cores)", [1.0]), host) == HOST_CPU_KEY
-    assert run_device_key(_run("CPU: Some Other CPU (64 logical cores)", [1.0]), host) is None
-    assert run_device_key({"declaration": GEMM}) is None  # an old run that says nothing
+    (h100, a100_pcie, cpu_here, cpu_elsewhere, silent) = _parsed(
+        _run("GPU 0: NVIDIA H100 80GB HBM3 (compute capability 9.0)", [1.0]),
+        _run("GPU 0: NVIDIA A100 80GB PCIe (compute capability 8.0)", [1.0]),
+        _run(f"CPU: {model} (2 logical cores)", [1.0]),
+        _run("CPU: Some Other CPU (64 logical cores)", [1.0]),
+        {"declaration": GEMM, "samples_s": [1.0]},  # an old run that says nothing
+    )
+    assert run_device_keys(h100) == {"h100-sxm"}
+    assert run_device_keys(a100_pcie) == {"a100-pcie-80gb"}
+    assert run_device_keys(cpu_here, host) == {HOST_CPU_KEY}
+    assert run_device_keys(cpu_elsewhere, host) == set()
+    assert run_device_keys(silent) == set()
     # provenance, when a run carries it, wins over the text
-    assert run_device_key(_run("CPU: x", [1.0], provenance={"catalogue_key": "h200-sxm"})) == "h200-sxm"
-    assert run_device_key(_run("?", [1.0], provenance={"nvml_name": "NVIDIA H100 PCIe"})) == "h100-pcie"
+    stated = replace(h100, provenance=DeviceProvenance(GPU, "NVIDIA H200", "h200-sxm", "name", STATED_BY_NVML))
+    assert run_device_keys(stated) == {"h200-sxm"}
+    named = replace(h100, provenance=DeviceProvenance(GPU, "NVIDIA A100", stated_by=STATED_BY_NVML, memory_bytes=40 * 2**30))
+    assert run_device_keys(named) == {"a100-sxm-40gb"}  # the memory size picks the variant
+    numpy_run = replace(cpu_here, provenance=DeviceProvenance(CPU, model, "cpu-generic", "the CPU entry", STATED_BY_OS))
+    assert run_device_keys(numpy_run, host) == {"cpu-generic", HOST_CPU_KEY}
 
 
-def test_measured_time_is_the_latest_valid_runs_median() -> None:
+def test_measured_time_is_the_latest_usable_runs_median() -> None:
     h100 = find_device("h100-sxm")
     gpu = "GPU 0: NVIDIA H100 80GB HBM3 (compute capability 9.0)"
-    runs = [
+    runs = _parsed(
         _run(gpu, [3e-4, 1e-4, 2e-4]),
-        _run(gpu, [5e-4, 4e-4, 6e-4, 7e-4]),  # median 5.5e-4
-        _run(gpu, [1e-9], status="check-failed"),
+        _run(gpu, [5e-4, 4e-4, 6e-4, 7e-4], valid=None),  # unchecked: median 5.5e-4
+        _run(gpu, [1e-9], valid=False),  # its check failed: never a measured time
         _run(gpu, []),
         _run("GPU 0: NVIDIA A100-SXM4-80GB", [9.0]),
-    ]
+    )
     assert measured_on(runs, h100) == (pytest.approx(5.5e-4), 2)
     assert measured_on(runs, find_device("h200-sxm")) == (None, 0)
 
@@ -163,3 +188,15 @@ def test_the_cache_reuses_unchanged_cells_and_sees_every_change() -> None:
     assert compare_session(session, [h100], cache=cache).rows[0][0].analysis.flop == 4096**3
     session.operations[1].declaration = "add(n=2**20, dtype=fp32)"
     assert compare_session(session, [h100], cache=cache).rows[1][0].analysis.bytes == 3 * 4 * 2**20
+
+
+def test_a_real_numpy_run_is_measured_on_this_machine_and_not_on_a_gpu() -> None:
+    from workbench.measure import measure
+
+    declaration = "add(n=2**16, dtype=fp32)"
+    record = measure(declaration, backend="numpy", iterations=30)
+    session = Session(operations=[OperationEntry("vector add", declaration)], runs=[record.to_dict()])
+    comparison = compare_session(session, resolve_devices("host-cpu,h100-sxm"))
+    here, gpu = comparison.rows[0]
+    assert here.measured_runs == 1 and here.measured_time_s == pytest.approx(record.median_s)
+    assert gpu.measured_time_s is None and gpu.measured_runs == 0

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
@@ -22,6 +21,7 @@ from workbench.errors import DeviceError, WorkbenchError
 from workbench.units import format_intensity, format_time
 
 if TYPE_CHECKING:
+    from workbench.runs import Run
     from workbench.session import Session
 
 
@@ -143,76 +143,66 @@ def resolve_devices(keys: str | Sequence[str], known: Mapping[str, Device] | Non
 
 # -- runs on a device -------------------------------------------------------------------
 
-_PROVENANCE_KEYS = ("provenance", "device_provenance", "ran_on")
-_KEY_FIELDS = ("catalogue_key", "device_key", "matched_key")
+
+def _host_model(host: Device) -> str:
+    return host.name.removeprefix("This machine: ").split(" (")[0]
 
 
-def run_device_key(run: Mapping[str, Any], host: Device | None = None) -> str | None:
-    """The device key a stored run ran on, or None when the run does not say.
+def run_device_keys(run: "Run", host: Device | None = None) -> set[str]:
+    """The keys of the devices a run counts as measured on (empty when nothing says where it ran).
 
-    Reads the provenance a run carries (a catalogue key, or the NVML name and
-    memory), else the device text older runs keep ("GPU 0: NVIDIA H100 80GB
-    HBM3 (...)", "CPU: <model> (...)"). A CPU run is this machine's only when
-    its model is this machine's model.
+    A GPU run: the catalogue entry its provenance recorded, else the GPU it
+    names (with its memory size) matched afresh, else the GPU named in the
+    device text older runs keep ("GPU 0: NVIDIA H100 80GB HBM3 (...)"). A CPU
+    run: the entry its provenance recorded, and "host-cpu" when the CPU it
+    names is this machine's.
     """
-    for container_name in _PROVENANCE_KEYS:
-        container = run.get(container_name)
-        if isinstance(container, Mapping):
-            for field_name in _KEY_FIELDS:
-                value = container.get(field_name)
-                if isinstance(value, str) and value:
-                    return value
-            name = container.get("nvml_name") or container.get("name")
-            if isinstance(name, str) and name:
-                memory = container.get("memory_total_bytes")
-                found = match_reported_name(name, memory if isinstance(memory, int) else None)
-                if found is not None:
-                    return found.key
-    text = run.get("device")
-    if not isinstance(text, str):
-        return None
-    head, _, rest = text.partition(":")
-    described = rest.strip().split(" (")[0].strip() if rest else text.strip()
-    if head.strip().upper() == "CPU":
+    from workbench.devices.provenance import CPU
+
+    provenance = run.provenance
+    keys: set[str] = set()
+    if provenance.catalogue_key:
+        keys.add(provenance.catalogue_key)
+    head, _, rest = run.where.partition(":")
+    described = rest.strip().split(" (")[0].strip() if rest else ""
+    is_cpu = provenance.kind == CPU or head.strip().upper() == "CPU"
+    if is_cpu:
         if host is None:
             from workbench.devices.host import host_device
 
             host = host_device()
-        model = host.name.removeprefix("This machine: ").split(" (")[0]
-        return HOST_CPU_KEY if described == model else None
-    found = match_reported_name(described)
-    return found.key if found is not None else None
+        named = provenance.name or described
+        if named and named == _host_model(host):
+            keys.add(HOST_CPU_KEY)
+        return keys
+    if not keys:
+        found = None
+        if provenance.name:
+            found = match_reported_name(provenance.name, provenance.memory_bytes)
+        elif described:
+            found = match_reported_name(described)
+        if found is not None:
+            keys.add(found.key)
+    return keys
 
 
-def _valid_median(run: Mapping[str, Any]) -> float | None:
-    """The median of a finished, checked run's raw samples; None for failed or empty runs."""
+def measured_on(runs: Sequence["Run"], device: Device, host: Device | None = None) -> tuple[float | None, int]:
+    """(median of the raw samples of the latest usable run on `device`, number of usable runs on it).
+
+    Usable: finished with its reference check passed, or an older run that
+    does not say (unchecked); failed and cancelled runs are left out.
+    """
     from workbench.measure.stats import summarize
+    from workbench.runs import OK, UNCHECKED
 
-    if run.get("status") not in (None, "ok"):
-        return None
-    samples = run.get("samples_s")
-    if not isinstance(samples, list) or not samples:
-        return None
-    try:
-        values = [float(s) for s in samples]
-    except (TypeError, ValueError):
-        return None
-    if not all(math.isfinite(v) and v > 0 for v in values):
-        return None
-    return summarize(values).median_s
-
-
-def measured_on(runs: Sequence[Mapping[str, Any]], device: Device, host: Device | None = None) -> tuple[float | None, int]:
-    """(median of the latest valid run on `device`, number of valid runs on it) among `runs`."""
     latest: float | None = None
     count = 0
     for run in runs:
-        if run_device_key(run, host) != device.key:
+        if run.status not in (OK, UNCHECKED) or not run.samples_s:
             continue
-        median = _valid_median(run)
-        if median is None:
+        if device.key not in run_device_keys(run, host):
             continue
-        latest = median
+        latest = summarize(run.samples_s).median_s
         count += 1
     return latest, count
 
@@ -279,16 +269,21 @@ def compare_session(
 
     `cache` (a dict the caller keeps) reuses the analyses of unchanged operations on unchanged devices.
     """
+    from workbench.runs import read_runs
+    from workbench.session import canonical_declaration
+
     settings = session.settings
+    runs = read_runs(session.runs)
     rows = []
     for entry in session.operations:
-        runs = session.runs_for(entry)
+        wanted = canonical_declaration(entry.declaration)
+        entry_runs = [run for run in runs if wanted is not None and run.declaration is not None and str(run.declaration) == wanted]
         row = []
         for device in devices:
             cell = _cell(
                 entry.name or entry.declaration, entry.declaration, device, settings.convention, settings.overlap, settings.binary, cache
             )
-            measured, count = measured_on(runs, device, host)
+            measured, count = measured_on(entry_runs, device, host)
             row.append(DeviceBound(cell.operation, cell.declaration, device, cell.analysis, cell.error, measured, count))
         rows.append(tuple(row))
     return Comparison(tuple(devices), tuple(rows), settings.convention)

@@ -17,7 +17,7 @@ H100_RUN = {
     "declaration": GEMM,
     "device": "GPU 0: NVIDIA H100 80GB HBM3 (compute capability 9.0)",
     "samples_s": [2.0e-4, 1.9e-4, 2.1e-4],
-    "status": "ok",
+    "valid": True,
 }
 
 
