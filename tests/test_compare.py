@@ -64,7 +64,7 @@ def test_a_device_without_the_path_says_why_and_the_rest_still_compare(capsys: p
 
 def test_resolve_devices_accepts_known_extra_devices_and_dedupes() -> None:
     detected = {"nvml-0": find_device("h200-sxm")}
-    devices = resolve_devices("h100-sxm, nvml-0 ,h100-sxm,host-cpu", detected)
+    devices = resolve_devices("h100-sxm, nvml-0 ,h100-sxm,host-cpu,H100", detected)
     assert [d.key for d in devices] == ["h100-sxm", "h200-sxm", HOST_CPU_KEY]
     with pytest.raises(DeviceError, match="no devices"):
         resolve_devices([])

@@ -116,7 +116,7 @@ def split_keys(keys: str | Sequence[str]) -> list[str]:
 
 
 def resolve_devices(keys: str | Sequence[str], known: Mapping[str, Device] | None = None) -> list[Device]:
-    """The devices named by keys (catalogue, "host-cpu", or `known` ones such as detected GPUs).
+    """The devices named by keys (catalogue, "host-cpu", or `known` ones such as detected GPUs), each once.
 
     Every unknown key is named in one DeviceError, with the closest keys.
     """
@@ -126,13 +126,13 @@ def resolve_devices(keys: str | Sequence[str], known: Mapping[str, Device] | Non
     devices: list[Device] = []
     unknown: list[str] = []
     for key in wanted:
-        if known and key in known:
-            devices.append(known[key])
-            continue
         try:
-            devices.append(find_device(key))
+            device = known[key] if known and key in known else find_device(key)
         except DeviceError:
             unknown.append(key)
+            continue
+        if all(_device_identity(device) != _device_identity(chosen) for chosen in devices):
+            devices.append(device)  # "h100" and "h100-sxm" are one device: one column
     if unknown:
         hints = [f"{key} → {' or '.join(near)}" for key in unknown if (near := closest_keys(key))]
         hint = f" (did you mean: {'; '.join(hints)})" if hints else ""
