@@ -1,0 +1,341 @@
+"""How long a measurement will take, before it starts: from the bound and from a short probe.
+
+A run makes one untimed first call, a warm-up (at least 2 calls and 0.1 s,
+at most 50) and the timed iterations. The time of one call is estimated two
+ways:
+
+- the **bound**: the analysed lower bound on the device model the run is
+  compared with. A real call cannot beat it, so it is a floor, and on the
+  CPU it can be far too optimistic: NumPy's fp16 matrix product has no BLAS
+  path and runs ~100× below the generic CPU's rates.
+- a **probe**: the same kernel at a smaller size (every size field halved
+  until the work is small), allocated, called once untimed and timed once;
+  sizes grow while the probe stays short and the time budget allows, and
+  the last one is scaled by the ratio of work (the larger of the FLOP and
+  the bytes ratios) to the declared size.
+
+The probe is preferred where there is one; the estimate never goes below
+the bound. Above `LONG_RUN_S` the window asks before running, offering a
+smaller size and, on the CPU, a faster dtype (`alternatives`). Qt-free.
+
+    estimate = estimate_run("gemm(M=N=K=4096, dtype=fp16)", backend="numpy")
+    estimate.total_s, estimate.long, estimate.text()
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from workbench.declare import Declaration, parse
+from workbench.errors import WorkbenchError
+from workbench.measure.run import (
+    AUTO_WARMUP_MAX_CALLS,
+    AUTO_WARMUP_MIN_CALLS,
+    AUTO_WARMUP_S,
+    DEFAULT_ITERATIONS,
+)
+from workbench.units import format_time
+
+LONG_RUN_S = 30.0  # above this the window asks before a run starts
+PROBE_BUDGET_S = 0.4  # wall time the probes of one estimate may take
+PROBE_LONG_ENOUGH_S = 0.01  # a probe call this long is timed well enough to scale from
+PROBE_SMALL_FLOP = 2e6  # the smallest probe: at most this much work …
+PROBE_SMALL_BYTES = 256 * 1024  # … and this many compulsory bytes
+PROBE_REPEATS = 3  # a probe size is timed up to this many times (the fastest counts): a loaded machine is noisy
+PROBE_MIN_DIM = 8  # size fields are not halved below this
+FASTER_DTYPES = {"fp16": "fp32", "bf16": "fp32"}  # on the CPU: 16-bit products have no BLAS path, fp32 has
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One timed call of the kernel at a smaller size."""
+
+    declaration: str
+    call_s: float
+    scale: float  # work of the declared size over the work of the probe
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """How long one run of a declaration should take, and how that was worked out."""
+
+    declaration: str
+    backend: str
+    iterations: int
+    warmup_calls: int
+    per_call_s: float | None  # the expected time of one call (None: no bound and no probe)
+    bound_call_s: float | None  # the bound of one call on the device model (a floor)
+    bound_device: str  # the device model the bound is on ("" without one)
+    probe: Probe | None
+    note: str = ""  # why there is no probe, or what limits the estimate
+
+    @property
+    def calls(self) -> int:
+        """Every call the run makes: the untimed first call, the warm-up and the timed iterations."""
+        return 1 + self.warmup_calls + self.iterations
+
+    @property
+    def total_s(self) -> float | None:
+        return None if self.per_call_s is None else self.per_call_s * self.calls
+
+    @property
+    def long(self) -> bool:
+        """True when the run is expected to take longer than LONG_RUN_S."""
+        return self.total_s is not None and self.total_s > LONG_RUN_S
+
+    @property
+    def basis(self) -> str:
+        return "probe" if self.probe is not None else "bound" if self.bound_call_s is not None else ""
+
+    def text(self) -> str:
+        """'about 3.1 h: 53 calls of about 3.5 min each (probe: gemm(…) took 51 ms, ×4096 the work)'."""
+        if self.per_call_s is None:
+            return f"no estimate: {self.note}" if self.note else "no estimate"
+        total = format_duration(self.total_s or 0.0)
+        head = f"{'about' if self.probe is not None else 'at least'} {total}: {self.calls} calls of " \
+               f"{'about' if self.probe is not None else 'at least'} {format_duration(self.per_call_s)} each"
+        if self.probe is not None:
+            how = f"probe: {self.probe.declaration} took {format_duration(self.probe.call_s)}"
+            if self.probe.scale != 1:
+                how += f", ×{format_scale(self.probe.scale)} the work"
+            if self.bound_call_s is not None:
+                how += f"; bound {format_duration(self.bound_call_s)} a call on {self.bound_device}"
+        elif self.bound_call_s is not None:
+            how = f"from the bound on {self.bound_device}" + (f"; {self.note}" if self.note else "")
+        else:
+            how = self.note
+        return f"{head} ({how})"
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A quicker run the window offers instead of a long one."""
+
+    kind: str  # "smaller" or "dtype"
+    declaration: Declaration
+    estimate: RunEstimate
+    label: str  # 'Smaller size: gemm(M=1024, …), about 12 s'
+
+
+def format_duration(seconds: float) -> str:
+    """A duration for people: '51 ms', '4.2 s', '3.5 min', '3.1 h', '2.4 days'."""
+    if not math.isfinite(seconds):
+        return "forever"
+    if seconds < 60:
+        return format_time(seconds, digits=2)
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 86400 * 2:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def format_scale(scale: float) -> str:
+    return f"{scale:,.0f}" if scale >= 10 else f"{scale:.2g}"
+
+
+def warmup_calls(per_call_s: float | None, warmup: int | None = None) -> int:
+    """The warm-up calls the protocol makes: the fixed count, or ≥ 2 calls and ≥ 0.1 s, at most 50."""
+    if warmup is not None:
+        return warmup
+    if per_call_s is None or per_call_s <= 0:
+        return AUTO_WARMUP_MIN_CALLS
+    return int(min(AUTO_WARMUP_MAX_CALLS, max(AUTO_WARMUP_MIN_CALLS, math.ceil(AUTO_WARMUP_S / per_call_s))))
+
+
+def _work(declaration: Declaration, convention: str) -> tuple[float, float]:
+    workload = declaration.workload()
+    return float(workload.flop(convention)), float(workload.bytes)
+
+
+def probe_ladder(declaration: Declaration, convention: str = "fma2") -> list[Declaration]:
+    """Smaller versions of `declaration`, smallest first, each size field halved per step (≥ 8), ending with
+    the declaration itself; the smallest has at most PROBE_SMALL_FLOP and PROBE_SMALL_BYTES of work if it can."""
+    dims = [p.name for p in declaration.spec.params if p.kind == "dim"]
+    ladder = [declaration]
+    current = declaration
+    while True:
+        flop, nbytes = _work(current, convention)
+        if flop <= PROBE_SMALL_FLOP and nbytes <= PROBE_SMALL_BYTES:
+            break
+        changes = {}
+        for name in dims:
+            value = current.params.get(name)
+            if isinstance(value, int) and value > PROBE_MIN_DIM:
+                changes[name] = max(PROBE_MIN_DIM, value // 2)
+        if not changes:
+            break
+        try:
+            current = current.replace(**changes)
+        except WorkbenchError:
+            break
+        ladder.append(current)
+    return ladder[::-1]
+
+
+def _time_one_call(declaration: Declaration, backend: Any, warm: bool, budget_s: float) -> float:
+    """Allocate the kernel at this size, call it (once untimed when `warm`), and time it: the fastest of
+    up to PROBE_REPEATS calls that fit `budget_s` (one call is always timed)."""
+    from workbench.measure.kernels import kernel_for
+    from workbench.measure.run import refuse_if_too_large
+
+    kernel = kernel_for(declaration, backend)
+    refuse_if_too_large(declaration, backend, kernel)
+    try:
+        kernel.allocate(0, lambda: False)
+        if warm:
+            backend.wall_time(kernel)
+        times = [backend.wall_time(kernel)]
+        while len(times) < PROBE_REPEATS and sum(times) + min(times) <= budget_s:
+            times.append(backend.wall_time(kernel))
+        return min(times)
+    finally:
+        kernel.release()
+
+
+def probe_call_time(declaration: Declaration, backend: Any, convention: str = "fma2",
+                    budget_s: float = PROBE_BUDGET_S) -> Probe:
+    """Time the kernel at growing sizes until one call takes ≥ 10 ms, the next would not fit the budget,
+    or the declared size is reached; the last probe and the scale to the declared size."""
+    ladder = probe_ladder(declaration, convention)
+    full_flop, full_bytes = _work(declaration, convention)
+    started = time.perf_counter()
+    chosen: tuple[Declaration, float] | None = None
+    for step, candidate in enumerate(ladder):
+        call_s = _time_one_call(candidate, backend, step == 0, (budget_s - (time.perf_counter() - started)) / 4)
+        chosen = (candidate, call_s)
+        if call_s >= PROBE_LONG_ENOUGH_S or step + 1 == len(ladder):
+            break
+        next_flop, next_bytes = _work(ladder[step + 1], convention)
+        flop, nbytes = _work(candidate, convention)
+        growth = max(next_flop / flop if flop else 1.0, next_bytes / nbytes if nbytes else 1.0)
+        spent = time.perf_counter() - started
+        if spent + 2 * call_s * growth > budget_s:  # allocation and the call again, at the next size
+            break
+    assert chosen is not None
+    candidate, call_s = chosen
+    flop, nbytes = _work(candidate, convention)
+    scale = max(full_flop / flop if flop else 1.0, full_bytes / nbytes if nbytes else 1.0)
+    return Probe(str(candidate), call_s, scale)
+
+
+def _bound_call(declaration: Declaration, backend_kind: str, device: Any, convention: str,
+                overlap: Any) -> tuple[float | None, str, str]:
+    """The bound of one call on the device the run is compared with: (seconds, device name, note)."""
+    from workbench.analysis import analyze
+
+    try:
+        if device in (None, "auto"):
+            if backend_kind != "cpu":
+                return None, "", "the bound is taken on the GPU the run finds"
+            from workbench.devices.provenance import cpu_catalogue_device
+
+            device = cpu_catalogue_device()
+        analysis = analyze(declaration, device=device, convention=convention, overlap=overlap)
+    except (WorkbenchError, ImportError) as exc:
+        return None, "", f"no bound: {exc}"
+    bound = analysis.bound_time
+    name = getattr(analysis.device, "name", "") if getattr(analysis, "device", None) is not None else ""
+    name = name or str(getattr(device, "name", device))
+    return (float(bound) if bound is not None else None), name.split(" (")[0], ""
+
+
+def estimate_run(
+    declaration: str | Declaration,
+    *,
+    backend: str | Any = "numpy",
+    iterations: int = DEFAULT_ITERATIONS,
+    warmup: int | None = None,
+    device: Any = "auto",
+    convention: str = "fma2",
+    overlap: Any = "full",
+    probe: bool = True,
+    budget_s: float = PROBE_BUDGET_S,
+) -> RunEstimate:
+    """How long a run of `declaration` should take. `probe`: time the kernel at a small size (CPU backends;
+    a GPU run is estimated from its bound alone, since a probe there would pay compilation and start-up)."""
+    from workbench.measure.backends import select_backend
+
+    decl = parse(declaration) if isinstance(declaration, str) else declaration
+    chosen = select_backend(backend) if isinstance(backend, str) else backend
+    bound_call, device_name, note = _bound_call(decl, chosen.kind, device, convention, overlap)
+    measured: Probe | None = None
+    if probe and chosen.kind == "cpu":
+        try:
+            measured = probe_call_time(decl, chosen, convention, budget_s)
+        except WorkbenchError as exc:  # unsupported here, or too large: the run would say so itself
+            note = f"no probe: {exc}"
+    per_call = measured.call_s * measured.scale if measured is not None else bound_call
+    if per_call is not None and bound_call is not None:
+        per_call = max(per_call, bound_call)
+    return RunEstimate(
+        declaration=str(decl),
+        backend=chosen.name,
+        iterations=iterations,
+        warmup_calls=warmup_calls(per_call, warmup),
+        per_call_s=per_call,
+        bound_call_s=bound_call,
+        bound_device=device_name,
+        probe=measured,
+        note=note,
+    )
+
+
+def rescaled(estimate: RunEstimate, declaration: Declaration, convention: str = "fma2",
+             device: Any = "auto", overlap: Any = "full") -> RunEstimate:
+    """The estimate of another size of the same kernel, scaled from `estimate`'s probe (no new probe)."""
+    from workbench.measure.backends import select_backend
+
+    backend = select_backend(estimate.backend)
+    bound_call, device_name, note = _bound_call(declaration, backend.kind, device, convention, overlap)
+    measured = None
+    per_call = bound_call
+    if estimate.probe is not None:
+        probe_flop, probe_bytes = _work(parse(estimate.probe.declaration), convention)
+        flop, nbytes = _work(declaration, convention)
+        scale = max(flop / probe_flop if probe_flop else 1.0, nbytes / probe_bytes if probe_bytes else 1.0)
+        measured = Probe(estimate.probe.declaration, estimate.probe.call_s, scale)
+        per_call = measured.call_s * scale if bound_call is None else max(measured.call_s * scale, bound_call)
+    return RunEstimate(str(declaration), estimate.backend, estimate.iterations,
+                       warmup_calls(per_call, None), per_call, bound_call, device_name, measured, note)
+
+
+def estimate_total(estimates: Sequence[RunEstimate]) -> float | None:
+    """The time of a job of several runs (a sweep); None when one has no estimate."""
+    totals = [e.total_s for e in estimates]
+    return None if any(t is None for t in totals) else float(sum(t for t in totals if t is not None))
+
+
+def alternatives(estimate: RunEstimate, *, convention: str = "fma2", device: Any = "auto", overlap: Any = "full",
+                 limit_s: float = LONG_RUN_S, budget_s: float = PROBE_BUDGET_S) -> list[Alternative]:
+    """Quicker runs to offer instead of a long one: the largest smaller size (every size field halved
+    together) expected within `limit_s`, and on the CPU the same size in a faster dtype when that is faster."""
+    declaration = parse(estimate.declaration)
+    offers: list[Alternative] = []
+    for smaller in reversed(probe_ladder(declaration, convention)[:-1]):
+        guess = rescaled(estimate, smaller, convention, device, overlap)
+        if guess.total_s is not None and guess.total_s <= limit_s:
+            offers.append(Alternative("smaller", smaller, guess,
+                                      f"Smaller size: {smaller}, {guess.text().split(':')[0]}"))
+            break
+    dtype = declaration.params.get("dtype")
+    faster = FASTER_DTYPES.get(dtype) if isinstance(dtype, str) else None
+    from workbench.measure.backends import select_backend
+
+    if faster is not None and select_backend(estimate.backend).kind == "cpu":
+        try:
+            dtype_fields = {p.name for p in declaration.spec.params if p.kind == "dtype"}
+            other = declaration.replace(**{name: faster for name, value in declaration.params.items()
+                                           if name in dtype_fields and value == dtype})
+            guess = estimate_run(other, backend=estimate.backend, iterations=estimate.iterations, device=device,
+                                 convention=convention, overlap=overlap, budget_s=budget_s)
+        except WorkbenchError:
+            guess = None
+        if guess is not None and guess.total_s is not None and (estimate.total_s is None or guess.total_s < estimate.total_s):
+            offers.append(Alternative("dtype", other, guess,
+                                      f"Faster dtype: {faster} ({dtype} has no BLAS path on the CPU), "
+                                      f"{guess.text().split(':')[0]}"))
+    return offers
