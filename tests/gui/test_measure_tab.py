@@ -177,7 +177,7 @@ def test_an_invalid_run_is_listed_as_invalid_and_drawn_hollow_and_grey(qtbot, wi
 
 def test_cancel_mid_run_ends_within_half_a_second_and_marks_it_cancelled(qtbot, window) -> None:
     tab = measurement_tab(qtbot, window, declaration="add(n=2**20, dtype=fp32)", iterations=100_000)
-    assert tab.start()
+    assert tab.start(ask=False)  # a long run on purpose: past the long-run question
     qtbot.waitUntil(lambda: len(tab._live_samples) > 0, timeout=RUN_TIMEOUT_MS)
     assert tab.model.rowCount() == 1 and cell(tab, 0, CHECK).startswith("timing ")
     worker = tab.worker
@@ -198,7 +198,7 @@ def test_cancel_mid_run_ends_within_half_a_second_and_marks_it_cancelled(qtbot, 
 def test_opening_another_session_during_a_run_cancels_it_and_stores_it_nowhere(qtbot, window) -> None:
     tab = measurement_tab(qtbot, window, declaration="add(n=2**20, dtype=fp32)", iterations=100_000)
     old_session = window.document.session
-    assert tab.start()
+    assert tab.start(ask=False)
     qtbot.waitUntil(lambda: len(tab._live_samples) > 0, timeout=RUN_TIMEOUT_MS)
     with qtbot.waitSignal(tab.measurement_finished, timeout=5000):
         window.open_example("gemm-4096-fp16")
@@ -333,7 +333,7 @@ def test_cupy_is_greyed_out_with_the_reason_when_it_cannot_run(qtbot, window, mo
 
 def test_closing_the_window_cancels_the_run_and_waits_for_it(qtbot, window) -> None:
     tab = measurement_tab(qtbot, window, declaration="add(n=2**20, dtype=fp32)", iterations=100_000)
-    assert tab.start()
+    assert tab.start(ask=False)  # a long run on purpose: past the long-run question
     qtbot.waitUntil(lambda: len(tab._live_samples) > 0, timeout=RUN_TIMEOUT_MS)
     worker = tab.worker
     started = time.perf_counter()

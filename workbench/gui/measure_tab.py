@@ -26,8 +26,10 @@ from PySide6.QtCore import QAbstractTableModel, QItemSelectionModel, QModelIndex
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QCheckBox,
     QComboBox,
+    QDialog,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
@@ -50,6 +52,8 @@ from workbench.gui.measure_runs import MeasuredRun, add_run, document_runs, remo
 from workbench.gui.measure_worker import BackendChoice, BackendProbeWorker, MeasurementJob, MeasurementWorker
 from workbench.gui.plots import sweep_choices
 from workbench.measure import COLD, DEFAULT_ITERATIONS, MIN_ITERATIONS, WARM, PhaseChanged, RunRecord, RunStarted, SampleBatch
+from workbench.measure.estimate import LONG_RUN_S, Alternative, RunEstimate, alternatives, estimate_run, estimate_total, \
+    format_duration, rescaled
 from workbench.measure.record import CANCELLED, INVALID, OK
 from workbench.measure.stats import summarize
 from workbench.units import format_bandwidth, format_flop_rate, format_number, format_time
@@ -371,6 +375,90 @@ class SampleHistogram(QWidget):
         )
 
 
+# ---------------------------------------------------------------- the question before a long run
+
+
+RUN_ANYWAY = "run anyway"
+
+
+class LongRunQuestion(QDialog):
+    """Asked before a run expected to take longer than LONG_RUN_S: run it, run a quicker one, or not at all.
+
+    Each quicker offer (a smaller size, a faster dtype) is a button with its own
+    estimate; "Don't run" is the default, so Enter or Escape never starts hours of
+    work. `answered` carries the declarations to run, or None.
+    """
+
+    answered = Signal(object)  # tuple[Declaration, ...] or None
+
+    def __init__(self, declarations: Sequence[Declaration], estimates: Sequence[RunEstimate],
+                 offers: Sequence[Alternative], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("longRunQuestion")
+        self.setWindowTitle("A long run")
+        self.setModal(True)
+        self.declarations = tuple(declarations)
+        self.offers = tuple(offers)
+        total = estimate_total(estimates)
+        first = estimates[0]
+        what = str(declarations[0]) if len(declarations) == 1 else f"{len(declarations)} sizes of {declarations[0].op}"
+        where = "the CPU" if first.backend == "numpy" else "the GPU"
+        headline = QLabel(f"<b>Measuring {what} on {where} should take {format_duration(total or 0.0)}.</b>")
+        headline.setObjectName("longRunHeadline")
+        headline.setWordWrap(True)
+        detail = QLabel(first.text() if len(estimates) == 1 else
+                        "; ".join(f"{e.declaration}: {format_duration(e.total_s or 0.0)}" for e in estimates))
+        detail.setObjectName("longRunDetail")
+        detail.setWordWrap(True)
+        detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.addWidget(headline)
+        layout.addWidget(detail)
+        if self.offers:
+            layout.addWidget(QLabel("Quicker instead (recorded as a run of the declaration named, "
+                                    "under this operation):"))
+        self.buttons: dict[str, QPushButton] = {}
+        for offer in self.offers:
+            button = QPushButton(offer.label)
+            button.setObjectName(f"longRun_{offer.kind}")
+            button.setToolTip(offer.estimate.text())
+            button.clicked.connect(lambda _=False, kind=offer.kind: self.choose(kind))
+            self.buttons[offer.kind] = button
+            layout.addWidget(button)
+        row = QHBoxLayout()
+        anyway = QPushButton(f"Run anyway ({format_duration(total or 0.0)})")
+        anyway.setObjectName("longRun_anyway")
+        anyway.setAutoDefault(False)
+        anyway.clicked.connect(lambda: self.choose(RUN_ANYWAY))
+        dont = QPushButton("Don't run")
+        dont.setObjectName("longRun_dont")
+        dont.setDefault(True)
+        dont.clicked.connect(lambda: self.choose(None))
+        self.buttons[RUN_ANYWAY] = anyway
+        self.buttons["dont"] = dont
+        row.addStretch(1)
+        row.addWidget(anyway)
+        row.addWidget(dont)
+        layout.addLayout(row)
+        self.rejected.connect(lambda: self._answer(None))
+        self._done = False
+
+    def choose(self, kind: str | None) -> None:
+        """Answer as the button of `kind` does: an offer's kind, RUN_ANYWAY, or None (don't run)."""
+        if kind == RUN_ANYWAY:
+            chosen: tuple[Declaration, ...] | None = self.declarations
+        else:
+            offer = next((o for o in self.offers if o.kind == kind), None)
+            chosen = (offer.declaration,) if offer is not None else None
+        self._answer(chosen)
+        self.accept()
+
+    def _answer(self, chosen: tuple[Declaration, ...] | None) -> None:
+        if not self._done:
+            self._done = True
+            self.answered.emit(chosen)
+
+
 # ---------------------------------------------------------------- the tab
 
 
@@ -394,6 +482,7 @@ class MeasurementTab(QWidget):
         self._sweep_choices: list[tuple[str, ...]] = []
         self._sweep_op: str | None = None
         self.calibration: Any = None  # the open CalibrationDialog (gui/calibration_dialog.py)
+        self.question: LongRunQuestion | None = None  # open while a long run waits for an answer
 
         self._build()
         document.runs_changed.connect(self.refresh_runs)
@@ -417,6 +506,7 @@ class MeasurementTab(QWidget):
             self.backend_box.addItem(BACKEND_LABELS[key], key)
         self.backend_box.setToolTip("The array library that runs the kernel: CuPy on an NVIDIA GPU, NumPy on this CPU")
         self.backend_box.currentIndexChanged.connect(self._show_backend_device)
+        self.backend_box.currentIndexChanged.connect(self._show_estimate)
         self.device_label = QLabel("Checking which backends can run here…")
         self.device_label.setObjectName("measureDevice")
         self.device_label.setWordWrap(True)
@@ -424,11 +514,17 @@ class MeasurementTab(QWidget):
         self.bound_label.setObjectName("measureBoundDevice")
         self.bound_label.setWordWrap(True)
         self.bound_label.setStyleSheet("color: #555;")
+        self.estimate_label = QLabel()
+        self.estimate_label.setObjectName("measureEstimate")
+        self.estimate_label.setWordWrap(True)
+        self.estimate_label.setStyleSheet("color: #555;")
+        self.estimate_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.iterations = QSpinBox()
         self.iterations.setObjectName("measureIterations")
         self.iterations.setRange(MIN_ITERATIONS, MAX_TAB_ITERATIONS)
         self.iterations.setValue(DEFAULT_ITERATIONS)
         self.iterations.setToolTip(f"Timed iterations (at least {MIN_ITERATIONS}); every raw sample is kept")
+        self.iterations.valueChanged.connect(self._show_estimate)
         self.mode_box = QComboBox()
         self.mode_box.setObjectName("measureMode")
         for mode in (WARM, COLD):
@@ -535,6 +631,7 @@ class MeasurementTab(QWidget):
         layout.addWidget(self.operation)
         layout.addLayout(settings)
         layout.addWidget(self.bound_label)
+        layout.addWidget(self.estimate_label)
         layout.addLayout(run_row)
         layout.addWidget(self.message)
         layout.addWidget(splitter, 1)
@@ -570,6 +667,7 @@ class MeasurementTab(QWidget):
             self.backend_box.setCurrentIndex(self.backend_box.findData("auto"))
         self._show_backend_device()
         self._enable_controls()
+        self._show_estimate()
         if self._probe is not None:
             self._probe.wait()
             self._probe = None
@@ -654,6 +752,7 @@ class MeasurementTab(QWidget):
             self.operation.setText(f"<b>{name}</b>: <code>{declaration}</code>")
         self._fill_sweep_fields(declaration)
         self._enable_controls()
+        self._show_estimate()
 
     def _fill_sweep_fields(self, declaration: Declaration | None) -> None:
         state = self.document.state(self.document.current_entry) if self.document.current_entry is not None else None
@@ -721,16 +820,21 @@ class MeasurementTab(QWidget):
         running = self.running
         declaration, _ = self.current_declaration()
         ready = self.backends is not None and self._choice(self.backend_box.currentData()).available
-        self.run_button.setEnabled(not running and ready and declaration is not None)
+        self.run_button.setEnabled(not running and ready and declaration is not None and self.question is None)
         self.cancel_button.setEnabled(running)
         for widget in (self.backend_box, self.iterations, self.mode_box, self.sweep_box):
             widget.setEnabled(not running)
         self._sweep_toggled(self.sweep_box.isChecked())
         self.remove_button.setEnabled(not running and self._selected_stored_row() is not None)
 
-    def start(self) -> bool:
-        """Start measuring the selected operation (or its sweep) with the tab's settings; False with a message if not."""
-        if self.running or self._closing:
+    def start(self, ask: bool = True) -> bool:
+        """Start measuring the selected operation (or its sweep) with the tab's settings; False with a message if not.
+
+        With `ask`, the run is estimated first (the bound and a short probe, well under a second); when
+        it is expected to take longer than LONG_RUN_S the long-run question opens instead, and the run
+        (or the quicker one chosen there) starts from its answer — start() then returns False.
+        """
+        if self.running or self._closing or self.question is not None:
             return False
         if self.backends is None:
             self.show_message("The backends are still being checked; try again in a moment.")
@@ -739,6 +843,22 @@ class MeasurementTab(QWidget):
             declarations = self.declarations_to_run()
         except WorkbenchError as exc:
             self.show_message(str(exc))
+            return False
+        if ask:
+            QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+            try:
+                estimates = self.estimate(declarations)
+            finally:
+                QApplication.restoreOverrideCursor()
+            self._show_estimate_text(estimates)
+            total = estimate_total(estimates) if estimates else None
+            if total is not None and total > LONG_RUN_S:
+                self._ask(declarations, estimates)
+                return False
+        return self._start_job(declarations)
+
+    def _start_job(self, declarations: Sequence[Declaration]) -> bool:
+        if self.running or self._closing:
             return False
         entry = self.document.current_entry
         settings = self.document.session.settings
@@ -770,6 +890,92 @@ class MeasurementTab(QWidget):
         worker.start()
         return True
 
+    # ------------------------------------------------------------------ the estimate and the long-run question
+    def _estimate_device(self, backend: str) -> Any:
+        """The device model a run's estimate is bounded on: the CPU entry for NumPy; for CuPy the session's
+        device when it is a GPU (the GPU the run finds is only known when it runs)."""
+        session = self.document.device
+        if backend == "cupy" and session is not None and session.kind == "gpu":
+            return session
+        return "auto"
+
+    def estimate(self, declarations: Sequence[Declaration], probe: bool = True) -> list[RunEstimate]:
+        """One estimate per declaration: the largest (the last of a sweep) probed, the others scaled from it;
+        [] when there is none (the backend cannot be opened)."""
+        if not declarations:
+            return []
+        backend = self.resolved_backend()
+        settings = self.document.session.settings
+        device = self._estimate_device(backend)
+        largest = declarations[-1]
+        try:
+            main = estimate_run(largest, backend=backend, iterations=self.iterations.value(), device=device,
+                                convention=settings.convention, overlap=float(settings.overlap), probe=probe)
+            return [main if d is largest else rescaled(main, d, settings.convention, device, float(settings.overlap))
+                    for d in declarations]
+        except WorkbenchError:
+            return []
+
+    def _show_estimate(self, *_: object) -> None:
+        """The bound's estimate of the next run, live as the operation and settings change (no probe: Run probes)."""
+        if self.running or self.backends is None:
+            return
+        try:
+            declarations = self.declarations_to_run()
+        except WorkbenchError:
+            self.estimate_label.setText("")
+            return
+        estimates = self.estimate(declarations, probe=False)
+        if not estimates or estimate_total(estimates) is None:
+            self.estimate_label.setText("Run time: no estimate before the run" +
+                                        (f" ({estimates[0].note})" if estimates and estimates[0].note else "") + ".")
+            return
+        text = self._estimate_words(estimates)
+        if self.resolved_backend() == "numpy":
+            text += "; Run times a small size first and asks before anything over " + format_duration(LONG_RUN_S)
+        self.estimate_label.setText(text + ".")
+
+    @staticmethod
+    def _estimate_words(estimates: Sequence[RunEstimate]) -> str:
+        total = estimate_total(estimates) or 0.0
+        if len(estimates) == 1:
+            return f"Run time: {estimates[0].text()}"
+        how = "about" if estimates[-1].probe is not None else "at least"
+        return f"Run time: {how} {format_duration(total)} for {len(estimates)} sizes ({estimates[-1].text()} for the largest)"
+
+    def _show_estimate_text(self, estimates: Sequence[RunEstimate]) -> None:
+        if estimates and estimate_total(estimates) is not None:
+            self.estimate_label.setText(self._estimate_words(estimates) + ".")
+
+    def _ask(self, declarations: Sequence[Declaration], estimates: Sequence[RunEstimate]) -> None:
+        """Open the long-run question (window-modal); its answer starts the run, a quicker one, or nothing."""
+        offers: list[Alternative] = []
+        if len(declarations) == 1:
+            settings = self.document.session.settings
+            QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+            try:
+                offers = alternatives(estimates[0], convention=settings.convention,
+                                      device=self._estimate_device(self.resolved_backend()),
+                                      overlap=float(settings.overlap))
+            except WorkbenchError:
+                offers = []
+            finally:
+                QApplication.restoreOverrideCursor()
+        question = LongRunQuestion(declarations, estimates, offers, self.window())
+        question.answered.connect(self._question_answered)
+        self.question = question
+        self._enable_controls()
+        question.open()
+
+    def _question_answered(self, chosen: tuple[Declaration, ...] | None) -> None:
+        question = self.question
+        self.question = None
+        if question is not None:
+            question.deleteLater()
+        self._enable_controls()
+        if chosen:
+            self._start_job(chosen)
+
     def cancel(self) -> None:
         """Stop the run in progress (it ends within half a second) and the rest of a sweep."""
         if self.worker is not None:
@@ -779,6 +985,8 @@ class MeasurementTab(QWidget):
     def shutdown(self, timeout_ms: int = 10000) -> None:
         """Cancel the measurement and the calibration, and wait for their threads (the window is closing)."""
         self._closing = True
+        if self.question is not None:
+            self.question.choose(None)
         if self.worker is not None:
             self.worker.cancel()
         if self.calibration is not None:
@@ -913,10 +1121,14 @@ class MeasurementTab(QWidget):
         self._enable_controls()
 
     def _session_replaced(self) -> None:
+        if self.question is not None:
+            self.question.choose(None)  # a question about the previous session's operation
         if self.worker is not None:
             self.worker.cancel()  # its runs belong to the session it was started in
         else:
             self.model.set_live(None)
+            self.progress.setValue(0)  # "done: add(…)" was the previous session's run
+            self.progress.setFormat("idle")
         self.hide_message()
         self._operation_changed()
         self._show_bound_device()

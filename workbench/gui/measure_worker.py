@@ -2,8 +2,12 @@
 
 The engine (`workbench.measure`) is a plain generator of events; these
 workers iterate it in their own thread and forward each event through a
-signal, so the window never waits on a kernel. Cancelling sets a flag the
-engine polls between calls, so a run ends within half a second. Every
+signal, so the window never waits on a kernel. CPU runs (NumPy) go one step
+further: the engine runs in a worker process (`workbench.measure.process`),
+because one NumPy call can last minutes and a thread cannot be stopped
+inside it; Cancel ends that process if it does not stop by itself, so a run
+ends within half a second. GPU runs stay in the thread, where calls are
+short and the engine's cooperative stop is enough. Every
 worker registers itself with `workbench.gui.workers`, so tests can check
 that none is left running.
 """
@@ -127,7 +131,8 @@ class MeasurementWorker(QThread):
         track_worker(self)
 
     def cancel(self) -> None:
-        """Stop the run in progress at its next check (within half a second) and skip the rest (any thread)."""
+        """Stop the run in progress within half a second (a CPU run's process is ended if it must be) and
+        skip the rest (any thread)."""
         self._stop.set()
 
     @property
@@ -136,13 +141,15 @@ class MeasurementWorker(QThread):
 
     def run(self) -> None:
         from workbench.measure import MeasurementRun, PhaseChanged, RunFinished, RunStarted, SampleBatch
+        from workbench.measure.process import ProcessRun
 
         job = self.job
+        runner = ProcessRun if job.backend == "numpy" else MeasurementRun
         for index, declaration in enumerate(job.declarations):
             if self._stop.is_set():
                 return
             try:
-                run = MeasurementRun(
+                run = runner(
                     declaration,
                     backend=job.backend,
                     iterations=job.iterations,

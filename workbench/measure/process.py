@@ -175,6 +175,7 @@ class ProcessRun:
         if self._started:
             raise MeasurementError("a ProcessRun runs once; create a new one to measure again")
         self._started = True
+        self._plan()
         context = multiprocessing.get_context(START_METHOD)
         events = context.Queue()
         stop = context.Event()
@@ -223,6 +224,21 @@ class ProcessRun:
             events.cancel_join_thread()
 
     # -- helpers --------------------------------------------------------------------
+    def _plan(self) -> None:
+        """Refuse here, before a process starts, what the child would refuse at once: an unsupported dtype,
+        sizes that do not fit in free memory (nothing is allocated; the child checks again)."""
+        from workbench.measure.backends import select_backend
+        from workbench.measure.kernels import kernel_for
+        from workbench.measure.record import COLD
+        from workbench.measure.run import refuse_if_too_large
+
+        options = self.options
+        if options.backend != "numpy":
+            return  # opening a GPU backend here would import CuPy in the parent too
+        backend = select_backend(options.backend)
+        kernel = kernel_for(self.declaration, backend, options.kernel_class)
+        refuse_if_too_large(self.declaration, backend, kernel, backend.flush_bytes() if options.mode == COLD else 0)
+
     @staticmethod
     def _end(child: Any) -> None:
         """End the child if it still runs (terminate, then kill), and reap it."""
