@@ -44,7 +44,7 @@ from workbench.measure.record import CANCELLED, WARM, KernelInfo, RunRecord
 from workbench.measure.run import DEFAULT_ITERATIONS, MeasurementRun, RunEvent, RunFinished, RunStarted, SampleBatch
 
 START_METHOD = "spawn"  # a fresh interpreter: safe under Qt and under threads, on every platform
-STOP_GRACE_S = 0.15  # after a cancel, how long the child may take to stop by itself before it is ended
+STOP_GRACE_S = 0.25  # after a cancel, how long the child may take to stop by itself before it is ended
 POLL_S = 0.02  # how often the parent looks at the queue, the cancel flag and the child
 END_WAIT_S = 0.3  # how long the parent waits for an ended child to be reaped
 

@@ -1,0 +1,107 @@
+"""The run-time estimate: the bound as a floor, a probe at a small size scaled up, and quicker offers."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from workbench.declare import parse
+from workbench.measure import estimate as estimate_module
+from workbench.measure.estimate import (
+    LONG_RUN_S,
+    alternatives,
+    estimate_run,
+    format_duration,
+    probe_ladder,
+    warmup_calls,
+)
+
+WORKED_EXAMPLE = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"  # the worked example's operation
+
+
+def test_the_estimate_appears_for_the_worked_example_on_the_cpu_and_says_it_is_long() -> None:
+    started = time.perf_counter()
+    estimate = estimate_run(WORKED_EXAMPLE, backend="numpy", iterations=50)
+    assert time.perf_counter() - started < 3.0  # a probe, not a run
+    assert estimate.basis == "probe" and estimate.probe is not None
+    assert estimate.probe.declaration.startswith("gemm(") and "dtype=fp16" in estimate.probe.declaration
+    assert estimate.probe.scale > 1
+    # 137 GFLOP per call on NumPy's fp16 loop (no BLAS): minutes a call on any CPU, far over the threshold
+    assert estimate.per_call_s is not None and estimate.per_call_s > 10
+    assert estimate.long and estimate.total_s is not None and estimate.total_s > LONG_RUN_S
+    assert estimate.calls == 1 + 2 + 50  # first call, the minimum warm-up (calls this long), the iterations
+    assert estimate.bound_call_s is not None and estimate.per_call_s >= estimate.bound_call_s
+    text = estimate.text()
+    assert text.startswith("about ") and "53 calls" in text and "probe: gemm(" in text and "Generic CPU" in text
+
+
+def test_a_small_run_is_not_long() -> None:
+    estimate = estimate_run("add(n=2**16, dtype=fp32)", backend="numpy", iterations=30)
+    assert estimate.total_s is not None and estimate.total_s < 1 and not estimate.long
+
+
+def test_without_a_probe_the_bound_is_the_estimate_and_said_to_be_a_floor() -> None:
+    estimate = estimate_run(WORKED_EXAMPLE, backend="numpy", iterations=50, probe=False)
+    assert estimate.probe is None and estimate.per_call_s == estimate.bound_call_s
+    assert estimate.text().startswith("at least ") and "from the bound on Generic CPU" in estimate.text()
+
+
+def test_the_probe_ladder_halves_every_size_field_and_ends_at_the_declaration() -> None:
+    ladder = probe_ladder(parse(WORKED_EXAMPLE))
+    assert str(ladder[-1]) == str(parse(WORKED_EXAMPLE))
+    sizes = [d.params["M"] for d in ladder]
+    assert sizes == sorted(sizes) and all(b == 2 * a for a, b in zip(sizes, sizes[1:]))
+    assert all(d.params["M"] == d.params["N"] == d.params["K"] for d in ladder)
+    smallest = ladder[0].workload()
+    assert smallest.flop() <= estimate_module.PROBE_SMALL_FLOP and smallest.bytes <= estimate_module.PROBE_SMALL_BYTES
+
+
+def _model_cpu(monkeypatch, fp16_rate: float, fp32_rate: float) -> list[str]:
+    """Probes timed by a model (FLOP over a rate per dtype) instead of the clock: the arithmetic, exactly."""
+    probed: list[str] = []
+
+    def model(declaration, backend, warm, budget_s):  # type: ignore[no-untyped-def]
+        probed.append(str(declaration))
+        rate = fp16_rate if declaration.params["dtype"] == "fp16" else fp32_rate
+        return float(declaration.workload().flop()) / rate
+
+    monkeypatch.setattr(estimate_module, "_time_one_call", model)
+    return probed
+
+
+def test_the_probe_scales_by_the_work_and_the_total_counts_every_call(monkeypatch) -> None:
+    _model_cpu(monkeypatch, fp16_rate=1e9, fp32_rate=50e9)
+    estimate = estimate_run(WORKED_EXAMPLE, backend="numpy", iterations=50)
+    full_flop = 2 * 4096**3
+    assert estimate.per_call_s == pytest.approx(full_flop / 1e9)  # the probe ran ≥ 10 ms, so no overhead floor
+    assert estimate.total_s == pytest.approx(full_flop / 1e9 * (1 + 2 + 50))
+    assert warmup_calls(1e-4) == 50 and warmup_calls(0.01) == 10 and warmup_calls(5.0) == 2 and warmup_calls(5.0, 7) == 7
+
+
+def test_a_long_cpu_fp16_gemm_is_offered_a_smaller_size_and_fp32(monkeypatch) -> None:
+    _model_cpu(monkeypatch, fp16_rate=1e9, fp32_rate=50e9)
+    estimate = estimate_run(WORKED_EXAMPLE, backend="numpy", iterations=50)
+    offers = {offer.kind: offer for offer in alternatives(estimate)}
+    smaller = offers["smaller"]
+    # 53 calls of 2·n³ / 1 GFLOP/s within 30 s: n = 512 (14.2 s) fits, 1024 (114 s) does not
+    assert str(smaller.declaration) == "gemm(M=512, N=512, K=512, dtype=fp16)"
+    assert smaller.estimate.total_s is not None and smaller.estimate.total_s <= LONG_RUN_S
+    faster = offers["dtype"]
+    assert str(faster.declaration) == "gemm(M=4096, N=4096, K=4096, dtype=fp32)"  # every operand, not just dtype
+    assert faster.estimate.total_s == pytest.approx(estimate.total_s / 50, rel=0.2)
+    assert "fp16 has no BLAS path" in faster.label and faster.label.startswith("Faster dtype: fp32")
+
+
+def test_no_faster_dtype_is_offered_for_fp32_or_a_gpu_estimate(monkeypatch) -> None:
+    _model_cpu(monkeypatch, fp16_rate=1e9, fp32_rate=1e9)
+    estimate = estimate_run("gemm(M=4096, N=4096, K=4096, dtype=fp32)", backend="numpy")
+    assert [offer.kind for offer in alternatives(estimate)] == ["smaller"]
+
+
+def test_durations_read_as_people_say_them() -> None:
+    assert format_duration(0.051) == "51 ms"
+    assert format_duration(42) == "42 s"
+    assert format_duration(210) == "3.5 min"
+    assert format_duration(3.1 * 3600) == "3.1 h"
+    assert format_duration(5 * 86400) == "5.0 days"
