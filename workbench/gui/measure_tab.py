@@ -547,7 +547,7 @@ class MeasurementTab(QWidget):
         self.run_button.setObjectName("measureRun")
         self.run_button.setToolTip("Measure the selected operation (Ctrl+R)")
         self.run_button.setShortcut("Ctrl+R")
-        self.run_button.clicked.connect(self.start)
+        self.run_button.clicked.connect(lambda: self.start())  # not start(checked): that would skip the question
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setObjectName("measureCancel")
         self.cancel_button.setEnabled(False)

@@ -303,6 +303,19 @@ def rescaled(estimate: RunEstimate, declaration: Declaration, convention: str = 
                        warmup_calls(per_call, None), per_call, bound_call, device_name, measured, note)
 
 
+def _without_blas(declaration: Declaration, backend_name: str) -> bool:
+    """True when the kernel of `declaration` runs without BLAS on this backend (NumPy's 16-bit products):
+    the case where a wider dtype is much faster, whatever a probe on a busy machine says."""
+    from workbench.measure.backends import select_backend
+    from workbench.measure.kernels import kernel_for
+
+    try:
+        backend = select_backend(backend_name)
+        return backend.kind == "cpu" and "no BLAS" in kernel_for(declaration, backend).algorithm()
+    except WorkbenchError:
+        return False
+
+
 def estimate_total(estimates: Sequence[RunEstimate]) -> float | None:
     """The time of a job of several runs (a sweep); None when one has no estimate."""
     totals = [e.total_s for e in estimates]
@@ -312,7 +325,8 @@ def estimate_total(estimates: Sequence[RunEstimate]) -> float | None:
 def alternatives(estimate: RunEstimate, *, convention: str = "fma2", device: Any = "auto", overlap: Any = "full",
                  limit_s: float = LONG_RUN_S, budget_s: float = PROBE_BUDGET_S) -> list[Alternative]:
     """Quicker runs to offer instead of a long one: the largest smaller size (every size field halved
-    together) expected within `limit_s`, and on the CPU the same size in a faster dtype when that is faster."""
+    together) expected within `limit_s`, and, where the kernel has no BLAS path (NumPy's fp16 and bf16
+    matrix products), the same size in fp32, with its own probed estimate."""
     declaration = parse(estimate.declaration)
     offers: list[Alternative] = []
     for smaller in reversed(probe_ladder(declaration, convention)[:-1]):
@@ -323,19 +337,17 @@ def alternatives(estimate: RunEstimate, *, convention: str = "fma2", device: Any
             break
     dtype = declaration.params.get("dtype")
     faster = FASTER_DTYPES.get(dtype) if isinstance(dtype, str) else None
-    from workbench.measure.backends import select_backend
-
-    if faster is not None and select_backend(estimate.backend).kind == "cpu":
+    if faster is not None and _without_blas(declaration, estimate.backend):
+        dtype_fields = {p.name for p in declaration.spec.params if p.kind == "dtype"}
         try:
-            dtype_fields = {p.name for p in declaration.spec.params if p.kind == "dtype"}
             other = declaration.replace(**{name: faster for name, value in declaration.params.items()
                                            if name in dtype_fields and value == dtype})
             guess = estimate_run(other, backend=estimate.backend, iterations=estimate.iterations, device=device,
                                  convention=convention, overlap=overlap, budget_s=budget_s)
         except WorkbenchError:
             guess = None
-        if guess is not None and guess.total_s is not None and (estimate.total_s is None or guess.total_s < estimate.total_s):
+        if guess is not None and guess.total_s is not None:
             offers.append(Alternative("dtype", other, guess,
-                                      f"Faster dtype: {faster} ({dtype} has no BLAS path on the CPU), "
+                                      f"Faster dtype: {faster} (NumPy runs {dtype} matrix products without BLAS), "
                                       f"{guess.text().split(':')[0]}"))
     return offers

@@ -1,0 +1,86 @@
+"""Runs that respect the user's time: the estimate before a run, the question before a long one (with a
+smaller size and a faster dtype offered), and a Cancel that lands inside one long NumPy call."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt
+
+from workbench.gui.measure_tab import RUN_ANYWAY, MeasurementTab
+
+RUN_TIMEOUT_MS = 60000
+
+
+def worked_example_tab(qtbot, window) -> MeasurementTab:  # type: ignore[no-untyped-def]
+    """Examples ▸ Worked example (4096³ fp16 GEMM) ▸ Measurement, on NumPy."""
+    window.open_example("gemm-4096-fp16")
+    tab = window.measurement
+    window.tabs.setCurrentWidget(tab)
+    qtbot.waitUntil(lambda: tab.backends is not None, timeout=10000)
+    tab.select_backend("numpy")
+    return tab
+
+
+def test_the_worked_example_on_the_cpu_shows_an_estimate_and_asks_before_running(qtbot, window) -> None:
+    tab = worked_example_tab(qtbot, window)
+    before = tab.estimate_label.text()
+    assert before.startswith("Run time: at least ") and "from the bound on Generic CPU" in before  # live, no probe
+    assert tab.run_button.isEnabled(), tab.message.text()
+    qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
+    question = tab.question
+    assert question is not None, (tab.message.text(), tab.running, tab.estimate_label.text())
+    assert question is not None and question.isVisible()
+    assert not tab.running and window.document.session.runs == []  # nothing started
+    assert not tab.run_button.isEnabled()
+    after = tab.estimate_label.text()
+    assert after.startswith("Run time: about ") and "probe: gemm(" in after and "dtype=fp16" in after
+    assert set(question.buttons) >= {"smaller", "dtype", RUN_ANYWAY, "dont"}
+    assert "Faster dtype: fp32" in question.buttons["dtype"].text()
+    assert question.buttons["dont"].isDefault() and not question.buttons[RUN_ANYWAY].isDefault()
+
+    with qtbot.waitSignal(tab.measurement_finished, timeout=RUN_TIMEOUT_MS):
+        question.buttons["smaller"].click()
+    assert tab.question is None
+    runs = window.document.session.runs
+    assert len(runs) == 1
+    smaller = next(o for o in question.offers if o.kind == "smaller").declaration
+    assert runs[0]["declaration"] == str(smaller) and runs[0]["status"] == "ok"
+    assert smaller.params["M"] < 4096 and smaller.params["dtype"] == "fp16"
+
+
+def test_dont_run_starts_nothing_and_the_run_button_comes_back(qtbot, window) -> None:
+    tab = worked_example_tab(qtbot, window)
+    assert not tab.start()
+    assert tab.question is not None
+    tab.question.buttons["dont"].click()
+    assert tab.question is None and not tab.running and tab.run_button.isEnabled()
+    assert window.document.session.runs == []
+
+
+def test_a_short_run_is_not_asked_about(qtbot, window) -> None:
+    tab = worked_example_tab(qtbot, window)
+    window.document.edit_declaration(0, "gemm(M=128, N=128, K=128, dtype=fp32)")
+    with qtbot.waitSignal(tab.measurement_finished, timeout=RUN_TIMEOUT_MS):
+        assert tab.start()
+    assert tab.question is None and len(window.document.session.runs) == 1
+
+
+def test_cancel_inside_one_long_numpy_call_ends_the_run_within_half_a_second(qtbot, window) -> None:
+    tab = worked_example_tab(qtbot, window)
+    window.document.edit_declaration(0, "gemm(M=1024, N=1024, K=1024, dtype=fp16)")  # one call: seconds
+    phases: list[str] = []
+    assert tab.start(ask=False)
+    worker = tab.worker
+    assert worker is not None
+    worker.phase_changed.connect(lambda index, event: phases.append(event.phase))
+    qtbot.waitUntil(lambda: "first call" in phases, timeout=RUN_TIMEOUT_MS)
+    qtbot.wait(300)  # inside the first call
+    assert phases[-1] == "first call"
+    clicked = time.perf_counter()
+    qtbot.mouseClick(tab.cancel_button, Qt.MouseButton.LeftButton)
+    assert worker.wait(5000)
+    assert time.perf_counter() - clicked < 0.5
+    qtbot.waitUntil(lambda: not tab.running, timeout=5000)
+    assert window.document.session.runs == []
+    assert tab.progress.format().startswith("cancelled")
