@@ -85,7 +85,7 @@ def measurement_screenshots(window: Any, app: QApplication, out: Path) -> None:
     wait_until(app, lambda: tab.backends is not None, "the backend check")
     tab.select_backend("numpy")
     tab.iterations.setValue(50)
-    if not tab.start():
+    if not tab.start(ask=False):  # known short runs: no question (long_run_question shows it)
         raise SystemExit(f"screenshots: the run did not start: {tab.message.text()}")
     wait_until(app, lambda: not tab.running, "the vector-add run")
     if not window.document.session.runs:
@@ -102,7 +102,7 @@ def measurement_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(dialog, out / "calibration.png")
     dialog.accept()
     window.document.add_operation(OperationEntry("GEMM 1024³ fp32", "gemm(M=1024, N=1024, K=1024, dtype=fp32)"))
-    if not tab.start():
+    if not tab.start(ask=False):  # known short runs: no question (long_run_question shows it)
         raise SystemExit(f"screenshots: the GEMM run did not start: {tab.message.text()}")
     wait_until(app, lambda: not tab.running, "the GEMM run")
     window.tabs.setCurrentWidget(window.roofline)
@@ -115,7 +115,7 @@ def measurement_screenshots(window: Any, app: QApplication, out: Path) -> None:
     tab.select_backend("numpy")
     tab.sweep_box.setChecked(True)
     tab.set_sweep_range(14, 24)
-    if not tab.start():
+    if not tab.start(ask=False):  # known short runs: no question (long_run_question shows it)
         raise SystemExit(f"screenshots: the sweep did not start: {tab.message.text()}")
     wait_until(app, lambda: not tab.running, "the sweep")
     tab.sweep_box.setChecked(False)
@@ -124,6 +124,26 @@ def measurement_screenshots(window: Any, app: QApplication, out: Path) -> None:
     window.sweep.high.setValue(28)
     settle(app)
     save(window, out / "bound-vs-size-measured.png")
+
+
+def long_run_question(window: Any, app: QApplication, path: Path) -> None:
+    """Examples ▸ Worked example ▸ Measurement ▸ Run on the CPU: the estimate, and the question before hours
+    of NumPy fp16 GEMM, offering a smaller size and fp32. The screen is grabbed: the dialog over the window."""
+    window.open_example("gemm-4096-fp16")
+    tab = window.measurement
+    window.tabs.setCurrentWidget(tab)
+    wait_until(app, lambda: tab.backends is not None, "the backend check")
+    tab.select_backend("numpy")
+    tab.iterations.setValue(50)
+    if tab.start() or tab.question is None:
+        raise SystemExit("screenshots: the worked example on the CPU was not asked about")
+    settle(app, 0.5)
+    image = app.primaryScreen().grabWindow(0, 0, 0, WIDTH, HEIGHT)
+    if not image.save(str(path), "PNG"):
+        raise SystemExit(f"screenshots: could not write {path}")
+    print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} ({image.width()}×{image.height()})")
+    tab.question.choose(None)
+    settle(app)
 
 
 def profile_screenshots(window: Any, app: QApplication, out: Path) -> None:
@@ -165,7 +185,7 @@ def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
     wait_until(app, lambda: tab.backends is not None, "the backend check")
     tab.select_backend("numpy")
     tab.iterations.setValue(50)
-    if not tab.start():
+    if not tab.start(ask=False):  # known short runs: no question (long_run_question shows it)
         raise SystemExit(f"screenshots: the run did not start: {tab.message.text()}")
     wait_until(app, lambda: not tab.running, "the vector-add run")
     window.document.set_device("h100-sxm")
@@ -309,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     profile_screenshots(window, app, out)
 
     # 5b. measurement: a CPU run in the Measurement tab, calibration, measured points on the roofline
+    long_run_question(window, app, out / "measure-long-run-question.png")
     measurement_screenshots(window, app, out)
 
     # 5c. runs compared with the device they ran on; a run beyond its own device's bound flagged

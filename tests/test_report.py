@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import math
 import io
 import re
 import subprocess
@@ -16,10 +17,14 @@ import pytest
 from workbench.cli import main
 from workbench.devices import Rate
 from workbench.report import (
-    CSV_COLUMNS,
+    SAMPLES_CSV_COLUMNS,
+    SUMMARY_CSV_COLUMNS,
+    csv_number,
     ReportError,
     build_report,
     render_csv,
+    render_samples_csv,
+    report_files,
     render_html,
     render_markdown,
     report_kind,
@@ -108,6 +113,18 @@ def test_markdown_without_a_plot_has_no_plot_section() -> None:
     assert "## Plot" not in render_markdown(measured_session())
 
 
+def test_a_markdown_report_links_its_plot_as_a_png_beside_it(tmp_path: Path) -> None:
+    session = measured_session()
+    assert write_report(session, tmp_path / "lab 1.md", PNG) == "markdown"
+    text = (tmp_path / "lab 1.md").read_text(encoding="utf-8")
+    assert "![Roofline plot of the session](<lab 1-plot.png>)" in text and "base64" not in text
+    assert (tmp_path / "lab 1-plot.png").read_bytes() == PNG
+    assert report_files(tmp_path / "lab 1.md", has_plot=True) == (tmp_path / "lab 1.md", tmp_path / "lab 1-plot.png")
+    write_report(session, tmp_path / "inline.md", PNG, inline_plot=True)
+    assert "data:image/png;base64," in (tmp_path / "inline.md").read_text(encoding="utf-8")
+    assert not (tmp_path / "inline-plot.png").exists()
+
+
 class _Collector(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
@@ -139,21 +156,53 @@ def test_html_needs_no_network_and_escapes_user_text() -> None:
     assert "FAILED: not a valid measurement" in text
 
 
-def test_csv_has_one_row_per_sample_with_its_run() -> None:
-    rows = list(csv.DictReader(io.StringIO(render_csv(measured_session()))))
-    assert tuple(rows[0].keys()) == CSV_COLUMNS
+def test_samples_csv_has_one_row_per_sample_with_its_run() -> None:
+    rows = list(csv.DictReader(io.StringIO(render_samples_csv(measured_session()))))
+    assert tuple(rows[0].keys()) == SAMPLES_CSV_COLUMNS
     # 3 good samples of add-warm, 3 of add-bad, 1 of stray; junk samples and the non-list dropped
     assert [row["run_id"] for row in rows] == ["add-warm"] * 3 + ["add-bad"] * 3 + ["stray"]
     assert rows[0]["operation"] == "Vector add" and rows[0]["declaration"] == ADD
-    assert [float(row["time_s"]) for row in rows[:3]] == [100e-6, 101e-6, 99e-6]
+    assert [row["time [s]"] for row in rows[:3]] == ["0.0001", "0.000101", "9.9e-05"]
     assert [row["sample_index"] for row in rows[:3]] == ["0", "1", "2"]
     assert rows[3]["valid"] == "false" and rows[6]["valid"] == "" and rows[6]["operation"] == ""
 
 
 def test_csv_text_cannot_become_a_spreadsheet_formula() -> None:
     session = Session(operations=[OperationEntry("=HYPERLINK(1)", ADD)], runs=[{"id": "@x", "declaration": ADD, "samples_s": [1e-3]}])
-    row = next(csv.DictReader(io.StringIO(render_csv(session))))
+    row = next(csv.DictReader(io.StringIO(render_samples_csv(session))))
     assert row["run_id"] == "'@x" and row["operation"] == "'=HYPERLINK(1)"
+    summary = next(csv.DictReader(io.StringIO(render_csv(session))))
+    assert summary["operation"] == "'=HYPERLINK(1)"
+
+
+def test_csv_numbers_are_the_shortest_text_of_the_sample_without_conversion_noise() -> None:
+    noisy = 8677078 * 1e-9  # a perf_counter_ns difference in seconds: 0.008677078000000001
+    assert repr(noisy) == "0.008677078000000001"
+    assert csv_number(noisy) == "0.008677078"
+    assert csv_number(1.0 / 3.0) == "0.333333333333" and csv_number(137438953472) == "137438953472"
+    assert csv_number(None) == "" and csv_number(math.inf) == ""
+    session = Session(operations=[OperationEntry("add", ADD)], runs=[{"id": "r", "declaration": ADD, "samples_s": [noisy]}])
+    assert "0.008677078," in render_samples_csv(session) and "000000001" not in render_samples_csv(session)
+
+
+def test_the_summary_csv_has_one_row_per_operation_with_units_in_the_headers() -> None:
+    rows = list(csv.DictReader(io.StringIO(render_csv(measured_session()))))
+    assert tuple(rows[0].keys()) == SUMMARY_CSV_COLUMNS
+    assert all("[" in header for header in SUMMARY_CSV_COLUMNS if header.startswith(("FLOP", "compulsory", "intensity",
+                                                                                      "compute", "memory", "bound",
+                                                                                      "measured median", "%")))
+    session = measured_session()
+    assert len(rows) == len(session.operations)
+    add = next(row for row in rows if row["operation"] == "Vector add")
+    # add(n=2**24, fp32): 2^24 FLOP, 3 × 2^24 × 4 B; the valid run's median is 100 µs (three good samples)
+    assert add["FLOP [FLOP]"] == str(2**24) and add["compulsory bytes [B]"] == str(3 * 2**24 * 4)
+    assert float(add["intensity [FLOP/B]"]) == pytest.approx(1 / 12)
+    assert add["limiter"] == "memory" and float(add["bound [s]"]) == pytest.approx(float(add["memory bound [s]"]))
+    assert add["valid runs"] == "1" and add["run_id"] == "add-warm"
+    assert float(add["measured median [s]"]) == pytest.approx(100e-6)
+    assert float(add["% of bound [%]"]) == pytest.approx(80.53, rel=1e-3)
+    gemm = next(row for row in rows if row["operation"] == "GEMM | square")
+    assert gemm["limiter"] == "compute" and gemm["valid runs"] == "0" and gemm["measured median [s]"] == ""
 
 
 def test_an_operation_that_cannot_be_analysed_shows_why_and_the_rest_still_render() -> None:
@@ -177,6 +226,9 @@ def test_write_report_chooses_by_suffix_and_refuses_others(tmp_path: Path) -> No
     assert write_report(session, tmp_path / "r.md") == "markdown"
     assert write_report(session, tmp_path / "r.HTML", PNG) == "html"
     assert write_report(session, tmp_path / "r.csv") == "csv"
+    assert (tmp_path / "r-samples.csv").read_text(encoding="utf-8").startswith(",".join(SAMPLES_CSV_COLUMNS))
+    assert (tmp_path / "r.csv").read_text(encoding="utf-8").startswith(",".join(SUMMARY_CSV_COLUMNS))
+    assert not (tmp_path / "r-plot.png").exists()  # no plot given
     assert (tmp_path / "r.HTML").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     with pytest.raises(ReportError, match=r"use \.md, \.html or \.csv"):
         report_kind(tmp_path / "r.pdf")

@@ -245,12 +245,15 @@ def _add_report(sub: Any) -> None:
         "report",
         help="write a Markdown, HTML or CSV report of a session file",
         description="Write a report of a session: Markdown or HTML with each operation's derivation, bounds and "
-        "measured runs (and the roofline plot when Qt can render it offscreen), or CSV of the raw timing samples. "
+        "measured runs (and the roofline plot when Qt can render it offscreen; beside a Markdown report as "
+        "OUT-plot.png), or CSV: one row per operation, and the raw timing samples in OUT-samples.csv. "
         "The type follows the output's suffix, e.g. workbench report lab.json -o lab.html",
     )
     p.add_argument("session", metavar="SESSION", help="a session file (.json)")
     p.add_argument("-o", "--output", metavar="OUT", required=True, help="the report to write: .md, .html or .csv")
     p.add_argument("--no-plot", action="store_true", help="leave the plot out (no Qt needed)")
+    p.add_argument("--inline-plot", action="store_true",
+                   help="Markdown: embed the plot in the text as base64 instead of writing OUT-plot.png beside it")
     p.set_defaults(run=_run_report)
 
 
@@ -269,15 +272,17 @@ def _report_plot_png(session: Any) -> tuple[bytes | None, str]:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from workbench.report import report_kind, write_report
+    from workbench.report import report_files, report_kind, write_report
     from workbench.session import load
 
     kind = report_kind(args.output)
     session = load(args.session)
     plot, why = (None, "") if args.no_plot or kind == "csv" else _report_plot_png(session)
-    write_report(session, args.output, plot)
+    write_report(session, args.output, plot, inline_plot=args.inline_plot)
     note = f" without the plot: {why}" if why else ""
-    print(f"wrote {kind} report {args.output}{note}")
+    files = report_files(args.output, plot is not None, args.inline_plot)
+    beside = f" and {', '.join(str(f) for f in files[1:])}" if len(files) > 1 else ""
+    print(f"wrote {kind} report {args.output}{beside}{note}")
     return EXIT_OK
 
 

@@ -1,13 +1,22 @@
-"""Reports of a session: Markdown and HTML for people, CSV of raw samples for spreadsheets (Qt-free).
+"""Reports of a session: Markdown and HTML for people, CSV for spreadsheets (Qt-free).
 
 Both documents say the same things, built once by `build_report`: the device
 and the rates in use with their sources, each operation's derivation,
 tensors and bounds, the measured runs beside the bound (median, spread,
 achieved rate, % of bound, check result, conditions), imported profiler
-records, and the plot as an embedded PNG when the caller supplies one (the
-GUI renders it; this module never imports Qt). The HTML is one file that
-needs no network: inline CSS, the image as a data URI, and a content policy
-that forbids fetching anything.
+records, and the plot when the caller supplies one as PNG (the GUI renders
+it; this module never imports Qt). The HTML is one file that needs no
+network: inline CSS, the image as a data URI, and a content policy that
+forbids fetching anything. The Markdown links the plot as a PNG file written
+beside it (`lab.md` → `lab-plot.png`), so the text stays a few kilobytes;
+`inline_plot=True` embeds it as a data URI instead.
+
+A CSV report is two files: `lab.csv`, one row per operation (FLOP, bytes,
+intensity, bounds, the measured median and its % of bound, units in the
+headers), and `lab-samples.csv`, every raw timing sample. Numbers are written
+as the shortest text that reads back as the same float, after rounding to 12
+significant figures: timers resolve nanoseconds, and the digits below that
+(`0.008677078000000001`) are noise from converting them to seconds.
 
 Measurement runs and profiler records are plain dicts owned by other parts
 of the app; they are read defensively, and only what is present is shown.
@@ -50,7 +59,15 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 HTML_SUFFIXES = (".html", ".htm")
 CSV_SUFFIXES = (".csv",)
-CSV_COLUMNS = ("run_id", "operation", "declaration", "sample_index", "time_s", "valid")
+SAMPLES_CSV_COLUMNS = ("run_id", "operation", "declaration", "sample_index", "time [s]", "valid")
+SUMMARY_CSV_COLUMNS = (
+    "operation", "declaration", "FLOP [FLOP]", "convention", "compulsory bytes [B]", "intensity [FLOP/B]",
+    "compute bound [s]", "memory bound [s]", "bound [s]", "limiter", "device", "valid runs",
+    "measured median [s]", "measured on", "% of bound [%]", "run_id",
+)
+SAMPLES_SUFFIX = "-samples"  # lab.csv → lab-samples.csv
+PLOT_SUFFIX = "-plot"  # lab.md → lab-plot.png
+CSV_SIGNIFICANT_DIGITS = 12
 MAX_PROFILE_COLUMNS = 8
 MAX_PROFILE_ROWS = 200
 NO_VALUE = "–"
@@ -498,8 +515,9 @@ def _md_conditions(runs: Sequence[RunFigures]) -> list[str]:
     return lines + [""] if lines else []
 
 
-def render_markdown(session: Session, plot_png: bytes | None = None) -> str:
-    """The session as a Markdown document (the plot, if given, embedded as a PNG data URI)."""
+def render_markdown(session: Session, plot_png: bytes | None = None, plot_file: str | None = None) -> str:
+    """The session as a Markdown document. The plot: `plot_file`, a PNG beside the document, linked by
+    its relative name; else `plot_png` embedded as a data URI; else none."""
     _check_png(plot_png)
     report = build_report(session)
     lines = [f"# {report.title}", ""]
@@ -518,7 +536,9 @@ def render_markdown(session: Session, plot_png: bytes | None = None) -> str:
         "",
         *_md_table(report.summary),
     ]
-    if plot_png is not None:
+    if plot_file is not None:
+        lines += ["## Plot", "", f"![Roofline plot of the session](<{plot_file}>)", ""]
+    elif plot_png is not None:
         encoded = base64.b64encode(plot_png).decode("ascii")
         lines += ["## Plot", "", f"![Roofline plot of the session](data:image/png;base64,{encoded})", ""]
     for number, item in enumerate(report.operations, start=1):
@@ -702,16 +722,74 @@ def _csv_text(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def render_csv(session: Session) -> str:
-    """Raw timing samples, one row per sample: run id, operation, declaration, index, seconds, check."""
-    names = {}
+def csv_number(value: float | int | None) -> str:
+    """A number for a CSV cell: ints exact; floats rounded to 12 significant figures and written as the
+    shortest text that reads back as that float ('0.008677078', not '0.008677078000000001'); '' for none."""
+    if value is None or isinstance(value, bool):
+        return ""
+    if isinstance(value, int):
+        return str(value)
+    if not math.isfinite(value):
+        return ""
+    return repr(float(f"{value:.{CSV_SIGNIFICANT_DIGITS}g}"))
+
+
+def _operation_names(session: Session) -> dict[str, str]:
+    names: dict[str, str] = {}
     for entry in session.operations:
         key = canonical_declaration(entry.declaration)
         if key is not None and key not in names:
             names[key] = entry.name
+    return names
+
+
+def render_csv(session: Session) -> str:
+    """The per-operation summary: one row per operation — its work, bounds, and the fastest valid run of
+    its declaration (median and % of bound on the device it ran on). Units are in the headers."""
+    report = build_report(session)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow(SUMMARY_CSV_COLUMNS)
+    for item in report.operations:
+        entry, a = item.entry, item.analysis
+        valid = [run for run in item.runs if run.valid and run.median_s is not None]
+        best = min(valid, key=lambda run: run.median_s or math.inf) if valid else None
+        work: tuple[str, ...]
+        if a is None:
+            work = ("", "", "", "", "", "", "", item.error or "", "")
+        else:
+            work = (
+                csv_number(int(a.flop)),
+                a.convention,
+                csv_number(int(a.bytes)),
+                csv_number(a.intensity) if a.bytes else "",
+                csv_number(a.compute_time),
+                csv_number(a.memory_time),
+                csv_number(a.bound_time),
+                a.limiter or "",
+                a.device_name or "",
+            )
+        writer.writerow(
+            (
+                _csv_text(entry.name),
+                _csv_text(entry.declaration),
+                *work,
+                len(valid),
+                csv_number(best.median_s) if best is not None else "",
+                _csv_text(best.device_name) if best is not None else "",
+                csv_number(best.percent_of_bound) if best is not None else "",
+                _csv_text(best.run_id) if best is not None else "",
+            )
+        )
+    return out.getvalue()
+
+
+def render_samples_csv(session: Session) -> str:
+    """Raw timing samples, one row per sample: run id, operation, declaration, index, seconds, check."""
+    names = _operation_names(session)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(SAMPLES_CSV_COLUMNS)
     for index, run in enumerate(session.runs):
         figures = run_figures(run, index, None)
         raw = run.get("samples_s")
@@ -730,7 +808,7 @@ def render_csv(session: Session) -> str:
                     _csv_text(operation),
                     _csv_text(figures.declaration or ""),
                     sample_index,
-                    repr(number),
+                    csv_number(number),
                     valid,
                 )
             )
@@ -752,16 +830,46 @@ def report_kind(path: str | os.PathLike[str]) -> str:
     raise ReportError(f"cannot tell the report type of {os.fspath(path)}: use .md, .html or .csv")
 
 
-def write_report(session: Session, path: str | os.PathLike[str], plot_png: bytes | None = None) -> str:
-    """Render the report the suffix asks for and write it atomically; returns the kind written."""
+def companion_path(path: str | os.PathLike[str], suffix: str, extension: str) -> Path:
+    """The file written beside a report: lab.csv → lab-samples.csv, lab.md → lab-plot.png."""
+    main = Path(path)
+    return main.with_name(f"{main.stem}{suffix}{extension}")
+
+
+def report_files(path: str | os.PathLike[str], has_plot: bool = False, inline_plot: bool = False) -> tuple[Path, ...]:
+    """Every file `write_report` writes for `path`, the report itself first."""
     kind = report_kind(path)
+    files = [Path(path)]
+    if kind == "csv":
+        files.append(companion_path(path, SAMPLES_SUFFIX, ".csv"))
+    elif kind == "markdown" and has_plot and not inline_plot:
+        files.append(companion_path(path, PLOT_SUFFIX, ".png"))
+    return tuple(files)
+
+
+def write_report(session: Session, path: str | os.PathLike[str], plot_png: bytes | None = None,
+                 inline_plot: bool = False) -> str:
+    """Render the report the suffix asks for and write it, and its companion files, atomically; returns the
+    kind written. CSV: the summary and the samples beside it. Markdown: the plot as a PNG beside it
+    (`inline_plot`: embedded instead). HTML: one file."""
+    kind = report_kind(path)
+    _check_png(plot_png)
+    files: list[tuple[str | os.PathLike[str], bytes]] = []
     if kind == "markdown":
-        text = render_markdown(session, plot_png)
+        if plot_png is not None and not inline_plot:
+            plot_path = companion_path(path, PLOT_SUFFIX, ".png")
+            files.append((plot_path, plot_png))
+            text = render_markdown(session, plot_file=plot_path.name)
+        else:
+            text = render_markdown(session, plot_png)
     elif kind == "html":
         text = render_html(session, plot_png)
     else:
         text = render_csv(session)
+        files.append((companion_path(path, SAMPLES_SUFFIX, ".csv"), render_samples_csv(session).encode("utf-8")))
     try:
+        for companion, data in files:  # companions first: the report never links a file not yet written
+            write_atomic(companion, data, what="report")
         write_atomic(path, text.encode("utf-8"), what="report")
     except WorkbenchError as exc:
         raise ReportError(str(exc)) from None

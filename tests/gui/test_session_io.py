@@ -28,7 +28,7 @@ from workbench.examples import load_example
 from workbench.gui import session_io
 from workbench.gui.plots import MEMORY_COLOUR, SELECTED_COLOUR
 from workbench.gui.session_io import CANCEL, DISCARD, LATER, RECOVER, SAVE, RecoveryAnswer, RecoveryDialog
-from workbench.report import CSV_COLUMNS, PNG_SIGNATURE
+from workbench.report import PNG_SIGNATURE, SAMPLES_CSV_COLUMNS
 from workbench.session import OperationEntry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -381,7 +381,6 @@ def test_export_writes_markdown_html_and_csv_reports(window, tmp_path: Path) -> 
 
     for name in ("lab.md", "lab.html", "lab.csv"):
         assert window.session_io.export_report(str(tmp_path / name)), window.banner.text()
-    assert "Wrote csv report" in window.statusBar().currentMessage()
 
     html = (tmp_path / "lab.html").read_text(encoding="utf-8")
     png = embedded_png(html)
@@ -390,16 +389,22 @@ def test_export_writes_markdown_html_and_csv_reports(window, tmp_path: Path) -> 
     assert image.width() >= 400 and image.height() >= 250
     assert "add(n=2**18, dtype=fp32)" in html
     markdown = (tmp_path / "lab.md").read_text(encoding="utf-8")
-    assert embedded_png(markdown).startswith(PNG_SIGNATURE)
+    assert "![Roofline plot of the session](<lab-plot.png>)" in markdown and "base64" not in markdown
+    assert (tmp_path / "lab-plot.png").read_bytes().startswith(PNG_SIGNATURE)  # the plot beside the text
+    assert len(markdown.encode("utf-8")) < 20_000
     assert "add(n=2**18, dtype=fp32)" in markdown
 
-    with open(tmp_path / "lab.csv", newline="", encoding="utf-8") as handle:
+    with open(tmp_path / "lab-samples.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0]) == list(CSV_COLUMNS)
+    assert list(rows[0]) == list(SAMPLES_CSV_COLUMNS)
     assert len(rows) == 30  # one row per timed sample
     # the run is filed under the operation it measured (the run keeps the canonical spelling of n)
     assert {(row["operation"], row["declaration"]) for row in rows} == {("Vector add, 2^24 FP32", "add(n=262144, dtype=fp32)")}
-    assert [float(row["time_s"]) for row in rows] == pytest.approx(list(record.samples_s))
+    assert [float(row["time [s]"]) for row in rows] == pytest.approx(list(record.samples_s))
+    with open(tmp_path / "lab.csv", newline="", encoding="utf-8") as handle:
+        summary = list(csv.DictReader(handle))
+    assert [row["operation"] for row in summary] == ["Vector add, 2^24 FP32"] and summary[0]["valid runs"] == "1"
+    assert "lab-samples.csv" in window.statusBar().currentMessage()
 
     assert not window.session_io.export_report(str(tmp_path / "lab.txt"))
     assert "cannot tell the report type" in window.banner.text()

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from workbench.autosave import AUTOSAVE_INTERVAL_S, Autosaver, Recovery, find_recoverable
 from workbench.errors import WorkbenchError
 from workbench.gui.export import png_bytes, session_plot_png
-from workbench.report import report_kind, write_report
+from workbench.report import report_files, report_kind, write_report
 
 if TYPE_CHECKING:
     from workbench.gui.window import MainWindow
@@ -515,7 +515,9 @@ class SessionFiles(QObject):
         except WorkbenchError as exc:
             self.window.show_banner(f"Cannot export the report {os.path.basename(path)}: {exc}")
             return False
-        self._status(f"Wrote {kind} report {path}")
+        files = report_files(path, plot is not None)
+        beside = f" and {', '.join(f.name for f in files[1:])} beside it" if len(files) > 1 else ""
+        self._status(f"Wrote {kind} report {path}{beside}")
         return True
 
     # ------------------------------------------------------------------ status
