@@ -66,4 +66,4 @@ def test_calibrate_quick_prints_measured_rates(capsys: pytest.CaptureFixture[str
     assert all(rate["source"] == "measured" and rate["value"] > 0 for rate in data["rates"].values())
     assert main(["calibrate", "--backend", "numpy", "--quick"]) == 0
     table = capsys.readouterr().out
-    assert "hbm (memory bandwidth)" in table and "measured / datasheet" in table
+    assert "memory bandwidth (DRAM)" in table and "hbm" not in table and "measured / datasheet" in table

@@ -484,7 +484,7 @@ def _session_to_extend(path: str) -> tuple[Any, str]:
 
 def _run_runs(args: argparse.Namespace) -> int:
     from workbench.session import load
-    from workbench.units import format_bandwidth, format_flop_rate, format_number, format_time
+    from workbench.units import format_bandwidth, format_flop_rate, format_percent, format_time
 
     session = load(args.session)
     figures = session.run_figures()
@@ -504,7 +504,7 @@ def _run_runs(args: argparse.Namespace) -> int:
         if any(rates):
             line += "  " + " · ".join(r for r in rates if r) + f" [{f.convention}]"
         if f.percent_of_bound is not None:
-            line += f"  {format_number(f.percent_of_bound, 3)} % of the bound on {f.device_name}"
+            line += f"  {format_percent(f.percent_of_bound)} of the bound on {f.device_name}"
         elif f.bound_note:
             line += f"  ({f.bound_note})"
         print(line)

@@ -52,6 +52,7 @@ from workbench.units import (
     format_int,
     format_intensity,
     format_number,
+    format_percent,
     format_time,
 )
 
@@ -143,7 +144,7 @@ class RunFigures:
         """'42.3 %', with the device beside it when it is not the session's, and the impossible mark."""
         if self.percent_of_bound is None:
             return NO_VALUE
-        text = f"{format_number(self.percent_of_bound, 3)} %"
+        text = format_percent(self.percent_of_bound)
         if self.other_device:
             text += f" (on {self.device_name.split(' (')[0]})"  # 'Generic CPU', without its details in brackets
         if self.impossible is not None:

@@ -105,6 +105,17 @@ def format_number(x: float, digits: int = 4) -> str:
     return text
 
 
+def format_percent(percent: float, digits: int = 3) -> str:
+    """A percentage to `digits` significant figures, never rounded to nothing: '80.5 %', '0.045 %', '100 %'.
+
+    The one way the workbench writes a share (of the bound, of a datasheet rate): `percent` is
+    already in percent (0.045 means 0.045 %, not 4.5 %).
+    """
+    if not math.isfinite(percent):
+        return f"{percent} %"
+    return f"{format_number(percent, digits)} %"
+
+
 def format_si(value: float, unit: str, digits: int = 4, max_exponent: int = 18) -> str:
     """`value` in `unit` with the SI prefix that puts the mantissa in [1, 1000): '1.374 ms'."""
     if value == 0 or not math.isfinite(value):

@@ -84,3 +84,37 @@ def test_cancel_inside_one_long_numpy_call_ends_the_run_within_half_a_second(qtb
     qtbot.waitUntil(lambda: not tab.running, timeout=5000)
     assert window.document.session.runs == []
     assert tab.progress.format().startswith("cancelled")
+
+
+def test_an_empty_histogram_shows_its_message_without_axes_and_a_run_brings_them_back(qtbot, window) -> None:
+    tab = worked_example_tab(qtbot, window)
+    histogram = tab.histogram
+    assert histogram.samples_shown == 0 and histogram.message.isVisible()
+    assert "No runs yet" in histogram.message.toPlainText()
+    assert not histogram.plot.getAxis("left").isVisible() and not histogram.plot.getAxis("bottom").isVisible()
+    histogram.show_samples((1e-3, 1.1e-3, 0.9e-3), "three samples")
+    assert histogram.plot.getAxis("left").isVisible() and histogram.plot.getAxis("bottom").isVisible()
+    assert not histogram.message.isVisible()
+
+
+def test_opening_another_session_clears_the_previous_runs_progress_text(qtbot, window) -> None:
+    tab = worked_example_tab(qtbot, window)
+    window.document.edit_declaration(0, "gemm(M=64, N=64, K=64, dtype=fp32)")
+    with qtbot.waitSignal(tab.measurement_finished, timeout=RUN_TIMEOUT_MS):
+        assert tab.start()
+    assert tab.progress.format().startswith("done: gemm(")
+    window.open_example("vector-add")
+    assert tab.progress.format() == "idle" and tab.progress.value() == 0
+
+
+def test_a_run_tooltip_says_its_status_once(qtbot, window) -> None:
+    from workbench.gui.measure_plots import run_tip
+
+    tab = worked_example_tab(qtbot, window)
+    window.document.edit_declaration(0, "gemm(M=64, N=64, K=64, dtype=fp32)")
+    with qtbot.waitSignal(tab.measurement_finished, timeout=RUN_TIMEOUT_MS):
+        assert tab.start()
+    tip = run_tip(tab.model.runs[0], False)
+    status = next(line for line in tip.splitlines() if line.startswith("status:"))
+    assert status.startswith("status: passed — ") and "passed: " not in status
+    assert "sampled outputs within tolerance" in status

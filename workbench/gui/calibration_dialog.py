@@ -199,9 +199,10 @@ def store_measured_rates(document: Document, rates: dict[str, Any]) -> None:
 
 
 def _title(path: str, gpu: bool) -> str:
-    """'Memory bandwidth', 'FP16 tensor cores' on a GPU; the path alone ('FP32') on a CPU, which has no CUDA cores."""
+    """'Memory bandwidth (HBM)', 'FP16 tensor cores' on a GPU; 'Memory bandwidth (DRAM)' and the path alone
+    ('FP32') on a CPU, which has no HBM and no CUDA cores."""
     if path == BANDWIDTH:
-        return "Memory bandwidth"
+        return f"Memory bandwidth ({'HBM' if gpu else 'DRAM'})"
     return PATH_TITLES.get(path, path) if gpu else path.upper()
 
 

@@ -22,7 +22,7 @@ from workbench.declare import Declaration
 from workbench.gui.document import Document
 from workbench.gui.measure_runs import MeasuredRun, document_runs, on_sweep
 from workbench.measure.record import CANCELLED
-from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_time
+from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_percent, format_time
 
 MEASURED_COLOUR = "#2e7d32"  # green, as the device panel's "measured" source
 NOT_VALID_COLOUR = "#9e9e9e"
@@ -55,12 +55,22 @@ class MeasuredMark:
     device: str = ""  # the device the run ran on (short name)
 
 
+def status_line(run: MeasuredRun) -> str:
+    """'status: passed — 256 sampled outputs within tolerance (…)': the check's own first word is the
+    status, so it is said once ('status: passed — passed: …' said it twice)."""
+    check = run.check.strip()
+    head, colon, rest = check.partition(":")
+    if colon and head.strip().lower() in (run.status_text.lower(), run.status.lower(), "passed", "failed", "cancelled"):
+        check = rest.strip()
+    return f"status: {run.status_text}" + (f" — {check}" if check and check.lower() != run.status_text.lower() else "")
+
+
 def run_tip(run: MeasuredRun, binary: bool) -> str:
     """Hover text of a run: what ran, where, its median and spread, achieved rates, bound, check, flag."""
     lines = [
         f"{run.operation_name}: {run.declaration_text}",
         f"{run.backend} {run.mode} on {run.run.where}".strip(),
-        f"status: {run.status_text} — {run.check}",
+        status_line(run),
     ]
     if run.stats is not None:
         s = run.stats
@@ -74,7 +84,7 @@ def run_tip(run: MeasuredRun, binary: bool) -> str:
     if run.intensity is not None:
         lines.append(f"intensity {format_intensity(run.intensity)}")
     if run.fraction_of_bound is not None:
-        lines.append(f"{run.fraction_of_bound:.0%} of the bound ({format_time(run.bound_time_s or 0.0)} on {run.device_name})")
+        lines.append(f"{format_percent(100 * run.fraction_of_bound)} of the bound ({format_time(run.bound_time_s or 0.0)} on {run.device_name})")
     if run.device_note:
         lines.append(run.device_note)
     if run.impossible is not None:

@@ -56,7 +56,7 @@ from workbench.measure.estimate import LONG_RUN_S, Alternative, RunEstimate, alt
     format_duration, rescaled
 from workbench.measure.record import CANCELLED, INVALID, OK
 from workbench.measure.stats import summarize
-from workbench.units import format_bandwidth, format_flop_rate, format_number, format_time
+from workbench.units import format_bandwidth, format_flop_rate, format_percent, format_time
 
 RUNNING = "running"
 MAX_TAB_ITERATIONS = 100_000
@@ -111,7 +111,7 @@ def spread_text(low_s: float, high_s: float) -> str:
 
 
 def percent_text(fraction: float | None) -> str:
-    return "—" if fraction is None else f"{format_number(100.0 * fraction, 3)} %"
+    return "—" if fraction is None else format_percent(100.0 * fraction)
 
 
 def other_device(run: MeasuredRun) -> bool:
@@ -328,7 +328,17 @@ class SampleHistogram(QWidget):
         layout.addWidget(self.caption)
         self.counts: np.ndarray = np.zeros(0)
         self.samples_shown = 0
+        self.axes_shown = True
         self.show_samples((), "")
+
+    def _show_axes(self, shown: bool) -> None:
+        """Axes and grid with samples to show; none around the empty-state message."""
+        if shown == self.axes_shown:
+            return
+        self.axes_shown = shown
+        for name in ("left", "bottom"):
+            self.plot.showAxis(name, shown)
+        self.plot.showGrid(x=shown, y=shown, alpha=0.15)
 
     def show_samples(self, samples: Sequence[float], title: str, bad: bool = False) -> None:
         """Draw the histogram of `samples` (seconds); an empty sequence shows `title` as a message."""
@@ -340,9 +350,11 @@ class SampleHistogram(QWidget):
             self.message.setText(title or "Select a run to see its raw samples.")
             self.message.setPos(0.5, 0.5)
             self.message.setVisible(True)
+            self._show_axes(False)  # an empty state, not a 0–1 plot of nothing
             self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
             self.caption.setText("")
             return
+        self._show_axes(True)
         stats = summarize(samples)
         factor, unit = time_scale(stats.median_s)
         values = np.asarray(samples, dtype=float) * factor

@@ -20,6 +20,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from workbench.units import format_percent
+
 SAFETY = 8.0
 
 # Unit roundoff (half an ulp at 1.0) of each storage type.
@@ -156,7 +158,8 @@ def judge(comparison: Comparison, precision: Precision, checksum: float | None) 
         message = "failed: the output contains NaN or infinity (its checksum is not finite)"
         passed = False
     else:
-        message = f"passed: {count} sampled outputs within tolerance (worst error {worst:.1%} of the allowance)"
+        message = (f"passed: {count} sampled outputs within tolerance "
+                   f"(worst error {format_percent(100 * worst) if worst else 'none'} of the allowance)")
         passed = True
     return CheckResult(passed, count, failures, max_error, worst, checksum, precision.describe(), message)
 

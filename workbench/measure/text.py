@@ -14,6 +14,7 @@ from workbench.units import (
     format_flop_rate,
     format_intensity,
     format_number,
+    format_percent,
     format_time,
 )
 
@@ -86,7 +87,7 @@ def run_table(record: RunRecord, figures: "RunFigures", binary: bool = False) ->
     if figures.bound_time_s is not None:
         text = f"{format_time(figures.bound_time_s)} on {figures.device_name} ({figures.limiter}-limited, {figures.path} path)"
         if figures.percent_of_bound is not None:
-            text += f" → the median reaches {format_number(figures.percent_of_bound, 3)} % of the bound"
+            text += f" → the median reaches {format_percent(figures.percent_of_bound)} of the bound"
         rows.append(("bound", text))
         if figures.device_note:
             rows.append(("device", figures.device_note))
@@ -114,21 +115,31 @@ def run_table(record: RunRecord, figures: "RunFigures", binary: bool = False) ->
     return "\n".join(lines)
 
 
+def _calibration_cells(path: str, value: float, device: Device | None, binary: bool) -> tuple[str, str, str]:
+    """Measured, datasheet and their ratio for one calibrated rate."""
+    measured = format_bandwidth(value, binary) if path == BANDWIDTH else format_flop_rate(value)
+    if device is None or path not in device.peak:
+        return measured, "–", "–"
+    peak = device.peak[path].value
+    datasheet = format_bandwidth(peak, binary) if path == BANDWIDTH else format_flop_rate(peak)
+    return measured, datasheet, f"{format_percent(100 * value / peak)}"
+
+
 def calibration_table(result: CalibrationResult, device: Device | None = None, binary: bool = False) -> str:
     """Measured rates beside the datasheet figures of `device` (when given)."""
     lines = [f"Calibration on {result.device} ({result.backend}), {result.created}"]
     header = ("path", "measured", "datasheet", "measured / datasheet")
     rows = [header]
+    gpu = result.backend == "cupy"
+    memory = device.memory_name if device is not None else ("HBM" if gpu else "DRAM")  # CPU memory is DRAM
     for path, rate in result.rates.items():
-        # Path titles name GPU units ("CUDA cores"); on a CPU the key alone is clearer.
-        title = PATH_TITLES.get(path, path) if path == BANDWIDTH or result.backend == "cupy" else ""
-        measured = format_bandwidth(rate.value, binary) if path == BANDWIDTH else format_flop_rate(rate.value)
-        datasheet, ratio = "–", "–"
-        if device is not None and path in device.peak:
-            peak = device.peak[path].value
-            datasheet = format_bandwidth(peak, binary) if path == BANDWIDTH else format_flop_rate(peak)
-            ratio = f"{rate.value / peak:.1%}"
-        rows.append((f"{path} ({title})" if title else path, measured, datasheet, ratio))
+        # Path titles name GPU units ("CUDA cores"); on a CPU the key alone is clearer. The memory row is
+        # named by the memory it measured, never by the rate's key ("hbm").
+        if path == BANDWIDTH:
+            rows.append((f"memory bandwidth ({memory})", *_calibration_cells(path, rate.value, device, binary)))
+            continue
+        title = PATH_TITLES.get(path, path) if gpu else ""
+        rows.append((f"{path} ({title})" if title else path, *_calibration_cells(path, rate.value, device, binary)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for row in rows:
         lines.append("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
