@@ -8,6 +8,7 @@ the plot widget's scene directly; PNG renders the same scene into an image.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QBuffer, QIODevice, QRectF, QSize, Qt
 from PySide6.QtGui import QImage, QPainter
@@ -57,6 +58,24 @@ def png_bytes(view: QGraphicsView, scale: int = PNG_SCALE) -> bytes:
     return bytes(buffer.data().data())
 
 
+def legend_text_size(font: Any) -> str:
+    """The legend's text size for labels drawn in `font`: the same points ('11pt')."""
+    return f"{max(font.pointSizeF(), 6):.0f}pt"
+
+
+def match_legend_to_labels(plot: Any, font: Any) -> None:
+    """Write the legend's rows at the labels' size (pyqtgraph's legend keeps its own 9 pt otherwise,
+    which a report shows much smaller than the roof and point labels beside it)."""
+    legend = plot.legend
+    if legend is None:
+        return
+    size = legend_text_size(font)
+    legend.setLabelTextSize(size)
+    for _, label in legend.items:
+        label.setText(label.text, size=size)  # setLabelTextSize alone does not redraw existing rows
+    legend.updateSize()
+
+
 def session_plot_png(session: Session, size: tuple[int, int] = REPORT_PLOT_SIZE, scale: int = PNG_SCALE) -> bytes:
     """A session's roofline rendered offscreen to PNG bytes (what `workbench report` embeds).
 
@@ -73,6 +92,9 @@ def session_plot_png(session: Session, size: tuple[int, int] = REPORT_PLOT_SIZE,
     view.resize(*size)
     # Grabbing a hidden widget delivers its pending resize events and lays it out at `size`
     # (axes, roof labels) without showing a window, which the offscreen platform would complain about.
+    view.grab()
+    app.processEvents()
+    match_legend_to_labels(view.plot, app.font())
     view.grab()
     app.processEvents()
     return png_bytes(view.widget, scale)
