@@ -28,3 +28,20 @@ def test_cli_measure_writes_the_percent_of_the_bound_and_the_check_with_signific
     assert f"the median reaches {format_percent(figures.percent_of_bound)} of the bound" in table
     assert "0.0%" not in table and "0.0 %" not in table
     assert record.check is not None and "% of the allowance" in record.check.message or "none of the allowance" in record.check.message
+
+
+def test_the_readme_and_the_gui_help_list_every_example_key(capsys) -> None:
+    from pathlib import Path
+
+    import pytest
+
+    from workbench.cli import main
+    from workbench.examples import list_examples
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    keys = [key for key, _title in list_examples()]
+    assert keys and all(f"| `{key}` |" in readme for key in keys)
+    with pytest.raises(SystemExit):
+        main(["gui", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps at hyphens
+    assert all(key in help_text for key in keys)

@@ -544,7 +544,9 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 def _add_gui(sub: Any) -> None:
     p = sub.add_parser("gui", help="open the desktop window (the default with no subcommand)")
     p.add_argument("session", nargs="?", metavar="FILE", help="a session file to open")
-    p.add_argument("--example", metavar="KEY", help="open a built-in example session (e.g. gemm-4096-fp16)")
+    from workbench.examples import MENU_ORDER
+
+    p.add_argument("--example", metavar="KEY", help=f"open a built-in example session: {', '.join(MENU_ORDER)}")
     p.add_argument(
         "--check",
         action="store_true",
