@@ -347,7 +347,9 @@ def alternatives(estimate: RunEstimate, *, convention: str = "fma2", device: Any
         except WorkbenchError:
             guess = None
         if guess is not None and guess.total_s is not None:
+            quicker = estimate.total_s is None or guess.total_s < estimate.total_s
+            head = f"Faster dtype: {faster}" if quicker else f"{faster} instead"  # a busy machine can mislead a probe
             offers.append(Alternative("dtype", other, guess,
-                                      f"Faster dtype: {faster} (NumPy runs {dtype} matrix products without BLAS), "
+                                      f"{head} (NumPy runs {dtype} matrix products without BLAS), "
                                       f"{guess.text().split(':')[0]}"))
     return offers

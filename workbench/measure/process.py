@@ -4,8 +4,9 @@
 GPU, where one call takes micro- to milliseconds, but one NumPy call on the
 CPU can run for minutes (an fp16 GEMM has no BLAS path), and a thread cannot
 be interrupted inside it. `ProcessRun` runs the same protocol in a child
-process started with "spawn" (never "fork": the parent may be a Qt process
-with threads of its own) and streams the same events back through a queue:
+process (never forked from the parent itself, which may be a Qt process with
+threads of its own: see START_METHOD) and streams the same events back
+through a queue:
 
     run = ProcessRun("gemm(M=N=K=4096, dtype=fp16)", backend="numpy", iterations=50)
     for event in run.events():   # RunStarted, PhaseChanged, SampleBatch…, RunFinished
@@ -43,10 +44,28 @@ from workbench.measure.kernels import Kernel
 from workbench.measure.record import CANCELLED, WARM, KernelInfo, RunRecord
 from workbench.measure.run import DEFAULT_ITERATIONS, MeasurementRun, RunEvent, RunFinished, RunStarted, SampleBatch
 
-START_METHOD = "spawn"  # a fresh interpreter: safe under Qt and under threads, on every platform
+# Never "fork": the parent may be a Qt process with threads of its own. "forkserver" forks each run from
+# a clean single-threaded server started once, with NumPy and the engine already imported, so a run after
+# the first starts in milliseconds rather than the second an interpreter and NumPy take; where there is
+# no forkserver (Windows), each run starts a fresh interpreter ("spawn").
+START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+PRELOAD = ["workbench.measure.preload"]  # NumPy, the engine, the units and the catalogue, loaded once
 STOP_GRACE_S = 0.25  # after a cancel, how long the child may take to stop by itself before it is ended
 POLL_S = 0.02  # how often the parent looks at the queue, the cancel flag and the child
 END_WAIT_S = 0.3  # how long the parent waits for an ended child to be reaped
+
+
+_preloaded = False
+
+
+def _context() -> Any:
+    """The multiprocessing context runs start in (the forkserver told once what to import first)."""
+    global _preloaded
+    context = multiprocessing.get_context(START_METHOD)
+    if START_METHOD == "forkserver" and not _preloaded:
+        context.set_forkserver_preload(PRELOAD)
+        _preloaded = True
+    return context
 
 
 @dataclass(frozen=True)
@@ -176,7 +195,7 @@ class ProcessRun:
             raise MeasurementError("a ProcessRun runs once; create a new one to measure again")
         self._started = True
         self._plan()
-        context = multiprocessing.get_context(START_METHOD)
+        context = _context()
         events = context.Queue()
         stop = context.Event()
         child = context.Process(target=_child_main, args=(self.options, events, stop), name="workbench-measure",
