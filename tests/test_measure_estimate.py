@@ -105,3 +105,16 @@ def test_durations_read_as_people_say_them() -> None:
     assert format_duration(210) == "3.5 min"
     assert format_duration(3.1 * 3600) == "3.1 h"
     assert format_duration(5 * 86400) == "5.0 days"
+
+
+def test_a_fixed_cost_per_call_is_not_scaled_with_the_work(monkeypatch) -> None:
+    """A busy machine's BLAS call costs ~40 ms whatever its size: only the part that grows is scaled."""
+
+    def model(declaration, backend, warm, budget_s):  # type: ignore[no-untyped-def]
+        return 0.040 + float(declaration.workload().flop()) / 20e9
+
+    monkeypatch.setattr(estimate_module, "_time_one_call", model)
+    estimate = estimate_run("gemm(M=4096, N=4096, K=4096, dtype=fp32)", backend="numpy", iterations=50)
+    assert estimate.probe is not None and estimate.probe.fixed_s == pytest.approx(0.040, rel=1e-6)
+    assert estimate.per_call_s == pytest.approx(0.040 + 2 * 4096**3 / 20e9, rel=1e-6)  # 6.9 s, not hours
+    assert "beyond a fixed 40 ms a call" in estimate.text()

@@ -40,7 +40,7 @@ from workbench.measure.run import (
 from workbench.units import format_time
 
 LONG_RUN_S = 30.0  # above this the window asks before a run starts
-PROBE_BUDGET_S = 0.4  # wall time the probes of one estimate may take
+PROBE_BUDGET_S = 0.5  # wall time the probes of one estimate may take
 PROBE_LONG_ENOUGH_S = 0.01  # a probe call this long is timed well enough to scale from
 PROBE_SMALL_FLOP = 2e6  # the smallest probe: at most this much work …
 PROBE_SMALL_BYTES = 256 * 1024  # … and this many compulsory bytes
@@ -51,11 +51,17 @@ FASTER_DTYPES = {"fp16": "fp32", "bf16": "fp32"}  # on the CPU: 16-bit products 
 
 @dataclass(frozen=True)
 class Probe:
-    """One timed call of the kernel at a smaller size."""
+    """The kernel timed at a smaller size, and what that predicts for the declared size."""
 
     declaration: str
     call_s: float
     scale: float  # work of the declared size over the work of the probe
+    fixed_s: float = 0.0  # the part of a call that does not grow with the work (library start-up, thread wake-ups)
+
+    @property
+    def predicted_call_s(self) -> float:
+        """One call at the declared size: the fixed part, plus the rest scaled by the work."""
+        return self.fixed_s + (self.call_s - self.fixed_s) * self.scale
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,8 @@ class RunEstimate:
             how = f"probe: {self.probe.declaration} took {format_duration(self.probe.call_s)}"
             if self.probe.scale != 1:
                 how += f", ×{format_scale(self.probe.scale)} the work"
+                if self.probe.fixed_s >= 0.05 * self.probe.call_s:
+                    how += f" beyond a fixed {format_duration(self.probe.fixed_s)} a call"
             if self.bound_call_s is not None:
                 how += f"; bound {format_duration(self.bound_call_s)} a call on {self.bound_device}"
         elif self.bound_call_s is not None:
@@ -176,6 +184,18 @@ def probe_ladder(declaration: Declaration, convention: str = "fma2") -> list[Dec
     return ladder[::-1]
 
 
+def _halved(declaration: Declaration) -> Declaration | None:
+    """The declaration with every size field above 1 halved (None when none can be, or it is refused)."""
+    changes = {p.name: max(1, declaration.params[p.name] // 2) for p in declaration.spec.params
+               if p.kind == "dim" and isinstance(declaration.params.get(p.name), int) and declaration.params[p.name] > 1}
+    if not changes:
+        return None
+    try:
+        return declaration.replace(**changes)
+    except WorkbenchError:
+        return None
+
+
 def _time_one_call(declaration: Declaration, backend: Any, warm: bool, budget_s: float) -> float:
     """Allocate the kernel at this size, call it (once untimed when `warm`), and time it: the fastest of
     up to PROBE_REPEATS calls that fit `budget_s` (one call is always timed)."""
@@ -198,28 +218,52 @@ def _time_one_call(declaration: Declaration, backend: Any, warm: bool, budget_s:
 
 def probe_call_time(declaration: Declaration, backend: Any, convention: str = "fma2",
                     budget_s: float = PROBE_BUDGET_S) -> Probe:
-    """Time the kernel at growing sizes until one call takes ≥ 10 ms, the next would not fit the budget,
-    or the declared size is reached; the last probe and the scale to the declared size."""
+    """Time the kernel at growing sizes (probe_ladder) and predict one call at the declared size.
+
+    The ladder stops once a call takes ≥ 10 ms and grew with the work from the size before, when the
+    next size would not fit the budget, or at the declared size. Times that barely grow with the work
+    are a fixed cost (a busy machine's BLAS threads waking up cost ~40 ms whatever the size): from the
+    last two sizes the time splits into that fixed part and a part per unit of work, and only the
+    second is scaled up.
+    """
     ladder = probe_ladder(declaration, convention)
     full_flop, full_bytes = _work(declaration, convention)
-    started = time.perf_counter()
-    chosen: tuple[Declaration, float] | None = None
-    for step, candidate in enumerate(ladder):
-        call_s = _time_one_call(candidate, backend, step == 0, (budget_s - (time.perf_counter() - started)) / 4)
-        chosen = (candidate, call_s)
-        if call_s >= PROBE_LONG_ENOUGH_S or step + 1 == len(ladder):
-            break
-        next_flop, next_bytes = _work(ladder[step + 1], convention)
+
+    def share(candidate: Declaration) -> float:
+        """The candidate's work as a share of the declared size's: the smaller of the FLOP and byte shares
+        (the declared size has ×1/share the work — the larger ratio, as the time of either side may rule)."""
         flop, nbytes = _work(candidate, convention)
-        growth = max(next_flop / flop if flop else 1.0, next_bytes / nbytes if nbytes else 1.0)
-        spent = time.perf_counter() - started
-        if spent + 2 * call_s * growth > budget_s:  # allocation and the call again, at the next size
+        shares = [amount / full for amount, full in ((flop, full_flop), (nbytes, full_bytes)) if full > 0]
+        return min(shares) if shares and min(shares) > 0 else 1.0
+
+    started = time.perf_counter()
+    timed: list[tuple[Declaration, float, float]] = []  # (size, call seconds, share of the work)
+    for step, candidate in enumerate(ladder):
+        remaining = budget_s - (time.perf_counter() - started)
+        call_s = _time_one_call(candidate, backend, step == 0, remaining / 4)
+        if step == 0 and call_s >= PROBE_LONG_ENOUGH_S:
+            # Already slow at the smallest size: likely a fixed cost. A size smaller still tells it apart.
+            smaller = _halved(candidate)
+            if smaller is not None:
+                timed.append((smaller, _time_one_call(smaller, backend, False, remaining / 4), share(smaller)))
+        timed.append((candidate, call_s, share(candidate)))
+        if step + 1 == len(ladder):
             break
-    assert chosen is not None
-    candidate, call_s = chosen
-    flop, nbytes = _work(candidate, convention)
-    scale = max(full_flop / flop if flop else 1.0, full_bytes / nbytes if nbytes else 1.0)
-    return Probe(str(candidate), call_s, scale)
+        growth = share(ladder[step + 1]) / timed[-1][2]
+        grew_with_work = len(timed) >= 2 and call_s >= 0.5 * timed[-2][1] * timed[-1][2] / timed[-2][2]
+        if call_s >= PROBE_LONG_ENOUGH_S and grew_with_work:
+            break
+        next_call = call_s * (growth if grew_with_work or len(timed) < 2 else 2.0)
+        if time.perf_counter() - started + 2 * next_call > budget_s:  # allocation and a call or two, next size
+            break
+    candidate, call_s, work = timed[-1]
+    fixed = 0.0
+    if len(timed) >= 2:
+        _, previous_s, previous_work = timed[-2]
+        if call_s > previous_s and work > previous_work:
+            per_work = (call_s - previous_s) / (work - previous_work)
+            fixed = min(max(call_s - per_work * work, 0.0), call_s)
+    return Probe(str(candidate), call_s, 1.0 / work, fixed)
 
 
 def _bound_call(declaration: Declaration, backend_kind: str, device: Any, convention: str,
@@ -268,7 +312,7 @@ def estimate_run(
             measured = probe_call_time(decl, chosen, convention, budget_s)
         except WorkbenchError as exc:  # unsupported here, or too large: the run would say so itself
             note = f"no probe: {exc}"
-    per_call = measured.call_s * measured.scale if measured is not None else bound_call
+    per_call = measured.predicted_call_s if measured is not None else bound_call
     if per_call is not None and bound_call is not None:
         per_call = max(per_call, bound_call)
     return RunEstimate(
@@ -297,8 +341,9 @@ def rescaled(estimate: RunEstimate, declaration: Declaration, convention: str = 
         probe_flop, probe_bytes = _work(parse(estimate.probe.declaration), convention)
         flop, nbytes = _work(declaration, convention)
         scale = max(flop / probe_flop if probe_flop else 1.0, nbytes / probe_bytes if probe_bytes else 1.0)
-        measured = Probe(estimate.probe.declaration, estimate.probe.call_s, scale)
-        per_call = measured.call_s * scale if bound_call is None else max(measured.call_s * scale, bound_call)
+        measured = Probe(estimate.probe.declaration, estimate.probe.call_s, scale, estimate.probe.fixed_s)
+        predicted = measured.predicted_call_s
+        per_call = predicted if bound_call is None else max(predicted, bound_call)
     return RunEstimate(str(declaration), estimate.backend, estimate.iterations,
                        warmup_calls(per_call, None), per_call, bound_call, device_name, measured, note)
 
