@@ -12,6 +12,11 @@ the CLI and the tests simply call `measure()`.
     record.median_s, record.provenance, record.check.passed, record.to_dict()
     workbench.runs.run_figures(...)   # achieved rates and % of bound, on the run's own device
 
+`ProcessRun` (workbench.measure.process) runs the same protocol in a worker
+process, so a cancel ends a CPU run even inside one long NumPy call;
+`estimate_run` (workbench.measure.estimate) predicts a run's time from the
+bound and a short probe, before it starts.
+
 `calibrate()` measures sustained memory bandwidth and matrix rates and
 returns them as measured Rates keyed by path (and "hbm").
 """

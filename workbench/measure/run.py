@@ -18,7 +18,9 @@ whose check fails is recorded as invalid.
 Cancellation is cooperative: `should_stop()` (and `cancel()`) is consulted
 between calls, and timed calls go in batches of about 50 ms, so a cancel
 lands within half a second unless a single call of the kernel itself takes
-longer (a huge GEMM on the CPU).
+longer (a huge GEMM on the CPU): `workbench.measure.process.ProcessRun` runs
+the same protocol in a worker process, which is ended if it must be, and
+`workbench.measure.estimate` says how long a run will take before it starts.
 """
 
 from __future__ import annotations
