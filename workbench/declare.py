@@ -26,6 +26,7 @@ MAX_DIMENSION = 2**62
 MAX_LINE = 2000
 _MAX_INTERMEDIATE = 2**126
 _MAX_EXPONENT = 128
+MAX_EXPRESSION_DEPTH = 64  # nested operators in one field's value; deeper is refused before Python's stack runs out
 
 _TRUE = {"true", "True"}
 _FALSE = {"false", "False"}
@@ -214,6 +215,9 @@ def _check_value(value: Any, param: Param) -> Any:
             raise DeclarationError(f"{name} must be {least}; got {value}", field=name)
         if value > MAX_DIMENSION:
             raise DeclarationError(f"{name}={value} is larger than any device can hold (max 2**62)", field=name)
+        if param.maximum is not None and value > param.maximum:
+            what = f" ({param.doc})" if param.doc else ""
+            raise DeclarationError(f"{name}{what} must be at most {param.maximum}; got {value:,}", field=name)
         return value
     if param.kind == "dtype":
         if not isinstance(value, str):
@@ -275,8 +279,18 @@ def _value(node: ast.AST, param: Param) -> Any:
     return _integer_expression(node, name, allow_float)
 
 
-def _integer_expression(node: ast.AST, name: str, allow_float: bool) -> Any:
-    """Walk an arithmetic expression over literals: + - * // ** and parentheses only."""
+def _integer_expression(node: ast.AST, name: str, allow_float: bool, depth: int = 0) -> Any:
+    """Walk an arithmetic expression over literals: + - * // ** and parentheses only.
+
+    `depth` counts the operators above `node`; a value nested deeper than
+    MAX_EXPRESSION_DEPTH (1,000 minus signs in a row) is refused by name, not
+    left to exhaust the interpreter's stack.
+    """
+    if depth > MAX_EXPRESSION_DEPTH:
+        raise DeclarationError(
+            f"{name}: the value is nested too deeply (more than {MAX_EXPRESSION_DEPTH} operators inside each other)",
+            field=name,
+        )
     if isinstance(node, ast.Constant):
         value = node.value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -285,11 +299,11 @@ def _integer_expression(node: ast.AST, name: str, allow_float: bool) -> Any:
             raise DeclarationError(f"{name} must be a whole number; got {value!r}", field=name)
         return value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        operand = _integer_expression(node.operand, name, allow_float)
+        operand = _integer_expression(node.operand, name, allow_float, depth + 1)
         return -operand if isinstance(node.op, ast.USub) else operand
     if isinstance(node, ast.BinOp):
-        left = _integer_expression(node.left, name, allow_float)
-        right = _integer_expression(node.right, name, allow_float)
+        left = _integer_expression(node.left, name, allow_float, depth + 1)
+        right = _integer_expression(node.right, name, allow_float, depth + 1)
         try:
             result = _apply(node.op, left, right, name)
         except OverflowError:

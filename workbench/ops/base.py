@@ -30,8 +30,10 @@ CONVENTIONS = ("fma2", "mac")
 class Param:
     """One field of a declaration.
 
-    kind: "dim" (integer ≥ minimum), "dtype", "bool", "number" (int or float),
-    "spec" (the positional einsum string).
+    kind: "dim" (integer ≥ minimum, and ≤ maximum when one is set), "dtype",
+    "bool", "number" (int or float), "spec" (the positional einsum string).
+    `maximum` bounds a count that the workload turns into objects (one tensor
+    per input array), so a shared file cannot ask for 2**40 of them.
     """
 
     name: str
@@ -39,6 +41,7 @@ class Param:
     default: Any = REQUIRED
     doc: str = ""
     minimum: int = 1
+    maximum: int | None = None
 
     @property
     def required(self) -> bool:

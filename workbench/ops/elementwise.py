@@ -9,6 +9,8 @@ from workbench.ops import register
 from workbench.ops.base import OP, FlopTerm, OpSpec, Param, Tensor, Workload
 from workbench.ops.paths import vector_path
 
+MAX_ARRAYS = 64  # inputs and outputs each: every array is one tensor in the workload and the derivation
+
 
 def elementwise(p: Mapping[str, Any]) -> Workload:
     """n·flop_per_element operations; each input read once, each output written once."""
@@ -35,8 +37,8 @@ register(
         summary="general elementwise kernel with k inputs and m outputs",
         params=(
             Param("n", "dim", doc="elements per array"),
-            Param("inputs", "dim", 1, doc="arrays read"),
-            Param("outputs", "dim", 1, doc="arrays written"),
+            Param("inputs", "dim", 1, doc="arrays read", maximum=MAX_ARRAYS),
+            Param("outputs", "dim", 1, doc="arrays written", maximum=MAX_ARRAYS),
             Param("flop_per_element", "dim", 1, minimum=0, doc="operations per element"),
             Param("dtype", "dtype", "fp32", doc="element type"),
         ),
