@@ -228,7 +228,7 @@ def as_rate(value: Any, unit: str, what: str) -> Rate | None:
         from workbench.scratchpad import parse_quantity
         from workbench.units import require_dimension
 
-        quantity = parse_quantity(value) if isinstance(value, str) else value
+        quantity = parse_quantity(value, require_number=True) if isinstance(value, str) else value
         number = require_dimension(quantity, unit, what)
     if not (number > 0) or not math.isfinite(number):
         raise UnitError(f"{what} must be a positive {unit} figure; got {value}")

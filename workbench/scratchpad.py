@@ -7,6 +7,7 @@ quantities of the application registry. Nothing is evaluated as Python.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
@@ -50,7 +51,14 @@ def _tokenise(text: str) -> list[_Token]:
         value = match.group(kind)
         if kind == "op":
             value = _OP_ALIASES.get(value, value)
-        tokens.append(_Token(kind, value, match.start(kind) + 1, match.end(kind) + 1))
+        token = _Token(kind, value, match.start(kind) + 1, match.end(kind) + 1)
+        if kind == "number" and tokens and tokens[-1].kind == "number":
+            # "1..2" reads as 1. times .2 and "2 3" as 6: almost always a typo, never what was meant.
+            raise UnitError(
+                f"two numbers in a row at column {token.column} ('{tokens[-1].text}' then '{value}') in '{text}'; "
+                "put an operator between them"
+            )
+        tokens.append(token)
         position = match.end()
     return _compound_units(tokens)
 
@@ -110,7 +118,7 @@ class _Parser:
         while (token := self.peek()) is not None and token.text in ("+", "-"):
             self.take()
             right = self.product()
-            value = self._combine(value, right, token.text)
+            value = self._checked(self._combine(value, right, token.text))
         return value
 
     def product(self) -> Any:
@@ -118,14 +126,14 @@ class _Parser:
         while (token := self.peek()) is not None and token.text in ("*", "/"):
             self.take()
             right = self.juxtaposed()
-            value = value * right if token.text == "*" else self._divide(value, right)
+            value = self._checked(value * right if token.text == "*" else self._divide(value, right))
         return value
 
     def juxtaposed(self) -> Any:
         """A number written next to its unit binds tighter than × and /: "200 GFLOP / 80 GB"."""
         value = self.power()
         while (token := self.peek()) is not None and (token.kind in ("number", "name") or token.text == "("):
-            value = value * self.power()
+            value = self._checked(value * self.power())
         return value
 
     def power(self) -> Any:
@@ -139,7 +147,7 @@ class _Parser:
                 raise UnitError(f"an exponent must be a plain number, not {format_quantity(exponent)}")
             if abs(float(magnitude)) > 64:
                 raise UnitError("exponent too large (at most 64)")
-            return base ** float(magnitude) if not float(magnitude).is_integer() else base ** int(magnitude)
+            return self._checked(base ** float(magnitude) if not float(magnitude).is_integer() else base ** int(magnitude))
         return base
 
     def unary(self) -> Any:
@@ -157,7 +165,13 @@ class _Parser:
         self.take()
         if token.kind == "number":
             text = token.text.replace("_", "")
-            number = float(text) if any(c in text for c in ".eE") else int(text)
+            try:
+                number = float(text) if any(c in text for c in ".eE") else int(text)
+                finite = math.isfinite(float(number))
+            except (OverflowError, ValueError):  # 310 digits do not fit a float; 5,000 do not even make an int
+                finite = False
+            if not finite:
+                raise UnitError(f"the number at column {token.column} is too large (at most about 1.8e308)")
             return self.registry.Quantity(number, "")
         if token.kind == "name":
             return self.registry.Quantity(1, _unit(token.text))
@@ -169,6 +183,25 @@ class _Parser:
             self.take()
             return value
         raise UnitError(f"unexpected '{token.text}' at column {token.column} in '{self.text}'")
+
+    def _checked(self, value: Any) -> Any:
+        """An intermediate result, refused when it is not a finite real number (1e300 × 1e300, (−1)**0.5).
+
+        Checked at every step, so an overflow cannot be hidden by a later
+        operation (1e300 × 1e300 × 0) and exact integers never grow past a float.
+        """
+        magnitude = getattr(value, "magnitude", value)
+        if isinstance(magnitude, complex):
+            raise UnitError(f"'{self.text}' has no real value (a negative number to a fractional power)")
+        try:
+            finite = math.isfinite(float(magnitude))
+        except OverflowError:
+            finite = False
+        except (TypeError, ValueError):  # not a plain number (an array from a unit conversion): leave it to pint
+            return value
+        if not finite:
+            raise UnitError(f"'{self.text}' is too large to compute (beyond about 1.8e308)")
+        return value
 
     def _combine(self, left: Any, right: Any, sign: str) -> Any:
         if left.dimensionality != right.dimensionality:
@@ -199,14 +232,21 @@ def _unit(name: str) -> str:
     return name
 
 
-def parse_quantity(text: str) -> "pint.Quantity":
-    """Parse a quantity expression such as '2.5 TB/s' or '137.4 GFLOP / (100 TFLOP/s)'."""
+def parse_quantity(text: str, require_number: bool = False) -> "pint.Quantity":
+    """Parse a quantity expression such as '2.5 TB/s' or '137.4 GFLOP / (100 TFLOP/s)'.
+
+    With `require_number`, a bare unit ('TFLOP/s') is refused: a figure the
+    user enters must say how much, not silently mean one of the unit.
+    """
     if not isinstance(text, str):
         raise UnitError("a quantity must be text such as '2.5 TB/s'")
     if len(text) > MAX_EXPRESSION:
         raise UnitError(f"expression longer than {MAX_EXPRESSION} characters")
     try:
-        return _Parser(text).parse()
+        parser = _Parser(text)
+        if require_number and not any(token.kind == "number" for token in parser.tokens):
+            raise UnitError(f"'{text.strip()}' has no number; write the figure with its unit, e.g. 100 TFLOP/s")
+        return parser._checked(parser.parse())
     except UnitError:
         raise
     except (OverflowError, ZeroDivisionError, ValueError, RecursionError) as exc:
@@ -229,9 +269,18 @@ def convert(value: "pint.Quantity", to: str) -> "pint.Quantity":
 def evaluate(text: str, to: str | None = None) -> "pint.Quantity":
     """Compute a unit expression; with `to`, convert the result (dimensions must agree)."""
     value = parse_quantity(text)
-    if to is None:
-        return simplify(value)
-    return convert(value, to)
+    try:
+        result = simplify(value) if to is None else convert(value, to)
+    except OverflowError:
+        result = None
+    magnitude = getattr(result, "magnitude", None)
+    try:
+        finite = magnitude is not None and math.isfinite(float(magnitude))
+    except (OverflowError, TypeError, ValueError):
+        finite = False
+    if not finite:  # 1e300 s in ps: each part fits a float, the converted figure does not
+        raise UnitError(f"'{text}' is too large to express{f' in {to}' if to else ''} (beyond about 1.8e308)")
+    return result
 
 
 _PLAIN_UNIT = {"[information]": "B", "[computation]": "FLOP", "[time]": "s", "[operation]": "OP", "[cycles]": "cycle"}
