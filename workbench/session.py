@@ -18,7 +18,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import stat
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
@@ -38,6 +41,8 @@ DEFAULT_DEVICE = "h100-sxm"
 FORMAT = "perf-workbench-session"
 VERSION = 1  # the format version this code writes, and the newest it reads
 MAX_FILE_BYTES = 64 * 2**20  # a session file over 64 MiB is refused unread
+MAX_NESTING = 64  # arrays and objects inside each other; real files need under ten
+STALE_TEMPORARY_S = 60.0  # a save's temporary file untouched this long was left by a killed save
 NVML_KEY_PREFIX = "nvml-"
 GENERATOR = f"Performance Workbench {__version__}"
 DERIVED_NOTE = (
@@ -284,7 +289,9 @@ def session_to_dict(session: Session, include_derived: bool = True) -> dict[str,
 
 def dumps(session: Session) -> str:
     """The session file's text: stable key order and indentation, so the same session gives the same bytes."""
-    return format_json(session_to_dict(session))
+    data = session_to_dict(session)
+    check_file_data(data)
+    return format_json(data)
 
 
 def format_json(data: Any) -> str:
@@ -324,8 +331,11 @@ def save(session: Session, path: str | os.PathLike[str]) -> None:
     The data is checked by the loader before it is written, so a file this
     function writes always opens again.
     """
-    text = dumps(session)
-    encoded = text.encode("utf-8")
+    try:
+        encoded = encode_file_data(session_to_dict(session))
+    except SessionError as exc:
+        raise SessionError(f"cannot save {os.fspath(path)}: {exc}") from None
+    text = encoded.decode("utf-8")
     if len(encoded) > MAX_FILE_BYTES:
         raise SessionError(
             f"cannot save {os.fspath(path)}: the session is {_size_words(len(encoded))}, over the "
@@ -338,33 +348,57 @@ def save(session: Session, path: str | os.PathLike[str]) -> None:
     write_atomic(path, encoded, what="session")
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes, what: str = "file") -> None:
+def encode_file_data(data: Any) -> bytes:
+    """A session (or recovery) file's data as the UTF-8 bytes written to disk.
+
+    The data is checked first (check_file_data), so text that UTF-8 cannot
+    hold (a lone surrogate) or a number no reader can take is refused with a
+    SessionError naming where it is, instead of failing half-way through a write.
+    """
+    check_file_data(data)
+    return format_json(data).encode("utf-8")
+
+
+def write_atomic(
+    path: str | os.PathLike[str], data: bytes, what: str = "file", follow_symlinks: bool = True
+) -> None:
     """Write `data` to `path` through a temporary file in the same folder: write, flush, fsync, rename.
 
     A failure at any step removes the temporary file, leaves any previous file
     at `path` unchanged, and raises SessionError naming the path and the cause.
+    A symlink at `path` is followed (the saved file stays where it points)
+    unless `follow_symlinks` is False: then the link itself is replaced and
+    whatever it pointed at is never written (recovery files, whose folder
+    others might plant links in). Temporary files that killed saves of the
+    same file left behind are removed after a successful write.
     """
-    target = Path(os.path.realpath(os.fspath(path)))  # a symlink keeps pointing at the saved file
-    folder = target.parent
-    if not folder.is_dir():
-        raise SessionError(f"cannot save {what} {os.fspath(path)}: the folder {folder} does not exist")
-    if target.is_dir():
-        raise SessionError(f"cannot save {what} {os.fspath(path)}: it is a folder")
+    name = os.fspath(path)
     temporary: str | None = None
     try:
+        target = Path(os.path.realpath(name) if follow_symlinks else os.path.abspath(name))
+        folder = target.parent
+        if not folder.is_dir():
+            raise SessionError(f"cannot save {what} {name}: the folder {folder} does not exist")
+        try:
+            existing: os.stat_result | None = os.stat(target) if follow_symlinks else os.lstat(target)
+        except FileNotFoundError:
+            existing = None
+        if existing is not None and stat.S_ISDIR(existing.st_mode):
+            raise SessionError(f"cannot save {what} {name}: it is a folder")
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
         try:
-            mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
-            os.chmod(temporary, mode)
+            keep_mode = existing is not None and stat.S_ISREG(existing.st_mode)
+            os.chmod(temporary, stat.S_IMODE(existing.st_mode) if existing is not None and keep_mode else 0o644)
         except OSError:
             pass  # permissions are a courtesy; the data is what must not be lost
-        os.replace(temporary, target)
+        os.replace(temporary, target)  # replaces a link itself, never the file it points at
         temporary = None
         _fsync_folder(folder)
+        remove_stale_temporaries(target)
     except OSError as exc:
         reason = exc.strerror or str(exc) or type(exc).__name__
         raise SessionError(
@@ -376,6 +410,33 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, what: str = "file") 
                 os.unlink(temporary)
             except OSError:
                 pass
+
+
+def remove_stale_temporaries(target: Path, older_than_s: float = STALE_TEMPORARY_S) -> list[Path]:
+    """Delete `.NAME.XXXXXXXX.tmp` files that killed saves of `target` left beside it; returns those removed.
+
+    Only names write_atomic itself makes for this target are touched, and only
+    regular files untouched for `older_than_s`, so a save of the same file in
+    progress in another window keeps its temporary file.
+    """
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.[a-z0-9_]{{8}}\.tmp")
+    now = time.time()
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not pattern.fullmatch(entry.name):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and now - info.st_mtime >= older_than_s:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue  # tidying is a courtesy; the save itself has succeeded
+    return removed
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -472,6 +533,79 @@ def _plain_json(value: Any, where: str) -> Any:
 # ---------------------------------------------------------------- reading
 
 
+_FLOAT_LIMIT_BITS = 1000  # integers longer than this are checked against the float range
+
+
+def check_file_data(data: Any, where: str = "") -> None:
+    """Refuse data no reader of the file can handle, naming where: nesting deeper than MAX_NESTING,
+    text with a lone surrogate (not Unicode, cannot be written as UTF-8), integers beyond a double.
+
+    A colleague's file may hold a list nested 900 deep in a run's conditions
+    or `"\\udcff"` in its title: json parses both, but every later step
+    (reports, saving, autosave) would fail with Python's own exceptions. The
+    walk is iterative, so it cannot exhaust the stack itself.
+    """
+    pending: list[tuple[Any, str, int]] = [(data, where, 1)]
+    while pending:
+        value, place, depth = pending.pop()
+        if isinstance(value, dict):
+            if depth > MAX_NESTING:
+                raise SessionError(f"nested more than {MAX_NESTING} levels deep", _short_place(place))
+            for key, item in value.items():
+                _check_text(key, place, key=True)
+                inner = f"{place}.{key}" if place else str(key)
+                if isinstance(item, (dict, list)):
+                    pending.append((item, inner, depth + 1))
+                else:
+                    _check_scalar(item, inner)
+        elif isinstance(value, list):
+            if depth > MAX_NESTING:
+                raise SessionError(f"nested more than {MAX_NESTING} levels deep", _short_place(place))
+            for index, item in enumerate(value):
+                if isinstance(item, (dict, list)):
+                    pending.append((item, f"{place}[{index}]", depth + 1))
+                elif type(item) is not float:  # long arrays of samples: plain floats need no check
+                    _check_scalar(item, f"{place}[{index}]")
+        else:
+            _check_scalar(value, place)
+
+
+def _short_place(place: str, limit: int = 60) -> str | None:
+    """A JSON path cut to `limit` characters: sixty levels of [0][0]... say nothing more than ten do."""
+    if not place:
+        return None
+    return place if len(place) <= limit else place[:limit] + "…"
+
+
+def _check_scalar(value: Any, where: str) -> None:
+    if isinstance(value, str):
+        _check_text(value, where)
+    elif isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _FLOAT_LIMIT_BITS:
+        try:
+            float(value)
+        except OverflowError:
+            digits = len(str(abs(value)))
+            raise SessionError(
+                f"a number of {digits} digits; numbers in a session file must fit a double (up to about 1.8e308)",
+                where or None,
+            ) from None
+
+
+def _check_text(value: Any, where: str, key: bool = False) -> None:
+    if not isinstance(value, str):
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = value[exc.start]
+        what = "a key" if key else "text"
+        raise SessionError(
+            f"{what} holding a lone surrogate (U+{ord(bad):04X}), which is not Unicode and cannot be saved as UTF-8",
+            where or None,
+        ) from None
+
+
+
 def load(path: str | os.PathLike[str]) -> Session:
     """Read and validate a session file; any fault raises SessionError with one line naming it."""
     name = os.fspath(path)
@@ -551,6 +685,7 @@ def migrate(data: dict[str, Any], version: int) -> dict[str, Any]:
 def session_from_dict(data: Any) -> Session:
     """Validate a session file's data and build the Session; derived figures in it are ignored."""
     root = _object(data, "")
+    check_file_data(root)
     if "format" not in root:
         raise SessionError('not a Performance Workbench session (no "format" key)')
     if root["format"] != FORMAT:
