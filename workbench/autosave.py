@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.files import FileReadError, read_bounded
 from workbench.session import (
     MAX_FILE_BYTES,
     Session,
     SessionError,
-    format_json,
+    encode_file_data,
     session_from_dict,
     session_to_dict,
     write_atomic,
@@ -170,10 +171,16 @@ class Autosaver:
             "host": self.host,
             "process_start": self.process_start,
             "saved_at": time.time(),
-            "source_path": os.fspath(source_path) if source_path is not None else None,
+            # Absolute: the app that recovers it may start in another folder.
+            "source_path": os.path.abspath(os.fspath(source_path)) if source_path is not None else None,
             "session": session_to_dict(session, include_derived=False),
         }
-        write_atomic(self.path, format_json(record).encode("utf-8"), what="recovery file")
+        try:
+            encoded = encode_file_data(record)
+        except SessionError as exc:
+            raise SessionError(f"cannot write the recovery file: {exc}") from None
+        # A link planted at the recovery file's name is replaced, never followed.
+        write_atomic(self.path, encoded, what="recovery file", follow_symlinks=False)
         return self.path
 
     def discard(self) -> None:
@@ -193,14 +200,10 @@ class Autosaver:
 def read_recovery_file(path: Path) -> tuple[dict[str, Any], Session]:
     """The header fields and the session of one recovery file; SessionError if it is damaged."""
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise SessionError(f"recovery file {path} is over the size limit")
-        text = path.read_text(encoding="utf-8")
+        # Bounded and non-blocking: a FIFO or a device in the folder must not hang the scan at start.
+        text = read_bounded(path, MAX_FILE_BYTES, "recovery file").decode("utf-8")
         record = json.loads(text)
-    except SessionError:
-        raise
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except (FileReadError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise SessionError(f"recovery file {path} cannot be read: {exc}") from None
     if not isinstance(record, dict) or record.get("format") != AUTOSAVE_FORMAT:
         raise SessionError(f"{path} is not a recovery file")
@@ -219,12 +222,19 @@ def _is_stale(record: dict[str, Any], this_host: str) -> bool:
     if record.get("host") != this_host:
         # Another machine sharing this folder: its process cannot be checked from here.
         return False
-    if not isinstance(pid, int) or isinstance(pid, bool):
-        return True
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid < 2**31:
+        return True  # no process can have it: whatever wrote the file is gone
     if pid == os.getpid():
         return False  # this process's own file is not something to recover
     marker = record.get("process_start")
     return not process_is_running(pid, marker if isinstance(marker, str) else None)
+
+
+def _timestamp(value: Any) -> float:
+    """A recovery file's saved_at as seconds since the epoch; 0 when it is not a plausible time."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    return float(value) if 0 <= value < 32_503_680_000 else 0.0  # up to the year 3000 (what every platform can show)
 
 
 def find_recoverable(directory: Path | None = None) -> list[Recovery]:
@@ -246,10 +256,12 @@ def find_recoverable(directory: Path | None = None) -> list[Recovery]:
             continue
         saved_at = record.get("saved_at")
         source = record.get("source_path")
+        if isinstance(source, str) and not os.path.isabs(source):
+            source = None  # an older file's relative path would resolve against whatever folder the app starts in
         found.append(
             Recovery(
                 path=path,
-                saved_at=float(saved_at) if isinstance(saved_at, (int, float)) and not isinstance(saved_at, bool) else 0.0,
+                saved_at=_timestamp(saved_at),
                 source_path=source if isinstance(source, str) else None,
                 title=session.title,
                 operations=len(session.operations),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
@@ -109,7 +110,7 @@ class Document(QObject):
         """Show another session (new, opened, example); the undo history starts afresh."""
         self.undo_stack.clear()
         self.session = session
-        self.path = path
+        self.path = _absolute(path)
         self._states = {}
         self.current = 0 if session.operations else -1
         self._resolve_device()
@@ -124,7 +125,7 @@ class Document(QObject):
         self.path_changed.emit()
 
     def set_path(self, path: str | None) -> None:
-        self.path = path
+        self.path = _absolute(path)
         self.path_changed.emit()
 
     def select(self, index: int) -> None:
@@ -368,3 +369,9 @@ class Document(QObject):
         while f"{base} {number}" in names:
             number += 1
         return f"{base} {number}"
+
+
+def _absolute(path: str | None) -> str | None:
+    """The file a session belongs to, made absolute at once: Save and the recovery file must not
+    depend on the folder the app happens to run in later."""
+    return os.path.abspath(path) if path else None
