@@ -627,6 +627,16 @@ def _opens_window(parser: argparse.ArgumentParser, arguments: list[str]) -> bool
     return first.endswith(".json") or os.path.exists(first)
 
 
+def _os_error_line(exc: OSError) -> str:
+    """An OSError as one line: the reason and the file it concerns ('File name too long: out/aaa…md')."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    names = [name for name in (exc.filename, exc.filename2) if name is not None]
+    shown = [os.fsdecode(name) if isinstance(name, bytes) else str(name) for name in names]
+    shown = [name if len(name) <= 120 else name[:117] + "..." for name in shown]
+    line = f"{reason}: {' → '.join(shown)}" if shown else reason
+    return line.replace("\n", " ").replace("\r", " ")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `workbench` console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -641,11 +651,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WorkbenchError as exc:
         print(f"workbench: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        return EXIT_OK
+    except OSError as exc:  # a path the user named that cannot be used: one line, like any other bad input
+        print(f"workbench: error: {_os_error_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

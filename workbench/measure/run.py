@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 MIN_ITERATIONS = 30
 DEFAULT_ITERATIONS = 50
 MAX_ITERATIONS = 1_000_000
+MAX_WARMUP_CALLS = 10_000  # clocks and caches settle within seconds; more warm-up only delays the run
 CANCEL_SLICE_S = 0.05  # timed calls per batch are sized to about this much work
 AUTO_WARMUP_S = 0.1  # automatic warm-up runs at least this long ...
 AUTO_WARMUP_MIN_CALLS = 2  # ... and at least this many calls ...
@@ -154,6 +155,8 @@ class MeasurementRun:
             raise MeasurementError(f"mode must be warm or cold; got '{mode}'")
         if warmup is not None and (isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1):
             raise MeasurementError(f"warm-up must be a positive number of calls; got {warmup!r}")
+        if warmup is not None and warmup > MAX_WARMUP_CALLS:
+            raise MeasurementError(f"warm-up must be at most {MAX_WARMUP_CALLS:,} calls; got {warmup:,}")
         if convention not in CONVENTIONS:
             raise MeasurementError(f"convention must be fma2 or mac; got '{convention}'")
         if analysis is not None:
