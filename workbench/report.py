@@ -30,6 +30,7 @@ import html
 import io
 import math
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -488,13 +489,72 @@ def _check_png(plot_png: bytes | None) -> None:
 # ---------------------------------------------------------------- Markdown
 
 
+# Markdown: every piece of text from the session (titles, names, notes, run ids, conditions, profile
+# fields, even the declaration line, which may carry a comment) is untrusted. Escaped, it renders as
+# the text it is: no raw HTML (<script>, <img onerror=…>), no image that loads a remote URL, no
+# emphasis or link syntax, no code fence that swallows what follows.
+_MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+# Emphasis marks stay: "2**24" and "sm_clock_mhz" must read as themselves, and emphasis hides nothing.
+_MD_BACKSLASHED = frozenset("\\`[]!|~")
+_MD_LINE_START = re.compile(r"^(\s*)([#+=-]|\d+[.)])")  # a heading, list item or setext underline
+
+
+def _md_text(text: str) -> str:
+    """One line of untrusted text as inert Markdown: HTML as entities, syntax characters backslash-escaped."""
+    out = []
+    for char in text.replace("\r", " ").replace("\n", " "):
+        if char in _MD_ENTITIES:
+            out.append(_MD_ENTITIES[char])
+        elif char in _MD_BACKSLASHED:
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    return "".join(out)
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    return _md_text(text)
+
+
+def _md_block(text: str) -> str:
+    """Untrusted multi-line text (a description, notes) as inert Markdown, its line breaks kept.
+
+    Each line is escaped like a cell, and a line that would start a heading or
+    a list gets its first mark escaped; single lines end in two spaces so
+    Markdown keeps the breaks.
+    """
+    lines = []
+    for line in text.splitlines():
+        if not line.strip():
+            lines.append("")
+            continue
+        escaped = _MD_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), _md_text(line.rstrip()))
+        lines.append(escaped + "  ")
+    return "\n".join(lines).rstrip()
 
 
 def _md_hard_breaks(text: str) -> str:
     """Free text with its line breaks kept (Markdown joins single lines unless they end in two spaces)."""
-    return "\n".join(line.rstrip() + "  " if line.strip() else "" for line in text.splitlines()).rstrip()
+    return _md_block(text)
+
+
+def _md_code(text: str) -> str:
+    """Untrusted text as an inline code span: delimited by more backticks than any run inside it."""
+    line = text.replace("\r", " ").replace("\n", " ")
+    fence = "`" * (_longest_backtick_run(line) + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") else ""
+    return f"{fence}{pad}{line}{pad}{fence}"
+
+
+def _md_fenced(text: str, info: str = "text") -> list[str]:
+    """A fenced code block whose fence is longer than any backtick run in `text`, so it always closes."""
+    fence = "`" * max(3, _longest_backtick_run(text) + 1)
+    return [f"{fence}{info}", text, fence]
+
+
+def _longest_backtick_run(text: str) -> int:
+    runs = re.findall(r"`+", text)
+    return max((len(run) for run in runs), default=0)
 
 
 def _md_table(table: Table) -> list[str]:
@@ -521,14 +581,14 @@ def render_markdown(session: Session, plot_png: bytes | None = None, plot_file: 
     its relative name; else `plot_png` embedded as a data URI; else none."""
     _check_png(plot_png)
     report = build_report(session)
-    lines = [f"# {report.title}", ""]
-    if report.description:
-        lines += [report.description, ""]
+    lines = [f"# {_md_text(report.title)}", ""]
+    if report.description.strip():
+        lines += [_md_block(report.description), ""]
     lines += [
-        f"*{report.written}.*",
+        f"*{_md_text(report.written)}.*",
         "",
-        f"**Device:** {report.device_line}  ",
-        f"**Settings:** {report.settings_line}",
+        f"**Device:** {_md_text(report.device_line)}  ",
+        f"**Settings:** {_md_text(report.settings_line)}",
         "",
         "## Rates in use",
         "",
@@ -544,27 +604,27 @@ def render_markdown(session: Session, plot_png: bytes | None = None, plot_file: 
         lines += ["## Plot", "", f"![Roofline plot of the session](data:image/png;base64,{encoded})", ""]
     for number, item in enumerate(report.operations, start=1):
         entry = item.entry
-        lines += [f"## {number}. {entry.name or entry.declaration}", "", f"`{entry.declaration}`", ""]
+        lines += [f"## {number}. {_md_text(entry.name or entry.declaration)}", "", _md_code(entry.declaration), ""]
         if entry.notes.strip():
             lines += ["**Notes**", "", _md_hard_breaks(entry.notes.strip()), ""]
         if item.analysis is None:
-            lines += [f"**Not analysed:** {item.error}", ""]
+            lines += [f"**Not analysed:** {_md_text(item.error or '')}", ""]
             continue
         a = item.analysis
-        lines += ["**Derivation**", "", "```text", a.derivation_text(), "```", ""]
+        lines += ["**Derivation**", "", *_md_fenced(a.derivation_text()), ""]
         lines += ["**Tensors**", "", *_md_table(tensors_table(a, report.binary))]
-        lines += ["**Bounds**", "", *_md_table(bounds_table(a, report.binary)), f"*{a.limiter_sentence(report.binary)}*", ""]
+        lines += ["**Bounds**", "", *_md_table(bounds_table(a, report.binary)), f"*{_md_text(a.limiter_sentence(report.binary))}*", ""]
         if item.runs:
             lines += ["**Measured runs**", "", *_md_table(runs_table(item.runs, report.binary))]
-            lines += [" ".join(_run_notes(item.runs)), "", *_md_conditions(item.runs)]
+            lines += [_md_text(" ".join(_run_notes(item.runs))), "", *_md_conditions(item.runs)]
     if report.other_runs:
         lines += ["## Runs of other declarations", "", *_md_table(runs_table(report.other_runs, report.binary, True))]
-        lines += [" ".join(_run_notes(report.other_runs)), "", *_md_conditions(report.other_runs)]
+        lines += [_md_text(" ".join(_run_notes(report.other_runs))), "", *_md_conditions(report.other_runs)]
     if report.profiles:
         lines += ["## Imported profiler records", ""]
         for section in report.profiles:
-            lines += [f"**{section.title}**", "", *_md_table(section.table)]
-            lines += [f"- {note}" for note in section.notes]
+            lines += [f"**{_md_text(section.title)}**", "", *_md_table(section.table)]
+            lines += [f"- {_md_text(note)}" for note in section.notes]
             lines += [""] if section.notes else []
     return "\n".join(lines).rstrip() + "\n"
 
@@ -718,9 +778,24 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
 # ---------------------------------------------------------------- CSV
 
 
+_CSV_FORMULA_MARKS = frozenset("=+-@\t\r\n\uff1d\uff0b\uff0d\uff20")  # with the full-width forms some readers accept
+_CSV_LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
+
+
 def _csv_text(text: str) -> str:
-    """Text a spreadsheet will not take for a formula (a shared session's names are untrusted)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    """Text a spreadsheet will not take for a formula (a shared session's names are untrusted).
+
+    A cell starts at the field's start, and (in readers that split rows on a
+    bare CR or LF inside a field) after each line break: every such start
+    that opens with a formula mark, spaces before it or not, gets a "'" in
+    front. The writer quotes the field, line breaks included (render_csv).
+    """
+    parts = _CSV_LINE_BREAK.split(text)
+    for index in range(0, len(parts), 2):  # the even parts are the text between line breaks
+        part = parts[index]
+        if part.lstrip(" ")[:1] in _CSV_FORMULA_MARKS and part.lstrip(" "):
+            parts[index] = "'" + part
+    return "".join(parts)
 
 
 def csv_number(value: float | int | None) -> str:
@@ -749,7 +824,9 @@ def render_csv(session: Session) -> str:
     its declaration (median and % of bound on the device it ran on). Units are in the headers."""
     report = build_report(session)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    # CRLF ends a row (RFC 4180), and the writer quotes any field holding a CR or an LF, so a bare CR
+    # in a name cannot end a row early (with "\n" alone, a field holding only "\r" went unquoted).
+    writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(SUMMARY_CSV_COLUMNS)
     for item in report.operations:
         entry, a = item.entry, item.analysis
@@ -789,7 +866,9 @@ def render_samples_csv(session: Session) -> str:
     """Raw timing samples, one row per sample: run id, operation, declaration, index, seconds, check."""
     names = _operation_names(session)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    # CRLF ends a row (RFC 4180), and the writer quotes any field holding a CR or an LF, so a bare CR
+    # in a name cannot end a row early (with "\n" alone, a field holding only "\r" went unquoted).
+    writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(SAMPLES_CSV_COLUMNS)
     for index, run in enumerate(session.runs):
         figures = run_figures(run, index, None)
@@ -856,22 +935,29 @@ def write_report(session: Session, path: str | os.PathLike[str], plot_png: bytes
     kind = report_kind(path)
     _check_png(plot_png)
     files: list[tuple[str | os.PathLike[str], bytes]] = []
-    if kind == "markdown":
-        if plot_png is not None and not inline_plot:
-            plot_path = companion_path(path, PLOT_SUFFIX, ".png")
-            files.append((plot_path, plot_png))
-            text = render_markdown(session, plot_file=plot_path.name)
+    try:
+        if kind == "markdown":
+            if plot_png is not None and not inline_plot:
+                plot_path = companion_path(path, PLOT_SUFFIX, ".png")
+                files.append((plot_path, plot_png))
+                text = render_markdown(session, plot_file=plot_path.name)
+            else:
+                text = render_markdown(session, plot_png)
+        elif kind == "html":
+            text = render_html(session, plot_png)
         else:
-            text = render_markdown(session, plot_png)
-    elif kind == "html":
-        text = render_html(session, plot_png)
-    else:
-        text = render_csv(session)
-        files.append((companion_path(path, SAMPLES_SUFFIX, ".csv"), render_samples_csv(session).encode("utf-8")))
+            text = render_csv(session)
+            files.append((companion_path(path, SAMPLES_SUFFIX, ".csv"), render_samples_csv(session).encode("utf-8")))
+        encoded = text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate in text the session got from outside a file
+        raise ReportError(
+            f"cannot write report {os.fspath(path)}: the session holds text that is not Unicode "
+            f"(a lone surrogate U+{ord(exc.object[exc.start]):04X}); fix that text first"
+        ) from None
     try:
         for companion, data in files:  # companions first: the report never links a file not yet written
             write_atomic(companion, data, what="report")
-        write_atomic(path, text.encode("utf-8"), what="report")
+        write_atomic(path, encoded, what="report")
     except WorkbenchError as exc:
         raise ReportError(str(exc)) from None
     return kind

@@ -244,9 +244,10 @@ def parse_quantity(text: str, require_number: bool = False) -> "pint.Quantity":
         raise UnitError(f"expression longer than {MAX_EXPRESSION} characters")
     try:
         parser = _Parser(text)
+        value = parser._checked(parser.parse())  # unknown units are named first
         if require_number and not any(token.kind == "number" for token in parser.tokens):
             raise UnitError(f"'{text.strip()}' has no number; write the figure with its unit, e.g. 100 TFLOP/s")
-        return parser._checked(parser.parse())
+        return value
     except UnitError:
         raise
     except (OverflowError, ZeroDivisionError, ValueError, RecursionError) as exc:
