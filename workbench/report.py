@@ -604,7 +604,10 @@ def render_markdown(session: Session, plot_png: bytes | None = None, plot_file: 
         lines += ["## Plot", "", f"![Roofline plot of the session](data:image/png;base64,{encoded})", ""]
     for number, item in enumerate(report.operations, start=1):
         entry = item.entry
-        lines += [f"## {number}. {_md_text(entry.name or entry.declaration)}", "", _md_code(entry.declaration), ""]
+        declaration = _md_code(entry.declaration)
+        if declaration.startswith("```"):  # a line opening with three backticks could be read as a fence
+            declaration = f"Declaration: {declaration}"
+        lines += [f"## {number}. {_md_text(entry.name or entry.declaration)}", "", declaration, ""]
         if entry.notes.strip():
             lines += ["**Notes**", "", _md_hard_breaks(entry.notes.strip()), ""]
         if item.analysis is None:
