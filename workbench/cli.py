@@ -634,7 +634,9 @@ def _os_error_line(exc: OSError) -> str:
     shown = [os.fsdecode(name) if isinstance(name, bytes) else str(name) for name in names]
     shown = [name if len(name) <= 120 else name[:117] + "..." for name in shown]
     line = f"{reason}: {' → '.join(shown)}" if shown else reason
-    return line.replace("\n", " ").replace("\r", " ")
+    from workbench.errors import shown as printable
+
+    return printable(line)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -644,12 +646,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _opens_window(parser, arguments):
         arguments = ["gui", *arguments]
     args = parser.parse_args(arguments)
-    from workbench.errors import WorkbenchError
+    from workbench.errors import WorkbenchError, shown
 
     try:
         return int(args.run(args))
     except WorkbenchError as exc:
-        print(f"workbench: error: {exc}", file=sys.stderr)
+        print(f"workbench: error: {shown(str(exc))}", file=sys.stderr)  # one line, whatever text it quotes
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK

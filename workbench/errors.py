@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 
+def shown(text: str) -> str:
+    """User text as it may appear inside a one-line message: control characters (a newline, an escape)
+    and lone surrogates written as escapes, so a message quoting the input stays one printable line."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
 class WorkbenchError(Exception):
     """Base of every error caused by user input; its message is one clear line."""
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from workbench.errors import UnitError
+from workbench.errors import UnitError, shown
 from workbench.units import dimension_words, format_quantity, registry
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,7 +46,7 @@ def _tokenise(text: str) -> list[_Token]:
         match = _TOKEN.match(stripped, position)
         if match is None or match.end() == position:
             bad = stripped[position:].lstrip()[:1]
-            raise UnitError(f"unexpected '{bad}' at column {position + 1} in '{text}'")
+            raise UnitError(f"unexpected '{shown(bad)}' at column {position + 1} in '{shown(text)}'")
         kind = match.lastgroup or ""
         value = match.group(kind)
         if kind == "op":
@@ -55,7 +55,7 @@ def _tokenise(text: str) -> list[_Token]:
         if kind == "number" and tokens and tokens[-1].kind == "number":
             # "1..2" reads as 1. times .2 and "2 3" as 6: almost always a typo, never what was meant.
             raise UnitError(
-                f"two numbers in a row at column {token.column} ('{tokens[-1].text}' then '{value}') in '{text}'; "
+                f"two numbers in a row at column {token.column} ('{tokens[-1].text}' then '{value}') in '{shown(text)}'; "
                 "put an operator between them"
             )
         tokens.append(token)
@@ -91,7 +91,7 @@ class _Parser:
     juxtaposed := power power*  (so "2.5 TB/s" and "200 GFLOP / 80 GB" read as people mean them)."""
 
     def __init__(self, text: str) -> None:
-        self.text = text
+        self.text = shown(text)  # only ever quoted in messages, which must stay one line
         self.tokens = _tokenise(text)
         self.index = 0
         self.registry = registry()
@@ -246,23 +246,23 @@ def parse_quantity(text: str, require_number: bool = False) -> "pint.Quantity":
         parser = _Parser(text)
         value = parser._checked(parser.parse())  # unknown units are named first
         if require_number and not any(token.kind == "number" for token in parser.tokens):
-            raise UnitError(f"'{text.strip()}' has no number; write the figure with its unit, e.g. 100 TFLOP/s")
+            raise UnitError(f"'{shown(text.strip())}' has no number; write the figure with its unit, e.g. 100 TFLOP/s")
         return value
     except UnitError:
         raise
     except (OverflowError, ZeroDivisionError, ValueError, RecursionError) as exc:
-        raise UnitError(f"cannot compute '{text}': {exc}") from None
+        raise UnitError(f"cannot compute '{shown(text)}': {exc}") from None
 
 
 def convert(value: "pint.Quantity", to: str) -> "pint.Quantity":
     """Express `value` in the unit `to`, or raise naming the dimensions it has and needs."""
     target = parse_quantity(to)
     if target.magnitude != 1:
-        raise UnitError(f"convert to a unit such as ms or TB/s, not '{to}'")
+        raise UnitError(f"convert to a unit such as ms or TB/s, not '{shown(to)}'")
     if value.dimensionality != target.dimensionality:
         raise UnitError(
-            f"cannot express {format_quantity(value)} in {to}: it has dimensions "
-            f"{dimension_words(value.dimensionality)}, {to} has {dimension_words(target.dimensionality)}"
+            f"cannot express {format_quantity(value)} in {shown(to)}: it has dimensions "
+            f"{dimension_words(value.dimensionality)}, {shown(to)} has {dimension_words(target.dimensionality)}"
         )
     return value.to(target.units)
 
@@ -280,7 +280,7 @@ def evaluate(text: str, to: str | None = None) -> "pint.Quantity":
     except (OverflowError, TypeError, ValueError):
         finite = False
     if not finite:  # 1e300 s in ps: each part fits a float, the converted figure does not
-        raise UnitError(f"'{text}' is too large to express{f' in {to}' if to else ''} (beyond about 1.8e308)")
+        raise UnitError(f"'{shown(text)}' is too large to express{f' in {shown(to)}' if to else ''} (beyond about 1.8e308)")
     return result
 
 
