@@ -89,3 +89,15 @@ def test_15_recovered_work_saves_to_the_file_it_came_from_whatever_the_folder(
     assert session_module.load(original).operations[0].declaration == EDITED
     assert not (second / "sub").exists()  # nothing written beside the new working folder
     again.close()
+
+
+def test_1_a_session_file_with_the_memory_bomb_opens_as_a_banner_not_a_blow_up(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    data = json.loads(session_module.dumps(load_example("gemm-4096-fp16")))
+    data["operations"][0]["declaration"] = "elementwise(n=1, inputs=2**40)"
+    path = tmp_path / "bomb.json"
+    path.write_text(json.dumps(data))
+    win = open_window(qtbot, str(path))
+    assert win.banner.isVisible()
+    assert "operations[0].declaration: inputs (arrays read) must be at most 64" in win.banner.text()
+    assert win.document.path is None  # the window stays on an untitled session
+    win.close()
