@@ -438,7 +438,14 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as folder:
         os.environ.setdefault("PERF_WORKBENCH_DATA_DIR", folder)  # nothing the CLI does lands in the user's folders
         start = time.perf_counter()
-        tried = run_surface(surface, examples)
+        try:
+            tried = run_surface(surface, examples)
+        except BaseException as exc:  # the end of stderr is what a failing test shows: say it briefly there
+            import traceback
+
+            traceback.print_exc(limit=-6)
+            print(f"\nFAILED {surface}: {type(exc).__name__}: {str(exc)[:2000]}", file=sys.stderr)
+            return 1
         elapsed = time.perf_counter() - start
     print(json.dumps({"surface": surface, "inputs": tried, "failures": 0, "seconds": round(elapsed, 1)}))
     return 0

@@ -12,7 +12,15 @@ def shown(text: str) -> str:
 
 
 class WorkbenchError(Exception):
-    """Base of every error caused by user input; its message is one clear line."""
+    """Base of every error caused by user input; its message is one clear line.
+
+    The message often quotes what the user gave (a key from a shared file, an
+    expression), which may hold a newline or a lone surrogate: it is passed
+    through `shown` here, once for every error type, so it stays one printable line.
+    """
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        super().__init__(shown(str(message)), *args)
 
 
 class DeclarationError(WorkbenchError):

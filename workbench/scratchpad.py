@@ -298,7 +298,7 @@ def simplify(value: Any) -> Any:
         if unit is None:
             return value.to_base_units()
         power = float(exponent)
-        term = unit if abs(power) == 1 else f"{unit}**{abs(power):g}"
+        term = unit if abs(power) == 1 else f"{unit}**{abs(power)!r}"  # exact: B**1.015625 is not B**1.01562
         (numerator if power > 0 else denominator).append(term)
     text = "*".join(numerator) if numerator else "1"
     if denominator:
