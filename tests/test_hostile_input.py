@@ -504,3 +504,15 @@ def test_autosave_data_with_impossible_numbers_is_skipped_not_a_crash(tmp_path: 
     (recovery,) = find_recoverable(tmp_path)
     assert recovery.title == "odd header" and recovery.saved_at == 0.0
     assert recovery.describe().startswith("odd header (0 operations), autosaved ")
+
+
+def test_10_11_the_device_comparison_exports_neutralise_names_too() -> None:
+    from workbench.compare import compare_session, comparison_csv, comparison_markdown
+    from workbench.devices import find_device
+
+    session = Session(operations=[OperationEntry(f"{INJECTION} {SCRIPT} {TRACKER}", ADD)])
+    comparison = compare_session(session, [find_device("h100-sxm")])
+    rows = list(csv.DictReader(io.StringIO(comparison_csv(comparison), newline="")))
+    assert rows[0]["operation"].startswith("vector add\r'@SUM(1+1)")
+    markdown = comparison_markdown(comparison)
+    assert "<" not in markdown and "\\!\\[x\\]" in markdown and "\r" not in markdown

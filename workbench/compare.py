@@ -332,12 +332,17 @@ EXPORT_COLUMNS = (
 
 def comparison_csv(comparison: Comparison) -> str:
     """One line per operation and device, seconds and FLOP/B as plain numbers."""
+    from workbench.report import CSV_LINE_END, spreadsheet_text  # names come from shared sessions: untrusted
+
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, lineterminator=CSV_LINE_END)
     writer.writerow(EXPORT_COLUMNS)
     for cell in comparison.cells():
         data = cell.to_dict()
-        writer.writerow(["" if data[column] is None else data[column] for column in EXPORT_COLUMNS])
+        writer.writerow(
+            ["" if (value := data[column]) is None else spreadsheet_text(value) if isinstance(value, str) else value
+             for column in EXPORT_COLUMNS]
+        )
     return out.getvalue()
 
 
@@ -353,7 +358,9 @@ def _cell_text(cell: DeviceBound) -> str:
 
 
 def _escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    from workbench.report import markdown_inline  # operation names come from shared sessions: untrusted
+
+    return markdown_inline(text)
 
 
 def comparison_markdown(comparison: Comparison) -> str:
@@ -375,7 +382,7 @@ def comparison_markdown(comparison: Comparison) -> str:
             continue
         ridges = [format_intensity(cell.analysis.ridge) if cell.analysis and cell.analysis.ridge else "—" for cell in row]
         lines.append(f"| {_escape(row[0].operation)} | " + " | ".join(ridges) + " |")
-    lines += ["", "Sources: " + "; ".join(f"{d.key}: {d.source}" for d in devices if d.source)]
+    lines += ["", "Sources: " + _escape("; ".join(f"{d.key}: {d.source}" for d in devices if d.source))]
     return "\n".join(lines) + "\n"
 
 

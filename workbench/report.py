@@ -516,6 +516,11 @@ def _md_cell(text: str) -> str:
     return _md_text(text)
 
 
+def markdown_inline(text: str) -> str:
+    """Untrusted one-line text as inert Markdown: the one escaping every Markdown the app writes uses."""
+    return _md_text(text)
+
+
 def _md_block(text: str) -> str:
     """Untrusted multi-line text (a description, notes) as inert Markdown, its line breaks kept.
 
@@ -801,6 +806,15 @@ def _csv_text(text: str) -> str:
     return "".join(parts)
 
 
+def spreadsheet_text(text: str) -> str:
+    """Untrusted text for a CSV cell, formula marks neutralised: the one rule every CSV the app writes uses
+    (with a writer whose rows end in CSV_LINE_END, so a CR or LF inside a field is quoted)."""
+    return _csv_text(text)
+
+
+CSV_LINE_END = "\r\n"
+
+
 def csv_number(value: float | int | None) -> str:
     """A number for a CSV cell: ints exact; floats rounded to 12 significant figures and written as the
     shortest text that reads back as that float ('0.008677078', not '0.008677078000000001'); '' for none."""
@@ -829,7 +843,7 @@ def render_csv(session: Session) -> str:
     out = io.StringIO()
     # CRLF ends a row (RFC 4180), and the writer quotes any field holding a CR or an LF, so a bare CR
     # in a name cannot end a row early (with "\n" alone, a field holding only "\r" went unquoted).
-    writer = csv.writer(out, lineterminator="\r\n")
+    writer = csv.writer(out, lineterminator=CSV_LINE_END)
     writer.writerow(SUMMARY_CSV_COLUMNS)
     for item in report.operations:
         entry, a = item.entry, item.analysis
@@ -837,7 +851,7 @@ def render_csv(session: Session) -> str:
         best = min(valid, key=lambda run: run.median_s or math.inf) if valid else None
         work: tuple[str, ...]
         if a is None:
-            work = ("", "", "", "", "", "", "", item.error or "", "")
+            work = ("", "", "", "", "", "", "", _csv_text(item.error or ""), "")
         else:
             work = (
                 csv_number(int(a.flop)),
@@ -848,7 +862,7 @@ def render_csv(session: Session) -> str:
                 csv_number(a.memory_time),
                 csv_number(a.bound_time),
                 a.limiter or "",
-                a.device_name or "",
+                _csv_text(a.device_name or ""),  # a detected GPU's name comes from the session file
             )
         writer.writerow(
             (
@@ -871,7 +885,7 @@ def render_samples_csv(session: Session) -> str:
     out = io.StringIO()
     # CRLF ends a row (RFC 4180), and the writer quotes any field holding a CR or an LF, so a bare CR
     # in a name cannot end a row early (with "\n" alone, a field holding only "\r" went unquoted).
-    writer = csv.writer(out, lineterminator="\r\n")
+    writer = csv.writer(out, lineterminator=CSV_LINE_END)
     writer.writerow(SAMPLES_CSV_COLUMNS)
     for index, run in enumerate(session.runs):
         figures = run_figures(run, index, None)
