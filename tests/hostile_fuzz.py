@@ -250,7 +250,7 @@ _SESSION_BASES: list[dict[str, Any]] = []
 
 
 def check_session(content: bytes) -> None:
-    from workbench.report import render_csv, render_html, render_markdown
+    from workbench.report import render_csv, render_html, render_markdown, render_samples_csv
     from workbench.session import dumps, loads
 
     try:
@@ -263,6 +263,7 @@ def check_session(content: bytes) -> None:
     assert "<" not in outside, "raw HTML in the Markdown report"
     render_html(session)
     render_csv(session)
+    render_samples_csv(session)
     text = dumps(session)
     again = loads(text)
     assert dumps(again) == text, "a session that opens must save and open to the same file"

@@ -30,7 +30,7 @@ from workbench.cli import main
 from workbench.declare import parse
 from workbench.errors import DeclarationError, UnitError
 from workbench.measure.errors import MeasurementError
-from workbench.report import ReportError, render_csv, render_markdown, write_report
+from workbench.report import ReportError, render_csv, render_markdown, render_samples_csv, write_report
 from workbench.scratchpad import evaluate
 from workbench.session import (
     OperationEntry,
@@ -316,16 +316,16 @@ def test_10_a_bare_cr_cannot_start_a_formula_cell() -> None:
         operations=[OperationEntry(INJECTION, ADD)],
         runs=[{"id": "r1\n=1+1", "declaration": ADD, "samples_s": [1e-3, 2e-3]}],
     )
-    text = render_csv(session)
-    rows = list(csv.DictReader(io.StringIO(text, newline="")))
-    assert rows[0]["operation"] == "vector add\r'@SUM(1+1)*cmd|' /C calc'!A0"
-    assert rows[0]["run_id"] == "r1\n'=1+1"
-    assert len(rows) == 2
-    # a reader that splits rows on any CR or LF sees no cell starting with a formula mark
-    for line in re.split(r"\r\n|\r|\n", text):
-        for cell in line.split(","):
-            assert cell.strip('"')[:1] not in ("=", "+", "-", "@"), line
-    assert re.search(r'"vector add\r\'@SUM', text)  # the field is quoted, its CR inside the quotes
+    for text in (render_samples_csv(session), render_csv(session)):  # the raw samples and the summary
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        assert rows[0]["operation"] == "vector add\r'@SUM(1+1)*cmd|' /C calc'!A0"
+        # a reader that splits rows on any CR or LF sees no cell starting with a formula mark
+        for line in re.split(r"\r\n|\r|\n", text):
+            for cell in line.split(","):
+                assert cell.strip('"')[:1] not in ("=", "+", "-", "@"), line
+        assert re.search(r'"vector add\r\'@SUM', text)  # the field is quoted, its CR inside the quotes
+    samples = list(csv.DictReader(io.StringIO(render_samples_csv(session), newline="")))
+    assert [row["run_id"] for row in samples] == ["r1\n'=1+1"] * 2
 
 
 def test_10_formula_marks_after_spaces_and_full_width_ones_are_neutralised() -> None:
@@ -333,7 +333,7 @@ def test_10_formula_marks_after_spaces_and_full_width_ones_are_neutralised() -> 
         operations=[OperationEntry("  =HYPERLINK(1)", ADD)],
         runs=[{"id": "＝1+1", "declaration": ADD, "samples_s": [1e-3]}, {"id": "-5 °C run", "declaration": ADD, "samples_s": [1e-3]}],
     )
-    rows = list(csv.DictReader(io.StringIO(render_csv(session), newline="")))
+    rows = list(csv.DictReader(io.StringIO(render_samples_csv(session), newline="")))
     assert rows[0]["operation"] == "'  =HYPERLINK(1)" and rows[0]["run_id"] == "'＝1+1"
     assert rows[1]["run_id"] == "'-5 °C run"
 
