@@ -1,7 +1,13 @@
-"""Benchmarks of profile import in the window: a big raw page off the GUI thread, and plots with imported kernels.
+"""Benchmarks of profile import: a big raw page off the GUI thread, plots with imported kernels, huge CSVs.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_profile_import.py
     .venv/bin/python benchmarks/bench_profile_import.py --reader-only   # 1a alone, no Qt
+    .venv/bin/python benchmarks/bench_profile_import.py --cli-rows [ROWS]  # 3 alone, no Qt
+
+3. `workbench import-nsys FILE --json` (and without --json) on a synthetic
+   `cuda_gpu_kern_sum` CSV of ROWS kernels (default 1,000,000, about 150 MB),
+   each in a fresh process: wall time and peak resident memory of the
+   process (median of --repeat runs). Targets: ≤ 30 s and ≤ 500 MB.
 
 1. A synthetic `ncu --csv --page raw` export as large as a `--set full`
    profile of a training step: the test file's 22 columns plus 1,500 more
@@ -93,6 +99,67 @@ def reader_only() -> int:
         print(f"{name} on one thread: median {_ms(statistics.median(reads))} of {READS} "
               f"({', '.join(_ms(r) for r in reads)})")
     return 0
+
+
+NSYS_ROWS = 1_000_000
+NSYS_TARGET_S = 30.0
+NSYS_TARGET_BYTES = 500 * 10**6
+
+
+def big_nsys_summary(path: Path, rows: int) -> int:
+    """Write a `nsys stats --report cuda_gpu_kern_sum --format csv` export of `rows` kernels; returns bytes."""
+    with path.open("w") as out:
+        out.write("Generating SQLite file big.sqlite from big.nsys-rep\n")
+        out.write("Processing [big.sqlite] with [/opt/nvidia/nsight-systems/2024.5.1/reports/cuda_gpu_kern_sum.py]... \n\n")
+        out.write('"Time (%)","Total Time (ns)","Instances","Avg (ns)","Med (ns)","Min (ns)","Max (ns)","StdDev (ns)","Name"\n')
+        for index in range(rows):
+            base = 1_000 + (index * 7919) % 1_000_003
+            count = 1 + index % 50
+            out.write(
+                f'"0.0","{base * count:,}","{count}","{base:,}.0","{base:,}.0","{base - 3:,}","{base + 5:,}","1.5",'
+                f'"void synthetic_kernel_{index}<float, {index % 8}>(float *, const float *, int)"\n'
+            )
+    return path.stat().st_size
+
+
+def cli_run(arguments: list[str]) -> tuple[float, int]:
+    """Run `workbench ARGS` in a fresh process, output discarded: (wall seconds, peak resident bytes)."""
+    import subprocess
+
+    script = (
+        "import resource, sys, time\n"
+        "from workbench.cli import main\n"
+        "start = time.perf_counter()\n"
+        "sys.stdout = open('/dev/null', 'w')\n"
+        f"code = main({arguments!r})\n"
+        "took = time.perf_counter() - start\n"
+        "sys.stderr.write(f'{code} {took} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=False)
+    code, took, peak_kib = result.stderr.strip().splitlines()[-1].split()
+    if code != "0":
+        raise SystemExit(f"workbench {' '.join(arguments)} failed: {result.stderr.strip()}")
+    return float(took), int(peak_kib) * 1024
+
+
+def cli_rows(rows: int, repeat: int) -> int:
+    """3: import-nsys on a summary of `rows` kernels, with and without --json, in fresh processes."""
+    folder = Path(tempfile.mkdtemp(prefix="workbench-bench-nsys-"))
+    big = folder / "big_kern_sum.csv"
+    size = big_nsys_summary(big, rows)
+    print(f"synthetic nsys summary: {size / 1e6:.1f} MB, {rows:,} kernels; {repeat} run(s) each, fresh process")
+    failed = False
+    for label, extra in (("import-nsys --json", ["--json"]), ("import-nsys (table)", [])):
+        runs = [cli_run(["import-nsys", str(big), *extra]) for _ in range(repeat)]
+        took = statistics.median(run[0] for run in runs)
+        peak = statistics.median(run[1] for run in runs)
+        ok = took <= NSYS_TARGET_S and peak <= NSYS_TARGET_BYTES
+        failed |= not ok
+        print(f"{label:<22} median {_ms(took):>9} (≤ {NSYS_TARGET_S:.0f} s), peak {peak / 1e6:,.0f} MB "
+              f"(≤ {NSYS_TARGET_BYTES / 1e6:.0f} MB)  {'ok' if ok else 'NOT MET'}  "
+              f"[{', '.join(_ms(run[0]) for run in runs)}]")
+    big.unlink()
+    return 1 if failed else 0
 
 
 def main() -> int:
@@ -236,4 +303,10 @@ def _ms(seconds: float) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(reader_only() if "--reader-only" in sys.argv[1:] else main())
+    arguments = sys.argv[1:]
+    if "--cli-rows" in arguments:
+        at = arguments.index("--cli-rows")
+        count = int(arguments[at + 1]) if len(arguments) > at + 1 and arguments[at + 1].isdigit() else NSYS_ROWS
+        repeat = int(arguments[arguments.index("--repeat") + 1]) if "--repeat" in arguments else 1
+        sys.exit(cli_rows(count, repeat))
+    sys.exit(reader_only() if "--reader-only" in arguments else main())

@@ -189,7 +189,11 @@ def test_raw_page_reads_the_unit_row_and_exact_counts(raw: Profile) -> None:
     assert first.value("launch__grid_size") == 131_072
     assert first.value("sm__ops_path_tensor_src_fp16_dst_fp32.sum") is None  # printed n/a
     assert raw.launches[1].value("sm__ops_path_tensor_src_fp16_dst_fp32.sum") == 137_438_953_472
-    assert raw.notes == ()  # base units throughout: nothing was rounded
+    # base units throughout: nothing was rounded; the one note says how the numbers were read
+    assert raw.notes == (
+        "numbers read with the period as decimal mark (1,234.5), decided from line 10: '134,221,312' "
+        "(two or more commas group thousands)",
+    )
 
 
 def test_raw_page_names_the_gpu(raw: Profile) -> None:

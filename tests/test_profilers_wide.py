@@ -16,6 +16,7 @@ import pytest
 import workbench.profilers.ncu as ncu
 from workbench.profilers import Kernel, Profile, read_profile, read_profile_text
 from workbench.profilers.counters import is_used_metric
+from workbench.profilers.numbers import NumberFormat
 from workbench.profilers.table import ProfileError, parse_number
 
 DATA = Path(__file__).parent / "data"
@@ -65,7 +66,7 @@ def _cell_by_cell(text: str) -> list[dict[str, ncu.Metric]]:
     header, units, launches = rows[0], rows[1], rows[2:]
     return [
         {
-            header[i].strip(): ncu._metric(header[i].strip(), row[i], units[i].strip())
+            header[i].strip(): ncu._Values(NumberFormat(), "wide.csv").metric(header[i].strip(), row[i], units[i].strip(), "", None)
             for i in range(len(header))
             if ncu._is_metric_column(header[i])
         }

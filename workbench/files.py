@@ -11,6 +11,7 @@ ProfileError) with the file's name in front.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 
@@ -49,9 +50,8 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bounded(path: str | os.PathLike[str], limit: int, what: str = "file") -> bytes:
-    """The bytes of the regular file at `path`, refused (FileReadError) past `limit` bytes or if not a file."""
-    name = os.fspath(path)
+def _open_regular(name: str, limit: int, what: str) -> int:
+    """A descriptor of the regular file `name`, opened without blocking, no larger than `limit` bytes."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     try:
         # stat first: a folder cannot be opened on every platform, and the message should say what it is.
@@ -75,6 +75,19 @@ def read_bounded(path: str | os.PathLike[str], limit: int, what: str = "file") -
             raise FileReadError(
                 f"{describe_size(status.st_size)} is over the limit of {describe_size(limit)} for a {what}"
             )
+    except FileReadError:
+        os.close(descriptor)
+        raise
+    except OSError as exc:
+        os.close(descriptor)
+        raise FileReadError(exc.strerror or str(exc)) from None
+    return descriptor
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int, what: str = "file") -> bytes:
+    """The bytes of the regular file at `path`, refused (FileReadError) past `limit` bytes or if not a file."""
+    descriptor = _open_regular(os.fspath(path), limit, what)
+    try:
         chunks: list[bytes] = []
         total = 0
         while total <= limit:
@@ -92,3 +105,45 @@ def read_bounded(path: str | os.PathLike[str], limit: int, what: str = "file") -
         raise FileReadError(exc.strerror or str(exc)) from None
     finally:
         os.close(descriptor)
+
+
+class _BoundedStream(io.RawIOBase):
+    """A regular file's bytes read in pieces, refused (FileReadError) once more than `limit` have come."""
+
+    def __init__(self, descriptor: int, limit: int, what: str) -> None:
+        super().__init__()
+        self._descriptor = descriptor
+        self._limit = limit
+        self._what = what
+        self._total = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: "bytearray | memoryview") -> int:  # type: ignore[override]
+        try:
+            chunk = os.read(self._descriptor, min(len(buffer), self._limit + 1 - self._total))
+        except OSError as exc:
+            raise FileReadError(exc.strerror or str(exc)) from None
+        self._total += len(chunk)
+        if self._total > self._limit:
+            raise FileReadError(
+                f"the file grew past the limit of {describe_size(self._limit)} for a {self._what} while it was read"
+            )
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self._descriptor)
+        super().close()
+
+
+def open_bounded(path: str | os.PathLike[str], limit: int, what: str = "file") -> io.BufferedReader:
+    """`read_bounded`'s checks, then the file as a stream read piece by piece (for files read as they stream).
+
+    The same refusals as read_bounded (not a regular file, over the limit, a
+    file that grows past it while read, as FileReadError from read calls too).
+    """
+    descriptor = _open_regular(os.fspath(path), limit, what)
+    return io.BufferedReader(_BoundedStream(descriptor, limit, what), _CHUNK)

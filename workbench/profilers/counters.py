@@ -30,6 +30,18 @@ L2_METRICS = ("lts__t_bytes.sum",)
 L2_SECTOR_METRICS = ("lts__t_sectors.sum",)
 DURATION_METRICS = ("gpu__time_duration.sum", "gpu__time_duration.avg", "gpu__time_duration.max", "Duration")
 
+_EXPECTED_SYMBOLS: dict[str, str] = {
+    **{name: "B" for name in DRAM_READ_METRICS + DRAM_WRITE_METRICS + DRAM_TOTAL_METRICS + L2_METRICS},
+    **{name: "sector" for name in DRAM_READ_SECTOR_METRICS + DRAM_WRITE_SECTOR_METRICS + L2_SECTOR_METRICS},
+    **{name: "s" for name in DURATION_METRICS},
+}
+
+
+def expected_symbol(name: str) -> str | None:
+    """The base unit a counter the workbench reads must be in ('B', 's', 'sector'); None for other metrics."""
+    return _EXPECTED_SYMBOLS.get(name)
+
+
 # The metrics to ask ncu for, for everything the comparison uses (the CLI's hint).
 SUGGESTED_METRICS = (
     "gpu__time_duration.sum",

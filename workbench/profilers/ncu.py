@@ -10,22 +10,29 @@ raw: one row per launch — the identity columns, then one column per metric
 (`dram__bytes_read.sum`, …), with a second row giving each metric's unit.
 
 Both may follow `==PROF==` lines and print auto-scaled units, thousands
-separators and `n/a`. Every value is converted to base units
-(`metric_units`) and keeps the text ncu printed. A raw page's units are
-parsed once per column and each launch's metrics are built when read
-(`RawMetrics`), so a 30 MB `--set full` export of 2,000 launches reads in
-about a second; `keep` limits a read to the metrics a caller uses.
+separators and `n/a`, in the locale's number format: the decimal mark is
+decided per file from its values (`numbers`), or chosen by the caller. Every
+value is converted to base units (`metric_units`) and keeps the text ncu
+printed; byte and time counters must be non-negative and in a unit of their
+kind. A raw page's units are parsed once per column and each launch's metrics
+are built when read (`RawMetrics`), so a 30 MB `--set full` export of 2,000
+launches reads in about a second; `keep` limits a read to the metrics a
+caller uses. The rows are streamed: nothing but what is kept is held.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
+from workbench.profilers.counters import expected_symbol
 from workbench.profilers.metric_units import BaseUnit, base_unit, is_auto_scaled, to_base
+from workbench.profilers.numbers import LARGEST, FormatSniffer, NumberFormat, NumberRangeError, contradiction
 from workbench.profilers.records import NCU, KernelLaunch, Metric, Profile
-from workbench.profilers.table import ProfileError, Row, Table, is_missing, parse_number, read_table
+from workbench.profilers.table import LineSource, ProfileError, Row, Table, is_missing, parse_number, read_table, text_source
 
 DETAILS = "details"
 RAW = "raw"
@@ -48,7 +55,7 @@ IDENTITY_COLUMNS = {
 }
 # Units ncu prints for these metrics with --print-units base, assumed when a raw page has no unit row.
 _BASE_UNITS = ((re.compile(r"__bytes"), "byte"), (re.compile(r"^gpu__time_duration"), "nsecond"), (re.compile(r"__sectors"), "sector"))
-_TRIPLE = re.compile(r"^\(?\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)?$")
+_TRIPLE = re.compile(r"^\(?\s*(\d{1,12})\s*,\s*(\d{1,12})\s*,\s*(\d{1,12})\s*\)?$")
 
 # Which metrics a read keeps, asked once per metric name (details: per key, "name [section]" for a repeat).
 MetricFilter = Callable[[str], bool]
@@ -72,20 +79,61 @@ def _triple(text: str) -> tuple[int, int, int] | None:
     return (x, y, z)
 
 
-def _value(value_text: str, unit: BaseUnit) -> int | float | None:
-    """A cell's number in base units; None for n/a and for text (device names, enum values)."""
-    if is_missing(value_text):
-        return None
-    try:
-        return to_base(parse_number(value_text), unit)
-    except ValueError:
-        return None
+# Base symbols of figures that cannot be negative: bytes, times, clocks, rates and counts.
+_NON_NEGATIVE = frozenset({"B", "s", "cycle", "Hz", "B/s", "bit", "cycle/s", "sector", "inst", "warp", "thread", "block", "request", "transaction"})
 
 
-def _metric(name: str, value_text: str, unit_text: str, section: str = "") -> Metric:
-    """A metric in base units; text values (device names, enum values) keep value None."""
-    unit = base_unit(unit_text)
-    return Metric(name, _value(value_text, unit), unit.symbol, value_text.strip(), unit_text.strip(), section)
+class _Values:
+    """Turns one file's cells into base-unit values: its number format, and the checks every value passes."""
+
+    def __init__(self, number_format: NumberFormat, source: str) -> None:
+        self.format = number_format
+        self.source = source
+
+    def value(self, name: str, text: str, unit: BaseUnit, line: int | None) -> int | float | None:
+        """A cell's number in base units; None for n/a and for text (device names, enum values).
+
+        A number too large for any profiler, a negative count or time, or a
+        value written in the other decimal format is a ProfileError naming the metric.
+        """
+        if is_missing(text):
+            return None
+        try:
+            number = self.format.parse(text)
+        except NumberRangeError as exc:
+            raise ProfileError(f"'{name}' is {exc}: no profiler prints such a figure", self.source, line) from None
+        except ValueError:
+            error = contradiction(text, self.format, self.source, line, unit.symbol == "%")
+            if error is not None:
+                raise error from None
+            return None
+        value = to_base(number, unit)
+        if (isinstance(value, float) and not math.isfinite(value)) or abs(value) >= LARGEST:
+            raise ProfileError(f"'{name}' is '{text.strip()}' {unit.symbol}: out of range", self.source, line)
+        if value < 0 and unit.symbol in _NON_NEGATIVE:
+            raise ProfileError(
+                f"'{name}' is {text.strip()} {unit.symbol}: a count, size or time cannot be negative", self.source, line
+            )
+        return value
+
+    def metric(self, name: str, value_text: str, unit_text: str, section: str, line: int | None) -> Metric:
+        """A metric in base units; text values (device names, enum values) keep value None."""
+        unit = base_unit(unit_text)
+        _check_unit(name, unit_text, unit, self.source, line, "metric")
+        return Metric(name, self.value(name, value_text, unit, line), unit.symbol, value_text.strip(), unit_text.strip(), section)
+
+
+def _check_unit(name: str, unit_text: str, unit: BaseUnit, source: str, line: int | None, what: str) -> None:
+    """A counter the workbench reads must be in a unit of its kind: bytes in 'parsec' is an error, not a '–'."""
+    expected = expected_symbol(name)
+    if expected is None or not unit_text.strip() or unit.symbol == expected:
+        return
+    kinds = {"B": "bytes", "s": "time", "sector": "sectors"}
+    raise ProfileError(
+        f"the {what} '{name}' is in '{unit_text.strip()}', which is not a unit of {kinds.get(expected, expected)}",
+        source,
+        line,
+    )
 
 
 class _RawColumns:
@@ -98,8 +146,15 @@ class _RawColumns:
     """
 
     def __init__(
-        self, header: tuple[str, ...], metric_columns: list[int], units: list[str], keep: MetricFilter | None = None
+        self,
+        header: tuple[str, ...],
+        metric_columns: list[int],
+        units: list[str],
+        values: _Values,
+        keep: MetricFilter | None = None,
+        units_line: int | None = None,
     ) -> None:
+        self.values = values
         # A title that appears twice keeps its first place and its last column, as a dict built cell by cell would.
         self._every: dict[str, int] = {}
         for index in metric_columns:
@@ -108,14 +163,16 @@ class _RawColumns:
         self.units: dict[int, tuple[BaseUnit, str]] = {
             index: (base_unit(units[index]), units[index].strip()) for index in self._every.values()
         }
+        for name, index in self._every.items():
+            _check_unit(name, units[index], self.units[index][0], values.source, units_line, "column")
         self.scaled_names = tuple(name for name, index in self._every.items() if is_auto_scaled(units[index]))
 
-    def metric(self, name: str, cells: tuple[str, ...]) -> Metric:
+    def metric(self, name: str, cells: tuple[str, ...], line: int | None = None) -> Metric:
         """The named metric of one launch (kept or not), from that launch's cells."""
         index = self._every[name]
         unit, unit_text = self.units[index]
         text = cells[index]
-        return Metric(name, _value(text, unit), unit.symbol, text.strip(), unit_text)
+        return Metric(name, self.values.value(name, text, unit, line), unit.symbol, text.strip(), unit_text)
 
 
 class RawMetrics(Mapping[str, Metric]):
@@ -127,9 +184,10 @@ class RawMetrics(Mapping[str, Metric]):
     Two threads reading one name at once may each build it; both are equal.
     """
 
-    def __init__(self, columns: _RawColumns, cells: tuple[str, ...]) -> None:
+    def __init__(self, columns: _RawColumns, cells: tuple[str, ...], line: int | None = None) -> None:
         self._columns = columns
         self._cells = cells
+        self._line = line
         self._built: dict[str, Metric] = {}
 
     def __getitem__(self, name: str) -> Metric:
@@ -137,7 +195,7 @@ class RawMetrics(Mapping[str, Metric]):
         if metric is None:
             if name not in self._columns.index:
                 raise KeyError(name)
-            metric = self._built[name] = self._columns.metric(name, self._cells)
+            metric = self._built[name] = self._columns.metric(name, self._cells, self._line)
         return metric
 
     def __iter__(self) -> Iterator[str]:
@@ -197,7 +255,7 @@ class _Identity:
 
     def launch(self, row: Row, metrics: Mapping[str, Metric], rules: tuple[str, ...] = ()) -> KernelLaunch:
         process_id_text = self.cell(row, "process_id")
-        process_id = int(process_id_text) if process_id_text.isdigit() else None
+        process_id = int(process_id_text) if process_id_text.isdecimal() and len(process_id_text) <= 18 else None
         return KernelLaunch(
             launch_id=self.launch_id(row),
             kernel_name=self.kernel_name(row),
@@ -221,7 +279,14 @@ def _has_scaled_value(metrics: Iterable[Metric]) -> bool:
     return any(metric.scaled for metric in metrics if metric.value is not None)
 
 
-def _read_details(table: Table, keep: MetricFilter | None = None) -> tuple[tuple[KernelLaunch, ...], bool]:
+def _launch_key(identity: _Identity, row: Row) -> tuple[str, int]:
+    """A launch's key: ncu numbers launches per process, so two processes can both have an ID 0."""
+    return identity.cell(row, "process_id"), identity.launch_id(row)
+
+
+def _read_details(
+    table: Table, values: _Values, keep: MetricFilter | None = None
+) -> tuple[tuple[KernelLaunch, ...], bool]:
     """The launches (with the metrics `keep` accepts), and whether any metric at all was printed scaled."""
     identity = _Identity(table)
     name_col = table.require("Metric Name")
@@ -230,41 +295,50 @@ def _read_details(table: Table, keep: MetricFilter | None = None) -> tuple[tuple
     section_col = table.column("Section Name")
     rule_col = table.column("Rule Name")
     rule_text_col = table.column("Rule Description")
-    first_rows: dict[int, Row] = {}
-    metrics: dict[int, dict[str, Metric]] = {}
-    rules: dict[int, list[str]] = {}
+    first_rows: dict[tuple[str, int], Row] = {}
+    metrics: dict[tuple[str, int], dict[str, Metric]] = {}
+    rules: dict[tuple[str, int], list[str]] = {}
+    scaled = False
     for row in table.rows:
-        launch_id = identity.launch_id(row)
+        key = _launch_key(identity, row)
         kernel = identity.kernel_name(row)
-        first = first_rows.setdefault(launch_id, row)
+        first = first_rows.setdefault(key, row)
         if first is not row and identity.kernel_name(first) != kernel:
             raise ProfileError(
-                f"launch {launch_id} is '{identity.kernel_name(first)}' on line {first.line} but '{kernel}' here",
+                f"launch {key[1]} is '{identity.kernel_name(first)}' on line {first.line} but '{kernel}' here",
                 table.source,
                 row.line,
             )
-        bucket = metrics.setdefault(launch_id, {})
+        bucket = metrics.setdefault(key, {})
         name = row.cells[name_col].strip()
         section = row.cells[section_col].strip() if section_col is not None else ""
         if not name:
             if rule_col is not None and row.cells[rule_col].strip():
                 description = row.cells[rule_text_col].strip() if rule_text_col is not None else ""
-                rules.setdefault(launch_id, []).append(f"{row.cells[rule_col].strip()}: {description}".rstrip(": "))
+                rules.setdefault(key, []).append(f"{row.cells[rule_col].strip()}: {description}".rstrip(": "))
             continue
-        metric = _metric(name, row.cells[value_col], row.cells[unit_col], section)
+        metric = values.metric(name, row.cells[value_col], row.cells[unit_col], section, row.line)
+        scaled = scaled or (metric.value is not None and metric.scaled)
         # One name can appear in two sections ("Memory Throughput" as % and as byte/s): keep both.
-        key = name if name not in bucket else f"{name} [{section}]"
-        bucket.setdefault(key, metric)
-    scaled = any(_has_scaled_value(bucket.values()) for bucket in metrics.values())
-    if keep is not None:
-        metrics = {
-            launch_id: {key: metric for key, metric in bucket.items() if keep(key)} for launch_id, bucket in metrics.items()
-        }
+        entry = name if name not in bucket else f"{name} [{section}]"
+        if keep is None or keep(entry):
+            bucket.setdefault(entry, metric)
     launches = tuple(
-        identity.launch(row, metrics[launch_id], tuple(rules.get(launch_id, ())))
-        for launch_id, row in first_rows.items()
+        identity.launch(row, metrics[key], tuple(rules.get(key, ()))) for key, row in first_rows.items()
     )
     return launches, scaled
+
+
+def _sniff_details(table: Table, sniffer: FormatSniffer) -> None:
+    """Feed the Metric Value cells to the sniffer until one settles the format."""
+    unit_col = table.require("Metric Unit")
+    value_col = table.require("Metric Value")
+    for row in table.rows:
+        text = row.cells[value_col]
+        if "." in text or "," in text:
+            sniffer.see(text, row.line, row.cells[unit_col].strip() == "%")
+            if sniffer.decided:
+                return
 
 
 def _is_metric_column(title: str) -> bool:
@@ -280,57 +354,99 @@ def _assumed_unit(metric: str) -> str:
     return next((unit for pattern, unit in _BASE_UNITS if pattern.search(metric)), "")
 
 
-def _read_raw(table: Table, keep: MetricFilter | None = None) -> tuple[tuple[KernelLaunch, ...], bool]:
-    """The launches (with the metrics `keep` accepts), and whether any metric at all was printed scaled."""
-    identity = _Identity(table)
+def _raw_layout(table: Table) -> tuple[list[int], list[str], int | None, Iterator[Row]]:
+    """The metric columns, their units (the unit row's, or ncu's base units assumed), that row's line, the launch rows."""
+    identity_id = table.require("ID")
     metric_columns = [index for index, title in enumerate(table.header) if _is_metric_column(title)]
-    rows = list(table.rows)
-    if rows and not rows[0].cells[identity.id].strip():
-        units = [cell.strip() for cell in rows[0].cells]
-        rows = rows[1:]
-    else:
-        units = [_assumed_unit(title.strip()) for title in table.header]
-    columns = _RawColumns(table.header, metric_columns, units, keep)
-    launches: list[KernelLaunch] = []
-    seen: dict[int, int] = {}
+    rows = iter(table.rows)
+    first = next(rows, None)
+    if first is not None and not first.cells[identity_id].strip():
+        return metric_columns, [cell.strip() for cell in first.cells], first.line, rows
+    units = [_assumed_unit(title.strip()) for title in table.header]
+    return metric_columns, units, None, (itertools.chain((first,), rows) if first is not None else rows)
+
+
+def _sniff_raw(table: Table, sniffer: FormatSniffer) -> None:
+    """Feed the metric cells to the sniffer, launch by launch, until one settles the format."""
+    metric_columns, units, _, rows = _raw_layout(table)
+    percent = {index for index in metric_columns if units[index] == "%"}
     for row in rows:
-        launch_id = identity.launch_id(row)
-        if launch_id in seen:
-            raise ProfileError(f"launch {launch_id} appears twice (first on line {seen[launch_id]})", table.source, row.line)
-        seen[launch_id] = row.line
-        launches.append(identity.launch(row, RawMetrics(columns, row.cells)))
-    # Only the columns printed in a scaled unit need looking at, kept or not.
-    scaled = any(
-        _has_scaled_value(columns.metric(name, row.cells) for name in columns.scaled_names) for row in rows
-    )
-    return tuple(launches), scaled
+        cells = row.cells
+        for index in metric_columns:
+            text = cells[index]
+            if "." in text or "," in text:
+                sniffer.see(text, row.line, index in percent)
+                if sniffer.decided:
+                    return
 
 
-def read_ncu_text(text: str, source: str = "ncu.csv", keep: MetricFilter | None = None) -> Profile:
-    """Parse ncu CSV text (either page); ProfileError with a line number on a malformed file.
+def _read_raw(table: Table, values: _Values, keep: MetricFilter | None = None) -> tuple[tuple[KernelLaunch, ...], bool, bool]:
+    """The launches (with the metrics `keep` accepts), whether any metric was printed scaled, and whether
+    the page had a unit row."""
+    identity = _Identity(table)
+    metric_columns, units, units_line, rows = _raw_layout(table)
+    columns = _RawColumns(table.header, metric_columns, units, values, keep, units_line)
+    launches: list[KernelLaunch] = []
+    seen: dict[tuple[str, int], int] = {}
+    scaled = False
+    for row in rows:
+        key = _launch_key(identity, row)
+        if key in seen:
+            raise ProfileError(f"launch {key[1]} appears twice (first on line {seen[key]})", table.source, row.line)
+        seen[key] = row.line
+        launches.append(identity.launch(row, RawMetrics(columns, row.cells, row.line)))
+        # Only the columns printed in a scaled unit need looking at, kept or not.
+        if not scaled and columns.scaled_names:
+            scaled = _has_scaled_value(columns.metric(name, row.cells, row.line) for name in columns.scaled_names)
+    return tuple(launches), scaled, units_line is not None
 
-    `keep`, where given, picks the metrics each launch holds by name (e.g.
-    `counters.is_used_metric`): the notes still describe the whole file.
+
+def read_ncu(
+    lines: LineSource, source: str = "ncu.csv", keep: MetricFilter | None = None, decimal_mark: str | None = None
+) -> Profile:
+    """Parse ncu CSV (either page) from a LineSource; ProfileError with a line number on a malformed file.
+
+    The file is read twice: once for its number format (stopping at the first
+    value that settles it; skipped when `decimal_mark` is given), once for its
+    launches. `keep`, where given, picks the metrics each launch holds by name
+    (e.g. `counters.is_used_metric`): the notes still describe the whole file.
     """
-    table = read_table(text, source, is_ncu_header, WHAT)
+    table = read_table(lines, source, is_ncu_header, WHAT)
     layout = _layout(table)
-    launches, scaled = _read_details(table, keep) if layout == DETAILS else _read_raw(table, keep)
+    sniffer = FormatSniffer()
+    if decimal_mark is None:
+        (_sniff_details if layout == DETAILS else _sniff_raw)(table, sniffer)
+        table = read_table(lines, source, is_ncu_header, WHAT)
+    number_format = sniffer.decide(source, decimal_mark)
+    values = _Values(number_format, source)
+    has_unit_row = True
+    if layout == DETAILS:
+        launches, scaled = _read_details(table, values, keep)
+    else:
+        launches, scaled, has_unit_row = _read_raw(table, values, keep)
     if not launches:
         raise ProfileError("the table has a header but no kernel launches", source, table.header_line)
-    notes = []
-    if layout == RAW and table.rows and table.rows[0].cells[table.require("ID")].strip():
+    notes = [number_format.note()]
+    if not has_unit_row:
         notes.append("the raw page has no unit row: ncu's base units (byte, nsecond) are assumed for bytes and durations")
     if scaled:
         notes.append(
             "ncu scaled some units to fit (Kbyte, Mbyte, usecond…): those figures carry about four "
             "significant digits; export with --print-units base for exact counts"
         )
-    return Profile(tool=NCU, layout=layout, source=source, launches=launches, notes=tuple(notes))
+    return Profile(tool=NCU, layout=layout, source=source, launches=launches, notes=tuple(notes), number_format=number_format)
 
 
-def read_ncu_csv(path: str | Path, keep: MetricFilter | None = None) -> Profile:
+def read_ncu_text(
+    text: str, source: str = "ncu.csv", keep: MetricFilter | None = None, decimal_mark: str | None = None
+) -> Profile:
+    """Parse ncu CSV text (either page); see read_ncu."""
+    return read_ncu(text_source(text), source, keep, decimal_mark)
+
+
+def read_ncu_csv(path: str | Path, keep: MetricFilter | None = None, decimal_mark: str | None = None) -> Profile:
     """Read an ncu CSV file (details or raw page), with only the metrics `keep` accepts where given."""
-    from workbench.profilers.reader import read_text
+    from workbench.profilers.reader import open_lines
 
     file = Path(path)
-    return read_ncu_text(read_text(file), file.name, keep)
+    return read_ncu(open_lines(file), file.name, keep, decimal_mark)

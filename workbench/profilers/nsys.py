@@ -4,21 +4,42 @@ Current releases print Time (%), Total Time (ns), Instances, Avg (ns),
 Med (ns), Min (ns), Max (ns), StdDev (ns), Name; older ones Time(%),
 Total Time (ns), Instances, Average, Minimum, Maximum[, StdDev], Name, all in
 nanoseconds. Progress lines ("Generating SQLite file …", "Processing […]")
-come first; numbers may carry thousands separators. The time unit is read
+come first; numbers may carry thousands separators, in the locale's format
+(the decimal mark is decided per file, `numbers`). The time unit is read
 from each column title, so a `--timeunit` other than ns converts correctly.
+
+`nsys stats --format csv` with several reports writes each under a heading,
+`** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):`, then its own header and
+rows. The kernel summary is found by its heading (or, without headings, by
+its header); the other reports are passed over and named in the notes. The
+rows are streamed: the file is never held whole.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
-from workbench.profilers.metric_units import base_unit, to_base
+from workbench.profilers.metric_units import BaseUnit, base_unit, to_base
+from workbench.profilers.numbers import LARGEST, FormatSniffer, NumberFormat, NumberRangeError, contradiction
 from workbench.profilers.records import NSYS, KernelTimes, Profile
-from workbench.profilers.table import ProfileError, Row, Table, is_missing, parse_number, read_table
+from workbench.profilers.table import (
+    LineSource,
+    Lines,
+    ProfileError,
+    Row,
+    Table,
+    is_missing,
+    next_table,
+    no_table,
+    skip_table,
+    text_source,
+)
 
 CURRENT = "cuda_gpu_kern_sum"
 OLDER = "gpukernsum"
+KERNEL_REPORTS = frozenset({CURRENT, OLDER})
 WHAT = "Nsight Systems CSV (nsys stats --report cuda_gpu_kern_sum --format csv)"
 
 _UNIT_IN_TITLE = re.compile(r"\(([^)%]+)\)\s*$")
@@ -50,58 +71,74 @@ def _unit_of(title: str) -> str:
 
 
 class _Columns:
-    def __init__(self, table: Table) -> None:
+    """The kernel summary's columns, and each row read into a KernelTimes in the file's number format."""
+
+    def __init__(self, table: Table, number_format: NumberFormat) -> None:
         self.table = table
+        self.format = number_format
         self.name = table.require("Name")
         self.instances = table.require(*_TITLES["instances"])
         self.total = table.require(*_TITLES["total"])
         self.optional = {key: table.column(*titles) for key, titles in _TITLES.items()}
+        self.units: dict[int, BaseUnit] = {}
+        for key in ("total", "average", "median", "minimum", "maximum", "stddev"):
+            index = self.optional[key] if key != "total" else self.total
+            if index is None:
+                continue
+            unit = base_unit(_unit_of(table.header[index]))
+            if unit.symbol != "s":
+                raise ProfileError(
+                    f"the column '{table.header[index]}' is not in a time unit", table.source, table.header_line
+                )
+            self.units[index] = unit
+
+    def number(self, row: Row, index: int, what: str, percent: bool = False) -> int | float:
+        """The cell's number; a ProfileError naming the column for text, a number out of range or the other format."""
+        text = row.cells[index]
+        title = self.table.header[index]
+        try:
+            value = self.format.parse(text)
+        except NumberRangeError as exc:
+            raise ProfileError(f"'{title}' is {exc}: no profiler prints such a figure", self.table.source, row.line) from None
+        except ValueError:
+            error = contradiction(text, self.format, self.table.source, row.line, percent)
+            if error is not None:
+                raise error from None
+            expected = (
+                f"Instances should be a whole number" if index == self.instances else f"the '{title}' cell should be a number"
+            )
+            raise ProfileError(f"{expected}; found '{text.strip()}'", self.table.source, row.line) from None
+        if value < 0:
+            raise ProfileError(f"'{title}' is {text.strip()}: {what} cannot be negative", self.table.source, row.line)
+        return value
 
     def seconds(self, row: Row, index: int | None, what: str, required: bool = False) -> float | None:
         if index is None:
             return None
-        text = row.cells[index]
-        if is_missing(text):
+        if is_missing(row.cells[index]):
             if required:
                 raise ProfileError(f"the {what} cell is empty", self.table.source, row.line)
             return None
-        try:
-            number = parse_number(text)
-        except ValueError:
-            raise ProfileError(
-                f"the '{self.table.header[index]}' cell should be a number; found '{text.strip()}'",
-                self.table.source,
-                row.line,
-            ) from None
-        unit = base_unit(_unit_of(self.table.header[index]))
-        if unit.symbol != "s":
-            raise ProfileError(f"the column '{self.table.header[index]}' is not in a time unit", self.table.source, self.table.header_line)
-        return float(to_base(number, unit))
+        seconds = float(to_base(self.number(row, index, "a time"), self.units[index]))
+        if not math.isfinite(seconds) or seconds >= LARGEST:
+            raise ProfileError(f"'{self.table.header[index]}' is out of range", self.table.source, row.line)
+        return seconds
 
     def times(self, row: Row) -> KernelTimes:
         name = row.cells[self.name].strip()
         if not name:
             raise ProfileError("the Name cell is empty", self.table.source, row.line)
-        instances_text = row.cells[self.instances]
-        try:
-            instances = parse_number(instances_text)
-        except ValueError:
-            instances = -1
-        if not isinstance(instances, int) or instances < 0:
+        instances = self.number(row, self.instances, "a whole number of launches")
+        if not isinstance(instances, int):
             raise ProfileError(
-                f"Instances should be a whole number; found '{instances_text.strip()}'", self.table.source, row.line
+                f"Instances should be a whole number; found '{row.cells[self.instances].strip()}'",
+                self.table.source,
+                row.line,
             )
         percent_index = self.optional["percent"]
         percent: float | None = None
         if percent_index is not None and not is_missing(row.cells[percent_index]):
-            try:
-                percent = float(parse_number(row.cells[percent_index]))
-            except ValueError:
-                raise ProfileError(
-                    f"Time (%) should be a number; found '{row.cells[percent_index].strip()}'",
-                    self.table.source,
-                    row.line,
-                ) from None
+            percent = float(self.number(row, percent_index, "a percentage", percent=True))
         total = self.seconds(row, self.total, "Total Time", required=True)
         assert total is not None
         return KernelTimes(
@@ -117,27 +154,112 @@ class _Columns:
             line=row.line,
         )
 
+    def sniff(self, sniffer: FormatSniffer) -> None:
+        """Feed the numbers to the sniffer until one settles the format (Instances are whole: a lone
+        mark before three digits there groups thousands)."""
+        timed = [index for index in self.units]
+        percent = self.optional["percent"]
+        for row in self.table.rows:
+            cells = row.cells
+            text = cells[self.instances]
+            if "." in text or "," in text:
+                sniffer.see(text, row.line, whole=True)
+            if percent is not None and ("." in cells[percent] or "," in cells[percent]):
+                sniffer.see(cells[percent], row.line, percent=True)
+            for index in timed:
+                text = cells[index]
+                if "." in text or "," in text:
+                    sniffer.see(text, row.line)
+            if sniffer.decided:
+                return
 
-def read_nsys_text(text: str, source: str = "nsys.csv") -> Profile:
-    """Parse an nsys kernel-summary CSV; ProfileError with a line number on a malformed file."""
-    try:
-        table = read_table(text, source, is_nsys_header, WHAT, stop_at_blank=True)
-    except ProfileError as exc:
-        skipped = next((line.strip() for line in text.splitlines() if "SKIPPED" in line), None)
-        if skipped is not None and exc.line is None:
-            raise ProfileError(f"nsys wrote no kernel table: {skipped}", source) from None
-        raise
-    columns = _Columns(table)
+
+def _describe(table: Table, last: int) -> str:
+    title, report = table.heading or ("", "")
+    name = f"'{title} ({report})'" if title and report else (f"'{title or report}'" if title or report else "a table")
+    return f"{name} (lines {table.header_line}–{last})"
+
+
+def _kernel_table(lines: Lines, source: str, skipped: list[str]) -> Table | None:
+    """The kernel summary of a file of one or several reports; the reports passed over go into `skipped`."""
+    while True:
+        table = next_table(lines, source, is_nsys_header, stop_at_blank=True, after_heading=True)
+        if table is None:
+            return None
+        report = table.heading[1] if table.heading else ""
+        if report in KERNEL_REPORTS or (not report and is_nsys_header(list(table.header))):
+            return table
+        skipped.append(_describe(table, skip_table(lines)))
+
+
+def _skip_rest(lines: Lines, source: str, skipped: list[str]) -> None:
+    """Name the reports after the kernel summary (a second kernel summary too)."""
+    while True:
+        table = next_table(lines, source, lambda cells: False, stop_at_blank=True, after_heading=True)
+        if table is None:
+            return
+        skipped.append(_describe(table, skip_table(lines)))
+
+
+def _open(source: LineSource, name: str) -> Lines:
+    return Lines(source, name, WHAT)
+
+
+def _missing_table(lines: Lines, source: str) -> ProfileError:
+    for _ in lines:  # to the end: an ==ERROR== or a SKIPPED line further down says why
+        pass
+    if lines.skipped_lines:
+        return ProfileError(f"nsys wrote no kernel table: {lines.skipped_lines[0]}", source)
+    return no_table(lines, source, WHAT)
+
+
+def read_nsys(lines: LineSource, source: str = "nsys.csv", decimal_mark: str | None = None) -> Profile:
+    """Parse an nsys kernel-summary CSV (one report or several); ProfileError with a line number on a malformed file.
+
+    Read twice: once for the number format (stopping at the first value that
+    settles it; skipped when `decimal_mark` is given), once for the kernels.
+    """
+    sniffer = FormatSniffer()
+    if decimal_mark is None:
+        opened = _open(lines, source)
+        table = _kernel_table(opened, source, [])
+        if table is None:
+            raise _missing_table(opened, source)
+        _Columns(table, NumberFormat()).sniff(sniffer)
+    number_format = sniffer.decide(source, decimal_mark)
+    opened = _open(lines, source)
+    skipped: list[str] = []
+    table = _kernel_table(opened, source, skipped)
+    if table is None:
+        raise _missing_table(opened, source)
+    columns = _Columns(table, number_format)
     summaries = tuple(columns.times(row) for row in table.rows)
     if not summaries:
         raise ProfileError("the table has a header but no kernels", source, table.header_line)
-    layout = CURRENT if table.column(*_TITLES["median"]) is not None or table.column("Avg (ns)") is not None else OLDER
-    return Profile(tool=NSYS, layout=layout, source=source, summaries=summaries)
+    _skip_rest(opened, source, skipped)
+    heading = table.heading[1] if table.heading else ""
+    if heading in KERNEL_REPORTS:
+        layout = heading
+    else:
+        layout = CURRENT if table.column(*_TITLES["median"]) is not None or table.column("Avg (ns)") is not None else OLDER
+    notes = [number_format.note()]
+    if skipped:
+        notes.append(
+            f"the file holds {len(skipped) + 1} reports; read the kernel summary (line {table.header_line}) and "
+            f"passed over {', '.join(skipped[:8])}{' and more' if len(skipped) > 8 else ''}: the workbench reads "
+            "only kernel summaries"
+        )
+    return Profile(tool=NSYS, layout=layout, source=source, summaries=summaries, notes=tuple(notes), number_format=number_format)
 
 
-def read_nsys_csv(path: str | Path) -> Profile:
+def read_nsys_text(text: str, source: str = "nsys.csv", decimal_mark: str | None = None) -> Profile:
+    """Parse nsys kernel-summary CSV text; see read_nsys."""
+    return read_nsys(text_source(text), source, decimal_mark)
+
+
+def read_nsys_csv(path: str | Path, decimal_mark: str | None = None) -> Profile:
     """Read an nsys kernel-summary CSV file."""
-    from workbench.profilers.reader import read_text
+    from workbench.profilers.reader import open_lines
 
     file = Path(path)
-    return read_nsys_text(read_text(file), file.name)
+    return read_nsys(open_lines(file), file.name, decimal_mark)

@@ -5,10 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.files import FileReadError, read_bounded
-from workbench.profilers.ncu import MetricFilter, is_ncu_header, read_ncu_text
-from workbench.profilers.nsys import is_nsys_header, read_nsys_text
+from workbench.profilers.ncu import MetricFilter, is_ncu_header, read_ncu
+from workbench.profilers.nsys import is_nsys_header, read_nsys
 from workbench.profilers.records import NCU, NSYS, Profile
-from workbench.profilers.table import ProfileError, is_log_line
+from workbench.profilers.table import (
+    MAX_PREAMBLE_LINES,
+    LineSource,
+    Lines,
+    ProfileError,
+    file_source,
+    is_log_line,
+    text_source,
+)
 
 MAX_FILE_BYTES = 512 * 2**20  # a CSV larger than this is not a profile export we can hold
 _BINARY_REPORTS = {
@@ -19,14 +27,18 @@ _BINARY_REPORTS = {
 }
 
 
-def read_text(path: Path) -> str:
-    """The file's text (UTF-8, a BOM dropped); a missing, huge or binary report file is a ProfileError."""
+def _refuse_binary_report(path: Path) -> None:
     suffix = path.suffix.lower()
     if suffix in _BINARY_REPORTS:
         raise ProfileError(
             f"this is a binary {suffix} report; export CSV first: {_BINARY_REPORTS[suffix].replace('FILE', path.name)}",
             path.name,
         )
+
+
+def read_text(path: Path) -> str:
+    """The file's text (UTF-8, a BOM dropped); a missing, huge or binary report file is a ProfileError."""
+    _refuse_binary_report(path)
     try:
         data = read_bounded(path, MAX_FILE_BYTES, "profile export")
     except FileReadError as exc:
@@ -34,11 +46,31 @@ def read_text(path: Path) -> str:
     return data.decode("utf-8-sig", errors="replace")
 
 
-def sniff(text: str) -> str | None:
-    """'ncu' or 'nsys' by the first table header in the text, None when neither appears."""
+def open_lines(path: Path) -> LineSource:
+    """The file as a LineSource: bounded (regular files only, MAX_FILE_BYTES), decoded, read afresh each time.
+
+    Checked once here, so a FIFO, a device or a file too large is refused before any reader starts.
+    """
+    _refuse_binary_report(path)
+    source = file_source(path, MAX_FILE_BYTES, "profile export", str(path))
+    opened = iter(source())
+    try:
+        next(opened, None)
+    finally:
+        close = getattr(opened, "close", None)
+        if close is not None:
+            close()
+    return source
+
+
+def sniff(lines: LineSource, name: str = "profile.csv") -> tuple[str | None, Lines]:
+    """'ncu' or 'nsys' by the first table header in the file, None when neither appears; and the lines read."""
     import csv
 
-    for line in text.splitlines():
+    opened = Lines(lines, name, "Nsight Compute or Nsight Systems CSV")
+    for number, line in opened:
+        if number > MAX_PREAMBLE_LINES:
+            break
         if not line.strip() or is_log_line(line) or "," not in line:
             continue
         try:
@@ -46,27 +78,31 @@ def sniff(text: str) -> str | None:
         except (csv.Error, StopIteration):
             continue
         if is_ncu_header(cells):
-            return NCU
+            return NCU, opened
         if is_nsys_header(cells):
-            return NSYS
-    return None
+            return NSYS, opened
+    return None, opened
 
 
-def read_profile_text(text: str, source: str = "profile.csv", keep: MetricFilter | None = None) -> Profile:
-    """Parse ncu or nsys CSV text, telling them apart by their header.
+def read_profile_lines(
+    lines: LineSource, source: str = "profile.csv", keep: MetricFilter | None = None, decimal_mark: str | None = None
+) -> Profile:
+    """Parse ncu or nsys CSV, telling them apart by their header.
 
-    `keep` picks which ncu metrics each launch holds by name (None: all of them); nsys has no metrics.
+    `keep` picks which ncu metrics each launch holds by name (None: all of
+    them); nsys has no metrics. `decimal_mark` ('.' or ',') overrides the
+    number format the file's values would decide.
     """
-    kind = sniff(text)
+    kind, opened = sniff(lines, source)
     if kind == NSYS:
-        return read_nsys_text(text, source)
+        return read_nsys(lines, source, decimal_mark)
     if kind == NCU:
-        return read_ncu_text(text, source, keep)
+        return read_ncu(lines, source, keep, decimal_mark)
     # Neither header: let the ncu reader produce its precise message (empty, binary, ==ERROR==, …).
-    if "\x00" not in text[:4096] and text.strip() and "SKIPPED" in text:
-        return read_nsys_text(text, source)
+    if opened.skipped_lines:
+        return read_nsys(lines, source, decimal_mark)
     try:
-        return read_ncu_text(text, source, keep)
+        return read_ncu(lines, source, keep, decimal_mark)
     except ProfileError as exc:
         if exc.line is None and "no table header" in exc.reason:
             raise ProfileError(
@@ -77,10 +113,18 @@ def read_profile_text(text: str, source: str = "profile.csv", keep: MetricFilter
         raise
 
 
-def read_profile(path: str | Path, keep: MetricFilter | None = None) -> Profile:
-    """Read an ncu or nsys CSV export from disk (the GUI's import and drop target).
+def read_profile_text(
+    text: str, source: str = "profile.csv", keep: MetricFilter | None = None, decimal_mark: str | None = None
+) -> Profile:
+    """Parse ncu or nsys CSV text; see read_profile_lines."""
+    return read_profile_lines(text_source(text), source, keep, decimal_mark)
 
-    `read_profile(path, keep=is_used_metric)` holds only the metrics the workbench reads.
+
+def read_profile(path: str | Path, keep: MetricFilter | None = None, decimal_mark: str | None = None) -> Profile:
+    """Read an ncu or nsys CSV export from disk, streamed (the GUI's import and drop target, the CLI's).
+
+    `read_profile(path, keep=is_used_metric)` holds only the metrics the
+    workbench reads; `decimal_mark` ('.' or ',') overrides the file's own evidence.
     """
     file = Path(path)
-    return read_profile_text(read_text(file), file.name, keep)
+    return read_profile_lines(open_lines(file), file.name, keep, decimal_mark)

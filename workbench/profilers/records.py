@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from workbench.profilers.matching import MatchRule
+from workbench.profilers.numbers import MARK_NAMES, NumberFormat
 from workbench.profilers.table import ProfileError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -205,7 +206,9 @@ class Profile:
     """One imported profiler file: where it came from, what it holds, and the user's match rules.
 
     tool: "ncu" or "nsys"; layout: "details" or "raw" (ncu pages),
-    "cuda_gpu_kern_sum" or "gpukernsum" (nsys report names).
+    "cuda_gpu_kern_sum" or "gpukernsum" (nsys report names);
+    number_format: the decimal mark the file was read with and how it was
+    decided (None for records saved before the workbench recorded it).
     """
 
     tool: str
@@ -215,6 +218,7 @@ class Profile:
     summaries: tuple[KernelTimes, ...] = ()
     notes: tuple[str, ...] = ()
     matches: tuple[MatchRule, ...] = ()
+    number_format: NumberFormat | None = None
 
     @property
     def title(self) -> str:
@@ -246,7 +250,9 @@ class Profile:
 
     def with_matches(self, matches: tuple[MatchRule, ...] | list[MatchRule]) -> "Profile":
         """A copy holding these match rules (what the session saves beside the counters)."""
-        return Profile(self.tool, self.layout, self.source, self.launches, self.summaries, self.notes, tuple(matches))
+        return Profile(
+            self.tool, self.layout, self.source, self.launches, self.summaries, self.notes, tuple(matches), self.number_format
+        )
 
     def to_dict(self, all_metrics: bool = False) -> dict[str, Any]:
         """Plain JSON for Session.profiles: each launch's metrics with their printed text.
@@ -264,6 +270,7 @@ class Profile:
             "layout": self.layout,
             "source": self.source,
             "notes": list(self.notes),
+            "number_format": None if self.number_format is None else self.number_format.to_dict(),
             "matches": [rule.to_dict() for rule in self.matches],
             "launches": launches,
             "summaries": [summary.to_dict() for summary in self.summaries],
@@ -292,6 +299,7 @@ class Profile:
             summaries=tuple(KernelTimes.from_dict(item) for item in _list(record.get("summaries", []), "summaries")),
             notes=tuple(_text(note, "note") for note in _list(record.get("notes", []), "notes")),
             matches=tuple(MatchRule.from_dict(item) for item in _list(record.get("matches", []), "matches")),
+            number_format=_number_format(record.get("number_format")),
         )
 
 
@@ -334,6 +342,16 @@ def _float(value: Any, what: str) -> float:
 
 def _optional_float(value: Any, what: str) -> float | None:
     return None if value is None else _float(value, what)
+
+
+def _number_format(value: Any) -> NumberFormat | None:
+    if value is None:
+        return None
+    record = _mapping(value, "number format")
+    decimal, how = record.get("decimal_mark"), record.get("how")
+    if decimal not in MARK_NAMES or how not in ("decided", "assumed", "chosen"):
+        raise _bad("number format", "a decimal mark ('.' or ',') and how it was decided", value)
+    return NumberFormat(str(decimal), str(how), _text(record.get("evidence", ""), "evidence"), _int(record.get("ambiguous", 0), "ambiguous"))
 
 
 def _triple(value: Any, what: str) -> tuple[int, int, int] | None:

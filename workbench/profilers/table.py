@@ -1,18 +1,26 @@
 """CSV tables as profilers print them: log lines first, a quoted header, rows with line numbers.
 
-`ncu --csv` and `nsys stats --format csv` both write their table after lines
+`ncu --csv` and `nsys stats --format csv` both write their tables after lines
 that are not CSV at all (`==PROF== Connected to process …`, `Processing
-[report.sqlite] with […]`). This module finds the header, reads the rows
-with the line each starts on (so every complaint can name it), and parses
-the numbers the tools print: thousands separators, `n/a`, exponents.
+[report.sqlite] with […]`), and `nsys stats` with several reports writes one
+table per report under a heading (`** CUDA GPU Kernel Summary
+(cuda_gpu_kern_sum):`). This module finds a header, streams the rows with the
+line each starts on (so every complaint can name it) without holding the
+file, and parses the numbers the tools print (thousands separators, `n/a`,
+exponents) in the file's number format (`numbers.NumberFormat`).
+
+Readers read a file more than once (the number format is decided from all
+its values before any is read), so they take a `LineSource`: a callable that
+opens the text afresh each time — `text_source(text)` or `file_source(path)`.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import re
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
 
 from workbench.errors import WorkbenchError
 
@@ -20,8 +28,9 @@ from workbench.errors import WorkbenchError
 MAX_PREAMBLE_LINES = 100_000
 
 _MISSING = {"", "n/a", "na", "-", "nan", "(!) n/a"}
-_PLAIN = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][+-]?\d+)?")
+# `** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):`, the heading nsys stats writes above each report.
+_HEADING = re.compile(r"^\s*\*\*\s*(?P<title>.*?)\s*(?:\((?P<report>[A-Za-z0-9_:.-]+)\))?\s*:?\s*$")
+BINARY_PROBE = 4096  # characters looked at for NUL bytes before a file is taken for text
 
 
 class ProfileError(WorkbenchError):
@@ -48,20 +57,14 @@ def is_missing(text: str) -> bool:
 
 
 def parse_number(text: str) -> int | float:
-    """A number as the tools print it: '1,234.56', '33554432', '4.0e-05'; ValueError otherwise.
+    """A number as ncu prints it by default: '1,234.56', '33554432', '4.0e-05'; ValueError otherwise.
 
     Integers stay exact Python ints (byte and instruction counts can exceed 2^53).
+    Files from comma-decimal locales are read through their `NumberFormat` instead.
     """
-    cell = text.strip()
-    if cell.isdecimal():  # a plain count, the common case: exactly the digits `\d` matches, which int() reads
-        return int(cell)
-    if _GROUPED.fullmatch(cell):
-        cell = cell.replace(",", "")
-    elif not _PLAIN.fullmatch(cell):
-        raise ValueError(f"not a number: {text!r}")
-    if "." in cell or "e" in cell or "E" in cell:
-        return float(cell)
-    return int(cell)
+    from workbench.profilers.numbers import NumberFormat
+
+    return NumberFormat().parse(text)
 
 
 @dataclass(frozen=True)
@@ -72,15 +75,149 @@ class Row:
     cells: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+LineSource = Callable[[], Iterable[str]]
+
+
+def text_source(text: str) -> LineSource:
+    """Text already in memory as a LineSource (line ends as universal newlines read them)."""
+    return lambda: io.StringIO(text, newline=None)
+
+
+def file_source(path: "str | object", limit: int, what: str, source: str) -> LineSource:
+    """A file read afresh, bounded and decoded (UTF-8, a BOM dropped), each time the source is opened."""
+    from workbench.files import FileReadError, open_bounded
+
+    def lines() -> Iterator[str]:
+        try:
+            stream = open_bounded(path, limit, what)  # type: ignore[arg-type]
+        except FileReadError as exc:
+            raise ProfileError(str(exc), source) from None
+        with io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline=None) as text:
+            try:
+                yield from text
+            except FileReadError as exc:
+                raise ProfileError(str(exc), source) from None
+
+    return lines
+
+
+def heading_of(line: str) -> tuple[str, str] | None:
+    """(title, report name) of an nsys report heading ('** CUDA API Summary (cuda_api_sum):'), else None."""
+    if "**" not in line:
+        return None
+    match = _HEADING.match(line)
+    if match is None:
+        return None
+    return match.group("title"), (match.group("report") or "")
+
+
+class Lines:
+    """A LineSource opened once: (1-based number, text) pairs, a NUL byte at the start refused as binary.
+
+    `pending` lets a reader put one line back (the heading that ended a table).
+    """
+
+    def __init__(self, source: LineSource, name: str, what: str) -> None:
+        self._iterator = iter(source())
+        self._name = name
+        self._what = what
+        self.number = 0
+        self._seen = 0
+        self.pending: tuple[int, str] | None = None
+        self.nonblank = 0
+        self.first_error: tuple[int, str] | None = None
+        self.skipped_lines: list[str] = []  # nsys 'SKIPPED: … does not contain …' lines
+
+    def __iter__(self) -> "Lines":
+        return self
+
+    def __next__(self) -> tuple[int, str]:
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            return pending
+        line = next(self._iterator).rstrip("\r\n")
+        self.number += 1
+        if self._seen < BINARY_PROBE:
+            if "\x00" in line:
+                raise ProfileError(
+                    f"this is a binary file, not CSV; export {self._what} as CSV first "
+                    "(ncu --import FILE.ncu-rep --csv --page details, or nsys stats --format csv FILE.nsys-rep)",
+                    self._name,
+                )
+            self._seen += len(line) + 1
+        if line.strip():
+            self.nonblank += 1
+            stripped = line.lstrip()
+            if stripped.startswith("==ERROR==") and self.first_error is None:
+                self.first_error = (self.number, line.strip())
+            elif stripped.startswith("SKIPPED") and len(self.skipped_lines) < 20:
+                self.skipped_lines.append(line.strip())
+        return self.number, line
+
+
+class _Feed:
+    """Feeds lines to csv.reader, skipping log and blank lines and noting which lines it handed out.
+
+    Ends the table at the first blank line after a record when `stop_at_blank`
+    (nsys prints one table per report, separated by blank lines), and at a
+    report heading, which it puts back for the caller.
+    """
+
+    def __init__(self, lines: Lines, stop_at_blank: bool) -> None:
+        self._lines = lines
+        self._stop_at_blank = stop_at_blank
+        self._ended = False
+        self.taken: list[int] = []
+        self.any = False
+
+    def __iter__(self) -> "_Feed":
+        return self
+
+    def __next__(self) -> str:
+        if self._ended:
+            raise StopIteration
+        for number, line in self._lines:
+            if not line.strip():
+                if self._stop_at_blank and self.any:
+                    self._ended = True
+                    break
+                continue
+            if is_log_line(line):
+                continue
+            if line.lstrip().startswith("**") and heading_of(line) is not None:
+                self._lines.pending = (number, line)
+                self._ended = True
+                break
+            self.taken.append(number)
+            self.any = True
+            return line
+        self._ended = True
+        raise StopIteration
+
+
+def _split(line: str) -> list[str] | None:
+    """One line's CSV cells, or None when the line is not one whole CSV record."""
+    try:
+        records = list(csv.reader([line], strict=True))
+    except csv.Error:
+        return None
+    return records[0] if len(records) == 1 else None
+
+
+@dataclass
 class Table:
-    """A header (and its line) and the records after it, log lines and blank lines left out."""
+    """A header (and its line), the report heading above it if any, and its records, streamed once.
+
+    `rows` is an iterator: each record is read from the file as it is asked
+    for, so a file's size never decides how much memory reading takes.
+    """
 
     source: str
     header: tuple[str, ...]
     header_line: int
-    rows: tuple[Row, ...]
-    preamble: tuple[str, ...]  # the non-CSV lines before the header, stripped
+    rows: Iterator[Row]
+    heading: tuple[str, str] | None = None  # (title, report name) of an nsys report heading
+    lines: Lines | None = field(default=None, repr=False)
 
     def column(self, *names: str) -> int | None:
         """Index of the first header cell equal to one of `names` (case and spacing ignored)."""
@@ -104,103 +241,106 @@ def _fold(text: str) -> str:
     return " ".join(text.strip().lower().split())
 
 
-class _Feed:
-    """Feeds lines to csv.reader, skipping log and blank lines and noting which lines it handed out."""
-
-    def __init__(self, lines: Sequence[str], start: int, stop_at_blank: bool) -> None:
-        self._lines = lines
-        self._index = start
-        self._stop_at_blank = stop_at_blank
-        self.taken: list[int] = []
-
-    def __iter__(self) -> "_Feed":
-        return self
-
-    def __next__(self) -> str:
-        while self._index < len(self._lines):
-            index = self._index
-            self._index += 1
-            line = self._lines[index]
-            if not line.strip():
-                if self._stop_at_blank and self.taken:
-                    self._index = len(self._lines)
-                    break
-                continue
-            if is_log_line(line):
-                continue
-            self.taken.append(index + 1)
-            return line
-        raise StopIteration
-
-
-def _split(line: str) -> list[str] | None:
-    """One line's CSV cells, or None when the line is not one whole CSV record."""
-    try:
-        records = list(csv.reader([line], strict=True))
-    except csv.Error:
-        return None
-    return records[0] if len(records) == 1 else None
-
-
-def read_table(
-    text: str,
-    source: str,
-    is_header: Callable[[list[str]], bool],
-    what: str,
-    stop_at_blank: bool = False,
-) -> Table:
-    """Find the first line whose cells satisfy `is_header` and read the records after it.
-
-    `stop_at_blank` ends the table at the first blank line after a data row
-    (nsys prints one table per report, separated by blank lines).
-    """
-    if "\x00" in text[:4096]:
-        raise ProfileError(
-            f"this is a binary file, not CSV; export {what} as CSV first "
-            "(ncu --import FILE.ncu-rep --csv --page details, or nsys stats --format csv FILE.nsys-rep)",
-            source,
-        )
-    lines = text.splitlines()
-    if not any(line.strip() for line in lines):
-        raise ProfileError(f"the file is empty; expected {what}", source)
-    header_index: int | None = None
-    header: list[str] | None = None
-    for index, line in enumerate(lines[:MAX_PREAMBLE_LINES]):
-        if not line.strip() or is_log_line(line) or ("," not in line and '"' not in line):
-            continue
-        cells = _split(line)
-        if cells is not None and is_header([cell.strip() for cell in cells]):
-            header_index, header = index, [cell.strip() for cell in cells]
-            break
-    if header is None or header_index is None:
-        error = next(
-            ((number, line.strip()) for number, line in enumerate(lines, 1) if line.lstrip().startswith("==ERROR==")),
-            None,
-        )
-        if error is not None:
-            raise ProfileError(f"the tool reported an error and wrote no table: {error[1]}", source, error[0])
-        raise ProfileError(f"no table header found in {len(lines)} lines; expected {what}", source)
-
-    feed = _Feed(lines, header_index + 1, stop_at_blank)
+def _records(lines: Lines, source: str, header: list[str], header_line: int, stop_at_blank: bool) -> Iterator[Row]:
+    feed = _Feed(lines, stop_at_blank)
     reader = csv.reader(feed, strict=True)
-    rows: list[Row] = []
+    width = len(header)
     while True:
         feed.taken.clear()
         try:
             cells = next(reader)
         except StopIteration:
-            break
+            return
         except csv.Error as exc:
             where = feed.taken[0] if feed.taken else None
             raise ProfileError(f"not valid CSV ({exc})", source, where) from None
-        start = feed.taken[0] if feed.taken else header_index + 1
-        if len(cells) != len(header):
-            raise ProfileError(
-                f"{len(cells)} fields where the header (line {header_index + 1}) has {len(header)}",
-                source,
-                start,
-            )
-        rows.append(Row(start, tuple(cells)))
-    preamble = tuple(line.strip() for line in lines[:header_index] if line.strip())
-    return Table(source, tuple(header), header_index + 1, tuple(rows), preamble)
+        start = feed.taken[0] if feed.taken else header_line
+        if len(cells) != width:
+            raise ProfileError(f"{len(cells)} fields where the header (line {header_line}) has {width}", source, start)
+        yield Row(start, tuple(cells))
 
+
+def next_table(
+    lines: Lines,
+    source: str,
+    is_header: Callable[[list[str]], bool],
+    stop_at_blank: bool,
+    after_heading: bool = False,
+) -> Table | None:
+    """The next table of an opened file, its rows streamed; None at the end of the file.
+
+    Its header is the first CSV line `is_header` accepts or, with
+    `after_heading`, the first CSV line after a report heading (nsys stats
+    writes each report under one; the caller decides what to do with it).
+    """
+    heading: tuple[str, str] | None = None
+    scanned = 0
+    for number, line in lines:
+        scanned += 1
+        if scanned > MAX_PREAMBLE_LINES:
+            break
+        if not line.strip() or is_log_line(line):
+            continue
+        found = heading_of(line) if line.lstrip().startswith("**") else None
+        if found is not None:
+            heading = found
+            continue
+        if "," not in line and '"' not in line:
+            continue
+        cells = _split(line)
+        if cells is None:
+            continue
+        header = [cell.strip() for cell in cells]
+        if is_header(header) or (after_heading and heading is not None):
+            rows = _records(lines, source, header, number, stop_at_blank)
+            return Table(source, tuple(header), number, rows, heading, lines)
+    return None
+
+
+def skip_table(lines: Lines) -> int:
+    """Pass over the rest of a table without reading it as CSV (a report the workbench does not use).
+
+    Ends at the first blank line after a row or at the next report heading
+    (put back for the caller); returns the last line passed over.
+    """
+    last = lines.number
+    rows = 0
+    for number, line in lines:
+        if not line.strip():
+            if rows:
+                break
+            continue
+        if line.lstrip().startswith("**") and heading_of(line) is not None:
+            lines.pending = (number, line)
+            break
+        last = number
+        rows += 1
+    return last
+
+
+def no_table(lines: Lines, source: str, what: str) -> ProfileError:
+    """The error for a file in which no table was found: empty, a tool's ==ERROR==, or no header."""
+    if lines.nonblank == 0:
+        return ProfileError(f"the file is empty; expected {what}", source)
+    if lines.first_error is not None:
+        number, text = lines.first_error
+        return ProfileError(f"the tool reported an error and wrote no table: {text}", source, number)
+    return ProfileError(f"no table header found in {lines.number} lines; expected {what}", source)
+
+
+def read_table(
+    text: "str | LineSource",
+    source: str,
+    is_header: Callable[[list[str]], bool],
+    what: str,
+    stop_at_blank: bool = False,
+) -> Table:
+    """The first table whose header satisfies `is_header`, rows streamed; ProfileError when there is none."""
+    lines = Lines(text_source(text) if isinstance(text, str) else text, source, what)
+    table = next_table(lines, source, is_header, stop_at_blank)
+    if table is None:
+        for _ in lines:  # read to the end for the right message (an ==ERROR== further down)
+            if lines.number > MAX_PREAMBLE_LINES and lines.first_error is None:
+                break
+        raise no_table(lines, source, what)
+    return table

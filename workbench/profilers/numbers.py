@@ -1,0 +1,294 @@
+"""How a profile file writes its numbers: which mark is the decimal point, decided once per file.
+
+ncu and nsys print numbers the way the machine's locale does. On most
+machines `1,234.5` is one thousand two hundred and thirty-four and a half;
+on a Windows machine with a German or French locale ncu writes the same
+figure `1.234,5`. A value such as `231.552` reads either way — 231.552 or
+231,552 — so the format is decided from the values that read only one way:
+
+- a number with two grouping marks (`9.437.184`: periods group, so the comma is decimal);
+- both marks, the last being the decimal mark (`1,234.56`);
+- a mark followed by other than three digits (`71,25`, `0.5`), or one no
+  grouping could explain (`0.123`, `1234.567`, `.5`, `1.5e-05`);
+- a percentage: `12.345 %` cannot be twelve thousand per cent.
+
+`decide()` weighs a file's evidence: one reading when the unambiguous values
+agree, a `ProfileError` quoting both lines when they contradict each other,
+and the period (ncu's default) *assumed* — and said so — when no value settles
+it. A user's choice (`--decimal-mark`, the import dialog) overrides all of it.
+`NumberFormat.parse()` then reads every value of the file the one way.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+PERIOD = "."
+COMMA = ","
+MARK_NAMES = {PERIOD: "period", COMMA: "comma"}
+
+# How the reading was arrived at.
+DECIDED = "decided"  # from the file's unambiguous values
+ASSUMED = "assumed"  # no value settled it: the period, ncu's default
+CHOSEN = "chosen"  # the user said so (--decimal-mark, the import dialog)
+
+# A value this large is no count or time a profiler prints (and would not fit a float when scaled).
+LARGEST = 1e300
+
+_EXPONENT = r"(?:[eE][+-]?\d+)?"
+_SIGN = r"[+-]?"
+# One mark at most, any digits around it: a plain number in either reading.
+_SINGLE = re.compile(rf"{_SIGN}(\d*)([.,]?)(\d*){_EXPONENT}")
+_HAS_EXPONENT = re.compile(r"[eE][+-]?\d+$")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One value that reads only one way: the decimal mark it implies, where, and why."""
+
+    decimal: str
+    text: str
+    line: int | None
+    why: str
+
+    def describe(self) -> str:
+        where = f"line {self.line}: " if self.line is not None else ""
+        return f"{where}'{self.text}' ({self.why})"
+
+
+def _grammar(decimal: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Plain and grouped number patterns for a decimal mark."""
+    d = re.escape(decimal)
+    g = re.escape(COMMA if decimal == PERIOD else PERIOD)
+    plain = re.compile(rf"{_SIGN}(?:\d+(?:{d}\d*)?|{d}\d+){_EXPONENT}")
+    grouped = re.compile(rf"{_SIGN}[1-9]\d{{0,2}}(?:{g}\d{{3}})+(?:{d}\d*)?{_EXPONENT}")
+    return plain, grouped
+
+
+_GRAMMARS = {PERIOD: _grammar(PERIOD), COMMA: _grammar(COMMA)}
+
+
+def classify(text: str, percent: bool = False, whole: bool = False) -> tuple[str, str] | None:
+    """The decimal mark a value implies and why, or None when it reads either way (or is no number).
+
+    `percent`: the value is a percentage, so a single mark before three
+    digits is a decimal mark (no share is a thousand per cent or more).
+    `whole`: the column holds whole numbers (nsys Instances), so such a mark groups thousands.
+    """
+    cell = text.strip()
+    if not cell or cell.isdecimal():
+        return None
+    periods, commas = cell.count(PERIOD), cell.count(COMMA)
+    if not periods and not commas:
+        return None
+    if periods and commas:
+        last = PERIOD if cell.rfind(PERIOD) > cell.rfind(COMMA) else COMMA
+        plain, grouped = _GRAMMARS[last]
+        if grouped.fullmatch(cell):
+            return last, f"grouped with {MARK_NAMES[COMMA if last == PERIOD else PERIOD]}s, {MARK_NAMES[last]} last"
+        return None
+    mark = PERIOD if periods else COMMA
+    other = COMMA if mark == PERIOD else PERIOD
+    if periods + commas >= 2:
+        if _GRAMMARS[other][1].fullmatch(cell):
+            return other, f"two or more {MARK_NAMES[mark]}s group thousands"
+        return None
+    match = _SINGLE.fullmatch(cell)
+    if match is None:
+        return None
+    whole, _, fraction = match.groups()
+    if len(fraction) != 3:
+        return mark, f"a {MARK_NAMES[mark]} followed by {len(fraction)} digit{'s' if len(fraction) != 1 else ''}"
+    if not whole or len(whole) > 3 or whole.startswith("0") or _HAS_EXPONENT.search(cell):
+        return mark, f"no thousands grouping writes it so; the {MARK_NAMES[mark]} is a decimal mark"
+    if percent:
+        return mark, "a percentage: the mark is decimal"
+    if whole:
+        return other, f"a count of whole launches: the {MARK_NAMES[mark]} groups thousands"
+    return None
+
+
+def is_ambiguous(text: str) -> bool:
+    """True for a value whose reading depends on the decimal mark ('1.234', '-12,500')."""
+    cell = text.strip()
+    match = _SINGLE.fullmatch(cell)
+    if match is None or not match.group(2):
+        return False
+    whole, _, fraction = match.groups()
+    return len(fraction) == 3 and 0 < len(whole) <= 3 and not whole.startswith("0") and not _HAS_EXPONENT.search(cell)
+
+
+class NumberRangeError(ValueError):
+    """A number too large (or not finite) to be a profiler's figure; the caller names where it stood."""
+
+
+@dataclass(frozen=True)
+class NumberFormat:
+    """The decimal mark a file is read with, how that was decided, and the value that decided it."""
+
+    decimal: str = PERIOD
+    how: str = ASSUMED
+    evidence: str = ""  # "line 12: '71,25' (a comma followed by 2 digits)", where DECIDED
+    ambiguous: int = 0  # values whose reading depended on the mark
+
+    def __post_init__(self) -> None:
+        if self.decimal not in MARK_NAMES:
+            raise ValueError(f"decimal mark must be '.' or ','; got {self.decimal!r}")
+
+    @property
+    def grouping(self) -> str:
+        return COMMA if self.decimal == PERIOD else PERIOD
+
+    @property
+    def assumed(self) -> bool:
+        """True when no value settled the reading and some value depended on it."""
+        return self.how == ASSUMED and self.ambiguous > 0
+
+    def parse(self, text: str) -> int | float:
+        """A number as this file writes it: exact ints for counts; ValueError for anything else.
+
+        NumberRangeError (a ValueError) for a number no profiler prints: 1e300 or
+        more in size, infinite, or not a number.
+        """
+        cell = text.strip()
+        if cell.isdecimal():  # the common case: a plain count
+            if len(cell) > 300:
+                raise NumberRangeError(f"'{_short(cell)}' has {len(cell)} digits")
+            return int(cell)
+        plain, grouped = _GRAMMARS[self.decimal]
+        if grouped.fullmatch(cell):
+            cell = cell.replace(self.grouping, "")
+        elif not plain.fullmatch(cell):
+            raise ValueError(f"not a number: {text!r}")
+        if self.decimal == COMMA:
+            cell = cell.replace(COMMA, PERIOD)
+        if len(cell) > 330:  # more digits than any figure; int() of 4,300+ digits would refuse anyway
+            raise NumberRangeError(f"'{_short(text.strip())}' has {len(cell)} characters")
+        if PERIOD in cell or "e" in cell or "E" in cell:
+            value = float(cell)
+            if not math.isfinite(value) or abs(value) >= LARGEST:
+                raise NumberRangeError(f"'{_short(text.strip())}' is out of range")
+            return value
+        number = int(cell)
+        if abs(number) >= LARGEST:
+            raise NumberRangeError(f"'{_short(text.strip())}' is out of range")
+        return number
+
+    def note(self) -> str:
+        """The line an import's notes carry about the reading used."""
+        name = MARK_NAMES[self.decimal]
+        example = "1,234.5" if self.decimal == PERIOD else "1.234,5"
+        if self.how == CHOSEN:
+            return f"numbers read with the {name} as decimal mark ({example}), as chosen"
+        if self.how == DECIDED:
+            return f"numbers read with the {name} as decimal mark ({example}), decided from {self.evidence}"
+        if self.ambiguous:
+            return (
+                f"number format assumed: no value shows which mark is the decimal one, so {self.ambiguous:,} "
+                f"value{'s' if self.ambiguous != 1 else ''} such as '1.234' {'were' if self.ambiguous != 1 else 'was'} "
+                "read with the period as decimal mark (ncu's default); if the file comes from a comma-decimal "
+                "locale, import it again with --decimal-mark , (or the import dialog's choice)"
+            )
+        return f"numbers read with the {name} as decimal mark ({example}); no value in the file depends on it"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"decimal_mark": self.decimal, "how": self.how, "evidence": self.evidence, "ambiguous": self.ambiguous}
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 24 else f"{text[:12]}…{text[-6:]}"
+
+
+class FormatSniffer:
+    """Collects a file's evidence value by value (the readers feed it), then `decide()`s.
+
+    Readers stop feeding it at the first witness (`decided`): a later value
+    that contradicts the reading cannot be read in it, and `contradiction()`
+    turns that value into the error that quotes both. With no witness at all
+    every value has been seen, and `ambiguous` counts those read by assumption.
+    """
+
+    def __init__(self) -> None:
+        self.first: dict[str, Evidence] = {}
+        self.ambiguous = 0
+
+    @property
+    def decided(self) -> bool:
+        """True once some value has settled the reading (readers stop looking then)."""
+        return bool(self.first)
+
+    def see(self, text: str, line: int | None, percent: bool = False, whole: bool = False) -> None:
+        cell = text.strip()
+        if not cell or cell.isdecimal() or (PERIOD not in cell and COMMA not in cell):
+            return
+        if len(self.first) < 2:
+            found = classify(cell, percent, whole)
+            if found is not None:
+                decimal, why = found
+                self.first.setdefault(decimal, Evidence(decimal, cell, line, why))
+                return
+        if is_ambiguous(cell):
+            self.ambiguous += 1
+
+    def decide(self, source: str, chosen: str | None = None) -> NumberFormat:
+        """The file's number format; a file whose values contradict each other is a ProfileError."""
+        from workbench.profilers.table import ProfileError
+
+        if chosen is not None:
+            return NumberFormat(chosen, CHOSEN, "", self.ambiguous)
+        if len(self.first) == 2:
+            period, comma = self.first[PERIOD], self.first[COMMA]
+            raise ProfileError(
+                f"the numbers mix two formats: {period.describe()} has the period as decimal mark, "
+                f"{comma.describe()} the comma; fix the file or choose a reading (--decimal-mark . or ,)",
+                source,
+            )
+        if self.first:
+            (evidence,) = self.first.values()
+            return NumberFormat(evidence.decimal, DECIDED, evidence.describe(), self.ambiguous)
+        return NumberFormat(PERIOD, ASSUMED, "", self.ambiguous)
+
+
+def contradiction(text: str, number_format: NumberFormat, source: str, line: int | None, percent: bool = False) -> "Exception | None":
+    """The ProfileError for a value that reads only in the other format, None for any other unreadable text."""
+    from workbench.profilers.table import ProfileError
+
+    found = classify(text, percent)
+    if found is None or found[0] == number_format.decimal:
+        return None
+    decimal, why = found
+    settled = {
+        CHOSEN: "as chosen",
+        DECIDED: f"decided from {number_format.evidence}",
+        ASSUMED: "assumed (no earlier value showed the format)",
+    }[number_format.how]
+    return ProfileError(
+        f"'{text.strip()}' has the {MARK_NAMES[decimal]} as decimal mark ({why}), but the file is read with the "
+        f"{MARK_NAMES[number_format.decimal]}, {settled}; the numbers mix two formats (choose one with --decimal-mark)",
+        source,
+        line,
+    )
+
+
+def decide(values: Iterable[tuple[str, int | None, bool]], source: str = "profile", chosen: str | None = None) -> NumberFormat:
+    """The number format of (text, line, is-percentage) values: see the module's description."""
+    sniffer = FormatSniffer()
+    for text, line, percent in values:
+        sniffer.see(text, line, percent)
+    return sniffer.decide(source, chosen)
+
+
+def parse_decimal_mark(text: str | None) -> str | None:
+    """'.' or ',' (also the words 'period'/'comma'), None for automatic; ValueError otherwise."""
+    if text is None:
+        return None
+    folded = text.strip().lower()
+    for mark, name in MARK_NAMES.items():
+        if folded in (mark, name):
+            return mark
+    if folded in ("", "auto"):
+        return None
+    raise ValueError(f"decimal mark must be '.' or ','; got {text!r}")
