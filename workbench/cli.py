@@ -27,8 +27,39 @@ class _OneLineParser(argparse.ArgumentParser):
 
 
 def _print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    _write_json(data, sys.stdout.write)
     sys.stdout.write("\n")
+
+
+_SMALL_LIST = 100  # lists longer than this (and iterators) put one item per line rather than indenting each
+
+
+def _write_json(value: Any, write: Callable[[str], Any], indent: str = "") -> None:
+    """JSON as json.dump(indent=2) writes it, except that iterators are written as they are made and
+    long lists one compact item per line, so a profile of a million kernels streams out quickly."""
+    inner = indent + "  "
+    if isinstance(value, dict):
+        if not value:
+            write("{}")
+            return
+        write("{")
+        for number, (key, item) in enumerate(value.items()):
+            write(("," if number else "") + "\n" + inner + json.dumps(str(key), ensure_ascii=False) + ": ")
+            _write_json(item, write, inner)
+        write("\n" + indent + "}")
+        return
+    if isinstance(value, (list, tuple)) and len(value) <= _SMALL_LIST:
+        write(json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent))
+        return
+    if isinstance(value, (list, tuple)) or (hasattr(value, "__next__") and hasattr(value, "__iter__")):
+        encode = json.JSONEncoder(ensure_ascii=False).encode
+        first = True
+        for item in value:
+            write(("[" if first else ",") + "\n" + inner + encode(item))
+            first = False
+        write("[]" if first else "\n" + indent + "]")
+        return
+    write(json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent))
 
 
 # ---------------------------------------------------------------- calc
@@ -303,6 +334,12 @@ def _add_import_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--convention", choices=("fma2", "mac"), default="fma2", help="FLOP per multiply-add: 2 or 1")
     p.add_argument("--binary", action="store_true", help="bytes in MiB/GiB instead of MB/GB")
     p.add_argument("--json", action="store_true", help="print the kernels, the comparisons and the profile record as JSON")
+    p.add_argument(
+        "--decimal-mark",
+        choices=(".", ","),
+        help="read the file's numbers with this decimal mark ('.' as in 1,234.5; ',' as in 1.234,5) instead of "
+        "deciding from its values (files from comma-decimal locales)",
+    )
 
 
 def _add_import_ncu(sub: Any) -> None:
@@ -333,11 +370,15 @@ def _add_import_nsys(sub: Any) -> None:
 def _run_import(args: argparse.Namespace, tool: str) -> int:
     from workbench.profilers.render import import_report
 
-    text, data = import_report(args.file, tool, args.match, args.device, args.convention, args.binary)
+    report = import_report(args.file, tool, args.match, args.device, args.convention, args.binary, args.decimal_mark)
     if args.json:
-        _print_json(data)
+        number_format = report.profile.number_format
+        if number_format is not None and number_format.assumed:
+            print(f"warning: {report.profile.source}: {number_format.note()}", file=sys.stderr)
+        _print_json(report.data())
     else:
-        print(text)
+        for line in report.lines():
+            print(line)
     return EXIT_OK
 
 

@@ -903,7 +903,7 @@ def compare_profile(
     if chosen is None:
         chosen = profile_device(profile)
     comparisons = []
-    for kernel, rule in match_kernels(profile.kernels(), list(rules if rules is not None else profile.matches)):
+    for kernel, rule in match_kernels(profile.iter_kernels(), list(rules if rules is not None else profile.matches)):
         analysis = analyze(rule.declaration, device=chosen, convention=convention, overlap=overlap, binary=binary)
         comparisons.append(compare(kernel, analysis, chosen, binary, provenance))
     return comparisons

@@ -10,7 +10,7 @@ rather than noise).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from workbench.profilers.counters import (
     DramTraffic,
@@ -178,11 +178,12 @@ def kernel_from_times(times: KernelTimes) -> Kernel:
     )
 
 
-def group_kernels(profile: "Profile") -> tuple[Kernel, ...]:
-    """The profile's kernels in order of first appearance."""
+def group_kernels(profile: "Profile") -> Iterator[Kernel]:
+    """The profile's kernels in order of first appearance, made one at a time."""
     if profile.tool == NSYS:
-        return tuple(kernel_from_times(times) for times in profile.summaries)
+        yield from (kernel_from_times(times) for times in profile.summaries)
+        return
     groups: dict[str, list[KernelLaunch]] = {}
     for launch in profile.launches:
         groups.setdefault(launch.kernel_name, []).append(launch)
-    return tuple(kernel_from_launches(name, launches) for name, launches in groups.items())
+    yield from (kernel_from_launches(name, launches) for name, launches in groups.items())

@@ -21,10 +21,11 @@ import math
 import re
 from pathlib import Path
 
-from workbench.profilers.metric_units import BaseUnit, base_unit, to_base
+from workbench.profilers.metric_units import BaseUnit, _tidy, base_unit, to_base
 from workbench.profilers.numbers import LARGEST, FormatSniffer, NumberFormat, NumberRangeError, contradiction
 from workbench.profilers.records import NSYS, KernelTimes, Profile
 from workbench.profilers.table import (
+    MISSING_CELLS,
     LineSource,
     Lines,
     ProfileError,
@@ -76,6 +77,7 @@ class _Columns:
     def __init__(self, table: Table, number_format: NumberFormat) -> None:
         self.table = table
         self.format = number_format
+        self.parse = number_format.parser
         self.name = table.require("Name")
         self.instances = table.require(*_TITLES["instances"])
         self.total = table.require(*_TITLES["total"])
@@ -91,36 +93,45 @@ class _Columns:
                     f"the column '{table.header[index]}' is not in a time unit", table.source, table.header_line
                 )
             self.units[index] = unit
+        # Sub-second units divide by a whole power of ten: 3 / 10**9 is the double nearest 3 ns, 3 * 1e-9 is not.
+        self.divisors = {
+            index: _tidy(1 / unit.factor) for index, unit in self.units.items() if 0 < unit.factor < 1
+        }
 
     def number(self, row: Row, index: int, what: str, percent: bool = False) -> int | float:
         """The cell's number; a ProfileError naming the column for text, a number out of range or the other format."""
         text = row.cells[index]
-        title = self.table.header[index]
         try:
-            value = self.format.parse(text)
+            value = self.parse(text)
         except NumberRangeError as exc:
+            title = self.table.header[index]
             raise ProfileError(f"'{title}' is {exc}: no profiler prints such a figure", self.table.source, row.line) from None
         except ValueError:
             error = contradiction(text, self.format, self.table.source, row.line, percent)
             if error is not None:
                 raise error from None
+            title = self.table.header[index]
             expected = (
                 f"Instances should be a whole number" if index == self.instances else f"the '{title}' cell should be a number"
             )
             raise ProfileError(f"{expected}; found '{text.strip()}'", self.table.source, row.line) from None
         if value < 0:
+            title = self.table.header[index]
             raise ProfileError(f"'{title}' is {text.strip()}: {what} cannot be negative", self.table.source, row.line)
         return value
 
     def seconds(self, row: Row, index: int | None, what: str, required: bool = False) -> float | None:
         if index is None:
             return None
-        if is_missing(row.cells[index]):
+        text = row.cells[index]
+        if not text or text.strip().lower() in MISSING_CELLS:
             if required:
                 raise ProfileError(f"the {what} cell is empty", self.table.source, row.line)
             return None
-        seconds = float(to_base(self.number(row, index, "a time"), self.units[index]))
-        if not math.isfinite(seconds) or seconds >= LARGEST:
+        number = self.number(row, index, "a time")
+        unit = self.units[index]
+        seconds = float(number) / self.divisors[index] if index in self.divisors else float(to_base(number, unit))
+        if seconds >= LARGEST or not math.isfinite(seconds):
             raise ProfileError(f"'{self.table.header[index]}' is out of range", self.table.source, row.line)
         return seconds
 
@@ -139,19 +150,20 @@ class _Columns:
         percent: float | None = None
         if percent_index is not None and not is_missing(row.cells[percent_index]):
             percent = float(self.number(row, percent_index, "a percentage", percent=True))
+        optional = self.optional
         total = self.seconds(row, self.total, "Total Time", required=True)
         assert total is not None
         return KernelTimes(
-            kernel_name=name,
-            instances=instances,
-            total_time=total,
-            average=self.seconds(row, self.optional["average"], "average"),
-            median=self.seconds(row, self.optional["median"], "median"),
-            minimum=self.seconds(row, self.optional["minimum"], "minimum"),
-            maximum=self.seconds(row, self.optional["maximum"], "maximum"),
-            stddev=self.seconds(row, self.optional["stddev"], "stddev"),
-            time_percent=percent,
-            line=row.line,
+            name,
+            instances,
+            total,
+            self.seconds(row, optional["average"], "average"),
+            self.seconds(row, optional["median"], "median"),
+            self.seconds(row, optional["minimum"], "minimum"),
+            self.seconds(row, optional["maximum"], "maximum"),
+            self.seconds(row, optional["stddev"], "stddev"),
+            percent,
+            row.line,
         )
 
     def sniff(self, sniffer: FormatSniffer) -> None:

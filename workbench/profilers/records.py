@@ -10,7 +10,7 @@ Every metric keeps the text the tool printed beside its value in base units.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from workbench.profilers.matching import MatchRule
 from workbench.profilers.numbers import MARK_NAMES, NumberFormat
@@ -39,7 +39,7 @@ NSYS_CONDITIONS_NOTE = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Metric:
     """One value as the tool printed it, and the same value in base units.
 
@@ -155,7 +155,7 @@ class KernelLaunch:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KernelTimes:
     """One kernel's row of `nsys stats --report cuda_gpu_kern_sum`: instances and times in seconds."""
 
@@ -244,9 +244,20 @@ class Profile:
 
     def kernels(self) -> "tuple[Kernel, ...]":
         """Launches grouped by kernel name, in order of first appearance, with medians across launches."""
+        return tuple(self.iter_kernels())
+
+    def iter_kernels(self) -> "Iterator[Kernel]":
+        """kernels() one at a time: an nsys summary of a million kernels is never held as Kernels at once."""
         from workbench.profilers.kernels import group_kernels
 
         return group_kernels(self)
+
+    @property
+    def kernel_count(self) -> int:
+        """How many kernels kernels() gives, without building them."""
+        if self.tool == NSYS:
+            return len(self.summaries)
+        return len({launch.kernel_name for launch in self.launches})
 
     def with_matches(self, matches: tuple[MatchRule, ...] | list[MatchRule]) -> "Profile":
         """A copy holding these match rules (what the session saves beside the counters)."""
@@ -254,15 +265,20 @@ class Profile:
             self.tool, self.layout, self.source, self.launches, self.summaries, self.notes, tuple(matches), self.number_format
         )
 
-    def to_dict(self, all_metrics: bool = False) -> dict[str, Any]:
+    def to_dict(self, all_metrics: bool = False, lazy: bool = False) -> dict[str, Any]:
         """Plain JSON for Session.profiles: each launch's metrics with their printed text.
 
         By default only the metrics the workbench reads (DRAM, L2, duration,
         FLOP counters, launch shape, device name) are kept: a `--set full`
         raw page has over a thousand per launch, which would swell a session
         file to tens of megabytes. `all_metrics=True` keeps every one.
+        `lazy=True` gives launches and summaries as iterators, for writing a
+        large record out as it is made (the CLI's --json).
         """
-        launches = [launch.to_dict(all_metrics) for launch in self.launches]
+        launches: Any = (launch.to_dict(all_metrics) for launch in self.launches)
+        summaries: Any = (summary.to_dict() for summary in self.summaries)
+        if not lazy:
+            launches, summaries = list(launches), list(summaries)
         return {
             "format": RECORD_FORMAT,
             "version": RECORD_VERSION,
@@ -273,7 +289,7 @@ class Profile:
             "number_format": None if self.number_format is None else self.number_format.to_dict(),
             "matches": [rule.to_dict() for rule in self.matches],
             "launches": launches,
-            "summaries": [summary.to_dict() for summary in self.summaries],
+            "summaries": summaries,
         }
 
     @classmethod

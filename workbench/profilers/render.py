@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+import itertools
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
 
 from workbench.profilers.kernels import Kernel
 from workbench.profilers.records import NCU, Profile
@@ -21,8 +23,8 @@ def _cell_bytes(kernel: Kernel, which: str, binary: bool) -> str:
     return _DASH if reading is None else format_bytes(float(reading.value), binary)
 
 
-def kernel_rows(kernels: Sequence[Kernel], convention: str = "fma2", binary: bool = False) -> list[tuple[str, ...]]:
-    """One row of text cells per kernel (header first), for a table of the tool's own figures."""
+def kernel_header(kernels: Sequence[Kernel], convention: str = "fma2") -> tuple[str, ...]:
+    """The column titles of a per-kernel table (ncu columns when any kernel is from ncu)."""
     ncu = any(kernel.tool == NCU for kernel in kernels)
     statistic = "mean" if any(kernel.statistic == "mean" for kernel in kernels) else "median"
     header: tuple[str, ...] = ("kernel", "launches", f"duration ({statistic})")
@@ -30,28 +32,35 @@ def kernel_rows(kernels: Sequence[Kernel], convention: str = "fma2", binary: boo
         header += ("DRAM read", "DRAM write", "L2 traffic", f"achieved FLOP ({convention})", "grid × block")
     else:
         header += ("min", "max", "total")
-    rows = [header]
-    for kernel in kernels:
-        duration = _DASH if kernel.duration is None else format_time(float(kernel.duration.value))
-        row: tuple[str, ...] = (_shorten(kernel.base_name), str(kernel.instances), duration)
-        if ncu:
-            achieved = kernel.achieved_flop(convention)
-            row += (
-                _cell_bytes(kernel, "read", binary),
-                _cell_bytes(kernel, "write", binary),
-                _cell_bytes(kernel, "l2", binary),
-                _DASH if achieved is None else format_flop(float(achieved)),
-                kernel.grid_block or _DASH,
-            )
-        else:
-            total = _DASH if kernel.total_time is None else format_time(kernel.total_time)
-            row += (
-                _DASH if kernel.duration_min is None else format_time(kernel.duration_min),
-                _DASH if kernel.duration_max is None else format_time(kernel.duration_max),
-                total,
-            )
-        rows.append(row)
-    return rows
+    return header
+
+
+def kernel_row(kernel: Kernel, ncu: bool, convention: str = "fma2", binary: bool = False) -> tuple[str, ...]:
+    """One kernel's cells of the per-kernel table."""
+    duration = _DASH if kernel.duration is None else format_time(float(kernel.duration.value))
+    row: tuple[str, ...] = (_shorten(kernel.base_name), str(kernel.instances), duration)
+    if ncu:
+        achieved = kernel.achieved_flop(convention)
+        return row + (
+            _cell_bytes(kernel, "read", binary),
+            _cell_bytes(kernel, "write", binary),
+            _cell_bytes(kernel, "l2", binary),
+            _DASH if achieved is None else format_flop(float(achieved)),
+            kernel.grid_block or _DASH,
+        )
+    total = _DASH if kernel.total_time is None else format_time(kernel.total_time)
+    return row + (
+        _DASH if kernel.duration_min is None else format_time(kernel.duration_min),
+        _DASH if kernel.duration_max is None else format_time(kernel.duration_max),
+        total,
+    )
+
+
+def kernel_rows(kernels: Sequence[Kernel], convention: str = "fma2", binary: bool = False) -> list[tuple[str, ...]]:
+    """One row of text cells per kernel (header first), for a table of the tool's own figures."""
+    header = kernel_header(kernels, convention)
+    ncu = any(kernel.tool == NCU for kernel in kernels)
+    return [header] + [kernel_row(kernel, ncu, convention, binary) for kernel in kernels]
 
 
 def format_rows(rows: Sequence[tuple[str, ...]]) -> str:
@@ -60,26 +69,106 @@ def format_rows(rows: Sequence[tuple[str, ...]]) -> str:
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
 
 
-def profile_summary(profile: Profile, convention: str = "fma2", binary: bool = False) -> str:
-    """The heading, the per-kernel table, and the file's notes."""
-    kernels = profile.kernels()
-    launches = len(profile.launches) if profile.launches else sum(kernel.instances for kernel in kernels)
+# Tables longer than this are written row by row in two passes (widths, then rows) instead of held whole.
+_HELD_ROWS = 10_000
+
+
+def _table_lines(profile: Profile, convention: str, binary: bool) -> Iterator[str]:
+    """The per-kernel table's lines; a profile of very many kernels is formatted twice rather than held."""
+    if profile.kernel_count <= _HELD_ROWS:
+        yield from format_rows(kernel_rows(profile.kernels(), convention, binary)).splitlines()
+        return
+    ncu = profile.tool == NCU
+    statistic = "median"
+    if not ncu and any(times.median is None for times in profile.summaries):
+        statistic = "mean"
+    header = kernel_header([], convention)[:2] + (f"duration ({statistic})",) + kernel_header(
+        list(itertools.islice(profile.iter_kernels(), 1)), convention
+    )[3:]
+    widths = [len(cell) for cell in header]
+    for kernel in profile.iter_kernels():
+        for index, cell in enumerate(kernel_row(kernel, ncu, convention, binary)):
+            if len(cell) > widths[index]:
+                widths[index] = len(cell)
+    yield "  ".join(cell.ljust(width) for cell, width in zip(header, widths)).rstrip()
+    for kernel in profile.iter_kernels():
+        row = kernel_row(kernel, ncu, convention, binary)
+        yield "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+
+
+def summary_lines(profile: Profile, convention: str = "fma2", binary: bool = False) -> Iterator[str]:
+    """The heading, a warning where the number format was assumed, the per-kernel table, and the notes."""
+    kernel_count = profile.kernel_count
+    launches = len(profile.launches) if profile.launches else sum(times.instances for times in profile.summaries)
     where = ""
     if profile.device_name:
         where = f", device {profile.device_name}"
         if profile.compute_capability:
             where += f" (CC {profile.compute_capability})"
-    heading = (
-        f"{profile.source}: {profile.title}, {len(kernels)} kernel{'s' if len(kernels) != 1 else ''}, "
+    yield (
+        f"{profile.source}: {profile.title}, {kernel_count} kernel{'s' if kernel_count != 1 else ''}, "
         f"{launches} launch{'es' if launches != 1 else ''}{where}"
     )
-    lines = [heading, "", format_rows(kernel_rows(kernels, convention, binary))]
+    number_format = profile.number_format
+    if number_format is not None and number_format.assumed:
+        yield f"warning: {number_format.note()}"
+    yield ""
+    yield from _table_lines(profile, convention, binary)
+    yield ""
     notes = [profile.conditions_note, *profile.notes]
-    for kernel in kernels:
-        notes += [f"{kernel.base_name}: {note}" for note in kernel.notes]
-    lines.append("")
-    lines += [f"note: {note}" for note in notes]
-    return "\n".join(lines)
+    for note in notes:
+        yield f"note: {note}"
+    for kernel in profile.iter_kernels():
+        for note in kernel.notes:
+            yield f"note: {kernel.base_name}: {note}"
+
+
+def profile_summary(profile: Profile, convention: str = "fma2", binary: bool = False) -> str:
+    """The heading, the per-kernel table, and the file's notes."""
+    return "\n".join(summary_lines(profile, convention, binary))
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What `workbench import-ncu|import-nsys` prints, made as it is written: text lines, or JSON data."""
+
+    profile: Profile
+    device: Any
+    comparisons: tuple[Any, ...]
+    unmatched: tuple[str, ...]
+    convention: str
+    binary: bool
+    rules: tuple[Any, ...]
+
+    def lines(self) -> Iterator[str]:
+        yield from summary_lines(self.profile, self.convention, self.binary)
+        for comparison in self.comparisons:
+            yield ""
+            yield from comparison.derivation_text().splitlines()
+        if self.rules and self.device is None:
+            yield ""
+            yield "note: no device given and the file names none the catalogue knows: time bounds left out (use --device)"
+        for pattern in self.unmatched:
+            names = [kernel.base_name for kernel in itertools.islice(self.profile.iter_kernels(), _NAMES_SHOWN + 1)]
+            shown = ", ".join(names[:_NAMES_SHOWN]) + (", …" if len(names) > _NAMES_SHOWN else "")
+            yield ""
+            yield f"note: --match pattern '{pattern}' selects no kernel (kernels: {shown})"
+
+    def text(self) -> str:
+        return "\n".join(self.lines())
+
+    def data(self) -> dict[str, object]:
+        """The JSON document; its long lists are iterators, written out as they are made."""
+        return {
+            "profile": self.profile.to_dict(lazy=True),
+            "device": None if self.device is None else self.device.key,
+            "kernels": (kernel.to_dict(self.convention) for kernel in self.profile.iter_kernels()),
+            "comparisons": [comparison.to_dict() for comparison in self.comparisons],
+            "unmatched_patterns": list(self.unmatched),
+        }
+
+
+_NAMES_SHOWN = 20
 
 
 def import_report(
@@ -89,22 +178,24 @@ def import_report(
     device: str | None = None,
     convention: str = "fma2",
     binary: bool = False,
-) -> tuple[str, dict[str, object]]:
-    """What `workbench import-ncu|import-nsys FILE [--match P=D …]` prints: (text, JSON data).
+    decimal_mark: str | None = None,
+) -> ImportReport:
+    """What `workbench import-ncu|import-nsys FILE [--match P=D …]` prints.
 
     The file must come from `tool` ("ncu" or "nsys"); each --match pairs a
     kernel-name pattern with a declaration, and every kernel it selects is
     compared with that operation on `device` (default: the GPU the file names).
+    `decimal_mark` ('.' or ',') overrides the number format the file's values decide.
     """
     from workbench.devices.catalogue import find_device
     from workbench.profilers.compare import compare_profile, profile_device
-    from workbench.profilers.matching import match_kernels, parse_match
+    from workbench.profilers.matching import parse_match
     from workbench.profilers.reader import read_profile
     from workbench.profilers.records import TOOL_TITLES
     from workbench.profilers.table import ProfileError
 
     rules = [parse_match(text) for text in matches]
-    profile = read_profile(path)
+    profile = read_profile(path, decimal_mark=decimal_mark)
     if profile.tool != tool:
         other = "import-nsys" if profile.tool != NCU else "import-ncu"
         raise ProfileError(
@@ -114,21 +205,11 @@ def import_report(
     profile = profile.with_matches(rules)
     chosen = find_device(device) if device else profile_device(profile)
     comparisons = compare_profile(profile, rules, chosen, convention=convention, binary=binary)
-    kernels = profile.kernels()
-    lines = [profile_summary(profile, convention, binary)]
-    unmatched = [rule.pattern for rule in rules if not match_kernels(kernels, [rule])]
-    for comparison in comparisons:
-        lines += ["", comparison.derivation_text()]
-    if rules and chosen is None:
-        lines += ["", "note: no device given and the file names none the catalogue knows: time bounds left out (use --device)"]
-    for pattern in unmatched:
-        names = ", ".join(kernel.base_name for kernel in kernels)
-        lines += ["", f"note: --match pattern '{pattern}' selects no kernel (kernels: {names})"]
-    data: dict[str, object] = {
-        "profile": profile.to_dict(),
-        "device": None if chosen is None else chosen.key,
-        "kernels": [kernel.to_dict(convention) for kernel in kernels],
-        "comparisons": [comparison.to_dict() for comparison in comparisons],
-        "unmatched_patterns": unmatched,
-    }
-    return "\n".join(lines), data
+    selected = set()
+    if rules:
+        for kernel in profile.iter_kernels():
+            for index, rule in enumerate(rules):
+                if index not in selected and rule.matches(kernel.name):
+                    selected.add(index)
+    unmatched = tuple(rule.pattern for index, rule in enumerate(rules) if index not in selected)
+    return ImportReport(profile, chosen, tuple(comparisons), unmatched, convention, binary, tuple(rules))

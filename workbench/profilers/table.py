@@ -27,7 +27,7 @@ from workbench.errors import WorkbenchError
 # How far into a file the header may sit behind log lines before we give up.
 MAX_PREAMBLE_LINES = 100_000
 
-_MISSING = {"", "n/a", "na", "-", "nan", "(!) n/a"}
+MISSING_CELLS = frozenset({"", "n/a", "na", "-", "nan", "(!) n/a"})  # what the tools print for no value
 # `** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):`, the heading nsys stats writes above each report.
 _HEADING = re.compile(r"^\s*\*\*\s*(?P<title>.*?)\s*(?:\((?P<report>[A-Za-z0-9_:.-]+)\))?\s*:?\s*$")
 BINARY_PROBE = 4096  # characters looked at for NUL bytes before a file is taken for text
@@ -53,7 +53,7 @@ def is_log_line(line: str) -> bool:
 
 def is_missing(text: str) -> bool:
     """True for the cells profilers print when a metric has no value (`n/a`, empty)."""
-    return text.strip().lower() in _MISSING
+    return text.strip().lower() in MISSING_CELLS
 
 
 def parse_number(text: str) -> int | float:
