@@ -98,10 +98,10 @@ def classify(text: str, percent: bool = False, whole: bool = False) -> tuple[str
     match = _SINGLE.fullmatch(cell)
     if match is None:
         return None
-    whole, _, fraction = match.groups()
+    integer, _, fraction = match.groups()
     if len(fraction) != 3:
         return mark, f"a {MARK_NAMES[mark]} followed by {len(fraction)} digit{'s' if len(fraction) != 1 else ''}"
-    if not whole or len(whole) > 3 or whole.startswith("0") or _HAS_EXPONENT.search(cell):
+    if not integer or len(integer) > 3 or integer.startswith("0") or _HAS_EXPONENT.search(cell):
         return mark, f"no thousands grouping writes it so; the {MARK_NAMES[mark]} is a decimal mark"
     if percent:
         return mark, "a percentage: the mark is decimal"
@@ -116,8 +116,8 @@ def is_ambiguous(text: str) -> bool:
     match = _SINGLE.fullmatch(cell)
     if match is None or not match.group(2):
         return False
-    whole, _, fraction = match.groups()
-    return len(fraction) == 3 and 0 < len(whole) <= 3 and not whole.startswith("0") and not _HAS_EXPONENT.search(cell)
+    integer, _, fraction = match.groups()
+    return len(fraction) == 3 and 0 < len(integer) <= 3 and not integer.startswith("0") and not _HAS_EXPONENT.search(cell)
 
 
 class NumberRangeError(ValueError):

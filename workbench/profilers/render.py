@@ -110,12 +110,13 @@ def summary_lines(profile: Profile, convention: str = "fma2", binary: bool = Fal
         f"{launches} launch{'es' if launches != 1 else ''}{where}"
     )
     number_format = profile.number_format
-    if number_format is not None and number_format.assumed:
+    warned = number_format is not None and number_format.assumed
+    if warned and number_format is not None:
         yield f"warning: {number_format.note()}"
     yield ""
     yield from _table_lines(profile, convention, binary)
     yield ""
-    notes = [profile.conditions_note, *profile.notes]
+    notes = [profile.conditions_note, *(note for note in profile.notes if not (warned and number_format and note == number_format.note()))]
     for note in notes:
         yield f"note: {note}"
     for kernel in profile.iter_kernels():
