@@ -90,7 +90,7 @@ class Kernel:
     ) -> RooflinePoint | None:
         """The kernel's roofline point from its counters, or from `declared_flop` (when it has none,
         or with `prefer_declared`); None without a duration and DRAM bytes."""
-        if self.duration is None or self.dram.total is None or self.dram.total.value <= 0:
+        if self.duration is None or self.duration.value <= 0 or self.dram.total is None or self.dram.total.value <= 0:
             return None
         achieved = None if prefer_declared and declared_flop else self.achieved_flop(convention)
         if achieved:
@@ -127,7 +127,10 @@ class Kernel:
 def kernel_from_launches(name: str, launches: list[KernelLaunch]) -> Kernel:
     """Medians across the launches of one kernel name (ncu)."""
     traffics = [dram_traffic(launch.metrics) for launch in launches]
-    durations = [duration(launch.metrics) for launch in launches]
+    timed = [duration(launch.metrics) for launch in launches]
+    # No launch takes no time: a zero duration is a broken export, kept out of medians and rates.
+    zero = sum(1 for reading in timed if reading is not None and reading.value <= 0)
+    durations = [reading if reading is not None and reading.value > 0 else None for reading in timed]
     present = [reading.value for reading in durations if reading is not None]
     dram = DramTraffic(
         median_reading([t.read for t in traffics]),
@@ -140,6 +143,11 @@ def kernel_from_launches(name: str, launches: list[KernelLaunch]) -> Kernel:
         notes.append(
             f"DRAM bytes differ across the {len(totals)} launches ({min(totals):,.0f} to {max(totals):,.0f} B): "
             "the launches may not share one shape; the median is used"
+        )
+    if zero:
+        notes.append(
+            f"{zero} of {len(launches)} launch{'es' if len(launches) != 1 else ''} give a duration of 0 s, which no "
+            "launch takes: left out of the duration, and with no duration no rate or time bound is compared"
         )
     return Kernel(
         name=name,
@@ -162,6 +170,8 @@ def kernel_from_times(times: KernelTimes) -> Kernel:
     typical = times.median if times.median is not None else times.average
     if typical is None and times.instances:
         typical = times.total_time / times.instances
+    if typical is not None and typical <= 0:
+        typical = None  # no kernel runs in no time: no rate is derived from it
     source = "Med (ns)" if times.median is not None else "Avg (ns)"
     return Kernel(
         name=times.kernel_name,

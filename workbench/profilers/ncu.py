@@ -101,7 +101,7 @@ class _Values:
         try:
             number = self.format.parse(text)
         except NumberRangeError as exc:
-            raise ProfileError(f"'{name}' is {exc}: no profiler prints such a figure", self.source, line) from None
+            raise ProfileError(f"'{name}' is {exc}: out of range for any profiler's figure", self.source, line) from None
         except ValueError:
             error = contradiction(text, self.format, self.source, line, unit.symbol == "%")
             if error is not None:

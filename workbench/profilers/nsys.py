@@ -105,7 +105,7 @@ class _Columns:
             value = self.parse(text)
         except NumberRangeError as exc:
             title = self.table.header[index]
-            raise ProfileError(f"'{title}' is {exc}: no profiler prints such a figure", self.table.source, row.line) from None
+            raise ProfileError(f"'{title}' is {exc}: out of range for any profiler's figure", self.table.source, row.line) from None
         except ValueError:
             error = contradiction(text, self.format, self.table.source, row.line, percent)
             if error is not None:

@@ -190,7 +190,7 @@ def _parser(decimal: str) -> "Callable[[str], int | float]":
         cell = text.strip()
         if cell.isdecimal():  # the common case: a plain count
             if len(cell) > 300:
-                raise NumberRangeError(f"'{_short(cell)}' has {len(cell)} digits")
+                raise NumberRangeError(f"'{_short(cell)}' ({len(cell)} digits)")
             return int(cell)
         if grouping in cell:
             if grouped(cell) is None:
@@ -199,17 +199,17 @@ def _parser(decimal: str) -> "Callable[[str], int | float]":
         elif plain(cell) is None:
             raise ValueError(f"not a number: {text!r}")
         if len(cell) > 330:  # more digits than any figure (int() of 4,300+ would refuse anyway)
-            raise NumberRangeError(f"'{_short(text.strip())}' has {len(cell)} characters")
+            raise NumberRangeError(f"'{_short(text.strip())}' ({len(cell)} characters)")
         if comma:
             cell = cell.replace(COMMA, PERIOD)
         if PERIOD in cell or "e" in cell or "E" in cell:
             value = float(cell)
             if not -LARGEST < value < LARGEST:  # infinity too
-                raise NumberRangeError(f"'{_short(text.strip())}' is out of range")
+                raise NumberRangeError(f"'{_short(text.strip())}'")
             return value
         number = int(cell)
         if not -LARGEST < number < LARGEST:
-            raise NumberRangeError(f"'{_short(text.strip())}' is out of range")
+            raise NumberRangeError(f"'{_short(text.strip())}'")
         return number
 
     return parse
