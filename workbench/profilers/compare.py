@@ -26,7 +26,9 @@ from workbench.plausibility import Evidence, ImpossibleResult, impossible_result
 from workbench.profilers.counters import Reading
 from workbench.profilers.kernels import Kernel, RooflinePoint
 from workbench.profilers.matching import MatchRule, match_kernels
+from workbench.profilers.numbers import NumberFormat
 from workbench.profilers.records import NCU, NCU_CONDITIONS_NOTE, NSYS_CONDITIONS_NOTE, Profile
+from workbench.profilers.symptoms import bandwidth_symptom
 from workbench.units import (
     format_bandwidth,
     format_bytes,
@@ -738,6 +740,8 @@ def compare(
     device: Device | None = None,
     binary: bool = False,
     provenance: DeviceProvenance | None = None,
+    *,
+    number_format: NumberFormat | None = None,
 ) -> Comparison:
     """Put one imported kernel beside the analysis of the operation it implements.
 
@@ -745,6 +749,8 @@ def compare(
     carries only the device's name); the convention is the analysis's own.
     `provenance` is what the file states about its GPU (`profile_provenance`):
     it tells the impossible-result check whether the device was stated.
+    `number_format` is how the file's numbers were read (`Profile.number_format`),
+    named when the kernel moves more bytes per second than the device can.
     """
     fig = _figures(kernel, analysis, device)
     steps = _traffic_steps(kernel, analysis, fig, binary) + _work_steps(kernel, analysis, fig)
@@ -783,7 +789,8 @@ def compare(
             binary,
         ),
         flop_causes=flop_causes(analysis, kernel, analysis.convention),
-        time_causes=time_causes(analysis, fig.duration, fig.actual_bytes, fig.footprint, fig.l2_capacity, kernel.tool),
+        time_causes=_misread_format_causes(kernel, device, number_format, binary)
+        + time_causes(analysis, fig.duration, fig.actual_bytes, fig.footprint, fig.l2_capacity, kernel.tool),
         steps=tuple(steps),
         notes=tuple(_notes(kernel, analysis)),
         roofline=_roofline(kernel, analysis, fig.achieved_flop),
@@ -791,6 +798,16 @@ def compare(
             analysis, fig.duration, fig, kernel.tool, device, provenance or DeviceProvenance(kind="", name=""), binary
         ),
     )
+
+
+def _misread_format_causes(
+    kernel: Kernel, device: Device | None, number_format: NumberFormat | None, binary: bool
+) -> tuple[Cause, ...]:
+    """The misread-number-format cause, first, where the counters imply more than the device's bandwidth."""
+    symptom = bandwidth_symptom(kernel, device, number_format, binary)
+    if symptom is None:
+        return ()
+    return (Cause("misread number format", symptom.explanation, symptom.evidence, likely=symptom.likely),)
 
 
 def _roofline(kernel: Kernel, analysis: Analysis, achieved: int | float | None) -> RooflinePoint | None:
@@ -905,5 +922,5 @@ def compare_profile(
     comparisons = []
     for kernel, rule in match_kernels(profile.iter_kernels(), list(rules if rules is not None else profile.matches)):
         analysis = analyze(rule.declaration, device=chosen, convention=convention, overlap=overlap, binary=binary)
-        comparisons.append(compare(kernel, analysis, chosen, binary, provenance))
+        comparisons.append(compare(kernel, analysis, chosen, binary, provenance, number_format=profile.number_format))
     return comparisons

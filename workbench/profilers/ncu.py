@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
-from workbench.profilers.counters import expected_symbol
+from workbench.profilers.counters import expected_symbol, is_used_metric
 from workbench.profilers.metric_units import BaseUnit, base_unit, is_auto_scaled, to_base
 from workbench.profilers.numbers import LARGEST, FormatSniffer, NumberFormat, NumberRangeError, contradiction
 from workbench.profilers.records import NCU, KernelLaunch, Metric, Profile
@@ -90,27 +90,33 @@ class _Values:
         self.format = number_format
         self.source = source
 
-    def value(self, name: str, text: str, unit: BaseUnit, line: int | None) -> int | float | None:
+    def value(self, name: str, text: str, unit: BaseUnit, line: int | None, strict: bool = True) -> int | float | None:
         """A cell's number in base units; None for n/a and for text (device names, enum values).
 
-        A number too large for any profiler, a negative count or time, or a
-        value written in the other decimal format is a ProfileError naming the metric.
+        `strict` (the metrics the workbench reads): a number too large for any
+        profiler, a negative count or time, or a value written in the other
+        decimal format is a ProfileError naming the metric. Other metrics keep
+        such a cell as text (value None), as they keep any text.
         """
         if is_missing(text):
             return None
         try:
             number = self.format.parse(text)
         except NumberRangeError as exc:
+            if not strict:
+                return None
             raise ProfileError(f"'{name}' is {exc}: out of range for any profiler's figure", self.source, line) from None
         except ValueError:
-            error = contradiction(text, self.format, self.source, line, unit.symbol == "%")
+            error = contradiction(text, self.format, self.source, line, unit.symbol == "%") if strict else None
             if error is not None:
                 raise error from None
             return None
         value = to_base(number, unit)
         if (isinstance(value, float) and not math.isfinite(value)) or abs(value) >= LARGEST:
+            if not strict:
+                return None
             raise ProfileError(f"'{name}' is '{text.strip()}' {unit.symbol}: out of range", self.source, line)
-        if value < 0 and unit.symbol in _NON_NEGATIVE:
+        if strict and value < 0 and unit.symbol in _NON_NEGATIVE:
             raise ProfileError(
                 f"'{name}' is {text.strip()} {unit.symbol}: a count, size or time cannot be negative", self.source, line
             )
@@ -120,7 +126,8 @@ class _Values:
         """A metric in base units; text values (device names, enum values) keep value None."""
         unit = base_unit(unit_text)
         _check_unit(name, unit_text, unit, self.source, line, "metric")
-        return Metric(name, self.value(name, value_text, unit, line), unit.symbol, value_text.strip(), unit_text.strip(), section)
+        value = self.value(name, value_text, unit, line, is_used_metric(name))
+        return Metric(name, value, unit.symbol, value_text.strip(), unit_text.strip(), section)
 
 
 def _check_unit(name: str, unit_text: str, unit: BaseUnit, source: str, line: int | None, what: str) -> None:
@@ -166,13 +173,16 @@ class _RawColumns:
         for name, index in self._every.items():
             _check_unit(name, units[index], self.units[index][0], values.source, units_line, "column")
         self.scaled_names = tuple(name for name, index in self._every.items() if is_auto_scaled(units[index]))
+        # The metrics the workbench reads are built (and so checked) as each launch is read, not later.
+        self.strict = frozenset(name for name in self._every if is_used_metric(name))
+        self.checked_names = tuple(name for name in self.index if name in self.strict)
 
     def metric(self, name: str, cells: tuple[str, ...], line: int | None = None) -> Metric:
         """The named metric of one launch (kept or not), from that launch's cells."""
         index = self._every[name]
         unit, unit_text = self.units[index]
         text = cells[index]
-        return Metric(name, self.values.value(name, text, unit, line), unit.symbol, text.strip(), unit_text)
+        return Metric(name, self.values.value(name, text, unit, line, name in self.strict), unit.symbol, text.strip(), unit_text)
 
 
 class RawMetrics(Mapping[str, Metric]):
@@ -394,7 +404,10 @@ def _read_raw(table: Table, values: _Values, keep: MetricFilter | None = None) -
         if key in seen:
             raise ProfileError(f"launch {key[1]} appears twice (first on line {seen[key]})", table.source, row.line)
         seen[key] = row.line
-        launches.append(identity.launch(row, RawMetrics(columns, row.cells, row.line)))
+        metrics = RawMetrics(columns, row.cells, row.line)
+        for name in columns.checked_names:
+            metrics[name]  # noqa: B018 - built now: a bad value is an error of the read, naming its line
+        launches.append(identity.launch(row, metrics))
         # Only the columns printed in a scaled unit need looking at, kept or not.
         if not scaled and columns.scaled_names:
             scaled = _has_scaled_value(columns.metric(name, row.cells, row.line) for name in columns.scaled_names)

@@ -141,8 +141,21 @@ class ImportReport:
     binary: bool
     rules: tuple[Any, ...]
 
+    def symptoms(self) -> Iterator[Any]:
+        """Kernels whose bytes and duration imply more than the device's bandwidth (see profilers.symptoms)."""
+        from workbench.profilers.symptoms import bandwidth_symptom
+
+        if self.device is None or self.profile.tool != NCU:
+            return
+        for kernel in self.profile.iter_kernels():
+            symptom = bandwidth_symptom(kernel, self.device, self.profile.number_format, self.binary)
+            if symptom is not None:
+                yield symptom
+
     def lines(self) -> Iterator[str]:
         yield from summary_lines(self.profile, self.convention, self.binary)
+        for symptom in self.symptoms():
+            yield f"warning: {symptom.warning()}"
         for comparison in self.comparisons:
             yield ""
             yield from comparison.derivation_text().splitlines()
@@ -166,6 +179,7 @@ class ImportReport:
             "kernels": (kernel.to_dict(self.convention) for kernel in self.profile.iter_kernels()),
             "comparisons": [comparison.to_dict() for comparison in self.comparisons],
             "unmatched_patterns": list(self.unmatched),
+            "warnings": [symptom.warning() for symptom in self.symptoms()],
         }
 
 
