@@ -147,14 +147,14 @@ def fuzzers(examples: int) -> dict[str, object]:
     @fuzz
     @given(mutated_export(), DECIMAL)
     def mutated(text: str, decimal_mark: str | None) -> None:
-        check_profile_text(text, decimal_mark, "mutated export")
+        check_profile_text(text, decimal_mark, "mutated-export")
 
     @fuzz
     @given(GARBAGE, DECIMAL)
     def garbage(text: str, decimal_mark: str | None) -> None:
         check_profile_text(text, decimal_mark, "garbage")
 
-    return {"mutated export": mutated, "garbage": garbage}
+    return {"mutated-export": mutated, "garbage": garbage}
 
 
 def main(examples: int) -> int:

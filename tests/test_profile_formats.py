@@ -215,7 +215,7 @@ def test_a_chosen_mark_overrides_the_files_evidence() -> None:
     with pytest.raises(ProfileError) as caught:
         read_profile(FORMATS / "ncu_details_comma_decimal.csv", decimal_mark=".")
     message = str(caught.value)
-    assert "line 5" in message and "'9.501.000.000' has the comma as decimal mark" in message and "as chosen" in message
+    assert "line 11" in message and "'9.437.184' has the comma as decimal mark" in message and "as chosen" in message
 
 
 def test_a_file_that_mixes_formats_is_refused_naming_both_lines() -> None:

@@ -46,16 +46,32 @@ WHAT = "Nsight Systems CSV (nsys stats --report cuda_gpu_kern_sum --format csv)"
 _UNIT_IN_TITLE = re.compile(r"\(([^)%]+)\)\s*$")
 
 # Each figure under the titles different releases give it.
-_TITLES: dict[str, tuple[str, ...]] = {
-    "percent": ("Time (%)", "Time(%)"),
-    "total": ("Total Time (ns)", "Total Time (us)", "Total Time (ms)", "Total Time (s)", "Total Time"),
-    "instances": ("Instances", "Count"),
-    "average": ("Avg (ns)", "Avg (us)", "Avg (ms)", "Avg (s)", "Average (ns)", "Average"),
-    "median": ("Med (ns)", "Med (us)", "Med (ms)", "Med (s)", "Median (ns)", "Median"),
-    "minimum": ("Min (ns)", "Min (us)", "Min (ms)", "Min (s)", "Minimum (ns)", "Minimum"),
-    "maximum": ("Max (ns)", "Max (us)", "Max (ms)", "Max (s)", "Maximum (ns)", "Maximum"),
-    "stddev": ("StdDev (ns)", "StdDev (us)", "StdDev (ms)", "StdDev (s)", "StdDev", "Std Dev"),
+# Each figure under the titles different releases give it, without the unit in brackets
+# ("Avg (ns)", "Avg (us)" and "Average" are one figure; the unit is read from the title).
+_STEMS: dict[str, tuple[str, ...]] = {
+    "percent": ("time (%)", "time(%)"),
+    "total": ("total time",),
+    "instances": ("instances", "count"),
+    "average": ("avg", "average"),
+    "median": ("med", "median"),
+    "minimum": ("min", "minimum"),
+    "maximum": ("max", "maximum"),
+    "stddev": ("stddev", "std dev"),
 }
+
+
+def _stem(title: str) -> str:
+    """'Avg (ns)' → 'avg'; 'Time (%)' stays whole (a percentage is no unit of time)."""
+    folded = " ".join(title.strip().lower().split())
+    return folded if "%" in folded else _UNIT_IN_TITLE.sub("", folded).strip()
+
+
+def _find(table: Table, key: str) -> int | None:
+    stems = _STEMS[key]
+    for index, title in enumerate(table.header):
+        if _stem(title) in stems:
+            return index
+    return None
 
 
 def is_nsys_header(cells: list[str]) -> bool:
@@ -79,9 +95,9 @@ class _Columns:
         self.format = number_format
         self.parse = number_format.parser
         self.name = table.require("Name")
-        self.instances = table.require(*_TITLES["instances"])
-        self.total = table.require(*_TITLES["total"])
-        self.optional = {key: table.column(*titles) for key, titles in _TITLES.items()}
+        self.instances = self._require("instances", "Instances")
+        self.total = self._require("total", "Total Time (ns)")
+        self.optional = {key: _find(table, key) for key in _STEMS}
         self.units: dict[int, BaseUnit] = {}
         for key in ("total", "average", "median", "minimum", "maximum", "stddev"):
             index = self.optional[key] if key != "total" else self.total
@@ -97,6 +113,12 @@ class _Columns:
         self.divisors = {
             index: _tidy(1 / unit.factor) for index, unit in self.units.items() if 0 < unit.factor < 1
         }
+
+    def _require(self, key: str, title: str) -> int:
+        index = _find(self.table, key)
+        if index is None:
+            return self.table.require(title)  # the error naming the header
+        return index
 
     def number(self, row: Row, index: int, what: str, percent: bool = False) -> int | float:
         """The cell's number; a ProfileError naming the column for text, a number out of range or the other format."""
@@ -253,7 +275,7 @@ def read_nsys(lines: LineSource, source: str = "nsys.csv", decimal_mark: str | N
     if heading in KERNEL_REPORTS:
         layout = heading
     else:
-        layout = CURRENT if table.column(*_TITLES["median"]) is not None or table.column("Avg (ns)") is not None else OLDER
+        layout = CURRENT if _find(table, "median") is not None or table.column("Avg (ns)") is not None else OLDER
     notes = [number_format.note()]
     if skipped:
         notes.append(
