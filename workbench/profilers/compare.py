@@ -919,8 +919,11 @@ def compare_profile(
     provenance = profile_provenance(profile)
     if chosen is None:
         chosen = profile_device(profile)
-    comparisons = []
-    for kernel, rule in match_kernels(profile.iter_kernels(), list(rules if rules is not None else profile.matches)):
+    comparisons: list[Comparison] = []
+    chosen_rules = list(rules if rules is not None else profile.matches)
+    if not chosen_rules:
+        return comparisons
+    for kernel, rule in match_kernels(profile.iter_kernels(), chosen_rules):
         analysis = analyze(rule.declaration, device=chosen, convention=convention, overlap=overlap, binary=binary)
         comparisons.append(compare(kernel, analysis, chosen, binary, provenance, number_format=profile.number_format))
     return comparisons

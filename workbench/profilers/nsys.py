@@ -113,6 +113,18 @@ class _Columns:
         self.divisors = {
             index: _tidy(1 / unit.factor) for index, unit in self.units.items() if 0 < unit.factor < 1
         }
+        # (column, divisor to seconds or None for another factor, what it is) in KernelTimes order.
+        self.time_columns = [
+            (index, self.divisors.get(index) if index is not None else None, what)
+            for index, what in (
+                (self.total, "Total Time"),
+                (self.optional["average"], "average"),
+                (self.optional["median"], "median"),
+                (self.optional["minimum"], "minimum"),
+                (self.optional["maximum"], "maximum"),
+                (self.optional["stddev"], "stddev"),
+            )
+        ]
 
     def _require(self, key: str, title: str) -> int:
         index = _find(self.table, key)
@@ -158,35 +170,44 @@ class _Columns:
         return seconds
 
     def times(self, row: Row) -> KernelTimes:
-        name = row.cells[self.name].strip()
+        """One row as a KernelTimes. The common case (a number in every time cell) runs in this one loop;
+        anything else goes through seconds(), which says what is wrong."""
+        cells = row.cells
+        name = cells[self.name].strip()
         if not name:
             raise ProfileError("the Name cell is empty", self.table.source, row.line)
         instances = self.number(row, self.instances, "a whole number of launches")
         if not isinstance(instances, int):
             raise ProfileError(
-                f"Instances should be a whole number; found '{row.cells[self.instances].strip()}'",
+                f"Instances should be a whole number; found '{cells[self.instances].strip()}'",
                 self.table.source,
                 row.line,
             )
         percent_index = self.optional["percent"]
         percent: float | None = None
-        if percent_index is not None and not is_missing(row.cells[percent_index]):
+        if percent_index is not None and not is_missing(cells[percent_index]):
             percent = float(self.number(row, percent_index, "a percentage", percent=True))
-        optional = self.optional
-        total = self.seconds(row, self.total, "Total Time", required=True)
+        parse = self.parse
+        figures: list[float | None] = []
+        for index, divisor, what in self.time_columns:
+            if index is None:
+                figures.append(None)
+                continue
+            try:
+                number = parse(cells[index])
+            except ValueError:
+                number = -1  # missing, unreadable or out of range: seconds() says which
+            if number < 0 or divisor is None:
+                figures.append(self.seconds(row, index, what, required=index == self.total))
+                continue
+            seconds = number / divisor
+            if seconds >= LARGEST:
+                figures.append(self.seconds(row, index, what))
+                continue
+            figures.append(seconds)
+        total, average, median, minimum, maximum, stddev = figures
         assert total is not None
-        return KernelTimes(
-            name,
-            instances,
-            total,
-            self.seconds(row, optional["average"], "average"),
-            self.seconds(row, optional["median"], "median"),
-            self.seconds(row, optional["minimum"], "minimum"),
-            self.seconds(row, optional["maximum"], "maximum"),
-            self.seconds(row, optional["stddev"], "stddev"),
-            percent,
-            row.line,
-        )
+        return KernelTimes(name, instances, total, average, median, minimum, maximum, stddev, percent, row.line)
 
     def sniff(self, sniffer: FormatSniffer) -> None:
         """Feed the numbers to the sniffer until one settles the format (Instances are whole: a lone
