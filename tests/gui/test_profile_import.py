@@ -169,7 +169,7 @@ def test_a_malformed_csv_shows_one_line_and_loses_nothing(qtbot, window, tmp_pat
     window.import_profile(str(bad))
     qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=10000)
     qtbot.waitUntil(lambda: not window.profile_importer.busy, timeout=5000)
-    assert window.banner.text() == "Cannot import bad.csv, line 2: 2 fields where the header (line 1) has 3"
+    assert window.banner.text() == "Cannot import bad.csv, line 1: the header has no 'Metric Unit' column (it has: ID, Kernel Name, Metric Name)"
     assert window.profile_importer.dialog is None
     assert window.document.undo_stack.count() == steps
     assert window.document.operations == operations
@@ -380,3 +380,37 @@ def test_hovering_a_kernel_star_shows_its_figures_and_operations_keep_theirs(qtb
     view = roofline(window).plot.getViewBox()
     qtbot.waitUntil(lambda: "1365 FLOP/B" in view.toolTip(), timeout=3000)
     assert layer.points.toolTip() == ""
+
+
+FORMATS = DATA / "formats"
+
+
+def test_the_dialog_says_an_assumed_reading_and_the_comma_reads_the_file_again(qtbot, window) -> None:
+    dialog = open_import(qtbot, window, FORMATS / "ncu_details_all_ambiguous.csv")
+    text = dialog.reading.text()
+    assert text.startswith("Numbers: reading assumed — no value shows which mark is the decimal one, so 5 values")
+    assert "bold" in dialog.reading.styleSheet()
+    assert dialog.table.item(0, 2).text() == "1.234 µs"  # 1.234 read with the period
+    assert dialog.decimal_box.currentData() is None
+
+    dialog.decimal_box.setCurrentIndex(2)  # comma: 1.234,5
+    qtbot.waitUntil(
+        lambda: window.profile_importer.dialog is not None and window.profile_importer.dialog is not dialog, timeout=10000
+    )
+    again = window.profile_importer.dialog
+    assert again.decimal_box.currentData() == ","
+    assert again.table.item(0, 2).text() == "1.234 ms"  # 1,234 µs
+    assert again.table.item(0, 3).text() == "2.468 MB"  # 1,234 + 1,234 Kbyte
+    assert again.reading.text() == "Numbers: numbers read with the comma as decimal mark (1.234,5), as chosen."
+    finish(qtbot, window, again)
+    (record,) = window.document.session.profiles
+    assert record["number_format"]["decimal_mark"] == "," and record["number_format"]["how"] == "chosen"
+
+
+def test_the_dialog_states_a_decided_reading_plainly(qtbot, window) -> None:
+    dialog = open_import(qtbot, window, FORMATS / "ncu_details_comma_decimal.csv")
+    assert dialog.reading.text().startswith("Numbers: numbers read with the comma as decimal mark (1.234,5), decided from line 5")
+    assert "bold" not in dialog.reading.styleSheet()
+    assert dialog.table.item(0, 2).text() == "231.6 µs"
+    dialog.reject()
+    qtbot.waitUntil(lambda: not window.profile_importer.busy, timeout=5000)

@@ -3,7 +3,9 @@
 The flow: `ProfileImporter.import_file(path)` reads the file in a
 `ProfileReadWorker` (a big `--page raw` export takes seconds), then opens a
 `KernelMatchDialog` listing each kernel against the declared operations,
-preselected with `suggest_operation`. Accepting stores
+preselected with `suggest_operation`. The dialog says how the file's numbers
+were read (decided from its values, or assumed — in plain words, in amber)
+and offers the other reading: choosing it reads the file again that way. Accepting stores
 `profile.with_matches(rules).to_dict()` in `Session.profiles` through an
 undoable `AddProfile`; a file that cannot be read is one line in the window.
 """
@@ -25,6 +27,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QTableWidget,
@@ -59,16 +62,17 @@ class ReadProfile:
     profile: Profile
     kernels: tuple[Kernel, ...]
     seconds: float
+    decimal_mark: str | None = None  # the reading the user chose; None: decided by the file
 
 
-def read_slim_profile(path: str) -> Profile:
+def read_slim_profile(path: str, decimal_mark: str | None = None) -> Profile:
     """`read_profile`, keeping only the metrics the workbench reads (those a session record keeps anyway).
 
     A `--set full` raw page has over a thousand metrics per launch; the
     comparison, the kernel table and the roofline read about twenty, and the
     reader never builds the others.
     """
-    return read_profile(path, keep=is_used_metric)
+    return read_profile(path, keep=is_used_metric, decimal_mark=decimal_mark)
 
 
 class ProfileReadWorker(QThread):
@@ -77,9 +81,10 @@ class ProfileReadWorker(QThread):
     profile_read = Signal(object)  # ReadProfile
     read_failed = Signal(str)
 
-    def __init__(self, path: str, parent: QObject | None = None) -> None:
+    def __init__(self, path: str, parent: QObject | None = None, decimal_mark: str | None = None) -> None:
         super().__init__(parent)
         self.path = path
+        self.decimal_mark = decimal_mark
         track_worker(self)
 
     def run(self) -> None:
@@ -90,7 +95,7 @@ class ProfileReadWorker(QThread):
         collecting = gc.isenabled()
         gc.disable()
         try:
-            profile = read_slim_profile(self.path)
+            profile = read_slim_profile(self.path, self.decimal_mark)
             kernels = profile.kernels()
         except WorkbenchError as exc:
             self.read_failed.emit(str(exc))
@@ -104,7 +109,7 @@ class ProfileReadWorker(QThread):
         if not kernels:
             self.read_failed.emit(f"{profile.source}: the file holds no kernels")
             return
-        self.profile_read.emit(ReadProfile(self.path, profile, kernels, time.perf_counter() - started))
+        self.profile_read.emit(ReadProfile(self.path, profile, kernels, time.perf_counter() - started, self.decimal_mark))
 
 
 # ---------------------------------------------------------------- match rules from choices
@@ -147,8 +152,22 @@ def build_rules(kernels: Sequence[Kernel], choices: Sequence[OperationEntry | No
 # ---------------------------------------------------------------- the matching dialog
 
 
+# The decimal-mark choices the dialog offers: (label, mark); None lets the file's values decide.
+DECIMAL_CHOICES: tuple[tuple[str, str | None], ...] = (
+    ("as the file shows", None),
+    ("period: 1,234.5", "."),
+    ("comma: 1.234,5", ","),
+)
+
+
 class KernelMatchDialog(QDialog):
-    """Each kernel of an imported file against the declared operations: preselected, changeable, or not matched."""
+    """Each kernel of an imported file against the declared operations: preselected, changeable, or not matched.
+
+    `reread_requested(mark)` asks for the file to be read again with another
+    decimal mark ('.' or ',', or None for the file's own evidence).
+    """
+
+    reread_requested = Signal(object)
 
     def __init__(
         self,
@@ -159,6 +178,7 @@ class KernelMatchDialog(QDialog):
         binary: bool = False,
         editing: bool = False,
         parent: QWidget | None = None,
+        decimal_mark: str | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("kernelMatchDialog")
@@ -168,6 +188,7 @@ class KernelMatchDialog(QDialog):
         self.operations = list(operations)
         self.declarations = declarations  # id(entry) -> declaration text; entries without one cannot be chosen
         self.how_chosen: list[str] = []
+        self.rereading = False  # closed to read the file again with another decimal mark
 
         launches = len(profile.launches) if profile.launches else sum(k.instances for k in self.kernels)
         where = f", {profile.device_name}" if profile.device_name else ""
@@ -226,6 +247,28 @@ class KernelMatchDialog(QDialog):
         note.setWordWrap(True)
         note.setStyleSheet("color: #6d4c00;")
 
+        self.reading = QLabel(self._reading_text(profile))
+        self.reading.setObjectName("matchNumberFormat")
+        self.reading.setWordWrap(True)
+        assumed = profile.number_format is not None and profile.number_format.assumed
+        self.reading.setStyleSheet("color: #a15c00; font-weight: bold;" if assumed else "color: #555555;")
+        self.decimal_box = QComboBox()
+        self.decimal_box.setObjectName("matchDecimalMark")
+        for label, mark in DECIMAL_CHOICES:
+            self.decimal_box.addItem(label, mark)
+        self.decimal_box.setCurrentIndex(next(i for i, (_, mark) in enumerate(DECIMAL_CHOICES) if mark == decimal_mark))
+        self.decimal_box.setToolTip(
+            "Which mark is the decimal one in this file's numbers; choosing another reads the file again"
+        )
+        self.decimal_box.setEnabled(not editing)  # a saved record keeps the reading it was imported with
+        self.decimal_box.currentIndexChanged.connect(lambda _: self.reread_requested.emit(self.decimal_box.currentData()))
+        reading_row = QHBoxLayout()
+        reading_row.addWidget(self.reading, 1)
+        decimal_label = QLabel("Decimal mark:")
+        decimal_label.setBuddy(self.decimal_box)
+        reading_row.addWidget(decimal_label)
+        reading_row.addWidget(self.decimal_box)
+
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
         ok.setText("Apply" if editing else "Import")
@@ -236,9 +279,25 @@ class KernelMatchDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(heading)
         layout.addWidget(self.table, 1)
+        layout.addLayout(reading_row)
         layout.addWidget(note)
         layout.addWidget(buttons)
         self.resize(1080, 200 + min(rows_height, 420))
+
+    @staticmethod
+    def _reading_text(profile: Profile) -> str:
+        """How the numbers were read, in the words the CLI uses; plain 'assumed' when no value showed it."""
+        number_format = profile.number_format
+        if number_format is None:
+            return "Numbers: read as saved."
+        if number_format.assumed:
+            return (
+                f"Numbers: reading assumed — no value shows which mark is the decimal one, so "
+                f"{number_format.ambiguous:,} value{'s' if number_format.ambiguous != 1 else ''} such as '1.234' "
+                "were read with the period (1,234.5). If the file comes from a comma-decimal locale, choose the comma."
+            )
+        note = number_format.note()
+        return "Numbers: " + note[0].lower() + note[1:] + "."
 
     def _operation_box(self) -> QComboBox:
         box = QComboBox()
@@ -362,22 +421,23 @@ class ProfileImporter(QObject):
         self.worker: ProfileReadWorker | None = None
         self.dialog: KernelMatchDialog | None = None
         self.last_read_seconds: float | None = None
-        self._queue: deque[str] = deque()
+        self._queue: deque[tuple[str, str | None]] = deque()
 
     @property
     def busy(self) -> bool:
         return self.worker is not None or self.dialog is not None
 
-    def import_file(self, path: str) -> None:
-        """Queue a file; reading starts at once unless another import is being read or matched."""
-        self._queue.append(str(path))
+    def import_file(self, path: str, decimal_mark: str | None = None) -> None:
+        """Queue a file (read with `decimal_mark`, or as its values show); reading starts at once unless
+        another import is being read or matched."""
+        self._queue.append((str(path), decimal_mark))
         self._next()
 
     def _next(self) -> None:
         if self.busy or not self._queue:
             return
-        path = self._queue.popleft()
-        worker = ProfileReadWorker(path, self)
+        path, decimal_mark = self._queue.popleft()
+        worker = ProfileReadWorker(path, self, decimal_mark)
         worker.profile_read.connect(self._read)
         worker.read_failed.connect(self._failed)
         worker.finished.connect(self._worker_finished)
@@ -406,9 +466,19 @@ class ProfileImporter(QObject):
     def _read(self, result: ReadProfile) -> None:
         self.last_read_seconds = result.seconds
         self.message.emit(f"Read {os.path.basename(result.path)} in {result.seconds:.2f} s")
-        self._open_dialog(result.profile, result.kernels, None)
+        dialog = self._open_dialog(result.profile, result.kernels, None, result.decimal_mark)
+        dialog.reread_requested.connect(lambda mark, d=dialog, path=result.path: self._reread(d, path, mark))
 
-    def _open_dialog(self, profile: Profile, kernels: Sequence[Kernel], replacing: Any) -> KernelMatchDialog:
+    def _reread(self, dialog: KernelMatchDialog, path: str, decimal_mark: str | None) -> None:
+        """The user chose another decimal mark: close this dialog and read the file again, first in line."""
+        self._queue.appendleft((path, decimal_mark))
+        dialog.rereading = True
+        self.message.emit(f"Reading {os.path.basename(path)} again with another decimal mark…")
+        dialog.reject()
+
+    def _open_dialog(
+        self, profile: Profile, kernels: Sequence[Kernel], replacing: Any, decimal_mark: str | None = None
+    ) -> KernelMatchDialog:
         dialog = KernelMatchDialog(
             profile,
             kernels,
@@ -417,6 +487,7 @@ class ProfileImporter(QObject):
             binary=self.document.binary,
             editing=replacing is not None,
             parent=self.window,
+            decimal_mark=decimal_mark,
         )
         dialog.finished.connect(lambda result, d=dialog, r=replacing: self._dialog_finished(d, result, r))
         self.dialog = dialog
@@ -437,7 +508,7 @@ class ProfileImporter(QObject):
                 stack.push(ReplaceProfile(self.document, replacing, record))
             matched = len(record["matches"])
             self.message.emit(f"{record['source']}: {matched} of {len(dialog.kernels)} kernels matched")
-        elif replacing is None:
+        elif replacing is None and not dialog.rereading:
             self.message.emit(f"Import of {dialog.profile.source} cancelled")
         self._next()
 
