@@ -23,7 +23,7 @@ from pathlib import Path
 
 from workbench.profilers.metric_units import BaseUnit, _tidy, base_unit, to_base
 from workbench.profilers.numbers import LARGEST, FormatSniffer, NumberFormat, NumberRangeError, contradiction
-from workbench.profilers.records import NSYS, KernelTimes, Profile
+from workbench.profilers.records import NSYS, KernelTimes, KernelTimesTable, Profile
 from workbench.profilers.table import (
     MISSING_CELLS,
     LineSource,
@@ -177,9 +177,9 @@ class _Columns:
         if not name:
             raise ProfileError("the Name cell is empty", self.table.source, row.line)
         instances = self.number(row, self.instances, "a whole number of launches")
-        if not isinstance(instances, int):
+        if not isinstance(instances, int) or instances >= 2**63:
             raise ProfileError(
-                f"Instances should be a whole number; found '{cells[self.instances].strip()}'",
+                f"Instances should be a whole number of launches; found '{cells[self.instances].strip()}'",
                 self.table.source,
                 row.line,
             )
@@ -288,7 +288,7 @@ def read_nsys(lines: LineSource, source: str = "nsys.csv", decimal_mark: str | N
     if table is None:
         raise _missing_table(opened, source)
     columns = _Columns(table, number_format)
-    summaries = tuple(columns.times(row) for row in table.rows)
+    summaries = KernelTimesTable(columns.times(row) for row in table.rows)
     if not summaries:
         raise ProfileError("the table has a header but no kernels", source, table.header_line)
     _skip_rest(opened, source, skipped)

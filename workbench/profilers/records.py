@@ -9,8 +9,10 @@ Every metric keeps the text the tool printed beside its value in base units.
 
 from __future__ import annotations
 
+import math
+from array import array
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, overload
 
 from workbench.profilers.matching import MatchRule
 from workbench.profilers.numbers import MARK_NAMES, NumberFormat
@@ -201,6 +203,83 @@ class KernelTimes:
         )
 
 
+class KernelTimesTable(Sequence[KernelTimes]):
+    """Many KernelTimes held as columns (names, and arrays of numbers), made into KernelTimes when read.
+
+    An nsys summary can hold a million kernels; as objects they take about
+    400 bytes each, as columns about half. Equal to the tuple of its items.
+    """
+
+    _FLOATS = 7  # total, average, median, minimum, maximum, stddev, percent (NaN for None)
+
+    def __init__(self, rows: Iterable[KernelTimes] = ()) -> None:
+        self._names: list[str] = []
+        self._counts = array("q")  # instances, line
+        self._figures = array("d")
+        for row in rows:
+            self.append(row)
+
+    def append(self, row: KernelTimes) -> None:
+        if not 0 <= row.instances < 2**63 or not 0 <= row.line < 2**63:
+            raise ProfileError(f"{row.instances:.3g} launches of one kernel is out of range", "profile", row.line)
+        self._names.append(row.kernel_name)
+        self._counts.extend((row.instances, row.line))
+        nan = math.nan
+        self._figures.extend(
+            (
+                row.total_time,
+                nan if row.average is None else row.average,
+                nan if row.median is None else row.median,
+                nan if row.minimum is None else row.minimum,
+                nan if row.maximum is None else row.maximum,
+                nan if row.stddev is None else row.stddev,
+                nan if row.time_percent is None else row.time_percent,
+            )
+        )
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def _row(self, index: int) -> KernelTimes:
+        at = index * self._FLOATS
+        total, average, median, minimum, maximum, stddev, percent = (
+            None if value != value else value for value in self._figures[at : at + self._FLOATS]
+        )
+        return KernelTimes(
+            self._names[index], self._counts[2 * index], float(total or 0.0), average, median, minimum, maximum,
+            stddev, percent, self._counts[2 * index + 1],
+        )
+
+    @overload
+    def __getitem__(self, index: int) -> KernelTimes: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> "tuple[KernelTimes, ...]": ...
+
+    def __getitem__(self, index: "int | slice") -> "KernelTimes | tuple[KernelTimes, ...]":
+        if isinstance(index, slice):
+            return tuple(self._row(i) for i in range(*index.indices(len(self))))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._row(index)
+
+    def __iter__(self) -> Iterator[KernelTimes]:
+        return (self._row(index) for index in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (KernelTimesTable, tuple, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"KernelTimesTable({len(self)} kernels)"
+
+
 @dataclass(frozen=True)
 class Profile:
     """One imported profiler file: where it came from, what it holds, and the user's match rules.
@@ -215,7 +294,7 @@ class Profile:
     layout: str
     source: str
     launches: tuple[KernelLaunch, ...] = ()
-    summaries: tuple[KernelTimes, ...] = ()
+    summaries: Sequence[KernelTimes] = ()  # a tuple, or a KernelTimesTable for a large file
     notes: tuple[str, ...] = ()
     matches: tuple[MatchRule, ...] = ()
     number_format: NumberFormat | None = None
