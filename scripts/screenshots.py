@@ -173,6 +173,19 @@ def profile_screenshots(window: Any, app: QApplication, out: Path) -> None:
     settle(app)
     save(window, out / "roofline-profiled.png")
 
+    # A file whose every number reads either way: the dialog says the reading was assumed, and offers the comma.
+    window.import_profile(str(ROOT / "tests" / "data" / "formats" / "ncu_details_all_ambiguous.csv"))
+    end = time.monotonic() + 60
+    while window.profile_importer.dialog is None:
+        if time.monotonic() > end:
+            raise SystemExit(f"screenshots: the second import did not reach its dialog ({window.banner.text()})")
+        settle(app, 0.05)
+    dialog = window.profile_importer.dialog
+    settle(app)
+    save(dialog, out / "profile-match-dialog-assumed.png")
+    dialog.reject()
+    settle(app)
+
 
 def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """Runs keep their own device: a CPU vector add shown while the session shows an H100 (table and roofline,
