@@ -388,7 +388,7 @@ FORMATS = DATA / "formats"
 def test_the_dialog_says_an_assumed_reading_and_the_comma_reads_the_file_again(qtbot, window) -> None:
     dialog = open_import(qtbot, window, FORMATS / "ncu_details_all_ambiguous.csv")
     text = dialog.reading.text()
-    assert text.startswith("Numbers: reading assumed — no value shows which mark is the decimal one, so 5 values")
+    assert text.startswith("Number format assumed — no value shows which mark is the decimal one, so 5 values")
     assert "bold" in dialog.reading.styleSheet()
     assert dialog.table.item(0, 2).text() == "1.234 µs"  # 1.234 read with the period
     assert dialog.decimal_box.currentData() is None
@@ -401,7 +401,7 @@ def test_the_dialog_says_an_assumed_reading_and_the_comma_reads_the_file_again(q
     assert again.decimal_box.currentData() == ","
     assert again.table.item(0, 2).text() == "1.234 ms"  # 1,234 µs
     assert again.table.item(0, 3).text() == "2.468 MB"  # 1,234 + 1,234 Kbyte
-    assert again.reading.text() == "Numbers: numbers read with the comma as decimal mark (1.234,5), as chosen."
+    assert again.reading.text() == "Numbers read with the comma as decimal mark (1.234,5), as chosen."
     finish(qtbot, window, again)
     (record,) = window.document.session.profiles
     assert record["number_format"]["decimal_mark"] == "," and record["number_format"]["how"] == "chosen"
@@ -409,7 +409,7 @@ def test_the_dialog_says_an_assumed_reading_and_the_comma_reads_the_file_again(q
 
 def test_the_dialog_states_a_decided_reading_plainly(qtbot, window) -> None:
     dialog = open_import(qtbot, window, FORMATS / "ncu_details_comma_decimal.csv")
-    assert dialog.reading.text().startswith("Numbers: numbers read with the comma as decimal mark (1.234,5), decided from line 5")
+    assert dialog.reading.text().startswith("Numbers read with the comma as decimal mark (1.234,5), decided from line 5")
     assert "bold" not in dialog.reading.styleSheet()
     assert dialog.table.item(0, 2).text() == "231.6 µs"
     dialog.reject()

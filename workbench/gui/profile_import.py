@@ -289,15 +289,15 @@ class KernelMatchDialog(QDialog):
         """How the numbers were read, in the words the CLI uses; plain 'assumed' when no value showed it."""
         number_format = profile.number_format
         if number_format is None:
-            return "Numbers: read as saved."
+            return "Numbers read as saved."
         if number_format.assumed:
             return (
-                f"Numbers: reading assumed — no value shows which mark is the decimal one, so "
+                f"Number format assumed — no value shows which mark is the decimal one, so "
                 f"{number_format.ambiguous:,} value{'s' if number_format.ambiguous != 1 else ''} such as '1.234' "
                 "were read with the period (1,234.5). If the file comes from a comma-decimal locale, choose the comma."
             )
         note = number_format.note()
-        return "Numbers: " + note[0].lower() + note[1:] + "."
+        return note[0].upper() + note[1:] + "."
 
     def _operation_box(self) -> QComboBox:
         box = QComboBox()

@@ -195,7 +195,10 @@ def compare_imported(imported: ImportedKernel, entry: OperationEntry, analysis: 
         if was.profile is imported.profile and was.rule == imported.rule:
             _compared.move_to_end(key)
             return hit if was == imported else replace(hit, imported=imported)  # the operation moved
-    comparison = compare(imported.kernel, analysis, device, binary, profile_provenance(imported.profile))
+    comparison = compare(
+        imported.kernel, analysis, device, binary, profile_provenance(imported.profile),
+        number_format=imported.profile.number_format,
+    )
     point = comparison.roofline
     source = "actual DRAM bytes"
     duration = comparison.duration
@@ -208,6 +211,9 @@ def compare_imported(imported: ImportedKernel, entry: OperationEntry, analysis: 
         notes.append(f"matched when the operation read {rule.declaration}; compared with its current declaration")
     if device_note:
         notes.append(device_note)
+    number_format = imported.profile.number_format
+    if number_format is not None and number_format.assumed:
+        notes.append(number_format.note())
     result = KernelComparison(imported, comparison, point, source, tuple(notes), on_session)
     _compared[key] = (analysis, device, binary, result)
     while len(_compared) > _COMPARE_CACHE_SIZE:

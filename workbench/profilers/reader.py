@@ -1,10 +1,15 @@
-"""Open a profiler export whichever tool wrote it: the File ▸ Import and drag-and-drop entry point."""
+"""Open a profiler export whichever tool wrote it: the File ▸ Import and drag-and-drop entry point.
+
+Files are read through `workbench.files.open_bounded` (regular files only,
+size-limited, never blocking on a FIFO or a device) and streamed: the
+readers go through a file twice (number format, then values) without ever
+holding its text.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.files import FileReadError, read_bounded
 from workbench.profilers.ncu import MetricFilter, is_ncu_header, read_ncu
 from workbench.profilers.nsys import is_nsys_header, read_nsys
 from workbench.profilers.records import NCU, NSYS, Profile
@@ -34,16 +39,6 @@ def _refuse_binary_report(path: Path) -> None:
             f"this is a binary {suffix} report; export CSV first: {_BINARY_REPORTS[suffix].replace('FILE', path.name)}",
             path.name,
         )
-
-
-def read_text(path: Path) -> str:
-    """The file's text (UTF-8, a BOM dropped); a missing, huge or binary report file is a ProfileError."""
-    _refuse_binary_report(path)
-    try:
-        data = read_bounded(path, MAX_FILE_BYTES, "profile export")
-    except FileReadError as exc:
-        raise ProfileError(str(exc), str(path)) from None
-    return data.decode("utf-8-sig", errors="replace")
 
 
 def open_lines(path: Path) -> LineSource:
