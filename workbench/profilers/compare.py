@@ -16,19 +16,19 @@ way the calculator panel writes its own:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from workbench.analysis import Analysis, Step, analyze
 from workbench.devices.catalogue import Device
 from workbench.devices.provenance import GPU, STATED_BY_FILE, DeviceProvenance, catalogue_device, match_catalogue
-from workbench.plausibility import Evidence, ImpossibleResult, impossible_result
+from workbench.plausibility import Evidence, ImpossibleResult, Reason, impossible_result
 from workbench.profilers.counters import Reading
 from workbench.profilers.kernels import Kernel, RooflinePoint
 from workbench.profilers.matching import MatchRule, match_kernels
 from workbench.profilers.numbers import NumberFormat
 from workbench.profilers.records import NCU, NCU_CONDITIONS_NOTE, NSYS_CONDITIONS_NOTE, Profile
-from workbench.profilers.symptoms import bandwidth_symptom
+from workbench.profilers.symptoms import BandwidthSymptom, bandwidth_symptom
 from workbench.units import (
     format_bandwidth,
     format_bytes,
@@ -756,6 +756,13 @@ def compare(
     steps = _traffic_steps(kernel, analysis, fig, binary) + _work_steps(kernel, analysis, fig)
     steps += _time_steps(kernel, analysis, fig, binary)
     excess_read = None if fig.actual_read is None else fig.actual_read - fig.compulsory_read
+    symptom = bandwidth_symptom(kernel, device, number_format, binary)
+    impossible = _with_misread_format(
+        impossible_kernel(
+            analysis, fig.duration, fig, kernel.tool, device, provenance or DeviceProvenance(kind="", name=""), binary
+        ),
+        symptom,
+    )
     return Comparison(
         kernel_name=kernel.name,
         declaration=str(analysis.declaration),
@@ -789,22 +796,28 @@ def compare(
             binary,
         ),
         flop_causes=flop_causes(analysis, kernel, analysis.convention),
-        time_causes=_misread_format_causes(kernel, device, number_format, binary)
+        # The misread format is among the impossible flag's reasons where there is a flag, else a time cause.
+        time_causes=(() if impossible is not None else _misread_format_causes(symptom))
         + time_causes(analysis, fig.duration, fig.actual_bytes, fig.footprint, fig.l2_capacity, kernel.tool),
         steps=tuple(steps),
         notes=tuple(_notes(kernel, analysis)),
         roofline=_roofline(kernel, analysis, fig.achieved_flop),
-        impossible=impossible_kernel(
-            analysis, fig.duration, fig, kernel.tool, device, provenance or DeviceProvenance(kind="", name=""), binary
-        ),
+        impossible=impossible,
     )
 
 
-def _misread_format_causes(
-    kernel: Kernel, device: Device | None, number_format: NumberFormat | None, binary: bool
-) -> tuple[Cause, ...]:
+def _with_misread_format(impossible: ImpossibleResult | None, symptom: BandwidthSymptom | None) -> ImpossibleResult | None:
+    """The impossible-result flag with a misread number format first among its reasons, where the counters
+    imply more bytes per second than the device has (profiles only: a measured run reads no numbers)."""
+    if impossible is None or symptom is None:
+        return impossible
+    reason = Reason("misread number format", symptom.explanation, symptom.evidence, likely=symptom.likely)
+    reasons = sorted((reason, *impossible.reasons), key=lambda item: not item.likely)
+    return replace(impossible, reasons=tuple(reasons))
+
+
+def _misread_format_causes(symptom: BandwidthSymptom | None) -> tuple[Cause, ...]:
     """The misread-number-format cause, first, where the counters imply more than the device's bandwidth."""
-    symptom = bandwidth_symptom(kernel, device, number_format, binary)
     if symptom is None:
         return ()
     return (Cause("misread number format", symptom.explanation, symptom.evidence, likely=symptom.likely),)
