@@ -80,6 +80,8 @@ class Device:
     bus: str = ""  # form factor: "sxm", "pcie", "superchip", "oam"; empty when unknown
     vendor: str = ""
     l2_source: str = ""  # where l2_bytes comes from (a sheet, a deviceQuery log, CUDA on this GPU)
+    nvlink: str = ""  # key of the NVLink generation between GPUs (devices/links.py); empty when none
+    host_link: str = ""  # key of the link to the host: a PCIe generation (x16) or NVLink-C2C
 
     @property
     def memory_name(self) -> str:
@@ -169,6 +171,8 @@ class Device:
             "vendor": self.vendor,
             "source": self.source,
             "notes": self.notes,
+            "nvlink": self.nvlink,
+            "host_link": self.host_link,
             "bandwidth_byte_per_s": self.peak[BANDWIDTH].value if BANDWIDTH in self.peak else None,
             "peak_flop_per_s": {p: self.peak[p].value for p in PATHS if p in self.peak},
             "rates_in_use": {
@@ -222,15 +226,34 @@ def device_from_table(key: str, table: Mapping[str, Any], citation_source: str =
         bus=str(table.get("bus", "")),
         vendor=str(table.get("vendor", "")),
         l2_source=str(table.get("l2_source", "")),
+        nvlink=str(table.get("nvlink", "")),
+        host_link=str(table.get("host_link", "")),
     )
+
+
+LINKS_TABLE = "links"  # the top-level table of devices.toml that holds links, not a device
+
+
+@lru_cache(maxsize=1)
+def catalogue_data() -> dict[str, Any]:
+    """resources/devices.toml as plain TOML data (devices and the [links] tables)."""
+    text = resources.files("workbench.resources").joinpath("devices.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
 
 
 @lru_cache(maxsize=1)
 def catalogue() -> dict[str, Device]:
-    """Every device in resources/devices.toml, keyed by its short key."""
-    text = resources.files("workbench.resources").joinpath("devices.toml").read_text(encoding="utf-8")
-    data = tomllib.loads(text)
-    return {key: device_from_table(key, table) for key, table in data.items()}
+    """Every device in resources/devices.toml, keyed by its short key; links named by a device must exist."""
+    from workbench.devices.links import link_catalogue
+
+    links = link_catalogue()
+    devices = {key: device_from_table(key, table) for key, table in catalogue_data().items() if key != LINKS_TABLE}
+    for device in devices.values():
+        for field_name in ("nvlink", "host_link"):
+            named = getattr(device, field_name)
+            if named and named not in links:
+                raise DeviceError(f"device catalogue, {device.key}.{field_name}: unknown link '{named}'")
+    return devices
 
 
 def _normalise(text: str) -> str:
