@@ -216,6 +216,7 @@ def test_each_terms_formula_text_computes_its_count(text: str, convention: str) 
 def test_every_operation_family_is_registered_once() -> None:
     assert list(REGISTRY) == [
         "gemm", "copy", "scale", "add", "triad", "axpy", "elementwise", "reduce", "softmax", "conv2d", "attention", "einsum",
+        "allreduce", "allgather", "reducescatter", "broadcast", "rootreduce", "alltoall", "sendrecv",
     ]
 
 

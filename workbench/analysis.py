@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any, Mapping
 
 from workbench.declare import Declaration, parse
 from workbench.devices.catalogue import BANDWIDTH, ENTERED, Device, Rate, find_device
+from workbench.devices.links import Link
 from workbench.errors import DeclarationError, UnitError
-from workbench.ops.base import CONVENTIONS, FlopTerm, Tensor, Workload
+from workbench.ops.base import CONVENTIONS, FlopTerm, LinkTraffic, Tensor, Workload
 from workbench.units import (
     format_bandwidth,
     format_bytes,
@@ -30,6 +32,7 @@ from workbench.units import (
 
 COMPUTE = "compute"
 MEMORY = "memory"
+LINK = "link"  # a collective whose bytes over a link between chips take longest
 INTERFACE = "HBM → on-chip caches"  # the interface bytes are counted across (DRAM on GDDR cards and CPUs)
 
 
@@ -148,6 +151,7 @@ class Analysis:
     notes: tuple[str, ...]
     interface: str = INTERFACE
     memory_name: str = "HBM"
+    link: LinkTerm | None = None  # collectives: the time term over a link between chips
 
     @property
     def intensity(self) -> float:
@@ -166,6 +170,8 @@ class Analysis:
         if self.limiter is None or self.compute_time is None or self.memory_time is None:
             return "no limiter yet: choose a device or enter a compute rate and a bandwidth"
         tc, tm = format_time(self.compute_time), format_time(self.memory_time)
+        if self.limiter == LINK and self.link is not None and self.link.time is not None:
+            return f"link-limited: {self.link.link.name} needs {format_time(self.link.time)}, the {self.path} path {tc}, {self.memory_name} traffic {tm}"
         if self.limiter == COMPUTE:
             return f"compute-limited: the {self.path} path needs {tc}, {self.memory_name} traffic {tm}"
         return f"memory-limited: {self.memory_name} traffic needs {tm}, the {self.path} path {tc}"
@@ -211,6 +217,7 @@ class Analysis:
             "ridge_flop_per_byte": self.ridge,
             "steps": [step.to_dict() for step in self.steps],
             "notes": list(self.notes),
+            **(self.link.to_dict() if self.link is not None else {}),
         }
 
 
@@ -401,6 +408,13 @@ def analyze(
             )
         )
 
+    link_term = None
+    if workload.link_traffic is not None:
+        link_term, bound_times, link_steps = link_term_for(workload.link_traffic, dev, (compute_time, memory_time), combine, binary)
+        steps += link_steps
+        if bound_times is not None:
+            full, none, bound, limiter = bound_times
+
     notes = [f"FLOP convention {convention}: {_convention_words(convention)}"]
     notes += list(workload.notes)
     notes.append(f"bytes: compulsory {interface}; each input read once, each output written once")
@@ -438,6 +452,7 @@ def analyze(
         notes=tuple(notes),
         interface=interface,
         memory_name=memory,
+        link=link_term,
     )
 
 
@@ -449,6 +464,124 @@ def _fraction_hint(flop: int, total_bytes: int) -> str:
 
     ratio = Fraction(flop, total_bytes)
     return f" (= {ratio.numerator}/{ratio.denominator})" if ratio.denominator <= 1000 else ""
+
+
+# -- a time term over a link between chips (collectives) ---------------------
+# The compute and HBM terms above are two time terms over named resources; a
+# collective adds a third, its bytes per rank over a link. The terms combine
+# like the two: full overlap takes the longest, no overlap the sum, and an
+# overlap fraction f hides f of everything but the longest term:
+#     time = max(terms) + (1 − f)·(sum(terms) − max(terms)),
+# which is Overlap.combine for two terms.
+
+
+@dataclass(frozen=True)
+class LinkTerm:
+    """Bytes each rank sends over a link, the time they take, and nccl-tests' algbw and busbw at the bound."""
+
+    link: Link
+    bytes_per_rank: int
+    message_bytes: int
+    formula: str
+    bus_factor: Fraction
+    bus_factor_text: str
+    latency_steps: int
+    latency_per_step_s: float
+    transfer_time: float  # bytes_per_rank / per-direction rate
+    time: float  # transfer time plus the latency term
+    algbw: float | None = None  # S / bound time, B/s
+    busbw: float | None = None  # algbw × bus factor, B/s
+
+    def to_dict(self) -> dict[str, Any]:
+        """The keys `workbench calc --json` adds for a collective."""
+        return {
+            "link": self.link.key,
+            "link_name": self.link.name,
+            "link_byte_per_s_per_direction": self.link.per_direction,
+            "bytes_per_rank": self.bytes_per_rank,
+            "message_bytes": self.message_bytes,
+            "link_time_s": self.time,
+            "latency_s": self.time - self.transfer_time,
+            "algbw_byte_per_s": self.algbw,
+            "busbw_byte_per_s": self.busbw,
+            "busbw_factor": float(self.bus_factor),
+        }
+
+
+def link_term_for(
+    traffic: LinkTraffic,
+    device: Device | None,
+    other_times: tuple[float | None, ...],
+    combine: Overlap,
+    binary: bool,
+) -> tuple[LinkTerm | None, tuple[float, float, float, str] | None, list[Step]]:
+    """The link term of a collective, the bounds with it (full, none, chosen, limiter), and its derivation.
+
+    The link is the one the declaration names, else the device's (its NVLink,
+    else its host link). Without either the bytes are still derived and the
+    bounds stay None.
+    """
+    from workbench.devices.links import device_link, find_link
+
+    per_rank, message = int(traffic.bytes), int(traffic.message_bytes)
+    steps = [
+        Step(
+            f"Link bytes per rank ({traffic.algorithm})",
+            f"{traffic.formula} = {substitute(traffic.formula, {'ranks': traffic.ranks, 'S': message})} B",
+            f"{format_int(per_rank)} B ≈ {format_bytes(per_rank, binary)}",
+        )
+    ]
+    if traffic.link:
+        link = find_link(traffic.link)
+    elif device is not None:
+        link = device_link(device)
+    else:
+        steps.append(Step("Link time bound", "", "needs a link: choose a device or name one (link=nvlink4)"))
+        return None, None, steps
+    transfer = per_rank / link.per_direction
+    latency = traffic.latency_steps * traffic.latency_per_step_s
+    link_time = transfer + latency
+    steps.append(
+        Step(
+            f"Link time bound ({link.name}, per direction, {link.origin})",
+            f"{format_bytes(per_rank, binary)} / ({format_bandwidth(link.per_direction, binary)})",
+            format_time(transfer),
+        )
+    )
+    steps_text = f"{format_int(traffic.latency_steps)} steps × {format_time(traffic.latency_per_step_s) if latency else '0 s'}"
+    steps.append(
+        Step(
+            "Link latency term",
+            steps_text,
+            format_time(latency) if latency else "0 s (off: set latency_us to add α per step)",
+        )
+    )
+    term = LinkTerm(link, per_rank, message, traffic.formula, Fraction(traffic.bus_factor), traffic.bus_factor_text,
+                    int(traffic.latency_steps), traffic.latency_per_step_s, transfer, link_time)
+    known = [t for t in other_times if t is not None]
+    if len(known) < len(other_times):
+        return term, None, steps
+    terms = [*known, link_time]
+    longest, total = max(terms), sum(terms)
+    bound = longest + (1.0 - combine.fraction) * (total - longest)
+    limiter = LINK if link_time >= longest else (COMPUTE if other_times[0] >= other_times[1] else MEMORY)  # type: ignore[operator]
+    algbw = message / bound
+    busbw = algbw * float(term.bus_factor)
+    term = replace(term, algbw=algbw, busbw=busbw)
+    shown = ", ".join(format_time(t) for t in terms)
+    steps.append(Step("Bound with the link, full overlap", f"max({shown})", format_time(longest)))
+    steps.append(Step("Bound with the link, no overlap", " + ".join(format_time(t) for t in terms), format_time(total)))
+    steps.append(Step("algbw (nccl-tests) at the bound", f"S / t = {format_bytes(message, binary)} / {format_time(bound)}", format_bandwidth(algbw, binary)))
+    steps.append(
+        Step(
+            "busbw (nccl-tests) at the bound",
+            f"algbw × {traffic.bus_factor_text} = {format_bandwidth(algbw, binary)} × {format_number(float(term.bus_factor))}",
+            format_bandwidth(busbw, binary),
+        )
+    )
+    named = {LINK: link.name, COMPUTE: "compute", MEMORY: "memory"}[limiter]
+    steps.append(Step("Limiter with the link", f"the longest term is {format_time(longest)}", f"{limiter}-limited ({named})", relation="⇒"))
+    return term, (longest, total, bound, limiter), steps
 
 
 @dataclass(frozen=True)
@@ -514,6 +647,8 @@ __all__ = [
     "Analysis",
     "BANDWIDTH",
     "COMPUTE",
+    "LINK",
+    "LinkTerm",
     "MEMORY",
     "Overlap",
     "Step",

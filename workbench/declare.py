@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
@@ -28,6 +29,7 @@ _MAX_INTERMEDIATE = 2**126
 _MAX_EXPONENT = 128
 MAX_EXPRESSION_DEPTH = 64  # nested operators in one field's value; deeper is refused before Python's stack runs out
 
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,39}")  # a "name" field: a link key such as nvlink4 or ib_ndr
 _TRUE = {"true", "True"}
 _FALSE = {"false", "False"}
 
@@ -240,6 +242,10 @@ def _check_value(value: Any, param: Param) -> Any:
         if not isinstance(value, str):
             raise DeclarationError(f"{name} must be a quoted string", field=name)
         return value
+    if param.kind == "name":
+        if not isinstance(value, str) or not _NAME.fullmatch(value):
+            raise DeclarationError(f"{name} must be a name such as nvlink4; got {value!r}", field=name)
+        return value.lower()
     raise AssertionError(f"unknown parameter kind {param.kind}")  # pragma: no cover
 
 
@@ -275,6 +281,12 @@ def _value(node: ast.AST, param: Param) -> Any:
         raise DeclarationError(f"{name} must be true or false", field=name)
     if param.kind == "spec":
         return _literal_string(node, name)
+    if param.kind == "name":
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        raise DeclarationError(f"{name} must be a name such as nvlink4", field=name)
     allow_float = param.kind == "number"
     return _integer_expression(node, name, allow_float)
 

@@ -86,7 +86,7 @@ class FieldEditor:
             if param.kind == "spec":
                 line.setPlaceholderText("bmk,bkn->bmn")
             elif not param.required:
-                line.setPlaceholderText(f"{param.default}" if param.default is not None else "default")
+                line.setPlaceholderText(f"{param.default}" if param.default not in (None, "") else "default")
             line.textEdited.connect(self._text_edited)
             self.widget = line
         self.widget.setObjectName(f"field_{param.name}")

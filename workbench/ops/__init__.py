@@ -34,6 +34,7 @@ from workbench.ops import softmax as _softmax  # noqa: E402,F401
 from workbench.ops import conv2d as _conv2d  # noqa: E402,F401
 from workbench.ops import attention as _attention  # noqa: E402,F401
 from workbench.ops import einsum as _einsum  # noqa: E402,F401
+from workbench.ops import collectives as _collectives  # noqa: E402,F401
 
 __all__ = [
     "FMA",

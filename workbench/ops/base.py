@@ -127,6 +127,30 @@ def _is_product(formula: str) -> bool:
 
 
 @dataclass(frozen=True)
+class LinkTraffic:
+    """Bytes one rank sends over a link between chips: a time term over a named resource, like HBM's.
+
+    `link` is a link key ('nvlink4', 'ib_ndr') or empty for the device's own
+    link; analyze() resolves it and divides `bytes` by its per-direction rate.
+    `formula` is the per-rank count in the declaration's symbols (S the
+    message size in bytes). `bus_factor` is nccl-tests' busbw / algbw factor
+    (2(n−1)/n for all-reduce), `latency_steps` the algorithm's sequential
+    steps, each costing `latency_per_step_s` (0: the latency term is off).
+    """
+
+    link: str
+    bytes: Any
+    formula: str
+    message_bytes: Any
+    ranks: Any
+    bus_factor: Any
+    bus_factor_text: str
+    algorithm: str
+    latency_steps: Any
+    latency_per_step_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class Workload:
     """What an operation needs: tensors crossing HBM, FLOP terms, the instruction path."""
 
@@ -135,6 +159,7 @@ class Workload:
     path: str
     values: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    link_traffic: LinkTraffic | None = None  # collectives: bytes over a link between chips
 
     def flop(self, convention: str = "fma2") -> Any:
         total: Any = 0
