@@ -246,6 +246,46 @@ def _run_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------- step
+
+
+def _add_step(sub: Any) -> None:
+    p = sub.add_parser(
+        "step",
+        help="a step of several operations on streams: step time, critical path, exposed communication",
+        description="Lay out a step (one 'name = DECLARATION [on STREAM] [after a, b]' a line) in time: each "
+        "operation takes its measured median where the session has a run of it, else its bound. "
+        "e.g. workbench step train.step --device h100-sxm",
+    )
+    p.add_argument("file", metavar="FILE", help="a step text file, or a session file holding steps")
+    p.add_argument("--device", help="a catalogue device (default: the session's; needed for a step file)")
+    p.add_argument("--name", help="which step of a session file (default: its first)")
+    p.add_argument("--json", action="store_true", help="print the timeline as JSON")
+    p.set_defaults(run=_run_step)
+
+
+def _run_step(args: argparse.Namespace) -> int:
+    from workbench.devices.catalogue import find_device
+    from workbench.steps import read_step_file, step_timeline
+
+    source = read_step_file(args.file, args.name)
+    session = source.session
+    if args.device:
+        device = find_device(args.device)
+    elif session is not None:
+        device = session.device.resolve()
+    else:
+        device = None
+    runs = session.runs if session is not None else ()
+    context = session.figure_context(device) if session is not None else None
+    timeline = step_timeline(source.text, device, runs, context)
+    if args.json:
+        _print_json(timeline.to_dict())
+    else:
+        print(timeline.summary_text())
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------- units
 
 
@@ -618,7 +658,7 @@ def _run_gui(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- main
 
 
-ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_compare, _add_units, _add_report, _add_import_ncu, _add_import_nsys, _add_measure, _add_gui)  # _add_measure adds `runs` too
+ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_compare, _add_step, _add_units, _add_report, _add_import_ncu, _add_import_nsys, _add_measure, _add_gui)  # _add_measure adds `runs` too
 
 
 class _VersionAction(argparse.Action):

@@ -23,6 +23,7 @@ MENU_ORDER = (
     "attention-naive-vs-fused",
     "conv2d",
     "batched-gemm-sweep",
+    "data-parallel-step",
 )
 
 

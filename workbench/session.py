@@ -63,6 +63,7 @@ _TOP_LEVEL_KEYS = (
     "operations",
     "runs",
     "profiles",
+    "steps",
 )
 
 
@@ -85,6 +86,14 @@ class OperationEntry:
     name: str
     declaration: str
     notes: str = ""
+
+
+@dataclass
+class StepEntry:
+    """A named step: operations on streams with dependencies, in the step text form (workbench/steps.py)."""
+
+    name: str
+    text: str
 
 
 @dataclass
@@ -133,6 +142,7 @@ class Session:
     settings: Settings = field(default_factory=Settings)
     runs: list[dict[str, Any]] = field(default_factory=list)  # measurement run records
     profiles: list[dict[str, Any]] = field(default_factory=list)  # imported profiler kernels
+    steps: list[StepEntry] = field(default_factory=list)  # steps: timelines of several operations
     title: str = ""
     description: str = ""  # what the session is for (examples explain themselves here)
     extra: dict[str, Any] = field(default_factory=dict)  # unknown top-level keys, kept verbatim
@@ -281,6 +291,8 @@ def session_to_dict(session: Session, include_derived: bool = True) -> dict[str,
     if include_derived:
         _add_run_figures(session, resolved, data["runs"])
     data["profiles"] = [_plain_json(record, f"profiles[{i}]") for i, record in enumerate(session.profiles)]
+    if session.steps:
+        data["steps"] = [{"name": step.name, "text": step.text} for step in session.steps]
     for key, value in session.extra.items():
         if key not in data:
             data[key] = _plain_json(value, key)
@@ -713,8 +725,10 @@ def session_from_dict(data: Any) -> Session:
     profiles = [
         _object(item, f"profiles[{i}]") for i, item in enumerate(_array(root.get("profiles", []), "profiles"))
     ]
+    steps = [_step(item, f"steps[{i}]") for i, item in enumerate(_array(root.get("steps", []), "steps"))]
     extra = {key: value for key, value in root.items() if key not in _TOP_LEVEL_KEYS}
     return Session(
+        steps=steps,
         operations=operations,
         device=device,
         settings=settings,
@@ -794,6 +808,21 @@ def _operation(value: Any, where: str) -> OperationEntry:
     if derived is not None:
         _object(derived, f"{where}.derived")  # kept for readers; its figures are never trusted
     return OperationEntry(name=name, declaration=declaration, notes=notes)
+
+
+def _step(value: Any, where: str) -> StepEntry:
+    """A stored step: a name and a step text that must parse (the error names the step's line)."""
+    from workbench.steps import parse_step
+
+    data = _object(value, where)
+    if "text" not in data:
+        raise SessionError("a step needs its text (name = declaration [on stream] [after a, b] lines)", where)
+    text = _text(data["text"], f"{where}.text")
+    try:
+        parse_step(text)
+    except WorkbenchError as exc:
+        raise SessionError(str(exc), f"{where}.text") from None
+    return StepEntry(name=_text(data.get("name", ""), f"{where}.name"), text=text)
 
 
 _JSON_TYPE_NAMES = {dict: "an object", list: "an array", str: "text", bool: "true/false", type(None): "null"}

@@ -1,0 +1,203 @@
+"""Steps: operations on streams with dependencies, laid out in time (workbench/steps.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+from workbench.devices.catalogue import find_device
+from workbench.examples import load_example
+from workbench.session import Session, SessionError, StepEntry, dumps, loads
+from workbench.steps import BOUND, MEASURED, StepError, format_step, parse_step, step_timeline
+
+EXAMPLE = """\
+# one data-parallel step on 8 GPUs: gradient all-reduce overlaps backward
+fwd  = gemm(M=8192, N=8192, K=8192, dtype=bf16)
+bwd1 = gemm(M=8192, N=8192, K=8192, dtype=bf16)            after fwd
+ar1  = allreduce(n=2**27, dtype=bf16, ranks=8)   on comm   after bwd1
+bwd2 = gemm(M=8192, N=8192, K=8192, dtype=bf16)            after bwd1
+ar2  = allreduce(n=2**27, dtype=bf16, ranks=8)   on comm   after bwd2
+opt  = axpy(n=2**28, dtype=fp32)                           after ar1, ar2
+"""
+
+# Hand calculation on an H100 SXM (989 TFLOP/s BF16, 3.35 TB/s HBM, NVLink 4 at 450 GB/s per direction):
+#   G  = gemm 8192³ bf16: 2 × 8192³ = 1,099,511,627,776 FLOP / 989e12 = 1.111741 ms (HBM 3 × 8192² × 2 B
+#        = 402,653,184 B / 3.35e12 = 0.120 ms: compute-limited)
+#   A  = allreduce 2**27 bf16 on 8 ranks: S = 2**28 B; 2 × 7/8 × 268,435,456 = 469,762,048 B / 450e9
+#        = 1.043916 ms (HBM 2S / 3.35e12 = 0.160 ms: link-limited)
+#   X  = axpy 2**28 fp32: 3 × 2**28 × 4 B = 3,221,225,472 B / 3.35e12 = 0.961560 ms
+# Timeline: fwd [0, G], bwd1 [G, 2G], ar1 [2G, 2G+A] on comm, bwd2 [2G, 3G], ar2 [3G, 3G+A] (after bwd2; comm
+# free since 2G+A), opt [3G+A, 3G+A+X] (after ar1 and ar2).
+#   step time = 3G + A + X = 3.335223 + 1.043916 + 0.961560 = 5.340699 ms
+#   critical path fwd → bwd1 → bwd2 → ar2 → opt
+#   ar1 runs under bwd2 (A < G): hidden A; ar2 runs alone: exposed A = 1.043916 ms.
+G = 2 * 8192**3 / 989e12
+A = 2 * 7 / 8 * 2**28 / 450e9
+X = 3 * 2**28 * 4 / 3.35e12
+
+
+@pytest.fixture(scope="module")
+def h100():
+    return find_device("h100-sxm")
+
+
+def test_example_step_on_h100_must_show(h100) -> None:
+    timeline = step_timeline(EXAMPLE, h100)
+    assert timeline.step_time == pytest.approx(3 * G + A + X)
+    assert f"{timeline.step_time * 1e3:.3f}" == "5.341"
+    assert timeline.critical_path == ("fwd", "bwd1", "bwd2", "ar2", "opt")
+    assert timeline.exposed_communication == pytest.approx(A)
+    assert timeline.hidden_communication == pytest.approx(A)
+    assert timeline.interval("ar1").start == pytest.approx(2 * G)
+    assert timeline.interval("ar2").start == pytest.approx(3 * G)
+    assert timeline.interval("opt").start == pytest.approx(3 * G + A)
+    assert all(t.source == BOUND for t in timeline.times.values())
+
+
+def test_collectives_on_the_compute_stream_sum(h100) -> None:
+    # One stream runs everything in line order: the step time is the plain sum 3G + 2A + X, and all
+    # communication is exposed (nothing computes while it runs).
+    serial = step_timeline(parse_step(EXAMPLE).with_stream(["ar1", "ar2"], "compute"), h100)
+    assert serial.step_time == pytest.approx(3 * G + 2 * A + X)
+    assert serial.step_time == pytest.approx(sum(t.seconds for t in serial.times.values()))
+    assert serial.exposed_communication == pytest.approx(2 * A)
+    assert serial.hidden_communication == pytest.approx(0)
+
+
+def test_amdahl_what_ifs(h100) -> None:
+    timeline = step_timeline(EXAMPLE, h100)
+    # ar1 is hidden: neither halving nor removing it changes the step.
+    assert timeline.what_if["ar1"].if_free == pytest.approx(timeline.step_time)
+    # ar2 free: opt starts at max(2G+A, 3G) = 3G → 3G + X.
+    assert timeline.what_if["ar2"].if_free == pytest.approx(3 * G + X)
+    assert timeline.what_if["ar2"].if_2x_faster == pytest.approx(3 * G + A / 2 + X)
+    # bwd2 free: ar2 waits for the comm stream (ar1 ends 2G+A) → 2G + 2A + X.
+    assert timeline.what_if["bwd2"].if_free == pytest.approx(2 * G + 2 * A + X)
+    # A speed-up factor per operation (the timeline view's what-if) divides its time.
+    faster = step_timeline(EXAMPLE, h100, speedups={"opt": 4})
+    assert faster.step_time == pytest.approx(3 * G + A + X / 4)
+    with pytest.raises(StepError, match="must be positive"):
+        step_timeline(EXAMPLE, h100, speedups={"opt": 0})
+
+
+def test_measured_median_replaces_the_bound(h100) -> None:
+    run = {"id": "r7", "declaration": "axpy(n=2**28, dtype=fp32)", "samples_s": [0.0012, 0.0011, 0.0013], "valid": True}
+    session = Session(runs=[run])
+    timeline = step_timeline(EXAMPLE, h100, session.runs, session.figure_context(h100))
+    assert timeline.times["opt"].source == MEASURED
+    assert timeline.times["opt"].seconds == pytest.approx(0.0012)
+    assert "run r7" in timeline.times["opt"].detail
+    assert timeline.step_time == pytest.approx(3 * G + A + 0.0012)
+    # An invalid run is not used.
+    session = Session(runs=[{**run, "valid": False}])
+    assert step_timeline(EXAMPLE, h100, session.runs, session.figure_context(h100)).times["opt"].source == BOUND
+
+
+def test_step_text_round_trips() -> None:
+    plan = parse_step(EXAMPLE)
+    text = format_step(plan)
+    assert parse_step(text) == plan
+    assert format_step(parse_step(text)) == text
+    assert text.startswith("# one data-parallel step")
+    assert parse_step("a = add(n=8)   # a trailing note\n").operations[0].comment == "a trailing note"
+    assert format_step(parse_step("a = add(n=8)   # a trailing note\n")) == "a = add(n=8, dtype=fp32)   # a trailing note\n"
+    assert [op.stream for op in plan.operations] == ["compute", "compute", "comm", "compute", "comm", "compute"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a = add(n=8)\nb = add(n=8) after c\nc = add(n=8) after b\n", r"^line 2: cycle: b → c → b$"),
+        ("a = add(n=8) after a\n", r"^line 1: a depends on itself"),
+        ("a = add(n=8)\nb = add(n=8) after zz\n", r"^line 2: b depends on 'zz', which no line defines$"),
+        ("a = add(n=8) after b\nb = add(n=8)\n", r"^line 1: a depends on 'b', defined later on line 2"),
+        ("# c\na = add(n=8)\nb = add(n=8)\nc = add(m=8)\n", r"^line 4: c: add has no field 'm'"),
+        ("a = add(n=8)\na = add(n=9)\n", r"^line 2: 'a' is already defined on line 1$"),
+        ("a add(n=8)\n", r"^line 1: expected name = declaration"),
+        ("a = add(n=8\n", r"^line 1: the declaration's parentheses do not close"),
+        ("a = add(n=8) on\n", r"^line 1: after the declaration expected 'on STREAM'"),
+        ("a = add(n=8) after b, b\nb = add(n=1)\n", r"^line 1: a names a dependency twice"),
+        ("# only a comment\n", r"at least one operation"),
+    ],
+)
+def test_bad_steps_name_the_line(text: str, message: str) -> None:
+    with pytest.raises(StepError, match=message):
+        parse_step(text)
+
+
+def test_step_without_device_or_runs_says_so() -> None:
+    with pytest.raises(StepError, match="line 1: a has no time: choose a device"):
+        step_timeline("a = add(n=8)\n", None)
+
+
+def test_session_keeps_steps_and_validates_them() -> None:
+    session = Session(steps=[StepEntry("dp", EXAMPLE)])
+    again = loads(dumps(session))
+    assert again.steps == [StepEntry("dp", EXAMPLE)]
+    data = json.loads(dumps(session))
+    data["steps"][0]["text"] = "a = add(n=8)\nb = add(n=8) after a\nc = add(n=8)\nd = nope(n=1)\n"
+    with pytest.raises(SessionError, match=r"steps\[0\]\.text.*line 4: d: unknown operation 'nope'"):
+        loads(json.dumps(data))
+    data["steps"] = [{"name": "x"}]
+    with pytest.raises(SessionError, match="a step needs its text"):
+        loads(json.dumps(data))
+    data["steps"] = "not a list"
+    with pytest.raises(SessionError, match="expected an array"):
+        loads(json.dumps(data))
+    # A session without steps writes no steps key: older files stay as they were.
+    assert "steps" not in json.loads(dumps(Session()))
+
+
+def test_example_session_holds_the_step() -> None:
+    session = load_example("data-parallel-step")
+    assert [step.name for step in session.steps] == ["data-parallel step"]
+    assert parse_step(session.steps[0].text) == parse_step(EXAMPLE)
+
+
+def test_cli_step_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "dp.step"
+    path.write_text(EXAMPLE, encoding="utf-8")
+    assert main(["step", str(path), "--device", "h100-sxm", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["step_time_s"] == pytest.approx(3 * G + A + X)
+    assert data["critical_path"] == ["fwd", "bwd1", "bwd2", "ar2", "opt"]
+    assert data["exposed_communication_s"] == pytest.approx(A)
+    assert data["hidden_communication_s"] == pytest.approx(A)
+    first = data["operations"][0]
+    for key in ("name", "start_s", "end_s", "stream", "time_s", "source", "if_2x_faster_s", "if_free_s"):
+        assert key in first
+    assert first["source"] == "bound"
+
+
+def test_cli_step_from_a_session_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(dumps(load_example("data-parallel-step")), encoding="utf-8")
+    assert main(["step", str(path)]) == 0  # the session's device (H100 SXM)
+    out = capsys.readouterr().out
+    assert out.startswith("step time 5.341 ms; critical path fwd → bwd1 → bwd2 → ar2 → opt")
+    assert main(["step", str(path), "--name", "nope"]) == 2
+    assert "no step named 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("a = add(n=8)\nb = add(n=8) after c\nc = add(n=8) after b\n", "line 2: cycle: b → c → b"),
+        ("a = add(n=8)\nb = add(n=8) after zz\n", "line 2: b depends on 'zz'"),
+        ("# c\na = add(n=8)\nb = add(n=8)\nc = add(m=8)\n", "line 4: c: add has no field 'm'"),
+    ],
+)
+def test_cli_bad_step_file_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, fragment: str) -> None:
+    path = tmp_path / "bad.step"
+    path.write_text(text, encoding="utf-8")
+    assert main(["step", str(path), "--device", "h100-sxm"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err
+
+
+def test_cli_step_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["step", str(tmp_path / "none.step")]) == 2
+    assert "no such file" in capsys.readouterr().err
