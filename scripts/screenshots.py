@@ -274,10 +274,30 @@ def compare_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "compare-this-machine.png")
 
 
+def timeline_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """The Step timeline tab: the data-parallel step example on an H100 SXM (ar2 exposed, shaded), the
+    same step with the optimizer update made 4× faster in the what-if column, and a bad line shown inline."""
+    from workbench.examples import load_example
+
+    window.document.replace_session(load_example("data-parallel-step"))
+    view = window.timeline
+    window.tabs.setCurrentWidget(view)
+    settle(app)
+    save(window, out / "timeline-step.png")
+    view.table.cellWidget(5, 4).setValue(4.0)
+    settle(app)
+    save(window, out / "timeline-what-if.png")
+    lines = view.editor.toPlainText().splitlines(keepends=True)
+    lines[3] = lines[3].replace("ranks=8", "rank=8")
+    view.editor.setPlainText("".join(lines))
+    settle(app, 0.6)
+    save(window, out / "timeline-error.png")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
-    parser.add_argument("--only", choices=("compare",), help="take one group of screenshots only")
+    parser.add_argument("--only", choices=("compare", "timeline"), help="take one group of screenshots only")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -303,8 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     window.wait_for_workers()
     settle(app, 0.3)
 
-    if args.only == "compare":
-        compare_screenshots(window, app, out)
+    if args.only is not None:
+        {"compare": compare_screenshots, "timeline": timeline_screenshots}[args.only](window, app, out)
         window.close()
         window.deleteLater()
         settle(app, 0.1)
@@ -350,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5d. devices side by side: the Compare tab and overlaid rooflines
     compare_screenshots(window, app, out)
+
+    # 5e. a step of several operations: the timeline, a what-if, an inline error
+    timeline_screenshots(window, app, out)
 
     # 6. the next start after a crash: the recovery question, over the window
     recovery_dialog(window, app, out / "recovery.png")

@@ -41,6 +41,7 @@ from workbench.devices.nvml import OK, Detection
 from workbench.errors import WorkbenchError
 from workbench.examples import list_examples, load_example
 from workbench.gui.compare_view import CompareView
+from workbench.gui.timeline_view import TimelineView
 from workbench.gui.device_panel import DevicePanel
 from workbench.gui.document import Document, new_session
 from workbench.gui.editor import DeclarationEditor
@@ -67,7 +68,7 @@ OVERLAP_CHOICES: tuple[tuple[float, str], ...] = (
     (0.25, "overlap f = 0.25"),
     (0.0, "no overlap (sum)"),
 )
-TABS = ("roofline", "sweep", "measurement", "profile", "compare")
+TABS = ("roofline", "sweep", "measurement", "profile", "compare", "timeline")
 
 DetectFunction = Callable[[], Detection]
 
@@ -126,6 +127,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.profile_view, "&Profile")
         self.compare = CompareView(self.document)  # operations × devices, overlaid rooflines (gui/compare_view.py)
         self.tabs.addTab(self.compare, "&Compare devices")
+        self.timeline = TimelineView(self.document)  # a step of several operations in time (gui/timeline_view.py)
+        self.tabs.addTab(self.timeline, "Step &timeline")
         banner_row = QHBoxLayout()
         banner_row.addWidget(self.banner, 1)
         banner_row.addWidget(self.banner_close, 0, Qt.AlignmentFlag.AlignTop)
@@ -233,7 +236,7 @@ class MainWindow(QMainWindow):
         a("fit_plot", "&Fit plot to data", lambda: self.roofline.fit_view(), FIT_SHORTCUT,
           "Fit the roofline to the roofs and points again after a zoom or pan (edits then follow the data)")
         for number, key in enumerate(TABS, start=1):
-            a(f"tab_{key}", ("&Roofline", "&Bound vs size", "&Measurement", "&Profile", "&Compare devices")[number - 1],
+            a(f"tab_{key}", ("&Roofline", "&Bound vs size", "&Measurement", "&Profile", "&Compare devices", "Step &timeline")[number - 1],
               lambda _=False, i=number - 1: self.tabs.setCurrentIndex(i), f"Ctrl+{number}")
         self.convention_group = QActionGroup(self)
         for convention, label in CONVENTION_LABELS.items():
