@@ -140,3 +140,18 @@ def test_calc_bad_link_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) ->
     assert main(["calc", "allreduce(n=8, ranks=2, link=ib_nd)"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "did you mean ib_ndr" in err
+
+
+def test_measure_refuses_a_collective_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # Measured links (CuPy copies, NCCL through cupy.cuda.nccl) are a later part of issue 13.
+    assert main(["measure", "allreduce(n=1024, dtype=fp32, ranks=8)", "--backend", "numpy"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no measured kernel for 'allreduce'" in err
+
+
+def test_replace_keeps_the_default_link() -> None:
+    # Declaration.replace rebuilds from every field, the empty default link included.
+    decl = parse("allreduce(n=2**20, dtype=bf16, ranks=8)")
+    smaller = decl.replace(n=2**10)
+    assert str(smaller) == "allreduce(n=1024, dtype=bf16, ranks=8)"
+    assert smaller["link"] == ""

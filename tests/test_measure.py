@@ -38,6 +38,7 @@ from workbench.measure import (
 )
 from workbench.measure.backends import NumpyBackend
 from workbench.measure.kernels import KERNELS
+from workbench.ops import spec_for
 from workbench.measure.kernels.stream import AddKernel, CopyKernel
 from workbench.measure.run import prepared_kernel
 
@@ -67,8 +68,11 @@ FAST = {"iterations": 30, "warmup": 1}
 
 def test_every_operation_of_the_core_has_a_kernel_and_a_test_declaration() -> None:
     # A family added to the core without a kernel (or without a case here) would be unmeasurable.
-    assert set(KERNELS) == set(known_operations())
-    assert {parse(text).op for text in FAMILIES} == set(known_operations())
+    # Collectives are the exception, for now: they need several GPUs and NCCL (measured links are a
+    # later part of issue 13), and `measure` refuses them in one line (tests/test_collectives.py).
+    one_device = [op for op in known_operations() if spec_for(op).family != "collective"]
+    assert set(KERNELS) == set(one_device)
+    assert {parse(text).op for text in FAMILIES} == set(one_device)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

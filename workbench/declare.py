@@ -243,6 +243,8 @@ def _check_value(value: Any, param: Param) -> Any:
             raise DeclarationError(f"{name} must be a quoted string", field=name)
         return value
     if param.kind == "name":
+        if value == "" and not param.required:
+            return value  # the default: the operation chooses (a collective: the device's link)
         if not isinstance(value, str) or not _NAME.fullmatch(value):
             raise DeclarationError(f"{name} must be a name such as nvlink4; got {value!r}", field=name)
         return value.lower()

@@ -69,6 +69,8 @@ def test_every_example_opens_analyses_and_is_measured_on_the_cpu(window, key: st
         doc.select(index)
         assert window.panel.values["work"].text() == format_flop(state.analysis.flop)
 
+        if parse(entry.declaration).spec.family == "collective":
+            continue  # several GPUs and NCCL: not measurable here (tests/test_collectives.py: refused in one line)
         sized = cpu_sized(parse(entry.declaration))
         record = measure(sized, backend="numpy", iterations=ITERATIONS)
         assert record.status == OK, f"{sized}: {record.message}"
