@@ -59,3 +59,17 @@ def test_bundle_opens_the_window_with_an_example(bundle: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "window shown: True" in result.stdout
     assert "1.374 ms" in result.stdout  # the example's analysis is on screen
+
+
+def test_bundle_finds_its_resources_through_importlib(bundle: Path) -> None:
+    """The top-level resources/ folder travels as the package `workbench.resources` (packaging/perf-workbench.spec)."""
+    bundled = DIST / "_internal" / "workbench" / "resources"
+    shipped = sorted(p.relative_to(ROOT / "resources").as_posix() for p in (ROOT / "resources").rglob("*")
+                     if p.is_file() and "__pycache__" not in p.parts)
+    assert [name for name in shipped if not (bundled / name).is_file()] == []
+    devices = run_bundle(bundle, "devices")  # the catalogue, read with importlib.resources
+    assert devices.returncode == 0, devices.stderr
+    assert "H100" in devices.stdout
+    shown = run_bundle(bundle, "gui", "--example", "vector-add", "--check")  # examples and the icon
+    assert shown.returncode == 0, shown.stderr
+    assert "window shown: True" in shown.stdout

@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DESKTOP = ROOT / "packaging" / "org.perfworkbench.Workbench.desktop"
 METAINFO = ROOT / "packaging" / "org.perfworkbench.Workbench.metainfo.xml"
-ICON = ROOT / "workbench" / "resources" / "icons" / "perf-workbench.svg"
+ICON = ROOT / "resources" / "icons" / "perf-workbench.svg"
 
 
 @pytest.mark.skipif(shutil.which("desktop-file-validate") is None, reason="desktop-file-utils not installed")
@@ -43,4 +43,4 @@ def test_icon_is_svg_and_ships_in_the_package() -> None:
     root = ElementTree.parse(ICON).getroot()
     assert root.tag.endswith("svg") and root.get("viewBox") == "0 0 256 256"
     pyproject = (ROOT / "pyproject.toml").read_text()
-    assert '"resources/icons/*"' in pyproject
+    assert '"workbench.resources.icons" = ["*.svg"]' in pyproject and '"workbench.resources" = "resources"' in pyproject

@@ -1,4 +1,4 @@
-"""Built-in example sessions, read from the session files in `workbench/resources/examples/`.
+"""Built-in example sessions, read from the session files in `resources/examples/` (the package `workbench.resources`).
 
 The examples are ordinary session files (docs/session-format.md), so a lab
 can add one by dropping a file there. `list_examples()` gives (key, title)

@@ -32,7 +32,7 @@ from workbench.report import PNG_SIGNATURE, SAMPLES_CSV_COLUMNS
 from workbench.session import OperationEntry
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "workbench" / "resources" / "examples"
+EXAMPLES = ROOT / "resources" / "examples"
 EDITED = "gemm(M=1024, N=4096, K=4096, dtype=fp16)"
 PNG_DATA_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
 
