@@ -6,6 +6,7 @@ user of the measurement tab or `workbench measure` would notice if it broke.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import threading
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 from workbench.analysis import analyze
-from workbench.declare import known_operations, parse
+from workbench.declare import parse
 from workbench.devices.catalogue import BANDWIDTH, MEASURED, find_device
 from workbench.runs import FigureContext, record_run, run_figures
 from workbench.measure import (
@@ -37,42 +38,42 @@ from workbench.measure import (
     sweep_declarations,
 )
 from workbench.measure.backends import NumpyBackend
-from workbench.measure.kernels import KERNELS
-from workbench.ops import spec_for
+from workbench.measure.kernels import Kernel, kernel_class, kernel_for
+from workbench.ops import REGISTRY
+from workbench.ops.collectives import COLLECTIVES
 from workbench.measure.kernels.stream import AddKernel, CopyKernel
 from workbench.measure.run import prepared_kernel
 
 BACKENDS = ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)]
 
-# One small declaration per kernel family and per tricky variant (in-place, β, causal, groups, padding).
-FAMILIES = [
-    "copy(n=4096, dtype=fp32)",
-    "scale(n=4096, dtype=fp64)",
-    "add(n=4096, dtype=fp16)",
-    "triad(n=4096, dtype=fp32)",
-    "axpy(n=4096, dtype=fp32)",
-    "elementwise(n=4096, inputs=3, outputs=2, flop_per_element=6, dtype=fp32)",
-    "reduce(n=4096, rows=4, dtype=fp16)",
-    "softmax(rows=16, cols=100, dtype=fp32)",
-    "gemm(M=48, N=40, K=64, dtype=fp32)",
-    "gemm(M=32, N=32, K=64, batch=3, dtype=fp64, beta=1)",
-    "gemm(M=16, N=24, K=32, dtype=fp16)",
-    'einsum("bmk,bkn->bmn", b=2, m=16, k=32, n=8, dtype=fp32)',
-    "attention(B=1, H=2, Sq=16, Skv=24, D=8, fused=false, dtype=fp32)",
-    "attention(B=1, H=1, Sq=24, Skv=16, D=8, causal=true, dtype=fp32)",
-    "conv2d(N=2, C=4, H=9, W=9, K=6, R=3, S=3, pad=1, dtype=fp32)",
-    "conv2d(N=1, C=4, H=10, W=9, K=4, R=3, S=2, stride=2, dilation=2, groups=2, dtype=fp32)",
-]
+# Every example declaration each operation registered (small; variants cover in-place, β, causal, groups, padding).
+FAMILIES = [example for spec in REGISTRY.values() if spec.name not in COLLECTIVES for example in spec.examples]
 FAST = {"iterations": 30, "warmup": 1}
 
 
-def test_every_operation_of_the_core_has_a_kernel_and_a_test_declaration() -> None:
-    # A family added to the core without a kernel (or without a case here) would be unmeasurable.
-    # Collectives are the exception, for now: they need several GPUs and NCCL (measured links are a
-    # later part of issue 13), and `measure` refuses them in one line (tests/test_collectives.py).
-    one_device = [op for op in known_operations() if spec_for(op).family != "collective"]
-    assert set(KERNELS) == set(one_device)
-    assert {parse(text).op for text in FAMILIES} == set(one_device)
+# Collectives are the one exception, for now: they need several GPUs and NCCL (measured links are a later part
+# of issue 13), and `measure` refuses them in one line (tests/test_collectives.py).
+@pytest.mark.parametrize("op", [op for op in REGISTRY if op not in COLLECTIVES])
+def test_every_operation_of_the_core_registers_a_kernel_and_its_own_examples(op: str) -> None:
+    # A family added to the core without a kernel (or without an example to measure) would be unmeasurable.
+    spec = REGISTRY[op]
+    cls = kernel_class(op)
+    assert cls is not None and issubclass(cls, Kernel), spec.kernel
+    assert spec.examples and all(parse(text).op == op for text in spec.examples)
+
+
+def test_a_kernel_reference_that_is_not_a_kernel_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = REGISTRY["copy"]
+    monkeypatch.setitem(REGISTRY, "copy", dataclasses.replace(spec, kernel="workbench.measure.kernels.base:BufferSpec"))
+    with pytest.raises(TypeError, match="not a Kernel class"):
+        kernel_class("copy")
+    monkeypatch.setitem(REGISTRY, "copy", dataclasses.replace(spec, kernel=""))
+    with pytest.raises(UnsupportedMeasurement, match="no measured kernel for 'copy'"):
+        measure_plan_of("copy(n=16, dtype=fp32)")
+
+
+def measure_plan_of(text: str) -> Kernel:
+    return kernel_for(parse(text), NumpyBackend())
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -201,7 +201,7 @@ SAMPLES = [
 ]
 
 
-@pytest.mark.parametrize("text", SAMPLES)
+@pytest.mark.parametrize("text", SAMPLES + [text for spec in REGISTRY.values() for text in spec.examples])
 @pytest.mark.parametrize("convention", ["fma2", "mac"])
 def test_each_terms_formula_text_computes_its_count(text: str, convention: str) -> None:
     """The formula a user reads in the derivation must give the number the code computed."""
@@ -213,11 +213,35 @@ def test_each_terms_formula_text_computes_its_count(text: str, convention: str) 
         assert _integer_expression(node, term.name, False) == term.flop(convention), term.name
 
 
-def test_every_operation_family_is_registered_once() -> None:
-    assert list(REGISTRY) == [
-        "gemm", "copy", "scale", "add", "triad", "axpy", "elementwise", "reduce", "softmax", "conv2d", "attention", "einsum",
-        "allreduce", "allgather", "reducescatter", "broadcast", "rootreduce", "alltoall", "sendrecv",
-    ]
+def test_every_operation_module_registers_and_the_registry_lists_them_by_position() -> None:
+    import pkgutil
+
+    import workbench.ops as ops
+
+    modules = {m.name for m in pkgutil.iter_modules(ops.__path__)} - {"base", "paths"}
+    registering = {spec.build.__module__.rsplit(".", 1)[-1] for spec in REGISTRY.values()}
+    assert registering == modules  # adding a module is all it takes to add an operation
+    positions = [spec.position for spec in REGISTRY.values()]
+    assert positions == sorted(positions) and len(set(positions)) == len(positions)
+    assert next(iter(REGISTRY)) == "gemm"  # the editor and `workbench calc --help` lead with the product
+
+
+def test_registering_a_name_twice_is_refused() -> None:
+    from workbench.ops import register
+
+    with pytest.raises(ValueError, match="registered twice"):
+        register(REGISTRY["gemm"])
+
+
+@pytest.mark.parametrize("op", list(REGISTRY))
+def test_each_operation_registers_what_the_other_layers_need(op: str) -> None:
+    spec = REGISTRY[op]
+    assert spec.examples, "an example declaration (measured and analysed by the tests)"
+    for text in spec.examples:
+        assert parse(text).op == op
+    dims = {p.name for p in spec.params if p.kind == "dim"}
+    assert set(spec.tied_fields) <= dims
+    assert spec.kernel_names is not None and spec.kernel_names.words
 
 
 def test_sub_byte_types_are_exact_in_bits() -> None:

@@ -698,8 +698,6 @@ def _set_plot_font(plot: pg.PlotItem, font: QFont, texts: Sequence[pg.TextItem])
 
 # ---------------------------------------------------------------------------- bound versus size
 
-# Fields swept together by default: a square GEMM, self-attention, a square image.
-TIED_FIELDS = {"gemm": ("M", "N", "K"), "attention": ("Sq", "Skv"), "conv2d": ("H", "W"), "softmax": ("rows", "cols")}
 SWEEP_POINTS = 241
 
 
@@ -710,7 +708,7 @@ def sweep_choices(analysis: Analysis) -> list[tuple[str, ...]]:
     spec_dims = [p.name for p in decl.spec.params if p.kind == "dim"]
     ordered = [name for name in dims if name in spec_dims or decl.spec.extra_dims]
     choices: list[tuple[str, ...]] = []
-    tied = TIED_FIELDS.get(decl.op)
+    tied = decl.spec.tied_fields  # swept together by default: a square GEMM, self-attention, a square image
     if tied and all(name in ordered for name in tied):
         choices.append(tied)
     choices += [(name,) for name in ordered]

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from workbench.errors import DeclarationError
-from workbench.ops.base import FMA, OP, REQUIRED, FlopTerm, OpSpec, Param, Tensor, Workload
+from workbench.ops.base import FMA, OP, REQUIRED, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload
 
 REGISTRY: dict[str, OpSpec] = {}
+
+# Modules of this package that hold shared pieces rather than operations.
+_HELPER_MODULES = frozenset({"base", "paths"})
 
 
 def register(spec: OpSpec) -> OpSpec:
@@ -25,16 +31,20 @@ def spec_for(name: str) -> OpSpec:
         raise DeclarationError(f"unknown operation '{name}'; known: {known}") from None
 
 
-# Registration order is the order the editor and the docs list them in.
-from workbench.ops import gemm as _gemm  # noqa: E402,F401
-from workbench.ops import stream as _stream  # noqa: E402,F401
-from workbench.ops import elementwise as _elementwise  # noqa: E402,F401
-from workbench.ops import reduce as _reduce  # noqa: E402,F401
-from workbench.ops import softmax as _softmax  # noqa: E402,F401
-from workbench.ops import conv2d as _conv2d  # noqa: E402,F401
-from workbench.ops import attention as _attention  # noqa: E402,F401
-from workbench.ops import einsum as _einsum  # noqa: E402,F401
-from workbench.ops import collectives as _collectives  # noqa: E402,F401
+def _discover() -> None:
+    """Import every operation module of this package (each registers its specs), then order by position.
+
+    Adding an operation is adding its module: no list here or elsewhere names it.
+    """
+    for module in sorted(pkgutil.iter_modules(__path__), key=lambda found: found.name):
+        if module.name not in _HELPER_MODULES and not module.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{module.name}")
+    ordered = sorted(REGISTRY.values(), key=lambda spec: spec.position)
+    REGISTRY.clear()
+    REGISTRY.update((spec.name, spec) for spec in ordered)
+
+
+_discover()
 
 __all__ = [
     "FMA",
@@ -42,6 +52,7 @@ __all__ = [
     "REQUIRED",
     "REGISTRY",
     "FlopTerm",
+    "KernelNames",
     "OpSpec",
     "Param",
     "Tensor",

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from workbench.dtypes import dtype
 from workbench.ops import register
-from workbench.ops.base import FMA, OP, FlopTerm, OpSpec, Param, Tensor, Workload, elementwise_max
+from workbench.ops.base import FMA, OP, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload, elementwise_max
 from workbench.ops.paths import matrix_path
 from workbench.ops.softmax import EXP_NOTE
 
@@ -98,7 +98,14 @@ def attention(p: Mapping[str, Any]) -> Workload:
 register(
     OpSpec(
         name="attention",
-        family="matrix",
+        position=70,
+        kernel="workbench.measure.kernels.matrix:AttentionKernel",
+        examples=(
+            'attention(B=1, H=2, Sq=16, Skv=24, D=8, fused=false, dtype=fp32)',
+            'attention(B=1, H=1, Sq=24, Skv=16, D=8, causal=true, dtype=fp32)',
+        ),
+        tied_fields=("Sq", "Skv"),
+        kernel_names=KernelNames(("attention", "attn", "fmha", "flash", "sdpa"), rank=10),
         summary="scaled dot-product attention, fused or unfused, causal or not",
         params=(
             Param("B", "dim", doc="batch"),

@@ -190,8 +190,30 @@ Canonicaliser = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
+class KernelNames:
+    """Words in a profiled kernel's name that point at this operation (the import dialog's first guess).
+
+    `rank` orders the check: an operation whose kernels also carry another
+    operation's words (attention kernels that say "softmax", convolutions that
+    say "gemm") ranks lower so it is tried first; operations tied on rank are
+    candidates together (einsum entries share GEMM's words).
+    """
+
+    words: tuple[str, ...]
+    rank: int = 50
+
+
+@dataclass(frozen=True)
 class OpSpec:
-    """The declaration-language face of one operation family."""
+    """Everything about one operation, registered once (`workbench.ops.register`).
+
+    Besides the declaration language's face (parameters, builder, checks), the
+    spec names what other layers need without importing them: the measured
+    kernel as "module:Class" (resolved by `workbench.measure.kernels`), small
+    example declarations (the first is the operation's default; tests measure
+    and analyse every one), the fields a sweep ties together by default, and
+    the words that identify its kernels in a profile.
+    """
 
     name: str
     summary: str
@@ -201,7 +223,11 @@ class OpSpec:
     canonical: Canonicaliser | None = None
     format_fields: Formatter | None = None
     extra_dims: bool = False  # einsum: any one-letter keyword is an index extent
-    family: str = ""
+    position: int = 100  # place in menus and listings (ties keep registration order)
+    kernel: str = ""  # "workbench.measure.kernels.stream:AddKernel"; empty: not measurable
+    examples: tuple[str, ...] = ()
+    tied_fields: tuple[str, ...] = ()
+    kernel_names: KernelNames | None = None
 
     def param(self, name: str) -> Param | None:
         for p in self.params:

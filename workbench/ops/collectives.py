@@ -31,7 +31,7 @@ from typing import Any, Mapping
 from workbench.dtypes import dtype, storage_bytes
 from workbench.errors import DeclarationError, DeviceError
 from workbench.ops import register
-from workbench.ops.base import OP, REQUIRED, FlopTerm, LinkTraffic, OpSpec, Param, Tensor, Workload
+from workbench.ops.base import OP, REQUIRED, FlopTerm, KernelNames, LinkTraffic, OpSpec, Param, Tensor, Workload
 from workbench.ops.paths import vector_path
 
 
@@ -141,14 +141,31 @@ COLLECTIVES: dict[str, str] = {
     "sendrecv": "send/recv: one rank sends S to another (S per rank)",
 }
 
-for _name, _summary in COLLECTIVES.items():
+# Words NCCL puts in its kernels' names (ncclDevKernel_AllReduce_Sum_f32_RING_LL, …); they carry "reduce" too,
+# so the collectives rank before the single-device reduction.
+_KERNEL_WORDS: dict[str, tuple[str, ...]] = {
+    "allreduce": ("allreduce",),
+    "allgather": ("allgather",),
+    "reducescatter": ("reducescatter",),
+    "broadcast": ("broadcast",),
+    "rootreduce": ("nccldevkernel_reduce", "ncclkernel_reduce"),
+    "alltoall": ("alltoall",),
+    "sendrecv": ("sendrecv",),
+}
+
+for _position, (_name, _summary) in enumerate(COLLECTIVES.items(), start=90):
     register(
         OpSpec(
             name=_name,
-            family="collective",
             summary=_summary,
             params=_params(2 if _name == "sendrecv" else REQUIRED),
             build=lambda p, _name=_name: _collective(_name, p),
             check=_check,
+            position=_position,
+            kernel="",  # not measured yet: NCCL runs need several GPUs (issue 13's measured links)
+            examples=(
+                f"{_name}(n=2**20, dtype=fp32)" if _name == "sendrecv" else f"{_name}(n=2**20, dtype=fp32, ranks=8)",
+            ),
+            kernel_names=KernelNames(_KERNEL_WORDS[_name], rank=30),
         )
     )

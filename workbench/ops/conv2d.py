@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from workbench.dtypes import dtype
 from workbench.errors import DeclarationError
 from workbench.ops import register
-from workbench.ops.base import FMA, FlopTerm, OpSpec, Param, Tensor, Workload, is_one
+from workbench.ops.base import FMA, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload, is_one
 from workbench.ops.paths import matrix_path
 
 
@@ -67,7 +67,14 @@ def conv2d(p: Mapping[str, Any]) -> Workload:
 register(
     OpSpec(
         name="conv2d",
-        family="matrix",
+        position=60,
+        kernel="workbench.measure.kernels.matrix:Conv2dKernel",
+        examples=(
+            'conv2d(N=2, C=4, H=9, W=9, K=6, R=3, S=3, pad=1, dtype=fp32)',
+            'conv2d(N=1, C=4, H=10, W=9, K=4, R=3, S=2, stride=2, dilation=2, groups=2, dtype=fp32)',
+        ),
+        tied_fields=("H", "W"),
+        kernel_names=KernelNames(("conv", "winograd", "implicit_gemm", "dgrad", "wgrad", "fprop"), rank=30),
         summary="2-D convolution (NCHW input, KCRS filters)",
         params=(
             Param("N", "dim", doc="batch"),

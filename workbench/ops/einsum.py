@@ -8,7 +8,7 @@ from typing import Any, Mapping
 from workbench.dtypes import dtype
 from workbench.errors import DeclarationError
 from workbench.ops import register
-from workbench.ops.base import FMA, OP, FlopTerm, OpSpec, Param, Tensor, Workload
+from workbench.ops.base import FMA, OP, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload
 from workbench.ops.paths import matrix_path, vector_path
 
 MAX_OPERANDS = 8
@@ -145,7 +145,12 @@ def einsum(p: Mapping[str, Any]) -> Workload:
 register(
     OpSpec(
         name="einsum",
-        family="matrix",
+        position=80,
+        kernel="workbench.measure.kernels.matrix:EinsumKernel",
+        examples=(
+            'einsum("bmk,bkn->bmn", b=2, m=16, k=32, n=8, dtype=fp32)',
+        ),
+        kernel_names=KernelNames(("gemm", "matmul", "mma", "cutlass", "xmma", "sm90_", "sm80_", "cublas", "einsum"), rank=40),
         summary="any contraction in index notation",
         params=(
             Param("spec", "spec", doc='index notation, e.g. "bmk,bkn->bmn"'),

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from workbench.dtypes import dtype
 from workbench.ops import register
-from workbench.ops.base import OP, FlopTerm, OpSpec, Param, Tensor, Workload
+from workbench.ops.base import OP, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload
 from workbench.ops.paths import vector_path
 
 MAX_ARRAYS = 64  # inputs and outputs each: every array is one tensor in the workload and the derivation
@@ -33,7 +33,12 @@ def elementwise(p: Mapping[str, Any]) -> Workload:
 register(
     OpSpec(
         name="elementwise",
-        family="stream",
+        position=30,
+        kernel="workbench.measure.kernels.stream:ElementwiseKernel",
+        examples=(
+            'elementwise(n=4096, inputs=3, outputs=2, flop_per_element=6, dtype=fp32)',
+        ),
+        kernel_names=KernelNames(("elementwise", "pointwise", "unrolled_elementwise"), rank=100),
         summary="general elementwise kernel with k inputs and m outputs",
         params=(
             Param("n", "dim", doc="elements per array"),

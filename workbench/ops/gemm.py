@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from workbench.dtypes import dtype
 from workbench.ops import register
-from workbench.ops.base import FMA, FlopTerm, OpSpec, Param, Tensor, Workload, is_one
+from workbench.ops.base import FMA, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload, is_one
 from workbench.ops.paths import matrix_path
 
 _LOW_PRECISION = {"fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4", "tf32"}
@@ -91,7 +91,15 @@ def gemm(p: Mapping[str, Any]) -> Workload:
 SPEC = register(
     OpSpec(
         name="gemm",
-        family="matrix",
+        position=10,
+        kernel="workbench.measure.kernels.matrix:GemmKernel",
+        examples=(
+            'gemm(M=48, N=40, K=64, dtype=fp32)',
+            'gemm(M=32, N=32, K=64, batch=3, dtype=fp64, beta=1)',
+            'gemm(M=16, N=24, K=32, dtype=fp16)',
+        ),
+        tied_fields=("M", "N", "K"),
+        kernel_names=KernelNames(("gemm", "matmul", "mma", "cutlass", "xmma", "sm90_", "sm80_", "cublas"), rank=40),
         summary="matrix product C = A·B (+ β·C), optionally batched",
         params=(
             Param("M", "dim", doc="rows of A and C"),

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from workbench.dtypes import dtype
 from workbench.ops import register
-from workbench.ops.base import OP, FlopTerm, OpSpec, Param, Tensor, Workload, is_one
+from workbench.ops.base import OP, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload, is_one
 from workbench.ops.paths import vector_path
 
 
@@ -33,7 +33,12 @@ def reduce(p: Mapping[str, Any]) -> Workload:
 register(
     OpSpec(
         name="reduce",
-        family="reduction",
+        position=40,
+        kernel="workbench.measure.kernels.reduction:ReduceKernel",
+        examples=(
+            'reduce(n=4096, rows=4, dtype=fp16)',
+        ),
+        kernel_names=KernelNames(("reduce", "reduction", "sum_kernel"), rank=50),
         summary="sum reduction of n elements (rows independent sums)",
         params=(
             Param("n", "dim", doc="elements summed per row"),

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from workbench.dtypes import dtype
 from workbench.ops import register
-from workbench.ops.base import OP, FlopTerm, OpSpec, Param, Tensor, Workload
+from workbench.ops.base import OP, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload
 from workbench.ops.paths import vector_path
 
 EXP_NOTE = "exp counted as 1 FLOP (hardware MUFU.EX2); counting its polynomial would give several"
@@ -42,7 +42,13 @@ def softmax(p: Mapping[str, Any]) -> Workload:
 register(
     OpSpec(
         name="softmax",
-        family="reduction",
+        position=50,
+        kernel="workbench.measure.kernels.reduction:SoftmaxKernel",
+        examples=(
+            'softmax(rows=16, cols=100, dtype=fp32)',
+        ),
+        tied_fields=("rows", "cols"),
+        kernel_names=KernelNames(("softmax",), rank=20),
         summary="row-wise softmax over a rows × cols matrix",
         params=(
             Param("rows", "dim", doc="independent rows"),

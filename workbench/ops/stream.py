@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from workbench.dtypes import dtype
 from workbench.ops import register
-from workbench.ops.base import FMA, OP, FlopTerm, OpSpec, Param, Tensor, Workload
+from workbench.ops.base import FMA, OP, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload
 from workbench.ops.paths import vector_path
 
 
@@ -80,11 +80,25 @@ def axpy(p: Mapping[str, Any]) -> Workload:
     )
 
 
-for _name, _build, _summary in (
-    ("copy", copy, "stream copy c = a (reads 1, writes 1)"),
-    ("scale", scale, "stream scale b = q·c (reads 1, writes 1)"),
-    ("add", add, "vector add c = a + b (reads 2, writes 1)"),
-    ("triad", triad, "stream triad a = b + q·c (reads 2, writes 1)"),
-    ("axpy", axpy, "BLAS axpy y = α·x + y (reads 2, writes 1)"),
-):
-    register(OpSpec(name=_name, family="stream", summary=_summary, params=_params(), build=_build))
+# name, builder, summary, menu position, kernel class, words in profiled kernel names and their rank.
+_STREAM_OPERATIONS = (
+    ("copy", copy, "stream copy c = a (reads 1, writes 1)", 20, "CopyKernel", ("copy", "memcpy"), 80, "fp32"),
+    ("scale", scale, "stream scale b = q·c (reads 1, writes 1)", 21, "ScaleKernel", ("scale", "mul_kernel", "mul_scalar"), 70, "fp64"),
+    ("add", add, "vector add c = a + b (reads 2, writes 1)", 22, "AddKernel", ("vector_add", "vectoradd", "add_kernel", "add"), 90, "fp16"),
+    ("triad", triad, "stream triad a = b + q·c (reads 2, writes 1)", 23, "TriadKernel", ("triad",), 60, "fp32"),
+    ("axpy", axpy, "BLAS axpy y = α·x + y (reads 2, writes 1)", 24, "AxpyKernel", ("axpy",), 61, "fp32"),
+)
+
+for _name, _build, _summary, _position, _kernel, _words, _rank, _example_dtype in _STREAM_OPERATIONS:
+    register(
+        OpSpec(
+            name=_name,
+            position=_position,
+            kernel=f"workbench.measure.kernels.stream:{_kernel}",
+            examples=(f"{_name}(n=4096, dtype={_example_dtype})",),
+            kernel_names=KernelNames(_words, rank=_rank),
+            summary=_summary,
+            params=_params(),
+            build=_build,
+        )
+    )

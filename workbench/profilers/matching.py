@@ -139,30 +139,17 @@ def match_kernels(kernels: Iterable[Named], rules: Sequence[MatchRule]) -> list[
     return pairs
 
 
-# Words in kernel names that point at an operation family, checked in this order.
-_FAMILY_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("attention", ("attention", "attn", "fmha", "flash", "sdpa")),
-    ("softmax", ("softmax",)),
-    ("conv2d", ("conv", "winograd", "implicit_gemm", "dgrad", "wgrad", "fprop")),
-    ("gemm", ("gemm", "matmul", "mma", "cutlass", "xmma", "sm90_", "sm80_", "cublas")),
-    ("reduce", ("reduce", "reduction", "sum_kernel")),
-    ("triad", ("triad",)),
-    ("axpy", ("axpy",)),
-    ("scale", ("scale", "mul_kernel", "mul_scalar")),
-    ("copy", ("copy", "memcpy")),
-    ("add", ("vector_add", "vectoradd", "add_kernel", "add")),
-    ("elementwise", ("elementwise", "pointwise", "unrolled_elementwise")),
-)
-
-
 def suggest_operation(kernel_name: str, declarations: Mapping[str, str]) -> str | None:
     """The entry (a key of `declarations`, values are declaration lines) a kernel most likely implements.
 
-    A first guess for the import dialog: the first family word found in the
-    kernel's name picks the entries of that operation; with one such entry it
-    is the answer, with several or none there is no guess (None).
+    A first guess for the import dialog. Each operation registers the words
+    that mark its kernels' names (`OpSpec.kernel_names`); they are tried by
+    rank, and the first rank with a word in the kernel's name picks the entries
+    of its operations (GEMM and einsum share a rank): with one such entry it is
+    the answer, with several or none there is no guess (None).
     """
     from workbench.declare import parse
+    from workbench.ops import REGISTRY
 
     lowered = kernel_base_name(kernel_name).lower()
     operations: dict[str, str] = {}
@@ -171,10 +158,10 @@ def suggest_operation(kernel_name: str, declarations: Mapping[str, str]) -> str 
             operations[key] = parse(line).op
         except WorkbenchError:
             continue
-    for family, words in _FAMILY_WORDS:
-        if any(word in lowered for word in words):
-            candidates = [key for key, op in operations.items() if op == family]
-            if family == "gemm":
-                candidates += [key for key, op in operations.items() if op == "einsum"]
+    named = sorted((spec.kernel_names.rank, spec.name, spec.kernel_names.words) for spec in REGISTRY.values() if spec.kernel_names)
+    for rank in sorted({rank for rank, _, _ in named}):
+        hits = {op for op_rank, op, words in named if op_rank == rank and any(word in lowered for word in words)}
+        if hits:
+            candidates = [key for key, op in operations.items() if op in hits]
             return candidates[0] if len(candidates) == 1 else None
     return None

@@ -1,46 +1,40 @@
-"""Measured kernels, one class per operation of the core, registered by operation name."""
+"""Measured kernels, one class per operation of the core.
+
+Each operation's spec names its kernel class ("module:Class", see
+`workbench.ops.base.OpSpec.kernel`); this package resolves that name, so no
+list here repeats the registry.
+"""
 
 from __future__ import annotations
 
+import importlib
 from typing import Type
 
 from workbench.declare import Declaration
 from workbench.measure.backends import Backend
 from workbench.measure.errors import UnsupportedMeasurement
 from workbench.measure.kernels.base import BufferSpec, Kernel
-from workbench.measure.kernels.matrix import AttentionKernel, Conv2dKernel, EinsumKernel, GemmKernel
-from workbench.measure.kernels.reduction import ReduceKernel, SoftmaxKernel
-from workbench.measure.kernels.stream import (
-    AddKernel,
-    AxpyKernel,
-    CopyKernel,
-    ElementwiseKernel,
-    ScaleKernel,
-    TriadKernel,
-)
-
-KERNELS: dict[str, Type[Kernel]] = {
-    "gemm": GemmKernel,
-    "copy": CopyKernel,
-    "scale": ScaleKernel,
-    "add": AddKernel,
-    "triad": TriadKernel,
-    "axpy": AxpyKernel,
-    "elementwise": ElementwiseKernel,
-    "reduce": ReduceKernel,
-    "softmax": SoftmaxKernel,
-    "conv2d": Conv2dKernel,
-    "attention": AttentionKernel,
-    "einsum": EinsumKernel,
-}
+from workbench.ops import spec_for
 
 
-def kernel_for(declaration: Declaration, backend: Backend, kernel_class: Type[Kernel] | None = None) -> Kernel:
+def kernel_class(op: str) -> Type[Kernel] | None:
+    """The kernel class the operation `op` registered, or None when it has none."""
+    reference = spec_for(op).kernel
+    if not reference:
+        return None
+    module_name, _, class_name = reference.partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    if not (isinstance(cls, type) and issubclass(cls, Kernel)):
+        raise TypeError(f"operation {op!r} names {reference!r} as its kernel, which is not a Kernel class")
+    return cls
+
+
+def kernel_for(declaration: Declaration, backend: Backend, kernel_class_override: Type[Kernel] | None = None) -> Kernel:
     """The planned (not yet allocated) kernel that measures `declaration` on `backend`."""
-    cls = kernel_class or KERNELS.get(declaration.op)
+    cls = kernel_class_override or kernel_class(declaration.op)
     if cls is None:
         raise UnsupportedMeasurement(f"no measured kernel for '{declaration.op}' yet")
     return cls(declaration, backend)
 
 
-__all__ = ["KERNELS", "BufferSpec", "Kernel", "kernel_for"]
+__all__ = ["BufferSpec", "Kernel", "kernel_class", "kernel_for"]
