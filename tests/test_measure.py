@@ -421,3 +421,23 @@ def test_calibration_sizes_shrink_to_fit_free_memory_and_it_can_be_cancelled() -
 
     result = calibration.run(stop_after_the_copy)
     assert result.cancelled and set(result.rates) == {BANDWIDTH} and len(result.runs) == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_normalisation_that_forgets_its_weights_or_is_off_by_one_percent_fails_its_check(backend: str) -> None:
+    from workbench.measure.kernels.normalization import LayerNormKernel, RmsNormKernel
+
+    class Unweighted(RmsNormKernel):
+        def _apply_weights(self) -> None:
+            pass
+
+    class OnePercentHigh(LayerNormKernel):
+        def __call__(self) -> None:
+            super().__call__()
+            self.xp.multiply(self.arrays["y"], 1.01, out=self.arrays["y"])
+
+    for text, wrong in (("rmsnorm(rows=16, cols=256, dtype=fp32)", Unweighted), ("layernorm(rows=16, cols=4096, dtype=fp16)", OnePercentHigh)):
+        record = measure(text, backend=backend, kernel_class=wrong, **FAST)
+        assert record.status == INVALID, text
+        right = measure(text, backend=backend, **FAST)
+        assert right.status == OK, right.message

@@ -248,3 +248,51 @@ def test_sub_byte_types_are_exact_in_bits() -> None:
     # int4: 2 per byte; 1001 elements → 4004 bits → 501 bytes (rounded up)
     w = parse("copy(n=1001, dtype=int4)").workload()
     assert [t.bytes for t in w.tensors] == [501, 501]
+
+
+def test_rmsnorm_worked_example() -> None:
+    text = "rmsnorm(rows=8192, cols=8192, dtype=bf16)"  # affine weights by default
+    # per row: square 8192 + sum 8191 + (mean, +ε, 1/√) 3 + normalise 8192 + weight 8192 = 32,770
+    # 8192 rows * 32,770 = 268,451,840 FLOP
+    assert terms(text) == {
+        "square": 67_108_864,  # 8192 * 8192
+        "row sum of squares": 67_100_672,  # 8192 * 8191
+        "mean, +ε, 1/√": 24_576,  # 3 * 8192
+        "normalise": 67_108_864,
+        "weight": 67_108_864,
+    }
+    assert parse(text).workload().flop() == 268_451_840
+    # x and y: 8192 * 8192 * 2 B = 134,217,728 B each; w: 8192 * 2 B = 16,384 B
+    assert tensor_bytes(text) == {"x": 134_217_728, "w": 16_384, "y": 134_217_728}
+    assert parse(text).workload().bytes == 268_451_840  # 2 * 134,217,728 + 16,384
+    assert parse(text).workload().path == "fp32"  # 16-bit elementwise math runs on the fp32 vector pipe
+
+
+def test_rmsnorm_without_weights() -> None:
+    text = "rmsnorm(rows=10, cols=100, affine=false, dtype=fp32)"
+    # per row: 100 + 99 + 3 + 100 = 302; 10 rows → 3,020 FLOP (no weight term)
+    assert parse(text).workload().flop() == 3_020
+    # x and y: 10 * 100 * 4 B = 4,000 B each, no w
+    assert tensor_bytes(text) == {"x": 4_000, "y": 4_000}
+
+
+def test_layernorm_worked_example() -> None:
+    text = "layernorm(rows=4096, cols=1024, dtype=fp16)"
+    # per row: sum 1023 + mean 1 + subtract 1024 + square 1024 + sum 1023 + (var, +ε, 1/√) 3
+    #          + normalise 1024 = 5,122; weight and bias: 1024 multiply-adds = 2,048 FLOP (fma=2)
+    # 4096 * (5,122 + 2,048) = 4096 * 7,170 = 29,368,320 FLOP
+    assert parse(text).workload().flop() == 29_368_320
+    assert terms(text)["weight and bias"] == 8_388_608  # 2 * 4096 * 1024
+    # counting a multiply-add once: 4096 * (5,122 + 1,024) = 4096 * 6,146 = 25,174,016
+    assert parse(text).workload().flop("mac") == 25_174_016
+    # x and y: 4096 * 1024 * 2 B = 8,388,608 B each; w and b: 1024 * 2 B = 2,048 B each
+    assert tensor_bytes(text) == {"x": 8_388_608, "w": 2_048, "b": 2_048, "y": 8_388_608}
+    assert parse(text).workload().bytes == 16_781_312  # 2 * 8,388,608 + 2 * 2,048
+
+
+def test_layernorm_without_weights() -> None:
+    text = "layernorm(rows=3, cols=5, affine=false, dtype=fp64)"
+    # per row: 4 + 1 + 5 + 5 + 4 + 3 + 5 = 27 = 5*5 + 2; 3 rows → 81 FLOP
+    assert parse(text).workload().flop() == 81
+    # x and y: 3 * 5 * 8 B = 120 B each
+    assert parse(text).workload().bytes == 240

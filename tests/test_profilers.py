@@ -498,3 +498,11 @@ def test_imported_counters_are_saved_in_the_session_file(tmp_path: Path) -> None
     assert restored.matches == profile.matches
     # the counters survive exactly: 134,221,312 B read by the first launch
     assert restored.launches[0].value("dram__bytes_read.sum") == 134_221_312
+
+
+def test_normalisation_kernels_are_guessed_before_the_generic_words_in_their_names() -> None:
+    # "fused_add_rms_norm" also says "add"; the normalisation's own words rank first.
+    lines = {"norm": "rmsnorm(rows=8, cols=64, dtype=fp16)", "sum": "add(n=64, dtype=fp16)"}
+    assert suggest_operation("void vllm::fused_add_rms_norm_kernel<c10::Half, 8>(...)", lines) == "norm"
+    lines = {"ln": "layernorm(rows=8, cols=64, dtype=fp16)", "sum": "add(n=64, dtype=fp16)"}
+    assert suggest_operation("vectorized_layer_norm_kernel", lines) == "ln"
