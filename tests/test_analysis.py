@@ -176,8 +176,9 @@ def test_sweep_of_batch_and_stream() -> None:
     assert math.isclose(s2.flop[1], analyze("attention(B=1, H=1, Sq=8, Skv=8, D=4, causal=true)").flop)
     with pytest.raises(DeclarationError):
         sweep(WORKED, {"Z": np.array([1])}, device="h100-sxm")
-    with pytest.raises(DeclarationError):
-        sweep(WORKED, {"M": np.array([0, 1])}, device="h100-sxm")
+    refused = sweep(WORKED, {"M": np.array([0, 1])}, device="h100-sxm")  # M=0 is refused as analyze refuses it
+    assert list(refused.valid) == [False, True] and math.isnan(refused.flop[0])
+    assert isinstance(refused.first_error, DeclarationError) and str(refused.first_error) == "M must be a positive integer; got 0"
 
 
 def test_the_memory_roof_is_named_after_the_device_memory() -> None:

@@ -17,8 +17,8 @@ from typing import Any, Mapping
 from workbench.declare import Declaration, parse
 from workbench.devices.catalogue import BANDWIDTH, ENTERED, Device, Rate, find_device
 from workbench.devices.links import Link
-from workbench.errors import DeclarationError, UnitError
-from workbench.ops.base import CONVENTIONS, FlopTerm, LinkTraffic, Tensor, Workload
+from workbench.errors import DeclarationError, UnitError, WorkbenchError
+from workbench.ops.base import CONVENTIONS, FlopTerm, LinkTraffic, Param, Tensor, Workload
 from workbench.units import (
     format_bandwidth,
     format_bytes,
@@ -101,9 +101,25 @@ class Overlap:
             return "none"
         return format_number(self.fraction)
 
-    def combine(self, compute_time: float, memory_time: float) -> float:
-        """time = max(tc, tm) + (1 − f)·min(tc, tm)."""
-        return max(compute_time, memory_time) + (1.0 - self.fraction) * min(compute_time, memory_time)
+    def combine(self, compute_time: Any, memory_time: Any) -> Any:
+        """time = max(tc, tm) + (1 − f)·min(tc, tm), for two floats or two numpy arrays (sweeps)."""
+        return _larger(compute_time, memory_time) + (1.0 - self.fraction) * _smaller(compute_time, memory_time)
+
+
+def _larger(a: Any, b: Any) -> Any:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return max(a, b)
+    import numpy as np
+
+    return np.maximum(a, b)
+
+
+def _smaller(a: Any, b: Any) -> Any:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return min(a, b)
+    import numpy as np
+
+    return np.minimum(a, b)
 
 
 def parse_overlap(value: Any) -> Overlap:
@@ -281,6 +297,74 @@ def _tensor_step(tensor: Tensor, binary: bool) -> Step:
     )
 
 
+@dataclass(frozen=True)
+class _Setting:
+    """What analyze() and sweep() resolve once per call, in this order: convention, overlap, device, entered rates."""
+
+    convention: str
+    overlap: Overlap
+    device: Device | None
+    entered_rate: Rate | None
+    entered_bandwidth: Rate | None
+
+
+def _setting(device: Any, rate: Any, bandwidth: Any, convention: str, overlap: Any) -> _Setting:
+    if convention not in CONVENTIONS:
+        raise UnitError(f"convention must be fma2 or mac; got '{convention}'")
+    combine = parse_overlap(overlap)
+    dev = find_device(device) if isinstance(device, str) else device
+    return _Setting(convention, combine, dev, as_rate(rate, "FLOP/s", "rate"), as_rate(bandwidth, "B/s", "bandwidth"))
+
+
+@dataclass(frozen=True)
+class _Figures:
+    """The numbers of one analysed point, before any text: what analyze() and every sweep point share."""
+
+    workload: Workload
+    flop: int
+    bytes: int
+    compute_rate: Rate | None
+    bandwidth: Rate | None
+    used_path: str
+    compute_time: float | None
+    memory_time: float | None
+    bound_time: float | None
+
+
+def _rates(path: str, setting: _Setting) -> tuple[Rate | None, Rate | None, str]:
+    """(compute rate, bandwidth, path whose rate is used): entered figures first, else the device's."""
+    dev = setting.device
+    compute_rate = setting.entered_rate or (dev.rate(path) if dev is not None else None)
+    hbm = setting.entered_bandwidth or (dev.bandwidth if dev is not None else None)
+    used_path = path
+    if setting.entered_rate is None and dev is not None:
+        used_path = dev.resolve_path(path) or path
+    return compute_rate, hbm, used_path
+
+
+def _check_footprint(workload: Workload, dev: Device | None, binary: bool) -> None:
+    if dev is not None and dev.memory_bytes and workload.footprint_bytes > dev.memory_bytes:
+        raise DeclarationError(
+            f"the tensors need {format_bytes(workload.footprint_bytes, binary)}, more than the "
+            f"{format_bytes(dev.memory_bytes, binary)} of {dev.name} memory"
+        )
+
+
+def _figures(decl: Declaration, setting: _Setting, binary: bool) -> _Figures:
+    """Work, traffic, rates and time bounds of one declaration (refused when it cannot fit the device)."""
+    workload: Workload = decl.workload()
+    _check_footprint(workload, setting.device, binary)
+    compute_rate, hbm, used_path = _rates(workload.path, setting)
+    flop = int(workload.flop(setting.convention))
+    total_bytes = int(workload.bytes)
+    compute_time = flop / compute_rate.value if compute_rate is not None else None
+    memory_time = total_bytes / hbm.value if hbm is not None else None
+    bound = None
+    if compute_time is not None and memory_time is not None:
+        bound = setting.overlap.combine(compute_time, memory_time)
+    return _Figures(workload, flop, total_bytes, compute_rate, hbm, used_path, compute_time, memory_time, bound)
+
+
 def analyze(
     declaration: str | Declaration,
     device: str | Device | None = None,
@@ -297,29 +381,15 @@ def analyze(
     time bounds are None.
     """
     decl = parse(declaration) if isinstance(declaration, str) else declaration
-    if convention not in CONVENTIONS:
-        raise UnitError(f"convention must be fma2 or mac; got '{convention}'")
-    combine = parse_overlap(overlap)
-    dev = find_device(device) if isinstance(device, str) else device
+    setting = _setting(device, rate, bandwidth, convention, overlap)
+    figures = _figures(decl, setting, binary)
+    dev, combine, entered_rate = setting.device, setting.overlap, setting.entered_rate
     memory = dev.memory_name if dev is not None else "HBM"
     interface = interface_for(memory)
-    workload: Workload = decl.workload()
-    if dev is not None and dev.memory_bytes and workload.footprint_bytes > dev.memory_bytes:
-        raise DeclarationError(
-            f"the tensors need {format_bytes(workload.footprint_bytes, binary)}, more than the "
-            f"{format_bytes(dev.memory_bytes, binary)} of {dev.name} memory"
-        )
+    workload = figures.workload
+    compute_rate, hbm, used_path = figures.compute_rate, figures.bandwidth, figures.used_path
 
-    entered_rate = as_rate(rate, "FLOP/s", "rate")
-    entered_bandwidth = as_rate(bandwidth, "B/s", "bandwidth")
-    compute_rate = entered_rate or (dev.rate(workload.path) if dev is not None else None)
-    hbm = entered_bandwidth or (dev.bandwidth if dev is not None else None)
-    used_path = workload.path
-    if entered_rate is None and dev is not None:
-        used_path = dev.resolve_path(workload.path) or workload.path
-
-    flop = int(workload.flop(convention))
-    total_bytes = int(workload.bytes)
+    flop, total_bytes = figures.flop, figures.bytes
     values = dict(workload.values)
     steps: list[Step] = [_term_step(term, convention, values) for term in workload.terms]
     if len(workload.terms) > 1:
@@ -349,10 +419,10 @@ def analyze(
         )
     )
 
-    compute_time = memory_time = full = none = bound = ridge = None
+    compute_time, memory_time, bound = figures.compute_time, figures.memory_time, figures.bound_time
+    full = none = ridge = None
     limiter = None
-    if compute_rate is not None:
-        compute_time = flop / compute_rate.value
+    if compute_rate is not None and compute_time is not None:
         steps.append(
             Step(
                 f"Compute time bound ({used_path}, {compute_rate.source})",
@@ -362,8 +432,7 @@ def analyze(
         )
     else:
         steps.append(Step("Compute time bound", "", "needs a compute rate: choose a device or enter one"))
-    if hbm is not None:
-        memory_time = total_bytes / hbm.value
+    if hbm is not None and memory_time is not None:
         steps.append(
             Step(
                 f"Memory time bound ({memory}, {hbm.source})",
@@ -384,7 +453,6 @@ def analyze(
         )
         full = max(compute_time, memory_time)
         none = compute_time + memory_time
-        bound = combine.combine(compute_time, memory_time)
         tc, tm = format_time(compute_time), format_time(memory_time)
         steps.append(Step("Bound, full overlap", f"max({tc}, {tm})", format_time(full)))
         steps.append(Step("Bound, no overlap", f"{tc} + {tm}", format_time(none)))
@@ -586,7 +654,12 @@ def link_term_for(
 
 @dataclass(frozen=True)
 class Sweep:
-    """Bounds over many shapes at once (numpy float64 arrays, one entry per shape)."""
+    """Bounds over many shapes at once: numpy float64 arrays, one entry per point.
+
+    A point analyze() would refuse (a swept size below its minimum, a filter
+    larger than its padded image, tensors beyond the device's memory) holds
+    NaN, and its error — the very exception analyze() raises — is in `errors`.
+    """
 
     flop: Any
     bytes: Any
@@ -594,6 +667,111 @@ class Sweep:
     compute_time: Any
     memory_time: Any
     bound_time: Any
+    errors: tuple[WorkbenchError | None, ...] = ()
+
+    @property
+    def valid(self) -> Any:
+        """Boolean mask of the points with figures."""
+        import numpy as np
+
+        return np.array([error is None for error in self.errors], dtype=bool)
+
+    @property
+    def first_error(self) -> WorkbenchError | None:
+        return next((error for error in self.errors if error is not None), None)
+
+
+# Swept values above this are taken the exact (integer) way: float64 holds every integer up to 2^53.
+_EXACT_IN_FLOAT = 2**53
+
+
+def _plain(value: Any) -> Any:
+    """A swept value as a declaration field takes it: numpy scalars as Python values, 64.0 as 64."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _swept_values(decl: Declaration, fields: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """Each swept field's values as a 1-D numpy array, all of one length."""
+    import numpy as np
+
+    params = decl.params
+    columns: dict[str, Any] = {}
+    length = None
+    for name, values in fields.items():
+        if name not in params:
+            raise DeclarationError(f"{decl.op} has no field '{name}' to sweep", field=name)
+        array = np.asarray(values)
+        if array.ndim != 1 or (length is not None and array.shape[0] != length):
+            raise DeclarationError("swept fields must be 1-D arrays of one length", field=name)
+        length = array.shape[0]
+        columns[name] = array
+    return columns, length or 0
+
+
+def _as_float_sizes(array: Any, minimum: int) -> tuple[Any, Any] | None:
+    """float64 sizes and the points the arrays cannot vouch for (below `minimum`, not whole, beyond 2^53).
+
+    None when the values are not numbers at all (the exact way then says why).
+    """
+    import numpy as np
+
+    if array.dtype.kind in "iu":
+        floats = array.astype(np.float64)
+        doubtful = (array < minimum) | (array > _EXACT_IN_FLOAT)
+        return (np.where(doubtful, float(minimum), floats) if doubtful.any() else floats), doubtful
+    if array.dtype.kind == "f":
+        floats = array.astype(np.float64)
+    elif array.dtype.kind == "O" and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in array):
+        floats = np.array([float(v) if abs(v) <= _EXACT_IN_FLOAT else math.nan for v in array], dtype=np.float64)
+    else:
+        return None
+    with np.errstate(invalid="ignore"):
+        doubtful = ~np.isfinite(floats) | (floats < minimum) | (floats > _EXACT_IN_FLOAT) | (floats != np.floor(floats))
+    return np.where(doubtful, float(minimum), floats), doubtful
+
+
+def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: _Setting, length: int) -> tuple[Any, Any]:
+    """Work and traffic of every point at once on float64 arrays, and the points to take the exact way.
+
+    A fast path only: a point is marked for the exact way (`decl.replace` and
+    analyze's own checks) whenever the arrays cannot vouch that analyze would
+    accept it — a value below its minimum, not whole, beyond 2^53, a tensor or
+    footprint near a limit, an operation with checks of its own — and every
+    point when the operation's shape depends on the swept field (the count of
+    elementwise inputs).
+    """
+    import numpy as np
+
+    spec = decl.spec
+    every_point = np.ones(length, dtype=bool)
+    swept_params = [spec.param(name) or Param(name, "dim") for name in columns]
+    if spec.check is not None or any(param.kind != "dim" for param in swept_params):
+        return None, every_point
+    params: dict[str, Any] = decl.params
+    exact = np.zeros(length, dtype=bool)
+    for param in swept_params:
+        sizes = _as_float_sizes(columns[param.name], param.minimum)
+        if sizes is None:
+            return None, every_point
+        params[param.name], doubtful = sizes
+        exact |= doubtful
+    try:
+        workload = spec.build(params)
+        flop = np.broadcast_to(np.asarray(workload.flop(setting.convention), dtype=np.float64), (length,))
+        traffic = np.broadcast_to(np.asarray(workload.bytes, dtype=np.float64), (length,))
+        for tensor in workload.tensors:
+            exact |= np.asarray(tensor.bytes_each, dtype=np.float64) > 2**60 * (1 - 1e-9)
+        dev = setting.device
+        if dev is not None and dev.memory_bytes:
+            exact |= np.asarray(workload.footprint_bytes, dtype=np.float64) > dev.memory_bytes * (1 - 1e-9)
+    except (TypeError, ValueError):
+        # The builder needs a plain int for this field (a count of tensors, a branch on a value).
+        return None, every_point
+    return (workload, flop, traffic), exact
 
 
 def sweep(
@@ -605,42 +783,53 @@ def sweep(
     convention: str = "fma2",
     overlap: Any = "full",
 ) -> Sweep:
-    """Vectorised bounds: `fields` maps field names to arrays of values (e.g. M=N=K over 2^10..2^14).
+    """Bounds for many values of some fields (e.g. M=N=K over 2^10..2^14): `[analyze(each)]` as arrays.
 
-    The formulas run on float64 arrays, so counts above 2^53 are approximate:
-    sweeps are for plots; `analyze()` gives exact integers.
+    Every point is the declaration with the swept fields replaced, validated
+    and refused exactly as analyze() would, with the same rate resolution and
+    overlap formula. Points analyze() accepts get float64 figures (counts above
+    2^53 are rounded: sweeps are for plots; analyze() gives exact integers);
+    refused points get NaN and their error. Without a device or entered rates
+    there are no bounds to sweep (UnitError).
     """
     import numpy as np
 
     decl = parse(declaration) if isinstance(declaration, str) else declaration
-    params = decl.params
-    length = None
-    for name, values in fields.items():
-        if name not in params:
-            raise DeclarationError(f"{decl.op} has no field '{name}' to sweep", field=name)
-        array = np.asarray(values, dtype=np.float64)
-        if array.ndim != 1 or (length is not None and array.shape[0] != length):
-            raise DeclarationError("swept fields must be 1-D arrays of one length", field=name)
-        if np.any(array < 1) or np.any(array != np.floor(array)):
-            raise DeclarationError(f"swept values of {name} must be positive integers", field=name)
-        length = array.shape[0]
-        params[name] = array
-    workload = decl.spec.build(params)
-    dev = find_device(device) if isinstance(device, str) else device
-    compute_rate = as_rate(rate, "FLOP/s", "rate") or (dev.rate(workload.path) if dev else None)
-    hbm = as_rate(bandwidth, "B/s", "bandwidth") or (dev.bandwidth if dev else None)
-    if compute_rate is None or hbm is None:
+    columns, length = _swept_values(decl, fields)
+    setting = _setting(device, rate, bandwidth, convention, overlap)
+    if setting.device is None and (setting.entered_rate is None or setting.entered_bandwidth is None):
         raise UnitError("a sweep needs a compute rate and a bandwidth: choose a device or enter them")
-    shape = (length or 1,)
-    flop = np.broadcast_to(np.asarray(workload.flop(convention), dtype=np.float64), shape)
-    traffic = np.broadcast_to(np.asarray(workload.bytes, dtype=np.float64), shape)
-    compute_time = flop / compute_rate.value
-    memory_time = traffic / hbm.value
-    combine = parse_overlap(overlap)
-    bound = np.maximum(compute_time, memory_time) + (1.0 - combine.fraction) * np.minimum(compute_time, memory_time)
-    with np.errstate(divide="ignore"):
-        intensity = np.where(traffic > 0, flop / np.where(traffic > 0, traffic, 1), np.inf)
-    return Sweep(flop, traffic, intensity, compute_time, memory_time, bound)
+    errors: list[WorkbenchError | None] = [None] * length
+    fast, exact = _vectorised(decl, columns, setting, length)
+    flop, traffic = np.full(length, math.nan), np.full(length, math.nan)
+    compute_time, memory_time = np.full(length, math.nan), np.full(length, math.nan)
+    if fast is not None and not exact.all():
+        workload, fast_flop, fast_traffic = fast
+        try:
+            compute_rate, hbm, _ = _rates(workload.path, setting)
+        except WorkbenchError as exc:  # the device has no rate for this path: every point says so
+            for index in np.flatnonzero(~exact):
+                errors[index] = exc
+        else:
+            assert compute_rate is not None and hbm is not None  # a device, or both rates entered
+            flop = np.where(exact, math.nan, fast_flop)
+            traffic = np.where(exact, math.nan, fast_traffic)
+            compute_time = flop / compute_rate.value
+            memory_time = traffic / hbm.value
+    for index in np.flatnonzero(exact):
+        point = {name: _plain(values[index]) for name, values in columns.items()}
+        try:
+            figures = _figures(decl.replace(**point), setting, binary=False)
+        except WorkbenchError as exc:
+            errors[index] = exc
+            continue
+        assert figures.compute_time is not None and figures.memory_time is not None
+        flop[index], traffic[index] = figures.flop, figures.bytes
+        compute_time[index], memory_time[index] = figures.compute_time, figures.memory_time
+    bound = setting.overlap.combine(compute_time, memory_time)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        intensity = np.where(traffic > 0, flop / np.where(traffic > 0, traffic, 1), np.where(np.isnan(traffic), math.nan, np.inf))
+    return Sweep(flop, traffic, intensity, compute_time, memory_time, bound, tuple(errors))
 
 
 __all__ = [

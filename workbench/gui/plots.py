@@ -841,6 +841,9 @@ class SweepView(RefreshWhenShown, QWidget):
         except WorkbenchError as exc:
             self._show_message(f"No bounds to plot: {exc}")
             return
+        if not result.valid.any():
+            self._show_message(f"No bounds to plot: {result.first_error}")
+            return
         self.message.setVisible(False)
         x = np.log2(sizes)
         with np.errstate(divide="ignore"):
@@ -849,7 +852,7 @@ class SweepView(RefreshWhenShown, QWidget):
             bound = np.log10(result.bound_time)
         self.compute_line.setData(x, compute, connect="finite")
         self.memory_line.setData(x, memory, connect="finite")
-        self.bound_line.setData(x, bound)
+        self.bound_line.setData(x, bound, connect="finite")
         for item in (self.compute_line, self.memory_line, self.bound_line):
             item.setVisible(True)
         declared = analysis.declaration.params[fields[0]]
@@ -872,11 +875,13 @@ class SweepView(RefreshWhenShown, QWidget):
         written = split_call(str(analysis.declaration))
         held = [f"{name}={text}" for name, text in (written.fields.items() if written else ()) if name not in fields]
         overlap = analysis.overlap.label
+        refused = int((~result.valid).sum())
+        left_out = f" {refused} of {len(sizes)} sizes are left out: {result.first_error}." if refused else ""
         self.plot.setLabel("bottom", f"{' = '.join(fields)} (swept; {len(sizes)} sizes)")
         self.caption.setText(
             f"{analysis.declaration.op}: {', '.join(held) or 'no other fields'} held as declared. "
             f"Combined bound with {overlap} overlap; rates of {self.document.session.device.key} "
-            f"as in the device panel. Sizes beyond the device's memory are shown as a model only."
+            f"as in the device panel.{left_out}"
         )
         self.sweep_drawn.emit()
 

@@ -14,6 +14,7 @@ code computes come from one place (a test checks they agree).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Mapping
 
 from workbench.dtypes import DType, storage_bytes
@@ -65,15 +66,15 @@ class Tensor:
     writes: int = 0
     note: str = ""
 
-    @property
+    @cached_property
     def elements(self) -> Any:
         count: Any = 1
         for extent in self.shape:
             count = count * extent
         return count
 
-    @property
-    def bytes_each(self) -> Any:
+    @cached_property
+    def bytes_each(self) -> Any:  # cached: a sweep asks for it on arrays of 10^5 shapes several times
         """Bytes of one full pass over the tensor (packed, rounded up to whole bytes)."""
         return storage_bytes(self.elements, self.dtype)
 
