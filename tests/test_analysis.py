@@ -191,3 +191,17 @@ def test_the_memory_roof_is_named_after_the_device_memory() -> None:
         assert "DRAM traffic needs" in a.limiter_sentence()
         assert "HBM" not in a.derivation_text()
     assert analyze(WORKED).to_dict()["memory"] == "HBM"
+
+
+def test_a_rate_typed_as_text_is_parsed_once() -> None:
+    from workbench.analysis import _rate_text_value
+
+    _rate_text_value.cache_clear()
+    first = analyze(WORKED, rate="123 TFLOP/s", bandwidth="2.5 TB/s")
+    second = analyze(WORKED, rate="123 TFLOP/s", bandwidth="2.5 TB/s")
+    assert first.compute_rate == second.compute_rate and first.compute_rate.value == 123e12
+    info = _rate_text_value.cache_info()
+    assert (info.misses, info.hits) == (2, 2)
+    for _ in range(2):  # a bad text is refused every time, not remembered as a number
+        with pytest.raises(UnitError):
+            analyze(WORKED, rate="123 TB/s")

@@ -12,6 +12,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Mapping
 
 from workbench.declare import Declaration, parse
@@ -247,15 +248,29 @@ def as_rate(value: Any, unit: str, what: str) -> Rate | None:
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         number = float(value)
+    elif isinstance(value, str):
+        number = _rate_text_value(value, unit, what)
     else:
-        from workbench.scratchpad import parse_quantity
         from workbench.units import require_dimension
 
-        quantity = parse_quantity(value, require_number=True) if isinstance(value, str) else value
-        number = require_dimension(quantity, unit, what)
+        number = require_dimension(value, unit, what)
     if not (number > 0) or not math.isfinite(number):
         raise UnitError(f"{what} must be a positive {unit} figure; got {value}")
     return Rate(number, ENTERED, "entered by the user")
+
+
+@lru_cache(maxsize=256)
+def _rate_text_value(text: str, unit: str, what: str) -> float:
+    """A rate typed as text ('100 TFLOP/s') in base units, parsed by pint once per distinct text.
+
+    pint takes a few hundred µs per parse; the rate fields and the CLI repeat
+    the same few texts on every analysis. A text that fails raises each time
+    (errors are not cached).
+    """
+    from workbench.scratchpad import parse_quantity
+    from workbench.units import require_dimension
+
+    return float(require_dimension(parse_quantity(text, require_number=True), unit, what))
 
 
 def substitute(formula: str, values: Mapping[str, Any]) -> str:
