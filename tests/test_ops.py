@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 import pytest
 
@@ -209,6 +210,8 @@ def test_each_terms_formula_text_computes_its_count(text: str, convention: str) 
     for term in workload.terms:
         arithmetic = substitute(term.formula_for(convention), workload.values)
         arithmetic = arithmetic.replace(",", "").replace("×", "*").replace("−", "-")
+        # ⌈a/b⌉ (the collectives' chunk per rank) as integer arithmetic: -(-a // b)
+        arithmetic = re.sub(r"⌈([^⌉/]+)/([^⌉]+)⌉", r"(-(-(\1)//(\2)))", arithmetic)
         node = ast.parse(arithmetic, mode="eval").body
         assert _integer_expression(node, term.name, False) == term.flop(convention), term.name
 
