@@ -124,3 +124,11 @@ def test_a_sweep_without_rates_or_with_a_bad_field_is_refused_as_a_whole() -> No
         sweep("add(n=1024)", {"n": np.array([1, 2])})
     with pytest.raises(DeclarationError, match="no field 'm'"):
         sweep("add(n=1024)", {"m": np.array([1, 2])}, device="h100-sxm")
+
+
+def test_a_collective_sweep_carries_its_link_term() -> None:
+    # allreduce over NVLink 4 on an H100 SXM: the link term (2·7/8·S per rank at 450 GB/s) is far longer than
+    # the HBM term, so the swept bound must be the link time analyze() gives, not max(compute, memory).
+    decl = parse("allreduce(n=2**28, dtype=fp32, ranks=8)")
+    assert_sweep_is_analyze_per_point(decl, {"n": [2**20, 2**28]}, device="h100-sxm")
+    assert_sweep_is_analyze_per_point(decl, {"ranks": [2, 8, 1]}, device="h100-sxm")

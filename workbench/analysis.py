@@ -842,6 +842,18 @@ def sweep(
         flop[index], traffic[index] = figures.flop, figures.bytes
         compute_time[index], memory_time[index] = figures.compute_time, figures.memory_time
     bound = setting.overlap.combine(compute_time, memory_time)
+    if decl.workload().link_traffic is not None:
+        # A collective's link term joins its bound; analyze() owns that rule, so each point asks it.
+        for index in range(length):
+            if errors[index] is None:
+                point = decl.replace(**{name: _plain(values[index]) for name, values in columns.items()})
+                try:
+                    exact_bound = analyze(point, device, rate, bandwidth, convention, overlap).bound_time
+                except WorkbenchError as exc:  # e.g. a device that names no link between chips
+                    errors[index] = exc
+                    flop[index] = traffic[index] = compute_time[index] = memory_time[index] = math.nan
+                    exact_bound = None
+                bound[index] = math.nan if exact_bound is None else exact_bound
     with np.errstate(divide="ignore", invalid="ignore"):
         intensity = np.where(traffic > 0, flop / np.where(traffic > 0, traffic, 1), np.where(np.isnan(traffic), math.nan, np.inf))
     return Sweep(flop, traffic, intensity, compute_time, memory_time, bound, tuple(errors))
