@@ -42,7 +42,15 @@ from workbench.measure.check import not_run
 from workbench.measure.errors import MeasurementError
 from workbench.measure.kernels import Kernel
 from workbench.measure.record import CANCELLED, WARM, KernelInfo, RunRecord
-from workbench.measure.run import DEFAULT_ITERATIONS, MeasurementRun, RunEvent, RunFinished, RunStarted, SampleBatch
+from workbench.measure.run import (
+    DEFAULT_ITERATIONS,
+    MeasurementRun,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    SampleBatch,
+    StoppableRun,
+)
 
 # Never "fork": the parent may be a Qt process with threads of its own. "forkserver" forks each run from
 # a clean single-threaded server started once, with NumPy and the engine already imported, so a run after
@@ -132,7 +140,7 @@ def _error_from_child(error: _ChildError) -> WorkbenchError:
     return MeasurementError(f"unexpected {error.kind} in the measurement process: {error.message}")
 
 
-class ProcessRun:
+class ProcessRun(StoppableRun):
     """One measurement run in a child process; the same options and events as `MeasurementRun`.
 
     The options are checked here, in the parent (a bad iteration count is
@@ -169,26 +177,9 @@ class ProcessRun:
         self._started = False
         self.ended_by_force = False  # True when the child had to be ended inside a call
 
-    # -- cancellation ---------------------------------------------------------------
-    def cancel(self) -> None:
-        """Stop the run: at the child's next check, or by ending the child after STOP_GRACE_S (any thread)."""
-        self._cancel.set()
-
-    def should_stop(self) -> bool:
-        return self._cancel.is_set() or bool(self._external_stop())
+    # cancel() stops the run at the child's next check, or by ending the child after STOP_GRACE_S.
 
     # -- running --------------------------------------------------------------------
-    def run(self, on_event: Callable[[RunEvent], None] | None = None) -> RunRecord:
-        """Run to the end, passing each event to `on_event`; the final record."""
-        record = None
-        for event in self.events():
-            if on_event is not None:
-                on_event(event)
-            if isinstance(event, RunFinished):
-                record = event.record
-        assert record is not None
-        return record
-
     def events(self) -> Iterator[RunEvent]:
         """The run's events as the child sends them; the last is RunFinished."""
         if self._started:

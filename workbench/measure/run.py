@@ -114,7 +114,35 @@ def _never() -> bool:
     return False
 
 
-class MeasurementRun:
+class StoppableRun:
+    """What every run shares: a cancel flag any thread may set, the caller's own stop, and run() over events()."""
+
+    _cancel: threading.Event
+    _external_stop: Callable[[], bool]
+
+    def cancel(self) -> None:
+        """Ask the run to stop at its next check (safe from any thread)."""
+        self._cancel.set()
+
+    def should_stop(self) -> bool:
+        return self._cancel.is_set() or bool(self._external_stop())
+
+    def run(self, on_event: Callable[[RunEvent], None] | None = None) -> RunRecord:
+        """Run to the end, passing each event to `on_event`; the final record."""
+        record = None
+        for event in self.events():
+            if on_event is not None:
+                on_event(event)
+            if isinstance(event, RunFinished):
+                record = event.record
+        assert record is not None
+        return record
+
+    def events(self) -> Iterator[RunEvent]:  # pragma: no cover - each run kind says how it runs
+        raise NotImplementedError
+
+
+class MeasurementRun(StoppableRun):
     """One measurement as a plain object: validate at construction, run through `events()` once.
 
     backend: "auto" (CuPy when it sees a GPU, else NumPy), "cupy", "numpy", or a Backend.
@@ -183,26 +211,7 @@ class MeasurementRun:
         self._cancel = threading.Event()
         self._started = False
 
-    # -- cancellation ---------------------------------------------------------------
-    def cancel(self) -> None:
-        """Ask the run to stop at its next check (safe from any thread)."""
-        self._cancel.set()
-
-    def should_stop(self) -> bool:
-        return self._cancel.is_set() or bool(self._external_stop())
-
     # -- running --------------------------------------------------------------------
-    def run(self, on_event: Callable[[RunEvent], None] | None = None) -> RunRecord:
-        """Run to the end, passing each event to `on_event`; the final record."""
-        record = None
-        for event in self.events():
-            if on_event is not None:
-                on_event(event)
-            if isinstance(event, RunFinished):
-                record = event.record
-        assert record is not None
-        return record
-
     def events(self) -> Iterator[RunEvent]:
         """The run, step by step; the last event is RunFinished with the record."""
         if self._started:
