@@ -48,6 +48,8 @@ def test_the_fixture_saves_back_unchanged_except_derived_figures(tmp_path: Path)
     path = tmp_path / "resaved.json"
     save(load(DATA / "session_v1.json"), path)
     resaved = json.loads(path.read_text(encoding="utf-8"))
+    # the one key a version-1 file gains: these names are the user's, not made from the declarations
+    assert [operation.pop("name_automatic") for operation in resaved["operations"]] == [False, False]
 
     def without_derived(data: dict[str, Any]) -> dict[str, Any]:
         data = json.loads(json.dumps(data))
@@ -75,7 +77,9 @@ def test_the_fixture_saves_back_unchanged_except_derived_figures(tmp_path: Path)
 def test_a_minimal_hand_written_version_1_file_gets_the_defaults() -> None:
     session = load(DATA / "session_v1_minimal.json")
     assert [e.declaration for e in session.operations] == ["add(n=2**24, dtype=fp32)"]
-    assert session.operations[0].name == "" and session.operations[0].notes == ""
+    assert session.operations[0].notes == ""
+    # no name: it is named after its declaration, and follows it (docs/session-format.md, "Operation names")
+    assert session.operations[0].name == "Vector add, 2^24 fp32" and session.operations[0].name_automatic
     assert session.device.key == "h100-sxm" and session.device.overrides == {}
     assert (session.settings.convention, session.settings.overlap, session.settings.binary) == ("fma2", 1.0, False)
     assert session.runs == [] and session.profiles == [] and session.title == ""

@@ -81,11 +81,39 @@ class SessionError(WorkbenchError):
 
 @dataclass
 class OperationEntry:
-    """One declared operation: a name the user chose, its declaration line, free-text notes."""
+    """One declared operation: its name, its declaration line, free-text notes (Markdown).
+
+    With `name_automatic` the name is made from the declaration
+    (`workbench.naming.automatic_name`) and follows every edit of it, until
+    the user renames the operation.
+    """
 
     name: str
     declaration: str
     notes: str = ""
+    name_automatic: bool = False
+
+    @classmethod
+    def automatic(cls, declaration: str, notes: str = "") -> "OperationEntry":
+        """An operation named after its declaration."""
+        entry = cls("", declaration, notes, name_automatic=True)
+        entry.follow_declaration()
+        return entry
+
+    def follow_declaration(self) -> bool:
+        """With an automatic name, make the name from the declaration again; True when it changed.
+
+        A declaration that does not parse keeps the last name (the one its valid form had).
+        """
+        if not self.name_automatic:
+            return False
+        from workbench.naming import automatic_name
+
+        name = automatic_name(self.declaration)
+        if name is None or name == self.name:
+            return False
+        self.name = name
+        return True
 
 
 @dataclass
@@ -268,7 +296,12 @@ def session_to_dict(session: Session, include_derived: bool = True) -> dict[str,
     operations = []
     analyses = session.analyse_all(resolved) if include_derived and resolved is not None else None
     for index, entry in enumerate(session.operations):
-        item: dict[str, Any] = {"name": entry.name, "declaration": entry.declaration, "notes": entry.notes}
+        item: dict[str, Any] = {
+            "name": entry.name,
+            "name_automatic": entry.name_automatic,
+            "declaration": entry.declaration,
+            "notes": entry.notes,
+        }
         if include_derived:
             result = analyses[index] if analyses is not None else SessionError(resolve_error or "no device")
             item["derived"] = _derived_figures(result, session.settings.binary)
@@ -804,10 +837,32 @@ def _operation(value: Any, where: str) -> OperationEntry:
         raise SessionError(str(exc), f"{where}.declaration") from None
     name = _text(data.get("name", ""), f"{where}.name")
     notes = _text(data.get("notes", ""), f"{where}.notes")
+    if "name_automatic" in data:
+        automatic = data["name_automatic"]
+        if not isinstance(automatic, bool):
+            raise SessionError(f"must be true or false, not {_kind(automatic)}", f"{where}.name_automatic")
+    else:
+        automatic = _name_was_automatic(name, declaration)
     derived = data.get("derived")
     if derived is not None:
         _object(derived, f"{where}.derived")  # kept for readers; its figures are never trusted
-    return OperationEntry(name=name, declaration=declaration, notes=notes)
+    entry = OperationEntry(name=name, declaration=declaration, notes=notes, name_automatic=automatic)
+    entry.follow_declaration()
+    return entry
+
+
+def _name_was_automatic(name: str, declaration: str) -> bool:
+    """For a file written before names followed declarations: is this name the app's rather than the user's?
+
+    Empty, one the app gave ("new operation 2", "gemm 4096³ fp16"), or the
+    automatic name of its declaration up to letter case ("Vector add, 2^24 FP32").
+    """
+    from workbench.naming import automatic_name, is_legacy_default
+
+    if not name.strip() or is_legacy_default(name):
+        return True
+    derived = automatic_name(declaration)
+    return derived is not None and derived.casefold() == name.strip().casefold()
 
 
 def _step(value: Any, where: str) -> StepEntry:

@@ -399,11 +399,11 @@ def test_export_writes_markdown_html_and_csv_reports(window, tmp_path: Path) -> 
     assert list(rows[0]) == list(SAMPLES_CSV_COLUMNS)
     assert len(rows) == 30  # one row per timed sample
     # the run is filed under the operation it measured (the run keeps the canonical spelling of n)
-    assert {(row["operation"], row["declaration"]) for row in rows} == {("Vector add, 2^24 FP32", "add(n=262144, dtype=fp32)")}
+    assert {(row["operation"], row["declaration"]) for row in rows} == {("Vector add, 2^18 fp32", "add(n=262144, dtype=fp32)")}  # the name followed the edit
     assert [float(row["time [s]"]) for row in rows] == pytest.approx(list(record.samples_s))
     with open(tmp_path / "lab.csv", newline="", encoding="utf-8") as handle:
         summary = list(csv.DictReader(handle))
-    assert [row["operation"] for row in summary] == ["Vector add, 2^24 FP32"] and summary[0]["valid runs"] == "1"
+    assert [row["operation"] for row in summary] == ["Vector add, 2^18 fp32"] and summary[0]["valid runs"] == "1"
     assert "lab-samples.csv" in window.statusBar().currentMessage()
 
     assert not window.session_io.export_report(str(tmp_path / "lab.txt"))

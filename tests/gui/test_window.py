@@ -148,7 +148,7 @@ def test_operations_add_duplicate_rename_move_remove_with_undo(window) -> None:
     window.actions["add"].trigger()
     assert len(doc.operations) == 2 and doc.current == 1
     window.actions["duplicate"].trigger()
-    assert [op.name for op in doc.operations][2].endswith("(copy)")
+    assert doc.operations[2].name == doc.operations[1].name  # a copy of an automatic name is automatic too
     doc.rename_operation(2, "third")
     assert window.operations.list.item(2).text() == "third"
     window.actions["move_up"].trigger()
@@ -207,7 +207,7 @@ def test_the_measurement_tab_offers_to_run_the_selected_operation(window) -> Non
     tab = window.tabs.widget(2)
     assert tab is window.measurement  # the tab itself is tested in test_measure_tab.py
     assert tab.findChild(QPushButton, "measureRun") is not None
-    assert "gemm 4096³ fp16" in tab.operation.text()
+    assert "GEMM 4096³ fp16" in tab.operation.text()
 
 
 def test_help_lists_shortcuts_and_about_shows_the_version(window) -> None:

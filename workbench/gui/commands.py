@@ -91,18 +91,21 @@ class RemoveOperation(QUndoCommand):
 
 
 class RenameOperation(QUndoCommand):
-    def __init__(self, document: "Document", entry: OperationEntry, old: str, new: str) -> None:
-        super().__init__(f"Rename {old} to {new}")
+    """Name an operation: old and new are (name, automatic); an automatic name follows the declaration."""
+
+    def __init__(self, document: "Document", entry: OperationEntry, old: tuple[str, bool], new: tuple[str, bool]) -> None:
+        what = "the automatic name" if new[1] else new[0]
+        super().__init__(f"Rename {old[0]} to {what}")
         self.document = document
         self.entry = entry
         self.old = old
         self.new = new
 
     def redo(self) -> None:
-        self.document._apply_rename(self.entry, self.new)
+        self.document._apply_rename(self.entry, *self.new)
 
     def undo(self) -> None:
-        self.document._apply_rename(self.entry, self.old)
+        self.document._apply_rename(self.entry, *self.old)
 
 
 class MoveOperation(QUndoCommand):

@@ -21,6 +21,7 @@ from workbench.analysis import Analysis, analyze, as_rate
 from workbench.devices import BANDWIDTH, Device, Rate
 from workbench.devices.nvml import OK, Detection, device_for
 from workbench.errors import DeviceError, WorkbenchError
+from workbench.naming import automatic_name
 from workbench.session import DeviceChoice, OperationEntry, Session
 
 NEW_DECLARATION = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
@@ -46,7 +47,7 @@ class OperationState:
 
 def new_session() -> Session:
     """The session a fresh window starts with: one GEMM on the default device."""
-    return Session(operations=[OperationEntry("gemm 4096³ fp16", NEW_DECLARATION)])
+    return Session(operations=[OperationEntry.automatic(NEW_DECLARATION)])
 
 
 class Document(QObject):
@@ -179,7 +180,7 @@ class Document(QObject):
         from workbench.gui.commands import InsertOperation
 
         if entry is None:
-            entry = OperationEntry(self._unused_name("new operation"), NEW_DECLARATION)
+            entry = OperationEntry.automatic(NEW_DECLARATION)
         at = len(self.session.operations) if index is None else index
         self.undo_stack.push(InsertOperation(self, at, entry, f"Add {entry.name}"))
 
@@ -188,7 +189,8 @@ class Document(QObject):
 
         original = self.session.operations[index]
         entry = copy.deepcopy(original)
-        entry.name = self._unused_name(f"{original.name} (copy)")
+        if not entry.name_automatic:  # an automatic name stays automatic: it says what the copy is
+            entry.name = self._unused_name(f"{original.name} (copy)")
         self.undo_stack.push(InsertOperation(self, index + 1, entry, f"Duplicate {original.name}"))
 
     def remove_operation(self, index: int) -> None:
@@ -198,12 +200,18 @@ class Document(QObject):
             self.undo_stack.push(RemoveOperation(self, index))
 
     def rename_operation(self, index: int, name: str) -> None:
+        """Give an operation the user's name; an empty name makes it automatic again (both undoable)."""
         from workbench.gui.commands import RenameOperation
 
         entry = self.session.operations[index]
         name = name.strip()
-        if name and name != entry.name:
-            self.undo_stack.push(RenameOperation(self, entry, entry.name, name))
+        if name:
+            if name != entry.name or entry.name_automatic:
+                self.undo_stack.push(RenameOperation(self, entry, (entry.name, entry.name_automatic), (name, False)))
+        elif not entry.name_automatic:
+            automatic = automatic_name(entry.declaration)
+            if automatic is not None:
+                self.undo_stack.push(RenameOperation(self, entry, (entry.name, False), (automatic, True)))
 
     def move_operation(self, index: int, to: int) -> None:
         from workbench.gui.commands import MoveOperation
@@ -259,10 +267,13 @@ class Document(QObject):
     # ------------------------------------------------------------------ appliers (called by commands)
     def _apply_declaration(self, entry: OperationEntry, text: str) -> None:
         entry.declaration = text
+        renamed = entry.follow_declaration()
         self._recompute(entry)
         index = self.index_of(entry)
         if index != self.current and index >= 0:
             self.select(index)
+        if renamed:
+            self.operations_changed.emit()
         self.declaration_changed.emit(index)
         self.analysis_changed.emit(index)
 
@@ -280,8 +291,10 @@ class Document(QObject):
         self.analysis_changed.emit(-1)
         return entry
 
-    def _apply_rename(self, entry: OperationEntry, name: str) -> None:
+    def _apply_rename(self, entry: OperationEntry, name: str, automatic: bool = False) -> None:
         entry.name = name
+        entry.name_automatic = automatic
+        entry.follow_declaration()
         self.operations_changed.emit()
         self.analysis_changed.emit(self.index_of(entry))
 

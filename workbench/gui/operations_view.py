@@ -58,7 +58,17 @@ class OperationsView(QWidget):
                 continue
             state = self.document.state(entry)
             item.setForeground(QBrush(QColor("#b71c1c" if state.error else "#202020")))
-            item.setToolTip(f"{entry.declaration}\n{state.error}" if state.error else entry.declaration)
+            font = item.font()
+            if font.italic() != entry.name_automatic:
+                font.setItalic(entry.name_automatic)
+                item.setFont(font)
+            how = (
+                "Named after its declaration; rename to give it your own name."
+                if entry.name_automatic
+                else "Your name; clear it (rename to nothing) to name it after its declaration again."
+            )
+            tip = f"{entry.name}\n{entry.declaration}\n{how}"
+            item.setToolTip(f"{tip}\n{state.error}" if state.error else tip)
         self._filling = False
 
     def _show_selection(self, index: int) -> None:
@@ -75,11 +85,10 @@ class OperationsView(QWidget):
         if self._filling:
             return
         row = self.list.row(item)
-        name = item.text().strip()
-        if not name:  # an empty name is refused: show the old one again
+        before = self.document.undo_stack.index()
+        self.document.rename_operation(row, item.text())  # empty: the automatic name again
+        if self.document.undo_stack.index() == before:  # nothing changed (or refused): show the name as it is
             self.refresh()
-            return
-        self.document.rename_operation(row, name)
 
     def rename_current(self) -> None:
         item = self.list.currentItem()
