@@ -41,6 +41,7 @@ from workbench.analysis import Analysis
 from workbench.devices import BANDWIDTH, Device
 from workbench.errors import WorkbenchError
 from workbench.measure.record import OK
+from workbench.notes import with_boxes_drawn
 from workbench.plausibility import ImpossibleResult
 from workbench.runs import UNCHECKED, FigureContext, parse_run
 from workbench.runs import run_figures as core_run_figures
@@ -725,7 +726,7 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
         f"<p class=\"meta\">{_h(report.written)}</p>",
     ]
     if report.description:
-        parts.append(f"<p>{_h(report.description)}</p>")
+        parts.append(f"<p class=\"notes\">{_h(with_boxes_drawn(report.description))}</p>")
     parts += [
         f"<p><strong>Device:</strong> {_h(report.device_line)}<br>",
         f"<strong>Settings:</strong> {_h(report.settings_line)}</p>",
@@ -745,7 +746,7 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
         heading = entry.name or entry.declaration
         parts += [f"<h2>{number}. {_h(heading)}</h2>", f"<p><code class=\"decl\">{_h(entry.declaration)}</code></p>"]
         if entry.notes.strip():
-            parts.append(f"<div class=\"notes\">{_h(entry.notes.strip())}</div>")
+            parts.append(f"<div class=\"notes\">{_h(with_boxes_drawn(entry.notes.strip()))}</div>")
         if item.analysis is None:
             parts.append(f"<p class=\"error\">Not analysed: {_h(item.error or '')}</p>")
             continue

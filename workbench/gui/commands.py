@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MERGE_PAUSE_S = 1.5  # typing pauses longer than this start a new undo step
 _EDIT_DECLARATION_ID = 1001
+_EDIT_NOTES_ID = 1002
 
 
 class EditDeclaration(QUndoCommand):
@@ -55,6 +56,42 @@ class EditDeclaration(QUndoCommand):
 
     def undo(self) -> None:
         self.document._apply_declaration(self.entry, self.old)
+
+
+class EditNotes(QUndoCommand):
+    """Change one operation's notes (entry) or the session's description (entry None).
+
+    Typing merges like declaration edits; a ticked box (source "box:…") is always a step of its own.
+    """
+
+    def __init__(self, document: "Document", entry: OperationEntry | None, old: str, new: str, source: str) -> None:
+        what = "description" if entry is None else f"notes of {entry.name}"
+        super().__init__(f"Tick a box in the {what}" if source.startswith("box:") else f"Edit the {what}")
+        self.document = document
+        self.entry = entry
+        self.old = old
+        self.new = new
+        self.source = source
+        self.last_edit = time.monotonic()
+
+    def id(self) -> int:
+        return _EDIT_NOTES_ID
+
+    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 (Qt's name)
+        if not isinstance(other, EditNotes) or other.entry is not self.entry or other.source != self.source:
+            return False
+        if self.source.startswith("box:") or other.last_edit - self.last_edit > MERGE_PAUSE_S:
+            return False
+        self.new = other.new
+        self.last_edit = other.last_edit
+        self.setObsolete(self.new == self.old)
+        return True
+
+    def redo(self) -> None:
+        self.document._apply_notes(self.entry, self.new)
+
+    def undo(self) -> None:
+        self.document._apply_notes(self.entry, self.old)
 
 
 class InsertOperation(QUndoCommand):

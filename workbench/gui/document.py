@@ -64,6 +64,7 @@ class Document(QObject):
     path_changed = Signal()  # the file the session belongs to
     profiles_changed = Signal()  # imported profiler records added, re-matched or removed (gui/profile_import.py)
     runs_changed = Signal()  # measurement runs added or removed (gui/measure_runs.py)
+    notes_changed = Signal(int)  # one operation's notes, or -1 for the session's description
 
     def __init__(self, session: Session | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -256,6 +257,26 @@ class Document(QObject):
             new.overrides = {}
             self.undo_stack.push(SetDevice(self, copy.deepcopy(old), new, "Reset all rates"))
 
+    def set_notes(self, index: int, text: str, source: str = "typing") -> None:
+        """Change an operation's notes (index ≥ 0) or the session's description (index -1); undoable.
+
+        Typing from one `source` merges into one undo step; each ticked box is a step of its own.
+        """
+        from workbench.gui.commands import EditNotes
+
+        entry = self.session.operations[index] if index >= 0 else None
+        old = entry.notes if entry is not None else self.session.description
+        if text != old:
+            self.undo_stack.push(EditNotes(self, entry, old, text, source))
+
+    def set_checked(self, index: int, box: int, checked: bool) -> None:
+        """Tick (or untick) box `box` of an operation's notes, or of the description with index -1."""
+        from workbench.notes import set_checked
+
+        entry = self.session.operations[index] if index >= 0 else None
+        text = entry.notes if entry is not None else self.session.description
+        self.set_notes(index, set_checked(text, box, checked), source=f"box:{box}:{checked}")
+
     def set_setting(self, name: str, value: object) -> None:
         """Change one of convention, overlap, binary."""
         from workbench.gui.commands import SetSetting
@@ -304,6 +325,18 @@ class Document(QObject):
         self.operations_changed.emit()
         self._select(to, force=True)
         self.analysis_changed.emit(-1)
+
+    def _apply_notes(self, entry: OperationEntry | None, text: str) -> None:
+        if entry is None:
+            self.session.description = text
+            self.notes_changed.emit(-1)
+            return
+        entry.notes = text
+        index = self.index_of(entry)
+        if index != self.current and index >= 0:  # an undo shows the notes it changes
+            self.select(index)
+        if index >= 0:
+            self.notes_changed.emit(index)
 
     def _apply_device(self, choice: DeviceChoice) -> None:
         self.session.device = copy.deepcopy(choice)

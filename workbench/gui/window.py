@@ -47,6 +47,7 @@ from workbench.gui.document import Document, new_session
 from workbench.gui.editor import DeclarationEditor
 from workbench.gui.measure_tab import MeasurementTab
 from workbench.gui.export import export_png, export_svg
+from workbench.gui.notes_panel import NotesPanel
 from workbench.gui.operations_view import OperationsView
 from workbench.gui.panel import CONVENTION_LABELS, AnalysisPanel
 from workbench.gui.plots import FIT_SHORTCUT, RooflineView, SweepView
@@ -149,6 +150,10 @@ class MainWindow(QMainWindow):
         self.operations_dock = self._dock("Operations", "operationsDock", self.operations, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.device_dock = self._dock("Device", "deviceDock", self.device_panel, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.panel_dock = self._dock("Analysis", "analysisDock", self.panel, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.notes_panel = NotesPanel(self.document)  # the description and the operation's notes (gui/notes_panel.py)
+        self.notes_dock = self._dock("Notes", "notesDock", self.notes_panel, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.tabifyDockWidget(self.panel_dock, self.notes_dock)
+        self.panel_dock.raise_()
         self.actions["remove"].setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.operations.list.addAction(self.actions["remove"])
 
@@ -285,7 +290,7 @@ class MainWindow(QMainWindow):
         for key in TABS:
             view.addAction(acts[f"tab_{key}"])
         view.addSeparator()
-        for dock in (self.operations_dock, self.device_dock, self.panel_dock):
+        for dock in (self.operations_dock, self.device_dock, self.panel_dock, self.notes_dock):
             view.addAction(dock.toggleViewAction())
         analysis = bar.addMenu("&Analysis")
         convention_menu = analysis.addMenu("FLOP &convention")
@@ -400,6 +405,9 @@ class MainWindow(QMainWindow):
             return
         self.hide_banner()
         self.document.replace_session(load_example(key))
+        if self.document.session.description.strip():  # a lab's instructions: show them
+            self.notes_dock.show()
+            self.notes_dock.raise_()
 
     def open_session_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open session", "", "Workbench sessions (*.json);;All files (*)")
@@ -505,6 +513,7 @@ class MainWindow(QMainWindow):
         QApplication.setFont(font)
         self.editor.set_base_font(font)
         self.panel.set_base_font(font)
+        self.notes_panel.set_base_font(font)
         self.roofline.set_plot_font(font)
         self.sweep.set_plot_font(font)
         self.compare.set_plot_font(font)

@@ -1,0 +1,51 @@
+"""Checklists in Markdown notes: found in the text, ticked by rewriting one line, drawn for plain readers."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.notes import as_markdown, checklist, progress, set_checked, with_boxes_drawn
+
+NOTES = """Evidence (tick each):
+
+- [ ] The median time.
+- [x] The achieved bandwidth: 12.3 GB/s
+  * [ ] nested: an output checksum
+1. [X] numbered
+[ ] bare, as early examples wrote it
+```
+- [ ] inside a code block: not a box
+```
+Text with [ ] in the middle is not a box."""
+
+
+def test_boxes_are_found_in_order_with_their_state_and_text() -> None:
+    items = checklist(NOTES)
+    assert [(item.checked, item.text) for item in items] == [
+        (False, "The median time."),
+        (True, "The achieved bandwidth: 12.3 GB/s"),
+        (False, "nested: an output checksum"),
+        (True, "numbered"),
+        (False, "bare, as early examples wrote it"),
+    ]
+    assert progress(NOTES) == (2, 5)
+
+
+def test_ticking_rewrites_only_that_box() -> None:
+    ticked = set_checked(NOTES, 0, True)
+    assert ticked.replace("- [x] The median", "- [ ] The median", 1) == NOTES
+    assert checklist(ticked)[0].checked
+    cleared = set_checked(NOTES, 3, False)
+    assert "1. [ ] numbered" in cleared and progress(cleared) == (1, 5)
+    assert set_checked(set_checked(NOTES, 4, True), 4, False) == NOTES
+    with pytest.raises(IndexError):
+        set_checked(NOTES, 5, True)
+
+
+def test_bare_boxes_render_as_list_items_and_plain_readers_see_glyphs() -> None:
+    shown = as_markdown(NOTES)
+    assert "- [ ] bare, as early examples wrote it" in shown
+    assert "- [ ] inside a code block" in shown  # untouched
+    drawn = with_boxes_drawn(NOTES)
+    assert "- ☐ The median time." in drawn and "- ☑ The achieved" in drawn and "☐ bare" in drawn
+    assert "Text with [ ] in the middle" in drawn
