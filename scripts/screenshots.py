@@ -294,6 +294,14 @@ def timeline_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "timeline-error.png")
 
 
+def batched_gemm_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """The batched-GEMM sweep example's roofline: six labelled points packed along the memory roof and the ridge."""
+    window.open_example("batched-gemm-sweep")
+    window.tabs.setCurrentWidget(window.roofline)
+    settle(app)
+    save(window, out / "roofline-batched-gemm-labels.png")
+
+
 def notes_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The vector-add practice's evidence checklist in the Notes panel, two boxes ticked and a figure written."""
     window.open_example("vector-add")
@@ -370,6 +378,9 @@ def main(argv: list[str] | None = None) -> int:
     window.open_example("attention-naive-vs-fused")
     settle(app)
     save(window, out / "attention-roofline.png")
+
+    # 5-labels. many points near the ridge, each label off the roofs, the points and the others
+    batched_gemm_screenshots(window, app, out)
 
     # 5-notes. the lab's instructions and checklist, ticked in the window
     notes_screenshots(window, app, out)

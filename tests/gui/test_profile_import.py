@@ -62,7 +62,7 @@ def test_import_match_compare_plot_undo(qtbot, window) -> None:
     # the dialog preselects each kernel's operation from its name
     names = [kernel.name for kernel in dialog.kernels]
     assert names == [ADD_KERNEL, GEMM_KERNEL]
-    assert [dialog.choice(row).name for row in range(2)] == ["vector add", "gemm 4096³ fp16"]
+    assert [dialog.choice(row).name for row in range(2)] == ["vector add", "GEMM 4096³ fp16"]
     assert dialog.how_chosen == ["suggested from the kernel's name"] * 2
     heading = dialog.findChild(QLabel, "matchHeading").text()
     assert "Nsight Compute CSV (raw page), 2 kernels, 4 launches, NVIDIA H200" in heading
@@ -75,14 +75,14 @@ def test_import_match_compare_plot_undo(qtbot, window) -> None:
     saved = Profile.from_dict(doc.session.profiles[0])
     assert [(rule.pattern, rule.declaration, rule.name) for rule in saved.matches] == [
         (ADD_KERNEL, ADD, "vector add"),
-        (GEMM_KERNEL, "gemm(M=4096, N=4096, K=4096, dtype=fp16)", "gemm 4096³ fp16"),
+        (GEMM_KERNEL, "gemm(M=4096, N=4096, K=4096, dtype=fp16)", "GEMM 4096³ fp16"),
     ]
     assert window.tabs.currentWidget() is window.profile_view
 
     # the comparison for the selected operation (the GEMM, on the session's H100 SXM)
     view = window.profile_view
     assert view.comparison_box.isVisible()
-    assert view.title.text().startswith("sm90_xmma_gemm") and view.title.text().endswith("gemm 4096³ fp16")
+    assert view.title.text().startswith("sm90_xmma_gemm") and view.title.text().endswith("GEMM 4096³ fp16")
     # DRAM bytes per launch (raw page, exact): 118,730,752 + 33,556,480 = 152,287,232 and
     # 118,792,192 + 33,556,224 = 152,348,416; the median of two is 152,317,824 B.
     # Compulsory: A, B, C of 4096 × 4096 × 2 B = 3 × 33,554,432 = 100,663,296 B.
@@ -150,7 +150,7 @@ def test_save_and_reopen_keeps_the_imported_kernels(qtbot, window, tmp_path) -> 
     assert window.save_to(str(path))
     record = json.loads(path.read_text())["profiles"][0]
     assert record["format"] == "perf-workbench-profile"
-    assert [match["name"] for match in record["matches"]] == ["vector add", "gemm 4096³ fp16"]
+    assert [match["name"] for match in record["matches"]] == ["vector add", "GEMM 4096³ fp16"]
 
     window.new_session()
     assert roofline(window).kernels.marks == []
@@ -231,7 +231,7 @@ def test_a_kernel_left_unmatched_is_listed_but_not_plotted(qtbot, window) -> Non
     assert [mark.operation for mark in roofline(window).kernels.marks] == [1]
     view = window.profile_view
     assert view.table.item(1, 6).text() == "not matched"
-    assert "No imported kernel is matched with gemm 4096³ fp16" in view.message.text()
+    assert "No imported kernel is matched with GEMM 4096³ fp16" in view.message.text()
 
     # Match kernels… again: the GEMM kernel to the GEMM, as one more undo step
     again = window.profile_importer.edit_matches(0)
@@ -246,7 +246,7 @@ def test_a_kernel_left_unmatched_is_listed_but_not_plotted(qtbot, window) -> Non
 def test_an_nsys_kernel_sits_at_the_declared_intensity(qtbot, window) -> None:
     add_vector_add(window)
     dialog = open_import(qtbot, window, NSYS)
-    assert [dialog.choice(row).name for row in range(2)] == ["gemm 4096³ fp16", "vector add"]
+    assert [dialog.choice(row).name for row in range(2)] == ["GEMM 4096³ fp16", "vector add"]
     finish(qtbot, window, dialog)
     window.document.select(1)
     view = window.profile_view

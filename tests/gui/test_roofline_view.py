@@ -192,7 +192,7 @@ def test_labels_cover_no_operation_measured_run_or_profiled_kernel(qtbot, window
     roofline = crowded_roofline(qtbot, window)
     labels = label_rects(roofline)
     assert any(text.startswith("FP16 TC") for text in labels)
-    assert {"gemm 4096³ fp16", "vector add"} <= set(labels)
+    assert {"GEMM 4096³ fp16", "vector add"} <= set(labels)
     assert_labels_clear(qtbot, roofline)
 
     # a smaller window crowds the same marks into fewer pixels

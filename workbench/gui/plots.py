@@ -28,6 +28,19 @@ from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.measure_plots import MeasuredRooflineLayer, MeasuredSweepLayer
 from workbench.gui.profile_view import ProfiledKernelLayer
+from workbench.label_layout import (
+    Box,
+    LabelLayout,
+    PointLabel,
+    RoofLabel,
+    Segment,
+    boxes_overlap,
+    inside,
+    layout_faults,
+    layout_labels,
+    nearest_on_box,
+    segment_crosses_box,
+)
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_number, format_si, format_time
 
 pg.setConfigOptions(background="w", foreground="#202020", antialias=True)
@@ -49,17 +62,22 @@ OPERATION_RADIUS = 8.0
 KERNEL_RADIUS = 10.0
 MEASURED_RADIUS = 7.5
 RIDGE_RADIUS = 6.5
-LABEL_GAP = 9.0  # pixels between a point and its own label
-
-Box = tuple[float, float, float, float]  # left, top, right, bottom in the view box's pixels
-
-
-def _overlaps(a: Box, b: Box) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+LABELS_ALL, LABELS_SELECTED, LABELS_NONE = "all", "selected", "none"  # View ▸ Labels
+LABEL_MODES = (LABELS_ALL, LABELS_SELECTED, LABELS_NONE)
 
 
-def _overlap_area(a: Box, b: Box) -> float:
-    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+@dataclass(frozen=True)
+class PlacedLabels:
+    """The roofline's last label layout with what it was laid out against (pixels of the view box)."""
+
+    layout: LabelLayout
+    width: float
+    height: float
+    roofs: tuple[Segment, ...]
+    marks: tuple[Box, ...]
+
+    def faults(self) -> list[str]:
+        return layout_faults(self.layout, self.width, self.height, self.roofs, self.marks)
 
 
 def _is_assumed(rate: Rate) -> bool:
@@ -199,11 +217,11 @@ class RooflineView(RefreshWhenShown, QWidget):
 
         self.memory_line = pg.PlotDataItem()
         self.memory_ghost = pg.PlotDataItem()
-        self.memory_label = pg.TextItem(anchor=(0, 1), color=MEMORY_COLOUR)
+        self.memory_label = _tight(pg.TextItem(anchor=(0, 1), color=MEMORY_COLOUR))
         self.memory_label.setRotation(0)
         self.ridge_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#9e9e9e", width=1, style=Qt.PenStyle.DotLine))
         self.ridge_marker = pg.ScatterPlotItem(size=9, symbol="d", pen=pg.mkPen(SELECTED_COLOUR), brush=pg.mkBrush("w"))
-        self.ridge_label = pg.TextItem(anchor=(0, 1), color="#424242")
+        self.ridge_label = _tight(pg.TextItem(anchor=(0, 1), color="#424242"))
         # Hover text is set from the signal, so it can name the operation from the document.
         self.points = pg.ScatterPlotItem(hoverable=True, tip=None, hoverSize=14)
         self.points.sigHovered.connect(self._hovered)
@@ -212,8 +230,9 @@ class RooflineView(RefreshWhenShown, QWidget):
             self.plot.addItem(item)
         self.roof_lines = _Pool(self.plot, pg.PlotDataItem)
         self.ghost_lines = _Pool(self.plot, pg.PlotDataItem)
-        self.roof_labels = _Pool(self.plot, lambda: pg.TextItem(anchor=(1, 0)))
-        self.point_labels = _Pool(self.plot, lambda: pg.TextItem(anchor=(0, 0), color="#212121"))
+        self.roof_labels = _Pool(self.plot, lambda: _tight(pg.TextItem(anchor=(1, 0))))
+        self.point_labels = _Pool(self.plot, lambda: _tight(pg.TextItem(anchor=(0, 0), color="#212121")))
+        self.leader_lines = _Pool(self.plot, lambda: pg.PlotDataItem(pen=pg.mkPen("#757575", width=1)))
         self.plot.addItem(self.ridge_marker)
         self.plot.addItem(self.points)
         self.plot.addItem(self.message)
@@ -228,8 +247,15 @@ class RooflineView(RefreshWhenShown, QWidget):
         self._device_key: str | None = None
         self._roof_heights: list[float] = []
         self._roof_starts: list[float] = []  # log intensity where each roof begins (its ridge)
-        self._memory_line: tuple[float, float] | None = None  # log bandwidth, log intensity where it ends
         self._point_positions: list[tuple[float, float]] = []
+        self._point_rows: list[int] = []  # the operation each position belongs to
+        self._point_names: list[str] = []
+        self._roof_segments: list[Segment] = []  # every roof line in log coordinates, for the label layout
+        self._memory_segment: Segment | None = None  # the memory roof (its label lies along it)
+        self._label_mode = LABELS_ALL
+        self._legend_rows: list[tuple[str, str]] = []
+        self._legend_samples: list[pg.ScatterPlotItem] = []
+        self.label_layout: PlacedLabels | None = None  # the last layout, for tests and benchmarks
         self._ridge: tuple[float, float] | None = None  # the selected path's ridge point
         view = self.plot.getViewBox()
         view.sigResized.connect(self._place_labels)
@@ -368,6 +394,8 @@ class RooflineView(RefreshWhenShown, QWidget):
             name = self.document.operations[row].name + (" (stale)" if stale else "")
             text.setText(name, color=STALE_COLOUR if stale else SELECTED_COLOUR if row == self.document.current else "#212121")
         self._point_positions = [(math.log10(a.intensity), math.log10(a.attainable_rate or 1.0)) for _, a, _ in placed]
+        self._point_rows = [row for row, _, _ in placed]
+        self._point_names = [self.document.operations[row].name for row, _, _ in placed]
         self._set_range(x_low, x_high, y_low, y_high)
         self._place_labels()
 
@@ -398,7 +426,11 @@ class RooflineView(RefreshWhenShown, QWidget):
         if device.memory_name != self._axis_memory:  # relabel only on a change: a label change relays the plot out
             self._axis_memory = device.memory_name
             self.plot.setLabel("bottom", f"Arithmetic intensity (FLOP/B, compulsory {device.memory_name} bytes)")
-        self._memory_line = (math.log10(bandwidth), memory_end)  # its label is placed with the others
+        log_bw = math.log10(bandwidth)
+        self._memory_segment = (start, log_bw + start, memory_end, log_bw + memory_end)  # its label is placed with the others
+        segments: list[Segment] = [self._memory_segment]
+        if ghost is not None:
+            segments.append((start, g + start, memory_end, g + memory_end))
 
         lines = self.roof_lines.take(len(roofs))
         labels = self.roof_labels.take(len(roofs))
@@ -409,6 +441,7 @@ class RooflineView(RefreshWhenShown, QWidget):
             selected = used_path in roof.paths
             colour = SELECTED_COLOUR if selected else ROOF_COLOUR
             line.setData([ridge, x_high + ROOF_REACH], [y, y])
+            segments.append((ridge, y, x_high + ROOF_REACH, y))
             line.setPen(roof_pen(colour, roof.rate, 2.5 if selected else 1.5))
             line.setZValue(2 if selected else 1)
             names = " / ".join(short_path(p) for p in roof.paths)
@@ -419,7 +452,9 @@ class RooflineView(RefreshWhenShown, QWidget):
                 ghost_index += 1
                 gy = math.log10(roof.datasheet.value)
                 ghost_line.setData([math.log10(roof.datasheet.value / bandwidth), x_high + ROOF_REACH], [gy, gy])
+                segments.append((math.log10(roof.datasheet.value / bandwidth), gy, x_high + ROOF_REACH, gy))
                 ghost_line.setPen(roof_pen(GHOST_COLOUR, roof.datasheet, 1.5))
+        self._roof_segments = segments
 
     def _room_for_roof_labels(self, labels: Sequence[pg.TextItem], x_low: float, x_high: float, rightmost: float) -> float:
         """A fitted range's right end with room for the widest roof label right of every point (whole decades)."""
@@ -430,14 +465,16 @@ class RooflineView(RefreshWhenShown, QWidget):
         return x_high
 
     def _place_labels(self, *_: object) -> None:
-        """Lay out the labels in the view's pixels so none covers a point or another label.
+        """Lay out the labels in the view's pixels so none covers a point, a roof or another label.
 
-        Every mark on the plot (operations, measured runs and their bars, profiled
-        kernels, the ridge point) and the legend are obstacles. Each roof's label
-        takes the first free place along its line from the right edge leftwards,
-        above the line, else below it. Each operation's label takes the first free
-        place around its point, nearest first. The view in use (fitted or held) is
-        read from the view box, so a zoom or pan re-places them too.
+        The geometry is `workbench.label_layout`'s: every mark on the plot
+        (operations, measured runs and their bars, profiled kernels, the ridge
+        point) and the legend are marks to keep uncovered; the memory roof, the
+        compute roofs and their datasheet ghosts are roofs no label may cross.
+        Roof labels lie along their roof; operation labels take the nearest free
+        place around their point, or further off with a leader line. Which
+        operations are labelled follows View ▸ Labels. The view in use (fitted
+        or held) is read from the view box, so a zoom or pan re-places them too.
         """
         if self._range is None:
             return
@@ -455,125 +492,138 @@ class RooflineView(RefreshWhenShown, QWidget):
         def py(y: float) -> float:
             return (y_high - y) * per_y
 
-        def put(label: pg.TextItem, left: float, top: float) -> None:
-            label.setAnchor((0, 0))
-            label.setPos(x_low + left / per_x, y_high - top / per_y)
+        def put(label: pg.TextItem, box: Box | None) -> None:
+            label.setVisible(box is not None)
+            if box is not None:
+                label.setAnchor((0, 0))
+                label.setPos(x_low + box[0] / per_x, y_high - box[1] / per_y)
 
         def size(label: pg.TextItem) -> tuple[float, float]:
             box = label.boundingRect()
             return box.width(), box.height()
 
-        inside: Box = (0.0, 0.0, width, height)
-        marks: list[Box] = []  # the points: nothing may cover them
-        for x, y in self._point_positions:
-            marks.append(_around(px(x), py(y), OPERATION_RADIUS))
-        for kernel in self.kernels.marks:
-            marks.append(_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS))
-        for run in self.measured.marks:
-            cx = px(run.x)
-            marks.append(_around(cx, py(run.y), MEASURED_RADIUS))
-            marks.append((cx - 2.0, py(run.high), cx + 2.0, py(run.low)))  # the spread bar
-        for items in self.measured.label_items():
-            for text in items.labels:
-                if text.isVisible():
-                    marks.append(_scene_box(view, text))
-        if self._ridge is not None:
-            marks.append(_around(px(self._ridge[0]), py(self._ridge[1]), RIDGE_RADIUS))
-        legend = self.plot.legend
-        if legend is not None and legend.isVisible() and legend.items:
-            marks.append(_scene_box(view, legend))
-        taken: list[Box] = []  # labels placed so far
+        def lay_out() -> tuple[LabelLayout, list[Segment], list[Box], list[pg.TextItem], list[pg.TextItem]]:
+            marks: list[Box] = []  # the points: nothing may cover them
+            for x, y in self._point_positions:
+                marks.append(_around(px(x), py(y), OPERATION_RADIUS))
+            for kernel in self.kernels.marks:
+                marks.append(_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS))
+            for run in self.measured.marks:
+                cx = px(run.x)
+                marks.append(_around(cx, py(run.y), MEASURED_RADIUS))
+                marks.append((cx - 2.0, py(run.high), cx + 2.0, py(run.low)))  # the spread bar
+            for items in self.measured.label_items():
+                for text in items.labels:
+                    if text.isVisible():
+                        marks.append(_scene_box(view, text))
+            if self._ridge is not None:
+                marks.append(_around(px(self._ridge[0]), py(self._ridge[1]), RIDGE_RADIUS))
+            legend = self.plot.legend
+            if legend is not None and legend.isVisible() and legend.items:
+                marks.append(_scene_box(view, legend))
 
-        def cost(box: Box) -> float:
-            """0 for a free place; else how much it covers (marks count far more than labels)."""
-            outside = (box[2] - box[0]) * (box[3] - box[1]) - _overlap_area(box, inside)
-            covered = sum(_overlap_area(box, m) for m in marks if _overlaps(box, m))
-            return outside * 10 + covered * 100 + sum(_overlap_area(box, t) for t in taken if _overlaps(box, t))
+            roofs: list[Segment] = [(px(a), py(b), px(c), py(d)) for a, b, c, d in self._roof_segments]
 
-        def best(candidates: list[Box]) -> Box:
-            scored = []
-            for box in candidates:
-                score = cost(box)
-                if score == 0.0:
-                    return box
-                scored.append((score, box))
-            return min(scored)[1]
+            # the ridge label: at the foot of the ridge line, either side, or not at all
+            ridge_box: Box | None = None
+            if self._ridge is not None and x_low < self._ridge[0] < x_high:
+                w, h = size(self.ridge_label)
+                left = px(self._ridge[0]) + 3
+                for box in ((left, height - h - 2, left + w, height - 2), (left - w - 6, height - h - 2, left - 6, height - 2)):
+                    if inside(box, width, height) and not any(boxes_overlap(box, m) for m in marks):
+                        if not any(segment_crosses_box(roof, box) for roof in roofs):
+                            ridge_box = box
+                            break
+            put(self.ridge_label, ridge_box)
+            if ridge_box is not None:
+                marks.append(ridge_box)
 
-        # the memory roof's label: just above the line near the left end of its visible part
-        bw_label = self._memory_line is not None
-        if self._memory_line is not None:
-            log_bw, memory_end = self._memory_line
-            first = max(x_low, y_low - log_bw)
-            last = min(x_high, y_high - log_bw, memory_end)
-            bw_label = first < last
-            if bw_label:
+            roof_labels: list[RoofLabel] = []
+            roof_items: list[pg.TextItem] = []
+            if self._memory_segment is not None:
                 w, h = size(self.memory_label)
-                x = first + 10 / per_x
-                left, bottom = px(x), py(log_bw + x) - 4
-                box = (left, bottom - h, left + w, bottom)
-                put(self.memory_label, box[0], box[1])
-                taken.append(box)
-        self.memory_label.setVisible(bw_label)
+                a, b, c, d = self._memory_segment
+                roof_labels.append(RoofLabel("memory", w, h, (px(a), py(b), px(c), py(d)), from_left=True))
+                roof_items.append(self.memory_label)
+            labels = self.roof_labels.items[: self.roof_labels.used]
+            for index, (label, y, start) in enumerate(zip(labels, self._roof_heights, self._roof_starts)):
+                w, h = size(label)
+                roof_labels.append(RoofLabel(f"roof {index}", w, h, (px(start), py(y), px(x_high) + 1e4, py(y))))
+                roof_items.append(label)
 
-        # the ridge label: at the foot of the ridge line
-        ridge_label = self._ridge is not None and x_low < self._ridge[0] < x_high
-        if self._ridge is not None and ridge_label:
-            w, h = size(self.ridge_label)
-            left = px(self._ridge[0]) + 3
-            box = best([(left, height - h - 2, left + w, height - 2), (left - w - 6, height - h - 2, left - 6, height - 2)])
-            put(self.ridge_label, box[0], box[1])
-            taken.append(box)
-        self.ridge_label.setVisible(ridge_label)
+            point_labels: list[PointLabel] = []
+            point_items: list[pg.TextItem] = []
+            point_texts = self.point_labels.items[: self.point_labels.used]
+            for label, row, (x, y) in zip(point_texts, self._point_rows, self._point_positions):
+                if self._label_mode == LABELS_ALL or (self._label_mode == LABELS_SELECTED and row == self.document.current):
+                    w, h = size(label)
+                    point_labels.append(PointLabel(f"operation {row}", w, h, px(x), py(y)))
+                    point_items.append(label)
+                else:
+                    label.setVisible(False)
 
-        step = 24.0
-        for label, y, start in zip(self.roof_labels.items[: self.roof_labels.used], self._roof_heights, self._roof_starts):
-            line = py(y)
-            first = max(px(start), 0.0)
-            shown = 0 <= line <= height and first < width
-            label.setVisible(shown)
-            if not shown:
+            return layout_labels(width, height, roofs, marks, roof_labels, point_labels), roofs, marks, roof_items, point_items
+
+        # Operations whose label found no room join the legend; the legend is itself a mark, so lay out again.
+        listed: set[int] = set()
+        for _ in range(len(self._point_rows) + 1):
+            self._show_point_legend(listed)
+            layout, roofs, marks, roof_items, point_items = lay_out()
+            missing = {int(key.split()[1]) for key in layout.unplaced if key.startswith("operation ")} - listed
+            if not missing:
+                break
+            listed |= missing
+        self.label_layout = PlacedLabels(layout, width, height, tuple(roofs), tuple(marks))
+        placements = iter(layout.placements)
+        for item in roof_items + point_items:
+            put(item, next(placements).box)
+        leaders = [p for p in layout.placements if p.box is not None and p.leader_to is not None]
+        for line, placement in zip(self.leader_lines.take(len(leaders)), leaders):
+            assert placement.box is not None and placement.leader_to is not None
+            (ax, ay), (bx, by) = placement.leader_to, nearest_on_box(placement.box, *placement.leader_to)
+            line.setData([x_low + ax / per_x, x_low + bx / per_x], [y_high - ay / per_y, y_high - by / per_y])
+
+    def set_label_mode(self, mode: str) -> None:
+        """Which operations are labelled: LABELS_ALL, LABELS_SELECTED or LABELS_NONE (then the legend lists them)."""
+        if mode not in LABEL_MODES:
+            raise ValueError(f"unknown label mode {mode!r}")
+        if mode != self._label_mode:
+            self._label_mode = mode
+            self._place_labels()
+
+    @property
+    def label_mode(self) -> str:
+        return self._label_mode
+
+    def _show_point_legend(self, listed: set[int]) -> None:
+        """With labels off, the legend lists the operations not labelled on the plot, and those in `listed`."""
+        rows: list[tuple[str, str]] = []
+        current = self.document.current
+        for row, (x, y), text in zip(self._point_rows, self._point_positions, self._point_names):
+            labelled = self._label_mode == LABELS_ALL or (self._label_mode == LABELS_SELECTED and row == current)
+            if labelled and row not in listed:
                 continue
-            w, h = size(label)
-            lefts = [width - 4 - w]
-            while lefts[-1] > 0:  # along the roof from the right edge, then on past its ridge if it must
-                lefts.append(max(lefts[-1] - step, 0.0))
-            tops = [line - 0.85 * h, line + 1]  # just above the line, just below it
-            tops += [top for k in (1, 2, 3) for top in (line - 0.85 * h - k * h, line + 1 + k * h)]  # then stacked off it
-            candidates = [(left, top, left + w, top + h) for left in lefts for top in tops[:2]]
-            candidates += [(left, top, left + w, top + h) for top in tops[2:] for left in lefts]
-            box = best(candidates)
-            put(label, box[0], box[1])
-            taken.append(box)
-
-        for label, (x, y) in zip(self.point_labels.items[: self.point_labels.used], self._point_positions):
-            cx, cy = px(x), py(y)
-            shown = 0 <= cx <= width and 0 <= cy <= height
-            label.setVisible(shown)
-            if not shown:
-                continue
-            w, h = size(label)
-            candidates = []
-            for reach in (LABEL_GAP, LABEL_GAP + 0.8 * h, LABEL_GAP + 1.8 * h, LABEL_GAP + 3 * h):
-                d = reach * 0.7  # diagonal places as near as the straight ones
-                candidates += [
-                    (cx + d, cy + d, cx + d + w, cy + d + h),  # below right
-                    (cx - d - w, cy + d, cx - d, cy + d + h),  # below left
-                    (cx - d - w, cy - d - h, cx - d, cy - d),  # above left
-                    (cx + d, cy - d - h, cx + d + w, cy - d),  # above right
-                    (cx + reach, cy - h / 2, cx + reach + w, cy + h / 2),  # right
-                    (cx - reach - w, cy - h / 2, cx - reach, cy + h / 2),  # left
-                    (cx - w / 2, cy + reach, cx + w / 2, cy + reach + h),  # below
-                    (cx - w / 2, cy - reach - h, cx + w / 2, cy - reach),  # above
-                ]
-            box = best(candidates)
-            put(label, box[0], box[1])
-            taken.append(box)
+            colour = SELECTED_COLOUR if row == current else POINT_COLOUR
+            rows.append((f"{text} — {format_intensity(10 ** x)}, {format_flop_rate(10 ** y)}", colour))
+        if rows == self._legend_rows:
+            return
+        legend = self.plot.addLegend(offset=(12, 10))  # the plot's one legend, shared with the measured runs
+        for sample in self._legend_samples:
+            legend.removeItem(sample)
+        self._legend_samples = []
+        for text, colour in rows:
+            sample = pg.ScatterPlotItem(symbol="o", size=10, pen=pg.mkPen(colour, width=2), brush=pg.mkBrush(colour))
+            legend.addItem(sample, text)
+            self._legend_samples.append(sample)
+        legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+        self._legend_rows = rows
 
     def _hide_roofs(self) -> None:
         self._roofs_shown = None
         for item in (self.memory_line, self.memory_ghost, self.memory_label, self.ridge_line, self.ridge_marker, self.ridge_label):
             item.setVisible(False)
-        self._memory_line = None
+        self._memory_segment = None
+        self._roof_segments = []
         self._ridge = None
         self._roof_heights = []
         self._roof_starts = []
@@ -666,8 +716,8 @@ class RooflineView(RefreshWhenShown, QWidget):
     def set_plot_font(self, font: QFont) -> None:
         _set_plot_font(self.plot, font, [self.memory_label, self.ridge_label, self.message,
                                          *self.roof_labels.items, *self.point_labels.items])
-        self.roof_labels.make = lambda: _font_text(pg.TextItem(anchor=(1, 0)), font)
-        self.point_labels.make = lambda: _font_text(pg.TextItem(anchor=(0, 0), color="#212121"), font)
+        self.roof_labels.make = lambda: _font_text(_tight(pg.TextItem(anchor=(1, 0))), font)
+        self.point_labels.make = lambda: _font_text(_tight(pg.TextItem(anchor=(0, 0), color="#212121")), font)
         self._place_labels()
 
 
@@ -679,6 +729,13 @@ def _scene_box(view: pg.ViewBox, item: Any) -> Box:
     """An item's rectangle in the view box's pixels (the legend, a run's "invalid" label)."""
     rect = view.mapRectFromScene(item.sceneBoundingRect())
     return (rect.left(), rect.top(), rect.right(), rect.bottom())
+
+
+def _tight(item: pg.TextItem) -> pg.TextItem:
+    """A label whose box is its text with one pixel of margin (Qt's default is four): the layout packs boxes."""
+    item.textItem.document().setDocumentMargin(1)
+    item.updateTextPos()
+    return item
 
 
 def _font_text(item: pg.TextItem, font: QFont) -> pg.TextItem:

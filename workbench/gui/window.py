@@ -50,7 +50,7 @@ from workbench.gui.export import export_png, export_svg
 from workbench.gui.notes_panel import NotesPanel
 from workbench.gui.operations_view import OperationsView
 from workbench.gui.panel import CONVENTION_LABELS, AnalysisPanel
-from workbench.gui.plots import FIT_SHORTCUT, RooflineView, SweepView
+from workbench.gui.plots import FIT_SHORTCUT, LABEL_MODES, LABELS_ALL, LABELS_NONE, LABELS_SELECTED, RooflineView, SweepView
 from workbench.gui.profile_import import ProfileImporter
 from workbench.gui.profile_view import ProfileComparisonView
 from workbench.gui.session_io import SessionFiles
@@ -243,6 +243,16 @@ class MainWindow(QMainWindow):
         for number, key in enumerate(TABS, start=1):
             a(f"tab_{key}", ("&Roofline", "&Bound vs size", "&Measurement", "&Profile", "&Compare devices", "Step &timeline")[number - 1],
               lambda _=False, i=number - 1: self.tabs.setCurrentIndex(i), f"Ctrl+{number}")
+        self.labels_group = QActionGroup(self)
+        for mode, label, tip in (
+            (LABELS_ALL, "&All operations", "Label every operation on the roofline"),
+            (LABELS_SELECTED, "&Selected operation", "Label only the selected operation; the legend lists the others"),
+            (LABELS_NONE, "&None (legend lists them)", "No labels on the roofline; the legend lists every operation"),
+        ):
+            action = a(f"labels_{mode}", label, lambda _=False, m=mode: self.set_label_mode(m), None, tip)
+            action.setCheckable(True)
+            self.labels_group.addAction(action)
+        self.actions[f"labels_{LABELS_ALL}"].setChecked(True)
         self.convention_group = QActionGroup(self)
         for convention, label in CONVENTION_LABELS.items():
             action = a(f"convention_{convention}", label, lambda _=False, c=convention: doc.set_setting("convention", c))
@@ -286,6 +296,8 @@ class MainWindow(QMainWindow):
             view.addAction(acts[key])
         view.addSeparator()
         view.addAction(acts["fit_plot"])
+        labels_menu = view.addMenu("&Labels")
+        labels_menu.addActions(self.labels_group.actions())
         view.addSeparator()
         for key in TABS:
             view.addAction(acts[f"tab_{key}"])
@@ -496,6 +508,12 @@ class MainWindow(QMainWindow):
         self.editor.line.setFocus()
         self.editor.line.selectAll()
 
+    def set_label_mode(self, mode: str) -> None:
+        """View ▸ Labels: which operations the roofline labels (all, the selected one, none); kept in QSettings."""
+        self.roofline.set_label_mode(mode)
+        self.actions[f"labels_{mode}"].setChecked(True)
+        self.settings.setValue("view/labels", mode)
+
     # ------------------------------------------------------------------ text size
     def font_points(self) -> float:
         return QApplication.font().pointSizeF()
@@ -634,6 +652,9 @@ class MainWindow(QMainWindow):
         points = s.value("view/font_points", 0.0, type=float)
         if points and abs(points - self.font_points()) > 0.01:
             self.set_font_points(points)
+        labels = s.value("view/labels", LABELS_ALL, type=str)
+        if labels in LABEL_MODES:
+            self.set_label_mode(labels)
         tab = s.value("view/tab", "roofline", type=str)
         if tab in TABS:
             self.tabs.setCurrentIndex(TABS.index(tab))

@@ -1,0 +1,86 @@
+"""Roofline labels in the window: for every example at three text sizes, none overlaps another, covers a
+point or is crossed by a roof — checked on the layout the view computed (workbench.label_layout), not on pixels."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.examples import list_examples
+from workbench.gui.plots import LABELS_ALL, LABELS_NONE, LABELS_SELECTED
+
+TEXT_SIZES = (10.0, 13.0, 16.0)  # normal, Ctrl++ three times, presentation
+
+
+def laid_out(window):  # type: ignore[no-untyped-def]
+    roofline = window.roofline
+    roofline.refresh()
+    roofline._place_labels()
+    assert roofline.label_layout is not None
+    return roofline.label_layout
+
+
+@pytest.mark.parametrize("key", [key for key, _ in list_examples()])
+def test_every_example_at_three_text_sizes_has_labels_that_collide_with_nothing(window, key: str) -> None:  # type: ignore[no-untyped-def]
+    window.resize(1400, 900)
+    window.open_example(key)
+    window.tabs.setCurrentWidget(window.roofline)
+    for points in TEXT_SIZES:
+        window.set_font_points(points)
+        placed = laid_out(window)
+        assert placed.faults() == [], f"{key} at {points:g} pt"
+        operations = [p for p in placed.layout.placements if p.key.startswith("operation")]
+        assert len(operations) == len(window.document.operations)
+        assert placed.layout.unplaced == [], f"{key} at {points:g} pt: no room for {placed.layout.unplaced}"
+        # what is drawn is what was laid out: each shown label sits at its box
+        shown = [label for label in window.roofline.point_labels.items[: window.roofline.point_labels.used] if label.isVisible()]
+        assert len(shown) == len(operations)
+
+
+@pytest.mark.parametrize("key", [key for key, _ in list_examples()])
+def test_at_a_size_too_large_for_the_plot_a_label_goes_to_the_legend_rather_than_over_something(window, key: str) -> None:  # type: ignore[no-untyped-def]
+    window.resize(1400, 900)
+    window.open_example(key)
+    window.set_font_points(22.0)
+    placed = laid_out(window)
+    assert placed.faults() == []
+    legend = window.roofline.plot.legend
+    legend_texts = [label.text for _, label in legend.items] if legend is not None else []
+    for key_left_out in placed.layout.unplaced:
+        if key_left_out.startswith("operation "):
+            name = window.document.operations[int(key_left_out.split()[1])].name
+            assert any(text.startswith(name) for text in legend_texts)
+
+
+def test_the_batched_gemm_labels_that_moved_have_leaders_to_their_points(window) -> None:  # type: ignore[no-untyped-def]
+    window.resize(1400, 900)
+    window.open_example("batched-gemm-sweep")
+    window.set_font_points(20.0)
+    placed = laid_out(window)
+    leaders = [p for p in placed.layout.placements if p.leader_to is not None]
+    lines = window.roofline.leader_lines
+    assert lines.used == len(leaders)
+    assert all(line.isVisible() for line in lines.items[: lines.used])
+
+
+def test_labels_all_selected_none_and_the_legend_lists_the_unlabelled(window) -> None:  # type: ignore[no-untyped-def]
+    window.open_example("attention-naive-vs-fused")
+    roofline = window.roofline
+    names = [entry.name for entry in window.document.operations]
+
+    window.actions[f"labels_{LABELS_SELECTED}"].trigger()
+    placed = laid_out(window)
+    assert [p.key for p in placed.layout.placements if p.key.startswith("operation")] == ["operation 0"]
+    legend_texts = [label.text for _, label in roofline.plot.legend.items]
+    assert any(text.startswith(names[1]) for text in legend_texts) and not any(text.startswith(names[0]) for text in legend_texts)
+
+    window.actions[f"labels_{LABELS_NONE}"].trigger()
+    placed = laid_out(window)
+    assert not [p for p in placed.layout.placements if p.key.startswith("operation")]
+    assert not any(label.isVisible() for label in roofline.point_labels.items)
+    legend_texts = [label.text for _, label in roofline.plot.legend.items]
+    assert all(any(text.startswith(name) for text in legend_texts) for name in names)
+    assert window.settings.value("view/labels") == LABELS_NONE
+
+    window.actions[f"labels_{LABELS_ALL}"].trigger()
+    legend_texts = [label.text for _, label in roofline.plot.legend.items]
+    assert not any(text.startswith(name) for name in names for text in legend_texts)

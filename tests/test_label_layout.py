@@ -1,0 +1,94 @@
+"""Label layout: pure geometry, checked without Qt."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from workbench.label_layout import (
+    PointLabel,
+    RoofLabel,
+    boxes_overlap,
+    layout_faults,
+    layout_labels,
+    segment_crosses_box,
+)
+
+W, H = 800.0, 600.0
+
+
+def test_geometry_primitives() -> None:
+    assert boxes_overlap((0, 0, 10, 10), (5, 5, 15, 15))
+    assert not boxes_overlap((0, 0, 10, 10), (10, 0, 20, 10))  # touching is not overlapping
+    assert boxes_overlap((0, 0, 10, 10), (11, 0, 20, 10), padding=2)
+    assert segment_crosses_box((-5, 5, 20, 5), (0, 0, 10, 10))
+    assert not segment_crosses_box((-5, 10, 20, 10), (0, 0, 10, 10))  # along an edge: touching
+    assert segment_crosses_box((0, 15, 15, 0), (0, 0, 10, 10))  # a diagonal across a corner
+    assert not segment_crosses_box((0, 20, 20, 0), (0, 0, 10, 10))  # one touching the corner only
+    assert not segment_crosses_box((0, 30, 30, 0), (0, 0, 10, 10))  # passes below-right of it
+
+
+def roofline(points: int, seed: int, label_height: float):  # type: ignore[no-untyped-def]
+    """A memory diagonal, two compute roofs, and points packed near the ridge, as in a batched-GEMM sweep."""
+    memory = (0.0, 560.0, 520.0, 80.0)
+    roofs = [memory, (520.0, 80.0, 2000.0, 80.0), (430.0, 160.0, 2000.0, 160.0)]
+    rng = random.Random(seed)
+    marks, labels = [], []
+    for index in range(points):
+        x = rng.uniform(250, 700)
+        y = max(80.0, 560.0 - (560.0 - 80.0) * x / 520.0) + rng.uniform(-2, 2)
+        marks.append((x - 8, y - 8, x + 8, y + 8))
+        labels.append(PointLabel(f"op{index}", 7.5 * label_height, label_height, x, y))
+    roof_labels = [
+        RoofLabel("memory", 12 * label_height, label_height, memory, from_left=True),
+        RoofLabel("bf16", 10 * label_height, label_height, roofs[1]),
+        RoofLabel("fp32", 10 * label_height, label_height, roofs[2]),
+    ]
+    return roofs, marks, roof_labels, labels
+
+
+@pytest.mark.parametrize("label_height", [14.0, 19.0, 26.0])
+@pytest.mark.parametrize("seed", range(5))
+def test_crowded_points_get_labels_that_collide_with_nothing(label_height: float, seed: int) -> None:
+    roofs, marks, roof_labels, labels = roofline(10, seed, label_height)
+    layout = layout_labels(W, H, roofs, marks, roof_labels, labels)
+    assert layout.unplaced == []
+    assert layout_faults(layout, W, H, roofs, marks) == []
+
+
+def test_a_label_that_had_to_move_gets_a_leader_and_one_beside_its_point_does_not() -> None:
+    marks = [(392.0, 292.0, 408.0, 308.0)]
+    alone = layout_labels(W, H, [], marks, point_labels=[PointLabel("a", 80, 14, 400, 300)])
+    assert alone.placements[0].leader_to is None
+    # block every place in the first ring with other marks: the label goes further out, with a leader
+    blockers = [(300.0, 240.0, 520.0, 360.0)]
+    pushed = layout_labels(W, H, [], [*marks, *blockers], point_labels=[PointLabel("a", 80, 14, 400, 300)])
+    placement = pushed.placements[0]
+    assert placement.box is not None and placement.leader_to == (400, 300)
+    assert layout_faults(pushed, W, H, [], [*marks, *blockers]) == []
+
+
+def test_roof_labels_stay_beside_their_roof_and_off_the_others() -> None:
+    roofs = [(0.0, 500.0, 400.0, 100.0), (400.0, 100.0, 800.0, 100.0)]
+    layout = layout_labels(W, H, roofs, [], [RoofLabel("mem", 150, 16, roofs[0], from_left=True), RoofLabel("fp16", 120, 16, roofs[1])])
+    mem, fp16 = layout.placements
+    assert mem.box is not None and fp16.box is not None
+    assert mem.leader_to is None and fp16.leader_to is None
+    assert fp16.box[3] == pytest.approx(100 - 4) and fp16.box[2] == pytest.approx(800 - 1, abs=25)  # just above, at the right
+    assert mem.box[0] < 100  # near the left end of the memory roof
+    assert layout_faults(layout, W, H, roofs, []) == []
+
+
+def test_a_label_with_no_room_anywhere_is_left_unplaced_rather_than_drawn_over_something() -> None:
+    everything = [(0.0, 0.0, W, H)]
+    layout = layout_labels(W, H, [], everything, point_labels=[PointLabel("a", 80, 14, 400, 300)])
+    assert layout.unplaced == ["a"]
+
+
+def test_faults_are_reported() -> None:
+    from workbench.label_layout import LabelLayout, Placement
+
+    bad = LabelLayout([Placement("a", (10, 10, 100, 30)), Placement("b", (50, 20, 150, 40))])
+    faults = layout_faults(bad, W, H, [(0.0, 25.0, 800.0, 25.0)], [(140.0, 30.0, 160.0, 50.0)])
+    assert "'a' overlaps 'b'" in faults and "'a' is crossed by roof 0" in faults and "'b' covers mark 0" in faults
