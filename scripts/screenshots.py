@@ -302,6 +302,19 @@ def batched_gemm_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "roofline-batched-gemm-labels.png")
 
 
+def bound_vs_size_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """A memory-bound vector add on the H100 swept past its 80 GB: the memory line dashed over the combined one,
+    the sizes beyond memory shaded and labelled."""
+    window.open_example("vector-add")
+    window.document.set_device("h100-sxm")
+    window.tabs.setCurrentWidget(window.sweep)
+    window.sweep.low.setValue(16)
+    window.sweep.high.setValue(36)
+    settle(app)
+    save(window, out / "bound-vs-size-memory-bound-beyond-memory.png")
+    window.tabs.setCurrentWidget(window.roofline)
+
+
 def notes_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The vector-add practice's evidence checklist in the Notes panel, two boxes ticked and a figure written."""
     window.open_example("vector-add")
@@ -381,6 +394,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5-labels. many points near the ridge, each label off the roofs, the points and the others
     batched_gemm_screenshots(window, app, out)
+
+    # 5-sweep. a memory-bound operation against size, past the device's memory
+    bound_vs_size_screenshots(window, app, out)
 
     # 5-notes. the lab's instructions and checklist, ticked in the window
     notes_screenshots(window, app, out)

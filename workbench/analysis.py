@@ -683,6 +683,7 @@ class Sweep:
     memory_time: Any
     bound_time: Any
     errors: tuple[WorkbenchError | None, ...] = ()
+    footprint: Any = None  # bytes resident at once (each distinct tensor stored once)
 
     @property
     def valid(self) -> Any:
@@ -694,6 +695,22 @@ class Sweep:
     @property
     def first_error(self) -> WorkbenchError | None:
         return next((error for error in self.errors if error is not None), None)
+
+    def limiter_changes(self) -> list[int]:
+        """Indices i where the limiter differs from entry i − 1 (compute-limited vs memory-limited)."""
+        import numpy as np
+
+        compute_limited = np.asarray(self.compute_time) > np.asarray(self.memory_time)
+        return [int(i) for i in np.nonzero(compute_limited[1:] != compute_limited[:-1])[0] + 1]
+
+    def first_beyond(self, capacity: float | None) -> int | None:
+        """The first index whose footprint exceeds `capacity` bytes (a device's memory), or None."""
+        import numpy as np
+
+        if capacity is None or self.footprint is None:
+            return None
+        over = np.nonzero(np.asarray(self.footprint) > capacity)[0]
+        return int(over[0]) if over.size else None
 
 
 # Swept values above this are taken the exact (integer) way: float64 holds every integer up to 2^53.
@@ -817,6 +834,7 @@ def sweep(
     errors: list[WorkbenchError | None] = [None] * length
     fast, exact = _vectorised(decl, columns, setting, length)
     flop, traffic = np.full(length, math.nan), np.full(length, math.nan)
+    footprint = np.full(length, math.nan)
     compute_time, memory_time = np.full(length, math.nan), np.full(length, math.nan)
     if fast is not None and not exact.all():
         workload, fast_flop, fast_traffic = fast
@@ -831,16 +849,22 @@ def sweep(
             traffic = np.where(exact, math.nan, fast_traffic)
             compute_time = flop / compute_rate.value
             memory_time = traffic / hbm.value
+            footprint = np.where(exact, math.nan, np.broadcast_to(np.asarray(workload.footprint_bytes, dtype=np.float64), (length,)))
     for index in np.flatnonzero(exact):
         point = {name: _plain(values[index]) for name, values in columns.items()}
         try:
             figures = _figures(decl.replace(**point), setting, binary=False)
         except WorkbenchError as exc:
             errors[index] = exc
+            try:  # a point refused for its size still has a footprint, so the view can mark "beyond memory"
+                footprint[index] = decl.replace(**point).workload().footprint_bytes
+            except WorkbenchError:
+                pass
             continue
         assert figures.compute_time is not None and figures.memory_time is not None
         flop[index], traffic[index] = figures.flop, figures.bytes
         compute_time[index], memory_time[index] = figures.compute_time, figures.memory_time
+        footprint[index] = figures.workload.footprint_bytes
     bound = setting.overlap.combine(compute_time, memory_time)
     if decl.workload().link_traffic is not None:
         # A collective's link term joins its bound; analyze() owns that rule, so each point asks it.
@@ -851,12 +875,12 @@ def sweep(
                     exact_bound = analyze(point, device, rate, bandwidth, convention, overlap).bound_time
                 except WorkbenchError as exc:  # e.g. a device that names no link between chips
                     errors[index] = exc
-                    flop[index] = traffic[index] = compute_time[index] = memory_time[index] = math.nan
+                    flop[index] = traffic[index] = compute_time[index] = memory_time[index] = footprint[index] = math.nan
                     exact_bound = None
                 bound[index] = math.nan if exact_bound is None else exact_bound
     with np.errstate(divide="ignore", invalid="ignore"):
         intensity = np.where(traffic > 0, flop / np.where(traffic > 0, traffic, 1), np.where(np.isnan(traffic), math.nan, np.inf))
-    return Sweep(flop, traffic, intensity, compute_time, memory_time, bound, tuple(errors))
+    return Sweep(flop, traffic, intensity, compute_time, memory_time, bound, tuple(errors), footprint)
 
 
 __all__ = [

@@ -41,11 +41,12 @@ from workbench.label_layout import (
     nearest_on_box,
     segment_crosses_box,
 )
-from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_number, format_si, format_time
+from workbench.units import format_bandwidth, format_bytes, format_flop_rate, format_intensity, format_number, format_si, format_time
 
 pg.setConfigOptions(background="w", foreground="#202020", antialias=True)
 
 MEMORY_COLOUR = "#1565c0"
+COMPUTE_COLOUR = "#ef6c00"
 SELECTED_COLOUR = "#c62828"
 ROOF_COLOUR = "#616161"
 GHOST_COLOUR = "#bdbdbd"
@@ -792,9 +793,23 @@ class SweepView(RefreshWhenShown, QWidget):
         self.plot.setLabel("bottom", "Swept size")
         legend = self.plot.addLegend(offset=(12, 10))
         legend.setBrush(pg.mkBrush(255, 255, 255, 220))
-        self.compute_line = self.plot.plot(name="compute bound", pen=pg.mkPen("#ef6c00", width=2))
-        self.memory_line = self.plot.plot(name="memory bound", pen=pg.mkPen(MEMORY_COLOUR, width=2))
-        self.bound_line = self.plot.plot(name="combined bound", pen=pg.mkPen("#212121", width=3.5, style=Qt.PenStyle.SolidLine))
+        # the combined bound first and broad, each term dashed over it, so a term that is the bound stays visible
+        self.bound_line = self.plot.plot(name="combined bound", pen=pg.mkPen("#9e9e9e", width=6, style=Qt.PenStyle.SolidLine))
+        self.compute_line = self.plot.plot(name="compute bound (dashed)", pen=pg.mkPen(COMPUTE_COLOUR, width=2.2, style=Qt.PenStyle.DashLine))
+        self.memory_line = self.plot.plot(name="memory bound (dashed)", pen=pg.mkPen(MEMORY_COLOUR, width=2.2, style=Qt.PenStyle.DashLine))
+        self.bound_line.setZValue(1)
+        self.compute_line.setZValue(2)
+        self.memory_line.setZValue(3)
+        # sizes whose footprint exceeds the device's memory: shaded, labelled, a model only
+        self.beyond_region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(198, 40, 40, 28), pen=pg.mkPen(None))
+        self.beyond_region.setZValue(-10)
+        self.beyond_label = pg.TextItem(anchor=(1, 0), color="#8e2424")  # right-aligned: a narrow shade still shows it whole
+        # where the limiter changes from memory to compute (or back)
+        self.limiter_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#6d4c41", width=1.2, style=Qt.PenStyle.DotLine))
+        self.limiter_label = pg.TextItem(anchor=(0, 1), color="#6d4c41")
+        for item in (self.beyond_region, self.beyond_label, self.limiter_line, self.limiter_label):
+            self.plot.addItem(item)
+            item.setVisible(False)
         self.current_marker = pg.ScatterPlotItem(size=11, pen=pg.mkPen(SELECTED_COLOUR, width=2), brush=pg.mkBrush("w"))
         self.current_label = pg.TextItem(anchor=(0, 0), color=SELECTED_COLOUR)
         self.message = pg.TextItem(anchor=(0.5, 0.5), color="#424242")
@@ -922,6 +937,7 @@ class SweepView(RefreshWhenShown, QWidget):
             self.current_label.setPos(cx + (-0.3 if right_half else 0.3), cy - 0.05)
         self.current_marker.setVisible(bool(analysis.bound_time))
         self.current_label.setVisible(bool(analysis.bound_time))
+        self._mark_sweep(result, sizes, fields, low, high)
         finite = np.concatenate([v[np.isfinite(v)] for v in (compute, memory, bound)])
         measured_marks = self.measured.compute(analysis.declaration, fields)
         self.measured.show(measured_marks)
@@ -929,21 +945,56 @@ class SweepView(RefreshWhenShown, QWidget):
         finite = np.concatenate([finite, np.array(seen, dtype=float)])
         y_low, y_high = (float(finite.min()), float(finite.max())) if finite.size else (-9.0, 0.0)
         self.plot.getViewBox().setRange(xRange=(low, high), yRange=(y_low - 0.3, y_high + 0.3), padding=0)
+        self.beyond_label.setPos(high - 0.05 * (high - low) / 20, y_high + 0.25)
+        self.limiter_label.setPos(self.limiter_line.value() + 0.1, y_low - 0.25)
         written = split_call(str(analysis.declaration))
         held = [f"{name}={text}" for name, text in (written.fields.items() if written else ()) if name not in fields]
         overlap = analysis.overlap.label
         refused = int((~result.valid).sum())
         left_out = f" {refused} of {len(sizes)} sizes are left out: {result.first_error}." if refused else ""
         self.plot.setLabel("bottom", f"{' = '.join(fields)} (swept; {len(sizes)} sizes)")
+        device = self.document.device
+        device_name = device.name if device is not None else self.document.session.device.key
+        memory = (
+            f"Sizes whose tensors exceed its {format_bytes(device.memory_bytes, self.document.binary)} of memory are "
+            "shaded: a model only."
+            if device is not None and device.memory_bytes
+            else "The device states no memory size, so no size is marked as too large."
+        )
         self.caption.setText(
-            f"{analysis.declaration.op}: {', '.join(held) or 'no other fields'} held as declared. "
-            f"Combined bound with {overlap} overlap; rates of {self.document.session.device.key} "
-            f"as in the device panel.{left_out}"
+            f"{entry.name}: {', '.join(held) or 'no other fields'} held as declared. "
+            f"Combined bound (grey) with {overlap} overlap; rates of the {device_name} as in the device panel. {memory}"
+            f"{left_out}"
         )
         self.sweep_drawn.emit()
 
+    def _mark_sweep(self, result: Any, sizes: Any, fields: tuple[str, ...], low: float, high: float) -> None:
+        """Shade the sizes beyond the device's memory and mark where the limiter changes."""
+        x = np.log2(sizes)
+        device = self.document.device
+        capacity = device.memory_bytes if device is not None else None
+        first = result.first_beyond(capacity)
+        if first is not None and capacity is not None:
+            start = float(x[first] if first == 0 else (x[first - 1] + x[first]) / 2)
+            self.beyond_region.setRegion((start, high))
+            self.beyond_label.setText(f"beyond {format_bytes(capacity, self.document.binary)} of device memory:\na model only")
+        self.beyond_region.setVisible(first is not None)
+        self.beyond_label.setVisible(first is not None)
+        changes = result.limiter_changes()
+        if changes:
+            i = changes[0]
+            at = float((x[i - 1] + x[i]) / 2)
+            self.limiter_line.setPos(at)
+            now = "compute" if result.compute_time[i] > result.memory_time[i] else "memory"
+            before = "memory" if now == "compute" else "compute"
+            size = int(round(2.0**at))
+            self.limiter_label.setText(f"{before}- → {now}-limited\nnear {' = '.join(fields)} ≈ {size:,}")
+        self.limiter_line.setVisible(bool(changes))
+        self.limiter_label.setVisible(bool(changes))
+
     def _show_message(self, text: str) -> None:
-        for item in (self.compute_line, self.memory_line, self.bound_line, self.current_marker, self.current_label):
+        for item in (self.compute_line, self.memory_line, self.bound_line, self.current_marker, self.current_label,
+                     self.beyond_region, self.beyond_label, self.limiter_line, self.limiter_label):
             item.setVisible(False)
         self.measured.show([])
         self.message.setText(text)
@@ -953,7 +1004,7 @@ class SweepView(RefreshWhenShown, QWidget):
         self.caption.setText("")
 
     def set_plot_font(self, font: QFont) -> None:
-        _set_plot_font(self.plot, font, [self.current_label, self.message])
+        _set_plot_font(self.plot, font, [self.current_label, self.message, self.beyond_label, self.limiter_label])
 
 
 def point_in_view(view: pg.ViewBox, x: float, y: float) -> QPointF:

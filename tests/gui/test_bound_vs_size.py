@@ -1,0 +1,57 @@
+"""Bound vs size: every term visible over the combined line, sizes beyond memory shaded, the limiter change marked."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import Qt
+
+from workbench.analysis import sweep
+
+
+def shown_sweep(window, declaration: str):  # type: ignore[no-untyped-def]
+    window.document.edit_declaration(0, declaration)
+    window.tabs.setCurrentWidget(window.sweep)
+    window.sweep.refresh()
+    return window.sweep
+
+
+def test_a_memory_bound_operation_keeps_its_memory_line_visible_over_the_combined_one(window) -> None:  # type: ignore[no-untyped-def]
+    view = shown_sweep(window, "add(n=2**24, dtype=fp32)")
+    # the memory term is the bound everywhere: drawn dashed, above the combined line
+    assert view.memory_line.zValue() > view.bound_line.zValue() and view.compute_line.zValue() > view.bound_line.zValue()
+    assert view.memory_line.opts["pen"].style() == Qt.PenStyle.DashLine
+    x, memory = view.memory_line.getData()
+    _, bound = view.bound_line.getData()
+    assert np.allclose(memory, bound)  # the same curve: only the drawing order keeps it visible
+    assert view.memory_line.isVisible()
+    names = [label.text for _, label in view.plot.legend.items]
+    assert "memory bound (dashed)" in names and "combined bound" in names
+
+
+def test_sizes_beyond_device_memory_are_shaded_and_labelled(window) -> None:  # type: ignore[no-untyped-def]
+    view = shown_sweep(window, "gemm(M=4096, N=4096, K=4096, batch=16, dtype=bf16)")
+    assert view.beyond_region.isVisible() and view.beyond_label.isVisible()
+    assert "80 GB of device memory" in view.beyond_label.textItem.toPlainText()
+    start, end = view.beyond_region.getRegion()
+    # A, B and C hold 16 × s² bf16 values each: 96·s² bytes pass 80 GB near s = 2^14.9
+    footprint = lambda s: 16 * 3 * 2 * s * s  # noqa: E731  A, B and C, each 16 × s² bf16 values
+    assert footprint(2 ** (start - 0.05)) <= 80e9 < footprint(2 ** (start + 0.05))
+    assert end == view.high.value()
+    assert "NVIDIA H100" in view.caption.text() and "h100-sxm" not in view.caption.text()
+
+
+def test_the_size_where_the_limiter_changes_is_marked(window) -> None:  # type: ignore[no-untyped-def]
+    view = shown_sweep(window, "gemm(M=4096, N=4096, K=4096, batch=16, dtype=bf16)")
+    assert view.limiter_line.isVisible()
+    at = view.limiter_line.value()
+    sizes = np.round(np.array([2 ** (at - 0.1), 2 ** (at + 0.1)]))
+    result = sweep("gemm(M=4096, N=4096, K=4096, batch=16, dtype=bf16)", {"M": sizes, "N": sizes, "K": sizes}, device="h100-sxm")
+    assert result.memory_time[0] > result.compute_time[0] and result.compute_time[1] > result.memory_time[1]
+    assert "memory- → compute-limited" in view.limiter_label.textItem.toPlainText()
+    # an operation memory-bound at every size has no change to mark, and none beyond memory in 2^10..2^30 fp32
+    view = shown_sweep(window, "add(n=2**24, dtype=fp32)")
+    assert not view.limiter_line.isVisible()
+    assert view.beyond_region.isVisible() == (12 * 2**30 > 80e9)
+    assert math.isfinite(at)
