@@ -70,3 +70,20 @@ def test_random_expressions_raise_only_the_projects_error(text: str) -> None:
         evaluate(text)
     except WorkbenchError:
         pass
+
+
+def test_datasheet_rate_spellings_become_rates_only_where_a_rate_is_expected() -> None:
+    from workbench.analysis import as_rate
+    from workbench.errors import UnitError
+    from workbench.scratchpad import parse_quantity, rate_spelling
+
+    assert rate_spelling("67 TFLOPS") == "67 TFLOP/s"
+    assert rate_spelling("1.979 pflops") == "1.979 PFLOP/s"
+    assert rate_spelling("12 MFlops") == "12 MFLOP/s"
+    assert rate_spelling("768 GFLOPS + 1 kflops") == "768 GFLOP/s + 1 kFLOP/s"
+    assert rate_spelling("3 TFLOP/s") == "3 TFLOP/s"  # already a rate: untouched
+    assert as_rate("67 TFLOPS", "FLOP/s", "rate").value == 67e12
+    assert as_rate("3.35 TB/s", "B/s", "bandwidth").value == 3.35e12
+    assert as_rate("900 GB/s", "B/s", "bandwidth").value == 900e9
+    with pytest.raises(UnitError, match="FLOP/s"):
+        parse_quantity("67 TFLOPS")  # a general expression keeps its hint

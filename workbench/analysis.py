@@ -267,10 +267,11 @@ def _rate_text_value(text: str, unit: str, what: str) -> float:
     the same few texts on every analysis. A text that fails raises each time
     (errors are not cached).
     """
-    from workbench.scratchpad import parse_quantity
+    from workbench.scratchpad import parse_quantity, rate_spelling
     from workbench.units import require_dimension
 
-    return float(require_dimension(parse_quantity(text, require_number=True), unit, what))
+    # Datasheet spellings ("67 TFLOPS") read as rates here, in the one place rate texts are parsed.
+    return float(require_dimension(parse_quantity(rate_spelling(text), require_number=True), unit, what))
 
 
 def substitute(formula: str, values: Mapping[str, Any]) -> str:

@@ -232,6 +232,25 @@ def _unit(name: str) -> str:
     return name
 
 
+_DATASHEET_FLOPS = re.compile(r"(?<![A-Za-z])(?P<prefix>[kKmMgGtTpPeE]?)flops(?![A-Za-z/])", re.IGNORECASE)
+
+
+def rate_spelling(text: str) -> str:
+    """A rate as datasheets write it, in the registry's units: "67 TFLOPS" → "67 TFLOP/s".
+
+    Only where a rate is expected (`workbench.analysis.as_rate`, the device
+    panel's cells): in a general expression "FLOPS" might be a plural amount,
+    so the scratchpad itself still refuses it with a hint. A datasheet's
+    prefix letter is a capital whatever its case ("mflops" is mega, not milli).
+    """
+
+    def spelled(match: re.Match[str]) -> str:
+        prefix = match["prefix"]
+        return (prefix if prefix in ("", "k") else prefix.upper()) + "FLOP/s"
+
+    return _DATASHEET_FLOPS.sub(spelled, text)
+
+
 def parse_quantity(text: str, require_number: bool = False) -> "pint.Quantity":
     """Parse a quantity expression such as '2.5 TB/s' or '137.4 GFLOP / (100 TFLOP/s)'.
 

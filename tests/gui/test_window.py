@@ -134,8 +134,22 @@ def test_a_rate_with_wrong_units_is_refused_in_place(window) -> None:
     table.item(row, 1).setText("3 TFLOP/s")
     assert "bandwidth must be in B/s" in window.device_panel.message.text()
     assert window.device_panel.message.isVisible()
-    assert table.item(row, 1).text() == "3 TFLOP/s"  # the typed text stays
+    assert table.item(row, 1).text() == "3.35 TB/s"  # the last good text is back in the cell
+    assert "'3 TFLOP/s' refused" in window.device_panel.message.text()  # and what was typed is named
     assert window.panel.values["memory"].text() == before
+
+
+@pytest.mark.parametrize(("typed", "shown"), [("67 TFLOPS", "67 TFLOP/s"), ("67 tflops", "67 TFLOP/s"), ("500 GFLOPS", "500 GFLOP/s")])
+def test_a_rate_in_the_datasheet_spelling_is_accepted(window, typed: str, shown: str) -> None:
+    table = window.device_panel.table
+    row = window.device_panel._rows.index("fp16_tc")
+    table.item(row, 1).setText(typed)
+    assert table.item(row, 2).text() == "entered"
+    assert table.item(row, 1).text() == shown
+    assert not window.device_panel.message.isVisible()
+    hbm = window.device_panel._rows.index("hbm")
+    table.item(hbm, 1).setText("2 TB/s")
+    assert table.item(hbm, 1).text() == "2 TB/s"
 
 
 def test_no_driver_is_said_plainly(window) -> None:

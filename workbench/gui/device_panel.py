@@ -235,11 +235,8 @@ class DevicePanel(QWidget):
                 tip += f"\n{peak.citation}"
             value.setToolTip(tip)
             pending = self._pending.get(path)
-            if pending is not None:
-                value.setText(pending[0])
-                value.setBackground(QBrush(QColor("#ffebee")))
-                value.setForeground(QBrush(QColor("#b71c1c")))
-                value.setToolTip(pending[1])
+            if pending is not None:  # refused: the cell shows the rate in use again, the message what was typed
+                value.setToolTip(f"'{pending[0]}' was refused: {pending[1]}\n{tip}")
             source = QTableWidgetItem(rate.source if rate else "none")
             source.setFlags(Qt.ItemFlag.ItemIsEnabled)
             source.setForeground(QBrush(QColor(SOURCE_COLOURS.get(rate.source, "#555") if rate else "#9e9e9e")))
@@ -287,8 +284,8 @@ class DevicePanel(QWidget):
         if not self._pending:
             self.message.setVisible(False)
             return
-        lines = [f"{PATH_TITLES.get(path, path)}: {message}" for path, (_, message) in self._pending.items()]
-        self.message.setText("⚠ " + "\n⚠ ".join(lines) + "\nThe bounds keep the rate in use until this is fixed.")
+        lines = [f"{PATH_TITLES.get(path, path)}: '{text}' refused — {message}" for path, (text, message) in self._pending.items()]
+        self.message.setText("⚠ " + "\n⚠ ".join(lines) + "\nThe cell shows the rate in use again; the bounds keep it.")
         self.message.setVisible(True)
 
 
