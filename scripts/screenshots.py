@@ -302,6 +302,18 @@ def batched_gemm_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "roofline-batched-gemm-labels.png")
 
 
+def presentation_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """The batched-GEMM example's roofline in presentation mode (View ▸ Presentation): larger text everywhere."""
+    window.open_example("batched-gemm-sweep")
+    window.tabs.setCurrentWidget(window.roofline)
+    window.set_presentation(True)
+    settle(app, 0.5)
+    save(window, out / "presentation-roofline-batched-gemm.png")
+    window.set_presentation(False)
+    window.resize(WIDTH, HEIGHT)
+    settle(app)
+
+
 def bound_vs_size_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """A memory-bound vector add on the H100 swept past its 80 GB: the memory line dashed over the combined one,
     the sizes beyond memory shaded and labelled."""
@@ -394,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5-labels. many points near the ridge, each label off the roofs, the points and the others
     batched_gemm_screenshots(window, app, out)
+
+    # 5-presentation. the same roofline at presentation size
+    presentation_screenshots(window, app, out)
 
     # 5-sweep. a memory-bound operation against size, past the device's memory
     bound_vs_size_screenshots(window, app, out)

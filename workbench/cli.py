@@ -633,6 +633,11 @@ def _add_gui(sub: Any) -> None:
         action="store_true",
         help="show the window, print one line saying what it shows, and quit (checks an installation)",
     )
+    p.add_argument(
+        "--presentation",
+        action="store_true",
+        help="start in presentation mode: larger text everywhere, for a projector (View ▸ Presentation)",
+    )
     p.set_defaults(run=_run_gui)
 
 
@@ -652,7 +657,12 @@ def _run_gui(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from workbench.gui.app import run_app
 
-    return run_app(getattr(args, "session", None), example=getattr(args, "example", None), check=getattr(args, "check", False))
+    return run_app(
+        getattr(args, "session", None),
+        example=getattr(args, "example", None),
+        check=getattr(args, "check", False),
+        presentation=getattr(args, "presentation", False),
+    )
 
 
 # ---------------------------------------------------------------- main

@@ -56,8 +56,10 @@ def _exec(app: QApplication, window: MainWindow) -> int:
     return int(app.exec())
 
 
-def run_app(session_path: str | None = None, example: str | None = None, check: bool = False) -> int:
+def run_app(session_path: str | None = None, example: str | None = None, check: bool = False, presentation: bool = False) -> int:
     """Open the window (with a session file or an example) and run until it closes.
+
+    With `presentation`, the window starts in presentation mode (View ▸ Presentation).
 
     With `check`, show the window, let it settle, print one line saying what is on
     screen and quit: how an installation (or the bundle) proves it starts.
@@ -66,6 +68,8 @@ def run_app(session_path: str | None = None, example: str | None = None, check: 
     window = build_window(session_path)
     if example:
         window.open_example(example)
+    if presentation:
+        window.set_presentation(True)
     window.show()
     if check:
         return _report_and_quit(app, window)

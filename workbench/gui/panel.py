@@ -259,6 +259,7 @@ class AnalysisPanel(QWidget):
                     item = QTableWidgetItem()
                     self.tensors.setItem(row, column, item)
                 item.setText(text)
+                item.setToolTip(text)  # the whole text when the column is too narrow (widen the dock to read it)
                 if column == 4:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                     item.setToolTip(f"{format_int(t.bytes)} B")

@@ -746,6 +746,8 @@ def _font_text(item: pg.TextItem, font: QFont) -> pg.TextItem:
 
 def _set_plot_font(plot: pg.PlotItem, font: QFont, texts: Sequence[pg.TextItem]) -> None:
     size = f"{max(font.pointSizeF(), 6):.0f}pt"
+    if plot.legend is not None:  # the legend's rows at the labels' size
+        plot.legend.setLabelTextSize(f"{max(font.pointSizeF() * 0.9, 6):.0f}pt")
     for name in ("bottom", "left"):
         axis = plot.getAxis(name)
         axis.setStyle(tickFont=font)

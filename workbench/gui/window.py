@@ -62,6 +62,11 @@ ORGANISATION = "perf-workbench"
 APPLICATION = "workbench"
 DEFAULT_FONT_POINTS = 10.0
 FONT_RANGE = (7.0, 28.0)
+PRESENTATION_SCALE = 1.6  # presentation text: the start-up size × 1.6, and at least 16 pt
+PRESENTATION_MIN_POINTS = 16.0
+# Each mode keeps its own layout and text size (View ▸ Presentation): widened docks on a projector
+# do not become the normal layout.
+LAYOUT_KEYS = {False: ("window/state", "view/font_points"), True: ("presentation/state", "presentation/font_points")}
 OVERLAP_CHOICES: tuple[tuple[float, str], ...] = (
     (1.0, "full overlap (max)"),
     (0.75, "overlap f = 0.75"),
@@ -99,6 +104,10 @@ class MainWindow(QMainWindow):
         self._detect_timer.setSingleShot(True)
         self._detect_timer.timeout.connect(self.start_detection)
         self._shown_once = False
+        self._presentation = False  # View ▸ Presentation (set_presentation)
+        self._startup_points = DEFAULT_FONT_POINTS
+        self._normal_state: QByteArray | None = None
+        self._normal_geometry: QByteArray | None = None
 
         self.actions: dict[str, QAction] = {}
         self._make_actions()
@@ -237,7 +246,11 @@ class MainWindow(QMainWindow):
         binary.setCheckable(True)
         a("font_larger", "&Larger text", lambda: self.change_font_size(+1), sk.ZoomIn, "Larger text, for projectors")
         a("font_smaller", "&Smaller text", lambda: self.change_font_size(-1), sk.ZoomOut, "Smaller text")
-        a("font_reset", "&Normal text size", self.reset_font_size, "Ctrl+0", "Back to the normal text size")
+        a("font_reset", "&Start-up text size", self.reset_font_size, "Ctrl+0",
+          "Back to the text size the window started with (in presentation mode, the presentation size)")
+        presentation = a("presentation", "&Presentation", lambda checked: self.set_presentation(bool(checked)), "Ctrl+Shift+P",
+                         "Larger text everywhere for a projector, with its own layout (leaving it restores the normal one)")
+        presentation.setCheckable(True)
         a("fit_plot", "&Fit plot to data", lambda: self.roofline.fit_view(), FIT_SHORTCUT,
           "Fit the roofline to the roofs and points again after a zoom or pan (edits then follow the data)")
         for number, key in enumerate(TABS, start=1):
@@ -292,7 +305,7 @@ class MainWindow(QMainWindow):
         view = bar.addMenu("&View")
         view.addAction(acts["binary"])
         view.addSeparator()
-        for key in ("font_larger", "font_smaller", "font_reset"):
+        for key in ("font_larger", "font_smaller", "font_reset", "presentation"):
             view.addAction(acts[key])
         view.addSeparator()
         view.addAction(acts["fit_plot"])
@@ -522,13 +535,51 @@ class MainWindow(QMainWindow):
         self.set_font_points(self.font_points() + step)
 
     def reset_font_size(self) -> None:
-        self.set_font_points(DEFAULT_FONT_POINTS)
+        """Ctrl+0: the size the window started with, or in presentation mode the presentation size."""
+        self.set_font_points(self._presentation_points() if self._presentation else self._startup_points)
+
+    @property
+    def presentation(self) -> bool:
+        return self._presentation
+
+    def _presentation_points(self) -> float:
+        return max(round(self._startup_points * PRESENTATION_SCALE), PRESENTATION_MIN_POINTS)
+
+    def set_presentation(self, on: bool) -> None:
+        """View ▸ Presentation: larger text in every view, plot and table; each mode keeps its own layout and size."""
+        if on == self._presentation:
+            self.actions["presentation"].setChecked(on)
+            return
+        s = self.settings
+        state_key, font_key = LAYOUT_KEYS[self._presentation]
+        s.setValue(state_key, self.saveState())  # the mode being left keeps its layout
+        if on:
+            self._normal_geometry = self.saveGeometry()
+        self._presentation = on
+        self.actions["presentation"].setChecked(on)
+        state_key, font_key = LAYOUT_KEYS[on]
+        default = self._presentation_points() if on else self._startup_points
+        self.set_font_points(s.value(font_key, default, type=float) or default)
+        state = s.value(state_key)
+        if isinstance(state, QByteArray) and not state.isEmpty():
+            self.restoreState(state)
+        elif on:  # the first presentation: the plot gets the room (View ▸ Device brings the device panel back)
+            self.device_dock.hide()
+            QTimer.singleShot(0, lambda: self.resizeDocks([self.operations_dock, self.panel_dock], [300, 420], Qt.Orientation.Horizontal))
+        elif self._normal_state is not None:
+            self.restoreState(self._normal_state)
+        if not on and self._normal_geometry is not None:  # the window's normal size, not the one larger text pushed it to
+            self.restoreGeometry(self._normal_geometry)
+        self.status.showMessage("Presentation mode: Ctrl+Shift+P leaves it" if on else "Normal mode", 4000)
 
     def set_font_points(self, points: float) -> None:
         points = min(max(points, FONT_RANGE[0]), FONT_RANGE[1])
         font = QFont(QApplication.font())
         font.setPointSizeF(points)
         QApplication.setFont(font)
+        for widget in self.findChildren(QWidget):  # a widget with a style sheet does not follow the application font
+            if widget.styleSheet():
+                widget.setFont(font)
         self.editor.set_base_font(font)
         self.panel.set_base_font(font)
         self.notes_panel.set_base_font(font)
@@ -537,7 +588,7 @@ class MainWindow(QMainWindow):
         self.compare.set_plot_font(font)
         self.profile_view.set_base_font(font)
         self.measurement.set_base_font(font)
-        self.settings.setValue("view/font_points", points)
+        self.settings.setValue(LAYOUT_KEYS[getattr(self, "_presentation", False)][1], points)
         self.status.showMessage(f"Text size {points:g} pt", 2000)
 
     # ------------------------------------------------------------------ help
@@ -652,6 +703,8 @@ class MainWindow(QMainWindow):
         points = s.value("view/font_points", 0.0, type=float)
         if points and abs(points - self.font_points()) > 0.01:
             self.set_font_points(points)
+        self._startup_points = self.font_points()  # Ctrl+0 comes back here
+        self._normal_state = self.saveState()
         labels = s.value("view/labels", LABELS_ALL, type=str)
         if labels in LABEL_MODES:
             self.set_label_mode(labels)
@@ -662,7 +715,7 @@ class MainWindow(QMainWindow):
     def save_preferences(self) -> None:
         s = self.settings
         s.setValue("window/geometry", self.saveGeometry())
-        s.setValue("window/state", self.saveState())
+        s.setValue(LAYOUT_KEYS[self._presentation][0], self.saveState())  # presentation keeps its own layout
         s.setValue("view/tab", TABS[self.tabs.currentIndex()])
         s.setValue("session/binary", self.document.session.settings.binary)
         s.setValue("session/device", self.document.session.device.key)
