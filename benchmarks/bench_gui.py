@@ -8,6 +8,9 @@
 2. Edit-to-repaint: one keystroke into the declaration line (an undo command,
    a synchronous analysis, the form, the panel and the roofline updated)
    followed by a forced repaint of the whole window. Median of 200; target ≤ 16 ms.
+   Then the same with 20 operations on the roofline, every one labelled (the
+   label layout runs on each edit), at normal and at presentation text size:
+   median of 100 each; target ≤ 16 ms.
 3. Plot redraw: the roofline's operation scatter with 10,000 points set with
    `setData` and repainted; and the bound-versus-size view recomputing and
    drawing a 10,000-size sweep. Median of 30; target ≤ 50 ms.
@@ -30,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 STARTUP_RUNS = 7
 EDITS = 200
+LABELLED_EDITS = 100
 REDRAWS = 30
 POINTS = 10_000
 
@@ -111,6 +115,32 @@ def main() -> int:
         edits.append(time.perf_counter() - start)
     assert window.document.state(window.document.current_entry).error is None
 
+    # 2b. edit to repaint with 20 labelled operations on the roofline, at normal and at presentation size
+    labelled = {}
+    from workbench.session import OperationEntry
+
+    for size in range(19):
+        window.document.add_operation(OperationEntry.automatic(f"gemm(M={256 + 173 * size}, N=2048, K={128 * (size + 1)}, dtype=fp16)"))
+    window.document.select(0)
+    window.tabs.setCurrentWidget(window.roofline)
+    app.processEvents()
+    for mode in ("normal", "presentation"):
+        window.set_presentation(mode == "presentation")
+        for _ in range(10):
+            app.processEvents()
+        line.setFocus()
+        line.setCursorPosition(len("gemm(M=4096"))
+        times = []
+        for index in range(LABELLED_EDITS):
+            start = time.perf_counter()
+            QTest.keyClick(line, Qt.Key.Key_1 if index % 2 == 0 else Qt.Key.Key_Backspace)
+            window.repaint()
+            times.append(time.perf_counter() - start)
+        layout = window.roofline.label_layout
+        shown = sum(1 for p in layout.layout.placements if p.key.startswith("operation") and p.box is not None) if layout else 0
+        labelled[mode] = (times, shown)
+    window.set_presentation(False)
+
     # 3a. the roofline's scatter with 10,000 points
     rng = np.random.default_rng(1)
     x = rng.uniform(-1, 4, POINTS)
@@ -146,6 +176,11 @@ def main() -> int:
     rows = [
         ("window shown offscreen from process start", statistics.median(startups), 2.0, f"{STARTUP_RUNS} runs"),
         ("declaration edit to repaint", statistics.median(edits), 0.016, f"{EDITS} edits"),
+        *(
+            (f"edit to repaint, 20 operations ({shown} labelled), {mode}", statistics.median(times), 0.016,
+             f"{LABELLED_EDITS} edits")
+            for mode, (times, shown) in labelled.items()
+        ),
         (f"roofline scatter redraw, {POINTS:,} points", statistics.median(scatter_times), 0.050, f"{REDRAWS} redraws"),
         (f"sweep recompute + redraw, {drawn:,} sizes", statistics.median(sweep_times), 0.050, f"{REDRAWS} redraws"),
     ]
