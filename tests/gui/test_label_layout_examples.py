@@ -5,10 +5,19 @@ from __future__ import annotations
 
 import pytest
 
+from workbench.gui.window import DEFAULT_FONT_POINTS
+
 from workbench.examples import list_examples
 from workbench.gui.plots import LABELS_ALL, LABELS_NONE, LABELS_SELECTED
 
 TEXT_SIZES = (10.0, 13.0, 16.0)  # normal, Ctrl++ three times, presentation
+
+
+@pytest.fixture(autouse=True)
+def normal_text_afterwards(window):  # type: ignore[no-untyped-def]
+    """The application font is global: put it back so later tests start at the normal size."""
+    yield
+    window.set_font_points(DEFAULT_FONT_POINTS)
 
 
 def laid_out(window):  # type: ignore[no-untyped-def]

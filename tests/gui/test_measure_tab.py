@@ -112,7 +112,7 @@ def test_a_run_goes_start_progress_finish_and_its_row_shows_the_median_of_its_sa
 
     assert cell(tab, 0, MEDIAN) == format_time(median)
     assert cell(tab, 0, CHECK) == "passed"
-    assert cell(tab, 0, 0) == "Vector add, 2^24 FP32"  # the session operation it was started from
+    assert cell(tab, 0, 0) == "Vector add, 2^16 fp32"  # the session operation it was started from (its name follows the edit)
     assert cell(tab, 0, COLUMNS.index("Size")) == "n=2**16 · fp32"
     # 3 × 2^16 × 4 B = 786,432 B over the median
     assert tab.model.runs[0].achieved_bytes_per_s == pytest.approx(786432 / median)

@@ -9,7 +9,16 @@ from PySide6.QtWidgets import QApplication
 from workbench import cli
 from workbench.devices.nvml import NO_DRIVER, Detection
 from workbench.gui import app as gui_app
-from workbench.gui.window import PRESENTATION_MIN_POINTS
+from workbench.gui.window import DEFAULT_FONT_POINTS, FONT_RANGE, PRESENTATION_MIN_POINTS
+
+
+@pytest.fixture(autouse=True)
+def normal_text_afterwards():  # type: ignore[no-untyped-def]
+    """The application font is global: put it back so later tests start at the normal size."""
+    yield
+    font = QApplication.font()
+    font.setPointSizeF(DEFAULT_FONT_POINTS)
+    QApplication.setFont(font)
 
 
 def label_points(window) -> float:  # type: ignore[no-untyped-def]
@@ -24,7 +33,8 @@ def test_presentation_makes_every_text_larger_and_ctrl_0_returns_to_the_start_up
     window.actions["presentation"].trigger()
     assert window.presentation and window.actions["presentation"].isChecked()
     big = window.font_points()
-    assert big >= max(start * 1.5, PRESENTATION_MIN_POINTS)
+    assert big == pytest.approx(min(max(round(start * 1.6), PRESENTATION_MIN_POINTS), FONT_RANGE[1]))
+    assert big >= PRESENTATION_MIN_POINTS
     assert label_points(window) == pytest.approx(big) and big > normal_label  # plot labels
     assert window.roofline.plot.getAxis("bottom").style["tickFont"].pointSizeF() == pytest.approx(big)  # axes
     QApplication.processEvents()  # the application font reaches existing widgets through posted events
