@@ -49,3 +49,13 @@ def test_bare_boxes_render_as_list_items_and_plain_readers_see_glyphs() -> None:
     drawn = with_boxes_drawn(NOTES)
     assert "- ☐ The median time." in drawn and "- ☑ The achieved" in drawn and "☐ bare" in drawn
     assert "Text with [ ] in the middle" in drawn
+
+
+def test_the_markdown_report_keeps_boxes_as_boxes_and_the_rest_of_the_line_inert() -> None:
+    from workbench.report import render_markdown
+    from workbench.session import OperationEntry, Session
+
+    notes = "- [x] median 8.7 ms ![x](http://example.invalid/a.png) <b>bold</b>\n[ ] bare box"
+    markdown = render_markdown(Session(operations=[OperationEntry.automatic("add(n=2**20)", notes)]))
+    assert "- [x] median 8.7 ms \\!\\[x\\](http://example.invalid/a.png) &lt;b&gt;bold&lt;/b&gt;" in markdown
+    assert "- [ ] bare box" in markdown

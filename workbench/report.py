@@ -41,7 +41,7 @@ from workbench.analysis import Analysis
 from workbench.devices import BANDWIDTH, Device
 from workbench.errors import WorkbenchError
 from workbench.measure.record import OK
-from workbench.notes import with_boxes_drawn
+from workbench.notes import as_markdown, with_boxes_drawn
 from workbench.plausibility import ImpossibleResult
 from workbench.runs import UNCHECKED, FigureContext, parse_run
 from workbench.runs import run_figures as core_run_figures
@@ -539,6 +539,19 @@ def _md_block(text: str) -> str:
     return "\n".join(lines).rstrip()
 
 
+_MD_ESCAPED_BOX = re.compile(r"^(\s*)\\([-+*]) \\\[([ xX])\\\] ")
+
+
+def _md_notes(text: str) -> str:
+    """Notes as inert Markdown whose checklist boxes stay boxes: `- [ ]` and `- [x]` keep their task syntax.
+
+    A task marker is neither a link, an image nor HTML, so restoring it after
+    the escaping keeps the rest of each line inert (workbench/notes.py finds the boxes).
+    """
+    block = _md_block(as_markdown(text))
+    return "\n".join(_MD_ESCAPED_BOX.sub(lambda m: f"{m.group(1)}{m.group(2)} [{m.group(3)}] ", line) for line in block.split("\n"))
+
+
 def _md_hard_breaks(text: str) -> str:
     """Free text with its line breaks kept (Markdown joins single lines unless they end in two spaces)."""
     return _md_block(text)
@@ -589,7 +602,7 @@ def render_markdown(session: Session, plot_png: bytes | None = None, plot_file: 
     report = build_report(session)
     lines = [f"# {_md_text(report.title)}", ""]
     if report.description.strip():
-        lines += [_md_block(report.description), ""]
+        lines += [_md_notes(report.description), ""]
     lines += [
         f"*{_md_text(report.written)}.*",
         "",
@@ -615,7 +628,7 @@ def render_markdown(session: Session, plot_png: bytes | None = None, plot_file: 
             declaration = f"Declaration: {declaration}"
         lines += [f"## {number}. {_md_text(entry.name or entry.declaration)}", "", declaration, ""]
         if entry.notes.strip():
-            lines += ["**Notes**", "", _md_hard_breaks(entry.notes.strip()), ""]
+            lines += ["**Notes**", "", _md_notes(entry.notes.strip()), ""]
         if item.analysis is None:
             lines += [f"**Not analysed:** {_md_text(item.error or '')}", ""]
             continue
