@@ -138,6 +138,22 @@ def _einsum(p: Mapping[str, Any]) -> str:
     return f"Einsum {p['spec']} {p['dtype']}"
 
 
+def _norm(title: str) -> Namer:
+    def name(p: Mapping[str, Any]) -> str:
+        weights = "" if p["affine"] else ", no weights"
+        return f"{title} {p['rows']}×{p['cols']} {p['dtype']}{weights}"
+
+    return name
+
+
+def _collective(title: str) -> Namer:
+    def name(p: Mapping[str, Any]) -> str:
+        link = f" over {p['link']}" if p["link"] else ""
+        return f"{title}, {count_text(p['n'])} {p['dtype']} on {p['ranks']} ranks{link}"
+
+    return name
+
+
 for _op, _namer in (
     ("gemm", _gemm),
     ("copy", _vector("Copy")),
@@ -151,5 +167,14 @@ for _op, _namer in (
     ("conv2d", _conv2d),
     ("attention", _attention),
     ("einsum", _einsum),
+    ("rmsnorm", _norm("RMSNorm")),
+    ("layernorm", _norm("LayerNorm")),
+    ("allreduce", _collective("All-reduce")),
+    ("allgather", _collective("All-gather")),
+    ("reducescatter", _collective("Reduce-scatter")),
+    ("broadcast", _collective("Broadcast")),
+    ("rootreduce", _collective("Reduce to root")),
+    ("alltoall", _collective("All-to-all")),
+    ("sendrecv", _collective("Send/recv")),
 ):
     register_namer(_op, _namer)
