@@ -31,7 +31,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PERF_WORKBENCH_DATA_DIR", tempfile.mkdtemp(prefix="workbench-bench-data-"))
 ROOT = Path(__file__).resolve().parent.parent
 
-STARTUP_RUNS = 7
+STARTUP_RUNS = int(os.environ.get("BENCH_STARTUP_RUNS", "7"))
 EDITS = 200
 LABELLED_EDITS = 100
 REDRAWS = 30
