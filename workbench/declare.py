@@ -29,6 +29,21 @@ _MAX_INTERMEDIATE = 2**126
 _MAX_EXPONENT = 128
 MAX_EXPRESSION_DEPTH = 64  # nested operators in one field's value; deeper is refused before Python's stack runs out
 
+# The implementation keywords every operation's declaration may carry (workbench/implementations.py has
+# the models). `impl` names a model the operation registers in `OpSpec.implementations`; the tile keywords
+# belong to impl=tiled. They follow the operation's own fields in the canonical text.
+COMPULSORY = "compulsory"
+TILED = "tiled"
+IMPL_PARAMS: tuple[Param, ...] = (
+    Param("impl", "name", COMPULSORY, doc="implementation model: compulsory (ideal reuse), naive or tiled"),
+    Param("tile_m", "dim", 128, doc="rows of C per tile (CTA)", maximum=2**16),
+    Param("tile_n", "dim", 128, doc="columns of C per tile (CTA)", maximum=2**16),
+    Param("tile_k", "dim", 32, doc="depth of one k step of a tile", maximum=2**16),
+    Param("ctas_per_sm", "dim", 1, doc="tiles (CTAs) resident on one SM at once", maximum=64),
+)
+TILE_FIELDS: tuple[str, ...] = ("tile_m", "tile_n", "tile_k", "ctas_per_sm")
+_IMPL_BY_NAME = {param.name: param for param in IMPL_PARAMS}
+
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,39}")  # a "name" field: a link key such as nvlink4 or ib_ndr
 _TRUE = {"true", "True"}
 _FALSE = {"false", "False"}
@@ -54,6 +69,11 @@ class Declaration:
 
     def __str__(self) -> str:
         return format_declaration(self)
+
+    @property
+    def implementation(self) -> str:
+        """The implementation model the declaration names (`impl=`); compulsory when it names none."""
+        return str(self.params.get("impl") or COMPULSORY)
 
     def workload(self) -> Workload:
         """The tensors and FLOP terms of this operation (exact integers)."""
@@ -100,7 +120,7 @@ def parse(text: str) -> Declaration:
         if keyword.arg is None:
             raise DeclarationError("'**' is not allowed in a declaration")
         name = keyword.arg
-        found = spec.param(name)
+        found = spec.param(name) or _IMPL_BY_NAME.get(name)
         if found is None:
             if spec.extra_dims and len(name) == 1:
                 found = Param(name, "dim")
@@ -115,6 +135,8 @@ def parse(text: str) -> Declaration:
 def build_declaration(op: str, values: Mapping[str, Any]) -> Declaration:
     """Validate field values (already Python values) and make the canonical Declaration."""
     spec = spec_for(op)
+    implementation = _implementation_fields(spec, values)
+    values = {name: value for name, value in values.items() if name not in _IMPL_BY_NAME}
     params: dict[str, Any] = {}
     for param in spec.params:
         if param.name in values and values[param.name] is not None:
@@ -140,7 +162,7 @@ def build_declaration(op: str, values: Mapping[str, Any]) -> Declaration:
     if spec.check is not None:
         spec.check(params)
     _check_sizes(spec, params)
-    ordered = tuple((name, params[name]) for name in _field_order(spec, params))
+    ordered = tuple((name, params[name]) for name in _field_order(spec, params)) + implementation
     return Declaration(spec.name, ordered)
 
 
@@ -161,6 +183,7 @@ def format_declaration(decl: Declaration) -> str:
     for param in spec.params:
         if param.kind == "spec":
             parts.append(f'"{params[param.name]}"')
+    fields += [(name, value) for name, value in decl.fields if name in _IMPL_BY_NAME]
     parts += [f"{name}={format_value(value)}" for name, value in fields]
     return f"{spec.name}({', '.join(parts)})"
 
@@ -182,7 +205,12 @@ def iter_fields(decl: Declaration) -> Iterator[tuple[Param, Any]]:
     """Each declared field with its Param (einsum extents get a synthetic 'dim' Param)."""
     spec = decl.spec
     for name, value in decl.fields:
-        yield spec.param(name) or Param(name, "dim"), value
+        yield spec.param(name) or _IMPL_BY_NAME.get(name) or Param(name, "dim"), value
+
+
+def implementation_param(name: str) -> Param | None:
+    """The Param of an implementation keyword (impl, tile_m, ...), None for any other name."""
+    return _IMPL_BY_NAME.get(name)
 
 
 # ----------------------------------------------------------------------------
@@ -199,10 +227,56 @@ def _field_order(spec: OpSpec, params: Mapping[str, Any]) -> list[str]:
     return names + extras
 
 
+def _implementation_fields(spec: OpSpec, values: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """Validate the implementation keywords; the canonical (name, value) pairs to append to the fields.
+
+    `impl=compulsory` is the default and is left out; the tile sizes are
+    written whenever impl=tiled (they are the point of it), `ctas_per_sm` only
+    when it is not 1. Every fault is one line naming the keyword.
+    """
+    given = {name: value for name, value in values.items() if name in _IMPL_BY_NAME and value is not None}
+    impl = _check_value(given.get("impl", COMPULSORY), _IMPL_BY_NAME["impl"]) or COMPULSORY
+    if impl not in spec.implementations:
+        known = sorted({name for other in REGISTRY.values() for name in other.implementations})
+        if impl not in known:
+            raise DeclarationError(f"unknown implementation impl={impl}; known: {', '.join(known)}", field="impl")
+        if spec.implementations == (COMPULSORY,):
+            having = [other.name for other in REGISTRY.values() if impl in other.implementations]
+            raise DeclarationError(
+                f"{spec.name} has no implementation models, only impl={COMPULSORY} "
+                f"(impl={impl} is modelled for {', '.join(having)})",
+                field="impl",
+            )
+        raise DeclarationError(
+            f"{spec.name} has impl={', '.join(spec.implementations)}; not impl={impl}", field="impl"
+        )
+    stray = [name for name in TILE_FIELDS if name in given]
+    if stray and impl != TILED:
+        raise DeclarationError(
+            f"{stray[0]} belongs to impl=tiled; add impl=tiled or remove {stray[0]}", field=stray[0]
+        )
+    if impl == COMPULSORY:
+        return ()
+    fields: list[tuple[str, Any]] = [("impl", impl)]
+    if impl == TILED:
+        for name in TILE_FIELDS:
+            param = _IMPL_BY_NAME[name]
+            value = _check_value(given[name], param) if name in given else param.default
+            if name != "ctas_per_sm" or value != param.default:
+                fields.append((name, value))
+    return tuple(fields)
+
+
+def _name_example(field: str) -> str:
+    return "tiled" if field == "impl" else "nvlink4"
+
+
 def _unknown_field(spec: OpSpec, name: str) -> str:
     allowed = ", ".join(p.name for p in spec.params if p.kind != "spec")
     if spec.extra_dims:
         allowed += ", and one-letter index extents"
+    if len(spec.implementations) > 1:
+        allowed += ", impl" + (", " + ", ".join(TILE_FIELDS) if TILED in spec.implementations else "")
     return f"{spec.name} has no field '{name}'; allowed: {allowed}"
 
 
@@ -246,7 +320,7 @@ def _check_value(value: Any, param: Param) -> Any:
         if value == "" and not param.required:
             return value  # the default: the operation chooses (a collective: the device's link)
         if not isinstance(value, str) or not _NAME.fullmatch(value):
-            raise DeclarationError(f"{name} must be a name such as nvlink4; got {value!r}", field=name)
+            raise DeclarationError(f"{name} must be a name such as {_name_example(name)}; got {value!r}", field=name)
         return value.lower()
     raise AssertionError(f"unknown parameter kind {param.kind}")  # pragma: no cover
 
@@ -288,7 +362,7 @@ def _value(node: ast.AST, param: Param) -> Any:
             return node.id
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value
-        raise DeclarationError(f"{name} must be a name such as nvlink4", field=name)
+        raise DeclarationError(f"{name} must be a name such as {_name_example(name)}", field=name)
     allow_float = param.kind == "number"
     return _integer_expression(node, name, allow_float)
 

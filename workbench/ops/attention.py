@@ -105,6 +105,7 @@ register(
             'attention(B=1, H=1, Sq=24, Skv=16, D=8, causal=true, dtype=fp32)',
         ),
         tied_fields=("Sq", "Skv"),
+        implementations=("compulsory", "naive"),
         kernel_names=KernelNames(("attention", "attn", "fmha", "flash", "sdpa"), rank=10),
         summary="scaled dot-product attention, fused or unfused, causal or not",
         params=(

@@ -229,6 +229,7 @@ class OpSpec:
     examples: tuple[str, ...] = ()
     tied_fields: tuple[str, ...] = ()
     kernel_names: KernelNames | None = None
+    implementations: tuple[str, ...] = ("compulsory",)  # models `impl=` may name (workbench/implementations.py)
 
     def param(self, name: str) -> Param | None:
         for p in self.params:

@@ -99,6 +99,7 @@ SPEC = register(
             'gemm(M=16, N=24, K=32, dtype=fp16)',
         ),
         tied_fields=("M", "N", "K"),
+        implementations=("compulsory", "naive", "tiled"),
         kernel_names=KernelNames(("gemm", "matmul", "mma", "cutlass", "xmma", "sm90_", "sm80_", "cublas"), rank=40),
         summary="matrix product C = A·B (+ β·C), optionally batched",
         params=(

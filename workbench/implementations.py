@@ -1,0 +1,439 @@
+"""Implementation models: the physical work a real kernel does for a declared operation.
+
+Logical work follows from the algorithm (the operation's FLOP terms and its
+compulsory bytes: each input read once, each output written once). Physical
+work follows from the implementation: a kernel pads dimensions to whole tiles,
+computes masked values it then discards, and loads the same value many times.
+Two kernels with the same logical FLOP can put very different demands on each
+interface between HBM and the registers.
+
+An implementation model turns a declaration into `PhysicalWork`: logical and
+physical FLOP, the compulsory bytes, the physical bytes across every named
+interface (`workbench.devices.interfaces`), and the assumptions the model
+makes, written as sentences the derivation prints. The model in use is the
+declaration's `impl` keyword; `compulsory` (the default) is today's ideal
+reuse, where each interface carries the compulsory bytes once.
+
+No Qt here; this module imports the operations, the declaration language and
+the devices only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from workbench.declare import Declaration
+from workbench.devices.catalogue import Device
+from workbench.devices.interfaces import HBM, L2, SMEM
+from workbench.ops import Workload
+
+COMPULSORY = "compulsory"
+NAIVE = "naive"
+TILED = "tiled"
+
+# The interfaces a model accounts for, from HBM inwards. The host interface is never implied:
+# a host ↔ device term appears only when the declaration asks for it.
+MODEL_INTERFACES: tuple[str, ...] = (HBM, L2, SMEM)
+
+
+@dataclass(frozen=True)
+class Quantization:
+    """Tile and wave quantization of a tiled GEMM-like kernel (NVIDIA's Matrix Multiplication Background).
+
+    Tile quantization: each dimension is padded up to a whole number of tiles
+    and the padded work is computed. Wave quantization: the output tiles (one
+    CTA each) run in waves of SMs × resident CTAs per SM; the last wave may
+    leave SM slots idle.
+    """
+
+    tile_m: int
+    tile_n: int
+    tile_k: int
+    padded: Mapping[str, int]  # dimension -> padded size ("M": 4224)
+    tiles: int  # output tiles (CTAs)
+    sm_count: int | None
+    ctas_per_sm: int
+    waves: int | None  # ceil(tiles / (SMs × CTAs per SM)); None without an SM count
+    slot_use: float | None  # tiles / (waves × SMs × CTAs per SM)
+
+    @property
+    def slots(self) -> int | None:
+        """SM slots in one wave: SMs × resident CTAs per SM (None without an SM count)."""
+        return None if self.sm_count is None else self.sm_count * self.ctas_per_sm
+
+
+@dataclass(frozen=True)
+class PhysicalWork:
+    """Logical and physical FLOP and bytes of one declaration under one implementation model."""
+
+    implementation: str  # "compulsory", "naive", "tiled"
+    logical_flop: int  # the op's counted FLOP (today's figure)
+    physical_flop: int  # with padding / masked work computed and discarded
+    logical_bytes: int  # the compulsory bytes (today's figure)
+    bytes_by_interface: Mapping[str, int]  # interface key -> physical bytes across it
+    assumptions: tuple[str, ...]  # sentences the derivation prints
+    quantization: Quantization | None = None
+
+    @property
+    def extra_flop(self) -> int:
+        """Physical FLOP above logical: padding and masked work."""
+        return self.physical_flop - self.logical_flop
+
+    def bytes_across(self, key: str) -> int:
+        """Physical bytes across one interface (KeyError for an interface the model does not cover)."""
+        return self.bytes_by_interface[key]
+
+
+Model = Callable[[Declaration, Workload, "Device | None", str], PhysicalWork]
+
+
+def physical_work(
+    decl: Declaration, workload: Workload, device: Device | None, convention: str = "fma2"
+) -> PhysicalWork:
+    """The physical work of `decl` under its implementation model on `device` (None: no device chosen).
+
+    `workload` is `decl.workload()` (passed in because the caller has built it
+    already). The device supplies the L2 size and SM count the models need;
+    without one, a model says what it could not decide.
+    """
+    model = _MODELS[decl.implementation]
+    return model(decl, workload, device, convention)
+
+
+def compulsory(decl: Declaration, workload: Workload, device: Device | None, convention: str = "fma2") -> PhysicalWork:
+    """Ideal reuse: physical equals logical, and every interface carries the compulsory bytes once."""
+    flop = workload.flop(convention)
+    moved = workload.bytes
+    return PhysicalWork(
+        implementation=COMPULSORY,
+        logical_flop=flop,
+        physical_flop=flop,
+        logical_bytes=moved,
+        bytes_by_interface={key: moved for key in MODEL_INTERFACES},
+        assumptions=(
+            "compulsory traffic: ideal on-chip reuse, so each input crosses each interface once "
+            "and each output crosses it once on the way back; physical work equals logical work",
+        ),
+    )
+
+
+# --- shared pieces -------------------------------------------------------------
+
+# The lab kernels' thread block: 16 × 16 threads. The naive kernel gives each thread one output
+# element; the tiled SIMT kernel gives each thread a micro-tile of (tile_m/16) × (tile_n/16) outputs.
+THREAD_ROWS = 16
+THREAD_COLS = 16
+
+
+def _ceil_div(a: Any, b: Any) -> Any:
+    """⌈a / b⌉ for ints (exact) and numpy arrays alike."""
+    return -(-a // b)
+
+
+def _where(condition: Any, yes: Any, no: Any) -> Any:
+    """`yes if condition else no`, elementwise when a sweep passes numpy arrays."""
+    if isinstance(condition, bool):
+        return yes if condition else no
+    import numpy as np
+
+    return np.where(condition, yes, no)
+
+
+def _flop_per_fma(convention: str) -> int:
+    return 2 if convention == "fma2" else 1
+
+
+def _tensor(workload: Workload, name: str) -> Any:
+    for tensor in workload.tensors:
+        if tensor.name == name:
+            return tensor
+    raise KeyError(name)  # pragma: no cover - every GEMM workload has A, B and C
+
+
+def _n(value: Any) -> str:
+    """A count in a sentence: 1,024 (a sweep's array is described, not printed)."""
+    return f"{value:,}" if isinstance(value, int) else "(swept)"
+
+
+@dataclass(frozen=True)
+class _Operands:
+    """One GEMM's sizes and per-element bytes, read from a declaration and its workload."""
+
+    batch: Any
+    m: Any
+    n: Any
+    k: Any
+    a_bits: int
+    b_bits: int
+    a_bytes: Any  # one pass over A (all batch entries)
+    b_bytes: Any
+    b_bytes_each: Any  # B of one batch entry: what has to stay in L2 for B to be read once
+    c_bytes: Any  # C's compulsory traffic: written once (and read once when β ≠ 0)
+
+    def elements_bytes(self, elements: Any, bits: int) -> Any:
+        return -(-elements * bits // 8)
+
+
+def _operands(decl: Declaration, workload: Workload) -> _Operands:
+    values = workload.values
+    batch, m, n, k = values["batch"], values["M"], values["N"], values["K"]
+    a, b, c = _tensor(workload, "A"), _tensor(workload, "B"), _tensor(workload, "C")
+    return _Operands(
+        batch=batch, m=m, n=n, k=k,
+        a_bits=a.dtype.bits, b_bits=b.dtype.bits,
+        a_bytes=a.bytes_each, b_bytes=b.bytes_each,
+        b_bytes_each=-(-k * n * b.dtype.bits // 8),
+        c_bytes=c.bytes,
+    )
+
+
+def _hbm_reads(ops: _Operands, block_m: int, block_n: int, device: Device | None) -> tuple[Any, list[str]]:
+    """Bytes of A and B from HBM into L2 under the L2 rule, and the sentences that state it.
+
+    The rule: blocks (CTAs) are assumed to run in row-major order over C, a
+    row of blocks at a time. The A panel a block row needs (block_m × K) is
+    read once and stays in L2 while that row runs, if it fits; otherwise A is
+    read again for every block of the row. B is read once if all of B (one
+    batch entry) fits in L2 beside the panel; otherwise B is read again for
+    every block row. Without an L2 size, the operands are assumed to fit.
+    """
+    passes_a = _ceil_div(ops.n, block_n)  # blocks along N: how often each A value is loaded
+    passes_b = _ceil_div(ops.m, block_m)  # block rows: how often each B value is loaded
+    if device is None or not device.l2_bytes:
+        where = "no device chosen" if device is None else f"{device.name} has no L2 size"
+        return ops.a_bytes + ops.b_bytes, [
+            f"HBM → L2: {where}, so the L2 rule cannot be applied; A and B are assumed to fit in L2 "
+            "and are read from HBM once (the compulsory bytes, an optimistic floor)"
+        ]
+    l2 = device.l2_bytes
+    panel = ops.elements_bytes(block_m * ops.k, ops.a_bits)
+    panel_fits = panel <= l2
+    b_fits = ops.b_bytes_each + panel <= l2
+    a_reads = ops.a_bytes * _where(panel_fits, 1, passes_a)
+    b_reads = ops.b_bytes * _where(b_fits, 1, passes_b)
+    l2_text = f"{device.name}'s L2 ({_n(l2)} B)"
+    sentences = [
+        "HBM → L2 (the L2 rule): blocks run a row of C at a time; the A panel of a block row "
+        f"({block_m} × K) stays in L2 while the row runs if it fits, and B is read once if it fits in L2 "
+        "beside that panel, otherwise once per block row"
+    ]
+    if isinstance(panel_fits, bool) and isinstance(b_fits, bool):
+        sentences.append(
+            f"A panel {_n(panel)} B {'fits in' if panel_fits else 'does not fit in'} {l2_text}: A is read "
+            + ("once" if panel_fits else f"{_n(passes_a)} times")
+            + f"; B + panel {_n(ops.b_bytes_each + panel)} B {'fits' if b_fits else 'does not fit'}: B is read "
+            + ("once" if b_fits else f"{_n(passes_b)} times")
+        )
+    return a_reads + b_reads, sentences
+
+
+# --- GEMM: naive ---------------------------------------------------------------------
+
+
+def naive_gemm(decl: Declaration, workload: Workload, device: Device | None, convention: str = "fma2") -> PhysicalWork:
+    """One thread per output element, each loading its row of A and column of B: 2·M·N·K element loads."""
+    ops = _operands(decl, workload)
+    products = ops.batch * ops.m * ops.n * ops.k
+    loads = ops.elements_bytes(products, ops.a_bits) + ops.elements_bytes(products, ops.b_bits)
+    hbm_reads, hbm_sentences = _hbm_reads(ops, THREAD_ROWS, THREAD_COLS, device)
+    flop = workload.flop(convention)
+    batch_text = "batch·" if not (isinstance(ops.batch, int) and ops.batch == 1) else ""
+    return PhysicalWork(
+        implementation=NAIVE,
+        logical_flop=flop,
+        physical_flop=flop,
+        logical_bytes=workload.bytes,
+        bytes_by_interface={
+            HBM: hbm_reads + ops.c_bytes,
+            L2: loads + ops.c_bytes,
+            SMEM: loads + ops.c_bytes,
+        },
+        assumptions=(
+            f"naive GEMM: one thread per element of C in {THREAD_ROWS} × {THREAD_COLS} blocks; each thread "
+            f"loads its row of A and its column of B, so {batch_text}M·N·K values of A and as many of B are "
+            f"loaded ({_n(loads)} B), and C is written once",
+            "no shared memory, and L1 is assumed to catch nothing: every load crosses L2 → SM and reaches "
+            "the registers (threads of a warp that share a value are not counted as sharing it)",
+            *hbm_sentences,
+            "no padding: threads outside C return early, so physical FLOP equal logical FLOP",
+        ),
+    )
+
+
+# --- GEMM: tiled ---------------------------------------------------------------------
+
+
+def _is_tensor_core(path: str) -> bool:
+    return path.endswith("_tc") or "_tc_" in path
+
+
+def tiled_gemm(decl: Declaration, workload: Workload, device: Device | None, convention: str = "fma2") -> PhysicalWork:
+    """Shared-memory tiles of tile_m × tile_n outputs, k steps of tile_k; tile and wave quantization."""
+    params = decl.params
+    tm, tn, tk = int(params["tile_m"]), int(params["tile_n"]), int(params["tile_k"])
+    ctas_per_sm = int(params.get("ctas_per_sm") or 1)
+    ops = _operands(decl, workload)
+    mp, np_, kp = _ceil_div(ops.m, tm) * tm, _ceil_div(ops.n, tn) * tn, _ceil_div(ops.k, tk) * tk
+    tiles = ops.batch * (mp // tm) * (np_ // tn)
+    padded_products = ops.batch * mp * np_ * kp
+    products = ops.batch * ops.m * ops.n * ops.k
+    logical = workload.flop(convention)
+    physical = logical + _flop_per_fma(convention) * (padded_products - products)
+
+    # Global loads into shared memory: each A value once per tile column, each B value once per tile row.
+    passes_a, passes_b = _ceil_div(ops.n, tn), _ceil_div(ops.m, tm)
+    loads = ops.a_bytes * passes_a + ops.b_bytes * passes_b
+    hbm_reads, hbm_sentences = _hbm_reads(ops, tm, tn, device)
+
+    # Shared memory → registers: who reads each staged value, per k step.
+    if _is_tensor_core(workload.path):
+        warp_m, warp_n = max(1, tm // 2), max(1, tn // 2)
+        readers_a, readers_b = _ceil_div(np_, warp_n), _ceil_div(mp, warp_m)  # fragments per tile pass
+        smem = (
+            ops.elements_bytes(ops.batch * mp * kp, ops.a_bits) * readers_a
+            + ops.elements_bytes(ops.batch * np_ * kp, ops.b_bits) * readers_b
+        )
+        smem_sentence = (
+            f"shared memory → registers ({workload.path}): the tile is split among 2 × 2 warps of "
+            f"{warp_m} × {warp_n}; each warp reads its A and B fragments once per k step, so every staged "
+            "value is read by two warps"
+        )
+    else:
+        micro_m, micro_n = _ceil_div(tm, THREAD_ROWS), _ceil_div(tn, THREAD_COLS)
+        smem = (
+            ops.elements_bytes(padded_products, ops.a_bits) // micro_n
+            + ops.elements_bytes(padded_products, ops.b_bits) // micro_m
+        )
+        smem_sentence = (
+            f"shared memory → registers ({workload.path}, no tensor cores): {THREAD_ROWS} × {THREAD_COLS} "
+            f"threads per tile, each computing a {micro_m} × {micro_n} micro-tile; per k step a thread reads "
+            f"{micro_m} values of A and {micro_n} of B, so padded M·N·K·(1/{micro_n} + 1/{micro_m}) values "
+            "are read"
+        )
+
+    sm_count = device.sm_count if device is not None else None
+    if sm_count:
+        slots = sm_count * ctas_per_sm
+        waves = _ceil_div(tiles, slots)
+        slot_use: Any = tiles / (waves * slots)
+    else:
+        waves = slot_use = None
+    quantization = Quantization(
+        tile_m=tm, tile_n=tn, tile_k=tk,
+        padded={"M": mp, "N": np_, "K": kp},
+        tiles=tiles, sm_count=sm_count or None, ctas_per_sm=ctas_per_sm,
+        waves=waves, slot_use=slot_use,
+    )
+    return PhysicalWork(
+        implementation=TILED,
+        logical_flop=logical,
+        physical_flop=physical,
+        logical_bytes=workload.bytes,
+        bytes_by_interface={
+            HBM: hbm_reads + ops.c_bytes,
+            L2: loads + ops.c_bytes,
+            SMEM: smem + ops.c_bytes,
+        },
+        assumptions=(
+            f"tiled GEMM: each CTA computes a {tm} × {tn} tile of C in k steps of {tk}, staging a "
+            f"{tm} × {tk} slice of A and a {tk} × {tn} slice of B in shared memory; C is written once",
+            f"L2 → shared memory: each value of A is loaded once per tile column (⌈N/{tn}⌉ = {_n(passes_a)} "
+            f"times) and each value of B once per tile row (⌈M/{tm}⌉ = {_n(passes_b)} times): "
+            f"about M·N·K·(1/{tn} + 1/{tm}) values ({_n(loads)} B); L1 catches nothing beyond the tiles",
+            *hbm_sentences,
+            smem_sentence,
+            _tile_sentence(quantization, ops, logical, physical),
+            _wave_sentence(quantization, device),
+        ),
+        quantization=quantization,
+    )
+
+
+def _tile_sentence(q: Quantization, ops: _Operands, logical: Any, physical: Any) -> str:
+    padded = [f"{name} {_n(size)} → {_n(q.padded[name])}" for name, size in (("M", ops.m), ("N", ops.n), ("K", ops.k))
+              if not (isinstance(size, int) and size == q.padded[name])]
+    if not padded:
+        return "tile quantization: M, N and K are whole multiples of the tile, so nothing is padded"
+    extra = (f" (+{(physical - logical) / logical:.1%} FLOP)" if isinstance(logical, int) and logical else "")
+    return (
+        "tile quantization: dimensions padded to whole tiles (" + ", ".join(padded) + "); the padded work "
+        f"is computed and discarded{extra}; padded elements are zero-filled in shared memory, not loaded"
+    )
+
+
+def _wave_sentence(q: Quantization, device: Device | None) -> str:
+    if q.waves is None:
+        where = "no device chosen" if device is None else f"{device.name} has no SM count"
+        return f"wave quantization: {_n(q.tiles)} tiles (CTAs); {where}, so waves are not counted"
+    exact = q.tiles / q.slots if isinstance(q.tiles, int) else None
+    share = f"{exact:.2f} → " if exact is not None else ""
+    use = f"{q.slot_use:.1%}" if isinstance(q.slot_use, float) else "(swept)"
+    return (
+        f"wave quantization: {_n(q.tiles)} tiles over {q.sm_count} SMs × {q.ctas_per_sm} CTA"
+        f"{'s' if q.ctas_per_sm != 1 else ''} per SM = {share}{_n(q.waves)} waves; "
+        f"{_n(q.tiles)} of {_n(q.waves * q.slots) if isinstance(q.waves, int) else '(swept)'} SM slots used ({use})"
+    )
+
+
+# --- attention: naive ----------------------------------------------------------------
+
+
+def naive_attention(decl: Declaration, workload: Workload, device: Device | None, convention: str = "fma2") -> PhysicalWork:
+    """Three kernels (Q·Kᵀ, softmax, P·V) with S and P through HBM; causal masks computed, then discarded."""
+    params = decl.params
+    causal, fused = bool(params["causal"]), bool(params["fused"])
+    unmasked = decl.spec.build({**params, "causal": False, "fused": False})  # the full Sq × Skv square
+    physical_flop = unmasked.flop(convention)
+    moved = unmasked.bytes
+    sentences = [
+        "naive attention: three kernels — Q·Kᵀ writes the scores S to HBM, softmax reads S and writes the "
+        "probabilities P, P·V reads P — so S and P (B·H·Sq·Skv each) are written once and read once"
+        + (" beyond the fused kernel's compulsory bytes" if fused else "; the declaration is already unfused (fused=false), so its compulsory bytes count them"),
+    ]
+    if causal:
+        sentences.append(
+            "causal mask applied after the fact: every one of the Sq·Skv scores is computed, the masked ones "
+            "are set to −∞ before the softmax and their P·V products are computed with zeros, so the masked work "
+            "is physical FLOP above the logical count (the select itself is not counted)"
+        )
+    else:
+        sentences.append("no mask: the physical FLOP are the logical FLOP")
+    sentences.append(
+        "the products inside are assumed to reach compulsory reuse on chip: L2 → SM and shared memory → "
+        "registers carry the same bytes as HBM"
+    )
+    return PhysicalWork(
+        implementation=NAIVE,
+        logical_flop=workload.flop(convention),
+        physical_flop=physical_flop,
+        logical_bytes=workload.bytes,
+        bytes_by_interface={key: moved for key in MODEL_INTERFACES},
+        assumptions=tuple(sentences),
+    )
+
+
+_OP_MODELS: dict[tuple[str, str], Model] = {
+    ("gemm", NAIVE): naive_gemm,
+    ("gemm", TILED): tiled_gemm,
+    ("attention", NAIVE): naive_attention,
+}
+
+
+def _dispatch(name: str) -> Model:
+    def model(decl: Declaration, workload: Workload, device: Device | None, convention: str = "fma2") -> PhysicalWork:
+        return _OP_MODELS[(decl.op, name)](decl, workload, device, convention)
+
+    return model
+
+
+_MODELS: dict[str, Model] = {
+    COMPULSORY: compulsory,
+    NAIVE: _dispatch(NAIVE),
+    TILED: _dispatch(TILED),
+}
+
+
+def models() -> tuple[str, ...]:
+    """Every implementation model's name (what `impl=` may say, per operation as its OpSpec allows)."""
+    return tuple(_MODELS)
