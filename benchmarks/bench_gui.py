@@ -155,9 +155,9 @@ def main() -> int:
         scatter_times.append(time.perf_counter() - start)
 
     # 3b. the bound-versus-size view: a 10,000-size sweep recomputed and drawn
-    from workbench.gui import plots
+    from workbench.gui import sweep_view
 
-    plots.SWEEP_POINTS = POINTS
+    sweep_view.SWEEP_POINTS = POINTS
     window.tabs.setCurrentWidget(window.sweep)
     window.sweep.low.setValue(10)
     window.sweep.high.setValue(30)

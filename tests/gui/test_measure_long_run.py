@@ -126,7 +126,7 @@ def test_the_report_plots_legend_is_written_as_large_as_its_labels(qtbot) -> Non
     from workbench.examples import load_example
     from workbench.gui.document import Document
     from workbench.gui.export import match_legend_to_labels
-    from workbench.gui.plots import RooflineView
+    from workbench.gui.roofline_view import RooflineView
     from workbench.measure import measure
 
     session = load_example("vector-add")

@@ -353,7 +353,7 @@ def _move_mouse(qtbot, window, x: float, y: float) -> None:  # type: ignore[no-u
     from PySide6.QtCore import QEvent, QPointF, Qt
     from PySide6.QtGui import QMouseEvent
 
-    from workbench.gui.plots import point_in_view
+    from workbench.gui.plot_common import point_in_view
 
     graphics = roofline(window).widget
     target = graphics.mapFromScene(point_in_view(roofline(window).plot.getViewBox(), x, y))

@@ -11,7 +11,8 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
 
 from workbench.gui.measure_runs import AddRun
-from workbench.gui.plots import FIT_SHORTCUT, point_in_view
+from workbench.gui.plot_common import point_in_view
+from workbench.gui.roofline_view import FIT_SHORTCUT
 from workbench.session import OperationEntry
 
 DATA = Path(__file__).resolve().parent.parent / "data"

@@ -26,7 +26,7 @@ from workbench.devices import Rate
 from workbench.devices.nvml import NO_DRIVER, Detection
 from workbench.examples import load_example
 from workbench.gui import session_io
-from workbench.gui.plots import MEMORY_COLOUR, SELECTED_COLOUR
+from workbench.gui.plot_common import MEMORY_COLOUR, SELECTED_COLOUR
 from workbench.gui.session_io import CANCEL, DISCARD, LATER, RECOVER, SAVE, RecoveryAnswer, RecoveryDialog
 from workbench.report import PNG_SIGNATURE, SAMPLES_CSV_COLUMNS
 from workbench.session import OperationEntry

@@ -41,7 +41,7 @@ from workbench.devices.host import host_device
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
-from workbench.gui.plots import LogAxis, _intensity_tick, _plot_widget, _si_tick, short_path
+from workbench.gui.plot_common import LogAxis, intensity_tick, log_plot_widget, si_tick, short_path
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_time
 
 SESSION_DEVICE = "__session__"  # the list item standing for the session's device, overrides included
@@ -93,7 +93,7 @@ class CompareView(RefreshWhenShown, QWidget):
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.currentCellChanged.connect(self._row_chosen)
 
-        self.widget = _plot_widget(LogAxis("bottom", _intensity_tick), LogAxis("left", _si_tick("FLOP/s")))
+        self.widget = log_plot_widget(LogAxis("bottom", intensity_tick), LogAxis("left", si_tick("FLOP/s")))
         self.widget.setObjectName("compareRooflines")
         self.plot: pg.PlotItem = self.widget.getPlotItem()
         self.plot.setLabel("bottom", "Arithmetic intensity (FLOP/B)")

@@ -84,7 +84,7 @@ def session_plot_png(session: Session, size: tuple[int, int] = REPORT_PLOT_SIZE,
     """
     from workbench.gui.app import ensure_application
     from workbench.gui.document import Document
-    from workbench.gui.plots import RooflineView
+    from workbench.gui.roofline_view import RooflineView
 
     app = ensure_application()
     document = Document(session)

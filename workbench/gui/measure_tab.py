@@ -50,7 +50,7 @@ from workbench.gui.document import Document
 from workbench.gui.measure_plots import MEASURED_COLOUR, NOT_VALID_COLOUR, OTHER_DEVICE_COLOUR, device_tip
 from workbench.gui.measure_runs import MeasuredRun, add_run, document_runs, remove_run
 from workbench.gui.measure_worker import BackendChoice, BackendProbeWorker, MeasurementJob, MeasurementWorker
-from workbench.gui.plots import sweep_choices
+from workbench.gui.sweep_view import sweep_choices
 from workbench.measure import COLD, DEFAULT_ITERATIONS, MIN_ITERATIONS, WARM, PhaseChanged, RunRecord, RunStarted, SampleBatch
 from workbench.measure.estimate import LONG_RUN_S, Alternative, RunEstimate, alternatives, estimate_run, estimate_total, \
     format_duration, rescaled

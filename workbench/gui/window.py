@@ -50,7 +50,8 @@ from workbench.gui.export import export_png, export_svg
 from workbench.gui.notes_panel import NotesPanel
 from workbench.gui.operations_view import OperationsView
 from workbench.gui.panel import CONVENTION_LABELS, AnalysisPanel
-from workbench.gui.plots import FIT_SHORTCUT, LABEL_MODES, LABELS_ALL, LABELS_NONE, LABELS_SELECTED, RooflineView, SweepView
+from workbench.gui.roofline_view import FIT_SHORTCUT, LABEL_MODES, LABELS_ALL, LABELS_NONE, LABELS_SELECTED, RooflineView
+from workbench.gui.sweep_view import SweepView
 from workbench.gui.profile_import import ProfileImporter
 from workbench.gui.profile_view import ProfileComparisonView
 from workbench.gui.session_io import SessionFiles

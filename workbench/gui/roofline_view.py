@@ -1,32 +1,52 @@
-"""The roofline and the bound-versus-size plots.
+"""The roofline view: the current device's roofs with every declared operation on it.
 
-Both plots work in log coordinates they compute themselves (log10 of
-intensity, rate and time; log2 of a swept size) and label their axes with
-figures and units, so every item lives in one coordinate system. Items are
-created once and updated with `setData`/`setPos`; an edit never rebuilds the
-scene. Pools of items (roofs, labels) grow when a device has more paths or the
-session more operations, and hide what is not needed.
+Log-log: log10 of arithmetic intensity against log10 of attainable rate. The
+memory roof rises to the highest compute roof; one compute roof per rate in
+use, datasheet figures dashed and measured ones solid; the selected
+operation's path and ridge point in red. Imported profiler kernels and
+measured runs are drawn by their own layers (`profile_view`, `measure_plots`).
+Labels are laid out by `workbench.label_layout` so none covers a point, a roof
+or another label.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QFont, QMouseEvent
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from workbench.analysis import Analysis, sweep
-from workbench.devices import BANDWIDTH, DATASHEET, DERIVED, Device, Rate
-from workbench.errors import WorkbenchError
-from workbench.gui.declaration_text import split_call
+from workbench.analysis import Analysis
+from workbench.devices import BANDWIDTH, Device, Rate
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
-from workbench.gui.measure_plots import MeasuredRooflineLayer, MeasuredSweepLayer
+from workbench.gui.measure_plots import MeasuredRooflineLayer
+from workbench.gui.plot_common import (
+    GHOST_COLOUR,
+    MEMORY_COLOUR,
+    POINT_COLOUR,
+    ROOF_COLOUR,
+    SELECTED_COLOUR,
+    STALE_COLOUR,
+    LogAxis,
+    box_around,
+    with_font,
+    intensity_tick,
+    is_assumed,
+    log_plot_widget,
+    ItemPool,
+    scene_box,
+    apply_plot_font,
+    si_tick,
+    tight_text,
+    roof_pen,
+    short_path,
+)
 from workbench.gui.profile_view import ProfiledKernelLayer
 from workbench.label_layout import (
     Box,
@@ -41,19 +61,7 @@ from workbench.label_layout import (
     nearest_on_box,
     segment_crosses_box,
 )
-from workbench.units import format_bandwidth, format_bytes, format_flop_rate, format_intensity, format_number, format_si, format_time
-
-pg.setConfigOptions(background="w", foreground="#202020", antialias=True)
-
-MEMORY_COLOUR = "#1565c0"
-COMPUTE_COLOUR = "#ef6c00"
-SELECTED_COLOUR = "#c62828"
-ROOF_COLOUR = "#616161"
-GHOST_COLOUR = "#bdbdbd"
-POINT_COLOUR = "#37474f"
-STALE_COLOUR = "#9e9e9e"
-
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_time
 
 FIT_SHORTCUT = "Ctrl+Shift+F"  # View ▸ Fit plot to data (Ctrl+0 is the normal text size)
 HELD_TEXT = f"View held — {FIT_SHORTCUT} fits"
@@ -81,88 +89,6 @@ class PlacedLabels:
         return layout_faults(self.layout, self.width, self.height, self.roofs, self.marks)
 
 
-def _is_assumed(rate: Rate) -> bool:
-    """Datasheet and derived figures are assumptions (dashed); measured and entered ones are observations (solid)."""
-    return rate.source in (DATASHEET, DERIVED)
-
-
-def roof_pen(colour: str, rate: Rate, width: float = 2.0) -> Any:
-    style = Qt.PenStyle.DashLine if _is_assumed(rate) else Qt.PenStyle.SolidLine
-    return pg.mkPen(colour, width=width, style=style)
-
-
-def short_path(path: str) -> str:
-    """'fp16_tc' → 'FP16 TC', 'fp16_tc_fp16acc' → 'FP16 TC (FP16 acc)', 'fp32' → 'FP32'."""
-    base, tensor, rest = path.partition("_tc")
-    text = base.upper() + (" TC" if tensor else "")
-    if rest.endswith("fp16acc"):
-        text += " (FP16 acc)"
-    return text
-
-
-class LogAxis(pg.AxisItem):
-    """An axis over log coordinates (base 10 or 2) whose ticks read as figures: '100 T', '1 ms', '2¹⁰'."""
-
-    def __init__(self, orientation: str, label_for: Callable[[float], str], base: int = 10) -> None:
-        super().__init__(orientation)
-        self.label_for = label_for
-        self.base = base
-
-    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:  # noqa: N802,N803
-        low, high = sorted((minVal, maxVal))
-        span = max(high - low, 1e-9)
-        per_unit = size / span  # pixels per decade (or per doubling)
-        step = 1
-        while per_unit * step < (46 if self.orientation in ("left", "right") else 70):
-            step += 1
-        majors = [float(k) for k in range(math.ceil(low), math.floor(high) + 1) if k % step == 0]
-        levels: list[tuple[float, list[float]]] = [(float(step), majors)]
-        if self.base == 10 and step == 1 and per_unit > 60:
-            minors = [k + math.log10(m) for k in range(math.floor(low), math.ceil(high)) for m in range(2, 10)]
-            levels.append((0.5, [v for v in minors if low <= v <= high]))
-        return levels
-
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
-        if spacing < 1:  # minor ticks carry no text
-            return ["" for _ in values]
-        return [self.label_for(v) for v in values]
-
-
-def _si_tick(unit: str) -> Callable[[float], str]:
-    return lambda v: format_si(10**v, unit, digits=3).strip()
-
-
-def _intensity_tick(v: float) -> str:
-    return format_number(10**v, 3)
-
-
-def _time_tick(v: float) -> str:
-    return format_time(10**v, digits=3)
-
-
-def _power_of_two_tick(v: float) -> str:
-    return "2" + str(int(round(v))).translate(_SUPERSCRIPT)
-
-
-class _Pool:
-    """Long-lived plot items of one kind, created on demand and hidden when unused."""
-
-    def __init__(self, plot: pg.PlotItem, make: Callable[[], Any]) -> None:
-        self.plot = plot
-        self.make = make
-        self.items: list[Any] = []
-        self.used = 0  # items in use now (one may still be hidden while its mark is out of view)
-
-    def take(self, count: int) -> list[Any]:
-        while len(self.items) < count:
-            item = self.make()
-            self.plot.addItem(item)
-            self.items.append(item)
-        for index, item in enumerate(self.items):
-            item.setVisible(index < count)
-        self.used = count
-        return self.items[:count]
-
 
 @dataclass(frozen=True)
 class Roof:
@@ -187,16 +113,6 @@ def device_roofs(device: Device) -> list[Roof]:
     return sorted(roofs, key=lambda roof: -roof.rate.value)
 
 
-def _plot_widget(bottom: pg.AxisItem, left: pg.AxisItem) -> pg.PlotWidget:
-    widget = pg.PlotWidget(axisItems={"bottom": bottom, "left": left})
-    widget.setMenuEnabled(False)  # its Export… offers pyqtgraph's SVG exporter, which fails with PySide6 6.12
-    widget.sceneObj.contextMenu = []
-    widget.hideButtons()
-    plot = widget.getPlotItem()
-    plot.showGrid(x=True, y=True, alpha=0.15)
-    plot.getViewBox().disableAutoRange()
-    return widget
-
 
 class RooflineView(RefreshWhenShown, QWidget):
     """Log-log roofline of the current device with every declared operation on it."""
@@ -206,8 +122,8 @@ class RooflineView(RefreshWhenShown, QWidget):
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        self.widget = _plot_widget(
-            LogAxis("bottom", _intensity_tick), LogAxis("left", _si_tick("FLOP/s"))
+        self.widget = log_plot_widget(
+            LogAxis("bottom", intensity_tick), LogAxis("left", si_tick("FLOP/s"))
         )
         self.widget.setObjectName("rooflinePlot")
         self.plot: pg.PlotItem = self.widget.getPlotItem()
@@ -218,22 +134,22 @@ class RooflineView(RefreshWhenShown, QWidget):
 
         self.memory_line = pg.PlotDataItem()
         self.memory_ghost = pg.PlotDataItem()
-        self.memory_label = _tight(pg.TextItem(anchor=(0, 1), color=MEMORY_COLOUR))
+        self.memory_label = tight_text(pg.TextItem(anchor=(0, 1), color=MEMORY_COLOUR))
         self.memory_label.setRotation(0)
         self.ridge_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#9e9e9e", width=1, style=Qt.PenStyle.DotLine))
         self.ridge_marker = pg.ScatterPlotItem(size=9, symbol="d", pen=pg.mkPen(SELECTED_COLOUR), brush=pg.mkBrush("w"))
-        self.ridge_label = _tight(pg.TextItem(anchor=(0, 1), color="#424242"))
+        self.ridge_label = tight_text(pg.TextItem(anchor=(0, 1), color="#424242"))
         # Hover text is set from the signal, so it can name the operation from the document.
         self.points = pg.ScatterPlotItem(hoverable=True, tip=None, hoverSize=14)
         self.points.sigHovered.connect(self._hovered)
         self.message = pg.TextItem(anchor=(0.5, 0.5), color="#424242")
         for item in (self.memory_ghost, self.memory_line, self.ridge_line, self.memory_label, self.ridge_label):
             self.plot.addItem(item)
-        self.roof_lines = _Pool(self.plot, pg.PlotDataItem)
-        self.ghost_lines = _Pool(self.plot, pg.PlotDataItem)
-        self.roof_labels = _Pool(self.plot, lambda: _tight(pg.TextItem(anchor=(1, 0))))
-        self.point_labels = _Pool(self.plot, lambda: _tight(pg.TextItem(anchor=(0, 0), color="#212121")))
-        self.leader_lines = _Pool(self.plot, lambda: pg.PlotDataItem(pen=pg.mkPen("#757575", width=1)))
+        self.roof_lines = ItemPool(self.plot, pg.PlotDataItem)
+        self.ghost_lines = ItemPool(self.plot, pg.PlotDataItem)
+        self.roof_labels = ItemPool(self.plot, lambda: tight_text(pg.TextItem(anchor=(1, 0))))
+        self.point_labels = ItemPool(self.plot, lambda: tight_text(pg.TextItem(anchor=(0, 0), color="#212121")))
+        self.leader_lines = ItemPool(self.plot, lambda: pg.PlotDataItem(pen=pg.mkPen("#757575", width=1)))
         self.plot.addItem(self.ridge_marker)
         self.plot.addItem(self.points)
         self.plot.addItem(self.message)
@@ -446,7 +362,7 @@ class RooflineView(RefreshWhenShown, QWidget):
             line.setPen(roof_pen(colour, roof.rate, 2.5 if selected else 1.5))
             line.setZValue(2 if selected else 1)
             names = " / ".join(short_path(p) for p in roof.paths)
-            source = "" if _is_assumed(roof.rate) else f" ({roof.rate.source})"  # dashed already says datasheet
+            source = "" if is_assumed(roof.rate) else f" ({roof.rate.source})"  # dashed already says datasheet
             label.setText(f"{names}  {format_flop_rate(roof.rate.value)}{source}", color=colour)
             if roof.datasheet is not None:
                 ghost_line = ghosts[ghost_index]
@@ -506,22 +422,22 @@ class RooflineView(RefreshWhenShown, QWidget):
         def lay_out() -> tuple[LabelLayout, list[Segment], list[Box], list[pg.TextItem], list[pg.TextItem]]:
             marks: list[Box] = []  # the points: nothing may cover them
             for x, y in self._point_positions:
-                marks.append(_around(px(x), py(y), OPERATION_RADIUS))
+                marks.append(box_around(px(x), py(y), OPERATION_RADIUS))
             for kernel in self.kernels.marks:
-                marks.append(_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS))
+                marks.append(box_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS))
             for run in self.measured.marks:
                 cx = px(run.x)
-                marks.append(_around(cx, py(run.y), MEASURED_RADIUS))
+                marks.append(box_around(cx, py(run.y), MEASURED_RADIUS))
                 marks.append((cx - 2.0, py(run.high), cx + 2.0, py(run.low)))  # the spread bar
             for items in self.measured.label_items():
                 for text in items.labels:
                     if text.isVisible():
-                        marks.append(_scene_box(view, text))
+                        marks.append(scene_box(view, text))
             if self._ridge is not None:
-                marks.append(_around(px(self._ridge[0]), py(self._ridge[1]), RIDGE_RADIUS))
+                marks.append(box_around(px(self._ridge[0]), py(self._ridge[1]), RIDGE_RADIUS))
             legend = self.plot.legend
             if legend is not None and legend.isVisible() and legend.items:
-                marks.append(_scene_box(view, legend))
+                marks.append(scene_box(view, legend))
 
             roofs: list[Segment] = [(px(a), py(b), px(c), py(d)) for a, b, c, d in self._roof_segments]
 
@@ -715,300 +631,9 @@ class RooflineView(RefreshWhenShown, QWidget):
         return "\n".join(lines)
 
     def set_plot_font(self, font: QFont) -> None:
-        _set_plot_font(self.plot, font, [self.memory_label, self.ridge_label, self.message,
+        apply_plot_font(self.plot, font, [self.memory_label, self.ridge_label, self.message,
                                          *self.roof_labels.items, *self.point_labels.items])
-        self.roof_labels.make = lambda: _font_text(_tight(pg.TextItem(anchor=(1, 0))), font)
-        self.point_labels.make = lambda: _font_text(_tight(pg.TextItem(anchor=(0, 0), color="#212121")), font)
+        self.roof_labels.make = lambda: with_font(tight_text(pg.TextItem(anchor=(1, 0))), font)
+        self.point_labels.make = lambda: with_font(tight_text(pg.TextItem(anchor=(0, 0), color="#212121")), font)
         self._place_labels()
 
-
-def _around(x: float, y: float, radius: float) -> Box:
-    return (x - radius, y - radius, x + radius, y + radius)
-
-
-def _scene_box(view: pg.ViewBox, item: Any) -> Box:
-    """An item's rectangle in the view box's pixels (the legend, a run's "invalid" label)."""
-    rect = view.mapRectFromScene(item.sceneBoundingRect())
-    return (rect.left(), rect.top(), rect.right(), rect.bottom())
-
-
-def _tight(item: pg.TextItem) -> pg.TextItem:
-    """A label whose box is its text with one pixel of margin (Qt's default is four): the layout packs boxes."""
-    item.textItem.document().setDocumentMargin(1)
-    item.updateTextPos()
-    return item
-
-
-def _font_text(item: pg.TextItem, font: QFont) -> pg.TextItem:
-    item.setFont(font)
-    return item
-
-
-def _set_plot_font(plot: pg.PlotItem, font: QFont, texts: Sequence[pg.TextItem]) -> None:
-    size = f"{max(font.pointSizeF(), 6):.0f}pt"
-    if plot.legend is not None:  # the legend's rows at the labels' size
-        plot.legend.setLabelTextSize(f"{max(font.pointSizeF() * 0.9, 6):.0f}pt")
-    for name in ("bottom", "left"):
-        axis = plot.getAxis(name)
-        axis.setStyle(tickFont=font)
-        axis.setLabel(axis.labelText, **{"font-size": size})
-    for text in texts:
-        text.setFont(font)
-
-
-# ---------------------------------------------------------------------------- bound versus size
-
-SWEEP_POINTS = 241
-
-
-def sweep_choices(analysis: Analysis) -> list[tuple[str, ...]]:
-    """The field groups one can sweep for an operation: a tied group first, then each size field."""
-    decl = analysis.declaration
-    dims = [name for name, value in decl.fields if isinstance(value, int) and not isinstance(value, bool)]
-    spec_dims = [p.name for p in decl.spec.params if p.kind == "dim"]
-    ordered = [name for name in dims if name in spec_dims or decl.spec.extra_dims]
-    choices: list[tuple[str, ...]] = []
-    tied = decl.spec.tied_fields  # swept together by default: a square GEMM, self-attention, a square image
-    if tied and all(name in ordered for name in tied):
-        choices.append(tied)
-    choices += [(name,) for name in ordered]
-    return choices
-
-
-def default_range(fields: tuple[str, ...]) -> tuple[int, int]:
-    """Exponents of 2 to sweep: 2^10..2^30 for one size, narrower when sizes multiply."""
-    return {1: (10, 30), 2: (8, 20)}.get(len(fields), (4, 16))
-
-
-class SweepView(RefreshWhenShown, QWidget):
-    """Time bounds of the selected operation against one swept size (others held as declared)."""
-
-    sweep_drawn = Signal()
-
-    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.document = document
-        self.widget = _plot_widget(LogAxis("bottom", _power_of_two_tick, base=2), LogAxis("left", _time_tick))
-        self.widget.setObjectName("sweepPlot")
-        self.plot: pg.PlotItem = self.widget.getPlotItem()
-        self.plot.setLabel("left", "Time bound (s)")
-        self.plot.setLabel("bottom", "Swept size")
-        legend = self.plot.addLegend(offset=(12, 10))
-        legend.setBrush(pg.mkBrush(255, 255, 255, 220))
-        # the combined bound first and broad, each term dashed over it, so a term that is the bound stays visible
-        self.bound_line = self.plot.plot(name="combined bound", pen=pg.mkPen("#9e9e9e", width=6, style=Qt.PenStyle.SolidLine))
-        self.compute_line = self.plot.plot(name="compute bound (dashed)", pen=pg.mkPen(COMPUTE_COLOUR, width=2.2, style=Qt.PenStyle.DashLine))
-        self.memory_line = self.plot.plot(name="memory bound (dashed)", pen=pg.mkPen(MEMORY_COLOUR, width=2.2, style=Qt.PenStyle.DashLine))
-        self.bound_line.setZValue(1)
-        self.compute_line.setZValue(2)
-        self.memory_line.setZValue(3)
-        # sizes whose footprint exceeds the device's memory: shaded, labelled, a model only
-        self.beyond_region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(198, 40, 40, 28), pen=pg.mkPen(None))
-        self.beyond_region.setZValue(-10)
-        self.beyond_label = pg.TextItem(anchor=(1, 0), color="#8e2424")  # right-aligned: a narrow shade still shows it whole
-        # where the limiter changes from memory to compute (or back)
-        self.limiter_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#6d4c41", width=1.2, style=Qt.PenStyle.DotLine))
-        self.limiter_label = pg.TextItem(anchor=(0, 1), color="#6d4c41")
-        for item in (self.beyond_region, self.beyond_label, self.limiter_line, self.limiter_label):
-            self.plot.addItem(item)
-            item.setVisible(False)
-        self.current_marker = pg.ScatterPlotItem(size=11, pen=pg.mkPen(SELECTED_COLOUR, width=2), brush=pg.mkBrush("w"))
-        self.current_label = pg.TextItem(anchor=(0, 0), color=SELECTED_COLOUR)
-        self.message = pg.TextItem(anchor=(0.5, 0.5), color="#424242")
-        for item in (self.current_marker, self.current_label, self.message):
-            self.plot.addItem(item)
-
-        self.field_choice = QComboBox()
-        self.field_choice.setObjectName("sweepField")
-        self.low = QSpinBox()
-        self.high = QSpinBox()
-        for box in (self.low, self.high):
-            box.setRange(0, 62)
-            box.setPrefix("2^")
-        self.caption = QLabel()
-        self.caption.setWordWrap(True)
-        controls = QHBoxLayout()
-        controls.addWidget(QLabel("Sweep"))
-        controls.addWidget(self.field_choice)
-        controls.addWidget(QLabel("from"))
-        controls.addWidget(self.low)
-        controls.addWidget(QLabel("to"))
-        controls.addWidget(self.high)
-        controls.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 4, 0, 0)
-        layout.addLayout(controls)
-        layout.addWidget(self.widget, 1)
-        layout.addWidget(self.caption)
-
-        self._choices: list[tuple[str, ...]] = []
-        self._op: str | None = None
-        self._dirty = True
-        self.field_choice.activated.connect(self._field_chosen)
-        self.low.valueChanged.connect(self._range_changed)
-        self.high.valueChanged.connect(self._range_changed)
-        for signal in (document.analysis_changed, document.selection_changed, document.device_changed, document.settings_changed):
-            signal.connect(self.mark_dirty)
-        self.measured = MeasuredSweepLayer(self.plot, document)  # measured medians (gui/measure_plots.py)
-        document.runs_changed.connect(self.mark_dirty)
-
-    def _field_chosen(self, index: int) -> None:
-        if 0 <= index < len(self._choices):
-            low, high = default_range(self._choices[index])
-            self._set_range_boxes(low, high)
-        self.refresh()
-
-    def _range_changed(self, *_: object) -> None:
-        if self.low.value() >= self.high.value():
-            return
-        self.refresh()
-
-    def _set_range_boxes(self, low: int, high: int) -> None:
-        for box, value in ((self.low, low), (self.high, high)):
-            box.blockSignals(True)
-            box.setValue(value)
-            box.blockSignals(False)
-
-    def fields(self) -> tuple[str, ...]:
-        index = self.field_choice.currentIndex()
-        return self._choices[index] if 0 <= index < len(self._choices) else ()
-
-    def refresh(self) -> None:
-        self._dirty = False
-        entry = self.document.current_entry
-        analysis = self.document.state(entry).analysis if entry is not None else None
-        if analysis is None:
-            self._show_message("Declare an operation to see its bounds against size.")
-            return
-        choices = sweep_choices(analysis)
-        if choices != self._choices or analysis.declaration.op != self._op:
-            previous = self.fields()
-            self._choices = choices
-            self._op = analysis.declaration.op
-            self.field_choice.blockSignals(True)
-            self.field_choice.clear()
-            self.field_choice.addItems(["=".join(group) for group in choices])
-            keep = choices.index(previous) if previous in choices else 0
-            self.field_choice.setCurrentIndex(keep)
-            self.field_choice.blockSignals(False)
-            if previous not in choices and choices:
-                self._set_range_boxes(*default_range(choices[0]))
-        fields = self.fields()
-        if not fields:
-            self._show_message(f"{analysis.declaration.op} has no size field to sweep.")
-            return
-        low, high = self.low.value(), self.high.value()
-        if low >= high:
-            self._show_message("Choose a range whose start is below its end.")
-            return
-        exponents = np.linspace(low, high, SWEEP_POINTS)
-        sizes = np.unique(np.round(2.0**exponents))
-        settings = self.document.session.settings
-        try:
-            result = sweep(
-                analysis.declaration,
-                {name: sizes for name in fields},
-                device=self.document.device,
-                convention=settings.convention,
-                overlap=settings.overlap,
-            )
-        except WorkbenchError as exc:
-            self._show_message(f"No bounds to plot: {exc}")
-            return
-        if not result.valid.any():
-            self._show_message(f"No bounds to plot: {result.first_error}")
-            return
-        self.message.setVisible(False)
-        x = np.log2(sizes)
-        with np.errstate(divide="ignore"):
-            compute = np.log10(result.compute_time)
-            memory = np.log10(result.memory_time)
-            bound = np.log10(result.bound_time)
-        self.compute_line.setData(x, compute, connect="finite")
-        self.memory_line.setData(x, memory, connect="finite")
-        self.bound_line.setData(x, bound, connect="finite")
-        for item in (self.compute_line, self.memory_line, self.bound_line):
-            item.setVisible(True)
-        declared = analysis.declaration.params[fields[0]]
-        if analysis.bound_time:
-            cx, cy = math.log2(declared), math.log10(analysis.bound_time)
-            self.current_marker.setData([cx], [cy])
-            self.current_label.setText(f"as declared: {fields[0]}={declared:,}, {format_time(analysis.bound_time)}")
-            right_half = cx > (low + high) / 2
-            self.current_label.setAnchor((1, 0) if right_half else (0, 0))
-            self.current_label.setPos(cx + (-0.3 if right_half else 0.3), cy - 0.05)
-        self.current_marker.setVisible(bool(analysis.bound_time))
-        self.current_label.setVisible(bool(analysis.bound_time))
-        self._mark_sweep(result, sizes, fields, low, high)
-        finite = np.concatenate([v[np.isfinite(v)] for v in (compute, memory, bound)])
-        measured_marks = self.measured.compute(analysis.declaration, fields)
-        self.measured.show(measured_marks)
-        seen = [end for mark in measured_marks if low <= mark.x <= high for end in (mark.low, mark.high)]
-        finite = np.concatenate([finite, np.array(seen, dtype=float)])
-        y_low, y_high = (float(finite.min()), float(finite.max())) if finite.size else (-9.0, 0.0)
-        self.plot.getViewBox().setRange(xRange=(low, high), yRange=(y_low - 0.3, y_high + 0.3), padding=0)
-        self.beyond_label.setPos(high - 0.05 * (high - low) / 20, y_high + 0.25)
-        self.limiter_label.setPos(self.limiter_line.value() + 0.1, y_low - 0.25)
-        written = split_call(str(analysis.declaration))
-        held = [f"{name}={text}" for name, text in (written.fields.items() if written else ()) if name not in fields]
-        overlap = analysis.overlap.label
-        refused = int((~result.valid).sum())
-        left_out = f" {refused} of {len(sizes)} sizes are left out: {result.first_error}." if refused else ""
-        self.plot.setLabel("bottom", f"{' = '.join(fields)} (swept; {len(sizes)} sizes)")
-        device = self.document.device
-        device_name = device.name if device is not None else self.document.session.device.key
-        memory = (
-            f"Sizes whose tensors exceed its {format_bytes(device.memory_bytes, self.document.binary)} of memory are "
-            "shaded: a model only."
-            if device is not None and device.memory_bytes
-            else "The device states no memory size, so no size is marked as too large."
-        )
-        self.caption.setText(
-            f"{entry.name}: {', '.join(held) or 'no other fields'} held as declared. "
-            f"Combined bound (grey) with {overlap} overlap; rates of the {device_name} as in the device panel. {memory}"
-            f"{left_out}"
-        )
-        self.sweep_drawn.emit()
-
-    def _mark_sweep(self, result: Any, sizes: Any, fields: tuple[str, ...], low: float, high: float) -> None:
-        """Shade the sizes beyond the device's memory and mark where the limiter changes."""
-        x = np.log2(sizes)
-        device = self.document.device
-        capacity = device.memory_bytes if device is not None else None
-        first = result.first_beyond(capacity)
-        if first is not None and capacity is not None:
-            start = float(x[first] if first == 0 else (x[first - 1] + x[first]) / 2)
-            self.beyond_region.setRegion((start, high))
-            self.beyond_label.setText(f"beyond {format_bytes(capacity, self.document.binary)} of device memory:\na model only")
-        self.beyond_region.setVisible(first is not None)
-        self.beyond_label.setVisible(first is not None)
-        changes = result.limiter_changes()
-        if changes:
-            i = changes[0]
-            at = float((x[i - 1] + x[i]) / 2)
-            self.limiter_line.setPos(at)
-            now = "compute" if result.compute_time[i] > result.memory_time[i] else "memory"
-            before = "memory" if now == "compute" else "compute"
-            size = int(round(2.0**at))
-            self.limiter_label.setText(f"{before}- → {now}-limited\nnear {' = '.join(fields)} ≈ {size:,}")
-        self.limiter_line.setVisible(bool(changes))
-        self.limiter_label.setVisible(bool(changes))
-
-    def _show_message(self, text: str) -> None:
-        for item in (self.compute_line, self.memory_line, self.bound_line, self.current_marker, self.current_label,
-                     self.beyond_region, self.beyond_label, self.limiter_line, self.limiter_label):
-            item.setVisible(False)
-        self.measured.show([])
-        self.message.setText(text)
-        self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
-        self.message.setPos(0.5, 0.5)
-        self.message.setVisible(True)
-        self.caption.setText("")
-
-    def set_plot_font(self, font: QFont) -> None:
-        _set_plot_font(self.plot, font, [self.current_label, self.message, self.beyond_label, self.limiter_label])
-
-
-def point_in_view(view: pg.ViewBox, x: float, y: float) -> QPointF:
-    """Scene position of a data point (tests hover with it)."""
-    return view.mapViewToScene(QPointF(x, y))

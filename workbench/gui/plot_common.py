@@ -1,0 +1,170 @@
+"""What the workbench's log-log plots share: colours, log axes, item pools, text and font helpers.
+
+Every plot works in log coordinates it computes itself (log10 of intensity,
+rate and time; log2 of a swept size) and labels its axes with figures and
+units through `LogAxis`, so every item lives in one coordinate system. Items
+are created once and updated with `setData`/`setPos`; an edit never rebuilds
+the scene. Pools of items (roofs, labels) grow when a device has more paths or
+the session more operations, and hide what is not needed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QFont
+
+from workbench.devices import DATASHEET, DERIVED, Rate
+from workbench.label_layout import Box
+from workbench.units import format_number, format_si, format_time
+
+pg.setConfigOptions(background="w", foreground="#202020", antialias=True)
+
+MEMORY_COLOUR = "#1565c0"
+COMPUTE_COLOUR = "#ef6c00"
+SELECTED_COLOUR = "#c62828"
+ROOF_COLOUR = "#616161"
+GHOST_COLOUR = "#bdbdbd"
+POINT_COLOUR = "#37474f"
+STALE_COLOUR = "#9e9e9e"
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def is_assumed(rate: Rate) -> bool:
+    """Datasheet and derived figures are assumptions (dashed); measured and entered ones are observations (solid)."""
+    return rate.source in (DATASHEET, DERIVED)
+
+
+def roof_pen(colour: str, rate: Rate, width: float = 2.0) -> Any:
+    style = Qt.PenStyle.DashLine if is_assumed(rate) else Qt.PenStyle.SolidLine
+    return pg.mkPen(colour, width=width, style=style)
+
+
+def short_path(path: str) -> str:
+    """'fp16_tc' → 'FP16 TC', 'fp16_tc_fp16acc' → 'FP16 TC (FP16 acc)', 'fp32' → 'FP32'."""
+    base, tensor, rest = path.partition("_tc")
+    text = base.upper() + (" TC" if tensor else "")
+    if rest.endswith("fp16acc"):
+        text += " (FP16 acc)"
+    return text
+
+
+class LogAxis(pg.AxisItem):
+    """An axis over log coordinates (base 10 or 2) whose ticks read as figures: '100 T', '1 ms', '2¹⁰'."""
+
+    def __init__(self, orientation: str, label_for: Callable[[float], str], base: int = 10) -> None:
+        super().__init__(orientation)
+        self.label_for = label_for
+        self.base = base
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:  # noqa: N802,N803
+        low, high = sorted((minVal, maxVal))
+        span = max(high - low, 1e-9)
+        per_unit = size / span  # pixels per decade (or per doubling)
+        step = 1
+        while per_unit * step < (46 if self.orientation in ("left", "right") else 70):
+            step += 1
+        majors = [float(k) for k in range(math.ceil(low), math.floor(high) + 1) if k % step == 0]
+        levels: list[tuple[float, list[float]]] = [(float(step), majors)]
+        if self.base == 10 and step == 1 and per_unit > 60:
+            minors = [k + math.log10(m) for k in range(math.floor(low), math.ceil(high)) for m in range(2, 10)]
+            levels.append((0.5, [v for v in minors if low <= v <= high]))
+        return levels
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
+        if spacing < 1:  # minor ticks carry no text
+            return ["" for _ in values]
+        return [self.label_for(v) for v in values]
+
+
+def si_tick(unit: str) -> Callable[[float], str]:
+    return lambda v: format_si(10**v, unit, digits=3).strip()
+
+
+def intensity_tick(v: float) -> str:
+    return format_number(10**v, 3)
+
+
+def time_tick(v: float) -> str:
+    return format_time(10**v, digits=3)
+
+
+def power_of_two_tick(v: float) -> str:
+    return "2" + str(int(round(v))).translate(_SUPERSCRIPT)
+
+
+class ItemPool:
+    """Long-lived plot items of one kind, created on demand and hidden when unused."""
+
+    def __init__(self, plot: pg.PlotItem, make: Callable[[], Any]) -> None:
+        self.plot = plot
+        self.make = make
+        self.items: list[Any] = []
+        self.used = 0  # items in use now (one may still be hidden while its mark is out of view)
+
+    def take(self, count: int) -> list[Any]:
+        while len(self.items) < count:
+            item = self.make()
+            self.plot.addItem(item)
+            self.items.append(item)
+        for index, item in enumerate(self.items):
+            item.setVisible(index < count)
+        self.used = count
+        return self.items[:count]
+
+
+
+def log_plot_widget(bottom: pg.AxisItem, left: pg.AxisItem) -> pg.PlotWidget:
+    widget = pg.PlotWidget(axisItems={"bottom": bottom, "left": left})
+    widget.setMenuEnabled(False)  # its Export… offers pyqtgraph's SVG exporter, which fails with PySide6 6.12
+    widget.sceneObj.contextMenu = []
+    widget.hideButtons()
+    plot = widget.getPlotItem()
+    plot.showGrid(x=True, y=True, alpha=0.15)
+    plot.getViewBox().disableAutoRange()
+    return widget
+
+
+
+def box_around(x: float, y: float, radius: float) -> Box:
+    return (x - radius, y - radius, x + radius, y + radius)
+
+
+def scene_box(view: pg.ViewBox, item: Any) -> Box:
+    """An item's rectangle in the view box's pixels (the legend, a run's "invalid" label)."""
+    rect = view.mapRectFromScene(item.sceneBoundingRect())
+    return (rect.left(), rect.top(), rect.right(), rect.bottom())
+
+
+def tight_text(item: pg.TextItem) -> pg.TextItem:
+    """A label whose box is its text with one pixel of margin (Qt's default is four): the layout packs boxes."""
+    item.textItem.document().setDocumentMargin(1)
+    item.updateTextPos()
+    return item
+
+
+def with_font(item: pg.TextItem, font: QFont) -> pg.TextItem:
+    item.setFont(font)
+    return item
+
+
+def apply_plot_font(plot: pg.PlotItem, font: QFont, texts: Sequence[pg.TextItem]) -> None:
+    size = f"{max(font.pointSizeF(), 6):.0f}pt"
+    if plot.legend is not None:  # the legend's rows at the labels' size
+        plot.legend.setLabelTextSize(f"{max(font.pointSizeF() * 0.9, 6):.0f}pt")
+    for name in ("bottom", "left"):
+        axis = plot.getAxis(name)
+        axis.setStyle(tickFont=font)
+        axis.setLabel(axis.labelText, **{"font-size": size})
+    for text in texts:
+        text.setFont(font)
+
+
+
+def point_in_view(view: pg.ViewBox, x: float, y: float) -> QPointF:
+    """Scene position of a data point (tests hover with it)."""
+    return view.mapViewToScene(QPointF(x, y))

@@ -1,0 +1,287 @@
+"""The bound-versus-size view: the selected operation's time bounds against one swept size.
+
+Log2 of the swept size against log10 of time; the other fields are held as
+declared. The combined bound is drawn broad and grey, each term dashed over
+it; sizes beyond the device's memory are shaded, and the size where the
+limiter changes is marked. Measured medians are drawn by `measure_plots`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+
+from workbench.analysis import Analysis, sweep
+from workbench.errors import WorkbenchError
+from workbench.gui.declaration_text import split_call
+from workbench.gui.document import Document
+from workbench.gui.lazy_view import RefreshWhenShown
+from workbench.gui.measure_plots import MeasuredSweepLayer
+from workbench.gui.plot_common import (
+    COMPUTE_COLOUR,
+    MEMORY_COLOUR,
+    SELECTED_COLOUR,
+    LogAxis,
+    log_plot_widget,
+    power_of_two_tick,
+    apply_plot_font,
+    time_tick,
+)
+from workbench.units import format_bytes, format_time
+
+SWEEP_POINTS = 241
+
+
+def sweep_choices(analysis: Analysis) -> list[tuple[str, ...]]:
+    """The field groups one can sweep for an operation: a tied group first, then each size field."""
+    decl = analysis.declaration
+    dims = [name for name, value in decl.fields if isinstance(value, int) and not isinstance(value, bool)]
+    spec_dims = [p.name for p in decl.spec.params if p.kind == "dim"]
+    ordered = [name for name in dims if name in spec_dims or decl.spec.extra_dims]
+    choices: list[tuple[str, ...]] = []
+    tied = decl.spec.tied_fields  # swept together by default: a square GEMM, self-attention, a square image
+    if tied and all(name in ordered for name in tied):
+        choices.append(tied)
+    choices += [(name,) for name in ordered]
+    return choices
+
+
+def default_range(fields: tuple[str, ...]) -> tuple[int, int]:
+    """Exponents of 2 to sweep: 2^10..2^30 for one size, narrower when sizes multiply."""
+    return {1: (10, 30), 2: (8, 20)}.get(len(fields), (4, 16))
+
+
+class SweepView(RefreshWhenShown, QWidget):
+    """Time bounds of the selected operation against one swept size (others held as declared)."""
+
+    sweep_drawn = Signal()
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.widget = log_plot_widget(LogAxis("bottom", power_of_two_tick, base=2), LogAxis("left", time_tick))
+        self.widget.setObjectName("sweepPlot")
+        self.plot: pg.PlotItem = self.widget.getPlotItem()
+        self.plot.setLabel("left", "Time bound (s)")
+        self.plot.setLabel("bottom", "Swept size")
+        legend = self.plot.addLegend(offset=(12, 10))
+        legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+        # the combined bound first and broad, each term dashed over it, so a term that is the bound stays visible
+        self.bound_line = self.plot.plot(name="combined bound", pen=pg.mkPen("#9e9e9e", width=6, style=Qt.PenStyle.SolidLine))
+        self.compute_line = self.plot.plot(name="compute bound (dashed)", pen=pg.mkPen(COMPUTE_COLOUR, width=2.2, style=Qt.PenStyle.DashLine))
+        self.memory_line = self.plot.plot(name="memory bound (dashed)", pen=pg.mkPen(MEMORY_COLOUR, width=2.2, style=Qt.PenStyle.DashLine))
+        self.bound_line.setZValue(1)
+        self.compute_line.setZValue(2)
+        self.memory_line.setZValue(3)
+        # sizes whose footprint exceeds the device's memory: shaded, labelled, a model only
+        self.beyond_region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(198, 40, 40, 28), pen=pg.mkPen(None))
+        self.beyond_region.setZValue(-10)
+        self.beyond_label = pg.TextItem(anchor=(1, 0), color="#8e2424")  # right-aligned: a narrow shade still shows it whole
+        # where the limiter changes from memory to compute (or back)
+        self.limiter_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#6d4c41", width=1.2, style=Qt.PenStyle.DotLine))
+        self.limiter_label = pg.TextItem(anchor=(0, 1), color="#6d4c41")
+        for item in (self.beyond_region, self.beyond_label, self.limiter_line, self.limiter_label):
+            self.plot.addItem(item)
+            item.setVisible(False)
+        self.current_marker = pg.ScatterPlotItem(size=11, pen=pg.mkPen(SELECTED_COLOUR, width=2), brush=pg.mkBrush("w"))
+        self.current_label = pg.TextItem(anchor=(0, 0), color=SELECTED_COLOUR)
+        self.message = pg.TextItem(anchor=(0.5, 0.5), color="#424242")
+        for item in (self.current_marker, self.current_label, self.message):
+            self.plot.addItem(item)
+
+        self.field_choice = QComboBox()
+        self.field_choice.setObjectName("sweepField")
+        self.low = QSpinBox()
+        self.high = QSpinBox()
+        for box in (self.low, self.high):
+            box.setRange(0, 62)
+            box.setPrefix("2^")
+        self.caption = QLabel()
+        self.caption.setWordWrap(True)
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Sweep"))
+        controls.addWidget(self.field_choice)
+        controls.addWidget(QLabel("from"))
+        controls.addWidget(self.low)
+        controls.addWidget(QLabel("to"))
+        controls.addWidget(self.high)
+        controls.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addLayout(controls)
+        layout.addWidget(self.widget, 1)
+        layout.addWidget(self.caption)
+
+        self._choices: list[tuple[str, ...]] = []
+        self._op: str | None = None
+        self._dirty = True
+        self.field_choice.activated.connect(self._field_chosen)
+        self.low.valueChanged.connect(self._range_changed)
+        self.high.valueChanged.connect(self._range_changed)
+        for signal in (document.analysis_changed, document.selection_changed, document.device_changed, document.settings_changed):
+            signal.connect(self.mark_dirty)
+        self.measured = MeasuredSweepLayer(self.plot, document)  # measured medians (gui/measure_plots.py)
+        document.runs_changed.connect(self.mark_dirty)
+
+    def _field_chosen(self, index: int) -> None:
+        if 0 <= index < len(self._choices):
+            low, high = default_range(self._choices[index])
+            self._set_range_boxes(low, high)
+        self.refresh()
+
+    def _range_changed(self, *_: object) -> None:
+        if self.low.value() >= self.high.value():
+            return
+        self.refresh()
+
+    def _set_range_boxes(self, low: int, high: int) -> None:
+        for box, value in ((self.low, low), (self.high, high)):
+            box.blockSignals(True)
+            box.setValue(value)
+            box.blockSignals(False)
+
+    def fields(self) -> tuple[str, ...]:
+        index = self.field_choice.currentIndex()
+        return self._choices[index] if 0 <= index < len(self._choices) else ()
+
+    def refresh(self) -> None:
+        self._dirty = False
+        entry = self.document.current_entry
+        analysis = self.document.state(entry).analysis if entry is not None else None
+        if analysis is None:
+            self._show_message("Declare an operation to see its bounds against size.")
+            return
+        choices = sweep_choices(analysis)
+        if choices != self._choices or analysis.declaration.op != self._op:
+            previous = self.fields()
+            self._choices = choices
+            self._op = analysis.declaration.op
+            self.field_choice.blockSignals(True)
+            self.field_choice.clear()
+            self.field_choice.addItems(["=".join(group) for group in choices])
+            keep = choices.index(previous) if previous in choices else 0
+            self.field_choice.setCurrentIndex(keep)
+            self.field_choice.blockSignals(False)
+            if previous not in choices and choices:
+                self._set_range_boxes(*default_range(choices[0]))
+        fields = self.fields()
+        if not fields:
+            self._show_message(f"{analysis.declaration.op} has no size field to sweep.")
+            return
+        low, high = self.low.value(), self.high.value()
+        if low >= high:
+            self._show_message("Choose a range whose start is below its end.")
+            return
+        exponents = np.linspace(low, high, SWEEP_POINTS)
+        sizes = np.unique(np.round(2.0**exponents))
+        settings = self.document.session.settings
+        try:
+            result = sweep(
+                analysis.declaration,
+                {name: sizes for name in fields},
+                device=self.document.device,
+                convention=settings.convention,
+                overlap=settings.overlap,
+            )
+        except WorkbenchError as exc:
+            self._show_message(f"No bounds to plot: {exc}")
+            return
+        if not result.valid.any():
+            self._show_message(f"No bounds to plot: {result.first_error}")
+            return
+        self.message.setVisible(False)
+        x = np.log2(sizes)
+        with np.errstate(divide="ignore"):
+            compute = np.log10(result.compute_time)
+            memory = np.log10(result.memory_time)
+            bound = np.log10(result.bound_time)
+        self.compute_line.setData(x, compute, connect="finite")
+        self.memory_line.setData(x, memory, connect="finite")
+        self.bound_line.setData(x, bound, connect="finite")
+        for item in (self.compute_line, self.memory_line, self.bound_line):
+            item.setVisible(True)
+        declared = analysis.declaration.params[fields[0]]
+        if analysis.bound_time:
+            cx, cy = math.log2(declared), math.log10(analysis.bound_time)
+            self.current_marker.setData([cx], [cy])
+            self.current_label.setText(f"as declared: {fields[0]}={declared:,}, {format_time(analysis.bound_time)}")
+            right_half = cx > (low + high) / 2
+            self.current_label.setAnchor((1, 0) if right_half else (0, 0))
+            self.current_label.setPos(cx + (-0.3 if right_half else 0.3), cy - 0.05)
+        self.current_marker.setVisible(bool(analysis.bound_time))
+        self.current_label.setVisible(bool(analysis.bound_time))
+        self._mark_sweep(result, sizes, fields, low, high)
+        finite = np.concatenate([v[np.isfinite(v)] for v in (compute, memory, bound)])
+        measured_marks = self.measured.compute(analysis.declaration, fields)
+        self.measured.show(measured_marks)
+        seen = [end for mark in measured_marks if low <= mark.x <= high for end in (mark.low, mark.high)]
+        finite = np.concatenate([finite, np.array(seen, dtype=float)])
+        y_low, y_high = (float(finite.min()), float(finite.max())) if finite.size else (-9.0, 0.0)
+        self.plot.getViewBox().setRange(xRange=(low, high), yRange=(y_low - 0.3, y_high + 0.3), padding=0)
+        self.beyond_label.setPos(high - 0.05 * (high - low) / 20, y_high + 0.25)
+        self.limiter_label.setPos(self.limiter_line.value() + 0.1, y_low - 0.25)
+        written = split_call(str(analysis.declaration))
+        held = [f"{name}={text}" for name, text in (written.fields.items() if written else ()) if name not in fields]
+        overlap = analysis.overlap.label
+        refused = int((~result.valid).sum())
+        left_out = f" {refused} of {len(sizes)} sizes are left out: {result.first_error}." if refused else ""
+        self.plot.setLabel("bottom", f"{' = '.join(fields)} (swept; {len(sizes)} sizes)")
+        device = self.document.device
+        device_name = device.name if device is not None else self.document.session.device.key
+        memory = (
+            f"Sizes whose tensors exceed its {format_bytes(device.memory_bytes, self.document.binary)} of memory are "
+            "shaded: a model only."
+            if device is not None and device.memory_bytes
+            else "The device states no memory size, so no size is marked as too large."
+        )
+        self.caption.setText(
+            f"{entry.name}: {', '.join(held) or 'no other fields'} held as declared. "
+            f"Combined bound (grey) with {overlap} overlap; rates of the {device_name} as in the device panel. {memory}"
+            f"{left_out}"
+        )
+        self.sweep_drawn.emit()
+
+    def _mark_sweep(self, result: Any, sizes: Any, fields: tuple[str, ...], low: float, high: float) -> None:
+        """Shade the sizes beyond the device's memory and mark where the limiter changes."""
+        x = np.log2(sizes)
+        device = self.document.device
+        capacity = device.memory_bytes if device is not None else None
+        first = result.first_beyond(capacity)
+        if first is not None and capacity is not None:
+            start = float(x[first] if first == 0 else (x[first - 1] + x[first]) / 2)
+            self.beyond_region.setRegion((start, high))
+            self.beyond_label.setText(f"beyond {format_bytes(capacity, self.document.binary)} of device memory:\na model only")
+        self.beyond_region.setVisible(first is not None)
+        self.beyond_label.setVisible(first is not None)
+        changes = result.limiter_changes()
+        if changes:
+            i = changes[0]
+            at = float((x[i - 1] + x[i]) / 2)
+            self.limiter_line.setPos(at)
+            now = "compute" if result.compute_time[i] > result.memory_time[i] else "memory"
+            before = "memory" if now == "compute" else "compute"
+            size = int(round(2.0**at))
+            self.limiter_label.setText(f"{before}- → {now}-limited\nnear {' = '.join(fields)} ≈ {size:,}")
+        self.limiter_line.setVisible(bool(changes))
+        self.limiter_label.setVisible(bool(changes))
+
+    def _show_message(self, text: str) -> None:
+        for item in (self.compute_line, self.memory_line, self.bound_line, self.current_marker, self.current_label,
+                     self.beyond_region, self.beyond_label, self.limiter_line, self.limiter_label):
+            item.setVisible(False)
+        self.measured.show([])
+        self.message.setText(text)
+        self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+        self.message.setPos(0.5, 0.5)
+        self.message.setVisible(True)
+        self.caption.setText("")
+
+    def set_plot_font(self, font: QFont) -> None:
+        apply_plot_font(self.plot, font, [self.current_label, self.message, self.beyond_label, self.limiter_label])
+
