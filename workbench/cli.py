@@ -100,7 +100,7 @@ def _run_calc(args: argparse.Namespace) -> int:
     else:
         print(analysis.derivation_text())
         print()
-        print(analysis.limiter_sentence(args.binary))
+        print(analysis.limiter_sentence())
     return EXIT_OK
 
 

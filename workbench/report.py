@@ -635,7 +635,7 @@ def render_markdown(session: Session, plot_png: bytes | None = None, plot_file: 
         a = item.analysis
         lines += ["**Derivation**", "", *_md_fenced(a.derivation_text()), ""]
         lines += ["**Tensors**", "", *_md_table(tensors_table(a, report.binary))]
-        lines += ["**Bounds**", "", *_md_table(bounds_table(a, report.binary)), f"*{_md_text(a.limiter_sentence(report.binary))}*", ""]
+        lines += ["**Bounds**", "", *_md_table(bounds_table(a, report.binary)), f"*{_md_text(a.limiter_sentence())}*", ""]
         if item.runs:
             lines += ["**Measured runs**", "", *_md_table(runs_table(item.runs, report.binary))]
             lines += [_md_text(" ".join(_run_notes(item.runs))), "", *_md_conditions(item.runs)]
@@ -771,7 +771,7 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
             _html_table(tensors_table(a, binary), numeric_columns=(4,)),
             "<h3>Bounds</h3>",
             _html_table(bounds_table(a, binary), numeric_columns=(1,)),
-            f"<p class=\"limiter\">{_h(a.limiter_sentence(binary))}</p>",
+            f"<p class=\"limiter\">{_h(a.limiter_sentence())}</p>",
         ]
         if item.runs:
             parts += [

@@ -532,7 +532,7 @@ def _derived_figures(result: Analysis | WorkbenchError, binary: bool) -> dict[st
         "bound_time_no_overlap_s": a.bound_no_overlap,
         "bound_time_s": a.bound_time,
         "limiter": a.limiter,
-        "summary": a.limiter_sentence(binary),
+        "summary": a.limiter_sentence(),
         "derivation": [step.as_text() for step in a.steps],
     }
 

@@ -238,7 +238,7 @@ class AnalysisPanel(QWidget):
             self.details[key].setText(detail)
         self.details["work"].setToolTip(CONVENTION_LABELS.get(a.convention, a.convention))
         self.details["bytes"].setToolTip(f"compulsory traffic, {a.interface}")
-        sentence = a.limiter_sentence(binary)
+        sentence = a.limiter_sentence()
         colour = "#b71c1c" if a.limiter == COMPUTE else "#0d47a1" if a.limiter else "#555"
         self.limiter.setText(sentence[:1].upper() + sentence[1:] + ".")
         self.limiter.setStyleSheet(

@@ -1,0 +1,106 @@
+"""An analysis as a list of time terms: compute, each interface, host, link; how they combine; the limiter."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.analysis import Overlap, analyze
+from workbench.analysis.terms import Term, combine, compute_term, link_term, transfer_term
+from workbench.devices.catalogue import DATASHEET, Rate
+from workbench.errors import DeclarationError, DeviceError, UnitError
+
+WORKED = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
+
+
+def test_worked_example_terms_on_h100_sxm() -> None:
+    a = analyze(WORKED, device="h100-sxm")
+    compute, hbm = a.term("compute"), a.term("hbm")
+    assert compute is not None and hbm is not None
+    # 2 × 4096³ = 137,438,953,472 FLOP on the fp16_tc path at 989 TFLOP/s = 138.97 µs
+    assert (compute.kind, compute.resource, compute.amount, compute.unit) == ("compute", "fp16_tc", 137_438_953_472, "FLOP")
+    assert compute.rate is not None and compute.rate.value == 989e12 and compute.rate_unit == "FLOP/s"
+    assert compute.time_s == 137_438_953_472 / 989e12 == a.compute_time
+    # 3 matrices × 4096² × 2 B = 100,663,296 B across HBM → L2 at 3.35 TB/s = 30.05 µs
+    assert (hbm.kind, hbm.resource, hbm.amount, hbm.unit, hbm.title) == ("transfer", "hbm", 100_663_296, "B", "HBM → L2")
+    assert hbm.time_s == 100_663_296 / 3.35e12 == a.memory_time
+    assert (a.limiter, a.limiter_term) == ("compute", "compute")
+    assert compute.source == hbm.source == DATASHEET
+
+
+def test_collective_link_is_a_term() -> None:
+    a = analyze("allreduce(n=2**28, dtype=bf16, ranks=8)", device="h100-sxm")
+    link = a.term("link")
+    assert link is not None and a.link is not None
+    # ring: 2·(8−1)/8 × 2^28 × 2 B = 939,524,096 B per rank over NVLink 4 at 450 GB/s per direction = 2.088 ms
+    assert (link.resource, link.amount, link.unit) == ("nvlink4", 939_524_096, "B")
+    assert link.time_s == pytest.approx(939_524_096 / 450e9)
+    assert (a.limiter, a.limiter_term) == ("link", "link")
+    assert [term.name for term in a.terms][-1] == "link"
+
+
+def _rate(value: float) -> Rate:
+    return Rate(value, DATASHEET, "test")
+
+
+def test_the_combination_rule_by_hand() -> None:
+    # compute 10 s, hbm 4 s, smem 6 s (the memory side is its slowest level: 6 s), link 3 s
+    terms = [
+        compute_term("fp16_tc", 100, _rate(10.0)),
+        transfer_term("hbm", 16, _rate(4.0)),
+        transfer_term("smem", 36, _rate(6.0)),
+        link_term("nvlink4", "NVLink 4", 9, _rate(3.0), 3.0),
+    ]
+    assert [t.time_s for t in terms] == [10.0, 4.0, 6.0, 3.0]
+    full = combine(terms, Overlap(1.0))
+    assert (full.full, full.none, full.bound) == (10.0, 19.0, 10.0)  # max(10, 6, 3); 10 + 6 + 3
+    assert (full.limiter, full.limiter_term) == ("compute", "compute")
+    half = combine(terms, Overlap(0.5))
+    assert half.bound == pytest.approx(10.0 + 0.5 * (19.0 - 10.0))  # max + (1 − f)·(sum − max) = 14.5
+    slow_smem = [terms[0], terms[1], transfer_term("smem", 120, _rate(6.0))]  # smem 20 s
+    bounds = combine(slow_smem, Overlap(0.0))
+    assert (bounds.limiter, bounds.limiter_term, bounds.bound) == ("memory", "smem", 30.0)  # 10 + max(4, 20)
+    assert combine([terms[0], transfer_term("hbm", 1, None)], Overlap(1.0)).bound is None  # a term without a rate
+
+
+def test_ties_name_the_same_limiter_as_before() -> None:
+    even = [compute_term("fp32", 5, _rate(1.0)), transfer_term("hbm", 5, _rate(1.0))]
+    assert combine(even, Overlap(1.0)).limiter == "compute"  # compute ≥ memory
+    even.append(link_term("ib_ndr", "IB NDR", 5, _rate(1.0), 5.0))
+    assert combine(even, Overlap(1.0)).limiter == "link"  # the link wins a tie
+
+
+def test_terms_json_keys() -> None:
+    data = analyze(WORKED, device="h100-sxm").to_dict()
+    assert data["limiter"] == "compute" and data["limiter_term"] == "compute"
+    for entry in data["terms"]:
+        assert {"name", "kind", "resource", "amount", "unit", "rate", "rate_unit", "time_s", "source"} <= set(entry)
+    assert [entry["name"] for entry in data["terms"]][:2] == ["compute", "hbm"]
+
+
+def test_the_derivation_is_built_on_first_access_and_errors_stay_eager() -> None:
+    a = analyze(WORKED, rate="100 TFLOP/s", bandwidth="2.5 TB/s")
+    assert "steps" not in a.__dict__ and "notes" not in a.__dict__  # not built by analyze()
+    assert a.steps[0].label.startswith("Work") and "steps" in a.__dict__
+    assert a.steps is a.steps  # built once
+    with pytest.raises(DeclarationError):
+        analyze("gemm(M=0, N=1, K=1, dtype=fp16)")
+    with pytest.raises(DeviceError):
+        analyze("gemm(M=8, N=8, K=8, dtype=fp8)", device="v100-sxm2")
+    with pytest.raises(UnitError):
+        analyze(WORKED, rate="1 TB/s")
+    with pytest.raises(DeclarationError):  # more than the 80 GB of memory
+        analyze("add(n=2**36, dtype=fp32)", device="h100-sxm")
+
+
+def test_limiter_sentence_takes_no_binary_flag() -> None:
+    a = analyze(WORKED, rate="100 TFLOP/s", bandwidth="2.5 TB/s")
+    assert a.limiter_sentence() == "compute-limited: the fp16_tc path needs 1.374 ms, HBM traffic 40.27 µs"
+    with pytest.raises(TypeError):
+        a.limiter_sentence(True)  # type: ignore[call-arg]
+
+
+def test_term_is_frozen() -> None:
+    term = compute_term("fp32", 1, None)
+    assert isinstance(term, Term) and term.time_s is None and term.source is None
+    with pytest.raises(AttributeError):
+        term.amount = 2  # type: ignore[misc]

@@ -1,0 +1,307 @@
+"""Bounds over many shapes at once: `[analyze(each)]` as numpy arrays, every term included.
+
+A vectorised fast path computes work, traffic and every term's time for all
+points on float64 arrays, with the same rates (rates.py) and the same rule
+for combining terms (terms.py) as analyze(); any point the arrays cannot vouch
+for — a size below its minimum, beyond 2^53, near a limit, an operation with
+checks of its own, an implementation model other than compulsory — is taken
+the exact way, through analyze() itself, so a sweep refuses and figures
+exactly what analyze() would.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from workbench.analysis.rates import Setting, compute_rate, interface_rate, resolve_setting
+from workbench.analysis.terms import COMPUTE_KIND, HIERARCHY, MEMORY, TRANSFER_KIND, Term, side_times
+from workbench.declare import Declaration, parse
+from workbench.devices.interfaces import HBM, HOST, interface
+from workbench.errors import DeclarationError, UnitError, WorkbenchError
+from workbench.ops.base import Param
+
+
+@dataclass(frozen=True)
+class SweepTerm:
+    """One term over every point of a sweep: its amount and its time (NaN where a point is refused)."""
+
+    name: str
+    kind: str  # "compute" | "transfer"
+    resource: str
+    title: str
+    unit: str  # "FLOP" | "B"
+    amount: Any  # float64 array
+    time_s: Any  # float64 array
+
+
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Bounds over many shapes at once: numpy float64 arrays, one entry per point.
+
+    A point analyze() would refuse (a swept size below its minimum, a filter
+    larger than its padded image, tensors beyond the device's memory) holds
+    NaN, and its error — the very exception analyze() raises — is in `errors`.
+    """
+
+    flop: Any
+    bytes: Any
+    intensity: Any
+    compute_time: Any
+    memory_time: Any
+    bound_time: Any
+    errors: tuple[WorkbenchError | None, ...] = ()
+    footprint: Any = None  # bytes resident at once (each distinct tensor stored once)
+    terms: tuple[SweepTerm, ...] = ()  # every term analyze() gives at these points, in analyze()'s order
+
+    def term(self, name: str) -> SweepTerm | None:
+        """The term called `name` ("compute", "hbm", "smem", ...), or None."""
+        return next((term for term in self.terms if term.name == name), None)
+
+    @property
+    def valid(self) -> Any:
+        """Boolean mask of the points with figures."""
+        import numpy as np
+
+        return np.array([error is None for error in self.errors], dtype=bool)
+
+    @property
+    def first_error(self) -> WorkbenchError | None:
+        return next((error for error in self.errors if error is not None), None)
+
+    def limiter_changes(self) -> list[int]:
+        """Indices i where the limiter differs from entry i − 1 (compute-limited vs memory-limited)."""
+        import numpy as np
+
+        memory_side = np.asarray(self.memory_time)
+        for term in self.terms:
+            if term.name in HIERARCHY:
+                memory_side = np.fmax(memory_side, term.time_s)
+        compute_limited = np.asarray(self.compute_time) > memory_side
+        return [int(i) for i in np.nonzero(compute_limited[1:] != compute_limited[:-1])[0] + 1]
+
+    def first_beyond(self, capacity: float | None) -> int | None:
+        """The first index whose footprint exceeds `capacity` bytes (a device's memory), or None."""
+        import numpy as np
+
+        if capacity is None or self.footprint is None:
+            return None
+        over = np.nonzero(np.asarray(self.footprint) > capacity)[0]
+        return int(over[0]) if over.size else None
+
+
+# Swept values above this are taken the exact (integer) way: float64 holds every integer up to 2^53.
+_EXACT_IN_FLOAT = 2**53
+
+
+def _plain(value: Any) -> Any:
+    """A swept value as a declaration field takes it: numpy scalars as Python values, 64.0 as 64."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _swept_values(decl: Declaration, fields: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """Each swept field's values as a 1-D numpy array, all of one length."""
+    import numpy as np
+
+    params = decl.params
+    columns: dict[str, Any] = {}
+    length = None
+    for name, values in fields.items():
+        if name not in params:
+            raise DeclarationError(f"{decl.op} has no field '{name}' to sweep", field=name)
+        array = np.asarray(values)
+        if array.ndim != 1 or (length is not None and array.shape[0] != length):
+            raise DeclarationError("swept fields must be 1-D arrays of one length", field=name)
+        length = array.shape[0]
+        columns[name] = array
+    return columns, length or 0
+
+
+def _as_float_sizes(array: Any, minimum: int) -> tuple[Any, Any] | None:
+    """float64 sizes and the points the arrays cannot vouch for (below `minimum`, not whole, beyond 2^53).
+
+    None when the values are not numbers at all (the exact way then says why).
+    """
+    import numpy as np
+
+    if array.dtype.kind in "iu":
+        floats = array.astype(np.float64)
+        doubtful = (array < minimum) | (array > _EXACT_IN_FLOAT)
+        return (np.where(doubtful, float(minimum), floats) if doubtful.any() else floats), doubtful
+    if array.dtype.kind == "f":
+        floats = array.astype(np.float64)
+    elif array.dtype.kind == "O" and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in array):
+        floats = np.array([float(v) if abs(v) <= _EXACT_IN_FLOAT else math.nan for v in array], dtype=np.float64)
+    else:
+        return None
+    with np.errstate(invalid="ignore"):
+        doubtful = ~np.isfinite(floats) | (floats < minimum) | (floats > _EXACT_IN_FLOAT) | (floats != np.floor(floats))
+    return np.where(doubtful, float(minimum), floats), doubtful
+
+
+def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting, length: int) -> tuple[Any, Any]:
+    """Work and traffic of every point at once on float64 arrays, and the points to take the exact way.
+
+    A fast path only: a point is marked for the exact way (analyze() itself)
+    whenever the arrays cannot vouch that analyze would accept it — a value
+    below its minimum, not whole, beyond 2^53, a tensor or footprint near a
+    limit, an operation with checks of its own — and every point when the
+    operation's shape depends on the swept field (the count of elementwise
+    inputs) or when an implementation model other than compulsory moves
+    physical bytes of its own.
+    """
+    import numpy as np
+
+    spec = decl.spec
+    every_point = np.ones(length, dtype=bool)
+    swept_params = [spec.param(name) or Param(name, "dim") for name in columns]
+    if spec.check is not None or any(param.kind != "dim" for param in swept_params):
+        return None, every_point
+    if _implementation(decl) != "compulsory":
+        return None, every_point
+    params: dict[str, Any] = dict(decl.params)
+    exact = np.zeros(length, dtype=bool)
+    for param in swept_params:
+        sizes = _as_float_sizes(columns[param.name], param.minimum)
+        if sizes is None:
+            return None, every_point
+        params[param.name], doubtful = sizes
+        exact |= doubtful
+    try:
+        workload = spec.build(params)
+        flop = np.broadcast_to(np.asarray(workload.flop(setting.convention), dtype=np.float64), (length,))
+        traffic = np.broadcast_to(np.asarray(workload.bytes, dtype=np.float64), (length,))
+        for tensor in workload.tensors:
+            exact |= np.asarray(tensor.bytes_each, dtype=np.float64) > 2**60 * (1 - 1e-9)
+        dev = setting.device
+        if dev is not None and dev.memory_bytes:
+            exact |= np.asarray(workload.footprint_bytes, dtype=np.float64) > dev.memory_bytes * (1 - 1e-9)
+    except (TypeError, ValueError):
+        # The builder needs a plain int for this field (a count of tensors, a branch on a value).
+        return None, every_point
+    return (workload, flop, traffic), exact
+
+
+def _implementation(decl: Declaration) -> str:
+    return str(decl.params.get("impl") or "compulsory")
+
+
+def _fast_terms(decl: Declaration, workload: Any, setting: Setting, flop: Any, traffic: Any) -> list[Term]:
+    """analyze()'s terms with array amounts and times: compute, each interface with a rate, the host link if asked."""
+    from workbench.analysis import resident_on_host
+
+    memory = setting.device.memory_name if setting.device is not None else "HBM"
+    rate, used_path = compute_rate(workload.path, setting)
+    assert rate is not None  # a device, or both rates entered
+    terms = [Term("compute", COMPUTE_KIND, used_path, f"{used_path} path", flop, "FLOP", rate, "FLOP/s", flop / rate.value)]
+    for key in HIERARCHY:
+        found = interface_rate(key, setting)
+        if found is not None:
+            terms.append(Term(key, TRANSFER_KIND, key, interface(key).name_on(memory), traffic, "B", found, "B/s", traffic / found.value))
+    if resident_on_host(decl):
+        found = interface_rate(HOST, setting)
+        if found is None:
+            raise UnitError("resident=host needs a host link rate: the device names no host link")
+        terms.append(Term(HOST, TRANSFER_KIND, HOST, "host ↔ device", traffic, "B", found, "B/s", traffic / found.value))
+    return terms
+
+
+def sweep(
+    declaration: str | Declaration,
+    fields: Mapping[str, Any],
+    device: Any = None,
+    rate: Any = None,
+    bandwidth: Any = None,
+    convention: str = "fma2",
+    overlap: Any = "full",
+) -> Sweep:
+    """Bounds for many values of some fields (e.g. M=N=K over 2^10..2^14): `[analyze(each)]` as arrays.
+
+    Every point is the declaration with the swept fields replaced, validated
+    and refused exactly as analyze() would, with the same rate resolution and
+    the same rule combining the terms. Points analyze() accepts get float64
+    figures (counts above 2^53 are rounded: sweeps are for plots; analyze()
+    gives exact integers), every term included; refused points get NaN and
+    their error. Without a device or entered rates there are no bounds to
+    sweep (UnitError).
+    """
+    import numpy as np
+
+    from workbench.analysis import analyze
+
+    decl = parse(declaration) if isinstance(declaration, str) else declaration
+    columns, length = _swept_values(decl, fields)
+    setting = resolve_setting(device, rate, bandwidth, convention, overlap)
+    if setting.device is None and (setting.entered_rate is None or setting.entered_bandwidth is None):
+        raise UnitError("a sweep needs a compute rate and a bandwidth: choose a device or enter them")
+    errors: list[WorkbenchError | None] = [None] * length
+    collective = decl.workload().link_traffic is not None
+    fast, exact = _vectorised(decl, columns, setting, length)
+    if collective:
+        exact = np.ones(length, dtype=bool)  # the link term and nccl-tests' figures: analyze() per point
+    flop, traffic = np.full(length, math.nan), np.full(length, math.nan)
+    footprint = np.full(length, math.nan)
+    bound = np.full(length, math.nan)
+    amounts: dict[str, Any] = {}
+    times: dict[str, Any] = {}
+    shapes: dict[str, Term] = {}  # each term's name, kind, resource and title, in analyze()'s order
+    if fast is not None and not exact.all():
+        workload, fast_flop, fast_traffic = fast
+        try:
+            terms = _fast_terms(decl, workload, setting, fast_flop, fast_traffic)
+        except WorkbenchError as exc:  # the device has no rate for this path: every point says so
+            for index in np.flatnonzero(~exact):
+                errors[index] = exc
+        else:
+            refused = exact
+            flop = np.where(refused, math.nan, fast_flop)
+            traffic = np.where(refused, math.nan, fast_traffic)
+            for term in terms:
+                shapes[term.name] = term
+                amounts[term.name] = np.where(refused, math.nan, term.amount)
+                times[term.name] = np.where(refused, math.nan, term.time_s)
+            side_terms = [Term(t.name, t.kind, t.resource, t.title, amounts[t.name], t.unit, t.rate, t.rate_unit, times[t.name]) for t in terms]
+            bound = setting.overlap.combine_all([time for _side, time, _term in side_times(side_terms)])
+            footprint = np.where(refused, math.nan, np.broadcast_to(np.asarray(workload.footprint_bytes, dtype=np.float64), (length,)))
+    for index in np.flatnonzero(exact):
+        point = {name: _plain(values[index]) for name, values in columns.items()}
+        try:
+            result = analyze(decl.replace(**point), setting.device, setting.entered_rate, setting.entered_bandwidth, convention, setting.overlap)
+            if result.bound_time is None:
+                raise UnitError("no bound at this point: a term has no rate")
+        except WorkbenchError as exc:
+            errors[index] = exc
+            try:  # a point refused for its size still has a footprint, so the view can mark "beyond memory"
+                footprint[index] = decl.replace(**point).workload().footprint_bytes
+            except WorkbenchError:
+                pass
+            continue
+        flop[index], traffic[index] = result.flop, result.bytes
+        bound[index] = result.bound_time
+        footprint[index] = result.basis.workload.footprint_bytes if result.basis is not None else math.nan
+        for term in result.terms:
+            if term.name not in shapes:
+                shapes[term.name] = term
+                amounts[term.name] = np.full(length, math.nan)
+                times[term.name] = np.full(length, math.nan)
+            amounts[term.name][index] = term.amount
+            times[term.name][index] = math.nan if term.time_s is None else term.time_s
+    compute_time = times.get("compute", np.full(length, math.nan))
+    memory_time = times.get(HBM, np.full(length, math.nan))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        intensity = np.where(traffic > 0, flop / np.where(traffic > 0, traffic, 1), np.where(np.isnan(traffic), math.nan, np.inf))
+    swept_terms = tuple(
+        SweepTerm(term.name, term.kind, term.resource, term.title, term.unit, amounts[term.name], times[term.name])
+        for term in shapes.values()
+    )
+    return Sweep(flop, traffic, intensity, compute_time, memory_time, bound, tuple(errors), footprint, swept_terms)
+
+
+__all__ = ["Sweep", "SweepTerm", "sweep"]
