@@ -185,8 +185,8 @@ def interface_rate(key: str, setting: Setting) -> Rate | None:
     if dev is None:
         return None
     if key == HBM:
-        return dev.bandwidth
-    return dev.overrides.get(key) or dev.peak.get(key)
+        return dev.bandwidth  # DeviceError when the device has none: the HBM term always needs a rate
+    return dev.interface_rate(key)
 
 
 __all__ = [

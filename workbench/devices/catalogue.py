@@ -25,6 +25,15 @@ SOURCES = (DATASHEET, DERIVED, MEASURED, ENTERED)
 
 BANDWIDTH = "hbm"  # the key of the memory-bandwidth rate among a device's rates
 
+# Interfaces other than HBM whose rates a device may hold, keyed as devices/interfaces.py registers them
+# (kept as literals here: interfaces.py sits beside this module and must not be imported in a cycle).
+INTERFACE_RATE_KEYS = ("host", "l2", "smem")
+
+# Shared memory → registers per SM and clock: 32 banks × 4 B = 128 B, NVIDIA Volta to Hopper (Ampere and
+# Ada included). Blackwell and AMD parts are left without a derived figure until one is checked.
+SMEM_BYTES_PER_CLOCK = 128
+SMEM_ARCHITECTURES = ("Volta", "Turing", "Ampere", "Ada Lovelace", "Ada", "Hopper")
+
 PATHS = ("fp64", "fp64_tc", "fp32", "tf32_tc", "fp16_tc", "fp16_tc_fp16acc", "bf16_tc", "fp8_tc", "fp4_tc", "int8_tc", "int4_tc")
 
 PATH_TITLES = {
@@ -82,6 +91,8 @@ class Device:
     l2_source: str = ""  # where l2_bytes comes from (a sheet, a deviceQuery log, CUDA on this GPU)
     nvlink: str = ""  # key of the NVLink generation between GPUs (devices/links.py); empty when none
     host_link: str = ""  # key of the link to the host: a PCIe generation (x16) or NVLink-C2C
+    boost_clock_hz: float | None = None  # the SM boost clock the derived shared-memory rate uses
+    boost_clock_source: str = ""
 
     @property
     def memory_name(self) -> str:
@@ -129,6 +140,17 @@ class Device:
             return self.overrides.get(BANDWIDTH) or self.peak[BANDWIDTH]
         except KeyError:
             raise DeviceError(f"{self.name} has no memory bandwidth; enter one with --bandwidth") from None
+
+    def interface_rate(self, key: str) -> Rate | None:
+        """The rate in use across interface `key` ("hbm", "l2", "smem", "host"): override first; None if unknown."""
+        if key == BANDWIDTH:
+            return self.overrides.get(BANDWIDTH) or self.peak.get(BANDWIDTH)
+        return self.overrides.get(key) or self.peak.get(key)
+
+    def interface_rates(self) -> dict[str, Rate]:
+        """Every interface rate in use, HBM first then the others in INTERFACE_RATE_KEYS order."""
+        found = {key: self.interface_rate(key) for key in (BANDWIDTH, *INTERFACE_RATE_KEYS)}
+        return {key: rate for key, rate in found.items() if rate is not None}
 
     def paths(self) -> list[str]:
         """Every path this device has a rate for, in catalogue order."""
@@ -180,6 +202,11 @@ class Device:
                 for key in [*self.paths(), BANDWIDTH]
                 if (rate := (self.overrides.get(key) or self.peak.get(key))) is not None
             },
+            "boost_clock_hz": self.boost_clock_hz,
+            "interface_rates_byte_per_s": {
+                key: {"value": rate.value, "source": rate.source, "citation": rate.citation}
+                for key, rate in self.interface_rates().items()
+            },
         }
 
 
@@ -205,6 +232,19 @@ def device_from_table(key: str, table: Mapping[str, Any], citation_source: str =
         peak[path] = Rate(_quantity_value(text, "FLOP/s", f"{key}.peak.{path}"), citation_source, citations.get(path, source))
     if "bandwidth" in table:
         peak[BANDWIDTH] = Rate(_quantity_value(table["bandwidth"], "B/s", f"{key}.bandwidth"), citation_source, source)
+    for interface_key, text in dict(table.get("interfaces", {})).items():
+        if interface_key not in INTERFACE_RATE_KEYS:
+            raise DeviceError(f"device catalogue, {key}.interfaces: unknown interface '{interface_key}' (known: {', '.join(INTERFACE_RATE_KEYS)})")
+        if interface_key not in citations:
+            raise DeviceError(f"device catalogue, {key}.interfaces.{interface_key}: a rate needs its source in {key}.citations")
+        peak[interface_key] = Rate(_quantity_value(text, "B/s", f"{key}.interfaces.{interface_key}"), citation_source, citations[interface_key])
+    clock = _quantity_value(table["boost_clock"], "Hz", f"{key}.boost_clock") if "boost_clock" in table else None
+    clock_source = str(table.get("boost_clock_source", ""))
+    if clock is not None and not clock_source:
+        raise DeviceError(f"device catalogue, {key}.boost_clock: needs boost_clock_source")
+    sms = int(table["sms"]) if "sms" in table else None
+    if "smem" not in peak and sms and clock and str(table.get("architecture", "")) in SMEM_ARCHITECTURES:
+        peak["smem"] = shared_memory_rate(sms, clock, f"boost clock: {clock_source}")
 
     def size(name: str) -> int | None:
         return int(round(_quantity_value(table[name], "B", f"{key}.{name}"))) if name in table else None
@@ -217,7 +257,7 @@ def device_from_table(key: str, table: Mapping[str, Any], citation_source: str =
         memory_bytes=size("memory"),
         memory_type=str(table.get("memory_type", "")),
         l2_bytes=size("l2"),
-        sm_count=int(table["sms"]) if "sms" in table else None,
+        sm_count=sms,
         architecture=str(table.get("architecture", "")),
         compute_capability=str(table.get("compute_capability", "")),
         source=source,
@@ -228,7 +268,26 @@ def device_from_table(key: str, table: Mapping[str, Any], citation_source: str =
         l2_source=str(table.get("l2_source", "")),
         nvlink=str(table.get("nvlink", "")),
         host_link=str(table.get("host_link", "")),
+        boost_clock_hz=clock,
+        boost_clock_source=clock_source,
     )
+
+
+def shared_memory_rate(sm_count: int, clock_hz: float, clock_words: str) -> Rate:
+    """Shared memory → registers, derived: SMs × 128 B per clock × clock, with the arithmetic as its citation."""
+    value = sm_count * SMEM_BYTES_PER_CLOCK * clock_hz
+    return Rate(
+        value,
+        DERIVED,
+        f"derived: {sm_count} SMs × {SMEM_BYTES_PER_CLOCK} B per clock × {clock_hz / 1e9:g} GHz = {value / 1e12:.4g} TB/s "
+        f"(32 banks × 4 B per clock per SM; {clock_words})",
+    )
+
+
+def host_link_rate(link: Any, words: str = "") -> Rate:
+    """The host ↔ device rate of a device's host link (a devices.links.Link): its rate per direction."""
+    citation = f"{words or 'host_link'} {link.key}: {link.name}, {link.per_direction / 1e9:g} GB/s per direction ({link.source})"
+    return Rate(link.per_direction, link.origin, citation)
 
 
 LINKS_TABLE = "links"  # the top-level table of devices.toml that holds links, not a device
@@ -253,6 +312,9 @@ def catalogue() -> dict[str, Device]:
             named = getattr(device, field_name)
             if named and named not in links:
                 raise DeviceError(f"device catalogue, {device.key}.{field_name}: unknown link '{named}'")
+    for key, device in devices.items():
+        if device.host_link and "host" not in device.peak:  # host ↔ device: the host link's rate per direction
+            devices[key] = replace(device, peak={**device.peak, "host": host_link_rate(links[device.host_link])})
     return devices
 
 

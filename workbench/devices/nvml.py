@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from workbench.devices.catalogue import BANDWIDTH, DERIVED, Device, Rate, match_reported_name
+from workbench.devices.catalogue import BANDWIDTH, DERIVED, Device, Rate, SMEM_ARCHITECTURES, match_reported_name, shared_memory_rate
 
 OK = "ok"
 NO_MODULE = "no-module"
@@ -34,6 +34,14 @@ class DetectedGPU:
     driver_version: str
     cuda_driver_version: str
     l2_bytes: int | None = None  # from CUDA (devices/cuda.py); NVML does not report it
+    pcie_generation: int | None = None  # the highest PCIe generation the GPU and its slot both support
+    pcie_width: int | None = None  # lanes, likewise (the link may train lower at idle to save power)
+
+    def host_link_key(self) -> str | None:
+        """The links-catalogue key of the PCIe link NVML reports ('pcie5x16'), or None when it reports none."""
+        if not self.pcie_generation or not self.pcie_width:
+            return None
+        return f"pcie{self.pcie_generation}x{self.pcie_width}"
 
     def derived_bandwidth(self) -> float | None:
         """Peak DRAM bandwidth from clocks: max memory clock × 10⁶ × 2 (DDR) × bus width / 8, in B/s."""
@@ -55,6 +63,8 @@ class DetectedGPU:
             "cuda_driver_version": self.cuda_driver_version,
             "derived_bandwidth_byte_per_s": self.derived_bandwidth(),
             "l2_bytes": self.l2_bytes,
+            "pcie_generation": self.pcie_generation,
+            "pcie_width": self.pcie_width,
         }
 
 
@@ -112,6 +122,9 @@ def detect(nvml: Any = None, cuda_runtime: Any = None) -> Detection:
                     sm_clock_max_mhz=_optional(nvml.nvmlDeviceGetMaxClockInfo, handle, nvml.NVML_CLOCK_SM),
                     memory_clock_max_mhz=_optional(nvml.nvmlDeviceGetMaxClockInfo, handle, nvml.NVML_CLOCK_MEM),
                     bus_width_bits=_optional(getattr(nvml, "nvmlDeviceGetMemoryBusWidth", None) or (lambda h: None), handle),
+                    # The "Max" calls report what the GPU and its slot both support; "Curr" drops at idle.
+                    pcie_generation=_optional(getattr(nvml, "nvmlDeviceGetMaxPcieLinkGeneration", None) or (lambda h: None), handle),
+                    pcie_width=_optional(getattr(nvml, "nvmlDeviceGetMaxPcieLinkWidth", None) or (lambda h: None), handle),
                     compute_capability=f"{capability[0]}.{capability[1]}" if capability else "",
                     driver_version=driver,
                     cuda_driver_version=cuda_text,
@@ -132,6 +145,31 @@ def detect(nvml: Any = None, cuda_runtime: Any = None) -> Detection:
     return Detection(OK, f"{len(gpus)} GPU{'s' if len(gpus) > 1 else ''}: {names}", tuple(gpus))
 
 
+def detected_interface_rates(gpu: DetectedGPU, known: Device | None) -> dict[str, Rate]:
+    """Interface rates from what NVML reports: host ↔ device from the PCIe generation × width, shared memory
+    from the max SM clock × the catalogue's SM count (both labelled derived, with the arithmetic).
+
+    A part whose host link is not PCIe (NVLink-C2C on a GH200) keeps the catalogue's host rate.
+    """
+    from workbench.devices.links import link_catalogue
+
+    rates: dict[str, Rate] = {}
+    link_key = gpu.host_link_key()
+    links = link_catalogue()
+    pcie_host = known is None or not known.host_link or known.host_link.startswith("pcie")
+    if link_key is not None and link_key in links and pcie_host:
+        link = links[link_key]
+        rates["host"] = Rate(
+            link.per_direction,
+            DERIVED,
+            f"derived: NVML reports PCIe Gen {gpu.pcie_generation} × {gpu.pcie_width} lanes = {link.name}, "
+            f"{link.per_direction / 1e9:g} GB/s per direction ({link.source})",
+        )
+    if known is not None and known.architecture in SMEM_ARCHITECTURES and known.sm_count and gpu.sm_clock_max_mhz:
+        rates["smem"] = shared_memory_rate(known.sm_count, gpu.sm_clock_max_mhz * 1e6, "max SM clock as NVML reports it")
+    return rates
+
+
 def device_for(gpu: DetectedGPU) -> Device:
     """The catalogue entry for a detected GPU (with its real memory and CUDA's L2 size), or a derived entry.
 
@@ -148,10 +186,10 @@ def device_for(gpu: DetectedGPU) -> Device:
             from workbench.devices.cuda import CUDA_L2_SOURCE
 
             found = replace(found, l2_bytes=gpu.l2_bytes, l2_source=CUDA_L2_SOURCE)
-        return found
+        return replace(found, peak={**found.peak, **detected_interface_rates(gpu, found)})
     from workbench.devices.cuda import CUDA_L2_SOURCE
 
-    peak: dict[str, Rate] = {}
+    peak: dict[str, Rate] = dict(detected_interface_rates(gpu, None))
     bandwidth = gpu.derived_bandwidth()
     if bandwidth is not None:
         peak[BANDWIDTH] = Rate(
