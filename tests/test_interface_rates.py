@@ -95,3 +95,14 @@ def test_nvml_without_pcie_calls_keeps_the_catalogue_host_link() -> None:
     assert gpu.pcie_generation is None and gpu.host_link_key() is None
     host = device_for(gpu).interface_rate("host")
     assert host is not None and host.value == 63e9 and host.source == DATASHEET
+
+
+def test_the_detected_pcie_link_becomes_the_host_link() -> None:
+    device = device_for(detect(PCIeNVML(name="NVIDIA H100 PCIe")).gpus[0])
+    assert device.host_link == "pcie4x8"
+    a = analyze("add(n=2**24, dtype=fp32, resident=host)", device=device)
+    # 201,326,592 B over PCIe 4.0 x8 at 15.75 GB/s per direction = 12.78 ms
+    assert a.term("host").time_s == pytest.approx(201_326_592 / 15.75e9)
+    assert "over PCIe 4.0 x8" in a.limiter_sentence()
+    unknown = device_for(detect(PCIeNVML(name="NVIDIA Mystery X1")).gpus[0])
+    assert unknown.host_link == "pcie4x8" and unknown.interface_rate("host").value == pytest.approx(15.75e9)

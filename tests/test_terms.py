@@ -104,3 +104,28 @@ def test_term_is_frozen() -> None:
     assert isinstance(term, Term) and term.time_s is None and term.source is None
     with pytest.raises(AttributeError):
         term.amount = 2  # type: ignore[misc]
+
+
+def test_resident_host_adds_a_host_term() -> None:
+    from workbench.declare import parse
+
+    text = "add(n=2**24, dtype=fp32, resident=host)"
+    assert str(parse(text)) == text  # round-trips
+    assert str(parse("add(n=2**24, dtype=fp32, resident=device)")) == "add(n=2**24, dtype=fp32)"  # the default
+    a = analyze(text, device="h100-sxm", overlap="none")
+    host = a.term("host")
+    # 3 × 2^24 × 4 B = 201,326,592 B cross PCIe 5.0 x16 at 63 GB/s per direction = 3.1957 ms
+    assert host is not None and (host.kind, host.amount, host.unit) == ("transfer", 201_326_592, "B")
+    assert host.time_s == 201_326_592 / 63e9
+    assert (a.limiter, a.limiter_term) == ("link", "host")
+    # no overlap: compute 16,777,216 / 67e12 = 250.4 ns + memory side max(HBM 60.10 µs, smem 6.02 µs) + host 3.1957 ms
+    assert a.bound_time == pytest.approx(16_777_216 / 67e12 + 201_326_592 / 3.35e12 + 201_326_592 / 63e9, rel=1e-12)
+    assert a.compute_time == 16_777_216 / 67e12 and a.memory_time == 201_326_592 / 3.35e12  # unchanged by the host term
+    assert "host ↔ device copies over PCIe 5.0 need 3.196 ms" in a.limiter_sentence()
+    assert any("Host ↔ device time bound" in step.label for step in a.steps)
+    with pytest.raises(DeviceError, match="resident=host"):
+        analyze(text, device="cpu-generic")
+    without_link = analyze(text, rate="100 TFLOP/s", bandwidth="2.5 TB/s")  # no device: no host link rate
+    assert without_link.term("host").time_s is None and without_link.bound_time is None
+    with pytest.raises(DeclarationError, match="device or host"):
+        parse("add(n=4, dtype=fp32, resident=gpu)")

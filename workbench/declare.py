@@ -40,6 +40,8 @@ IMPL_PARAMS: tuple[Param, ...] = (
     Param("tile_n", "dim", 128, doc="columns of C per tile (CTA)", maximum=2**16),
     Param("tile_k", "dim", 32, doc="depth of one k step of a tile", maximum=2**16),
     Param("ctas_per_sm", "dim", 1, doc="tiles (CTAs) resident on one SM at once", maximum=64),
+    # Where the tensors live (analysis/terms.py): host adds a host ↔ device term over the device's host link.
+    Param("resident", "name", "device", doc="where the tensors live: device (default) or host"),
 )
 TILE_FIELDS: tuple[str, ...] = ("tile_m", "tile_n", "tile_k", "ctas_per_sm")
 _IMPL_BY_NAME = {param.name: param for param in IMPL_PARAMS}
@@ -255,8 +257,9 @@ def _implementation_fields(spec: OpSpec, values: Mapping[str, Any]) -> tuple[tup
         raise DeclarationError(
             f"{stray[0]} belongs to impl=tiled; add impl=tiled or remove {stray[0]}", field=stray[0]
         )
+    resident = _resident_field(given)
     if impl == COMPULSORY:
-        return ()
+        return resident
     fields: list[tuple[str, Any]] = [("impl", impl)]
     if impl == TILED:
         for name in TILE_FIELDS:
@@ -264,7 +267,17 @@ def _implementation_fields(spec: OpSpec, values: Mapping[str, Any]) -> tuple[tup
             value = _check_value(given[name], param) if name in given else param.default
             if name != "ctas_per_sm" or value != param.default:
                 fields.append((name, value))
-    return tuple(fields)
+    return tuple(fields) + resident
+
+
+def _resident_field(given: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """`resident=host` kept (tensors in host memory); `resident=device`, the default, left out."""
+    if "resident" not in given:
+        return ()
+    where = _check_value(given["resident"], _IMPL_BY_NAME["resident"])
+    if where not in ("device", "host"):
+        raise DeclarationError(f"resident must be device or host; got {where}", field="resident")
+    return (("resident", where),) if where == "host" else ()
 
 
 def _name_example(field: str) -> str:

@@ -59,17 +59,8 @@ def _check_footprint(workload: Workload, dev: Device | None, binary: bool) -> No
 
 def physical_work_of(decl: Declaration, workload: Workload, device: Device | None, convention: str) -> Any:
     """The declaration's physical work under its implementation model (implementations.py)."""
-    try:
-        from workbench.implementations import physical_work
-    except ImportError:  # until implementations.py reaches this branch: the compulsory model, as the contract has it
-        from types import SimpleNamespace
+    from workbench.implementations import physical_work
 
-        moved = int(workload.bytes)
-        flop = int(workload.flop(convention))
-        return SimpleNamespace(
-            implementation="compulsory", logical_flop=flop, physical_flop=flop, logical_bytes=moved,
-            bytes_by_interface={key: moved for key in HIERARCHY}, assumptions=(), quantization=None,
-        )
     return physical_work(decl, workload, device, convention)
 
 

@@ -234,7 +234,7 @@ def _bound_steps(a: "Analysis") -> list[Step]:
         hierarchy = [term for term in a.terms if term.name in HIERARCHY]
         slowest = max(hierarchy, key=lambda term: term.time_s or 0.0)
         memory_side = max(term.time_s or 0.0 for term in hierarchy)
-        memory_title = slowest.title
+        memory_title = memory if slowest.name == HBM else slowest.title
         steps.append(
             Step(
                 "Memory side: the slowest interface (the levels stream at once)",

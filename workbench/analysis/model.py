@@ -147,7 +147,8 @@ class Analysis:
         tc, tm = format_time(self.compute_time), format_time(self.memory_time)
         limiting = self.term(self.limiter_term) if self.limiter_term else None
         if self.limiter == LINK and limiting is not None and limiting.name == HOST and limiting.time_s is not None:
-            return f"link-limited: host ↔ device copies over {limiting.title} need {format_time(limiting.time_s)}, the {self.path} path {tc}, {self.memory_name} traffic {tm}"
+            over = f" over {self.basis.host_link_name}" if self.basis is not None and self.basis.host_link_name else ""
+            return f"link-limited: host ↔ device copies{over} need {format_time(limiting.time_s)}, the {self.path} path {tc}, {self.memory_name} traffic {tm}"
         if self.limiter == LINK and self.link is not None and self.link.time is not None:
             return f"link-limited: {self.link.link.name} needs {format_time(self.link.time)}, the {self.path} path {tc}, {self.memory_name} traffic {tm}"
         if self.limiter == COMPUTE:

@@ -164,7 +164,7 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
     swept_params = [spec.param(name) or Param(name, "dim") for name in columns]
     if spec.check is not None or any(param.kind != "dim" for param in swept_params):
         return None, every_point
-    if _implementation(decl) != "compulsory":
+    if decl.implementation != "compulsory":
         return None, every_point
     params: dict[str, Any] = dict(decl.params)
     exact = np.zeros(length, dtype=bool)
@@ -187,10 +187,6 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
         # The builder needs a plain int for this field (a count of tensors, a branch on a value).
         return None, every_point
     return (workload, flop, traffic), exact
-
-
-def _implementation(decl: Declaration) -> str:
-    return str(decl.params.get("impl") or "compulsory")
 
 
 def _fast_terms(decl: Declaration, workload: Any, setting: Setting, flop: Any, traffic: Any) -> list[Term]:

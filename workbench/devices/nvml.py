@@ -186,7 +186,10 @@ def device_for(gpu: DetectedGPU) -> Device:
             from workbench.devices.cuda import CUDA_L2_SOURCE
 
             found = replace(found, l2_bytes=gpu.l2_bytes, l2_source=CUDA_L2_SOURCE)
-        return replace(found, peak={**found.peak, **detected_interface_rates(gpu, found)})
+        rates = detected_interface_rates(gpu, found)
+        if "host" in rates:  # the PCIe link NVML reports replaces the catalogue's x16 assumption
+            found = replace(found, host_link=gpu.host_link_key() or found.host_link)
+        return replace(found, peak={**found.peak, **rates})
     from workbench.devices.cuda import CUDA_L2_SOURCE
 
     peak: dict[str, Rate] = dict(detected_interface_rates(gpu, None))
@@ -203,6 +206,7 @@ def device_for(gpu: DetectedGPU) -> Device:
         kind="gpu",
         peak=peak,
         memory_bytes=gpu.memory_total,
+        host_link=(gpu.host_link_key() or "") if "host" in peak else "",
         l2_bytes=gpu.l2_bytes,
         l2_source=CUDA_L2_SOURCE if gpu.l2_bytes else "",
         compute_capability=gpu.compute_capability,
