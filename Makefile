@@ -18,7 +18,7 @@ TEST_EXTRAS := [test$(if $(CUDA_EXTRA),$(comma)$(CUDA_EXTRA),)]
 
 help:
 	@echo "make run          set up .venv and open the workbench"
-	@echo "make test         set up .venv and run the tests (offscreen)"
+	@echo "make test         set up .venv, check the import layers (lint-imports) and run the tests (offscreen)"
 	@echo "make test-gpu     run only the gpu-marked tests (needs an NVIDIA GPU; CuPy comes with the driver's CUDA extra)"
 	@echo "make bench        run the benchmarks under benchmarks/"
 	@echo "make screenshots  write PNGs of the window under docs/screenshots/ (needs xvfb-run)"
@@ -38,7 +38,9 @@ $(VENV)/.stamp-test: pyproject.toml | $(PY)
 run: $(VENV)/.stamp-run
 	$(VENV)/bin/workbench $(ARGS)
 
+# The import contracts (pyproject.toml, [tool.importlinter]) first: a layer violation fails at once.
 test: $(VENV)/.stamp-test
+	$(VENV)/bin/lint-imports --no-cache
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
 
 test-gpu: $(VENV)/.stamp-test
