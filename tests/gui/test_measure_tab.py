@@ -17,8 +17,8 @@ from PySide6.QtCore import Qt
 
 from workbench.declare import parse
 from workbench.devices import BANDWIDTH, MEASURED
-from workbench.gui.measure_runs import AddRun, read_run
-from workbench.runs import FigureContext
+from workbench.gui.measure_runs import AddRun
+from workbench.runs import FigureContext, parse_run, run_figures
 from workbench.gui.measure_tab import COLUMNS, MeasurementTab, size_text, spread_text
 from workbench.measure import measure
 from workbench.measure.backends import BackendStatus, NumpyBackend
@@ -137,7 +137,7 @@ def test_the_histogram_holds_every_raw_sample_of_the_selected_run(qtbot, window)
 def test_the_run_appears_on_the_roofline_with_its_spread_and_on_bound_vs_size(qtbot, window) -> None:
     tab = measurement_tab(qtbot, window)
     run_and_wait(qtbot, tab)
-    run = read_run(window.document.session.runs[0], 0, FigureContext())
+    run = run_figures(parse_run(window.document.session.runs[0], 0), FigureContext())
     assert run.stats is not None
     # add: 2^16 FLOP over 786,432 B = 1/12 FLOP/B; the point sits at FLOP / median
     x, y = roofline(window).measured.valid_items.scatter.getData()
@@ -397,18 +397,18 @@ def test_loose_runs_of_an_older_session_are_read_from_their_samples() -> None:
         "samples_s": [0.006, 0.007, 0.008],
         "valid": True,
     }
-    run = read_run(data, 0, FigureContext())
+    run = run_figures(parse_run(data, 0), FigureContext())
     assert run.valid and run.median_s == 0.007
     # 3 × 2^24 × 4 B = 201,326,592 B over 7 ms
     assert run.achieved_bytes_per_s == pytest.approx(201326592 / 0.007)
-    assert read_run({**data, "valid": None}, 0, FigureContext()).status == "unchecked"
-    assert not read_run({**data, "valid": None}, 0, FigureContext()).valid
+    assert run_figures(parse_run({**data, "valid": None}, 0), FigureContext()).status == "unchecked"
+    assert not run_figures(parse_run({**data, "valid": None}, 0), FigureContext()).valid
     assert parse(run.declaration_text) == run.declaration
 
 
 def test_sizes_read_as_powers_of_two_and_equal_sizes_are_joined() -> None:
     def size(declaration: str) -> str:
-        return size_text(read_run({"declaration": declaration, "samples_s": [1e-3] * 3}, 0, FigureContext()))
+        return size_text(run_figures(parse_run({"declaration": declaration, "samples_s": [1e-3] * 3}, 0), FigureContext()))
 
     assert size("gemm(M=4096, N=4096, K=4096, dtype=fp16)") == "M=N=K=2**12 · fp16"
     assert size("gemm(M=1000, N=1000, K=4096, dtype=fp32)") == "M=N=1000, K=2**12 · fp32"

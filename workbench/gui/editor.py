@@ -2,7 +2,7 @@
 
 Both write to the document as edits of the line's text: typing in the line
 stores what was typed; changing a form field replaces just that field's text
-in the line (`declaration_text`), so nothing the user typed elsewhere is lost.
+in the line (`workbench.declaration_text`), so nothing the user typed elsewhere is lost.
 The form shows the text of each field as written in the line. A fault is
 marked at the field it names (red border, tooltip) with the message under the
 form; the last valid analysis stays on screen, marked stale, until it is fixed.
@@ -27,10 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.declaration_text import CallText, split_call, with_field, with_positional, without_field
 from workbench.declare import known_operations
 from workbench.dtypes import DTYPES
 from workbench.errors import DeclarationError, WorkbenchError
-from workbench.gui.declaration_text import CallText, split_call, with_field, with_positional, without_field
 from workbench.gui.document import Document
 from workbench.ops import REGISTRY, OpSpec, Param
 from workbench.session import OperationEntry

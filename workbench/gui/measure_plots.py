@@ -20,8 +20,9 @@ import pyqtgraph as pg
 
 from workbench.declare import Declaration
 from workbench.gui.document import Document
-from workbench.gui.measure_runs import MeasuredRun, document_runs, on_sweep
+from workbench.gui.measure_runs import MeasuredRun, document_runs
 from workbench.measure.record import CANCELLED
+from workbench.measure.sweep import swept_size
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_percent, format_time
 
 MEASURED_COLOUR = "#2e7d32"  # green, as the device panel's "measured" source
@@ -277,7 +278,7 @@ class MeasuredSweepLayer(_MeasuredLayer):
         binary = self.document.binary
         marks = []
         for run in document_runs(self.document):
-            size = on_sweep(run, declaration, fields)
+            size = swept_size(run.declaration, declaration, fields)
             if size is None or run.stats is None or run.status == CANCELLED or run.stats.p10_s <= 0:
                 continue
             s = run.stats

@@ -11,13 +11,12 @@ session shows keeps its own device's bound and says so.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping
 
 from PySide6.QtGui import QUndoCommand
 
-from workbench.declare import Declaration
 from workbench.measure.record import RunRecord
-from workbench.runs import OPERATION_NAME_KEY, FigureContext, RunFigures, all_run_figures, parse_run, run_figures
+from workbench.runs import OPERATION_NAME_KEY, FigureContext, RunFigures, all_run_figures
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.gui.document import Document
@@ -31,34 +30,9 @@ def document_context(document: "Document") -> FigureContext:
     return FigureContext(settings.convention, settings.overlap, document.device, settings.binary)
 
 
-def read_run(data: Mapping[str, Any], index: int, context: FigureContext) -> MeasuredRun:
-    """One run dict (stored or in progress) with its figures."""
-    return run_figures(parse_run(data, index), context)
-
-
 def document_runs(document: "Document") -> list[MeasuredRun]:
     """The document's runs as the views show them."""
     return all_run_figures(document.session.runs, document_context(document))
-
-
-# ---------------------------------------------------------------- which runs lie on a sweep
-
-
-def on_sweep(run: MeasuredRun, declaration: Declaration, fields: Sequence[str]) -> int | None:
-    """The swept size of a run that differs from `declaration` only in `fields` (all equal), else None."""
-    other = run.declaration
-    if other is None or other.op != declaration.op or not fields:
-        return None
-    sizes = {other.params.get(name) for name in fields}
-    if len(sizes) != 1:
-        return None
-    size = sizes.pop()
-    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
-        return None
-    held = {name: value for name, value in declaration.params.items() if name not in fields}
-    if {name: value for name, value in other.params.items() if name not in fields} != held:
-        return None
-    return size
 
 
 # ---------------------------------------------------------------- undo commands

@@ -43,24 +43,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.declaration_text import split_call
 from workbench.declare import Declaration
 from workbench.errors import WorkbenchError
-from workbench.gui.declaration_text import split_call
 from workbench.gui.document import Document
 from workbench.gui.measure_plots import MEASURED_COLOUR, NOT_VALID_COLOUR, OTHER_DEVICE_COLOUR, device_tip
 from workbench.gui.measure_runs import MeasuredRun, add_run, document_runs, remove_run
 from workbench.gui.measure_worker import BackendChoice, BackendProbeWorker, MeasurementJob, MeasurementWorker
-from workbench.gui.sweep_view import sweep_choices
 from workbench.measure import COLD, DEFAULT_ITERATIONS, MIN_ITERATIONS, WARM, PhaseChanged, RunRecord, RunStarted, SampleBatch
 from workbench.measure.estimate import LONG_RUN_S, Alternative, RunEstimate, alternatives, estimate_run, estimate_total, \
     format_duration, rescaled
 from workbench.measure.record import CANCELLED, INVALID, OK
 from workbench.measure.stats import summarize
+from workbench.measure.sweep import powers_of_two, sweep_choices, sweep_declarations
 from workbench.units import format_bandwidth, format_flop_rate, format_percent, format_time
 
 RUNNING = "running"
 MAX_TAB_ITERATIONS = 100_000
-MAX_SWEEP_RUNS = 24
 BACKEND_LABELS = {"auto": "Auto", "cupy": "CuPy (NVIDIA GPU)", "numpy": "NumPy (CPU)"}
 MODE_TIPS = {
     WARM: "Warm: the same buffers every iteration, no flush between them — data may still sit in the "
@@ -813,15 +812,8 @@ class MeasurementTab(QWidget):
             raise WorkbenchError(why)
         if not self.sweep_box.isChecked():
             return [declaration]
-        fields = self.sweep_fields()
-        if not fields:
-            raise WorkbenchError(f"{declaration.op} has no size field to sweep")
-        low, high = self.sweep_low.value(), self.sweep_high.value()
-        if low > high:
-            raise WorkbenchError(f"the sweep starts above its end (2^{low} > 2^{high})")
-        if high - low + 1 > MAX_SWEEP_RUNS:
-            raise WorkbenchError(f"a sweep runs at most {MAX_SWEEP_RUNS} sizes; 2^{low} … 2^{high} is {high - low + 1}")
-        return [declaration.replace(**{name: 2**exponent for name in fields}) for exponent in range(low, high + 1)]
+        sizes = powers_of_two(self.sweep_low.value(), self.sweep_high.value())
+        return sweep_declarations(declaration, self.sweep_fields(), sizes)
 
     # ------------------------------------------------------------------ running
     @property

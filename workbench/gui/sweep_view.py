@@ -18,8 +18,8 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from workbench.analysis import Analysis, sweep
+from workbench.declaration_text import split_call
 from workbench.errors import WorkbenchError
-from workbench.gui.declaration_text import split_call
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.measure_plots import MeasuredSweepLayer
@@ -38,18 +38,7 @@ from workbench.units import format_bytes, format_time
 SWEEP_POINTS = 241
 
 
-def sweep_choices(analysis: Analysis) -> list[tuple[str, ...]]:
-    """The field groups one can sweep for an operation: a tied group first, then each size field."""
-    decl = analysis.declaration
-    dims = [name for name, value in decl.fields if isinstance(value, int) and not isinstance(value, bool)]
-    spec_dims = [p.name for p in decl.spec.params if p.kind == "dim"]
-    ordered = [name for name in dims if name in spec_dims or decl.spec.extra_dims]
-    choices: list[tuple[str, ...]] = []
-    tied = decl.spec.tied_fields  # swept together by default: a square GEMM, self-attention, a square image
-    if tied and all(name in ordered for name in tied):
-        choices.append(tied)
-    choices += [(name,) for name in ordered]
-    return choices
+from workbench.measure.sweep import sweep_choices  # noqa: E402 - moved to the core (Qt-free); kept importable here
 
 
 def default_range(fields: tuple[str, ...]) -> tuple[int, int]:

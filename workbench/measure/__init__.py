@@ -38,9 +38,9 @@ from workbench.measure.run import (
     RunStarted,
     SampleBatch,
     measure,
-    sweep_declarations,
 )
 from workbench.measure.stats import TimingStats, summarize
+from workbench.measure.sweep import sweep_declarations
 
 __all__ = [
     "BACKEND_CHOICES",

@@ -482,13 +482,3 @@ def _plain_params(declaration: Declaration) -> dict[str, Any]:
 def measure(declaration: str | Declaration, **options: Any) -> RunRecord:
     """Run one measurement to the end (see MeasurementRun for the options)."""
     return MeasurementRun(declaration, **options).run()
-
-
-def sweep_declarations(declaration: str | Declaration, field: str, values: Any) -> list[Declaration]:
-    """The declaration at each value of one size field — a size sweep such as n = 2^16 … 2^28."""
-    from workbench.errors import DeclarationError
-
-    decl = parse(declaration) if isinstance(declaration, str) else declaration
-    if field not in decl.params:
-        raise DeclarationError(f"{decl.op} has no field '{field}' to sweep", field=field)
-    return [decl.replace(**{field: int(value)}) for value in values]
