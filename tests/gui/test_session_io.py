@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import dataclasses
 import json
 import os
 import re
@@ -307,15 +308,12 @@ def test_dropping_a_session_file_opens_it(qtbot, window, tmp_path: Path) -> None
     assert window.session_io.recent_paths()[0] == str(path)
 
 
-def test_a_dropped_csv_goes_to_the_profile_import_or_says_it_cannot(qtbot, window, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_dropped_csv_goes_to_the_profile_import(qtbot, window, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     csv = tmp_path / "kernels.csv"
     csv.write_text('"ID","Kernel Name"\n')
-    monkeypatch.delattr(type(window), "import_profile", raising=False)
-    assert drop(window, [csv])
-    qtbot.waitUntil(lambda: "profiler CSV import is not in this build" in window.statusBar().currentMessage(), timeout=3000)
-
     imported: list[str] = []
-    monkeypatch.setattr(window, "import_profile", imported.append, raising=False)
+    hooks = dataclasses.replace(window.session_io.hooks, import_profile=imported.append)
+    monkeypatch.setattr(window.session_io, "hooks", hooks)
     assert drop(window, [csv])
     qtbot.waitUntil(lambda: imported == [str(csv)], timeout=3000)
 

@@ -7,35 +7,13 @@ here: detection starts in a worker thread once the window is on screen.
 
 from __future__ import annotations
 
-import sys
-from importlib import resources
-
 from PySide6.QtCore import QSettings
-from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
-from workbench.gui.window import APP_NAME, APPLICATION, ORGANISATION, DetectFunction, MainWindow
+from workbench.gui.application import application_icon, ensure_application
+from workbench.gui.window import DetectFunction, MainWindow
 
-
-def ensure_application(argv: list[str] | None = None) -> QApplication:
-    """The process's QApplication (created once, with the workbench's names and style)."""
-    app = QApplication.instance()
-    if app is None:
-        app = QApplication(argv if argv is not None else sys.argv[:1])
-    assert isinstance(app, QApplication)
-    app.setOrganizationName(ORGANISATION)
-    app.setApplicationName(APPLICATION)
-    app.setApplicationDisplayName(APP_NAME)
-    app.setStyle("Fusion")
-    app.setWindowIcon(application_icon())
-    return app
-
-
-def application_icon() -> QIcon:
-    """The workbench icon (resources/icons/perf-workbench.svg) for windows, dialogs and the task bar."""
-    path = resources.files("workbench.resources").joinpath("icons", "perf-workbench.svg")
-    with resources.as_file(path) as svg:
-        return QIcon(str(svg))
+__all__ = ["application_icon", "build_window", "ensure_application", "run_app"]
 
 
 def build_window(

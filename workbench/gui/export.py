@@ -82,7 +82,7 @@ def session_plot_png(session: Session, size: tuple[int, int] = REPORT_PLOT_SIZE,
     Creates the QApplication when there is none (the CLI sets QT_QPA_PLATFORM=offscreen
     first when there is no display); the view is never shown.
     """
-    from workbench.gui.app import ensure_application
+    from workbench.gui.application import ensure_application
     from workbench.gui.document import Document
     from workbench.gui.roofline_view import RooflineView
 

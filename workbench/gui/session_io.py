@@ -1,9 +1,12 @@
 """The window's life with files: recent sessions, unsaved-changes questions, autosave and crash recovery,
 drag and drop, and report export.
 
-`SessionFiles` hangs off the main window and works through the window's
-document and its public methods (`open_session`, `save_session`,
-`show_banner`). The two questions it can put to the user go through
+`SessionFiles` is given its collaborators — the document, the settings store,
+the widget it serves (parent of its dialogs, target of drops) and `WindowHooks`,
+the few things it asks of the window (open, save, import a profile, say
+something, the roofline to render) — and never reaches into the window's menus
+or widgets: the window places `recent_menu` and `export_report_action` in its
+own File menu. The two questions it can put to the user go through
 `ask_unsaved_changes` and `ask_recovery`, which tests replace so that no test
 ever waits on a modal dialog. Autosave writes with `workbench.autosave` (Qt-free)
 from a QTimer, only while the undo stack is away from its clean state.
@@ -14,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Callable, Sequence
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer, QUrl
@@ -28,17 +31,16 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMenu,
     QMessageBox,
+    QGraphicsView,
     QVBoxLayout,
     QWidget,
 )
 
 from workbench.autosave import AUTOSAVE_INTERVAL_S, Autosaver, Recovery, find_recoverable
 from workbench.errors import WorkbenchError
+from workbench.gui.document import Document
 from workbench.gui.export import png_bytes, session_plot_png
 from workbench.report import report_files, report_kind, write_report
-
-if TYPE_CHECKING:
-    from workbench.gui.window import MainWindow
 
 AUTOSAVE_INTERVAL_VARIABLE = "PERF_WORKBENCH_AUTOSAVE_S"  # seconds; tests shorten the autosave period with it
 RECENT_KEY = "files/recent"
@@ -188,14 +190,28 @@ class RecoveryDialog(QDialog):
             self.accept()
 
 
+@dataclass(frozen=True)
+class WindowHooks:
+    """What SessionFiles asks of the window it serves, and nothing more."""
+
+    open_session: Callable[[str], bool]
+    save_session: Callable[[], bool]
+    import_profile: Callable[[str], object]
+    show_banner: Callable[[str], None]
+    hide_banner: Callable[[], None]
+    show_status: Callable[[str, int], None]  # text, milliseconds
+    roofline_view: Callable[[], QGraphicsView]  # the roofline as the window shows it (report export)
+
+
 class SessionFiles(QObject):
     """Recent files, unsaved-changes questions, autosave and recovery, drops and report export for one window."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
-        self.document = window.document
-        self.recent = RecentFiles(window.settings)
+    def __init__(self, document: Document, settings: QSettings, host: QWidget, hooks: WindowHooks) -> None:
+        super().__init__(host)
+        self.document = document
+        self.host = host
+        self.hooks = hooks
+        self.recent = RecentFiles(settings)
         self.autosaver = Autosaver()
         self._autosave_pending = False
         self._autosave_failed = False
@@ -213,44 +229,25 @@ class SessionFiles(QObject):
         self.document.session_replaced.connect(self._session_replaced)
         self.document.path_changed.connect(self._path_changed)
 
-        self._make_menus()
-        window.setAcceptDrops(True)
-        window.installEventFilter(self)
+        self._make_menu()
+        host.setAcceptDrops(True)
+        host.installEventFilter(self)
 
     # ------------------------------------------------------------------ menus
-    def _make_menus(self) -> None:
-        window = self.window
-        self.recent_menu = QMenu("Open &recent", window)
+    def _make_menu(self) -> None:
+        """Open recent (with Clear the list) and Export report; the window puts them in its File menu."""
+        self.recent_menu = QMenu("Open &recent", self.host)
         self.recent_menu.setObjectName("recentMenu")
         self.recent_menu.aboutToShow.connect(self._prune_and_refresh)
-        self.clear_recent_action = QAction("&Clear the list", window)
+        self.clear_recent_action = QAction("&Clear the list", self.host)
         self.clear_recent_action.setObjectName("action_clear_recent")
         self.clear_recent_action.triggered.connect(self.clear_recent)
-        self.export_report_action = QAction("Export &report…", window)
+        self.export_report_action = QAction("Export &report…", self.host)
         self.export_report_action.setObjectName("action_export_report")
         tip = "Write the session as a Markdown or HTML report (with the roofline) or a CSV of raw samples"
         self.export_report_action.setStatusTip(tip)
         self.export_report_action.setToolTip(tip)
         self.export_report_action.triggered.connect(self.export_report_dialog)
-        window.actions["export_report"] = self.export_report_action
-        window.actions["clear_recent"] = self.clear_recent_action
-
-        file_menu = next((m for m in window.actions["open"].associatedObjects() if isinstance(m, QMenu)), None)
-        if file_menu is not None:
-            entries = file_menu.actions()
-            after_open = entries.index(window.actions["open"]) + 1
-            before = entries[after_open] if after_open < len(entries) else None
-            if before is not None:
-                file_menu.insertMenu(before, self.recent_menu)
-            else:
-                file_menu.addMenu(self.recent_menu)
-            entries = file_menu.actions()
-            svg = window.actions.get("export_svg")
-            after_svg = entries.index(svg) + 1 if svg in entries else len(entries)
-            if after_svg < len(entries):
-                file_menu.insertAction(entries[after_svg], self.export_report_action)
-            else:
-                file_menu.addAction(self.export_report_action)
         self.refresh_recent_menu()
 
     def refresh_recent_menu(self) -> None:
@@ -286,7 +283,7 @@ class SessionFiles(QObject):
             self.refresh_recent_menu()
             self._status(f"{os.path.basename(path)} is no longer there ({os.path.dirname(path)}); removed from Open recent")
             return False
-        return self.window.open_session(path)
+        return self.hooks.open_session(path)
 
     def clear_recent(self) -> None:
         self.recent.clear()
@@ -316,12 +313,12 @@ class SessionFiles(QObject):
             return True
         answer = self.ask_unsaved_changes(action)
         if answer == SAVE:
-            return bool(self.window.save_session())
+            return bool(self.hooks.save_session())
         return answer == DISCARD
 
     def unsaved_changes_box(self, action: str) -> QMessageBox:
         """The Save / Discard / Cancel question (built apart from asking it, so it can be checked)."""
-        box = QMessageBox(self.window)
+        box = QMessageBox(self.host)
         box.setObjectName("unsavedChangesBox")
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("Unsaved changes")
@@ -351,7 +348,7 @@ class SessionFiles(QObject):
         self._autosave_pending = True
 
     def _clean_changed(self, clean: bool) -> None:
-        if clean and shiboken6.isValid(self.window):  # not while the window is being destroyed
+        if clean and shiboken6.isValid(self.host):  # not while the window is being destroyed
             self._autosave_pending = False
             self._discard_autosave()
 
@@ -368,7 +365,7 @@ class SessionFiles(QObject):
             self.autosaver.write(self.document.session, self.document.path)
         except WorkbenchError as exc:
             if not self._autosave_failed:  # say it once, not every period
-                self.window.show_banner(f"Autosave failed: {exc}. Until it works again, only saving protects this work.")
+                self.hooks.show_banner(f"Autosave failed: {exc}. Until it works again, only saving protects this work.")
             self._autosave_failed = True
             return False
         self._autosave_pending = False
@@ -384,7 +381,7 @@ class SessionFiles(QObject):
     # ------------------------------------------------------------------ recovery
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         kind = event.type()
-        if watched is self.window:
+        if watched is self.host:
             if kind == QEvent.Type.Show and not self._recovery_checked:
                 self._recovery_checked = True
                 QTimer.singleShot(RECOVERY_DELAY_MS, self, self.offer_recovery)
@@ -424,7 +421,7 @@ class SessionFiles(QObject):
 
     def ask_recovery(self, recoveries: Sequence[Recovery]) -> RecoveryAnswer:
         """Which left-over session to recover, if any, from a modal dialog (tests replace this method)."""
-        dialog = RecoveryDialog(recoveries, self.window)
+        dialog = RecoveryDialog(recoveries, self.host)
         dialog.exec()
         return dialog.choice
 
@@ -433,12 +430,12 @@ class SessionFiles(QObject):
         try:
             session = recovery.load()
         except WorkbenchError as exc:
-            self.window.show_banner(f"Cannot recover that session: {exc}")
+            self.hooks.show_banner(f"Cannot recover that session: {exc}")
             return False
         if not self.confirm_discard("recovering the unsaved session"):
             return False
         source = recovery.source_path
-        self.window.hide_banner()
+        self.hooks.hide_banner()
         self.document.replace_session(session, source)
         self.document.undo_stack.resetClean()  # unsaved work until the user saves it
         self._autosave_pending = True
@@ -448,7 +445,7 @@ class SessionFiles(QObject):
         except WorkbenchError as exc:
             self._status(str(exc))
         where = f"Save writes it back to {source}." if source else "Save it to keep it."
-        self.window.show_banner(f"Recovered {recovery.describe()}. It is unsaved work: {where}")
+        self.hooks.show_banner(f"Recovered {recovery.describe()}. It is unsaved work: {where}")
         return True
 
     # ------------------------------------------------------------------ drag and drop
@@ -466,19 +463,11 @@ class SessionFiles(QObject):
         others = [p for p in paths if p not in sessions and p not in profiles]
         messages = []
         if sessions:
-            self.window.open_session(sessions[0])
+            self.hooks.open_session(sessions[0])
             if len(sessions) > 1:
                 messages.append(f"one session at a time: opened {os.path.basename(sessions[0])}, not {_names(sessions[1:])}")
-        if profiles:
-            importer = getattr(self.window, "import_profile", None)
-            if callable(importer):
-                for path in profiles:
-                    importer(path)
-            else:
-                messages.append(
-                    f"{_names(profiles)}: profiler CSV import is not in this build; "
-                    "use `workbench import-ncu` or `workbench import-nsys` on the command line"
-                )
+        for path in profiles:
+            self.hooks.import_profile(path)
         if others:
             messages.append(f"{_names(others)}: not a session (.json) or a profiler export (.csv)")
         if messages:
@@ -491,7 +480,7 @@ class SessionFiles(QObject):
         folder = os.path.dirname(doc.path) if doc.path else ""
         filters = ";;".join(name for name, _ in REPORT_FILTERS)
         path, chosen = QFileDialog.getSaveFileName(
-            self.window, "Export report", os.path.join(folder, f"{stem}.html"), filters
+            self.host, "Export report", os.path.join(folder, f"{stem}.html"), filters
         )
         if not path:
             return
@@ -501,7 +490,7 @@ class SessionFiles(QObject):
 
     def current_plot_png(self) -> bytes:
         """The roofline as the window shows it; rendered offscreen from the session if it was never laid out."""
-        view = self.window.roofline.widget
+        view = self.hooks.roofline_view()
         if view.viewport().width() > 50 and view.viewport().height() > 50:
             return png_bytes(view)
         return session_plot_png(self.document.session)
@@ -513,7 +502,7 @@ class SessionFiles(QObject):
             plot = None if kind == "csv" else self.current_plot_png()
             write_report(self.document.session, path, plot)
         except WorkbenchError as exc:
-            self.window.show_banner(f"Cannot export the report {os.path.basename(path)}: {exc}")
+            self.hooks.show_banner(f"Cannot export the report {os.path.basename(path)}: {exc}")
             return False
         files = report_files(path, plot is not None)
         beside = f" and {', '.join(f.name for f in files[1:])} beside it" if len(files) > 1 else ""
@@ -522,5 +511,5 @@ class SessionFiles(QObject):
 
     # ------------------------------------------------------------------ status
     def _status(self, text: str) -> None:
-        if shiboken6.isValid(self.window):
-            self.window.statusBar().showMessage(text, STATUS_MS)
+        if shiboken6.isValid(self.host):
+            self.hooks.show_status(text, STATUS_MS)

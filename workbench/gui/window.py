@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QPushButton,
     QTableWidget,
@@ -40,6 +41,7 @@ from workbench import session as session_module
 from workbench.devices.nvml import OK, Detection
 from workbench.errors import WorkbenchError
 from workbench.examples import list_examples, load_example
+from workbench.gui.application import APP_NAME, make_settings
 from workbench.gui.compare_view import CompareView
 from workbench.gui.timeline_view import TimelineView
 from workbench.gui.device_panel import DevicePanel
@@ -54,13 +56,10 @@ from workbench.gui.roofline_view import FIT_SHORTCUT, LABEL_MODES, LABELS_ALL, L
 from workbench.gui.sweep_view import SweepView
 from workbench.gui.profile_import import ProfileImporter
 from workbench.gui.profile_view import ProfileComparisonView
-from workbench.gui.session_io import SessionFiles
+from workbench.gui.session_io import SessionFiles, WindowHooks
 from workbench.gui.workers import DetectionWorker
 from workbench.session import DeviceChoice
 
-APP_NAME = "Performance Workbench"
-ORGANISATION = "perf-workbench"
-APPLICATION = "workbench"
 DEFAULT_FONT_POINTS = 10.0
 FONT_RANGE = (7.0, 28.0)
 PRESENTATION_SCALE = 1.6  # presentation text: the start-up size × 1.6, and at least 16 pt
@@ -78,11 +77,6 @@ OVERLAP_CHOICES: tuple[tuple[float, str], ...] = (
 TABS = ("roofline", "sweep", "measurement", "profile", "compare", "timeline")
 
 DetectFunction = Callable[[], Detection]
-
-
-def make_settings() -> QSettings:
-    """The application's QSettings (tests point QSettings at a temporary folder)."""
-    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANISATION, APPLICATION)
 
 
 class MainWindow(QMainWindow):
@@ -167,6 +161,19 @@ class MainWindow(QMainWindow):
         self.actions["remove"].setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.operations.list.addAction(self.actions["remove"])
 
+        hooks = WindowHooks(
+            open_session=self.open_session,
+            save_session=self.save_session,
+            import_profile=self.import_profile,
+            show_banner=self.show_banner,
+            hide_banner=self.hide_banner,
+            show_status=lambda text, ms: self.statusBar().showMessage(text, ms),
+            roofline_view=lambda: self.roofline.widget,
+        )
+        # recent files, unsaved-changes questions, autosave, recovery, drops, reports
+        self.session_io = SessionFiles(self.document, self.settings, self, hooks)
+        self.actions["export_report"] = self.session_io.export_report_action
+        self.actions["clear_recent"] = self.session_io.clear_recent_action
         self._make_menus()
         self._make_toolbar()
         self.status = self.statusBar()
@@ -189,7 +196,6 @@ class MainWindow(QMainWindow):
         self._show_device_status()
         self._enable_actions()
         self._restore_preferences()
-        self.session_io = SessionFiles(self)  # recent files, unsaved-changes questions, autosave, recovery, drops, reports
 
     # ------------------------------------------------------------------ construction
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -292,16 +298,20 @@ class MainWindow(QMainWindow):
         bar = self.menuBar()
         acts = self.actions
 
-        def menu(title: str, keys: list[str | None]) -> object:
+        def menu(title: str, keys: list[str | QMenu | None]) -> object:
             m = bar.addMenu(title)
             for key in keys:
                 if key is None:
                     m.addSeparator()
+                elif isinstance(key, QMenu):
+                    m.addMenu(key)
                 else:
                     m.addAction(acts[key])
             return m
 
-        menu("&File", ["new", "open", "import_profile", None, "save", "save_as", None, "export_png", "export_svg", "copy_derivation", None, "quit"])
+        recent = self.session_io.recent_menu
+        menu("&File", ["new", "open", recent, "import_profile", None, "save", "save_as", None,
+                       "export_png", "export_svg", "export_report", "copy_derivation", None, "quit"])
         menu("&Edit", ["undo", "redo", None, "add", "duplicate", "rename", "remove", None, "move_up", "move_down", None, "focus_declaration"])
         view = bar.addMenu("&View")
         view.addAction(acts["binary"])
