@@ -11,7 +11,7 @@ from workbench.ops.base import FMA, OP, REQUIRED, FlopTerm, KernelNames, OpSpec,
 REGISTRY: dict[str, OpSpec] = {}
 
 # Modules of this package that hold shared pieces rather than operations.
-_HELPER_MODULES = frozenset({"base", "paths"})
+_HELPER_MODULES = frozenset({"base", "names", "paths"})
 
 
 def register(spec: OpSpec) -> OpSpec:

@@ -95,9 +95,18 @@ def attention(p: Mapping[str, Any]) -> Workload:
     )
 
 
+def _name(p: Mapping[str, Any]) -> str:
+    length = f"S={p['Sq']}" if p["Sq"] == p["Skv"] else f"Sq={p['Sq']} Skv={p['Skv']}"
+    head = f"D={p['D']}" if p["Dv"] == p["D"] else f"D={p['D']}/{p['Dv']}"
+    kind = "Attention" if p["fused"] else "Unfused attention"
+    causal = " causal" if p["causal"] else ""
+    return f"{kind}{causal} {p['B']}×{p['H']} heads, {length} {head} {p['dtype']}"
+
+
 register(
     OpSpec(
         name="attention",
+        namer=_name,
         position=70,
         kernel="workbench.measure.kernels.matrix:AttentionKernel",
         examples=(

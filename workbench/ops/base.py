@@ -212,8 +212,8 @@ class OpSpec:
     spec names what other layers need without importing them: the measured
     kernel as "module:Class" (resolved by `workbench.measure.kernels`), small
     example declarations (the first is the operation's default; tests measure
-    and analyse every one), the fields a sweep ties together by default, and
-    the words that identify its kernels in a profile.
+    and analyse every one), the fields a sweep ties together by default,
+    the words that identify its kernels in a profile, and its automatic name.
     """
 
     name: str
@@ -230,6 +230,7 @@ class OpSpec:
     tied_fields: tuple[str, ...] = ()
     kernel_names: KernelNames | None = None
     implementations: tuple[str, ...] = ("compulsory",)  # models `impl=` may name (workbench/implementations.py)
+    namer: Callable[[Mapping[str, Any]], str] | None = None  # automatic name from the fields; None: the declaration
 
     def param(self, name: str) -> Param | None:
         for p in self.params:

@@ -26,12 +26,13 @@ sum reduction (ops/reduce.py), and one name cannot mean both.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from workbench.dtypes import dtype, storage_bytes
 from workbench.errors import DeclarationError, DeviceError
 from workbench.ops import register
 from workbench.ops.base import OP, REQUIRED, FlopTerm, KernelNames, LinkTraffic, OpSpec, Param, Tensor, Workload
+from workbench.ops.names import count_text
 from workbench.ops.paths import vector_path
 
 
@@ -153,10 +154,31 @@ _KERNEL_WORDS: dict[str, tuple[str, ...]] = {
     "sendrecv": ("sendrecv",),
 }
 
+# The automatic names' titles: "All-reduce, 2^20 fp32 on 8 ranks over nvlink4".
+_TITLES = {
+    "allreduce": "All-reduce",
+    "allgather": "All-gather",
+    "reducescatter": "Reduce-scatter",
+    "broadcast": "Broadcast",
+    "rootreduce": "Reduce to root",
+    "alltoall": "All-to-all",
+    "sendrecv": "Send/recv",
+}
+
+
+def _namer(title: str) -> Callable[[Mapping[str, Any]], str]:
+    def name(p: Mapping[str, Any]) -> str:
+        link = f" over {p['link']}" if p["link"] else ""
+        return f"{title}, {count_text(p['n'])} {p['dtype']} on {p['ranks']} ranks{link}"
+
+    return name
+
+
 for _position, (_name, _summary) in enumerate(COLLECTIVES.items(), start=90):
     register(
         OpSpec(
             name=_name,
+            namer=_namer(_TITLES[_name]),
             summary=_summary,
             params=_params(2 if _name == "sendrecv" else REQUIRED),
             build=lambda p, _name=_name: _collective(_name, p),

@@ -8,6 +8,7 @@ from workbench.dtypes import dtype
 from workbench.errors import DeclarationError
 from workbench.ops import register
 from workbench.ops.base import FMA, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload, is_one
+from workbench.ops.names import extents_text
 from workbench.ops.paths import matrix_path
 
 
@@ -64,9 +65,16 @@ def conv2d(p: Mapping[str, Any]) -> Workload:
     )
 
 
+def _name(p: Mapping[str, Any]) -> str:
+    kernel = extents_text(p["R"], p["S"])
+    image = extents_text(p["H"], p["W"])
+    return f"Conv2d {kernel}, {p['C']}→{p['K']} ch, {image}, N={p['N']} {p['dtype']}"
+
+
 register(
     OpSpec(
         name="conv2d",
+        namer=_name,
         position=60,
         kernel="workbench.measure.kernels.matrix:Conv2dKernel",
         examples=(

@@ -142,9 +142,14 @@ def einsum(p: Mapping[str, Any]) -> Workload:
     )
 
 
+def _name(p: Mapping[str, Any]) -> str:
+    return f"Einsum {p['spec']} {p['dtype']}"
+
+
 register(
     OpSpec(
         name="einsum",
+        namer=_name,
         position=80,
         kernel="workbench.measure.kernels.matrix:EinsumKernel",
         examples=(

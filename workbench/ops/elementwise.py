@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from workbench.dtypes import dtype
 from workbench.ops import register
 from workbench.ops.base import OP, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload
+from workbench.ops.names import count_text
 from workbench.ops.paths import vector_path
 
 MAX_ARRAYS = 64  # inputs and outputs each: every array is one tensor in the workload and the derivation
@@ -30,9 +31,15 @@ def elementwise(p: Mapping[str, Any]) -> Workload:
     )
 
 
+def _name(p: Mapping[str, Any]) -> str:
+    shape = f"{p['inputs']} in → {p['outputs']} out"
+    return f"Elementwise {shape}, {count_text(p['n'])} {p['dtype']}"
+
+
 register(
     OpSpec(
         name="elementwise",
+        namer=_name,
         position=30,
         kernel="workbench.measure.kernels.stream:ElementwiseKernel",
         examples=(

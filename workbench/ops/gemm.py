@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from workbench.dtypes import dtype
 from workbench.ops import register
 from workbench.ops.base import FMA, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload, is_one
+from workbench.ops.names import batched, extents_text
 from workbench.ops.paths import matrix_path
 
 _LOW_PRECISION = {"fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4", "tf32"}
@@ -88,9 +89,15 @@ def gemm(p: Mapping[str, Any]) -> Workload:
     )
 
 
+def _name(p: Mapping[str, Any]) -> str:
+    shape = batched(p["batch"], extents_text(p["M"], p["N"], p["K"]))
+    return f"GEMM {shape} {p['dtype']}"
+
+
 SPEC = register(
     OpSpec(
         name="gemm",
+        namer=_name,
         position=10,
         kernel="workbench.measure.kernels.matrix:GemmKernel",
         examples=(

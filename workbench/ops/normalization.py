@@ -10,7 +10,7 @@ matrix. The square root and its reciprocal count 1 FLOP, as softmax's exp does.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from workbench.dtypes import dtype
 from workbench.ops import register
@@ -83,9 +83,18 @@ def layernorm(p: Mapping[str, Any]) -> Workload:
     )
 
 
+def _namer(title: str) -> Callable[[Mapping[str, Any]], str]:
+    def name(p: Mapping[str, Any]) -> str:
+        weights = "" if p["affine"] else ", no weights"
+        return f"{title} {p['rows']}×{p['cols']} {p['dtype']}{weights}"
+
+    return name
+
+
 register(
     OpSpec(
         name="rmsnorm",
+        namer=_namer("RMSNorm"),
         position=55,
         kernel="workbench.measure.kernels.normalization:RmsNormKernel",
         examples=(
@@ -103,6 +112,7 @@ register(
 register(
     OpSpec(
         name="layernorm",
+        namer=_namer("LayerNorm"),
         position=56,
         kernel="workbench.measure.kernels.normalization:LayerNormKernel",
         examples=(

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from workbench.dtypes import dtype
 from workbench.ops import register
 from workbench.ops.base import OP, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload, is_one
+from workbench.ops.names import count_text
 from workbench.ops.paths import vector_path
 
 
@@ -30,9 +31,15 @@ def reduce(p: Mapping[str, Any]) -> Workload:
     )
 
 
+def _name(p: Mapping[str, Any]) -> str:
+    size = count_text(p["n"]) if p["rows"] == 1 else f"{p['rows']} × {count_text(p['n'])}"
+    return f"Sum reduction, {size} {p['dtype']}"
+
+
 register(
     OpSpec(
         name="reduce",
+        namer=_name,
         position=40,
         kernel="workbench.measure.kernels.reduction:ReduceKernel",
         examples=(

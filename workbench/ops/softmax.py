@@ -39,9 +39,14 @@ def softmax(p: Mapping[str, Any]) -> Workload:
     )
 
 
+def _name(p: Mapping[str, Any]) -> str:
+    return f"Softmax {p['rows']}×{p['cols']} {p['dtype']}"
+
+
 register(
     OpSpec(
         name="softmax",
+        namer=_name,
         position=50,
         kernel="workbench.measure.kernels.reduction:SoftmaxKernel",
         examples=(

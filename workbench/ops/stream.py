@@ -6,11 +6,12 @@ add and triad read two and write one; axpy reads x and y and writes y.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from workbench.dtypes import dtype
 from workbench.ops import register
 from workbench.ops.base import FMA, OP, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload
+from workbench.ops.names import count_text
 from workbench.ops.paths import vector_path
 
 
@@ -80,6 +81,16 @@ def axpy(p: Mapping[str, Any]) -> Workload:
     )
 
 
+def _namer(title: str) -> Callable[[Mapping[str, Any]], str]:
+    def name(p: Mapping[str, Any]) -> str:
+        return f"{title}, {count_text(p['n'])} {p['dtype']}"
+
+    return name
+
+
+# The automatic names' titles: "Vector add, 2^24 fp32".
+_TITLES = {"copy": "Copy", "scale": "Scale", "add": "Vector add", "triad": "Triad", "axpy": "AXPY"}
+
 # name, builder, summary, menu position, kernel class, words in profiled kernel names and their rank.
 _STREAM_OPERATIONS = (
     ("copy", copy, "stream copy c = a (reads 1, writes 1)", 20, "CopyKernel", ("copy", "memcpy"), 80, "fp32"),
@@ -93,6 +104,7 @@ for _name, _build, _summary, _position, _kernel, _words, _rank, _example_dtype i
     register(
         OpSpec(
             name=_name,
+            namer=_namer(_TITLES[_name]),
             position=_position,
             kernel=f"workbench.measure.kernels.stream:{_kernel}",
             examples=(f"{_name}(n=4096, dtype={_example_dtype})",),
