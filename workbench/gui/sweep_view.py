@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
-from workbench.analysis import Analysis, sweep
+from workbench.analysis import sweep
 from workbench.declaration_text import split_call
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
