@@ -57,7 +57,7 @@ def test_the_contracts_fail_on_a_violation(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "workbench", tmp_path / "workbench", ignore=shutil.ignore_patterns("__pycache__"))
     units = tmp_path / "workbench" / "units.py"
     units.write_text(units.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from workbench.gui import app\n")
-    analysis = tmp_path / "workbench" / "analysis.py"
+    analysis = tmp_path / "workbench" / "analysis" / "model.py"
     analysis.write_text(analysis.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from workbench import session\n")
     result = _lint_imports(tmp_path)
     assert result.returncode != 0
@@ -65,6 +65,7 @@ def test_the_contracts_fail_on_a_violation(tmp_path: Path) -> None:
     assert "Contracts: 0 kept, 2 broken." in out, out
     assert "workbench.units is not allowed to import workbench.gui" in out
     assert "workbench.analysis is not allowed to import workbench.session" in out
+    assert "workbench.analysis.model -> workbench.session" in out
     assert "workbench.units -> workbench.gui.app" in out
 
 
