@@ -34,7 +34,7 @@ def kernel_for(declaration: Declaration, backend: Backend, kernel_class_override
     cls = kernel_class_override or kernel_class(declaration.op)
     if cls is None:
         raise UnsupportedMeasurement(f"no measured kernel for '{declaration.op}' yet")
-    return cls(declaration, backend)
+    return cls.for_declaration(declaration)(declaration, backend)
 
 
 __all__ = ["BufferSpec", "Kernel", "kernel_class", "kernel_for"]

@@ -81,6 +81,11 @@ class Kernel(ABC):
         backend.storage_dtype(self.dtype_name)  # refuse unsupported types before planning
         self.check_supported()
 
+    @classmethod
+    def for_declaration(cls, declaration: Declaration) -> "type[Kernel]":
+        """The class that measures `declaration`: this one, or a variant its `impl=` selects."""
+        return cls
+
     # -- plan (nothing allocated) ---------------------------------------------------
     def storage_dtype_name(self) -> str:
         """The workbench dtype of the operands (kernels with several fields override)."""

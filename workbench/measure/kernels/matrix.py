@@ -69,7 +69,19 @@ class MatrixKernel(Kernel):
 
 
 class GemmKernel(MatrixKernel):
-    """C = A·B (+ β·C), batched when batch > 1."""
+    """C = A·B (+ β·C), batched when batch > 1, through the library (cuBLAS, BLAS): `impl=compulsory`.
+
+    `impl=naive` and `impl=tiled` select the lab's RawKernels (`gemm_raw`),
+    which share these buffers and this reference check.
+    """
+
+    @classmethod
+    def for_declaration(cls, declaration: Any) -> Any:
+        if cls is GemmKernel and declaration.implementation != "compulsory":
+            from workbench.measure.kernels.gemm_raw import raw_gemm_class
+
+            return raw_gemm_class(declaration)
+        return cls
 
     def storage_dtype_name(self) -> str:
         return str(self.params["a"])
@@ -346,6 +358,9 @@ class AttentionKernel(MatrixKernel):
             )
         if self.causal:
             notes.append("causal mask aligned bottom-right; masked scores set to −inf before the softmax")
+        if self.declaration.implementation == "naive":
+            notes.append("impl=naive: this is the kernel the naive attention model describes (S and P through "
+                         "memory, every score computed, masked ones discarded)")
         if self.has_empty_rows:
             notes.append("query rows that see no key produce zeros (two small extra calls guard the softmax)")
         return notes
