@@ -10,7 +10,10 @@ run's device-copy bandwidth (≥ 90 %); a 4096³ fp16 GEMM against torch.matmul
 timed with the same cold protocol (≥ 95 %, needs PyTorch); the warm-mode
 median against cupyx.profiler.benchmark and the cold-mode median against
 triton.testing.do_bench (within 3 % for kernels over 50 µs, needs Triton).
-What is not installed is skipped and said so.
+What is not installed is skipped and said so. The chapter's lab demo: the
+same fp32 GEMM as the naive and the tiled RawKernel and as cuBLAS, each
+median beside the bound analyze() predicts for its `impl=` and the model's
+bytes across L2 → SM and HBM → L2 (INFO rows: a model, not a target).
 
 A check that fails to run (a reference tool raising, an invalid run) becomes
 an ERROR row with the reason; the others still run. Each row is printed as it
@@ -219,17 +222,54 @@ class Sizes:
     adds: tuple[int, ...]
     gemm_edge: int
     compared: tuple[str, ...]
+    lab_edge: int = 4096  # the lab demo's fp32 GEMM: naive, tiled and cuBLAS
 
     @classmethod
     def choose(cls, quick: bool) -> "Sizes":
         if quick:
-            return cls("copy(n=2**24, dtype=fp32)", (22,), 1024, ("add(n=2**22, dtype=fp32)",))
+            return cls("copy(n=2**24, dtype=fp32)", (22,), 1024, ("add(n=2**22, dtype=fp32)",), lab_edge=512)
         return cls(
             "copy(n=2**28, dtype=fp32)",
             (24, 28),
             4096,
             ("add(n=2**26, dtype=fp32)", "gemm(M=4096, N=4096, K=4096, dtype=fp16)", "softmax(rows=8192, cols=8192, dtype=fp16)"),
         )
+
+
+LAB_IMPLEMENTATIONS = (
+    ("naive", "impl=naive"),
+    ("tiled 64×64×16", "impl=tiled, tile_m=64, tile_n=64, tile_k=16"),
+    ("tiled 128×128×8", "impl=tiled, tile_m=128, tile_n=128, tile_k=8"),
+    ("cuBLAS", "impl=compulsory"),
+)
+LAB_ITERATIONS = 30
+
+
+def lab_rows(backend: Any, edge: int) -> Iterator[Row]:
+    """Naive vs tiled vs cuBLAS on one fp32 GEMM: measured median beside the predicted bound and the model's bytes."""
+    from workbench.declare import parse
+    from workbench.devices.interfaces import HBM, L2
+    from workbench.measure import measure
+    from workbench.measure.kernels import kernel_for
+
+    for label, keywords in LAB_IMPLEMENTATIONS:
+        declaration = f"gemm(M={edge}, N={edge}, K={edge}, dtype=fp32, {keywords})"
+        record = measure(declaration, backend=backend, iterations=LAB_ITERATIONS, mode="cold")
+        if not record.valid:
+            raise CheckFailed(f"{declaration} was not valid: {record.message}")
+        median = record.median_s
+        bound = record.bound.bound_time_s if record.bound else None
+        predicted = f"bound {format_time(bound)} ({record.bound.limiter})" if bound and record.bound else "no bound"
+        ratio = bound / median if bound and median else None
+        text = f"{format_time(median)}, {format_flop_rate(record.flop / median)}; {predicted}"
+        if ratio is not None:
+            text += f" = {ratio:.1%} of measured"
+        if keywords != "impl=compulsory":
+            physical = kernel_for(parse(declaration), backend).predicted  # the model on this GPU
+            loads, hbm = physical.bytes_by_interface[L2], physical.bytes_by_interface[HBM]
+            text += (f"; model L2 → SM {loads:,} B ({format_bandwidth(loads / median)} if all of it moved), "
+                     f"HBM → L2 {hbm:,} B")
+        yield Row(f"lab demo {edge}³ fp32, cold: {label}", text, "predicted vs measured", INFO, ratio)
 
 
 def gpu_checks(report: Report, quick: bool = False) -> None:
@@ -311,6 +351,9 @@ def gpu_checks(report: Report, quick: bool = False) -> None:
         )
 
     report.run(check, "≥ 95%", gemm_rows)
+
+    report.run(f"lab demo {sizes.lab_edge}³ fp32: naive vs tiled vs cuBLAS", "predicted vs measured",
+               lambda: lab_rows(backend, sizes.lab_edge))
 
     try:
         from cupyx.profiler import benchmark

@@ -66,6 +66,7 @@ tests_result="not run (pytest missing)"
 if "$PY" -c "import pytest" 2>/dev/null; then
   timeout "$TESTS_LIMIT_S" "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider -o addopts="" \
     tests/test_measure.py tests/test_measure_gpu.py tests/test_measure_bf16.py tests/test_measure_cli.py \
+    tests/test_measure_raw_gemm.py \
     2>&1 | tee "$LOG_DIR/gpu_tests.txt"
   status=${PIPESTATUS[0]}
   summary=$(grep -E "passed|failed|error" "$LOG_DIR/gpu_tests.txt" | tail -n 1)

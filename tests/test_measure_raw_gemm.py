@@ -139,3 +139,38 @@ def test_tiling_beats_the_naive_kernel_and_cublas_beats_both() -> None:
     assert None not in times.values()
     assert times["tiled"] < times["naive"]
     assert times["compulsory"] < times["naive"]
+
+
+def test_the_benchmark_puts_each_measured_time_beside_its_prediction(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench_measure's lab rows, on the CPU with stand-in records: the median, the bound, the ratio, the model's bytes."""
+    import importlib.util
+    import sys
+    import types
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_measure.py"
+    spec = importlib.util.spec_from_file_location("bench_measure_for_lab", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    spec.loader.exec_module(bench)
+    medians = {"naive": 0.08, "tiled": 0.01, "compulsory": 0.004}
+    asked = []
+
+    def stand_in_measure(declaration: str, **options: object) -> object:
+        asked.append((declaration, options["mode"], options["iterations"]))
+        impl = parse(declaration).implementation
+        bound = types.SimpleNamespace(bound_time_s=0.002, limiter="compute")
+        return types.SimpleNamespace(valid=True, median_s=medians[impl], bound=bound, flop=2 * 512**3, message="")
+
+    monkeypatch.setattr("workbench.measure.measure", stand_in_measure)
+    rows = list(bench.lab_rows(StandInGpu(), 512))
+    assert [row.check for row in rows] == [
+        "lab demo 512³ fp32, cold: naive", "lab demo 512³ fp32, cold: tiled 64×64×16",
+        "lab demo 512³ fp32, cold: tiled 128×128×8", "lab demo 512³ fp32, cold: cuBLAS",
+    ]
+    assert all(mode == "cold" and iterations == bench.LAB_ITERATIONS for _, mode, iterations in asked)
+    assert rows[0].ratio == pytest.approx(0.002 / 0.08) and "= 2.5% of measured" in rows[0].measured
+    # naive 512³ fp32: 2 · 512³ · 4 B of loads + C (1 MiB) cross L2 → SM
+    assert f"model L2 → SM {2 * 512**3 * 4 + 512 * 512 * 4:,} B" in rows[0].measured
+    assert "model" not in rows[3].measured  # cuBLAS: the library, no model of its own
