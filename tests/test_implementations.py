@@ -250,3 +250,33 @@ def test_naive_attention_on_an_unfused_declaration_adds_no_bytes() -> None:
     assert physical.bytes_across(HBM) == physical.logical_bytes  # S and P already counted
     assert physical.physical_flop == physical.logical_flop  # no mask: nothing discarded
     assert any("already unfused" in sentence for sentence in physical.assumptions)
+
+
+# --- the lab demo example ---------------------------------------------------------------
+
+
+def test_the_lab_demo_example_holds_the_figures_its_notes_promise() -> None:
+    from workbench.examples import load_example
+    from workbench.units import format_bytes
+
+    session = load_example("gemm-naive-tiled-cublas")
+    device = catalogue()[session.device.key]
+    decls = [parse(entry.declaration) for entry in session.operations]
+    assert [d.implementation for d in decls] == ["naive", "tiled", "compulsory"]
+    works = [physical_work(d, d.workload(), device) for d in decls]
+    assert {w.logical_flop for w in works} == {137_438_953_472}  # same logical work, 2 · 4096³
+    assert {w.logical_bytes for w in works} == {201_326_592}  # 3 · 4096² · 4 B
+    naive, tiled, library = works
+    notes = [entry.notes for entry in session.operations]
+    # naive: 2 · 4096³ · 4 B + C = 549.8 GB across L2 → SM; HBM: A + 256 × B + C = 17.3 GB
+    assert format_bytes(naive.bytes_across(L2)) == "549.8 GB" and "549.8 GB" in notes[0]
+    assert format_bytes(naive.bytes_across(HBM)) == "17.31 GB" and "17.3 GB" in notes[0]
+    # tiled 128×128×8: 4.4 GB across L2 → SM, 2.3 GB from HBM, 68.8 GB from shared memory, 8 waves at 97.0 %
+    assert format_bytes(tiled.bytes_across(L2)).startswith("4.36") and "4.4 GB" in notes[1]
+    assert format_bytes(tiled.bytes_across(HBM)).startswith("2.28") and "2.3 GB" in notes[1]
+    assert format_bytes(tiled.bytes_across(SMEM)).startswith("68.79") and "68.8 GB" in notes[1]
+    q = tiled.quantization
+    assert q is not None and (q.tiles, q.waves, f"{q.slot_use:.1%}") == (1_024, 8, "97.0%")
+    assert "1,024 tiles over 132 SMs are 8 waves, 97.0 %" in notes[1]
+    assert set(library.bytes_by_interface.values()) == {201_326_592}
+    assert "show" in session.description and "model only" in session.description

@@ -24,6 +24,7 @@ MENU_ORDER = (
     "conv2d",
     "batched-gemm-sweep",
     "data-parallel-step",
+    "gemm-naive-tiled-cublas",
 )
 
 

@@ -72,6 +72,8 @@ def test_every_example_opens_analyses_and_is_measured_on_the_cpu(window, key: st
 
         if parse(entry.declaration).op in COLLECTIVES:
             continue  # several GPUs and NCCL: not measurable here (tests/test_collectives.py: refused in one line)
+        if parse(entry.declaration).implementation != "compulsory":
+            continue  # a CUDA RawKernel (impl=naive/tiled): refused on NumPy (tests/gui/test_impl_in_window.py)
         sized = cpu_sized(parse(entry.declaration))
         record = measure(sized, backend="numpy", iterations=ITERATIONS)
         assert record.status == OK, f"{sized}: {record.message}"
