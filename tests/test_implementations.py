@@ -280,3 +280,39 @@ def test_the_lab_demo_example_holds_the_figures_its_notes_promise() -> None:
     assert "1,024 tiles over 132 SMs are 8 waves, 97.0 %" in notes[1]
     assert set(library.bytes_by_interface.values()) == {201_326_592}
     assert "show" in session.description and "model only" in session.description
+
+
+# --- sweeps: the same figures on numpy arrays ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "swept"),
+    [
+        ("gemm(M=4096, N=4096, K=4096, dtype=fp32, impl=tiled, tile_m=128, tile_n=128, tile_k=8)", {"M": [1000, 4096, 4097]}),
+        ("gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=tiled)", {"tile_m": [16, 64, 128, 256]}),
+        ("gemm(M=4096, N=4000, K=4096, dtype=fp16, impl=tiled, ctas_per_sm=2)", {"K": [64, 4096, 100_000]}),
+        ("gemm(M=4096, N=4096, K=4096, dtype=fp32, impl=naive)", {"N": [16, 3000, 8192]}),
+        ("gemm(M=4096, N=4096, K=4096, dtype=fp32)", {"M": [16, 4096]}),
+        ("attention(B=1, H=2, Sq=1024, Skv=1024, D=64, causal=true, impl=naive)", {"Sq": [1, 1024, 4000]}),
+    ],
+)
+def test_a_sweep_gets_the_exact_figures_elementwise(text: str, swept: dict[str, list[int]]) -> None:
+    np = pytest.importorskip("numpy")
+    device = catalogue()["h100-sxm"]
+    decl = parse(text)
+    arrays = {name: np.asarray(values, dtype=np.float64) for name, values in swept.items()}
+    workload = decl.spec.build({**decl.params, **arrays})
+    together = physical_work(decl, workload, device, params=arrays)
+    assert all(sentence and "\n" not in sentence for sentence in together.assumptions)
+    (name, values), = swept.items()
+    for index, value in enumerate(values):
+        one = parse(text).replace(**{name: value})
+        alone = physical_work(one, one.workload(), device)
+        assert np.broadcast_to(together.physical_flop, (len(values),))[index] == pytest.approx(alone.physical_flop, rel=1e-12)
+        for key, moved in alone.bytes_by_interface.items():
+            assert np.broadcast_to(together.bytes_by_interface[key], (len(values),))[index] == pytest.approx(moved, rel=1e-12)
+        if alone.quantization is not None:
+            q = together.quantization
+            assert q is not None
+            assert np.broadcast_to(q.tiles, (len(values),))[index] == alone.quantization.tiles
+            assert np.broadcast_to(q.waves, (len(values),))[index] == alone.quantization.waves

@@ -85,25 +85,48 @@ class PhysicalWork:
         return self.bytes_by_interface[key]
 
 
-Model = Callable[[Declaration, Workload, "Device | None", str], PhysicalWork]
+@dataclass(frozen=True)
+class Case:
+    """What a model reads: the declaration, its field values (swept ones as arrays), workload, device, convention."""
+
+    decl: Declaration
+    params: Mapping[str, Any]
+    workload: Workload
+    device: Device | None
+    convention: str
+
+
+Model = Callable[[Case], PhysicalWork]
 
 
 def physical_work(
-    decl: Declaration, workload: Workload, device: Device | None, convention: str = "fma2"
+    decl: Declaration,
+    workload: Workload,
+    device: Device | None,
+    convention: str = "fma2",
+    params: Mapping[str, Any] | None = None,
 ) -> PhysicalWork:
     """The physical work of `decl` under its implementation model on `device` (None: no device chosen).
 
     `workload` is `decl.workload()` (passed in because the caller has built it
     already). The device supplies the L2 size and SM count the models need;
-    without one, a model says what it could not decide.
+    without one, a model says what it could not decide. A vectorised sweep
+    passes the fields it swept in `params` (numpy arrays, e.g. {"M": ...} or
+    {"tile_m": ...}) with the workload built from them; every figure then
+    comes back as an array and the sentences say "(swept)" where a number
+    would stand.
     """
+    fields = dict(decl.params)
+    if params:
+        fields.update(params)
     model = _MODELS[decl.implementation]
-    return model(decl, workload, device, convention)
+    return model(Case(decl, fields, workload, device, convention))
 
 
-def compulsory(decl: Declaration, workload: Workload, device: Device | None, convention: str = "fma2") -> PhysicalWork:
+def compulsory(case: Case) -> PhysicalWork:
     """Ideal reuse: physical equals logical, and every interface carries the compulsory bytes once."""
-    flop = workload.flop(convention)
+    workload = case.workload
+    flop = workload.flop(case.convention)
     moved = workload.bytes
     return PhysicalWork(
         implementation=COMPULSORY,
@@ -127,8 +150,22 @@ THREAD_COLS = 16
 
 
 def _ceil_div(a: Any, b: Any) -> Any:
-    """⌈a / b⌉ for ints (exact) and numpy arrays alike."""
-    return -(-a // b)
+    """⌈a / b⌉: exact for ints; for a sweep's float64 arrays ceil(a / b) (floor division of floats is slow)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return -(-a // b)
+    import numpy as np
+
+    quotient = np.divide(a, b)  # a fresh array: rounded up in place (a new array per step costs page faults)
+    return np.ceil(quotient, out=quotient) if isinstance(quotient, np.ndarray) else np.ceil(quotient)
+
+
+def _smaller(a: Any, b: Any) -> Any:
+    """min() that also works when either side is a sweep's numpy array."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a if a <= b else b
+    import numpy as np
+
+    return np.minimum(a, b)
 
 
 def _where(condition: Any, yes: Any, no: Any) -> Any:
@@ -153,7 +190,16 @@ def _tensor(workload: Workload, name: str) -> Any:
 
 def _n(value: Any) -> str:
     """A count in a sentence: 1,024 (a sweep's array is described, not printed)."""
-    return f"{value:,}" if isinstance(value, int) else "(swept)"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if getattr(value, "ndim", None) == 0 and float(value).is_integer():
+        return f"{int(value):,}"
+    return "(swept)"
+
+
+def _whole(value: Any) -> Any:
+    """A field's value as a Python int when it is one number, else the (swept) array unchanged."""
+    return int(value) if getattr(value, "ndim", 0) == 0 else value
 
 
 @dataclass(frozen=True)
@@ -172,10 +218,10 @@ class _Operands:
     c_bytes: Any  # C's compulsory traffic: written once (and read once when β ≠ 0)
 
     def elements_bytes(self, elements: Any, bits: int) -> Any:
-        return -(-elements * bits // 8)
+        return _ceil_div(elements * bits, 8)
 
 
-def _operands(decl: Declaration, workload: Workload) -> _Operands:
+def _operands(workload: Workload) -> _Operands:
     values = workload.values
     batch, m, n, k = values["batch"], values["M"], values["N"], values["K"]
     a, b, c = _tensor(workload, "A"), _tensor(workload, "B"), _tensor(workload, "C")
@@ -183,7 +229,7 @@ def _operands(decl: Declaration, workload: Workload) -> _Operands:
         batch=batch, m=m, n=n, k=k,
         a_bits=a.dtype.bits, b_bits=b.dtype.bits,
         a_bytes=a.bytes_each, b_bytes=b.bytes_each,
-        b_bytes_each=-(-k * n * b.dtype.bits // 8),
+        b_bytes_each=_ceil_div(k * n * b.dtype.bits, 8),
         c_bytes=c.bytes,
     )
 
@@ -231,9 +277,10 @@ def _hbm_reads(ops: _Operands, block_m: int, block_n: int, device: Device | None
 # --- GEMM: naive ---------------------------------------------------------------------
 
 
-def naive_gemm(decl: Declaration, workload: Workload, device: Device | None, convention: str = "fma2") -> PhysicalWork:
+def naive_gemm(case: Case) -> PhysicalWork:
     """One thread per output element, each loading its row of A and column of B: 2·M·N·K element loads."""
-    ops = _operands(decl, workload)
+    workload, device, convention = case.workload, case.device, case.convention
+    ops = _operands(workload)
     products = ops.batch * ops.m * ops.n * ops.k
     loads = ops.elements_bytes(products, ops.a_bits) + ops.elements_bytes(products, ops.b_bits)
     hbm_reads, hbm_sentences = _hbm_reads(ops, THREAD_ROWS, THREAD_COLS, device)
@@ -268,14 +315,14 @@ def _is_tensor_core(path: str) -> bool:
     return path.endswith("_tc") or "_tc_" in path
 
 
-def tiled_gemm(decl: Declaration, workload: Workload, device: Device | None, convention: str = "fma2") -> PhysicalWork:
+def tiled_gemm(case: Case) -> PhysicalWork:
     """Shared-memory tiles of tile_m × tile_n outputs, k steps of tile_k; tile and wave quantization."""
-    params = decl.params
-    tm, tn, tk = int(params["tile_m"]), int(params["tile_n"]), int(params["tile_k"])
-    ctas_per_sm = int(params.get("ctas_per_sm") or 1)
-    ops = _operands(decl, workload)
+    workload, device, convention, params = case.workload, case.device, case.convention, case.params
+    tm, tn, tk = _whole(params["tile_m"]), _whole(params["tile_n"]), _whole(params["tile_k"])
+    ctas_per_sm = _whole(params.get("ctas_per_sm", 1))
+    ops = _operands(workload)
     mp, np_, kp = _ceil_div(ops.m, tm) * tm, _ceil_div(ops.n, tn) * tn, _ceil_div(ops.k, tk) * tk
-    tiles = ops.batch * (mp // tm) * (np_ // tn)
+    tiles = ops.batch * _ceil_div(ops.m, tm) * _ceil_div(ops.n, tn)
     padded_products = ops.batch * mp * np_ * kp
     products = ops.batch * ops.m * ops.n * ops.k
     logical = workload.flop(convention)
@@ -286,31 +333,28 @@ def tiled_gemm(decl: Declaration, workload: Workload, device: Device | None, con
     loads = ops.a_bytes * passes_a + ops.b_bytes * passes_b
     hbm_reads, hbm_sentences = _hbm_reads(ops, tm, tn, device)
 
-    # Shared memory → registers: who reads each staged value, per k step.
+    # Shared memory → registers: each staged value of A is read by every reader along N (and B's along M)
+    # at each k step; padded rows and columns are read too (they hold zeros).
     if _is_tensor_core(workload.path):
-        warp_m, warp_n = max(1, tm // 2), max(1, tn // 2)
-        readers_a, readers_b = _ceil_div(np_, warp_n), _ceil_div(mp, warp_m)  # fragments per tile pass
-        smem = (
-            ops.elements_bytes(ops.batch * mp * kp, ops.a_bits) * readers_a
-            + ops.elements_bytes(ops.batch * np_ * kp, ops.b_bits) * readers_b
-        )
+        readers_n, readers_m = _smaller(2, tn), _smaller(2, tm)
         smem_sentence = (
-            f"shared memory → registers ({workload.path}): the tile is split among 2 × 2 warps of "
-            f"{warp_m} × {warp_n}; each warp reads its A and B fragments once per k step, so every staged "
-            "value is read by two warps"
+            f"shared memory → registers ({workload.path}): the tile is split among 2 × 2 warps, each reading "
+            "its A and B fragments once per k step, so every staged value is read by two warps: "
+            f"padded M·N·K·(2/{_n(tn)} + 2/{_n(tm)}) values"
         )
     else:
+        readers_n, readers_m = _smaller(THREAD_COLS, tn), _smaller(THREAD_ROWS, tm)
         micro_m, micro_n = _ceil_div(tm, THREAD_ROWS), _ceil_div(tn, THREAD_COLS)
-        smem = (
-            ops.elements_bytes(padded_products, ops.a_bits) // micro_n
-            + ops.elements_bytes(padded_products, ops.b_bits) // micro_m
-        )
         smem_sentence = (
             f"shared memory → registers ({workload.path}, no tensor cores): {THREAD_ROWS} × {THREAD_COLS} "
-            f"threads per tile, each computing a {micro_m} × {micro_n} micro-tile; per k step a thread reads "
-            f"{micro_m} values of A and {micro_n} of B, so padded M·N·K·(1/{micro_n} + 1/{micro_m}) values "
-            "are read"
+            f"threads per tile, each computing a {_n(micro_m)} × {_n(micro_n)} micro-tile; per k step each thread "
+            f"reads {_n(micro_m)} values of A and {_n(micro_n)} of B: padded M·N·K·({THREAD_COLS}/{_n(tn)} + "
+            f"{THREAD_ROWS}/{_n(tm)}) values"
         )
+    smem = (
+        ops.elements_bytes(ops.batch * mp * kp * passes_a * readers_n, ops.a_bits)
+        + ops.elements_bytes(ops.batch * np_ * kp * passes_b * readers_m, ops.b_bits)
+    )
 
     sm_count = device.sm_count if device is not None else None
     if sm_count:
@@ -336,11 +380,11 @@ def tiled_gemm(decl: Declaration, workload: Workload, device: Device | None, con
             SMEM: smem + ops.c_bytes,
         },
         assumptions=(
-            f"tiled GEMM: each CTA computes a {tm} × {tn} tile of C in k steps of {tk}, staging a "
-            f"{tm} × {tk} slice of A and a {tk} × {tn} slice of B in shared memory; C is written once",
-            f"L2 → shared memory: each value of A is loaded once per tile column (⌈N/{tn}⌉ = {_n(passes_a)} "
-            f"times) and each value of B once per tile row (⌈M/{tm}⌉ = {_n(passes_b)} times): "
-            f"about M·N·K·(1/{tn} + 1/{tm}) values ({_n(loads)} B); L1 catches nothing beyond the tiles",
+            f"tiled GEMM: each CTA computes a {_n(tm)} × {_n(tn)} tile of C in k steps of {_n(tk)}, staging a "
+            f"{_n(tm)} × {_n(tk)} slice of A and a {_n(tk)} × {_n(tn)} slice of B in shared memory; C is written once",
+            f"L2 → shared memory: each value of A is loaded once per tile column (⌈N/{_n(tn)}⌉ = {_n(passes_a)} "
+            f"times) and each value of B once per tile row (⌈M/{_n(tm)}⌉ = {_n(passes_b)} times): "
+            f"about M·N·K·(1/{_n(tn)} + 1/{_n(tm)}) values ({_n(loads)} B); L1 catches nothing beyond the tiles",
             *hbm_sentences,
             smem_sentence,
             _tile_sentence(quantization, ops, logical, physical),
@@ -352,10 +396,10 @@ def tiled_gemm(decl: Declaration, workload: Workload, device: Device | None, con
 
 def _tile_sentence(q: Quantization, ops: _Operands, logical: Any, physical: Any) -> str:
     padded = [f"{name} {_n(size)} → {_n(q.padded[name])}" for name, size in (("M", ops.m), ("N", ops.n), ("K", ops.k))
-              if not (isinstance(size, int) and size == q.padded[name])]
+              if not (isinstance(size, int) and isinstance(q.padded[name], int) and size == q.padded[name])]
     if not padded:
         return "tile quantization: M, N and K are whole multiples of the tile, so nothing is padded"
-    extra = (f" (+{(physical - logical) / logical:.1%} FLOP)" if isinstance(logical, int) and logical else "")
+    extra = (f" (+{(physical - logical) / logical:.1%} FLOP)" if isinstance(logical, int) and isinstance(physical, int) and logical else "")
     return (
         "tile quantization: dimensions padded to whole tiles (" + ", ".join(padded) + "); the padded work "
         f"is computed and discarded{extra}; padded elements are zero-filled in shared memory, not loaded"
@@ -366,12 +410,12 @@ def _wave_sentence(q: Quantization, device: Device | None) -> str:
     if q.waves is None:
         where = "no device chosen" if device is None else f"{device.name} has no SM count"
         return f"wave quantization: {_n(q.tiles)} tiles (CTAs); {where}, so waves are not counted"
-    exact = q.tiles / q.slots if isinstance(q.tiles, int) else None
+    exact = q.tiles / q.slots if isinstance(q.tiles, int) and isinstance(q.slots, int) else None
     share = f"{exact:.2f} → " if exact is not None else ""
     use = f"{q.slot_use:.1%}" if isinstance(q.slot_use, float) else "(swept)"
     return (
-        f"wave quantization: {_n(q.tiles)} tiles over {q.sm_count} SMs × {q.ctas_per_sm} CTA"
-        f"{'s' if q.ctas_per_sm != 1 else ''} per SM = {share}{_n(q.waves)} waves; "
+        f"wave quantization: {_n(q.tiles)} tiles over {q.sm_count} SMs × {_n(q.ctas_per_sm)} CTA"
+        f"{'' if isinstance(q.ctas_per_sm, int) and q.ctas_per_sm == 1 else 's'} per SM = {share}{_n(q.waves)} waves; "
         f"{_n(q.tiles)} of {_n(q.waves * q.slots) if isinstance(q.waves, int) else '(swept)'} SM slots used ({use})"
     )
 
@@ -379,11 +423,11 @@ def _wave_sentence(q: Quantization, device: Device | None) -> str:
 # --- attention: naive ----------------------------------------------------------------
 
 
-def naive_attention(decl: Declaration, workload: Workload, device: Device | None, convention: str = "fma2") -> PhysicalWork:
+def naive_attention(case: Case) -> PhysicalWork:
     """Three kernels (Q·Kᵀ, softmax, P·V) with S and P through HBM; causal masks computed, then discarded."""
-    params = decl.params
+    workload, convention, params = case.workload, case.convention, case.params
     causal, fused = bool(params["causal"]), bool(params["fused"])
-    unmasked = decl.spec.build({**params, "causal": False, "fused": False})  # the full Sq × Skv square
+    unmasked = case.decl.spec.build({**params, "causal": False, "fused": False})  # the full Sq × Skv square
     physical_flop = unmasked.flop(convention)
     moved = unmasked.bytes
     sentences = [
@@ -421,8 +465,8 @@ _OP_MODELS: dict[tuple[str, str], Model] = {
 
 
 def _dispatch(name: str) -> Model:
-    def model(decl: Declaration, workload: Workload, device: Device | None, convention: str = "fma2") -> PhysicalWork:
-        return _OP_MODELS[(decl.op, name)](decl, workload, device, convention)
+    def model(case: Case) -> PhysicalWork:
+        return _OP_MODELS[(case.decl.op, name)](case)
 
     return model
 
