@@ -120,7 +120,8 @@ def test_every_example_session_keeps_its_figures() -> None:
     now = _example_figures()
     example_keys = sorted(case for case in recorded if case.startswith("example:"))
     assert example_keys, "the recording holds the example sessions"
-    assert sorted(now) == example_keys
+    # every recorded example is still there; an example added since the recording has no "before" to keep
+    assert set(example_keys) <= set(now)
     for case in example_keys:
         before, after = recorded[case], now[case]
         assert {key: after.get(key) for key in before} == before, case

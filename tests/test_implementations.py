@@ -280,6 +280,14 @@ def test_the_lab_demo_example_holds_the_figures_its_notes_promise() -> None:
     assert "1,024 tiles over 132 SMs are 8 waves, 97.0 %" in notes[1]
     assert set(library.bytes_by_interface.values()) == {201_326_592}
     assert "show" in session.description and "model only" in session.description
+    # the bounds the notes quote: naive limited by L1 → registers, 549.8 GB / 33.45 TB/s (derived) ≈ 16.4 ms,
+    # about 8 × cuBLAS's compute bound 137.4 GFLOP / 67 TFLOP/s = 2.05 ms
+    naive_bound, tiled_bound, library_bound = session.analyse_all()
+    assert naive_bound.limiter_term == SMEM and round(naive_bound.bound_time * 1e3, 1) == 16.4
+    assert "16.4 ms, the limiter" in notes[0] and "eight times" in notes[0]
+    assert round(naive_bound.bound_time / library_bound.bound_time) == 8
+    assert round(library_bound.bound_time * 1e3, 2) == 2.05 and library_bound.limiter == "compute"
+    assert tiled_bound.bound_time == pytest.approx(library_bound.bound_time, rel=0.01)  # "about as long"
 
 
 # --- sweeps: the same figures on numpy arrays ------------------------------------------
