@@ -324,3 +324,12 @@ def test_a_sweep_gets_the_exact_figures_elementwise(text: str, swept: dict[str, 
             assert q is not None
             assert np.broadcast_to(q.tiles, (len(values),))[index] == alone.quantization.tiles
             assert np.broadcast_to(q.waves, (len(values),))[index] == alone.quantization.waves
+
+
+def test_automatic_names_say_which_implementation() -> None:
+    from workbench.naming import automatic_name
+
+    assert automatic_name(WORKED) == "GEMM 4096³ fp16"
+    assert automatic_name("gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=naive)") == "GEMM 4096³ fp16, naive"
+    assert automatic_name("gemm(M=4096, N=4096, K=4096, impl=tiled, tile_k=16)") == "GEMM 4096³ fp16, tiled 128×128×16"
+    assert automatic_name("attention(B=1, H=2, Sq=64, Skv=64, D=16, impl=naive)").endswith(", naive")

@@ -35,7 +35,18 @@ def automatic_name(declaration: Any) -> str | None:
     namer = decl.spec.namer
     if namer is None:
         return str(decl)
-    return namer(decl.params)
+    return namer(decl.params) + _implementation_suffix(decl)
+
+
+def _implementation_suffix(decl: Declaration) -> str:
+    """', naive' or ', tiled 128×128×32' after the name of a declaration with impl=; '' under compulsory."""
+    impl = decl.implementation
+    if impl == "compulsory":
+        return ""
+    if impl == "tiled":
+        p = decl.params
+        return f", tiled {p['tile_m']}×{p['tile_n']}×{p['tile_k']}"
+    return f", {impl}"
 
 
 def is_legacy_default(name: str) -> bool:
