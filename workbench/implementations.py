@@ -261,7 +261,7 @@ def _hbm_reads(ops: _Operands, block_m: int, block_n: int, device: Device | None
     l2_text = f"{device.name}'s L2 ({_n(l2)} B)"
     sentences = [
         "HBM → L2 (the L2 rule): blocks run a row of C at a time; the A panel of a block row "
-        f"({block_m} × K) stays in L2 while the row runs if it fits, and B is read once if it fits in L2 "
+        f"({_n(block_m)} × K) stays in L2 while the row runs if it fits, and B is read once if it fits in L2 "
         "beside that panel, otherwise once per block row"
     ]
     if isinstance(panel_fits, bool) and isinstance(b_fits, bool):
