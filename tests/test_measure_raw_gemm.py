@@ -174,3 +174,13 @@ def test_the_benchmark_puts_each_measured_time_beside_its_prediction(monkeypatch
     # naive 512³ fp32: 2 · 512³ · 4 B of loads + C (1 MiB) cross L2 → SM
     assert f"model L2 → SM {2 * 512**3 * 4 + 512 * 512 * 4:,} B" in rows[0].measured
     assert "model" not in rows[3].measured  # cuBLAS: the library, no model of its own
+
+
+def test_the_estimate_before_a_run_says_why_there_is_none() -> None:
+    from workbench.measure.estimate import estimate_run
+
+    estimate = estimate_run("gemm(M=4096, N=4096, K=4096, dtype=fp32, impl=tiled)", backend="numpy", device=None)
+    assert estimate.per_call_s is None and estimate.total_s is None
+    assert estimate.text().startswith("no estimate: impl=tiled is a CUDA RawKernel")
+    library = estimate_run("gemm(M=64, N=64, K=64, dtype=fp32)", backend="numpy", device=None, probe=False)
+    assert library.note == "" or "RawKernel" not in library.note

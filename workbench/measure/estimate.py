@@ -305,6 +305,12 @@ def estimate_run(
 
     decl = parse(declaration) if isinstance(declaration, str) else declaration
     chosen = select_backend(backend) if isinstance(backend, str) else backend
+    if decl.implementation != "compulsory":
+        refused = _refusal(decl, chosen)
+        if refused:  # a RawKernel on NumPy: no run to estimate, and the reason shown before Run is pressed
+            return RunEstimate(declaration=str(decl), backend=chosen.name, iterations=iterations,
+                               warmup_calls=warmup_calls(None, warmup), per_call_s=None, bound_call_s=None,
+                               bound_device="", probe=None, note=refused)
     bound_call, device_name, note = _bound_call(decl, chosen.kind, device, convention, overlap)
     measured: Probe | None = None
     if probe and chosen.kind == "cpu":
@@ -326,6 +332,18 @@ def estimate_run(
         probe=measured,
         note=note,
     )
+
+
+def _refusal(decl: Declaration, backend: Any) -> str:
+    """Why `backend` cannot measure `decl` (the kernel's own one-line refusal), or ''."""
+    from workbench.measure.errors import UnsupportedMeasurement
+    from workbench.measure.kernels import kernel_for
+
+    try:
+        kernel_for(decl, backend)
+    except UnsupportedMeasurement as exc:
+        return str(exc)
+    return ""
 
 
 def rescaled(estimate: RunEstimate, declaration: Declaration, convention: str = "fma2",
