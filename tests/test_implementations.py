@@ -6,6 +6,8 @@ Hand calculations sit beside each figure; the assertions hold the exact integers
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.declare import parse
 from workbench.devices.catalogue import catalogue
@@ -333,3 +335,36 @@ def test_automatic_names_say_which_implementation() -> None:
     assert automatic_name("gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=naive)") == "GEMM 4096³ fp16, naive"
     assert automatic_name("gemm(M=4096, N=4096, K=4096, impl=tiled, tile_k=16)") == "GEMM 4096³ fp16, tiled 128×128×16"
     assert automatic_name("attention(B=1, H=2, Sq=64, Skv=64, D=16, impl=naive)").endswith(", naive")
+
+
+@st.composite
+def implemented_gemms(draw: st.DrawFn) -> str:
+    sizes = ", ".join(f"{name}={draw(st.integers(1, 5000))}" for name in ("M", "N", "K"))
+    impl = draw(st.sampled_from(["", "compulsory", "naive", "tiled"]))
+    fields = [sizes]
+    if draw(st.booleans()):
+        fields.append(f"batch={draw(st.integers(1, 8))}")
+    if impl:
+        fields.append(f"impl={impl}")
+    if impl == "tiled":
+        for name in ("tile_m", "tile_n", "tile_k", "ctas_per_sm"):
+            if draw(st.booleans()):
+                fields.append(f"{name}={draw(st.integers(1, 64 if name == 'ctas_per_sm' else 512))}")
+    order = draw(st.permutations(fields))
+    return f"gemm({', '.join(order)}, dtype={draw(st.sampled_from(['fp16', 'fp32', 'bf16', 'fp8_e4m3']))})"
+
+
+@settings(max_examples=200, deadline=None)
+@given(implemented_gemms())
+def test_random_implemented_gemms_round_trip_and_keep_physical_at_or_above_logical(text: str) -> None:
+    decl = parse(text)
+    assert parse(str(decl)) == decl and str(parse(str(decl))) == str(decl)
+    physical = physical_work(decl, decl.workload(), catalogue()["h100-sxm"])
+    assert physical.physical_flop >= physical.logical_flop
+    # an implementation moves at least the compulsory bytes across every interface, and HBM no more than L2 → SM
+    assert all(moved >= physical.logical_bytes for moved in physical.bytes_by_interface.values())
+    assert physical.bytes_across(HBM) <= physical.bytes_across(L2)
+    q = physical.quantization
+    if q is not None:
+        assert q.waves is not None and q.slot_use is not None and 0 < q.slot_use <= 1
+        assert (q.waves - 1) * q.slots < q.tiles <= q.waves * q.slots
