@@ -62,8 +62,38 @@ def test_unknown_backend_is_a_usage_error() -> None:
 def test_calibrate_quick_prints_measured_rates(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["calibrate", "--backend", "numpy", "--quick", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data["rates"]) == {"hbm", "fp64", "fp32"}
+    # DRAM (hbm), the matrix paths, the last-level cache (l2 on a CPU) and the host-link stand-in (host).
+    assert set(data["rates"]) == {"hbm", "fp64", "fp32", "l2", "host"}
     assert all(rate["source"] == "measured" and rate["value"] > 0 for rate in data["rates"].values())
+    assert "CPU stand-in" in data["rates"]["host"]["citation"] and "last-level cache" in data["rates"]["l2"]["citation"]
+    (stand_in,) = data["transfers"]
+    assert stand_in["key"] == "cpu-host-copy" and "CPU stand-in" in stand_in["label"] and len(stand_in["samples_s"]) >= 30
+    assert stand_in["rate_byte_per_s"] == data["rates"]["host"]["value"]
     assert main(["calibrate", "--backend", "numpy", "--quick"]) == 0
     table = capsys.readouterr().out
     assert "memory bandwidth (DRAM)" in table and "hbm" not in table and "measured / datasheet" in table
+    assert "last-level cache → cores" in table and "host memory copy (CPU stand-in for the host link)" in table
+    assert "how: CPU stand-in: numpy.copyto" in table and " GB/s" in table
+
+
+def test_calibrate_without_links_or_interfaces_measures_what_it_did_before(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["calibrate", "--backend", "numpy", "--quick", "--no-links", "--no-interfaces", "--binary", "--json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data["rates"]) == {"hbm", "fp64", "fp32"} and data["transfers"] == []
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--link-size", "12 parsecs"], "--link-size: unknown unit 'parsecs'"),
+        (["--link-size", "10 GB/s"], "--link-size must be in B"),
+        (["--link-size", "1 KiB"], "--link-size must be 4 KiB to 64 GiB"),
+        (["--iterations", "5"], "--iterations must be 30"),
+        (["--device", "no-such-device"], "unknown device 'no-such-device'"),
+    ],
+)
+def test_calibrate_refuses_bad_input_in_one_line(option: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", "--backend", "numpy", *option]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and message in captured.err and captured.err.count("\n") == 1

@@ -477,15 +477,26 @@ def _add_measure(sub: Any) -> None:
 
     c = sub.add_parser(
         "calibrate",
-        help="measure sustained memory bandwidth and matrix rates (measured rates for the bounds)",
+        help="measure sustained bandwidth, matrix, interface and link rates (measured rates for the bounds)",
         description="Measure sustained bandwidth with a large copy (bytes read + written) and a large GEMM per "
-        "dtype path; print them beside the datasheet figures.",
+        "dtype path; then the interfaces and links: on a GPU the L2 bandwidth (a working set inside L2), host <-> "
+        "device copies (pinned and pageable) and, with two or more GPUs, peer copies and NCCL collectives "
+        "(algbw, busbw); on a CPU a copy inside the last-level cache and a copy between two NumPy buffers standing "
+        "in for the host link. Prints them beside the datasheet figures, with how each was measured.",
     )
     c.add_argument("--backend", choices=("auto", "cupy", "numpy"), default="auto", help="auto: CuPy when it sees a GPU, else NumPy")
     c.add_argument("--device", help="catalogue device to compare with (default: the detected GPU, or cpu-generic)")
     c.add_argument("--quick", action="store_true", help="smaller sizes: a fast sanity check, less representative")
     c.add_argument("--binary", action="store_true", help="bytes in MiB/GiB instead of MB/GB")
-    c.add_argument("--json", action="store_true", help="print the calibration (rates and every run record) as JSON")
+    c.add_argument("--json", action="store_true", help="print the calibration (rates, transfers and every run record) as JSON")
+    c.add_argument("--iterations", type=int, default=30, metavar="N", help="timed iterations per measurement, at least 30 (default 30)")
+    c.add_argument(
+        "--link-size",
+        metavar="BYTES",
+        help="bytes per link copy, e.g. '256 MiB' (default 256 MiB, 64 MiB with --quick on a GPU)",
+    )
+    c.add_argument("--no-links", action="store_true", help="skip the host <-> device, peer and NCCL measurements (the stand-in on a CPU)")
+    c.add_argument("--no-interfaces", action="store_true", help="skip the L2 (GPU) or last-level cache (CPU) measurement")
     c.set_defaults(run=_run_calibrate)
 
 
@@ -604,19 +615,51 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     from workbench.measure.backends import select_backend
     from workbench.measure.text import calibration_table
 
-    backend = select_backend(args.backend)
+    from workbench.measure.errors import MeasurementError
+    from workbench.measure.run import MAX_ITERATIONS, MIN_ITERATIONS
+
+    if not MIN_ITERATIONS <= args.iterations <= MAX_ITERATIONS:
+        raise MeasurementError(f"--iterations must be {MIN_ITERATIONS}–{MAX_ITERATIONS:,}; got {args.iterations}")
+    link_bytes = _byte_count(args.link_size, "--link-size") if args.link_size is not None else None
     if args.device:
         from workbench.devices.catalogue import find_device
 
-        device = find_device(args.device)
+        device = find_device(args.device)  # before the backend: a misspelt key fails at once
+        backend = select_backend(args.backend)
     else:
+        backend = select_backend(args.backend)
         device = default_device(backend)
-    result = CalibrationRun(backend, quick=args.quick, device=device).run()
+    result = CalibrationRun(
+        backend,
+        quick=args.quick,
+        device=device,
+        iterations=args.iterations,
+        links=not args.no_links,
+        interfaces=not args.no_interfaces,
+        link_bytes=link_bytes,
+    ).run()
     if args.json:
         _print_json(result.to_dict())
     else:
         print(calibration_table(result, device, args.binary))
     return EXIT_OK
+
+
+def _byte_count(text: str, option: str) -> int:
+    """'256 MiB', '64MB', '2**26 B' as whole bytes, 4 KiB to 64 GiB; MeasurementError (one line) otherwise."""
+    from workbench.errors import UnitError
+    from workbench.measure.errors import MeasurementError
+    from workbench.scratchpad import parse_quantity
+    from workbench.units import require_dimension
+
+    try:
+        value = require_dimension(parse_quantity(text), "B", option)
+    except UnitError as exc:
+        message = str(exc)
+        raise MeasurementError(message if option in message else f"{option}: {message}") from None
+    if not 4096 <= value <= 64 * 1024**3:
+        raise MeasurementError(f"{option} must be 4 KiB to 64 GiB; got '{text}'")
+    return int(value)
 
 
 # ---------------------------------------------------------------- gui

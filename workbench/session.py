@@ -30,6 +30,8 @@ from workbench import __version__
 from workbench.analysis import Analysis, analyze
 from workbench.devices import BANDWIDTH, PATHS, Device, Rate, find_device
 from workbench.devices.catalogue import SOURCES
+from workbench.devices.interfaces import interface_keys
+from workbench.devices.links import known_rate_key
 from workbench.errors import WorkbenchError
 from workbench.files import FileReadError, read_bounded
 
@@ -793,8 +795,8 @@ def _device(value: Any, where: str) -> DeviceChoice:
     overrides: dict[str, Rate] = {}
     for path, rate_value in _object(data.get("overrides", {}), f"{where}.overrides").items():
         rate_where = f"{where}.overrides.{path}"
-        if path not in PATHS and path != BANDWIDTH:
-            allowed = ", ".join((*PATHS, BANDWIDTH))
+        if path not in PATHS and path != BANDWIDTH and not known_rate_key(path):
+            allowed = ", ".join((*PATHS, BANDWIDTH, *interface_keys(), "link:KEY"))
             raise SessionError(f"'{path}' is not a rate this app knows (allowed: {allowed})", rate_where)
         overrides[path] = _rate(rate_value, rate_where)
     choice = DeviceChoice(key=key, overrides=overrides, detected=detected)

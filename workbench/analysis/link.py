@@ -65,13 +65,15 @@ def link_for(traffic: LinkTraffic, device: Device | None) -> Link | None:
 
     DeviceError when the named link is unknown or the device names no link between chips.
     """
-    from workbench.devices.links import device_link, find_link
+    from workbench.devices.links import device_link, find_link, link_in_use
 
     if traffic.link:
-        return find_link(traffic.link)
-    if device is not None:
-        return device_link(device)
-    return None
+        link = find_link(traffic.link)
+    elif device is not None:
+        link = device_link(device)
+    else:
+        return None
+    return link_in_use(link, device)  # a measured rate of this link (calibration on 2+ GPUs) replaces the catalogue's
 
 
 def link_term_for(traffic: LinkTraffic, device: Device | None) -> LinkTerm | None:

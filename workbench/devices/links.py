@@ -10,19 +10,27 @@ catalogue keeps the sold figure beside the byte rate and checks they agree
 
 The figures live in resources/devices.toml under [links.KEY]; a GPU entry
 names its NVLink generation (`nvlink`) and its host link (`host_link`).
+
+A measured link rate (calibration on two or more GPUs: NCCL's busbw, the
+figure nccl-tests holds against the link's per-direction rate) is a device
+rate like the measured HBM bandwidth: it lives in `Device.overrides` under
+`link_rate_key(link.key)` ("link:nvlink4"), and `link_in_use` puts it in
+place of the catalogue figure wherever a collective's bound is computed.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Mapping
 
-from workbench.devices.catalogue import DATASHEET, DERIVED, LINKS_TABLE, Device, _quantity_value, catalogue_data
+from workbench.devices.catalogue import BANDWIDTH, DATASHEET, DERIVED, LINKS_TABLE, Device, _quantity_value, catalogue_data
+from workbench.devices.interfaces import interface_keys
 from workbench.errors import DeviceError
 
 LINK_KINDS = ("nvlink", "nvlink-c2c", "pcie", "infiniband", "ethernet")
+LINK_RATE_PREFIX = "link:"  # a device rate keyed "link:nvlink4" is that link's measured per-direction rate
 PCIE_WIDTHS = (1, 2, 4, 8, 16)
 _BITS_TOLERANCE = 1e-9  # line_rate / 8 and per_direction are the same figure written twice
 
@@ -156,4 +164,57 @@ def device_link(device: Device) -> Link:
     return find_link(key)
 
 
-__all__ = ["LINK_KINDS", "Link", "device_link", "find_link", "link_catalogue", "link_from_table"]
+def link_rate_key(link_key: str) -> str:
+    """The device-rate key a measured rate of this link is stored under: 'link:nvlink4'."""
+    return f"{LINK_RATE_PREFIX}{link_key}"
+
+
+def linked_key(rate_key: str) -> str | None:
+    """The link key inside a device-rate key ('link:nvlink4' → 'nvlink4'); None for any other key."""
+    return rate_key[len(LINK_RATE_PREFIX):] if rate_key.startswith(LINK_RATE_PREFIX) else None
+
+
+def is_byte_rate(rate_key: str) -> bool:
+    """True for the device rates counted in B/s: the memory bandwidth, every interface, every link."""
+    return rate_key == BANDWIDTH or rate_key in interface_keys() or linked_key(rate_key) is not None
+
+
+def known_rate_key(rate_key: str) -> bool:
+    """True for an interface key or a link rate naming a catalogue link (what a session may store)."""
+    link = linked_key(rate_key)
+    if link is None:
+        return rate_key in interface_keys()
+    return link in link_catalogue()
+
+
+def link_in_use(link: Link, device: Device | None) -> Link:
+    """The link with the device's measured (or entered) per-direction rate in place of the catalogue one."""
+    if device is None:
+        return link
+    rate = device.overrides.get(link_rate_key(link.key))
+    if rate is None:
+        return link
+    return replace(
+        link,
+        per_direction=rate.value,
+        both_directions=2 * rate.value,
+        source=rate.citation or f"{rate.source} rate",
+        origin=rate.source,
+        line_rate_bit_per_s=None,
+    )
+
+
+__all__ = [
+    "LINK_KINDS",
+    "LINK_RATE_PREFIX",
+    "Link",
+    "device_link",
+    "find_link",
+    "is_byte_rate",
+    "known_rate_key",
+    "link_catalogue",
+    "link_from_table",
+    "link_in_use",
+    "link_rate_key",
+    "linked_key",
+]

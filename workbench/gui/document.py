@@ -233,7 +233,9 @@ class Document(QObject):
         """Enter a rate for a path (or "hbm") as text, e.g. "100 TFLOP/s"; raises UnitError when it is not one."""
         from workbench.gui.commands import SetRate
 
-        unit, what = ("B/s", "bandwidth") if path == BANDWIDTH else ("FLOP/s", f"{path} rate")
+        from workbench.devices.links import is_byte_rate
+
+        unit, what = ("B/s", "bandwidth") if is_byte_rate(path) else ("FLOP/s", f"{path} rate")
         entered = as_rate(text, unit, what)
         assert entered is not None
         rate = Rate(entered.value, entered.source, "entered in the device panel")

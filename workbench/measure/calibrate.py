@@ -1,10 +1,26 @@
-"""Calibration: sustained memory bandwidth and matrix rates, measured with the same protocol as any run.
+"""Calibration: sustained memory bandwidth, matrix rates, interface and link rates, all measured.
 
 Bandwidth comes from a large device copy, counting bytes read plus bytes
 written; matrix rates from a large square GEMM per dtype the backend can run.
-The results are `Rate`s with source "measured", keyed by instruction path and
-by "hbm", ready for `Device.with_rate` or `DeviceChoice.overrides`, so the
-bounds use them (labelled measured) from then on.
+Then the interfaces and links (measure/caches.py, measure/links.py):
+
+- on a GPU, the L2 → SM bandwidth (a working set of a quarter of the L2,
+  read over and over) stored as `l2`; host ↔ device copies, pinned and pageable, each
+  way, with the faster pinned direction stored as `host`; with two or more
+  GPUs, peer copies (reported) and NCCL all-reduce / all-gather, the
+  all-reduce busbw stored as the rate of the device's link between GPUs
+  (`link:<key>`, devices/links.py);
+- on a CPU, a copy inside the last-level cache (a quarter of its size, bytes
+  read + written, like the DRAM copy) stored as `l2`, which a CPU device calls the
+  last-level cache (the cache-aware roofline's LLC roof: the cache level above
+  DRAM, as L2 is on a GPU); the DRAM copy, planned far larger than that cache,
+  stays the `hbm` rate (DRAM on a CPU); and the CPU stand-in for the host link
+  (one NumPy buffer copied into another, bytes counted once) stored as `host`,
+  labelled as a stand-in wherever it shows.
+
+The results are `Rate`s with source "measured", keyed by instruction path, by
+interface key and by link key, ready for `Device.with_rate` or
+`DeviceChoice.overrides`, so the bounds use them (labelled measured) from then on.
 """
 
 from __future__ import annotations
@@ -16,8 +32,10 @@ from typing import Any, Callable, Iterator, Mapping, Union
 
 from workbench.declare import parse
 from workbench.devices.catalogue import BANDWIDTH, MEASURED, Device, Rate
+from workbench.devices.interfaces import HOST, L2
 from workbench.measure.backends import Backend, select_backend
 from workbench.measure.errors import MeasurementError, MemoryRefused, UnsupportedMeasurement
+from workbench.measure.links import COLLECTIVE, HOST_DEVICE, Cancelled, TransferMeasurement
 from workbench.measure.record import CANCELLED, COLD, WARM, RunRecord
 from workbench.measure.run import MIN_ITERATIONS, MEMORY_HEADROOM, MeasurementRun, RunEvent, RunFinished, default_device
 from workbench.measure.stats import per_second
@@ -32,6 +50,12 @@ _GPU_MATRIX, _GPU_MATRIX_QUICK = 8192, 2048
 _CPU_MATRIX, _CPU_MATRIX_QUICK = 1024, 256
 _GPU_DTYPES = ("fp16", "bf16", "tf32", "fp32", "fp64")
 _CPU_DTYPES = ("fp64", "fp32")
+# Link copies (bytes that cross once), full and quick; the CPU stand-in's buffer is also at least 4× the LLC.
+_GPU_LINK_BYTES, _GPU_LINK_QUICK = 256 * 1024**2, 64 * 1024**2
+_CPU_LINK_BYTES, _CPU_LINK_QUICK = 256 * 1024**2, 32 * 1024**2
+_DRAM_OVER_LLC = 8  # the DRAM copy's working set is at least this many last-level caches
+_LLC_FRACTION = 4  # the cache-resident copy's working set is this fraction of the last-level cache
+LLC_LABEL = "last-level cache bandwidth (copy inside the cache, bytes read + written)"
 
 
 @dataclass(frozen=True)
@@ -65,6 +89,8 @@ class CalibrationResult:
     runs: tuple[RunRecord, ...]
     skipped: tuple[str, ...] = ()
     cancelled: bool = False
+    transfers: tuple[TransferMeasurement, ...] = ()  # link and L2 measurements, stored or only reported
+    notes: tuple[str, ...] = ()  # what a reader of the figures should know (a cache copy no faster than DRAM)
 
     def overrides(self) -> dict[str, Rate]:
         """The rates as DeviceChoice.overrides wants them."""
@@ -87,6 +113,8 @@ class CalibrationResult:
             "runs": [run.to_dict() for run in self.runs],
             "skipped": list(self.skipped),
             "cancelled": self.cancelled,
+            "transfers": [transfer.to_dict() for transfer in self.transfers],
+            "notes": list(self.notes),
         }
 
     @classmethod
@@ -105,6 +133,8 @@ class CalibrationResult:
                 runs=tuple(RunRecord.from_dict(run) for run in data.get("runs", ())),
                 skipped=tuple(str(s) for s in data.get("skipped", ())),
                 cancelled=bool(data.get("cancelled", False)),
+                transfers=tuple(TransferMeasurement.from_dict(t) for t in data.get("transfers", ())),
+                notes=tuple(str(n) for n in data.get("notes", ())),
             )
         except MeasurementError:
             raise
@@ -130,6 +160,9 @@ class CalibrationRun:
         copy_bytes: int | None = None,
         matrix_size: int | None = None,
         dtypes: tuple[str, ...] | None = None,
+        interfaces: bool = True,
+        links: bool = True,
+        link_bytes: int | None = None,
     ) -> None:
         self._backend_choice = backend
         self.iterations = iterations
@@ -140,6 +173,10 @@ class CalibrationRun:
         self.copy_bytes = copy_bytes
         self.matrix_size = matrix_size
         self.dtypes = dtypes
+        self.interfaces = interfaces  # L2 (GPU) / last-level cache (CPU)
+        self.links = links  # host ↔ device, peer, NCCL (GPU) / the host-link stand-in (CPU)
+        self.link_bytes = link_bytes
+        self._keys: dict[str, str] = {}  # step label -> the rate key it measures
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -167,8 +204,18 @@ class CalibrationRun:
         copy_target = self.copy_bytes or (
             (_GPU_COPY_QUICK if self.quick else _GPU_COPY_BYTES) if gpu else (_CPU_COPY_QUICK if self.quick else _CPU_COPY_BYTES)
         )
+        llc = None if gpu else _last_level_cache()
+        if llc and not self.copy_bytes:
+            copy_target = max(copy_target, _DRAM_OVER_LLC * llc)  # DRAM: far larger than the cache
         elements = _largest_power_of_two(max(min(copy_target, budget) // 8, 1024))
         steps = [("memory bandwidth (copy, bytes read + written)", f"copy(n={elements}, dtype=fp32)")]
+        self._keys = {steps[0][0]: BANDWIDTH}
+        if llc and self.interfaces:
+            # Source and destination together take a quarter of the cache: resident after the first call (warm),
+            # even where other work shares the cache (a virtual machine's slice of an L3 can be far smaller).
+            cache_elements = _largest_power_of_two(max(min(llc // _LLC_FRACTION, budget) // 8, 1024))
+            steps.append((LLC_LABEL, f"copy(n={cache_elements}, dtype=fp32)"))
+            self._keys[LLC_LABEL] = L2
         edge = self.matrix_size or (
             (_GPU_MATRIX_QUICK if self.quick else _GPU_MATRIX) if gpu else (_CPU_MATRIX_QUICK if self.quick else _CPU_MATRIX)
         )
@@ -189,19 +236,24 @@ class CalibrationRun:
             device = find_device(device)
         mode = COLD if backend.kind == "gpu" else WARM
         steps = self.plan(backend)
+        transfer_steps = self.transfer_plan(backend)
+        total = len(steps) + len(transfer_steps)
         rates: dict[str, Rate] = {}
         runs: list[RunRecord] = []
         skipped: list[str] = []
+        transfers: list[TransferMeasurement] = []
         cancelled = False
         today = datetime.now(timezone.utc).date().isoformat()
         for index, (label, text) in enumerate(steps):
             if self.should_stop():
                 cancelled = True
                 break
-            yield CalibrationStep(index, len(steps), label, text)
+            yield CalibrationStep(index, total, label, text)
+            # The last-level-cache copy runs warm everywhere: a flush before each call would defeat it.
+            step_mode = WARM if self._keys.get(label) == L2 else mode
             try:
                 run = MeasurementRun(
-                    text, backend=backend, iterations=self.iterations, mode=mode, device=device, should_stop=self.should_stop
+                    text, backend=backend, iterations=self.iterations, mode=step_mode, device=device, should_stop=self.should_stop
                 )
                 record = None
                 for event in run.events():
@@ -219,16 +271,40 @@ class CalibrationRun:
             if not record.valid:
                 skipped.append(f"{label}: the run was invalid ({record.message})")
                 continue
-            key = BANDWIDTH if record.operation == "copy" else (record.bound.path if record.bound else record.kernel.executed_path)
+            key = self._keys.get(label) or (record.bound.path if record.bound else record.kernel.executed_path)
             value = per_second(record.bytes if record.operation == "copy" else record.flop, record.median_s)
             if not value:
                 skipped.append(f"{label}: no time measured")
                 continue
+            what = ""
+            if key == L2:
+                what = f"last-level cache (copy of a working set of a quarter of the {_size(_last_level_cache())} cache), "
             citation = (
-                f"measured: {record.declaration}, median of {len(record.samples_s)} {record.mode} iterations, "
+                f"measured: {what}{record.declaration}, median of {len(record.samples_s)} {record.mode} iterations, "
                 f"{record.backend} on {record.device}, {today}"
             )
             rates[key] = Rate(float(value), MEASURED, citation)
+        for offset, (label, text, measure) in enumerate(transfer_steps):
+            if cancelled or self.should_stop():
+                cancelled = True
+                break
+            yield CalibrationStep(len(steps) + offset, total, label, text)
+            try:
+                transfers.extend(measure())
+            except Cancelled:
+                cancelled = True
+                break
+            except (UnsupportedMeasurement, MemoryRefused, MeasurementError) as exc:
+                skipped.append(f"{label}: {exc}")
+            except Exception as exc:  # a CUDA, NCCL or allocation error ends this step only
+                if not _device_error(exc):
+                    raise
+                skipped.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}")
+        if not cancelled:
+            link_rates, reasons = transfer_rates(transfers, device, today)
+            rates.update(link_rates)
+            skipped.extend(reasons)
+        notes = _hierarchy_notes(rates, backend.kind == "gpu")
         result = CalibrationResult(
             backend=backend.name,
             device=backend.describe(),
@@ -237,8 +313,205 @@ class CalibrationRun:
             runs=tuple(runs),
             skipped=tuple(skipped),
             cancelled=cancelled,
+            transfers=tuple(transfers),
+            notes=tuple(notes),
         )
         yield CalibrationFinished(result)
+
+    def transfer_plan(self, backend: Backend) -> list[tuple[str, str, Callable[[], list[TransferMeasurement]]]]:
+        """(label, what, measure) of each interface and link measurement on this backend, sized to its memory."""
+        from workbench.measure import caches, links
+
+        gpu = backend.kind == "gpu"
+        free, _ = backend.free_memory()
+        budget = int(free * MEMORY_HEADROOM.get(backend.kind, 0.8))
+        target = self.link_bytes or (
+            (_GPU_LINK_QUICK if self.quick else _GPU_LINK_BYTES) if gpu else (_CPU_LINK_QUICK if self.quick else _CPU_LINK_BYTES)
+        )
+        iterations, stop = max(self.iterations, links.MIN_TRANSFER_ITERATIONS), self.should_stop
+        plan: list[tuple[str, str, Callable[[], list[TransferMeasurement]]]] = []
+        if not gpu:
+            llc = _last_level_cache()
+            if llc and not self.link_bytes:
+                target = max(target, 4 * llc)
+            nbytes = _largest_power_of_two(max(min(target, budget // 2), 4096))
+            if self.links:
+                plan.append(
+                    (
+                        "host link, CPU stand-in (NumPy buffer to NumPy buffer)",
+                        f"numpy.copyto of {_size(nbytes)}, bytes counted once",
+                        lambda: [links.measure_cpu_host_copy(nbytes, iterations, stop)],
+                    )
+                )
+            return plan
+        device_index = int(backend.xp.cuda.runtime.getDevice())
+        nbytes = _largest_power_of_two(max(min(target, budget // 2), 4096))
+        if self.interfaces:
+            plan.append(
+                (
+                    "L2 bandwidth (a working set of a quarter of the L2, read repeatedly)",
+                    "CuPy kernel, __ldcg loads, bytes = working set × passes",
+                    lambda: [caches.measure_l2_read(iterations, device_index, should_stop=stop)],
+                )
+            )
+        if self.links:
+            plan.append(
+                (
+                    "host ↔ device copies (pinned and pageable, each way)",
+                    f"{_size(nbytes)} per copy, bytes counted once",
+                    lambda: links.measure_host_device(nbytes, iterations, device_index, stop),
+                )
+            )
+            gpus = links.gpu_count()
+            if gpus >= 2:
+                peers = (device_index, 1 if device_index == 0 else 0)
+                plan.append(
+                    (
+                        f"peer copies GPU {peers[0]} ↔ GPU {peers[1]}",
+                        f"cudaMemcpyPeerAsync of {_size(nbytes)} each way",
+                        lambda: links.measure_peer_copies(nbytes, iterations, peers, stop),
+                    )
+                )
+                plan.append(
+                    (
+                        f"NCCL all-reduce and all-gather over {gpus} GPUs",
+                        f"S = {_size(nbytes)} fp32, algbw and busbw as nccl-tests defines them",
+                        lambda: links.measure_collectives(nbytes, iterations, should_stop=stop),
+                    )
+                )
+        return plan
+
+
+def transfer_rates(
+    transfers: tuple[TransferMeasurement, ...] | list[TransferMeasurement], device: Device | None, today: str
+) -> tuple[dict[str, Rate], list[str]]:
+    """The rates the bounds use from the transfer measurements, and why any was not stored.
+
+    `l2` from the L2 read; `host` from the faster pinned direction (GPU) or the
+    CPU stand-in; `link:<key>` from the NCCL all-reduce busbw, keyed by the
+    link a collective on `device` crosses by default (its NVLink, else its host link).
+    """
+    from workbench.devices.links import device_link, link_rate_key
+    from workbench.errors import DeviceError
+    from workbench.units import format_bandwidth
+
+    by_key = {t.key: t for t in transfers}
+    rates: dict[str, Rate] = {}
+    reasons: list[str] = []
+    if "l2-read" in by_key:
+        l2 = by_key["l2-read"]
+        rates[L2] = Rate(l2.rate, MEASURED, f"measured: L2 → SM, {l2.description()}, {today}")
+    if "cpu-host-copy" in by_key:
+        stand_in = by_key["cpu-host-copy"]
+        rates[HOST] = Rate(stand_in.rate, MEASURED, f"measured, CPU stand-in for the host link: {stand_in.description()}, {today}")
+    pinned = [by_key[k] for k in ("h2d-pinned", "d2h-pinned") if k in by_key]
+    if pinned:
+        fastest = max(pinned, key=lambda t: t.rate)
+        others = "; ".join(
+            f"{t.label} {format_bandwidth(t.rate)}" for t in transfers if t.kind == HOST_DEVICE and t is not fastest
+        )
+        rates[HOST] = Rate(
+            fastest.rate,
+            MEASURED,
+            f"measured: {fastest.label} (the faster pinned direction), {fastest.description()}; also {others}, {today}",
+        )
+    collective = by_key.get("nccl-allreduce")
+    if collective is not None and collective.kind == COLLECTIVE:
+        try:
+            if device is None:
+                raise DeviceError("no catalogue device to name the link")
+            link = device_link(device)
+        except DeviceError as exc:
+            reasons.append(f"NCCL all-reduce busbw {format_bandwidth(collective.rate)} not stored as a link rate: {exc}")
+        else:
+            rates[link_rate_key(link.key)] = Rate(
+                collective.rate,
+                MEASURED,
+                f"measured: {link.name} per direction as NCCL all-reduce busbw, {collective.description()}, {today}",
+            )
+    return rates, reasons
+
+
+def rate_title(key: str, gpu: bool, memory_name: str = "") -> str:
+    """What a calibrated (or any) device rate is called in the dialog, the panel and the CLI.
+
+    'memory bandwidth (HBM)', 'L2 → SM (L1 / shared memory)', on a CPU
+    'last-level cache → cores' and the host-link stand-in; a link rate by the
+    link's name; an instruction path by its title ('FP16 tensor cores, FP32
+    accumulate' on a GPU, the key alone on a CPU).
+    """
+    from workbench.devices.catalogue import PATH_TITLES
+    from workbench.devices.interfaces import interface
+    from workbench.devices.links import find_link, linked_key
+    from workbench.errors import DeviceError
+
+    if key == BANDWIDTH:
+        return f"memory bandwidth ({memory_name or ('HBM' if gpu else 'DRAM')})"
+    if key == L2:
+        return interface(L2).name if gpu else "last-level cache → cores (the CPU's L2 interface)"
+    if key == HOST:
+        return "host ↔ device (pinned copies)" if gpu else "host memory copy (CPU stand-in for the host link)"
+    link = linked_key(key)
+    if link is not None:
+        try:
+            return f"{find_link(link).name}, per direction"
+        except DeviceError:
+            return f"link {link}, per direction"
+    try:
+        return interface(key).name
+    except DeviceError:
+        return PATH_TITLES.get(key, key) if gpu else key
+
+
+def reference_rate(key: str, device: Device | None) -> Rate | None:
+    """The device's own figure for a calibrated key (datasheet or derived), for 'measured / datasheet'."""
+    from workbench.devices.catalogue import DATASHEET
+    from workbench.devices.links import find_link, linked_key
+    from workbench.errors import DeviceError
+
+    link = linked_key(key)
+    if link is not None:
+        try:
+            found = find_link(link)
+        except DeviceError:
+            return None
+        return Rate(found.per_direction, found.origin if found.origin in (DATASHEET, "derived") else DATASHEET, found.source)
+    if device is None:
+        return None
+    return device.peak.get(key)
+
+
+def _hierarchy_notes(rates: Mapping[str, Rate], gpu: bool) -> list[str]:
+    """A cache measured no faster than the memory beyond it is stored, but said plainly."""
+    from workbench.units import format_bandwidth
+
+    cache, memory = rates.get(L2), rates.get(BANDWIDTH)
+    if cache is None or memory is None or cache.value > memory.value:
+        return []
+    name = "L2" if gpu else "the last-level cache"
+    beyond = "HBM" if gpu else "DRAM"
+    return [
+        f"{name} measured {format_bandwidth(cache.value)}, no faster than {beyond} ({format_bandwidth(memory.value)}): "
+        f"the machine was busy, or the cache is shared with other work; both are stored as measured"
+    ]
+
+
+def _last_level_cache() -> int | None:
+    from workbench.devices import host
+
+    return host.last_level_cache_bytes()
+
+
+def _size(nbytes: int | None) -> str:
+    from workbench.units import format_bytes
+
+    return format_bytes(nbytes, True) if nbytes else "unknown"
+
+
+def _device_error(exc: BaseException) -> bool:
+    """A failure of CUDA, NCCL or an allocation (skip the step), as opposed to a bug (raise it)."""
+    module = type(exc).__module__ or ""
+    return isinstance(exc, (MemoryError, OSError)) or module.startswith(("cupy", "cupy_backends"))
 
 
 def calibrate(backend: str | Backend = "auto", **options: Any) -> CalibrationResult:

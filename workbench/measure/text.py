@@ -116,35 +116,54 @@ def run_table(record: RunRecord, figures: "RunFigures", binary: bool = False) ->
 
 
 def _calibration_cells(path: str, value: float, device: Device | None, binary: bool) -> tuple[str, str, str]:
-    """Measured, datasheet and their ratio for one calibrated rate."""
-    measured = format_bandwidth(value, binary) if path == BANDWIDTH else format_flop_rate(value)
-    if device is None or path not in device.peak:
-        return measured, "–", "–"
-    peak = device.peak[path].value
-    datasheet = format_bandwidth(peak, binary) if path == BANDWIDTH else format_flop_rate(peak)
-    return measured, datasheet, f"{format_percent(100 * value / peak)}"
+    """Measured, datasheet and their ratio for one calibrated rate (a link's datasheet is its catalogue figure)."""
+    from workbench.devices.links import is_byte_rate
+    from workbench.measure.calibrate import reference_rate
+
+    def text(rate: float) -> str:
+        return format_bandwidth(rate, binary) if is_byte_rate(path) else format_flop_rate(rate)
+
+    reference = reference_rate(path, device)
+    if reference is None:
+        return text(value), "–", "–"
+    return text(value), f"{text(reference.value)} ({reference.source})", f"{format_percent(100 * value / reference.value)}"
 
 
 def calibration_table(result: CalibrationResult, device: Device | None = None, binary: bool = False) -> str:
-    """Measured rates beside the datasheet figures of `device` (when given)."""
+    """Measured rates beside the datasheet figures of `device` (when given), then every transfer and how it was measured."""
+    from workbench.measure.calibrate import rate_title
+
     lines = [f"Calibration on {result.device} ({result.backend}), {result.created}"]
-    header = ("path", "measured", "datasheet", "measured / datasheet")
+    header = ("rate", "measured", "datasheet", "measured / datasheet")
     rows = [header]
     gpu = result.backend == "cupy"
     memory = device.memory_name if device is not None else ("HBM" if gpu else "DRAM")  # CPU memory is DRAM
     for path, rate in result.rates.items():
-        # Path titles name GPU units ("CUDA cores"); on a CPU the key alone is clearer. The memory row is
-        # named by the memory it measured, never by the rate's key ("hbm").
-        if path == BANDWIDTH:
-            rows.append((f"memory bandwidth ({memory})", *_calibration_cells(path, rate.value, device, binary)))
-            continue
-        title = PATH_TITLES.get(path, path) if gpu else ""
-        rows.append((f"{path} ({title})" if title else path, *_calibration_cells(path, rate.value, device, binary)))
+        # Titles name GPU units ("CUDA cores"); on a CPU the key alone is clearer. The memory row is named by
+        # the memory it measured, never by the rate's key ("hbm").
+        title = rate_title(path, gpu, memory)
+        if path != BANDWIDTH and title != path and not path.startswith("link:") and path in PATH_TITLES:
+            title = f"{path} ({title})"
+        rows.append((title, *_calibration_cells(path, rate.value, device, binary)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for row in rows:
         lines.append("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    if result.transfers:
+        lines.append("Transfers (bytes that cross, counted once; median of the timed calls):")
+        label_width = max(len(t.label) for t in result.transfers)
+        for transfer in result.transfers:
+            figure = format_bandwidth(transfer.rate, binary)
+            if transfer.bus_factor is not None:
+                figure = f"busbw {figure}, algbw {format_bandwidth(transfer.algbw, binary)}"
+            lines.append(
+                f"  {transfer.label.ljust(label_width)}  {figure}  "
+                f"({format_bytes(transfer.bytes_per_call, binary)} in {format_time(transfer.median_s)})"
+            )
+            lines.append(f"  {''.ljust(label_width)}  how: {transfer.description()}")
     for reason in result.skipped:
         lines.append(f"  skipped: {reason}")
+    for note in result.notes:
+        lines.append(f"  note: {note}")
     if result.cancelled:
         lines.append("  cancelled before every rate was measured")
     lines.append("Measured rates replace the datasheet figures in the bounds once stored (source: measured).")

@@ -50,6 +50,11 @@ def _bus(name: str, ranks: Any) -> tuple[Any, str]:
     return Fraction(1), "1"
 
 
+def busbw_factor(name: str, ranks: int) -> Fraction:
+    """busbw / algbw as nccl-tests defines it for collective `name` on `ranks` ranks (measured links use it too)."""
+    return Fraction(_bus(name, ranks)[0])
+
+
 def _latency_steps(name: str, ranks: Any) -> tuple[Any, str]:
     if name == "allreduce":
         return 2 * (ranks - 1), "2·(ranks−1)"
