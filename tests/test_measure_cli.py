@@ -73,7 +73,7 @@ def test_calibrate_quick_prints_measured_rates(capsys: pytest.CaptureFixture[str
     table = capsys.readouterr().out
     assert "memory bandwidth (DRAM)" in table and "hbm" not in table and "measured / datasheet" in table
     assert "last-level cache → cores" in table and "host memory copy (CPU stand-in for the host link)" in table
-    assert "how: CPU stand-in: numpy.copyto" in table and " GB/s" in table
+    assert "    how: CPU stand-in: numpy.copyto" in table and " GB/s" in table
 
 
 def test_calibrate_without_links_or_interfaces_measures_what_it_did_before(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,8 +1,12 @@
 """Device ▸ Calibrate…: measure this machine's sustained rates and make them the session device's bounds.
 
 The dialog runs `CalibrationRun` in a `CalibrationWorker` (a large copy for
-memory bandwidth, a large square GEMM per data type for the matrix rates),
-shows each step and its progress, and can be cancelled. When it finishes,
+memory bandwidth, a large square GEMM per data type for the matrix rates, then
+the interfaces and links: L2 and host ↔ device copies on a GPU, peer copies
+and NCCL collectives with two or more, the last-level cache and the host-link
+stand-in on a CPU), shows each step and its progress, and can be cancelled.
+When it finishes it lists every rate, then every transfer with its figure
+(busbw and algbw for a collective) and how it was measured. When it finishes,
 the measured rates become overrides of the session's device — labelled
 measured, with the run that produced each as its citation — in one undoable
 step; Undo or the device panel's Reset brings the datasheet figures back.
@@ -20,10 +24,13 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from workbench.devices import BANDWIDTH, MEASURED, PATH_TITLES
+from workbench.devices import MEASURED, PATHS
+from workbench.devices.links import is_byte_rate
+from workbench.devices.rate_titles import rate_title
 from workbench.gui.commands import SetDevice
 from workbench.gui.document import Document
 from workbench.gui.measure_worker import CalibrationJob, CalibrationWorker
+from workbench.measure.text import transfer_lines
 from workbench.units import format_bandwidth, format_flop_rate
 
 
@@ -46,16 +53,30 @@ class CalibrationDialog(QDialog):
         name = device.name if device is not None else document.session.device.key
         self.setWindowTitle(f"Calibrate {name}")
         self.backend = "cupy" if device is not None and device.kind == "gpu" else "numpy"
-        where = "the GPU CuPy opens (CUDA device 0)" if self.backend == "cupy" else "this computer's CPU, with NumPy"
+        if self.backend == "cupy":
+            where = "the GPU CuPy opens (CUDA device 0)"
+            extra = (
+                "Then the L2 bandwidth (a working set inside L2, read repeatedly) and host ↔ device copies, "
+                "pinned and pageable, each way; with two or more GPUs, peer copies and NCCL collectives (busbw)."
+            )
+        else:
+            where = "this computer's CPU, with NumPy"
+            extra = (
+                "Then a copy inside the last-level cache (against the DRAM copy, far larger than it), and a copy "
+                "between two NumPy buffers as the <i>CPU stand-in</i> for the host link."
+            )
         self.intro = QLabel(
             f"Measures the sustained memory bandwidth (a large copy, bytes read plus bytes written) and the "
             f"matrix rate of each data type (a large square GEMM) on {where}, with the same timing protocol "
-            f"and reference check as any run. The results become the <b>measured</b> rates of <b>{name}</b>, "
+            f"and reference check as any run. {extra} The results become the <b>measured</b> rates of <b>{name}</b>, "
             f"which the bounds use from then on; Undo or Reset brings back the device's own figures."
         )
         self.intro.setWordWrap(True)
         self.quick = QCheckBox("Quick: smaller sizes, a few seconds (less accurate)")
         self.quick.setObjectName("calibrateQuick")
+        self.transfers = QCheckBox("Interfaces and links: caches and host ↔ device (and GPU ↔ GPU) copies")
+        self.transfers.setObjectName("calibrateTransfers")
+        self.transfers.setChecked(True)
         self.step_label = QLabel("Not started.")
         self.step_label.setObjectName("calibrationStep")
         self.step_label.setWordWrap(True)
@@ -83,6 +104,7 @@ class CalibrationDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.intro)
         layout.addWidget(self.quick)
+        layout.addWidget(self.transfers)
         layout.addWidget(self.step_label)
         layout.addWidget(self.progress)
         layout.addWidget(self.summary, 1)
@@ -101,7 +123,8 @@ class CalibrationDialog(QDialog):
         if self.running or self.document.device is None:
             return False
         self._device_key = self.document.session.device.key
-        job = CalibrationJob(backend=self.backend, device=self.document.device, quick=self.quick.isChecked(), **self.job_options)
+        options = {"links": self.transfers.isChecked(), "interfaces": self.transfers.isChecked(), **self.job_options}
+        job = CalibrationJob(backend=self.backend, device=self.document.device, quick=self.quick.isChecked(), **options)
         worker = CalibrationWorker(job)  # no parent: dropped (and deleted) once it has been waited for
         worker.step_started.connect(self._step_started)
         worker.samples_arrived.connect(self._samples_arrived)
@@ -117,6 +140,7 @@ class CalibrationDialog(QDialog):
         self.progress.setValue(0)
         self.start_button.setEnabled(False)
         self.quick.setEnabled(False)
+        self.transfers.setEnabled(False)
         self.cancel_button.setEnabled(True)
         worker.start()
         return True
@@ -147,9 +171,7 @@ class CalibrationDialog(QDialog):
     def _finished(self, result: Any) -> None:
         self.result = result
         self.progress.setValue(1000 if not result.cancelled else self.progress.value())
-        gpu = self.backend == "cupy"
-        lines = [f"{_title(path, gpu)}: {_rate_text(path, rate.value, self.document.binary)}" for path, rate in result.rates.items()]
-        lines += [f"skipped — {reason}" for reason in result.skipped]
+        lines = result_lines(result, self.backend == "cupy", self.document.binary, self._memory_name())
         if result.cancelled:
             self.step_label.setText("Cancelled: nothing was stored.")
             self.summary.setText("Measured before the cancel (not stored):\n" + "\n".join(lines) if lines else "")
@@ -166,6 +188,10 @@ class CalibrationDialog(QDialog):
         self.stored = True
         self.step_label.setText(f"Done on {result.device}. Stored as measured rates of {self.document.device.name}:")
         self.summary.setText("\n".join(lines))
+
+    def _memory_name(self) -> str:
+        device = self.document.device
+        return device.memory_name if device is not None else ""
 
     def _failed(self, message: str) -> None:
         self.step_label.setText("The calibration stopped; nothing was stored.")
@@ -184,6 +210,7 @@ class CalibrationDialog(QDialog):
         self.start_button.setEnabled(self.document.device is not None)
         self.start_button.setText("Calibrate again")
         self.quick.setEnabled(True)
+        self.transfers.setEnabled(True)
         self.cancel_button.setEnabled(False)
 
 
@@ -198,13 +225,25 @@ def store_measured_rates(document: Document, rates: dict[str, Any]) -> None:
         document.undo_stack.push(SetDevice(document, copy.deepcopy(old), new, "Store measured rates"))
 
 
-def _title(path: str, gpu: bool) -> str:
+def result_lines(result: Any, gpu: bool, binary: bool, memory_name: str = "") -> list[str]:
+    """The dialog's summary: every rate, every transfer with how it was measured, what was skipped, notes."""
+    lines = [f"{_title(path, gpu, memory_name)}: {_rate_text(path, rate.value, binary)}" for path, rate in result.rates.items()]
+    transfers = transfer_lines(result, binary)
+    if transfers:
+        lines += ["", *transfers]
+    lines += [f"skipped — {reason}" for reason in result.skipped]
+    lines += [f"note — {note}" for note in result.notes]
+    return lines
+
+
+def _title(path: str, gpu: bool, memory_name: str = "") -> str:
     """'Memory bandwidth (HBM)', 'FP16 tensor cores' on a GPU; 'Memory bandwidth (DRAM)' and the path alone
-    ('FP32') on a CPU, which has no HBM and no CUDA cores."""
-    if path == BANDWIDTH:
-        return f"Memory bandwidth ({'HBM' if gpu else 'DRAM'})"
-    return PATH_TITLES.get(path, path) if gpu else path.upper()
+    ('FP32') on a CPU, which has no HBM and no CUDA cores; interfaces and links by their names."""
+    if path in PATHS and not gpu:
+        return path.upper()
+    title = rate_title(path, gpu, memory_name)
+    return title[:1].upper() + title[1:]
 
 
 def _rate_text(path: str, value: float, binary: bool) -> str:
-    return format_bandwidth(value, binary) if path == BANDWIDTH else format_flop_rate(value)
+    return format_bandwidth(value, binary) if is_byte_rate(path) else format_flop_rate(value)

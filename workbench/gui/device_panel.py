@@ -5,6 +5,13 @@ entered) and can be edited with text such as "100 TFLOP/s" or "2.5 TB/s";
 an entered rate can be reset to the device's own figure. A rate that does not
 parse, or has the wrong dimensions, is marked in its cell with the message
 below the table, and the bounds keep the rate in use.
+
+Below the memory bandwidth and the instruction paths come the interfaces the
+device has a rate for (L2 → SM, shared memory → registers, host ↔ device; on
+a CPU the last-level cache and the host-link stand-in) and its links (the
+NVLink or host link a collective crosses, with the catalogue's per-direction
+figure until calibration measures one). Measured interface and link rates are
+listed under the table with how each was measured.
 """
 
 from __future__ import annotations
@@ -25,8 +32,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.devices import BANDWIDTH, DATASHEET, DERIVED, ENTERED, MEASURED, PATH_TITLES, Device, Rate, catalogue
+from workbench.devices import BANDWIDTH, DATASHEET, DERIVED, ENTERED, MEASURED, PATH_TITLES, PATHS, Device, Rate, catalogue
 from workbench.devices.host import host_device
+from workbench.devices.interfaces import HBM, interface_keys
+from workbench.devices.links import device_link, is_byte_rate, link_rate_key, linked_key
+from workbench.errors import DeviceError
+from workbench.devices.rate_titles import rate_title, reference_rate
 from workbench.devices.nvml import NO_DRIVER, NO_GPU, NO_MODULE, OK
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
@@ -75,6 +86,12 @@ class DevicePanel(QWidget):
         for column in (RATE_COLUMN, SOURCE_COLUMN, RESET_COLUMN):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.table.itemChanged.connect(self._rate_edited)
+        self.measured = QLabel()
+        self.measured.setObjectName("measuredRates")
+        self.measured.setWordWrap(True)
+        self.measured.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.measured.setStyleSheet("color: #1b5e20;")
+        self.measured.setVisible(False)
         self.message = QLabel()
         self.message.setObjectName("rateMessage")
         self.message.setWordWrap(True)
@@ -104,6 +121,7 @@ class DevicePanel(QWidget):
         layout.addLayout(chooser_row)
         layout.addWidget(self.facts)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.measured)
         layout.addWidget(self.message)
         layout.addLayout(bottom_row)
 
@@ -189,7 +207,7 @@ class DevicePanel(QWidget):
     def _wanted_rows(self, device: Device | None) -> list[str]:
         if device is None:
             return []
-        rows = [BANDWIDTH, *device.paths()]
+        rows = [BANDWIDTH, *device.paths(), *interface_rows(device), *link_rows(device)]
         entry = self.document.current_entry
         analysis = self.document.state(entry).analysis if entry is not None else None
         if analysis is not None and analysis.path not in rows and device.resolve_path(analysis.path) is None:
@@ -209,6 +227,7 @@ class DevicePanel(QWidget):
         else:
             self.facts.setText(device_facts(device, self.document.binary))
         self._fill_table(device)
+        self._show_measured(device)
         self.reset_all.setEnabled(bool(self.document.session.device.overrides))
         self._show_message()
 
@@ -222,14 +241,14 @@ class DevicePanel(QWidget):
         overrides = self.document.session.device.overrides
         for row, path in enumerate(rows):
             rate = _rate_in_use(device, path) if device is not None else None
-            name = QTableWidgetItem(device.path_title(path) if device is not None else PATH_TITLES.get(path, path))
+            name = QTableWidgetItem(_row_title(device, path))
             name.setFlags(Qt.ItemFlag.ItemIsEnabled)
             name.setToolTip(path)
             text = _rate_text(path, rate, binary)
             value = QTableWidgetItem(text)
             value.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsEditable | Qt.ItemFlag.ItemIsSelectable)
             value.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            peak = device.peak.get(path) if device is not None else None
+            peak = reference_rate(path, device)
             tip = f"{peak.source}: {_rate_text(path, peak, binary)}" if peak else "no figure from the device"
             if peak and peak.citation:
                 tip += f"\n{peak.citation}"
@@ -280,6 +299,19 @@ class DevicePanel(QWidget):
             elif had_pending:
                 self.refresh()
 
+    def _show_measured(self, device: Device | None) -> None:
+        """The measured interface and link rates in use, each with how it was measured."""
+        lines = []
+        if device is not None:
+            for key in (*interface_rows(device), *link_rows(device)):
+                rate = device.overrides.get(key)
+                if rate is not None and rate.source == MEASURED:
+                    how = rate.citation.removeprefix("measured: ").removeprefix("measured, ")
+                    text = f"{_row_title(device, key)}: {_rate_text(key, rate, self.document.binary)} measured — {how}"
+                    lines.append(text)
+        self.measured.setText("\n".join(lines))
+        self.measured.setVisible(bool(lines))
+
     def _show_message(self) -> None:
         if not self._pending:
             self.message.setVisible(False)
@@ -289,14 +321,39 @@ class DevicePanel(QWidget):
         self.message.setVisible(True)
 
 
+def interface_rows(device: Device) -> list[str]:
+    """The interfaces besides HBM/DRAM that the device has a rate for (datasheet, derived, measured or entered)."""
+    have = set(device.peak) | set(device.overrides)
+    return [key for key in interface_keys() if key != HBM and key in have]
+
+
+def link_rows(device: Device) -> list[str]:
+    """The device's own link between chips (its NVLink, else its host link), then any other link rate it holds."""
+    rows = []
+    try:
+        rows.append(link_rate_key(device_link(device).key))
+    except DeviceError:  # no link named in the catalogue: only measured or entered ones show
+        pass
+    rows += sorted(key for key in device.overrides if linked_key(key) is not None and key not in rows)
+    return rows
+
+
+def _row_title(device: Device | None, path: str) -> str:
+    if device is None:
+        return PATH_TITLES.get(path, path)
+    if path in PATHS or path == BANDWIDTH:
+        return device.path_title(path)
+    return rate_title(path, device.kind == "gpu", device.memory_name)
+
+
 def _rate_in_use(device: Device, path: str) -> Rate | None:
-    return device.overrides.get(path) or device.peak.get(path)
+    return device.overrides.get(path) or reference_rate(path, device)
 
 
 def _rate_text(path: str, rate: Rate | None, binary: bool) -> str:
     if rate is None:
         return "—"
-    return format_bandwidth(rate.value, binary) if path == BANDWIDTH else format_flop_rate(rate.value)
+    return format_bandwidth(rate.value, binary) if is_byte_rate(path) else format_flop_rate(rate.value)
 
 
 def device_facts(device: Device, binary: bool) -> str:

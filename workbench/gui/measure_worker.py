@@ -187,6 +187,9 @@ class CalibrationJob:
     copy_bytes: int | None = None
     matrix_size: int | None = None
     dtypes: tuple[str, ...] | None = None
+    links: bool = True  # host ↔ device, peer and NCCL on a GPU; the host-link stand-in on a CPU
+    interfaces: bool = True  # L2 on a GPU; the last-level cache on a CPU
+    link_bytes: int | None = None
 
 
 class CalibrationWorker(QThread):
@@ -211,8 +214,14 @@ class CalibrationWorker(QThread):
         from workbench.measure.calibrate import CalibrationFinished, CalibrationRun, CalibrationStep
 
         job = self.job
-        options: dict[str, Any] = {"iterations": job.iterations, "quick": job.quick, "device": job.device}
-        for name in ("copy_bytes", "matrix_size", "dtypes"):
+        options: dict[str, Any] = {
+            "iterations": job.iterations,
+            "quick": job.quick,
+            "device": job.device,
+            "links": job.links,
+            "interfaces": job.interfaces,
+        }
+        for name in ("copy_bytes", "matrix_size", "dtypes", "link_bytes"):
             if getattr(job, name) is not None:
                 options[name] = getattr(job, name)
         try:

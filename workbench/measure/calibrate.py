@@ -432,55 +432,6 @@ def transfer_rates(
     return rates, reasons
 
 
-def rate_title(key: str, gpu: bool, memory_name: str = "") -> str:
-    """What a calibrated (or any) device rate is called in the dialog, the panel and the CLI.
-
-    'memory bandwidth (HBM)', 'L2 → SM (L1 / shared memory)', on a CPU
-    'last-level cache → cores' and the host-link stand-in; a link rate by the
-    link's name; an instruction path by its title ('FP16 tensor cores, FP32
-    accumulate' on a GPU, the key alone on a CPU).
-    """
-    from workbench.devices.catalogue import PATH_TITLES
-    from workbench.devices.interfaces import interface
-    from workbench.devices.links import find_link, linked_key
-    from workbench.errors import DeviceError
-
-    if key == BANDWIDTH:
-        return f"memory bandwidth ({memory_name or ('HBM' if gpu else 'DRAM')})"
-    if key == L2:
-        return interface(L2).name if gpu else "last-level cache → cores (the CPU's L2 interface)"
-    if key == HOST:
-        return "host ↔ device (pinned copies)" if gpu else "host memory copy (CPU stand-in for the host link)"
-    link = linked_key(key)
-    if link is not None:
-        try:
-            return f"{find_link(link).name}, per direction"
-        except DeviceError:
-            return f"link {link}, per direction"
-    try:
-        return interface(key).name
-    except DeviceError:
-        return PATH_TITLES.get(key, key) if gpu else key
-
-
-def reference_rate(key: str, device: Device | None) -> Rate | None:
-    """The device's own figure for a calibrated key (datasheet or derived), for 'measured / datasheet'."""
-    from workbench.devices.catalogue import DATASHEET
-    from workbench.devices.links import find_link, linked_key
-    from workbench.errors import DeviceError
-
-    link = linked_key(key)
-    if link is not None:
-        try:
-            found = find_link(link)
-        except DeviceError:
-            return None
-        return Rate(found.per_direction, found.origin if found.origin in (DATASHEET, "derived") else DATASHEET, found.source)
-    if device is None:
-        return None
-    return device.peak.get(key)
-
-
 def _hierarchy_notes(rates: Mapping[str, Rate], gpu: bool) -> list[str]:
     """A cache measured no faster than the memory beyond it is stored, but said plainly."""
     from workbench.units import format_bandwidth

@@ -118,7 +118,7 @@ def run_table(record: RunRecord, figures: "RunFigures", binary: bool = False) ->
 def _calibration_cells(path: str, value: float, device: Device | None, binary: bool) -> tuple[str, str, str]:
     """Measured, datasheet and their ratio for one calibrated rate (a link's datasheet is its catalogue figure)."""
     from workbench.devices.links import is_byte_rate
-    from workbench.measure.calibrate import reference_rate
+    from workbench.devices.rate_titles import reference_rate
 
     def text(rate: float) -> str:
         return format_bandwidth(rate, binary) if is_byte_rate(path) else format_flop_rate(rate)
@@ -131,7 +131,7 @@ def _calibration_cells(path: str, value: float, device: Device | None, binary: b
 
 def calibration_table(result: CalibrationResult, device: Device | None = None, binary: bool = False) -> str:
     """Measured rates beside the datasheet figures of `device` (when given), then every transfer and how it was measured."""
-    from workbench.measure.calibrate import rate_title
+    from workbench.devices.rate_titles import rate_title
 
     lines = [f"Calibration on {result.device} ({result.backend}), {result.created}"]
     header = ("rate", "measured", "datasheet", "measured / datasheet")
@@ -148,18 +148,7 @@ def calibration_table(result: CalibrationResult, device: Device | None = None, b
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for row in rows:
         lines.append("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
-    if result.transfers:
-        lines.append("Transfers (bytes that cross, counted once; median of the timed calls):")
-        label_width = max(len(t.label) for t in result.transfers)
-        for transfer in result.transfers:
-            figure = format_bandwidth(transfer.rate, binary)
-            if transfer.bus_factor is not None:
-                figure = f"busbw {figure}, algbw {format_bandwidth(transfer.algbw, binary)}"
-            lines.append(
-                f"  {transfer.label.ljust(label_width)}  {figure}  "
-                f"({format_bytes(transfer.bytes_per_call, binary)} in {format_time(transfer.median_s)})"
-            )
-            lines.append(f"  {''.ljust(label_width)}  how: {transfer.description()}")
+    lines += transfer_lines(result, binary, indent="  ")
     for reason in result.skipped:
         lines.append(f"  skipped: {reason}")
     for note in result.notes:
@@ -168,3 +157,20 @@ def calibration_table(result: CalibrationResult, device: Device | None = None, b
         lines.append("  cancelled before every rate was measured")
     lines.append("Measured rates replace the datasheet figures in the bounds once stored (source: measured).")
     return "\n".join(lines)
+
+
+def transfer_lines(result: CalibrationResult, binary: bool = False, indent: str = "") -> list[str]:
+    """Each link and cache measurement: its figure (busbw and algbw for a collective), bytes, median, and how."""
+    if not result.transfers:
+        return []
+    lines = ["Transfers (bytes that cross, counted once; median of the timed calls):"]
+    for transfer in result.transfers:
+        figure = format_bandwidth(transfer.rate, binary)
+        if transfer.bus_factor is not None:
+            figure = f"busbw {figure}, algbw {format_bandwidth(transfer.algbw, binary)}"
+        lines.append(
+            f"{indent}• {transfer.label}: {figure} "
+            f"({format_bytes(transfer.bytes_per_call, binary)} in {format_time(transfer.median_s)})"
+        )
+        lines.append(f"{indent}    how: {transfer.description()}")
+    return lines

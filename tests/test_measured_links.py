@@ -1,0 +1,307 @@
+"""Measured links and interfaces: the CPU stand-in for real, what calibration stores, and the CuPy paths on a GPU.
+
+On the CPU: the host-link stand-in copy gives a positive, finite rate from at
+least 30 samples; the last-level cache and the stand-in are stored as `l2`
+and `host`; measured `host`, `l2` and link rates replace the catalogue's
+figures in `Device.rate` and in a collective's bound; the session keeps them.
+The CuPy paths (host ↔ device copies, the L2 kernel, peer copies, NCCL) are
+`gpu`-marked; the two-GPU ones also skip with fewer than two GPUs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+
+import pytest
+
+from workbench.analysis import analyze
+from workbench.devices import BANDWIDTH, MEASURED, find_device
+from workbench.devices.links import is_byte_rate, known_rate_key, link_in_use, find_link
+from workbench.devices.rate_titles import rate_title, reference_rate
+from workbench.measure.caches import l2_working_set
+from workbench.measure.calibrate import CalibrationResult, calibrate, transfer_rates, _hierarchy_notes
+from workbench.measure.errors import MeasurementError
+from workbench.measure.links import (
+    COLLECTIVE,
+    CPU_STAND_IN_LABEL,
+    HOST_DEVICE,
+    Cancelled,
+    TransferMeasurement,
+    gpu_count,
+    measure_cpu_host_copy,
+)
+from workbench.session import Session, SessionError, dumps, loads
+
+TODAY = "2026-11-30"
+
+
+def _transfer(key: str, kind: str, nbytes: int, median_s: float, **extra: object) -> TransferMeasurement:
+    samples = tuple([median_s * 0.99] * 14 + [median_s] * 2 + [median_s * 1.01] * 14)  # median: median_s
+    return TransferMeasurement(
+        key=key, kind=kind, label=key, bytes_per_call=nbytes, samples_s=samples, timer="t", method="m", device="d", **extra
+    )
+
+
+# ------------------------------------------------------------------ the CPU stand-in, for real
+
+
+def test_the_cpu_stand_in_copy_gives_a_positive_finite_rate_from_its_samples() -> None:
+    measurement = measure_cpu_host_copy(4 * 2**20, iterations=30)
+    assert len(measurement.samples_s) == 30 and all(s > 0 for s in measurement.samples_s)
+    assert math.isfinite(measurement.rate) and measurement.rate > 0
+    # Bytes counted once: the rate is the buffer over the median, nothing doubled.
+    assert measurement.rate == pytest.approx(4 * 2**20 / measurement.median_s)
+    assert measurement.label == CPU_STAND_IN_LABEL and "CPU stand-in" in measurement.description()
+    again = TransferMeasurement.from_dict(json.loads(json.dumps(measurement.to_dict())))
+    assert again == measurement
+
+
+def test_the_stand_in_refuses_too_few_iterations_and_stops_when_cancelled() -> None:
+    with pytest.raises(MeasurementError, match="at least 30"):
+        measure_cpu_host_copy(2**20, iterations=29)
+    calls = []
+
+    def stop_after_the_warm_up() -> bool:
+        calls.append(1)
+        return len(calls) > 5
+
+    with pytest.raises(Cancelled):
+        measure_cpu_host_copy(2**20, iterations=30, should_stop=stop_after_the_warm_up)
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"samples_s": [0.001, -0.002]},
+        {"samples_s": []},
+        {"samples_s": [float("inf")]},
+        {"bytes_per_call": "many"},
+        {"key": None, "kind": None, "label": None, "bytes_per_call": None},
+    ],
+)
+def test_a_malformed_transfer_in_a_calibration_file_is_refused(broken: dict[str, object]) -> None:
+    data = _transfer("h2d-pinned", HOST_DEVICE, 2**20, 1e-4).to_dict()
+    data.update(broken)
+    if broken.get("key", 1) is None:
+        del data["key"]
+    with pytest.raises(MeasurementError, match="transfer measurement"):
+        TransferMeasurement.from_dict(data)
+
+
+# ------------------------------------------------------------------ calibration on the CPU stores them
+
+
+def test_cpu_calibration_stores_the_cache_and_the_stand_in_as_measured_l2_and_host() -> None:
+    result = calibrate("numpy", copy_bytes=8 * 2**20, link_bytes=4 * 2**20, matrix_size=64, dtypes=("fp32",))
+    assert {BANDWIDTH, "fp32", "host"} <= set(result.rates)
+    assert all(rate.source == MEASURED and rate.value > 0 for rate in result.rates.values())
+    (stand_in,) = result.transfers
+    assert result.rates["host"].value == stand_in.rate
+    assert result.rates["host"].citation.startswith("measured, CPU stand-in for the host link")
+    if "l2" in result.rates:  # needs the CPU to report its last-level cache (sysfs)
+        cache_run = result.runs[1]  # planned right after the DRAM copy
+        assert cache_run.operation == "copy" and cache_run.declaration in result.rates["l2"].citation
+        assert "last-level cache" in result.rates["l2"].citation
+        assert result.rates["l2"].value == pytest.approx(cache_run.bytes / cache_run.median_s)
+    device = result.apply(find_device("cpu-generic"))
+    assert device.rate("host").source == MEASURED and device.rate("host").value == stand_in.rate
+    again = CalibrationResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again.transfers == result.transfers and again.rates == result.rates
+
+
+def test_the_dram_copy_is_planned_far_larger_than_the_cache_and_the_cache_copy_inside_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.measure.backends import NumpyBackend
+
+    calibration = importlib.import_module("workbench.measure.calibrate")  # the module: `calibrate` is also a function
+
+    monkeypatch.setattr(calibration, "_last_level_cache", lambda: 32 * 2**20)
+    backend = NumpyBackend()
+    run = calibration.CalibrationRun(backend, quick=True)
+    steps = dict(run.plan(backend))
+    # DRAM: at least 8 × 32 MiB = 256 MiB read + written → 2**25 fp32 elements each way (2 × 128 MiB).
+    assert steps["memory bandwidth (copy, bytes read + written)"] == "copy(n=2**25, dtype=fp32)"
+    # Cache: a quarter of 32 MiB = 8 MiB for source and destination → 2**20 fp32 elements.
+    assert steps[calibration.LLC_LABEL] == "copy(n=2**20, dtype=fp32)"
+    assert [label for label, _, _ in run.transfer_plan(backend)] == ["host link, CPU stand-in (NumPy buffer to NumPy buffer)"]
+    assert calibration.LLC_LABEL not in dict(calibration.CalibrationRun(backend, interfaces=False).plan(backend))
+    assert calibration.CalibrationRun(backend, links=False).transfer_plan(backend) == []
+    monkeypatch.setattr(calibration, "_last_level_cache", lambda: None)  # not reported: no cache step, said nowhere wrong
+    assert calibration.LLC_LABEL not in dict(calibration.CalibrationRun(backend).plan(backend))
+
+
+def test_a_cache_no_faster_than_dram_is_stored_but_said() -> None:
+    from workbench.devices import Rate
+
+    slow = {"l2": Rate(3e9, MEASURED), BANDWIDTH: Rate(4e9, MEASURED)}
+    (note,) = _hierarchy_notes(slow, gpu=False)
+    assert "last-level cache" in note and "no faster than DRAM" in note
+    assert _hierarchy_notes({"l2": Rate(30e9, MEASURED), BANDWIDTH: Rate(4e9, MEASURED)}, gpu=False) == []
+
+
+# ------------------------------------------------------------------ what is stored from the transfers
+
+
+def test_host_is_the_faster_pinned_direction_and_the_link_rate_is_the_all_reduce_busbw() -> None:
+    gib = 2**30
+    transfers = [
+        _transfer("h2d-pinned", HOST_DEVICE, gib, gib / 25e9),  # 25 GB/s
+        _transfer("d2h-pinned", HOST_DEVICE, gib, gib / 26e9),  # 26 GB/s
+        _transfer("h2d-pageable", HOST_DEVICE, gib, gib / 9e9),
+        # 8 ranks, S = 2**28 B in 1 ms: algbw = 268.4 GB/s, busbw = algbw × 2·7/8 = 469.8 GB/s.
+        _transfer("nccl-allreduce", COLLECTIVE, 2**28, 1e-3, bus_factor=1.75, ranks=8),
+    ]
+    rates, reasons = transfer_rates(transfers, find_device("h100-sxm"), TODAY)
+    assert reasons == []
+    assert rates["host"].value == pytest.approx(26e9) and rates["host"].source == MEASURED
+    assert "device → host, pinned" in rates["host"].citation or "d2h-pinned" in rates["host"].citation
+    assert "h2d-pageable" in rates["host"].citation  # the pageable figure is reported beside it
+    assert set(rates) == {"host", "link:nvlink4"}
+    assert rates["link:nvlink4"].value == pytest.approx(2**28 / 1e-3 * 1.75)
+    assert transfers[3].algbw == pytest.approx(268.435456e9) and transfers[3].rate == pytest.approx(469.762048e9)
+    _, reasons = transfer_rates(transfers, None, TODAY)
+    assert len(reasons) == 1 and "not stored as a link rate" in reasons[0]
+
+
+def test_a_measured_link_rate_replaces_the_catalogue_figure_in_a_collectives_bound() -> None:
+    # 2 × 7/8 × 2**28 × 4 B = 1,879,048,192 B per rank; at a measured 300 GB/s busbw: 6.2635 ms (datasheet: 4.176 ms).
+    device = find_device("h100-sxm")
+    datasheet = analyze("allreduce(n=2**28, dtype=fp32, ranks=8)", device)
+    measured = device.with_rate("link:nvlink4", 300e9, MEASURED, "measured: NCCL all-reduce busbw")
+    a = analyze("allreduce(n=2**28, dtype=fp32, ranks=8)", measured)
+    assert datasheet.bound_time == pytest.approx(1_879_048_192 / 450e9)
+    assert a.bound_time == pytest.approx(1_879_048_192 / 300e9)
+    assert a.link is not None and a.link.link.origin == MEASURED and a.link.busbw == pytest.approx(300e9)
+    assert "measured" in a.derivation_text()
+    # A link named in the declaration that was not measured keeps its catalogue figure.
+    named = analyze("allreduce(n=2**28, dtype=fp32, ranks=8, link=ib_ndr)", measured)
+    assert named.bound_time == pytest.approx(1_879_048_192 / 50e9)
+    assert link_in_use(find_link("nvlink4"), None).per_direction == 450e9
+
+
+def test_measured_host_and_l2_rates_are_the_rates_in_use() -> None:
+    device = find_device("h100-sxm").with_rate("l2", 7.5e12, MEASURED, "measured: L2").with_rate("host", 53e9, MEASURED, "measured: pinned")
+    assert device.rate("l2").value == 7.5e12 and device.rate("l2").source == MEASURED
+    assert device.rate("host").value == 53e9
+    assert device.rate(BANDWIDTH).value == 3.35e12  # the HBM figure is untouched
+    assert device.without_override("l2").overrides.keys() == {"host"}
+
+
+def test_a_session_keeps_measured_interface_and_link_rates_and_refuses_unknown_ones() -> None:
+    from workbench.devices import Rate
+
+    session = Session()
+    session.device.key = "h100-sxm"
+    session.device.overrides = {
+        "l2": Rate(7.5e12, MEASURED, "measured: L2"),
+        "host": Rate(53e9, MEASURED, "measured: pinned"),
+        "link:nvlink4": Rate(380e9, MEASURED, "measured: busbw"),
+    }
+    again = loads(dumps(session))
+    assert again.device.overrides == session.device.overrides
+    data = json.loads(dumps(session))
+    data["device"]["overrides"]["link:warp9"] = {"value": 1e9, "source": "measured"}
+    with pytest.raises(SessionError, match="'link:warp9' is not a rate this app knows"):
+        loads(json.dumps(data))
+    assert known_rate_key("link:pcie5x8") and known_rate_key("smem") and not known_rate_key("link:")
+
+
+def test_every_rate_key_has_one_title_and_one_reference() -> None:
+    assert rate_title("link:nvlink4", gpu=True) == "NVLink 4 (H100/H200 SXM), per direction"
+    assert rate_title("l2", gpu=True) == "L2 → SM (L1 / shared memory)"
+    assert rate_title("l2", gpu=False).startswith("last-level cache")
+    assert rate_title("host", gpu=False) == "host memory copy (CPU stand-in for the host link)"
+    assert rate_title(BANDWIDTH, gpu=False) == "memory bandwidth (DRAM)"
+    nvlink = reference_rate("link:nvlink4", None)
+    assert nvlink is not None and nvlink.value == 450e9 and nvlink.source == "datasheet"
+    assert reference_rate("link:pcie5x8", None).source == "derived"  # type: ignore[union-attr]
+    assert all(is_byte_rate(key) for key in (BANDWIDTH, "l2", "host", "smem", "link:ib_ndr")) and not is_byte_rate("fp32")
+
+
+def test_the_l2_working_set_is_a_quarter_of_the_l2() -> None:
+    assert l2_working_set(50 * 2**20) == 12 * 2**20  # H100: 50 MiB / 4 = 12.5 MiB → 12 MiB
+    assert l2_working_set(40 * 2**20) == 10 * 2**20  # A100
+    assert l2_working_set(1 * 2**20) == 256 * 1024
+    with pytest.raises(MeasurementError, match="too small"):
+        l2_working_set(1024)
+
+
+# ------------------------------------------------------------------ the CuPy paths (a GPU; two for some)
+
+
+def _default_gpu_device():  # type: ignore[no-untyped-def]
+    from workbench.measure.backends import select_backend
+    from workbench.measure.run import default_device
+
+    return default_device(select_backend("cupy"))
+
+
+@pytest.mark.gpu
+def test_host_device_copies_pinned_and_pageable_each_way() -> None:
+    from workbench.devices.links import find_link
+    from workbench.measure.links import measure_host_device
+
+    results = measure_host_device(64 * 2**20, iterations=30)
+    assert [t.key for t in results] == ["h2d-pinned", "d2h-pinned", "h2d-pageable", "d2h-pageable"]
+    for transfer in results:
+        assert len(transfer.samples_s) == 30 and transfer.rate > 1e9, transfer
+    device = _default_gpu_device()
+    if device is not None and device.host_link:
+        link = find_link(device.host_link)
+        for transfer in results:  # no copy beats the link it crosses
+            assert transfer.rate <= 1.05 * link.per_direction, f"{transfer.label}: {transfer.rate:.3g} above {link.name}"
+
+
+@pytest.mark.gpu
+def test_the_l2_read_beats_the_hbm_datasheet_and_counts_what_it_reads() -> None:
+    from workbench.measure.caches import measure_l2_read
+
+    measurement = measure_l2_read(iterations=30)
+    assert len(measurement.samples_s) == 30 and measurement.rate > 0
+    device = _default_gpu_device()
+    if device is not None and BANDWIDTH in device.peak:
+        # A working set inside L2 is served faster than HBM can deliver (H100: L2 several TB/s, HBM 3.35 TB/s).
+        assert measurement.rate > device.peak[BANDWIDTH].value, f"L2 {measurement.rate:.3g} B/s"
+
+
+@pytest.mark.gpu
+def test_gpu_calibration_stores_measured_l2_and_host_rates() -> None:
+    result = calibrate("cupy", quick=True, dtypes=("fp32",))
+    assert {"l2", "host", BANDWIDTH} <= set(result.rates), result.skipped
+    keys = {t.key for t in result.transfers}
+    assert {"l2-read", "h2d-pinned", "d2h-pinned", "h2d-pageable", "d2h-pageable"} <= keys
+    assert result.rates["l2"].value > result.rates[BANDWIDTH].value  # L2 faster than HBM, both measured
+    assert "faster pinned direction" in result.rates["host"].citation
+
+
+needs_two_gpus = pytest.mark.skipif(gpu_count() < 2, reason="needs two or more GPUs (CuPy sees fewer)")
+
+
+@pytest.mark.gpu
+@needs_two_gpus
+def test_peer_copies_each_way() -> None:
+    from workbench.measure.links import measure_peer_copies
+
+    results = measure_peer_copies(64 * 2**20, iterations=30)
+    assert [t.key for t in results] == ["peer-0-1", "peer-1-0"]
+    assert all(t.rate > 1e9 and len(t.samples_s) == 30 for t in results)
+
+
+@pytest.mark.gpu
+@needs_two_gpus
+def test_nccl_all_reduce_busbw_stays_under_the_link_and_is_stored() -> None:
+    from workbench.devices.links import device_link
+    from workbench.measure.links import measure_collectives
+
+    results = measure_collectives(64 * 2**20, iterations=30)
+    ranks = gpu_count()
+    allreduce = next(t for t in results if t.key == "nccl-allreduce")
+    assert allreduce.ranks == ranks and allreduce.bus_factor == pytest.approx(2 * (ranks - 1) / ranks)
+    assert allreduce.rate == pytest.approx(allreduce.algbw * allreduce.bus_factor)
+    device = _default_gpu_device()
+    if device is not None:
+        link = device_link(device)
+        assert allreduce.rate <= 1.05 * link.per_direction, f"busbw {allreduce.rate:.3g} above {link.name}"
+        rates, _ = transfer_rates(results, device, TODAY)
+        assert rates[f"link:{link.key}"].value == allreduce.rate
