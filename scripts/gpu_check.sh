@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check of the measurement engine, for a machine with an NVIDIA GPU: at most 6 minutes on one H200.
+# GPU check of the measurement engine, for a machine with an NVIDIA GPU: at most 6 min 20 s on one H200.
 #
 # Runs the gpu-marked tests and benchmarks/bench_measure.py from this tree (PYTHONPATH points here;
 # the project need not be installed, CuPy must be), prints the ratio table, and writes
@@ -18,6 +18,8 @@ if [ -z "${PYTHON:-}" ] && [ -x .venv/bin/python ]; then PYTHON=.venv/bin/python
 PY="${PYTHON:-python3}"
 TESTS_LIMIT_S=${GPU_CHECK_TESTS_S:-210}   # the gpu tests, bench smoke test included
 BENCH_LIMIT_S=${GPU_CHECK_BENCH_S:-130}   # the full benchmark
+LINKS_LIMIT_S=${GPU_CHECK_LINKS_S:-20}    # measured links and L2 (benchmarks/bench_links.py --quick)
+LINKS_RESULT="benchmarks/results/gpu-check-$(date -u +%Y-%m-%d)-links.json"
 RESULT="benchmarks/results/gpu-check-$(date -u +%Y-%m-%d).json"
 LOG_DIR="${OUT:-${TMPDIR:-/tmp}}"
 # One line and exit 2 when this machine cannot run the check (the measurement engine's own probe).
@@ -67,6 +69,7 @@ if "$PY" -c "import pytest" 2>/dev/null; then
   timeout "$TESTS_LIMIT_S" "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider -o addopts="" \
     tests/test_measure.py tests/test_measure_gpu.py tests/test_measure_bf16.py tests/test_measure_cli.py \
     tests/test_measure_raw_gemm.py \
+    tests/test_measured_links.py \
     2>&1 | tee "$LOG_DIR/gpu_tests.txt"
   status=${PIPESTATUS[0]}
   summary=$(grep -E "passed|failed|error" "$LOG_DIR/gpu_tests.txt" | tail -n 1)
@@ -82,6 +85,14 @@ echo "== harness benchmark (at most ${BENCH_LIMIT_S} s; rows are written to $RES
 timeout "$BENCH_LIMIT_S" "$PY" benchmarks/bench_measure.py --gpu-only --json "$RESULT" \
   --note "gpu tests: $tests_result" --note "before: $before"
 bench_status=$?
+
+echo
+echo "== measured links and L2 (at most ${LINKS_LIMIT_S} s; rows in $LINKS_RESULT)"
+# L2 read kernel vs the HBM datasheet; pinned/pageable host <-> device copies vs the host link; with 2+ GPUs,
+# peer copies and NCCL all-reduce / all-gather busbw vs the NVLink per direction.
+timeout "$LINKS_LIMIT_S" "$PY" benchmarks/bench_links.py --gpu-only --quick --json "$LINKS_RESULT"
+links_status=$?
+[ -n "${OUT:-}" ] && cp "$LINKS_RESULT" "$OUT/" 2>/dev/null
 
 after=$(nvidia-smi --query-gpu=index,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader 2>/dev/null || true)
 "$PY" - "$RESULT" "$after" "$(( $(date +%s) - started ))" <<'EOF'
@@ -106,5 +117,10 @@ case "$bench_status" in
   0) echo "benchmark:  completed (table above; rows in $RESULT)" ;;
   124) echo "benchmark:  TIMED OUT after ${BENCH_LIMIT_S} s (the rows measured so far are in $RESULT)" ;;
   *) echo "benchmark:  FAILED (exit $bench_status; the rows measured so far are in $RESULT)" ;;
+esac
+case "$links_status" in
+  0) echo "links:      completed (rows in $LINKS_RESULT)" ;;
+  124) echo "links:      TIMED OUT after ${LINKS_LIMIT_S} s (the rows measured so far are in $LINKS_RESULT)" ;;
+  *) echo "links:      FAILED (exit $links_status; the rows measured so far are in $LINKS_RESULT)" ;;
 esac
 echo "after:      $after"

@@ -305,3 +305,21 @@ def test_nccl_all_reduce_busbw_stays_under_the_link_and_is_stored() -> None:
         assert allreduce.rate <= 1.05 * link.per_direction, f"busbw {allreduce.rate:.3g} above {link.name}"
         rates, _ = transfer_rates(results, device, TODAY)
         assert rates[f"link:{link.key}"].value == allreduce.rate
+
+
+def test_bench_links_measures_the_cpu_rows_and_keeps_them_as_json(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_links.py"
+    spec = importlib.util.spec_from_file_location("bench_links", script)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "links.json"
+    assert bench.main(["--cpu-only", "--quick", "--json", str(out)]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["format"] == "perf-workbench-bench-links"
+    stand_in = data["rows"][0]
+    assert stand_in["check"].startswith("host-link stand-in copy") and stand_in["rate_byte_per_s"] > 0
+    assert stand_in["samples"] >= 30 and "GB/s" in stand_in["measured"] and "GiB/s" in stand_in["measured"]
