@@ -318,10 +318,15 @@ def test_bench_links_measures_the_cpu_rows_and_keeps_them_as_json(tmp_path, monk
     bench = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "bench_links", bench)  # its dataclasses look their module up
     spec.loader.exec_module(bench)
+    from workbench.devices import host
+
+    monkeypatch.setattr(host, "last_level_cache_bytes", lambda: 2 * 2**20)  # small copies: a quick test
     out = tmp_path / "links.json"
-    assert bench.main(["--cpu-only", "--quick", "--json", str(out)]) == 0
+    assert bench.main(["--cpu-only", "--quick", "--json", str(out)]) == 0, out.read_text(encoding="utf-8")
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["format"] == "perf-workbench-bench-links"
     stand_in = data["rows"][0]
     assert stand_in["check"].startswith("host-link stand-in copy") and stand_in["rate_byte_per_s"] > 0
     assert stand_in["samples"] >= 30 and "GB/s" in stand_in["measured"] and "GiB/s" in stand_in["measured"]
+    cache = data["rows"][1]
+    assert cache["check"].startswith("LLC copy (512 KiB) vs DRAM copy (16 MiB)") and cache["ratio"] > 0
