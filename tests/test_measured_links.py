@@ -329,4 +329,4 @@ def test_bench_links_measures_the_cpu_rows_and_keeps_them_as_json(tmp_path, monk
     assert stand_in["check"].startswith("host-link stand-in copy") and stand_in["rate_byte_per_s"] > 0
     assert stand_in["samples"] >= 30 and "GB/s" in stand_in["measured"] and "GiB/s" in stand_in["measured"]
     cache = data["rows"][1]
-    assert cache["check"].startswith("LLC copy (512 KiB) vs DRAM copy (16 MiB)") and cache["ratio"] > 0
+    assert cache["check"].startswith("LLC copy (512 KiB) vs DRAM copy (32 MiB)") and cache["ratio"] > 0
