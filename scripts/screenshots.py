@@ -340,10 +340,30 @@ def notes_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "notes-vector-add-checklist.png")
 
 
+def calibration_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """The CPU calibrated (quick): the dialog with every rate and transfer, the device panel with the measured
+    last-level cache and host-link stand-in and how each was measured; an H100 session's panel with its link row."""
+    window.open_example("vector-add")
+    dialog = window.measurement.open_calibration()
+    dialog.quick.setChecked(True)
+    dialog.start()
+    wait_until(app, lambda: not dialog.running, "the calibration")
+    dialog.resize(760, 620)
+    settle(app)
+    save(dialog, out / "calibration.png")
+    dialog.accept()
+    settle(app)
+    save(window.device_dock, out / "device-panel-calibrated-cpu.png")
+    window.open_example("gemm-4096-fp16")
+    window.document.set_device("h100-sxm")
+    settle(app)
+    save(window.device_dock, out / "device-panel-h100-links.png")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
-    parser.add_argument("--only", choices=("compare", "timeline"), help="take one group of screenshots only")
+    parser.add_argument("--only", choices=("compare", "timeline", "calibration"), help="take one group of screenshots only")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -370,7 +390,9 @@ def main(argv: list[str] | None = None) -> int:
     settle(app, 0.3)
 
     if args.only is not None:
-        {"compare": compare_screenshots, "timeline": timeline_screenshots}[args.only](window, app, out)
+        {"compare": compare_screenshots, "timeline": timeline_screenshots, "calibration": calibration_screenshots}[args.only](
+            window, app, out
+        )
         window.close()
         window.deleteLater()
         settle(app, 0.1)

@@ -87,6 +87,7 @@ class CalibrationDialog(QDialog):
         self.summary = QLabel()
         self.summary.setObjectName("calibrationSummary")
         self.summary.setWordWrap(True)
+        self.summary.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.start_button = QPushButton("Start")
         self.start_button.setObjectName("calibrationStart")

@@ -73,7 +73,7 @@ class DevicePanel(QWidget):
 
         self.table = QTableWidget(0, 4)
         self.table.setObjectName("rateTable")
-        self.table.setHorizontalHeaderLabels(["Path", "Rate in use", "Source", ""])
+        self.table.setHorizontalHeaderLabels(["Path, interface or link", "Rate in use", "Source", ""])
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(

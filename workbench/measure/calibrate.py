@@ -403,7 +403,7 @@ def transfer_rates(
         rates[L2] = Rate(l2.rate, MEASURED, f"measured: L2 → SM, {l2.description()}, {today}")
     if "cpu-host-copy" in by_key:
         stand_in = by_key["cpu-host-copy"]
-        rates[HOST] = Rate(stand_in.rate, MEASURED, f"measured, CPU stand-in for the host link: {stand_in.description()}, {today}")
+        rates[HOST] = Rate(stand_in.rate, MEASURED, f"measured, {stand_in.description()} (for the host link), {today}")
     pinned = [by_key[k] for k in ("h2d-pinned", "d2h-pinned") if k in by_key]
     if pinned:
         fastest = max(pinned, key=lambda t: t.rate)

@@ -107,7 +107,8 @@ class TransferMeasurement:
 
     def description(self) -> str:
         """'how measured' in one line, for the citation of a stored rate and for the dialog."""
-        text = f"{self.method}; median of {len(self.samples_s)} calls, {self.timer}, {self.device}"
+        prefix = "CPU stand-in: " if self.kind == STAND_IN else ""
+        text = f"{prefix}{self.method}; median of {len(self.samples_s)} calls, {self.timer}, {self.device}"
         if self.bus_factor is not None:
             text += f"; busbw = algbw × {self.bus_factor:g} (nccl-tests)"
         return text
@@ -209,7 +210,7 @@ def measure_cpu_host_copy(nbytes: int, iterations: int = MIN_TRANSFER_ITERATIONS
         bytes_per_call=nbytes,
         samples_s=tuple(samples),
         timer="time.perf_counter_ns() around each call",
-        method=f"CPU stand-in: numpy.copyto of a {size} buffer into another{versus}, bytes counted once (as a link copy counts them), one thread",
+        method=f"numpy.copyto of a {size} buffer into another{versus}, bytes counted once (as a link copy counts them), one thread",
         device=f"CPU: {host.cpu_model()}",
     )
 
