@@ -330,3 +330,201 @@ def test_bench_links_measures_the_cpu_rows_and_keeps_them_as_json(tmp_path, monk
     assert stand_in["samples"] >= 30 and "GB/s" in stand_in["measured"] and "GiB/s" in stand_in["measured"]
     cache = data["rows"][1]
     assert cache["check"].startswith("LLC copy (512 KiB) vs DRAM copy (32 MiB)") and cache["ratio"] > 0
+
+
+# ------------------------------------------------------------------ the CuPy paths' logic, on a NumPy stand-in for CuPy
+#
+# No GPU here: a small fake of the CuPy calls the link code makes (arrays on the host, events on the host clock,
+# NCCL's group semantics) runs each path's control flow and its checks. The figures it gives mean nothing;
+# what it proves is that every call is made with the arguments CuPy takes and that a copy or a collective
+# that moves the wrong bytes is refused. The real thing runs in the gpu-marked tests above.
+
+
+class _FakeCupy:
+    def __init__(self, gpus: int = 2, *, drop_uploads: bool = False, wrong_sum: bool = False, short_kernel: bool = False) -> None:
+        import time
+        import types
+
+        import numpy
+
+        fake = self
+        self.by_pointer: dict[int, object] = {}
+        self.group: list[tuple[str, int, int, int]] = []
+
+        class Array(numpy.ndarray):
+            def set(self, arr, stream=None):  # type: ignore[no-untyped-def]
+                if not drop_uploads:
+                    self[...] = arr
+
+            def get(self, stream=None, out=None):  # type: ignore[no-untyped-def]
+                out[...] = self
+                return out
+
+            @property
+            def data(self):  # type: ignore[no-untyped-def]
+                pointer = self.__array_interface__["data"][0]
+                fake.by_pointer[pointer] = self
+                return types.SimpleNamespace(ptr=pointer)
+
+        def make(values):  # type: ignore[no-untyped-def]
+            array = numpy.asarray(values).view(Array)
+            array.data  # noqa: B018 - registers the pointer
+            return array
+
+        self.uint8, self.float32, self.float64, self.uint64, self.int32 = (
+            numpy.uint8, numpy.float32, numpy.float64, numpy.uint64, numpy.int32,
+        )
+        self.empty = lambda n, dtype: make(numpy.zeros(n, dtype))
+        self.zeros = lambda n, dtype: make(numpy.zeros(n, dtype))
+        self.ones = lambda n, dtype: make(numpy.ones(n, dtype))
+        self.full = lambda n, value, dtype: make(numpy.full(n, value, dtype))
+        self.all = numpy.all
+        self.asnumpy = numpy.asarray
+        self.get_default_memory_pool = lambda: types.SimpleNamespace(free_all_blocks=lambda: None)
+
+        class Event:
+            def record(self, stream=None):  # type: ignore[no-untyped-def]
+                self.at = time.perf_counter()
+                time.sleep(1e-5)
+
+            def synchronize(self) -> None:
+                pass
+
+        class Stream:
+            ptr = 0
+
+            def __init__(self, non_blocking: bool = False) -> None:
+                pass
+
+            def synchronize(self) -> None:
+                pass
+
+        class Device:
+            def __init__(self, index: int = 0) -> None:
+                self.id = index
+
+            def __enter__(self):  # type: ignore[no-untyped-def]
+                return self
+
+            def __exit__(self, *exc: object) -> None:
+                pass
+
+        class CUDARuntimeError(RuntimeError):
+            pass
+
+        def memcpy_peer_async(dst, dst_device, src, src_device, size, stream):  # type: ignore[no-untyped-def]
+            fake.by_pointer[dst][...] = fake.by_pointer[src]
+
+        runtime = types.SimpleNamespace(
+            getDeviceCount=lambda: gpus,
+            getDevice=lambda: 0,
+            getDeviceProperties=lambda index: {"name": b"Fake GPU", "l2CacheSize": 2**20, "multiProcessorCount": 4},
+            deviceCanAccessPeer=lambda a, b: 1,
+            deviceEnablePeerAccess=lambda other: None,
+            memcpyPeerAsync=memcpy_peer_async,
+            CUDARuntimeError=CUDARuntimeError,
+        )
+
+        class Communicator:
+            def __init__(self, rank: int) -> None:
+                self.rank = rank
+
+            @staticmethod
+            def initAll(devices):  # type: ignore[no-untyped-def]
+                assert isinstance(devices, list)
+                return [Communicator(rank) for rank in range(len(devices))]
+
+            def allReduce(self, send, recv, count, datatype, op, stream):  # type: ignore[no-untyped-def]
+                assert (datatype, op) == (7, 0)  # ncclFloat32, ncclSum
+                fake.group.append(("allreduce", send, recv, count))
+
+            def allGather(self, send, recv, count, datatype, stream):  # type: ignore[no-untyped-def]
+                fake.group.append(("allgather", send, recv, count))
+
+            def destroy(self) -> None:
+                pass
+
+        def group_end() -> None:
+            calls, fake.group = fake.group, []
+            for name, _send, recv, count in calls:
+                if name == "allreduce":
+                    total = sum(fake.by_pointer[s][:count] for _, s, _, _ in calls)
+                    fake.by_pointer[recv][:count] = total + (1 if wrong_sum else 0)
+                else:
+                    fake.by_pointer[recv][:] = numpy.concatenate([fake.by_pointer[s][:count] for _, s, _, _ in calls])
+
+        nccl = types.SimpleNamespace(NcclCommunicator=Communicator, groupStart=lambda: None, groupEnd=group_end, available=True)
+
+        class RawKernel:
+            def __init__(self, source: str, name: str) -> None:
+                assert "__ldcg" in source and name == "l2_read"
+
+            def __call__(self, grid, block, args, stream=None):  # type: ignore[no-untyped-def]
+                data, n4, passes, sink = args
+                sink[...] = 0
+                sink[0] = int(n4) * 4 * int(passes) // (2 if short_kernel else 1)
+
+        self.RawKernel = RawKernel
+        self.cuda = types.ModuleType("cupy.cuda")
+        self.cuda.Device, self.cuda.Stream, self.cuda.Event, self.cuda.runtime, self.cuda.nccl = Device, Stream, Event, runtime, nccl
+        self.cuda.get_elapsed_time = lambda start, end: (end.at - start.at) * 1e3
+        self.cuda.alloc_pinned_memory = lambda n: bytearray(n)
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    def install(**options: bool) -> _FakeCupy:
+        import sys
+
+        fake = _FakeCupy(**options)
+        monkeypatch.setitem(sys.modules, "cupy", fake)
+        monkeypatch.setitem(sys.modules, "cupy.cuda", fake.cuda)
+        return fake
+
+    return install
+
+
+def test_host_device_copies_run_both_memories_both_ways_and_refuse_a_copy_that_moves_nothing(fake_cupy) -> None:  # type: ignore[no-untyped-def]
+    from workbench.measure.links import measure_host_device
+
+    fake_cupy()
+    results = measure_host_device(1 << 20, iterations=30)
+    assert [t.key for t in results] == ["h2d-pinned", "d2h-pinned", "h2d-pageable", "d2h-pageable"]
+    assert all(len(t.samples_s) == 30 and t.rate > 0 and t.bytes_per_call == 1 << 20 for t in results)
+    assert "alloc_pinned_memory" in results[0].method and "bounce buffer" in results[2].method
+    fake_cupy(drop_uploads=True)
+    with pytest.raises(MeasurementError, match="did not round-trip"):
+        measure_host_device(1 << 20, iterations=30)
+
+
+def test_peer_copies_and_nccl_run_their_calls_and_check_what_arrived(fake_cupy) -> None:  # type: ignore[no-untyped-def]
+    from workbench.measure.links import measure_collectives, measure_peer_copies
+
+    fake_cupy()
+    peers = measure_peer_copies(1 << 20, iterations=30)
+    assert [t.label for t in peers] == ["GPU 0 → GPU 1, peer copy", "GPU 1 → GPU 0, peer copy"]
+    allreduce, allgather = measure_collectives(1 << 20, iterations=30)
+    # 2 ranks: all-reduce busbw = algbw × 2·1/2; all-gather busbw = algbw × 1/2.
+    assert (allreduce.key, allreduce.bus_factor, allreduce.ranks) == ("nccl-allreduce", 1.0, 2)
+    assert (allgather.key, allgather.bus_factor) == ("nccl-allgather", 0.5)
+    assert allgather.rate == pytest.approx(allgather.algbw / 2) and allreduce.bytes_per_call == 1 << 20
+    fake_cupy(wrong_sum=True)
+    with pytest.raises(MeasurementError, match="NCCL allreduce gave the wrong values"):
+        measure_collectives(1 << 20, iterations=30)
+    fake_cupy(gpus=1)
+    from workbench.measure.errors import UnsupportedMeasurement
+
+    with pytest.raises(UnsupportedMeasurement, match="two GPUs"):
+        measure_peer_copies(1 << 20, iterations=30)
+
+
+def test_the_l2_kernel_counts_working_set_times_passes_and_refuses_one_that_read_less(fake_cupy) -> None:  # type: ignore[no-untyped-def]
+    from workbench.measure.caches import measure_l2_read
+
+    fake_cupy()
+    measurement = measure_l2_read(iterations=30, passes=8)
+    assert measurement.bytes_per_call == 256 * 1024 * 8  # a quarter of the fake's 1 MiB L2, 8 passes
+    assert measurement.key == "l2-read" and len(measurement.samples_s) == 30
+    fake_cupy(short_kernel=True)
+    with pytest.raises(MeasurementError, match="the L2 kernel read"):
+        measure_l2_read(iterations=30, passes=8)
