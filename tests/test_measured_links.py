@@ -186,6 +186,13 @@ def test_measured_host_and_l2_rates_are_the_rates_in_use() -> None:
     assert device.rate("host").value == 53e9
     assert device.rate(BANDWIDTH).value == 3.35e12  # the HBM figure is untouched
     assert device.without_override("l2").overrides.keys() == {"host"}
+    # The analysis uses them as it uses a measured HBM bandwidth. add(n=2**24, fp32) moves 3 × 2**24 × 4 B =
+    # 201,326,592 B across each interface under the compulsory model: over a measured L2 of 1 TB/s that is
+    # 201.3 µs; resident=host sends the same bytes once over the host link: at a measured 20 GB/s, 10.07 ms.
+    slow = find_device("h100-sxm").with_rate("l2", 1e12, MEASURED, "measured: L2").with_rate("host", 20e9, MEASURED, "m")
+    terms = {t.name: t for t in analyze("add(n=2**24, dtype=fp32, resident=host)", slow).terms}
+    assert terms["l2"].rate.source == MEASURED and terms["l2"].time_s == pytest.approx(201_326_592 / 1e12)
+    assert terms["host"].rate.source == MEASURED and terms["host"].time_s == pytest.approx(201_326_592 / 20e9)
 
 
 def test_a_session_keeps_measured_interface_and_link_rates_and_refuses_unknown_ones() -> None:
