@@ -93,22 +93,24 @@ def test_a_malformed_transfer_in_a_calibration_file_is_refused(broken: dict[str,
 # ------------------------------------------------------------------ calibration on the CPU stores them
 
 
-def test_cpu_calibration_stores_the_cache_and_the_stand_in_as_measured_l2_and_host() -> None:
+def test_cpu_calibration_stores_the_stand_in_as_host_and_reports_the_cache_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    calibration = importlib.import_module("workbench.measure.calibrate")
+    monkeypatch.setattr(calibration, "_last_level_cache", lambda: 8 * 2**20)  # a 2 MiB cache copy, whatever this CPU says
     result = calibrate("numpy", copy_bytes=8 * 2**20, link_bytes=4 * 2**20, matrix_size=64, dtypes=("fp32",))
-    assert {BANDWIDTH, "fp32", "host"} <= set(result.rates)
+    assert set(result.rates) == {BANDWIDTH, "fp32", "host"}  # no l2: the cache copy is not a CPU device rate
     assert all(rate.source == MEASURED and rate.value > 0 for rate in result.rates.values())
-    (stand_in,) = result.transfers
+    cache, stand_in = result.transfers
     assert result.rates["host"].value == stand_in.rate
     assert result.rates["host"].citation.startswith("measured, CPU stand-in: numpy.copyto")
-    if "l2" in result.rates:  # needs the CPU to report its last-level cache (sysfs)
-        cache_run = result.runs[1]  # planned right after the DRAM copy
-        assert cache_run.operation == "copy" and cache_run.declaration in result.rates["l2"].citation
-        assert "last-level cache" in result.rates["l2"].citation
-        assert result.rates["l2"].value == pytest.approx(cache_run.bytes / cache_run.median_s)
+    cache_run = result.runs[1]  # planned right after the DRAM copy
+    assert cache.key == "llc-copy" and "reported, not stored" in cache.label
+    assert cache_run.params["n"] == 2**18 and cache.samples_s == cache_run.samples_s  # 8 MiB / 4 / 8 B
+    assert cache.rate == pytest.approx(cache_run.bytes / cache_run.median_s)  # bytes read + written, like DRAM
+    assert any("the DRAM rate" in note or "no faster than DRAM" in note for note in result.notes)
     device = result.apply(find_device("cpu-generic"))
     assert device.rate("host").source == MEASURED and device.rate("host").value == stand_in.rate
     again = CalibrationResult.from_dict(json.loads(json.dumps(result.to_dict())))
-    assert again.transfers == result.transfers and again.rates == result.rates
+    assert again.transfers == result.transfers and again.rates == result.rates and again.notes == result.notes
 
 
 def test_the_dram_copy_is_planned_far_larger_than_the_cache_and_the_cache_copy_inside_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,13 +133,16 @@ def test_the_dram_copy_is_planned_far_larger_than_the_cache_and_the_cache_copy_i
     assert calibration.LLC_LABEL not in dict(calibration.CalibrationRun(backend).plan(backend))
 
 
-def test_a_cache_no_faster_than_dram_is_stored_but_said() -> None:
+def test_the_cache_is_held_against_the_memory_beyond_it() -> None:
     from workbench.devices import Rate
 
-    slow = {"l2": Rate(3e9, MEASURED), BANDWIDTH: Rate(4e9, MEASURED)}
-    (note,) = _hierarchy_notes(slow, gpu=False)
-    assert "last-level cache" in note and "no faster than DRAM" in note
-    assert _hierarchy_notes({"l2": Rate(30e9, MEASURED), BANDWIDTH: Rate(4e9, MEASURED)}, gpu=False) == []
+    dram = {BANDWIDTH: Rate(4e9, MEASURED)}
+    (slow,) = _hierarchy_notes(dram, [_transfer("llc-copy", "cache", 2**20, 2**20 / 3e9)], gpu=False)
+    assert "last-level cache copy" in slow and "no faster than DRAM" in slow
+    (fast,) = _hierarchy_notes(dram, [_transfer("llc-copy", "cache", 2**20, 2**20 / 40e9)], gpu=False)
+    assert "10.0× the DRAM rate" in fast
+    (gpu,) = _hierarchy_notes({BANDWIDTH: Rate(3.35e12, MEASURED), "l2": Rate(8e12, MEASURED)}, [], gpu=True)
+    assert gpu.startswith("L2 ran at 2.4× the HBM rate")
 
 
 # ------------------------------------------------------------------ what is stored from the transfers

@@ -62,8 +62,9 @@ class CalibrationDialog(QDialog):
         else:
             where = "this computer's CPU, with NumPy"
             extra = (
-                "Then a copy inside the last-level cache (against the DRAM copy, far larger than it), and a copy "
-                "between two NumPy buffers as the <i>CPU stand-in</i> for the host link."
+                "Then a copy inside the last-level cache (reported beside the DRAM copy, far larger than it; not "
+                "stored, as no CPU bound has a cache term), and a copy between two NumPy buffers as the "
+                "<i>CPU stand-in</i> for the host link."
             )
         self.intro = QLabel(
             f"Measures the sustained memory bandwidth (a large copy, bytes read plus bytes written) and the "

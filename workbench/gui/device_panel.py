@@ -8,7 +8,7 @@ below the table, and the bounds keep the rate in use.
 
 Below the memory bandwidth and the instruction paths come the interfaces the
 device has a rate for (L2 → SM, shared memory → registers, host ↔ device; on
-a CPU the last-level cache and the host-link stand-in) and its links (the
+a CPU the host-link stand-in once calibrated) and its links (the
 NVLink or host link a collective crosses, with the catalogue's per-direction
 figure until calibration measures one). Measured interface and link rates are
 listed under the table with how each was measured.

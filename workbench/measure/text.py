@@ -163,7 +163,7 @@ def transfer_lines(result: CalibrationResult, binary: bool = False, indent: str 
     """Each link and cache measurement: its figure (busbw and algbw for a collective), bytes, median, and how."""
     if not result.transfers:
         return []
-    lines = ["Transfers (bytes that cross, counted once; median of the timed calls):"]
+    lines = ["Transfers and caches (median of the timed calls; how each counts its bytes is in its line):"]
     for transfer in result.transfers:
         figure = format_bandwidth(transfer.rate, binary)
         if transfer.bus_factor is not None:
