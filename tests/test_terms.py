@@ -129,3 +129,32 @@ def test_resident_host_adds_a_host_term() -> None:
     assert without_link.term("host").time_s is None and without_link.bound_time is None
     with pytest.raises(DeclarationError, match="device or host"):
         parse("add(n=4, dtype=fp32, resident=gpu)")
+
+
+@pytest.mark.parametrize(
+    "declaration, device",
+    [
+        (WORKED, "h100-sxm"),
+        ("add(n=2**24, dtype=fp32, resident=host)", "a100-sxm-80gb"),
+        ("gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=tiled)", "h100-sxm"),
+        ("allreduce(n=2**20, dtype=fp32, ranks=8)", "h100-sxm"),
+    ],
+)
+def test_sweep_gives_every_term_analyze_gives(declaration: str, device: str) -> None:
+    import numpy as np
+
+    from workbench.analysis import sweep
+    from workbench.declare import parse
+
+    decl = parse(declaration)
+    field = "n" if "n" in decl.params else "M"
+    values = np.array([1024, 3000, 65536, 2**20])
+    result = sweep(decl, {field: values}, device=device, overlap=0.3)
+    for index, value in enumerate(values):
+        expected = analyze(decl.replace(**{field: int(value)}), device=device, overlap=0.3)
+        assert [term.name for term in result.terms] == [term.name for term in expected.terms]
+        for term in expected.terms:
+            swept = result.term(term.name)
+            assert swept is not None and swept.amount[index] == pytest.approx(term.amount, rel=1e-12)
+            assert swept.time_s[index] == pytest.approx(term.time_s, rel=1e-12)
+        assert result.bound_time[index] == pytest.approx(expected.bound_time, rel=1e-12)

@@ -16,6 +16,7 @@ The package is split along its jobs:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -49,10 +50,42 @@ def _parsed(text: str) -> Declaration:
     return parse(text)
 
 
-def _check_footprint(workload: Workload, dev: Device | None, binary: bool) -> None:
-    if dev is not None and dev.memory_bytes and workload.footprint_bytes > dev.memory_bytes:
+@dataclass(frozen=True)
+class _Work:
+    """What a declaration alone decides (no device, no rates): built once per declaration and convention."""
+
+    workload: Workload
+    flop: int
+    flop_terms: tuple[tuple[str, int], ...]
+    tensors: tuple[TensorTraffic, ...]
+    bytes: int
+    footprint: int
+    compulsory: Any  # the compulsory model's PhysicalWork (it needs no device), None for other models
+
+
+@lru_cache(maxsize=512)
+def _work(decl: Declaration, convention: str) -> _Work:
+    """The work and compulsory traffic of `decl` (Declarations and Workloads are immutable; errors are not cached)."""
+    workload: Workload = decl.workload()
+    compulsory = physical_work_of(decl, workload, None, convention) if decl.implementation == "compulsory" else None
+    return _Work(
+        workload,
+        int(workload.flop(convention)),
+        tuple((term.name, int(term.flop(convention))) for term in workload.terms),
+        tuple(
+            TensorTraffic(t.name, t.role, tuple(int(x) for x in t.shape), t.shape_symbols, t.dtype.name, int(t.bytes), t.note)
+            for t in workload.tensors
+        ),
+        int(workload.bytes),
+        int(workload.footprint_bytes),
+        compulsory,
+    )
+
+
+def _check_footprint(footprint: int, dev: Device | None, binary: bool) -> None:
+    if dev is not None and dev.memory_bytes and footprint > dev.memory_bytes:
         raise DeclarationError(
-            f"the tensors need {format_bytes(workload.footprint_bytes, binary)}, more than the "
+            f"the tensors need {format_bytes(footprint, binary)}, more than the "
             f"{format_bytes(dev.memory_bytes, binary)} of {dev.name} memory"
         )
 
@@ -69,20 +102,25 @@ def resident_on_host(decl: Declaration) -> bool:
     return decl.params.get("resident") == "host"
 
 
-def _host_term(amount: int, setting: Setting, memory: str) -> tuple[Term, str]:
-    """The host ↔ device term (resident=host): the bytes once over the device's host link."""
-    rate = interface_rate(HOST, setting)
+def host_link_name(setting: Setting) -> str:
+    """The name of the link host ↔ device copies cross on the setting's device ('PCIe 5.0'), '' when it names none."""
     dev = setting.device
-    name = ""
-    if dev is not None and dev.host_link:
-        from workbench.devices.links import find_link
+    if dev is None or not dev.host_link:
+        return ""
+    from workbench.devices.links import find_link
 
-        name = find_link(dev.host_link).name
-    term = transfer_term(HOST, amount, rate, memory)
-    title = f"host ↔ device ({name})" if name else "host ↔ device"
+    return find_link(dev.host_link).name
+
+
+def host_term(amount: Any, setting: Setting, memory: str) -> Term:
+    """The host ↔ device term (resident=host): the bytes once over the device's host link (no rate without one)."""
     from dataclasses import replace
 
-    return replace(term, title=title), name
+    if setting.device is not None and setting.device.kind == "cpu":
+        raise DeviceError(f"resident=host on {setting.device.name}: the host's own memory is the device memory; leave resident out")
+    name = host_link_name(setting)
+    term = transfer_term(HOST, amount, interface_rate(HOST, setting), memory)
+    return replace(term, title=f"host ↔ device ({name})" if name else "host ↔ device")
 
 
 def analysis_terms(
@@ -104,10 +142,8 @@ def analysis_terms(
             terms.append(transfer_term(key, int(moved[key]), interface_rate_here, memory))
     host_name = ""
     if resident_on_host(decl):
-        if setting.device is not None and setting.device.kind == "cpu":
-            raise DeviceError(f"resident=host on {setting.device.name}: the host's own memory is the device memory; leave resident out")
-        host, host_name = _host_term(int(physical.logical_bytes), setting, memory)
-        terms.append(host)
+        terms.append(host_term(int(physical.logical_bytes), setting, memory))
+        host_name = host_link_name(setting)
     link = None
     if workload.link_traffic is not None:
         link = link_term_for(workload.link_traffic, setting.device)
@@ -141,11 +177,11 @@ def analyze(
     """
     decl = _parsed(declaration) if isinstance(declaration, str) else declaration
     setting = resolve_setting(device, rate, bandwidth, convention, overlap)
-    workload: Workload = decl.workload()
-    dev = setting.device
-    _check_footprint(workload, dev, binary)
+    work = _work(decl, convention)
+    workload, dev = work.workload, setting.device
+    _check_footprint(work.footprint, dev, binary)
     memory = dev.memory_name if dev is not None else "HBM"
-    physical = physical_work_of(decl, workload, dev, convention)
+    physical = work.compulsory or physical_work_of(decl, workload, dev, convention)
     terms, used_path, link, host_name = analysis_terms(decl, workload, setting, physical, memory)
     bounds = combine(terms, setting.overlap)
     if link is not None and bounds.bound is not None:
@@ -157,13 +193,10 @@ def analyze(
     return Analysis(
         declaration=decl,
         convention=convention,
-        flop=int(workload.flop(convention)),
-        flop_terms=tuple((term.name, int(term.flop(convention))) for term in workload.terms),
-        tensors=tuple(
-            TensorTraffic(t.name, t.role, tuple(int(x) for x in t.shape), t.shape_symbols, t.dtype.name, int(t.bytes), t.note)
-            for t in workload.tensors
-        ),
-        bytes=int(workload.bytes),
+        flop=work.flop,
+        flop_terms=work.flop_terms,
+        tensors=work.tensors,
+        bytes=work.bytes,
         path=used_path,
         device_name=dev.name if dev is not None else None,
         compute_rate=compute.rate,

@@ -12,13 +12,13 @@ exactly what analyze() would.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from workbench.analysis.rates import Setting, compute_rate, interface_rate, resolve_setting
-from workbench.analysis.terms import COMPUTE_KIND, HIERARCHY, MEMORY, TRANSFER_KIND, Term, side_times
+from workbench.analysis.terms import HIERARCHY, Term, compute_term, side_times, transfer_term
 from workbench.declare import Declaration, parse
-from workbench.devices.interfaces import HBM, HOST, interface
+from workbench.devices.interfaces import HBM, HOST
 from workbench.errors import DeclarationError, UnitError, WorkbenchError
 from workbench.ops.base import Param
 
@@ -180,32 +180,32 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
         traffic = np.broadcast_to(np.asarray(workload.bytes, dtype=np.float64), (length,))
         for tensor in workload.tensors:
             exact |= np.asarray(tensor.bytes_each, dtype=np.float64) > 2**60 * (1 - 1e-9)
+        footprint = np.broadcast_to(np.asarray(workload.footprint_bytes, dtype=np.float64), (length,))
         dev = setting.device
         if dev is not None and dev.memory_bytes:
-            exact |= np.asarray(workload.footprint_bytes, dtype=np.float64) > dev.memory_bytes * (1 - 1e-9)
+            exact |= footprint > dev.memory_bytes * (1 - 1e-9)
     except (TypeError, ValueError):
         # The builder needs a plain int for this field (a count of tensors, a branch on a value).
         return None, every_point
-    return (workload, flop, traffic), exact
+    return (workload, flop, traffic, footprint), exact
 
 
 def _fast_terms(decl: Declaration, workload: Any, setting: Setting, flop: Any, traffic: Any) -> list[Term]:
     """analyze()'s terms with array amounts and times: compute, each interface with a rate, the host link if asked."""
-    from workbench.analysis import resident_on_host
+    from workbench.analysis import host_term, resident_on_host
 
     memory = setting.device.memory_name if setting.device is not None else "HBM"
     rate, used_path = compute_rate(workload.path, setting)
     assert rate is not None  # a device, or both rates entered
-    terms = [Term("compute", COMPUTE_KIND, used_path, f"{used_path} path", flop, "FLOP", rate, "FLOP/s", flop / rate.value)]
+    terms = [compute_term(used_path, flop, rate)]
     for key in HIERARCHY:
         found = interface_rate(key, setting)
         if found is not None:
-            terms.append(Term(key, TRANSFER_KIND, key, interface(key).name_on(memory), traffic, "B", found, "B/s", traffic / found.value))
+            terms.append(transfer_term(key, traffic, found, memory))
     if resident_on_host(decl):
-        found = interface_rate(HOST, setting)
-        if found is None:
+        if interface_rate(HOST, setting) is None:
             raise UnitError("resident=host needs a host link rate: the device names no host link")
-        terms.append(Term(HOST, TRANSFER_KIND, HOST, "host ↔ device", traffic, "B", found, "B/s", traffic / found.value))
+        terms.append(host_term(traffic, setting, memory))
     return terms
 
 
@@ -249,23 +249,25 @@ def sweep(
     times: dict[str, Any] = {}
     shapes: dict[str, Term] = {}  # each term's name, kind, resource and title, in analyze()'s order
     if fast is not None and not exact.all():
-        workload, fast_flop, fast_traffic = fast
+        workload, fast_flop, fast_traffic, fast_footprint = fast
         try:
             terms = _fast_terms(decl, workload, setting, fast_flop, fast_traffic)
         except WorkbenchError as exc:  # the device has no rate for this path: every point says so
             for index in np.flatnonzero(~exact):
                 errors[index] = exc
         else:
-            refused = exact
-            flop = np.where(refused, math.nan, fast_flop)
-            traffic = np.where(refused, math.nan, fast_traffic)
+            some_exact = bool(exact.any())
+
+            def fast_only(values: Any) -> Any:  # NaN at the points taken the exact way (they are filled below)
+                return np.where(exact, math.nan, values) if some_exact else np.asarray(values, dtype=np.float64)
+
+            flop, traffic, footprint = fast_only(fast_flop), fast_only(fast_traffic), fast_only(fast_footprint)
             for term in terms:
                 shapes[term.name] = term
-                amounts[term.name] = np.where(refused, math.nan, term.amount)
-                times[term.name] = np.where(refused, math.nan, term.time_s)
+                amounts[term.name] = fast_only(term.amount)
+                times[term.name] = fast_only(term.time_s)
             side_terms = [Term(t.name, t.kind, t.resource, t.title, amounts[t.name], t.unit, t.rate, t.rate_unit, times[t.name]) for t in terms]
             bound = setting.overlap.combine_all([time for _side, time, _term in side_times(side_terms)])
-            footprint = np.where(refused, math.nan, np.broadcast_to(np.asarray(workload.footprint_bytes, dtype=np.float64), (length,)))
     for index in np.flatnonzero(exact):
         point = {name: _plain(values[index]) for name, values in columns.items()}
         try:

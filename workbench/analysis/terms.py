@@ -139,8 +139,8 @@ class Bounds:
 def side_times(terms: Sequence[Term]) -> list[tuple[str, Any, Term]]:
     """[(side, time, the term that sets it)] in summing order; the memory side is its slowest interface.
 
-    Works on float times and, in sweeps, on numpy arrays of times (the
-    setting term is then the one slowest at most points, for naming only).
+    Works on float times and, in sweeps, on numpy arrays of times (the term
+    given is then the side's first: a sweep names no single limiting term).
     """
     sides: list[tuple[str, Any, Term]] = []
     for side in _SIDES:
@@ -159,8 +159,7 @@ def _slower(time: Any, slowest: Term, term: Term) -> tuple[Any, Term]:
         return (term.time_s, term) if term.time_s > time else (time, slowest)
     import numpy as np
 
-    larger = np.maximum(time, term.time_s)
-    return larger, (term if np.count_nonzero(term.time_s > time) * 2 > np.size(time) else slowest)
+    return np.maximum(time, term.time_s), slowest  # arrays (sweeps): the side's time; no single term is named
 
 
 def combine(terms: Sequence[Term], overlap: Any) -> Bounds:
