@@ -158,3 +158,28 @@ def test_sweep_gives_every_term_analyze_gives(declaration: str, device: str) -> 
             assert swept is not None and swept.amount[index] == pytest.approx(term.amount, rel=1e-12)
             assert swept.time_s[index] == pytest.approx(term.time_s, rel=1e-12)
         assert result.bound_time[index] == pytest.approx(expected.bound_time, rel=1e-12)
+
+
+def test_compulsory_hbm_of_4096_cubed_fp16_stays_100_663_296_bytes() -> None:
+    # A, B and C are 4096 × 4096 fp16: 4096² × 2 B = 33,554,432 B each; A and B read once, C written once:
+    # 3 × 33,554,432 = 100,663,296 B — on every device, with or without interface rates, and as the HBM term.
+    for device in (None, "h100-sxm", "a100-sxm-80gb", "rtx-4090", "mi300x", "cpu-generic"):
+        a = analyze(WORKED, device=device)
+        assert a.bytes == 100_663_296
+        assert a.term("hbm").amount == 100_663_296
+        assert a.physical is not None and a.physical.implementation == "compulsory"
+        assert dict(a.physical.bytes_by_interface) == {"hbm": 100_663_296, "l2": 100_663_296, "smem": 100_663_296}
+        for term in a.terms[1:]:
+            assert term.amount == 100_663_296  # each interface carries the compulsory bytes once
+
+
+def test_the_memory_side_is_the_slowest_interface_not_their_sum() -> None:
+    # naive GEMM on an H100: every output element loads its row and column: the shared-memory stage is now slowest
+    a = analyze("gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=naive)", device="h100-sxm", overlap="none")
+    smem, hbm = a.term("smem"), a.term("hbm")
+    assert smem.time_s > hbm.time_s
+    assert (a.limiter, a.limiter_term) == ("memory", "smem")
+    # none: compute + max(hbm, smem) — the hierarchy streams at once, so its levels do not add up
+    assert a.bound_time == a.compute_time + smem.time_s
+    assert a.memory_time == hbm.time_s  # memory_time stays the HBM term for today's readers
+    assert "memory-limited: shared memory → registers traffic needs" in a.limiter_sentence()

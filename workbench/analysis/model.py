@@ -103,7 +103,9 @@ class Analysis:
     link: LinkTerm | None = None  # collectives: the time term over a link between chips
     terms: tuple[Term, ...] = ()
     limiter_term: str | None = None
-    physical: "PhysicalWork | None" = None  # logical vs physical work under the declaration's implementation
+    # Logical vs physical work under the declaration's implementation (left out of == and hash: it holds mappings,
+    # and the declaration and the device's name already decide it).
+    physical: "PhysicalWork | None" = field(default=None, compare=False)
     basis: Basis | None = field(default=None, compare=False, repr=False)
 
     @cached_property
