@@ -12,7 +12,7 @@ exactly what analyze() would.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from workbench.analysis.rates import Setting, compute_rate, interface_rate, resolve_setting
@@ -176,11 +176,11 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
         exact |= doubtful
     try:
         workload = spec.build(params)
-        flop = np.broadcast_to(np.asarray(workload.flop(setting.convention), dtype=np.float64), (length,))
-        traffic = np.broadcast_to(np.asarray(workload.bytes, dtype=np.float64), (length,))
+        flop = _column(workload.flop(setting.convention), length)
+        traffic = _column(workload.bytes, length)
         for tensor in workload.tensors:
             exact |= np.asarray(tensor.bytes_each, dtype=np.float64) > 2**60 * (1 - 1e-9)
-        footprint = np.broadcast_to(np.asarray(workload.footprint_bytes, dtype=np.float64), (length,))
+        footprint = _column(workload.footprint_bytes, length)
         dev = setting.device
         if dev is not None and dev.memory_bytes:
             exact |= footprint > dev.memory_bytes * (1 - 1e-9)
@@ -188,6 +188,16 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
         # The builder needs a plain int for this field (a count of tensors, a branch on a value).
         return None, every_point
     return (workload, flop, traffic, footprint), exact
+
+
+def _column(values: Any, length: int) -> Any:
+    """`values` as a writeable float64 array of `length` entries (a scalar repeated, an array as it is)."""
+    import numpy as np
+
+    array = np.asarray(values, dtype=np.float64)
+    if array.shape == (length,):
+        return array if array.flags.writeable else array.copy()
+    return np.full(length, array, dtype=np.float64) if array.ndim == 0 else np.broadcast_to(array, (length,)).copy()
 
 
 def _fast_terms(decl: Declaration, workload: Any, setting: Setting, flop: Any, traffic: Any) -> list[Term]:
@@ -207,6 +217,83 @@ def _fast_terms(decl: Declaration, workload: Any, setting: Setting, flop: Any, t
             raise UnitError("resident=host needs a host link rate: the device names no host link")
         terms.append(host_term(traffic, setting, memory))
     return terms
+
+
+class _Points:
+    """The arrays of a sweep being filled: the fast path's figures first, then each point taken the exact way."""
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+        self.flop: Any = None  # each NaN-filled when first needed: a sweep the fast path covers allocates none
+        self.traffic: Any = None
+        self.footprint: Any = None
+        self.bound: Any = None
+        self.amounts: dict[str, Any] = {}
+        self.times: dict[str, Any] = {}
+        self.shapes: dict[str, Term] = {}  # each term's name, kind, resource and title, in analyze()'s order
+
+    def take_fast(self, terms: list[Term], exact: Any, figures: tuple[Any, Any, Any], overlap: Any) -> None:
+        """Every point but the `exact` ones from the vectorised terms (those hold NaN until filled)."""
+        import numpy as np
+
+        some_exact = bool(exact.any())
+
+        def fast_only(values: Any) -> Any:
+            if some_exact:
+                return np.where(exact, math.nan, values)
+            return _column(values, self.length)
+
+        self.flop, self.traffic, self.footprint = (fast_only(values) for values in figures)
+        for term in terms:
+            self.shapes[term.name] = term
+            self.amounts[term.name] = fast_only(term.amount)
+            self.times[term.name] = fast_only(term.time_s)
+        filled = [replace(t, amount=self.amounts[t.name], time_s=self.times[t.name]) for t in terms]
+        self.bound = overlap.combine_all([time for _side, time, _term in side_times(filled)])
+
+    def filled(self) -> "_Points":
+        """These points with every figure array allocated (NaN where nothing is known yet)."""
+        import numpy as np
+
+        for name in ("flop", "traffic", "footprint", "bound"):
+            if getattr(self, name) is None:
+                setattr(self, name, np.full(self.length, math.nan))
+        return self
+
+    def take_exact(self, index: int, result: Any) -> None:
+        """Point `index` from analyze()'s own result."""
+        import numpy as np
+
+        self.filled()
+        self.flop[index], self.traffic[index] = result.flop, result.bytes
+        self.bound[index] = result.bound_time
+        self.footprint[index] = result.basis.workload.footprint_bytes if result.basis is not None else math.nan
+        for term in result.terms:
+            if term.name not in self.shapes:
+                self.shapes[term.name] = term
+                self.amounts[term.name] = np.full(self.length, math.nan)
+                self.times[term.name] = np.full(self.length, math.nan)
+            self.amounts[term.name][index] = term.amount
+            self.times[term.name][index] = math.nan if term.time_s is None else term.time_s
+
+    def sweep(self, errors: list[WorkbenchError | None]) -> Sweep:
+        import numpy as np
+
+        self.filled()
+        flop, traffic = self.flop, self.traffic
+        with np.errstate(divide="ignore", invalid="ignore"):
+            intensity = flop / traffic  # NaN where either is NaN
+        no_traffic = traffic == 0
+        if no_traffic.any():
+            intensity[no_traffic] = np.inf  # an operation with no traffic: infinite intensity, as analyze() has it
+        terms = tuple(
+            SweepTerm(term.name, term.kind, term.resource, term.title, term.unit, self.amounts[term.name], self.times[term.name])
+            for term in self.shapes.values()
+        )
+        compute_time = self.times["compute"] if "compute" in self.times else np.full(self.length, math.nan)
+        memory_time = self.times[HBM] if HBM in self.times else np.full(self.length, math.nan)
+        return Sweep(flop, traffic, intensity, compute_time, memory_time,
+                     self.bound, tuple(errors), self.footprint, terms)
 
 
 def sweep(
@@ -238,16 +325,10 @@ def sweep(
     if setting.device is None and (setting.entered_rate is None or setting.entered_bandwidth is None):
         raise UnitError("a sweep needs a compute rate and a bandwidth: choose a device or enter them")
     errors: list[WorkbenchError | None] = [None] * length
-    collective = decl.workload().link_traffic is not None
     fast, exact = _vectorised(decl, columns, setting, length)
-    if collective:
+    if decl.workload().link_traffic is not None:
         exact = np.ones(length, dtype=bool)  # the link term and nccl-tests' figures: analyze() per point
-    flop, traffic = np.full(length, math.nan), np.full(length, math.nan)
-    footprint = np.full(length, math.nan)
-    bound = np.full(length, math.nan)
-    amounts: dict[str, Any] = {}
-    times: dict[str, Any] = {}
-    shapes: dict[str, Term] = {}  # each term's name, kind, resource and title, in analyze()'s order
+    points = _Points(length)
     if fast is not None and not exact.all():
         workload, fast_flop, fast_traffic, fast_footprint = fast
         try:
@@ -256,50 +337,27 @@ def sweep(
             for index in np.flatnonzero(~exact):
                 errors[index] = exc
         else:
-            some_exact = bool(exact.any())
-
-            def fast_only(values: Any) -> Any:  # NaN at the points taken the exact way (they are filled below)
-                return np.where(exact, math.nan, values) if some_exact else np.asarray(values, dtype=np.float64)
-
-            flop, traffic, footprint = fast_only(fast_flop), fast_only(fast_traffic), fast_only(fast_footprint)
-            for term in terms:
-                shapes[term.name] = term
-                amounts[term.name] = fast_only(term.amount)
-                times[term.name] = fast_only(term.time_s)
-            side_terms = [Term(t.name, t.kind, t.resource, t.title, amounts[t.name], t.unit, t.rate, t.rate_unit, times[t.name]) for t in terms]
-            bound = setting.overlap.combine_all([time for _side, time, _term in side_times(side_terms)])
+            points.take_fast(terms, exact, (fast_flop, fast_traffic, fast_footprint), setting.overlap)
     for index in np.flatnonzero(exact):
-        point = {name: _plain(values[index]) for name, values in columns.items()}
         try:
-            result = analyze(decl.replace(**point), setting.device, setting.entered_rate, setting.entered_bandwidth, convention, setting.overlap)
+            point = decl.replace(**{name: _plain(values[index]) for name, values in columns.items()})
+            result = analyze(point, setting.device, setting.entered_rate, setting.entered_bandwidth, convention, setting.overlap)
             if result.bound_time is None:
                 raise UnitError("no bound at this point: a term has no rate")
         except WorkbenchError as exc:
             errors[index] = exc
-            try:  # a point refused for its size still has a footprint, so the view can mark "beyond memory"
-                footprint[index] = decl.replace(**point).workload().footprint_bytes
-            except WorkbenchError:
-                pass
+            _footprint_of_refused(decl, columns, index, points)
             continue
-        flop[index], traffic[index] = result.flop, result.bytes
-        bound[index] = result.bound_time
-        footprint[index] = result.basis.workload.footprint_bytes if result.basis is not None else math.nan
-        for term in result.terms:
-            if term.name not in shapes:
-                shapes[term.name] = term
-                amounts[term.name] = np.full(length, math.nan)
-                times[term.name] = np.full(length, math.nan)
-            amounts[term.name][index] = term.amount
-            times[term.name][index] = math.nan if term.time_s is None else term.time_s
-    compute_time = times.get("compute", np.full(length, math.nan))
-    memory_time = times.get(HBM, np.full(length, math.nan))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        intensity = np.where(traffic > 0, flop / np.where(traffic > 0, traffic, 1), np.where(np.isnan(traffic), math.nan, np.inf))
-    swept_terms = tuple(
-        SweepTerm(term.name, term.kind, term.resource, term.title, term.unit, amounts[term.name], times[term.name])
-        for term in shapes.values()
-    )
-    return Sweep(flop, traffic, intensity, compute_time, memory_time, bound, tuple(errors), footprint, swept_terms)
+        points.take_exact(index, result)
+    return points.sweep(errors)
+
+
+def _footprint_of_refused(decl: Declaration, columns: Mapping[str, Any], index: int, points: _Points) -> None:
+    """A point refused for its size still has a footprint, so the view can mark "beyond memory"."""
+    try:
+        points.filled().footprint[index] = decl.replace(**{name: _plain(values[index]) for name, values in columns.items()}).workload().footprint_bytes
+    except WorkbenchError:
+        pass
 
 
 __all__ = ["Sweep", "SweepTerm", "sweep"]
