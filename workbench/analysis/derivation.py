@@ -156,28 +156,34 @@ def _physical_steps(a: "Analysis") -> list[Step]:
     physical = a.physical
     if physical is None or physical.implementation == "compulsory":
         return []
-    binary = a.basis.binary
-    steps = [Step("Implementation", "", f"impl={physical.implementation}: logical (the algorithm) beside physical (this kernel)")]
-    extra = physical.physical_flop - physical.logical_flop
-    growth = f" (+{format_number(100 * extra / physical.logical_flop, 3)} %)" if extra and physical.logical_flop else ""
-    steps.append(
-        Step(
-            "Work: logical | physical",
-            f"{format_int(physical.logical_flop)} FLOP | {format_int(physical.physical_flop)} FLOP",
-            f"{format_flop(physical.physical_flop)} computed{growth}",
-        )
-    )
-    memory = a.memory_name
     from workbench.devices.interfaces import interface
 
+    binary = a.basis.binary
+    logical_flop, physical_flop = int(physical.logical_flop), int(physical.physical_flop)
+    extra = physical_flop - logical_flop
+    steps = [
+        Step(
+            f"Implementation impl={physical.implementation}",
+            "",
+            "logical work (the algorithm's) beside physical work (what this kernel does); the terms below use the physical",
+        ),
+        Step(
+            "Work: logical | physical",
+            f"{format_int(logical_flop)} FLOP | {format_int(physical_flop)} FLOP",
+            f"+{format_int(extra)} FLOP (+{format_number(100 * extra / logical_flop, 3)} %) computed and discarded"
+            if extra and logical_flop else "physical = logical",
+            relation="⇒",
+        ),
+    ]
+    logical_bytes = int(physical.logical_bytes)
     for key, moved in physical.bytes_by_interface.items():
-        name = interface(key).name_on(memory)
-        ratio = f" ({format_number(moved / physical.logical_bytes, 4)}× compulsory)" if physical.logical_bytes else ""
+        ratio = f"{format_number(int(moved) / logical_bytes, 4)}× the compulsory bytes" if logical_bytes else "no compulsory bytes"
         steps.append(
             Step(
-                f"Bytes {name}: logical | physical",
-                f"{format_int(physical.logical_bytes)} B | {format_int(moved)} B",
-                f"{format_bytes(moved, binary)}{ratio}",
+                f"Bytes {interface(key).name_on(a.memory_name)}: logical | physical",
+                f"{format_int(logical_bytes)} B | {format_int(int(moved))} B ≈ {format_bytes(int(moved), binary)}",
+                ratio,
+                relation="⇒",
             )
         )
     return steps
@@ -198,7 +204,8 @@ def _term_time_step(term: Term, a: "Analysis") -> Step:
 
 
 def _bound_steps(a: "Analysis") -> list[Step]:
-    binary, memory, combine = a.basis.binary, a.memory_name, a.overlap
+    """The compute and HBM time bounds (and each inner interface's), then the bounds over those sides."""
+    binary, memory = a.basis.binary, a.memory_name
     compute_rate, hbm = a.compute_rate, a.bandwidth
     compute_time, memory_time, used_path = a.compute_time, a.memory_time, a.path
     compute = next(term for term in a.terms if term.name == COMPUTE)
@@ -228,6 +235,15 @@ def _bound_steps(a: "Analysis") -> list[Step]:
     steps += [_term_time_step(term, a) for term in inner if term.time_s is not None]
     if compute_rate is None or hbm is None or compute_time is None or memory_time is None:
         return steps
+    return steps + _compute_memory_bound_steps(a, inner)
+
+
+def _compute_memory_bound_steps(a: "Analysis", inner: list[Term]) -> list[Step]:
+    """Ridge, the compute/memory bounds under full, no and partial overlap, and the limiter between the two sides."""
+    binary, memory, combine = a.basis.binary, a.memory_name, a.overlap
+    compute_rate, hbm, compute_time, memory_time = a.compute_rate, a.bandwidth, a.compute_time, a.memory_time
+    assert compute_rate is not None and hbm is not None and compute_time is not None and memory_time is not None
+    steps: list[Step] = []
     memory_side = memory_time
     memory_title = memory
     if inner:
@@ -237,7 +253,7 @@ def _bound_steps(a: "Analysis") -> list[Step]:
         memory_title = memory if slowest.name == HBM else slowest.title
         steps.append(
             Step(
-                "Memory side: the slowest interface (the levels stream at once)",
+                "Memory side (the slowest interface)",
                 f"max({', '.join(format_time(term.time_s or 0.0) for term in hierarchy)})",
                 f"{format_time(memory_side)} ({slowest.title})",
             )
@@ -246,7 +262,7 @@ def _bound_steps(a: "Analysis") -> list[Step]:
         Step(
             "Ridge point",
             f"{format_flop_rate(compute_rate.value)} / ({format_bandwidth(hbm.value, binary)})",
-            format_intensity(a.compute_rate.value / hbm.value),
+            format_intensity(compute_rate.value / hbm.value),
         )
     )
     tc, tm = format_time(compute_time), format_time(memory_side)
@@ -267,7 +283,7 @@ def _bound_steps(a: "Analysis") -> list[Step]:
         Step(
             "Limiter",
             f"compute {tc} {relation} memory {tm}",
-            f"{limiter}-limited" + (f" ({used_path})" if limiter == COMPUTE else f" ({memory_title})"),
+            f"{limiter}-limited" + (f" ({a.path})" if limiter == COMPUTE else f" ({memory_title})"),
             relation="⇒",
         )
     )
