@@ -47,6 +47,11 @@ def assert_sweep_is_analyze_per_point(decl: Declaration, fields: dict[str, list[
             (result.intensity[index], expected.intensity),
         ):
             assert got == pytest.approx(float(want), rel=1e-12), (index, got, want)
+        for term in expected.terms:  # every term analyze() gives, with its amount and time
+            swept = result.term(term.name)
+            assert swept is not None, (index, term.name)
+            assert swept.amount[index] == pytest.approx(float(term.amount), rel=1e-12), (index, term.name)
+            assert swept.time_s[index] == pytest.approx(term.time_s, rel=1e-12), (index, term.name)
 
 
 @st.composite
@@ -69,6 +74,8 @@ def sweeps(draw: st.DrawFn) -> tuple[Declaration, dict[str, list[int]], dict[str
     }
     if draw(st.booleans()):
         options["rate"], options["bandwidth"] = "50 TFLOP/s", "2 TB/s"
+    if draw(st.integers(0, 3)) == 0:  # tensors in host memory: a host ↔ device term joins the others
+        decl = decl.replace(resident="host")
     return decl, {name: values for name in names}, options
 
 

@@ -18,9 +18,12 @@ from typing import Any, Mapping
 from workbench.analysis.rates import Setting, compute_rate, interface_rate, resolve_setting
 from workbench.analysis.terms import HIERARCHY, Term, compute_term, side_times, transfer_term
 from workbench.declare import Declaration, parse
-from workbench.devices.interfaces import HBM, HOST
+from workbench.devices.interfaces import HBM
 from workbench.errors import DeclarationError, UnitError, WorkbenchError
 from workbench.ops.base import Param
+
+
+NO_BOUND = "no bound at this point: a term has no rate (resident=host on a device that names no host link)"
 
 
 @dataclass(frozen=True)
@@ -213,9 +216,10 @@ def _fast_terms(decl: Declaration, workload: Any, setting: Setting, flop: Any, t
         if found is not None:
             terms.append(transfer_term(key, traffic, found, memory))
     if resident_on_host(decl):
-        if interface_rate(HOST, setting) is None:
-            raise UnitError("resident=host needs a host link rate: the device names no host link")
-        terms.append(host_term(traffic, setting, memory))
+        host = host_term(traffic, setting, memory)  # refuses a CPU, as analyze() does
+        if host.rate is None:
+            raise UnitError(NO_BOUND)
+        terms.append(host)
     return terms
 
 
@@ -324,6 +328,10 @@ def sweep(
     setting = resolve_setting(device, rate, bandwidth, convention, overlap)
     if setting.device is None and (setting.entered_rate is None or setting.entered_bandwidth is None):
         raise UnitError("a sweep needs a compute rate and a bandwidth: choose a device or enter them")
+    from workbench.analysis import resident_on_host
+
+    if resident_on_host(decl) and setting.device is None:
+        raise UnitError("a sweep of resident=host needs a device with a host link: choose one")
     errors: list[WorkbenchError | None] = [None] * length
     fast, exact = _vectorised(decl, columns, setting, length)
     if decl.workload().link_traffic is not None:
@@ -343,7 +351,7 @@ def sweep(
             point = decl.replace(**{name: _plain(values[index]) for name, values in columns.items()})
             result = analyze(point, setting.device, setting.entered_rate, setting.entered_bandwidth, convention, setting.overlap)
             if result.bound_time is None:
-                raise UnitError("no bound at this point: a term has no rate")
+                raise UnitError(NO_BOUND)
         except WorkbenchError as exc:
             errors[index] = exc
             _footprint_of_refused(decl, columns, index, points)
