@@ -16,7 +16,7 @@ The package is split along its jobs:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -37,7 +37,7 @@ from workbench.analysis.terms import (
     transfer_term,
 )
 from workbench.declare import Declaration, parse
-from workbench.devices.catalogue import BANDWIDTH, Device
+from workbench.devices.catalogue import BANDWIDTH, Device, Rate
 from workbench.devices.interfaces import HBM, HOST
 from workbench.errors import DeclarationError, DeviceError
 from workbench.ops.base import Workload
@@ -114,8 +114,6 @@ def host_link_name(setting: Setting) -> str:
 
 def host_term(amount: Any, setting: Setting, memory: str) -> Term:
     """The host ↔ device term (resident=host): the bytes once over the device's host link (no rate without one)."""
-    from dataclasses import replace
-
     if setting.device is not None and setting.device.kind == "cpu":
         raise DeviceError(f"resident=host on {setting.device.name}: the host's own memory is the device memory; leave resident out")
     name = host_link_name(setting)
@@ -152,9 +150,8 @@ def analysis_terms(
     return terms, used_path, link, host_name
 
 
-def _link_rate(link: LinkTerm) -> Any:
-    from workbench.devices.catalogue import Rate
-
+def _link_rate(link: LinkTerm) -> Rate:
+    """The link's rate per direction as the link term's Rate, labelled as the link's figure is."""
     return Rate(link.link.per_direction, link.link.origin, f"{link.link.name}, per direction: {link.link.source}")
 
 
