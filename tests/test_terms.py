@@ -137,6 +137,9 @@ def test_resident_host_adds_a_host_term() -> None:
         (WORKED, "h100-sxm"),
         ("add(n=2**24, dtype=fp32, resident=host)", "a100-sxm-80gb"),
         ("gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=tiled)", "h100-sxm"),
+        ("gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=tiled, tile_m=64, tile_n=256, tile_k=64, resident=host)", "a100-sxm-80gb"),
+        ("gemm(M=4096, N=4096, K=4096, dtype=fp32, impl=naive)", "rtx-4090"),
+        ("gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=tiled)", "mi300x"),
         ("allreduce(n=2**20, dtype=fp32, ranks=8)", "h100-sxm"),
     ],
 )
@@ -148,16 +151,37 @@ def test_sweep_gives_every_term_analyze_gives(declaration: str, device: str) -> 
 
     decl = parse(declaration)
     field = "n" if "n" in decl.params else "M"
-    values = np.array([1024, 3000, 65536, 2**20])
+    values = np.array([1024, 3000, 4097, 65536, 2**20])  # 3000 and 4097 are not whole tiles: padding
     result = sweep(decl, {field: values}, device=device, overlap=0.3)
+    from workbench.errors import WorkbenchError
+
     for index, value in enumerate(values):
-        expected = analyze(decl.replace(**{field: int(value)}), device=device, overlap=0.3)
+        try:
+            expected = analyze(decl.replace(**{field: int(value)}), device=device, overlap=0.3)
+        except WorkbenchError as exc:  # refused (beyond the device's memory): the sweep says the same at that point
+            assert str(result.errors[index]) == str(exc)
+            continue
+        assert result.errors[index] is None
         assert [term.name for term in result.terms] == [term.name for term in expected.terms]
         for term in expected.terms:
             swept = result.term(term.name)
             assert swept is not None and swept.amount[index] == pytest.approx(term.amount, rel=1e-12)
             assert swept.time_s[index] == pytest.approx(term.time_s, rel=1e-12)
         assert result.bound_time[index] == pytest.approx(expected.bound_time, rel=1e-12)
+
+
+def test_a_tile_size_sweep_is_taken_point_by_point_and_refuses_like_analyze() -> None:
+    import numpy as np
+
+    from workbench.analysis import sweep
+    from workbench.declare import parse
+
+    decl = parse("gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=tiled)")
+    result = sweep(decl, {"tile_m": np.array([32, 128, 2**17])}, device="h100-sxm")
+    for index, tile in enumerate((32, 128)):
+        expected = analyze(decl.replace(tile_m=tile), device="h100-sxm")
+        assert result.term("smem").amount[index] == expected.term("smem").amount
+    assert result.errors[2] is not None and np.isnan(result.bound_time[2])  # beyond tile_m's maximum, as analyze refuses
 
 
 def test_compulsory_hbm_of_4096_cubed_fp16_stays_100_663_296_bytes() -> None:

@@ -90,11 +90,13 @@ def _check_footprint(footprint: int, dev: Device | None, binary: bool) -> None:
         )
 
 
-def physical_work_of(decl: Declaration, workload: Workload, device: Device | None, convention: str) -> Any:
-    """The declaration's physical work under its implementation model (implementations.py)."""
+def physical_work_of(
+    decl: Declaration, workload: Workload, device: Device | None, convention: str, swept: Any = None
+) -> Any:
+    """The declaration's physical work under its implementation model (implementations.py); `swept`: a sweep's arrays."""
     from workbench.implementations import physical_work
 
-    return physical_work(decl, workload, device, convention)
+    return physical_work(decl, workload, device, convention, params=swept)
 
 
 def resident_on_host(decl: Declaration) -> bool:

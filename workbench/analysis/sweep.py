@@ -157,8 +157,10 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
     below its minimum, not whole, beyond 2^53, a tensor or footprint near a
     limit, an operation with checks of its own — and every point when the
     operation's shape depends on the swept field (the count of elementwise
-    inputs) or when an implementation model other than compulsory moves
-    physical bytes of its own.
+    inputs), when the swept field is an implementation keyword (tile_m), or
+    when the implementation model cannot take arrays. An implementation
+    model other than compulsory gives its physical FLOP and bytes per
+    interface as arrays (implementations.physical_work with `params`).
     """
     import numpy as np
 
@@ -167,8 +169,8 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
     swept_params = [spec.param(name) or Param(name, "dim") for name in columns]
     if spec.check is not None or any(param.kind != "dim" for param in swept_params):
         return None, every_point
-    if decl.implementation != "compulsory":
-        return None, every_point
+    if any(spec.param(name) is None and not spec.extra_dims for name in columns):
+        return None, every_point  # an implementation keyword: its own limits are checked the exact way
     params: dict[str, Any] = dict(decl.params)
     exact = np.zeros(length, dtype=bool)
     for param in swept_params:
@@ -187,10 +189,16 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
         dev = setting.device
         if dev is not None and dev.memory_bytes:
             exact |= footprint > dev.memory_bytes * (1 - 1e-9)
+        physical = None
+        if decl.implementation != "compulsory":
+            from workbench.analysis import physical_work_of
+
+            swept = {name: params[name] for name in columns}
+            physical = physical_work_of(decl, workload, dev, setting.convention, swept)
     except (TypeError, ValueError):
         # The builder needs a plain int for this field (a count of tensors, a branch on a value).
         return None, every_point
-    return (workload, flop, traffic, footprint), exact
+    return (workload, flop, traffic, footprint, physical), exact
 
 
 def _column(values: Any, length: int) -> Any:
@@ -203,18 +211,24 @@ def _column(values: Any, length: int) -> Any:
     return np.full(length, array, dtype=np.float64) if array.ndim == 0 else np.broadcast_to(array, (length,)).copy()
 
 
-def _fast_terms(decl: Declaration, workload: Any, setting: Setting, flop: Any, traffic: Any) -> list[Term]:
-    """analyze()'s terms with array amounts and times: compute, each interface with a rate, the host link if asked."""
+def _fast_terms(decl: Declaration, workload: Any, setting: Setting, flop: Any, traffic: Any, physical: Any) -> list[Term]:
+    """analyze()'s terms with array amounts and times: compute, each interface with a rate, the host link if asked.
+
+    Under the compulsory model (`physical` None) the compute term is charged the
+    logical FLOP and every interface the compulsory bytes; otherwise the
+    model's physical FLOP and bytes per interface, as analyze() charges them.
+    """
     from workbench.analysis import host_term, resident_on_host
 
     memory = setting.device.memory_name if setting.device is not None else "HBM"
     rate, used_path = compute_rate(workload.path, setting)
     assert rate is not None  # a device, or both rates entered
-    terms = [compute_term(used_path, flop, rate)]
+    moved = physical.bytes_by_interface if physical is not None else {}
+    terms = [compute_term(used_path, physical.physical_flop if physical is not None else flop, rate)]
     for key in HIERARCHY:
         found = interface_rate(key, setting)
-        if found is not None:
-            terms.append(transfer_term(key, traffic, found, memory))
+        if key == HBM or (found is not None and (physical is None or key in moved)):
+            terms.append(transfer_term(key, moved.get(key, traffic), found, memory))
     if resident_on_host(decl):
         host = host_term(traffic, setting, memory)  # refuses a CPU, as analyze() does
         if host.rate is None:
@@ -338,9 +352,9 @@ def sweep(
         exact = np.ones(length, dtype=bool)  # the link term and nccl-tests' figures: analyze() per point
     points = _Points(length)
     if fast is not None and not exact.all():
-        workload, fast_flop, fast_traffic, fast_footprint = fast
+        workload, fast_flop, fast_traffic, fast_footprint, physical = fast
         try:
-            terms = _fast_terms(decl, workload, setting, fast_flop, fast_traffic)
+            terms = _fast_terms(decl, workload, setting, fast_flop, fast_traffic, physical)
         except WorkbenchError as exc:  # the device has no rate for this path: every point says so
             for index in np.flatnonzero(~exact):
                 errors[index] = exc
