@@ -13,9 +13,11 @@ finished and its stream is free. Dependencies name earlier lines only, so a
 step is acyclic by construction, and a name used before its line is reported
 as a cycle (when that line depends back) or as a dependency on a later line.
 
-Each operation's time is its measured median where a run of the same
-declaration on the step's device exists (workbench/runs.py: run_figures),
-else its time bound (workbench/analysis.py: analyze). The timeline gives the
+Each operation's time is its interval in an imported Nsight Systems trace
+where one is matched to it (`match_trace`, below), else its measured median
+where a run of the same declaration on the step's device exists
+(workbench/runs.py: run_figures), else its time bound
+(workbench/analysis.py: analyze); the source is shown. The timeline gives the
 step time, the critical path, the communication exposed (running while no
 computation does) and hidden, and for each operation the step time if it
 were 2× faster and if it took no time (Amdahl's limit).
@@ -30,6 +32,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from workbench.declare import Declaration, parse
 from workbench.devices.catalogue import Device
 from workbench.errors import WorkbenchError
+from workbench.profilers.matching import MatchRule, kernel_base_name, suggest_operation
+from workbench.profilers.trace import KERNEL, KIND_NAMES, Interval, Trace
 from workbench.units import format_time
 
 DEFAULT_STREAM = "compute"
@@ -37,6 +41,7 @@ MAX_STEP_LINES = 1000
 MAX_STEP_CHARS = 200_000
 BOUND = "bound"
 MEASURED = "measured"
+TRACE = "trace"
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]{0,63}"
 _ASSIGN = re.compile(rf"\s*({_NAME})\s*=\s*(.*)$")
@@ -256,36 +261,59 @@ def format_step(plan: StepPlan) -> str:
 
 @dataclass(frozen=True)
 class OperationTime:
-    """How long one operation takes in the step and where the figure comes from."""
+    """How long one operation takes in the step, where the figure comes from, and its bound beside it."""
 
     seconds: float
-    source: str  # BOUND or MEASURED
-    detail: str  # 'bound on NVIDIA H100 SXM (link-limited)', 'median of 30 samples, run r3'
+    source: str  # BOUND, MEASURED or TRACE
+    detail: str  # 'bound on NVIDIA H100 SXM (link-limited)', 'median of 30 samples, run r3', 'trace: …'
+    bound_s: float | None = None  # the time bound on the step's device (None without a device)
+    trace: "TraceMatch | None" = None  # the trace intervals behind a TRACE time
 
 
-def operation_times(plan: StepPlan, device: Device | None, runs: Sequence[Any] = (), context: Any = None) -> dict[str, OperationTime]:
-    """Each operation's time: the latest valid run's median on the step's device, else its bound.
+def operation_times(
+    plan: StepPlan,
+    device: Device | None,
+    runs: Sequence[Any] = (),
+    context: Any = None,
+    measured: "MeasuredTrace | None" = None,
+) -> dict[str, OperationTime]:
+    """Each operation's time: its matched trace intervals, else the latest valid run's median on the
+    step's device, else its bound. The bound is kept beside a measured or traced time.
 
-    `runs` are stored run records (Session.runs); `context` a runs.FigureContext.
+    `runs` are stored run records (Session.runs); `context` a runs.FigureContext;
+    `measured` a trace matched to this plan (`match_trace`).
     """
     from workbench.analysis import analyze
 
-    measured = _measured_medians(runs, context) if runs else {}
+    medians = _measured_medians(runs, context) if runs else {}
+    matches = measured.matches if measured is not None else {}
     times: dict[str, OperationTime] = {}
     for op in plan.operations:
         text = str(op.declaration)
-        if text in measured:
-            times[op.name] = measured[text]
-            continue
-        if device is None:
-            raise StepError(f"{op.name} has no time: choose a device (--device) or measure it", op.line or None)
-        try:
-            analysis = analyze(op.declaration, device)
-        except WorkbenchError as exc:
-            raise StepError(f"{op.name}: {exc}", op.line or None) from None
-        if analysis.bound_time is None:
-            raise StepError(f"{op.name} has no bound on {device.name}", op.line or None)
-        times[op.name] = OperationTime(analysis.bound_time, BOUND, f"bound on {device.name} ({analysis.limiter}-limited)")
+        bound: float | None = None
+        limiter = ""
+        problem: str | None = None
+        if device is not None:
+            try:
+                analysis = analyze(op.declaration, device)
+            except WorkbenchError as exc:
+                problem = f"{op.name}: {exc}"
+            else:
+                bound, limiter = analysis.bound_time, str(analysis.limiter)
+                if bound is None:
+                    problem = f"{op.name} has no bound on {device.name}"
+        match = matches.get(op.name)
+        if match is not None:
+            times[op.name] = OperationTime(match.median_s, TRACE, match.detail(), bound, match)
+        elif text in medians:
+            found = medians[text]
+            times[op.name] = OperationTime(found.seconds, MEASURED, found.detail, bound)
+        elif device is None:
+            raise StepError(f"{op.name} has no time: choose a device (--device), measure it or import a trace", op.line or None)
+        elif problem is not None or bound is None:
+            raise StepError(problem or f"{op.name} has no bound", op.line or None)
+        else:
+            times[op.name] = OperationTime(bound, BOUND, f"bound on {device.name} ({limiter}-limited)", bound)
     return times
 
 
@@ -345,6 +373,7 @@ class Timeline:
     hidden_communication: float
     what_if: Mapping[str, WhatIf] = field(default_factory=dict)
     speedups: Mapping[str, float] = field(default_factory=dict)
+    measured: "MeasuredTrace | None" = None  # the imported trace the times came from, if any
 
     def interval(self, name: str) -> Placed:
         for item in self.placed:
@@ -360,7 +389,7 @@ class Timeline:
 
     def to_dict(self) -> dict[str, Any]:
         """What `workbench step --json` prints."""
-        return {
+        out = {
             "step_time_s": self.step_time,
             "critical_path": list(self.critical_path),
             "exposed_communication_s": self.exposed_communication,
@@ -376,13 +405,18 @@ class Timeline:
                     "communication": p.communication,
                     "source": self.times[p.name].source,
                     "source_detail": self.times[p.name].detail,
+                    "bound_s": self.times[p.name].bound_s,
                     "speedup": self.speedups.get(p.name, 1.0),
                     "if_2x_faster_s": self.what_if[p.name].if_2x_faster if p.name in self.what_if else None,
                     "if_free_s": self.what_if[p.name].if_free if p.name in self.what_if else None,
+                    **({"trace": trace.to_dict(self.measured)} if (trace := self.times[p.name].trace) and self.measured else {}),
                 }
                 for p in self.placed
             ],
         }
+        if self.measured is not None:
+            out["trace"] = self.measured.to_dict()
+        return out
 
     def summary_text(self) -> str:
         """The step in lines of text: the CLI's plain output."""
@@ -394,11 +428,15 @@ class Timeline:
         ]
         for p in self.placed:
             what = self.what_if.get(p.name)
+            time = self.times[p.name]
+            beside = f"; bound {format_time(time.bound_s)}" if time.source != BOUND and time.bound_s else ""
             lines.append(
                 f"  {p.name.ljust(width)}  {p.stream:<10} {format_time(p.start):>10} → {format_time(p.end):<10} "
-                f"{format_time(p.duration):>10}  [{self.times[p.name].detail}]"
+                f"{format_time(p.duration):>10}  [{time.detail}{beside}]"
                 + (f"  2× faster: {format_time(what.if_2x_faster)}, free: {format_time(what.if_free)}" if what else "")
             )
+        if self.measured is not None:
+            lines += ["", *self.measured.summary_lines(self.times)]
         return "\n".join(lines)
 
 
@@ -434,7 +472,12 @@ def _step_time(plan: StepPlan, durations: Mapping[str, float]) -> float:
     return max(end for _, end in placed.values())
 
 
-def lay_out(plan: StepPlan, times: Mapping[str, OperationTime], speedups: Mapping[str, float] | None = None) -> Timeline:
+def lay_out(
+    plan: StepPlan,
+    times: Mapping[str, OperationTime],
+    speedups: Mapping[str, float] | None = None,
+    measured: "MeasuredTrace | None" = None,
+) -> Timeline:
     """The timeline of a step with given operation times; `speedups` divides an operation's time (what-if)."""
     speedups = dict(speedups or {})
     for name, factor in speedups.items():
@@ -461,7 +504,7 @@ def lay_out(plan: StepPlan, times: Mapping[str, OperationTime], speedups: Mappin
         free = dict(durations)
         free[op.name] = 0.0
         what_if[op.name] = WhatIf(_step_time(plan, faster), _step_time(plan, free))
-    return Timeline(plan, dict(times), intervals, step_time, tuple(reversed(path)), exposed, max(hidden, 0.0), what_if, speedups)
+    return Timeline(plan, dict(times), intervals, step_time, tuple(reversed(path)), exposed, max(hidden, 0.0), what_if, speedups, measured)
 
 
 def step_timeline(
@@ -470,10 +513,198 @@ def step_timeline(
     runs: Sequence[Any] = (),
     context: Any = None,
     speedups: Mapping[str, float] | None = None,
+    trace: "Trace | None" = None,
+    rules: Sequence[MatchRule] = (),
 ) -> Timeline:
-    """Parse (if text), time each operation on `device` (measured where a run exists) and lay the step out."""
+    """Parse (if text), time each operation on `device` (from a matched trace interval, a run, or the
+    bound) and lay the step out. `trace` is an imported Nsight Systems trace, `rules` its match rules."""
     parsed = parse_step(plan) if isinstance(plan, str) else plan
-    return lay_out(parsed, operation_times(parsed, device, runs, context), speedups)
+    measured = match_trace(parsed, trace, rules) if trace is not None else None
+    return lay_out(parsed, operation_times(parsed, device, runs, context, measured), speedups, measured)
+
+
+# -- an imported trace --------------------------------------------------------
+#
+# A trace's intervals are paired with the step's operations by the kernel
+# matching of workbench/profilers/matching.py, never a second matcher:
+# explicit rules 'PATTERN=OPERATION' first (MatchRule, its `name` the
+# operation), then, for the operations no rule names, the first guess that
+# the import dialog makes (`suggest_operation`: the words each operation
+# registers for its kernels' names, e.g. 'gemm', 'cutlass' for a GEMM,
+# 'allreduce' for an all-reduce), asked per operation kind. Where several
+# operations share a rule or a kind (three GEMMs), the intervals it selects
+# are dealt to them in time order, so a trace of several iterations of the
+# step gives each operation one interval per iteration. An operation's time
+# is the median of its intervals; its first one is the one drawn.
+
+
+@dataclass(frozen=True)
+class TraceMatch:
+    """The trace intervals dealt to one operation, and how they were chosen."""
+
+    operation: str
+    rule: str  # the pattern, or 'suggested (gemm)'
+    intervals: tuple[int, ...]  # row indices into the trace, by start
+    median_s: float
+    first: Interval
+
+    def detail(self) -> str:
+        kernel = kernel_base_name(self.first.name)
+        if len(self.intervals) == 1:
+            return f"trace: {kernel} on {self.first.stream}"
+        return f"trace: median of {len(self.intervals)} intervals of {kernel} on {self.first.stream}"
+
+    def to_dict(self, measured: "MeasuredTrace") -> dict[str, Any]:
+        origin = measured.origin_ns
+        return {
+            "kernel": self.first.name,
+            "rule": self.rule,
+            "intervals": len(self.intervals),
+            "stream": self.first.stream,
+            "first_start_s": (self.first.start_ns - origin) / 1e9,
+            "first_end_s": (self.first.end_ns - origin) / 1e9,
+            "median_s": self.median_s,
+        }
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    """Intervals of one name that no operation took: what the step leaves out."""
+
+    name: str
+    kind: str
+    count: int
+    total_s: float
+
+
+@dataclass(frozen=True)
+class MeasuredTrace:
+    """A trace matched to a step: the intervals each operation took, and what was left over."""
+
+    trace: Trace
+    matches: Mapping[str, TraceMatch]
+    unmatched: tuple[Unmatched, ...]  # largest total first
+    unmatched_operations: tuple[str, ...]  # operations no interval was dealt to
+    origin_ns: int  # the trace's first start: time zero when shown
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.trace.summary(),
+            "matched": {name: len(match.intervals) for name, match in self.matches.items()},
+            "unmatched_operations": list(self.unmatched_operations),
+            "unmatched": [
+                {"name": item.name, "kind": item.kind, "count": item.count, "total_s": item.total_s}
+                for item in self.unmatched[:MAX_UNMATCHED_LISTED]
+            ],
+            "unmatched_names": len(self.unmatched),
+        }
+
+    def summary_lines(self, times: Mapping[str, OperationTime]) -> list[str]:
+        """The trace beside the bounds, for the CLI: each matched operation, then what no operation took."""
+        trace = self.trace
+        lines = [f"trace {trace.source} ({trace.format}): {len(trace):,} intervals on {len(trace.streams)} streams"]
+        for name, match in self.matches.items():
+            bound = times[name].bound_s if name in times else None
+            versus = f", bound {format_time(bound)} ({match.median_s / bound:.2f}× the bound)" if bound else ""
+            lines.append(f"  {name}: {format_time(match.median_s)} measured{versus}  [{match.detail()}; rule {match.rule}]")
+        if self.unmatched_operations:
+            lines.append(f"  no interval matched: {', '.join(self.unmatched_operations)}")
+        if self.unmatched:
+            lines.append(f"  unmatched kernels ({len(self.unmatched)} names):")
+            for item in self.unmatched[:MAX_UNMATCHED_SHOWN]:
+                lines.append(f"    {item.count:>8,} × {format_time(item.total_s):>10} total  {item.name}")
+            if len(self.unmatched) > MAX_UNMATCHED_SHOWN:
+                lines.append(f"    … and {len(self.unmatched) - MAX_UNMATCHED_SHOWN} more")
+        return lines
+
+
+MAX_UNMATCHED_SHOWN = 10
+MAX_UNMATCHED_LISTED = 200
+MAX_MATCH_RULES = 200
+
+
+def parse_trace_match(text: str, plan: StepPlan) -> MatchRule:
+    """'regex:gemm=fwd' → a MatchRule for the step's operation fwd; the operation follows the last '='."""
+    pattern, separator, name = text.rpartition("=")
+    name = name.strip()
+    if not separator or not pattern.strip() or not name:
+        raise StepError(f"--match wants PATTERN=OPERATION, e.g. 'regex:gemm=fwd'; got '{text}'")
+    if name not in plan.names():
+        raise StepError(f"--match '{text}': the step has no operation '{name}'; it has {', '.join(plan.names())}")
+    try:
+        return MatchRule(pattern.strip(), str(plan[name].declaration), name)
+    except WorkbenchError as exc:
+        raise StepError(str(exc)) from None
+
+
+def match_trace(plan: StepPlan, trace: Trace, rules: Sequence[MatchRule] = ()) -> MeasuredTrace:
+    """Deal the trace's intervals to the step's operations (see the section's comment)."""
+    if len(rules) > MAX_MATCH_RULES:
+        raise StepError(f"at most {MAX_MATCH_RULES} match rules")
+    known = set(plan.names())
+    for rule in rules:
+        if rule.name not in known:
+            raise StepError(f"the match rule '{rule.pattern}' names '{rule.name}', which is not an operation of the step")
+    # Groups: operations sharing a pattern, or (without a rule) sharing an operation kind.
+    groups: list[tuple[str, list[str]]] = []
+    by_pattern: dict[str, int] = {}
+    for rule in rules:
+        index = by_pattern.setdefault(rule.pattern, len(groups))
+        if index == len(groups):
+            groups.append((rule.pattern, []))
+        if rule.name not in groups[index][1]:
+            groups[index][1].append(rule.name)
+    named = {rule.name for rule in rules}
+    by_kind: dict[str, list[str]] = {}
+    for op in plan.operations:
+        if op.name not in named:
+            by_kind.setdefault(op.declaration.op, []).append(op.name)
+    declarations = {kind: str(plan[names[0]].declaration) for kind, names in by_kind.items()}
+    kind_group: dict[str, int] = {}
+    group_of_name: list[int | None] = [None] * len(trace.names)
+    name_kinds = trace.name_kinds()
+    kernel_names = {index for index, kind in enumerate(name_kinds) if kind == KERNEL}
+    for name_index, name in enumerate(trace.names):
+        rule = next((r for r in rules if r.matches(name)), None)
+        if rule is not None:
+            group_of_name[name_index] = by_pattern[rule.pattern]
+            continue
+        if name_index not in kernel_names:
+            continue
+        kind = suggest_operation(name, declarations)
+        if kind is None:
+            continue
+        if kind not in kind_group:
+            kind_group[kind] = len(groups)
+            groups.append((f"suggested ({kind})", by_kind[kind]))
+        group_of_name[name_index] = kind_group[kind]
+    buckets: list[list[int]] = [[] for _ in groups]
+    for row, name_index in enumerate(trace.name):
+        group = group_of_name[name_index]
+        if group is not None:
+            buckets[group].append(row)
+    dealt: dict[str, tuple[str, list[int]]] = {}
+    for (label, operations), rows in zip(groups, buckets):
+        rows.sort(key=trace.start.__getitem__)
+        for position, row in enumerate(rows):
+            dealt.setdefault(operations[position % len(operations)], (label, []))[1].append(row)
+    matches: dict[str, TraceMatch] = {}
+    for op in plan.operations:
+        if op.name not in dealt:
+            continue
+        label, rows = dealt[op.name]
+        durations = sorted(trace.end[row] - trace.start[row] for row in rows)
+        middle = len(durations) // 2
+        median_ns = durations[middle] if len(durations) % 2 else (durations[middle - 1] + durations[middle]) / 2
+        matches[op.name] = TraceMatch(op.name, label, tuple(rows), median_ns / 1e9, trace.interval(rows[0]))
+    unmatched = [
+        Unmatched(trace.names[index], KIND_NAMES[name_kinds[index]], count, total / 1e9)
+        for index, count, total in trace.name_totals()
+        if group_of_name[index] is None
+    ]
+    unmatched.sort(key=lambda item: (-item.total_s, item.name))
+    missing = tuple(name for name in plan.names() if name not in matches)
+    return MeasuredTrace(trace, matches, tuple(unmatched), missing, trace.origin_ns())
 
 
 # -- files --------------------------------------------------------------------
@@ -562,6 +793,12 @@ def _length(intervals: Iterable[tuple[float, float]]) -> float:
 
 __all__ = [
     "BOUND",
+    "TRACE",
+    "MeasuredTrace",
+    "TraceMatch",
+    "Unmatched",
+    "match_trace",
+    "parse_trace_match",
     "DEFAULT_STREAM",
     "MEASURED",
     "OperationTime",
