@@ -254,21 +254,42 @@ def _add_step(sub: Any) -> None:
         "step",
         help="a step of several operations on streams: step time, critical path, exposed communication",
         description="Lay out a step (one 'name = DECLARATION [on STREAM] [after a, b]' a line) in time: each "
-        "operation takes its measured median where the session has a run of it, else its bound. "
-        "e.g. workbench step train.step --device h100-sxm",
+        "operation takes its interval in an imported trace where one matches it, else its measured median where "
+        "the session has a run of it, else its bound; the bound is shown beside. "
+        "e.g. workbench step train.step --device h100-sxm --trace report.sqlite",
     )
     p.add_argument("file", metavar="FILE", help="a step text file, or a session file holding steps")
     p.add_argument("--device", help="a catalogue device (default: the session's; needed for a step file)")
     p.add_argument("--name", help="which step of a session file (default: its first)")
+    p.add_argument(
+        "--trace", metavar="TRACE",
+        help="an Nsight Systems trace: the SQLite export (nsys export --type sqlite) or the CSV of "
+        "nsys stats --report cuda_gpu_trace --format csv; its intervals time the operations they match",
+    )
+    p.add_argument(
+        "--match", metavar="PATTERN=OPERATION", action="append", default=[],
+        help="pair trace kernels with a step operation (repeatable): 'regex:gemm=fwd', 'nccl*AllReduce*=ar1'; "
+        "operations without a rule take the kernels their kind's names suggest",
+    )
     p.add_argument("--json", action="store_true", help="print the timeline as JSON")
     p.set_defaults(run=_run_step)
 
 
 def _run_step(args: argparse.Namespace) -> int:
     from workbench.devices.catalogue import find_device
-    from workbench.steps import read_step_file, step_timeline
+    from workbench.steps import StepError, parse_step, parse_trace_match, read_step_file, step_timeline
 
     source = read_step_file(args.file, args.name)
+    trace = None
+    rules = []
+    if args.match and not args.trace:
+        raise StepError("--match pairs kernels of a trace with operations: give the trace with --trace")
+    if args.trace:
+        from workbench.profilers.trace import read_trace
+
+        plan = parse_step(source.text)
+        rules = [parse_trace_match(text, plan) for text in args.match]
+        trace = read_trace(args.trace)
     session = source.session
     if args.device:
         device = find_device(args.device)
@@ -278,7 +299,7 @@ def _run_step(args: argparse.Namespace) -> int:
         device = None
     runs = session.runs if session is not None else ()
     context = session.figure_context(device) if session is not None else None
-    timeline = step_timeline(source.text, device, runs, context)
+    timeline = step_timeline(source.text, device, runs, context, trace=trace, rules=rules)
     if args.json:
         _print_json(timeline.to_dict())
     else:

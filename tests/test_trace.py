@@ -1,0 +1,447 @@
+"""Nsight Systems trace import (SQLite export and cuda_gpu_trace CSV) and its match to a step's operations."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from trace_fixtures import (
+    AXPY_KERNEL,
+    CHAPTER_ROWS,
+    FILL_KERNEL,
+    GEMM_KERNEL,
+    NCCL_KERNEL,
+    create_tables,
+    csv_text,
+    insert_rows,
+    write_sqlite,
+)
+from workbench.devices.catalogue import find_device
+from workbench.profilers import trace as trace_module
+from workbench.profilers.trace import TraceError, read_trace, read_trace_csv, read_trace_sqlite, read_trace_text
+from workbench.steps import TRACE, StepError, match_trace, parse_step, parse_trace_match, step_timeline
+
+# The chapter's device: an H100 SXM that sustains 100 TFLOP/s on the fp16 tensor-core path for this GEMM
+# (the chapter's measured rate; the datasheet's 989 TFLOP/s would give a 139 µs bound).
+CHAPTER_STEP = "gemm = gemm(M=4096, N=4096, K=4096, dtype=fp16)\n"
+
+
+@pytest.fixture
+def chapter_h100():  # type: ignore[no-untyped-def]
+    return find_device("h100-sxm").with_rate("fp16_tc", 100e12, "measured", "the chapter's sustained rate")
+
+
+def both_formats(tmp_path: Path, rows=CHAPTER_ROWS):  # type: ignore[no-untyped-def]
+    sqlite_path = write_sqlite(tmp_path / "report1.sqlite", rows)
+    csv_path = tmp_path / "report1_cuda_gpu_trace.csv"
+    csv_path.write_text(csv_text(rows), encoding="utf-8")
+    return [read_trace(sqlite_path), read_trace(csv_path)]
+
+
+# -- reading ---------------------------------------------------------------------------
+
+
+def test_sqlite_and_csv_read_the_same_intervals(tmp_path: Path) -> None:
+    from_sqlite, from_csv = both_formats(tmp_path)
+    assert (from_sqlite.format, from_csv.format) == ("sqlite", "csv")
+    for trace in (from_sqlite, from_csv):
+        assert len(trace) == 6
+        assert trace.stream_labels() == ["stream 7"]
+        gemm = [trace.interval(i) for i in range(len(trace)) if trace.interval(i).name == GEMM_KERNEL]
+        assert len(gemm) == 1
+        assert gemm[0].kind == "kernel"
+        assert gemm[0].end_ns - gemm[0].start_ns == 1_800_000  # 2,850,000 − 1,050,000 ns
+        assert gemm[0].duration_s == pytest.approx(1.8e-3)
+        copies = sorted(trace.interval(i).name for i in range(len(trace)) if trace.interval(i).kind == "memcpy")
+        assert copies == ["[CUDA memcpy Device-to-Host]", "[CUDA memcpy Host-to-Device]", "[CUDA memcpy Host-to-Device]"]
+        memset = next(trace.interval(i) for i in range(len(trace)) if trace.interval(i).kind == "memset")
+        assert memset.name == "[CUDA memset]"
+        assert trace.origin_ns() == 1_000_000
+    # Bytes: exact in the database; the CSV prints 33.554 MB (3 decimals), read back as 33,554,000 B.
+    sqlite_bytes = {from_sqlite.interval(i).bytes for i in range(6) if from_sqlite.interval(i).kind == "memcpy"}
+    csv_bytes = {from_csv.interval(i).bytes for i in range(6) if from_csv.interval(i).kind == "memcpy"}
+    assert sqlite_bytes == {33_554_432} and csv_bytes == {33_554_000}
+
+
+def test_nccl_kernels_and_peer_copies_are_communication(tmp_path: Path) -> None:
+    rows = [("kernel", NCCL_KERNEL, 10, 20, 13, None), ("memcpy", "Peer-to-Peer", 30, 40, 13, 1024), ("kernel", GEMM_KERNEL, 50, 60, 7, None)]
+    for trace in both_formats(tmp_path, rows):
+        flags = {trace.interval(i).name: trace.interval(i).communication for i in range(3)}
+        assert flags == {NCCL_KERNEL: True, "[CUDA memcpy Peer-to-Peer]": True, GEMM_KERNEL: False}
+        assert trace.stream_labels() == ["stream 13", "stream 7"]
+
+
+def test_several_devices_name_their_lanes(tmp_path: Path) -> None:
+    path = tmp_path / "two.sqlite"
+    connection = sqlite3.connect(path)
+    create_tables(connection)
+    insert_rows(connection, [("kernel", GEMM_KERNEL, 10, 20, 7, None)], device=0)
+    insert_rows(connection, [("kernel", GEMM_KERNEL, 10, 22, 7, None)], device=1)
+    connection.commit()
+    connection.close()
+    assert read_trace(path).stream_labels() == ["GPU 0 · stream 7", "GPU 1 · stream 7"]
+
+
+def test_untimed_rows_are_skipped_and_counted(tmp_path: Path) -> None:
+    rows = [("kernel", GEMM_KERNEL, 0, 0, 7, None), ("kernel", GEMM_KERNEL, 5, 9, 7, None)]
+    trace = read_trace(write_sqlite(tmp_path / "t.sqlite", rows))
+    assert len(trace) == 1
+    assert any("1 rows without timestamps" in note for note in trace.notes)
+
+
+def test_csv_time_unit_is_read_from_the_title() -> None:
+    text = "Start (us),Duration (us),CorrId,Strm,Name\n1050.000,1800.000,1,7,gemm_kernel\n"
+    trace = read_trace_text(text)
+    assert (trace.start[0], trace.end[0]) == (1_050_000, 2_850_000)
+
+
+def test_csv_without_the_newer_columns() -> None:
+    # Older releases: no GreenCtx, no Throughput, no SrcMemKd/DstMemKd.
+    text = "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),Device,Ctx,Strm,Name\n" \
+           "100,30,11,2,1,1,64,1,1,24,0,0,,NVIDIA A100-SXM4-80GB (0),1,7,void k(float*)\n" \
+           "170,5,13,,,,,,,,,,0.004,NVIDIA A100-SXM4-80GB (0),1,7,[CUDA memcpy HtoD]\n"
+    trace = read_trace_text(text)
+    assert len(trace) == 2 and trace.interval(1).kind == "memcpy" and trace.interval(1).bytes == 4000
+
+
+# -- hostile files ------------------------------------------------------------------------
+
+
+def one_line(error: BaseException) -> str:
+    text = str(error)
+    assert "\n" not in text
+    return text
+
+
+def test_sqlite_is_opened_read_only(tmp_path: Path) -> None:
+    path = write_sqlite(tmp_path / "r.sqlite")
+    before = path.read_bytes()
+    os.chmod(path, 0o444)
+    try:
+        read_trace_sqlite(path)
+    finally:
+        os.chmod(path, 0o644)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.sqlite"]  # no journal, no WAL left behind
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("name", ["pipe.sqlite", "pipe.csv"])
+def test_fifo_is_refused_without_blocking(tmp_path: Path, name: str) -> None:
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    with pytest.raises(TraceError) as caught:
+        read_trace(fifo)
+    assert "named pipe" in one_line(caught.value) and name in str(caught.value)
+
+
+def test_device_is_refused() -> None:
+    with pytest.raises(TraceError) as caught:
+        read_trace_sqlite("/dev/zero")
+    assert "device" in one_line(caught.value)
+
+
+def test_non_database_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "notes.sqlite"
+    path.write_text("hello, not a database\n")
+    with pytest.raises(TraceError) as caught:
+        read_trace(path)
+    assert "not an SQLite database" in one_line(caught.value)
+
+
+def test_damaged_database_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.sqlite"
+    path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 5000)
+    with pytest.raises(TraceError) as caught:
+        read_trace(path)
+    assert one_line(caught.value).startswith("broken.sqlite: ")
+
+
+def test_missing_tables_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "empty.sqlite"
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL)")
+    connection.commit()
+    connection.close()
+    with pytest.raises(TraceError) as caught:
+        read_trace(path)
+    assert "no CUPTI_ACTIVITY_KIND_KERNEL or CUPTI_ACTIVITY_KIND_MEMCPY table" in one_line(caught.value)
+
+
+def test_missing_string_table_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "nostrings.sqlite"
+    connection = sqlite3.connect(path)
+    create_tables(connection)
+    insert_rows(connection, [("kernel", GEMM_KERNEL, 5, 9, 7, None)])
+    connection.execute("DROP TABLE StringIds")
+    connection.commit()
+    connection.close()
+    with pytest.raises(TraceError) as caught:
+        read_trace(path)
+    assert "no StringIds table" in one_line(caught.value)
+
+
+def test_missing_column_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "nostream.sqlite"
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL)")
+    connection.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, shortName INT)")
+    connection.commit()
+    connection.close()
+    with pytest.raises(TraceError) as caught:
+        read_trace(path)
+    assert "CUPTI_ACTIVITY_KIND_KERNEL has no column streamId" in one_line(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "fragment"),
+    [
+        (-5, 10, "'start' is -5: a time cannot be negative"),
+        (100, 50, "'end' is before 'start'"),
+        (100, 100 + 2 * 86_400 * 10**9, "longer than a day"),
+    ],
+)
+def test_bad_times_in_the_database_name_the_column(tmp_path: Path, start: int, end: int, fragment: str) -> None:
+    path = write_sqlite(tmp_path / "bad.sqlite", [("kernel", GEMM_KERNEL, 1, 2, 7, None), ("kernel", GEMM_KERNEL, start, end, 7, None)])
+    with pytest.raises(TraceError) as caught:
+        read_trace(path)
+    text = one_line(caught.value)
+    assert fragment in text and "CUPTI_ACTIVITY_KIND_KERNEL row 2" in text
+
+
+def test_text_in_a_time_column_of_the_database(tmp_path: Path) -> None:
+    path = write_sqlite(tmp_path / "text.sqlite", [("kernel", GEMM_KERNEL, 1, 2, 7, None)])
+    connection = sqlite3.connect(path)
+    connection.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'soon'")
+    connection.commit()
+    connection.close()
+    with pytest.raises(TraceError) as caught:
+        read_trace(path)
+    assert "'start' is 'soon', not a time in ns" in one_line(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("row", "fragment"),
+    [
+        ("-5,30,1,7,k\n", "line 2: 'Start (ns)' is -5: a time cannot be negative"),
+        ("5,-30,1,7,k\n", "line 2: 'Duration (ns)' is -30: a duration cannot be negative"),
+        ("5,abc,1,7,k\n", "line 2: 'Duration (ns)' is 'abc': expected a time"),
+        ("5,,1,7,k\n", "line 2: 'Duration (ns)' is empty"),
+        ("5,100000000000000000,1,7,k\n", "longer than a day"),
+        ("5,nan,1,7,k\n", "not a finite time"),
+        ("5,30,1,7\n", "line 2: the row has 4 cells"),
+        ("5,30,1,7,\n", "line 2: the Name cell is empty"),
+    ],
+)
+def test_bad_csv_rows_name_the_column_and_line(row: str, fragment: str) -> None:
+    with pytest.raises(TraceError) as caught:
+        read_trace_text("Start (ns),Duration (ns),CorrId,Strm,Name\n" + row, "t.csv")
+    assert fragment in one_line(caught.value)
+
+
+def test_csv_missing_columns_are_named() -> None:
+    with pytest.raises(TraceError) as caught:
+        read_trace_text("Start (ns),Duration (ns),CorrId,Name\n1,2,3,k\n", "t.csv")
+    assert "the cuda_gpu_trace header has no column Strm" in one_line(caught.value)
+
+
+def test_kernel_summary_is_not_a_trace() -> None:
+    summary = "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n50,100,2,50,50,40,60,1,k\n"
+    with pytest.raises(TraceError) as caught:
+        read_trace_text(summary, "sum.csv")
+    assert "no cuda_gpu_trace header" in one_line(caught.value)
+
+
+def test_csv_over_the_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "big.csv"
+    path.write_text(csv_text())
+    monkeypatch.setattr(trace_module, "MAX_CSV_BYTES", 100)
+    with pytest.raises(TraceError) as caught:
+        read_trace_csv(path)
+    assert "over the limit" in one_line(caught.value)
+
+
+def test_binary_report_asks_for_an_export(tmp_path: Path) -> None:
+    path = tmp_path / "report1.nsys-rep"
+    path.write_bytes(b"\x00\x01binary")
+    with pytest.raises(TraceError) as caught:
+        read_trace(path)
+    assert "nsys export --type sqlite report1.nsys-rep" in one_line(caught.value)
+
+
+def test_binary_csv_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "junk.csv"
+    path.write_bytes(b"\x00" * 100)
+    with pytest.raises(TraceError) as caught:
+        read_trace(path)
+    assert "binary" in one_line(caught.value)
+
+
+def test_row_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trace_module, "MAX_TRACE_ROWS", 3)
+    for trace_path in (write_sqlite(tmp_path / "rows.sqlite"),):
+        with pytest.raises(TraceError) as caught:
+            read_trace(trace_path)
+        assert "more than 3 intervals" in one_line(caught.value)
+    with pytest.raises(TraceError):
+        read_trace_text(csv_text())
+
+
+# -- matched to a step: the chapter's GEMM against its bound ------------------------------------
+
+
+def test_chapter_gemm_interval_beside_its_bound(tmp_path: Path, chapter_h100) -> None:  # type: ignore[no-untyped-def]
+    # Bound: 2 × 4096³ = 137,438,953,472 FLOP / 100 TFLOP/s = 1.37439 ms (compute);
+    # HBM: 3 × 4096² × 2 B = 100,663,296 B / 3.35 TB/s = 30.05 µs, so compute-limited at 1.374 ms.
+    # Trace: the GEMM's interval runs 1,050,000 → 2,850,000 ns = 1.8 ms, 1.8 / 1.37439 = 1.310× the bound
+    # (the kernel reaches 1.37439 / 1.8 = 76.4 % of the sustained rate).
+    for trace in both_formats(tmp_path):
+        timeline = step_timeline(CHAPTER_STEP, chapter_h100, trace=trace)
+        time = timeline.times["gemm"]
+        assert time.source == TRACE
+        assert time.seconds == pytest.approx(1.8e-3)
+        assert time.bound_s == pytest.approx(137_438_953_472 / 100e12)
+        assert time.seconds / time.bound_s == pytest.approx(1.3097, abs=1e-4)
+        assert time.trace is not None and time.trace.first.name == GEMM_KERNEL
+        assert time.trace.rule == "suggested (gemm)"
+        assert timeline.step_time == pytest.approx(1.8e-3)
+        # Unmatched: the fill kernel and the copies are listed, largest total first.
+        unmatched = [(u.name, u.count) for u in timeline.measured.unmatched]
+        assert unmatched[0] == ("[CUDA memcpy Host-to-Device]", 2)  # 11.3 µs + 11.3 µs = 22.6 µs
+        assert (FILL_KERNEL, 1) in unmatched
+        text = timeline.summary_text()
+        assert "1.8 ms measured, bound 1.374 ms (1.31× the bound)" in text
+        assert "unmatched kernels (4 names)" in text
+        data = timeline.to_dict()
+        op = data["operations"][0]
+        assert op["source"] == "trace" and op["bound_s"] == pytest.approx(1.37439e-3, rel=1e-5)
+        assert op["trace"]["first_start_s"] == pytest.approx(50e-6)  # 1,050,000 − 1,000,000 ns
+        assert data["trace"]["intervals"] == 6 and data["trace"]["matched"] == {"gemm": 1}
+        json.dumps(data)
+
+
+def test_without_a_device_the_trace_still_times_the_step(tmp_path: Path) -> None:
+    trace = both_formats(tmp_path)[0]
+    timeline = step_timeline(CHAPTER_STEP, None, trace=trace)
+    assert timeline.times["gemm"].bound_s is None and timeline.step_time == pytest.approx(1.8e-3)
+    with pytest.raises(StepError, match="import a trace"):
+        step_timeline(CHAPTER_STEP + "x = axpy(n=2**20, dtype=fp32)\n", None, trace=trace)
+
+
+DP_STEP = """\
+fwd  = gemm(M=8192, N=8192, K=8192, dtype=bf16)
+bwd1 = gemm(M=8192, N=8192, K=8192, dtype=bf16)            after fwd
+ar1  = allreduce(n=2**27, dtype=bf16, ranks=8)   on comm   after bwd1
+bwd2 = gemm(M=8192, N=8192, K=8192, dtype=bf16)            after bwd1
+ar2  = allreduce(n=2**27, dtype=bf16, ranks=8)   on comm   after bwd2
+opt  = axpy(n=2**28, dtype=fp32)                           after ar1, ar2
+"""
+
+
+def dp_rows(offset: int, gemm_ns: tuple[int, int, int]) -> list[tuple[str, str, int, int, int, int | None]]:
+    g1, g2, g3 = gemm_ns
+    return [
+        ("kernel", GEMM_KERNEL, offset, offset + g1, 7, None),
+        ("kernel", GEMM_KERNEL, offset + g1, offset + g1 + g2, 7, None),
+        ("kernel", NCCL_KERNEL, offset + g1 + g2, offset + g1 + g2 + 1_100_000, 13, None),
+        ("kernel", GEMM_KERNEL, offset + g1 + g2, offset + g1 + g2 + g3, 7, None),
+        ("kernel", NCCL_KERNEL, offset + g1 + g2 + g3, offset + g1 + g2 + g3 + 1_200_000, 13, None),
+        ("kernel", AXPY_KERNEL, offset + g1 + g2 + g3 + 1_200_000, offset + g1 + g2 + g3 + 1_500_000, 7, None),
+        ("kernel", FILL_KERNEL, offset + 10_000_000, offset + 10_010_000, 7, None),
+    ]
+
+
+def test_repeated_operations_are_dealt_in_time_order_and_take_the_median(tmp_path: Path) -> None:
+    # Two iterations of the example step. GEMMs: iteration 1 1.2/1.3/1.4 ms, iteration 2 1.0/1.1/1.6 ms;
+    # dealt in time order fwd, bwd1, bwd2, fwd, bwd1, bwd2 → fwd median(1.2, 1.0) = 1.1 ms,
+    # bwd1 median(1.3, 1.1) = 1.2 ms, bwd2 median(1.4, 1.6) = 1.5 ms. all-reduces: ar1 1.1 ms, ar2 1.2 ms.
+    rows = dp_rows(0, (1_200_000, 1_300_000, 1_400_000)) + dp_rows(20_000_000, (1_000_000, 1_100_000, 1_600_000))
+    device = find_device("h100-sxm")
+    for trace in both_formats(tmp_path, rows):
+        timeline = step_timeline(DP_STEP, device, trace=trace)
+        seconds = {name: t.seconds for name, t in timeline.times.items()}
+        assert seconds == pytest.approx({"fwd": 1.1e-3, "bwd1": 1.2e-3, "bwd2": 1.5e-3, "ar1": 1.1e-3, "ar2": 1.2e-3, "opt": 0.3e-3})
+        assert {t.source for t in timeline.times.values()} == {TRACE}
+        assert timeline.times["fwd"].trace.first.start_ns == 0
+        assert timeline.times["bwd2"].trace.intervals and len(timeline.times["bwd2"].trace.intervals) == 2
+        assert timeline.times["ar1"].trace.rule == "suggested (allreduce)"
+        assert timeline.times["ar1"].trace.first.communication
+        # The model: fwd 1.1, bwd1 1.2 → 2.3; bwd2 1.5 → 3.8; ar2 3.8 + 1.2 = 5.0; opt 5.0 + 0.3 = 5.3 ms.
+        assert timeline.step_time == pytest.approx(5.3e-3)
+        assert [u.name for u in timeline.measured.unmatched] == [FILL_KERNEL]
+
+
+def test_explicit_rules_win_over_suggestions(tmp_path: Path) -> None:
+    plan = parse_step(DP_STEP)
+    trace = both_formats(tmp_path, dp_rows(0, (1_000_000, 1_000_000, 1_000_000)))[0]
+    rules = [parse_trace_match("regex:FillFunctor=opt", plan)]
+    measured = match_trace(plan, trace, rules)
+    assert measured.matches["opt"].first.name == FILL_KERNEL and measured.matches["opt"].rule == "regex:FillFunctor"
+    assert [u.name for u in measured.unmatched] == [AXPY_KERNEL]  # no longer suggested: opt has a rule
+    # One pattern for several operations deals its intervals among them in time order too.
+    rules = [parse_trace_match(f"{GEMM_KERNEL}=bwd1", plan), parse_trace_match(f"{GEMM_KERNEL}=fwd", plan)]
+    measured = match_trace(plan, trace, rules)
+    assert measured.matches["bwd1"].first.start_ns == 0 and len(measured.matches["bwd1"].intervals) == 2
+    assert "bwd2" in measured.unmatched_operations
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [("gemm", "--match wants PATTERN=OPERATION"), ("gemm=nope", "no operation 'nope'"), ("regex:(=fwd", "bad regular expression")],
+)
+def test_bad_match_rules(text: str, fragment: str) -> None:
+    with pytest.raises(StepError, match=fragment.replace("(", r"\(")):
+        parse_trace_match(text, parse_step(DP_STEP))
+
+
+def test_operations_without_an_interval_keep_their_bound(tmp_path: Path) -> None:
+    trace = both_formats(tmp_path, [("kernel", NCCL_KERNEL, 0, 1_000_000, 13, None)])[0]
+    timeline = step_timeline(DP_STEP, find_device("h100-sxm"), trace=trace)
+    assert timeline.times["ar1"].source == TRACE and timeline.times["ar2"].source == "bound"
+    assert set(timeline.measured.unmatched_operations) == {"fwd", "bwd1", "bwd2", "ar2", "opt"}
+
+
+# -- the CLI --------------------------------------------------------------------------------------
+
+
+def test_cli_step_with_a_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from workbench.cli import main
+
+    step = tmp_path / "chapter.step"
+    step.write_text(CHAPTER_STEP)
+    database = write_sqlite(tmp_path / "report1.sqlite")
+    assert main(["step", str(step), "--device", "h100-sxm", "--trace", str(database), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    op = data["operations"][0]
+    # On the datasheet H100 (989 TFLOP/s fp16 tensor): 137,438,953,472 / 989e12 = 139.0 µs; 1.8 ms is 12.95× that.
+    assert op["source"] == "trace" and op["time_s"] == pytest.approx(1.8e-3)
+    assert op["bound_s"] == pytest.approx(137_438_953_472 / 989e12)
+    assert data["trace"]["format"] == "sqlite" and data["trace"]["unmatched_names"] == 4
+    assert main(["step", str(step), "--device", "h100-sxm", "--trace", str(database), "--match", f"{FILL_KERNEL}=gemm"]) == 0
+    out = capsys.readouterr().out
+    assert "trace report1.sqlite (sqlite): 6 intervals on 1 streams" in out and "11 µs measured" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--trace", "missing.sqlite"], "missing.sqlite: no such file"),
+        (["--trace", "STEP"], "no cuda_gpu_trace header"),
+        (["--match", "x=gemm"], "give the trace with --trace"),
+        (["--trace", "DB", "--match", "x=nope"], "no operation 'nope'"),
+    ],
+)
+def test_cli_bad_trace_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], fragment: str) -> None:
+    from workbench.cli import main
+
+    step = tmp_path / "chapter.step"
+    step.write_text(CHAPTER_STEP)
+    database = write_sqlite(tmp_path / "report1.sqlite")
+    extra = [str(step) if e == "STEP" else str(database) if e == "DB" else str(tmp_path / e) if e.endswith(".sqlite") else e for e in extra]
+    assert main(["step", str(step), "--device", "h100-sxm", *extra]) == 2
+    captured = capsys.readouterr()
+    assert fragment in captured.err and captured.err.count("\n") == 1 and "Traceback" not in captured.err
