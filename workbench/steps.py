@@ -679,8 +679,7 @@ def match_trace(plan: StepPlan, trace: Trace, rules: Sequence[MatchRule] = ()) -
             groups.append((f"suggested ({kind})", by_kind[kind]))
         group_of_name[name_index] = kind_group[kind]
     buckets: list[list[int]] = [[] for _ in groups]
-    for row, name_index in enumerate(trace.name):
-        group = group_of_name[name_index]
+    for row, group in enumerate(map(group_of_name.__getitem__, trace.name)):
         if group is not None:
             buckets[group].append(row)
     dealt: dict[str, tuple[str, list[int]]] = {}
@@ -693,7 +692,7 @@ def match_trace(plan: StepPlan, trace: Trace, rules: Sequence[MatchRule] = ()) -
         if op.name not in dealt:
             continue
         label, rows = dealt[op.name]
-        durations = sorted(trace.end[row] - trace.start[row] for row in rows)
+        durations = sorted(map(int.__sub__, map(trace.end.__getitem__, rows), map(trace.start.__getitem__, rows)))
         middle = len(durations) // 2
         median_ns = durations[middle] if len(durations) % 2 else (durations[middle - 1] + durations[middle]) / 2
         matches[op.name] = TraceMatch(op.name, label, tuple(rows), median_ns / 1e9, trace.interval(rows[0]))

@@ -36,12 +36,16 @@ operations with a trace.
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import os
 import sqlite3
 import stat
 import urllib.parse
 from array import array
+from itertools import compress, islice
+from operator import itemgetter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -160,13 +164,17 @@ class Trace:
         """The first interval's start: the trace's time zero when shown."""
         return min(self.start) if len(self.start) else 0
 
+    def durations_ns(self) -> array:
+        """end − start per row."""
+        return array("q", map(int.__sub__, self.end, self.start))
+
     def name_totals(self) -> list[tuple[int, int, int]]:
-        """(name index, count, total ns) per name."""
+        """(name index, count, total ns) per name that has intervals."""
         counts = [0] * len(self.names)
         totals = [0] * len(self.names)
-        for n, s, e in zip(self.name, self.start, self.end):
+        for n, d in zip(self.name, self.durations_ns()):
             counts[n] += 1
-            totals[n] += e - s
+            totals[n] += d
         return [(i, counts[i], totals[i]) for i in range(len(self.names)) if counts[i]]
 
     def summary(self) -> dict[str, object]:
@@ -184,6 +192,19 @@ class Trace:
             "span_s": ((max(self.end) - self.origin_ns()) / 1e9) if len(self) else 0.0,
             "notes": list(self.notes),
         }
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while millions of small objects are made: nothing read forms a
+    cycle, and the collector's passes over them cost a fifth of the import."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class _Builder:
@@ -276,7 +297,8 @@ def read_trace_sqlite(path: str | os.PathLike[str]) -> Trace:
     except sqlite3.Error as exc:
         raise TraceError(f"cannot open the database: {exc}", source) from None
     try:
-        return _read_database(connection, source)
+        with _collector_paused():
+            return _read_database(connection, source)
     except sqlite3.Error as exc:
         raise TraceError(f"the database cannot be read: {exc}", source) from None
     finally:
@@ -305,47 +327,55 @@ def _read_database(connection: sqlite3.Connection, source: str) -> Trace:
 
 
 def _read_rows(
-    connection: sqlite3.Connection, query: str, table: str, builder: _Builder, source: str,
-    kind: int, name_of: "dict[int, int] | None", fixed_name: int | None, has_bytes: bool, default_name: int | None = None,
+    connection: sqlite3.Connection, table: str, name_column: str | None, builder: _Builder, source: str,
+    kind: int, name_of: "dict[int, int] | None", fixed_name: int | None, bytes_column: str | None, default_name: int | None = None,
 ) -> None:
+    """One activity table into the trace, checked first by SQL (in C, over every row), then read column-wise."""
     trace = builder.trace
-    append_start, append_end = trace.start.append, trace.end.append
-    append_name, append_stream = trace.name.append, trace.stream.append
-    append_kind, append_bytes = trace.kind.append, trace.nbytes.append
-    streams: dict[tuple[int, int], int] = {}
-    cursor = connection.execute(query)
+    untimed = 'start IS 0 AND "end" IS 0'
+    bad = connection.execute(
+        f'SELECT rowid, start, "end" FROM {table} WHERE NOT ({untimed}) AND ('
+        f'typeof(start) != \'integer\' OR typeof("end") != \'integer\' OR start < 0 OR "end" < start '
+        f'OR "end" - start > ? OR "end" > ?) LIMIT 1',
+        (MAX_INTERVAL_NS, MAX_TIMESTAMP_NS),
+    ).fetchone()
+    if bad is not None:
+        rowid, start, end = bad
+        for column, value in (("start", start), ("end", end)):
+            if type(value) is not int:
+                raise TraceError(f"{table} row {rowid}: '{column}' is {value!r}, not a time in ns", source)
+        _check_times(start, end, f"{table} row {rowid}: ", "start", "end", source, None)
+    builder.untimed += connection.execute(f"SELECT COUNT(*) FROM {table} WHERE {untimed}").fetchone()[0]
+    total = connection.execute(f"SELECT COUNT(*) FROM {table} WHERE NOT ({untimed})").fetchone()[0]
+    if len(trace) + total > MAX_TRACE_ROWS:
+        raise TraceError(f"more than {MAX_TRACE_ROWS:,} intervals: over the limit for one trace", source)
+    if name_of is not None and name_column is not None and default_name is None:
+        orphan = connection.execute(
+            f'SELECT rowid, "{name_column}" FROM {table} WHERE "{name_column}" IS NULL OR "{name_column}" NOT IN (SELECT id FROM {STRINGS_TABLE}) LIMIT 1'
+        ).fetchone()
+        if orphan is not None:
+            raise TraceError(f"{table} row {orphan[0]}: the name id {orphan[1]!r} ({name_column}) is not in {STRINGS_TABLE}", source)
+    lanes: dict[tuple[object, object], int] = {}
+    for device, stream in connection.execute(f"SELECT DISTINCT deviceId, streamId FROM {table} WHERE NOT ({untimed})"):
+        lanes[(device, stream)] = builder.stream_id(f"GPU {device}", str(stream))
+    columns = ['start', '"end"', "deviceId", "streamId", f'"{name_column}"' if name_column else "0", f'"{bytes_column}"' if bytes_column else "-1"]
+    cursor = connection.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE NOT ({untimed})")
     while True:
         rows = cursor.fetchmany(_FETCH)
         if not rows:
             return
-        for row in rows:
-            rowid, start, end, device, stream, label = row[0], row[1], row[2], row[3], row[4], row[5]
-            if not (type(start) is int and type(end) is int):
-                column = "start" if type(start) is not int else "end"
-                raise TraceError(f"{table} row {rowid}: '{column}' is {row[1 if column == 'start' else 2]!r}, not a time in ns", source)
-            if start == 0 and end == 0:
-                builder.untimed += 1
-                continue
-            if start < 0 or end < start or end - start > MAX_INTERVAL_NS or end > MAX_TIMESTAMP_NS:
-                _check_times(start, end, f"{table} row {rowid}: ", "start", "end", source, None)
-            lane = streams.get((device, stream))
-            if lane is None:
-                lane = streams[(device, stream)] = builder.stream_id(f"GPU {device}", str(stream))
-            if name_of is not None:
-                name = name_of.get(label, default_name)
-                if name is None:
-                    raise TraceError(f"{table} row {rowid}: the name id {label!r} is not in {STRINGS_TABLE}", source)
-            else:
-                name = fixed_name if fixed_name is not None else label
-            if builder.full():
-                raise TraceError(f"more than {MAX_TRACE_ROWS:,} intervals: over the limit for one trace", source)
-            append_start(start)
-            append_end(end)
-            append_name(name)
-            append_stream(lane)
-            append_kind(kind)
-            size = row[6] if has_bytes else -1
-            append_bytes(size if type(size) is int and size >= 0 else -1)
+        starts, ends, devices, streams, labels, sizes = (list(map(itemgetter(i), rows)) for i in range(6))
+        trace.start.extend(starts)
+        trace.end.extend(ends)
+        trace.stream.extend(map(lanes.__getitem__, zip(devices, streams)))
+        if name_of is None:
+            trace.name.extend([fixed_name] * len(rows))
+        elif default_name is None:
+            trace.name.extend(map(name_of.__getitem__, labels))
+        else:
+            trace.name.extend([name_of.get(label, default_name) for label in labels])
+        trace.kind.extend(bytes([kind]) * len(rows))
+        trace.nbytes.extend([size if type(size) is int and size >= 0 else -1 for size in sizes])
 
 
 def _read_kernels(connection: sqlite3.Connection, tables: set[str], builder: _Builder, source: str) -> None:
@@ -362,8 +392,7 @@ def _read_kernels(connection: sqlite3.Connection, tables: set[str], builder: _Bu
         f'SELECT id, value FROM {STRINGS_TABLE} WHERE id IN (SELECT DISTINCT "{name_column}" FROM {KERNEL_TABLE})'
     ):
         names[string_id] = builder.name_id(str(value))
-    query = f'SELECT rowid, start, "end", deviceId, streamId, "{name_column}" FROM {KERNEL_TABLE}'
-    _read_rows(connection, query, KERNEL_TABLE, builder, source, KERNEL, names, None, False)
+    _read_rows(connection, KERNEL_TABLE, name_column, builder, source, KERNEL, names, None, None)
 
 
 def _read_copies(connection: sqlite3.Connection, tables: set[str], builder: _Builder, source: str) -> None:
@@ -376,16 +405,14 @@ def _read_copies(connection: sqlite3.Connection, tables: set[str], builder: _Bui
                 labels[kind_id] = label
     names = {kind_id: builder.name_id(f"[CUDA memcpy {label}]") for kind_id, label in labels.items()}
     unknown = names[0]  # a copy kind nsys did not label is still a copy
-    query = f'SELECT rowid, start, "end", deviceId, streamId, copyKind, bytes FROM {MEMCPY_TABLE}'
-    _read_rows(connection, query, MEMCPY_TABLE, builder, source, MEMCPY, names, None, True, unknown)
+    _read_rows(connection, MEMCPY_TABLE, "copyKind", builder, source, MEMCPY, names, None, "bytes", unknown)
 
 
 def _read_memsets(connection: sqlite3.Connection, builder: _Builder, source: str) -> None:
     columns = _columns(connection, MEMSET_TABLE)
     _require(columns, MEMSET_TABLE, ("start", "end", "deviceId", "streamId"), source)
-    has_bytes = "bytes" in columns
-    query = f'SELECT rowid, start, "end", deviceId, streamId, 0{", bytes" if has_bytes else ""} FROM {MEMSET_TABLE}'
-    _read_rows(connection, query, MEMSET_TABLE, builder, source, MEMSET, None, builder.name_id("[CUDA memset]"), has_bytes)
+    _read_rows(connection, MEMSET_TABLE, None, builder, source, MEMSET, None, builder.name_id("[CUDA memset]"),
+               "bytes" if "bytes" in columns else None)
 
 
 # -- the cuda_gpu_trace CSV -----------------------------------------------------------
@@ -464,20 +491,15 @@ def _time_ns(text: str, factor: int, title: str, source: str, line: int) -> int:
     return round(value * factor)
 
 
-def _csv_lines(path: Path, source: str) -> Iterator[str]:
+def _check_text(path: Path, source: str) -> None:
+    """Refuse a file that is not CSV text (a NUL byte in its first 4 KiB) before the reader starts."""
     try:
-        stream = open_bounded(path, MAX_CSV_BYTES, "trace CSV")
+        with open_bounded(path, MAX_CSV_BYTES, "trace CSV") as stream:
+            head = stream.read(4096)
     except FileReadError as exc:
         raise TraceError(str(exc), source) from None
-    with io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline="") as text:
-        head = text.read(4096)
-        if "\x00" in head:
-            raise TraceError("this is a binary file, not CSV text", source)
-        try:
-            yield from io.StringIO(head + text.readline(), newline="")  # the first piece, whole lines
-            yield from text
-        except FileReadError as exc:
-            raise TraceError(str(exc), source) from None
+    if b"\x00" in head:
+        raise TraceError("this is a binary file, not CSV text", source)
 
 
 def read_trace_csv_lines(lines: Iterable[str], source: str = "trace.csv") -> Trace:
@@ -504,68 +526,158 @@ def read_trace_csv_lines(lines: Iterable[str], source: str = "trace.csv") -> Tra
     return builder.finish([])
 
 
+_CSV_CHUNK = 20_000
+
+
+class _CsvState:
+    """What the CSV rows so far have established: each name's kind, each lane."""
+
+    def __init__(self, c: _CsvColumns, builder: _Builder, source: str) -> None:
+        self.c, self.builder, self.source = c, builder, source
+        self.kinds: list[int] = []  # by name id
+        self.raw_names: dict[str, int] = {}
+        self.lanes: dict[tuple[str, str], int] = {}
+        self.width = max(i for i in (c.start, c.duration, c.name, c.stream, c.device, c.bytes) if i is not None) + 1
+
+    def name_id(self, raw: str, line: int | None) -> int:
+        found = self.raw_names.get(raw)
+        if found is None:
+            text = raw.strip()
+            if not text:
+                raise TraceError("the Name cell is empty", self.source, line)
+            found = self.raw_names[raw] = self.builder.name_id(text)
+            while len(self.kinds) <= found:
+                self.kinds.append(KERNEL)
+            self.kinds[found] = MEMCPY if text.startswith("[CUDA memcpy") else MEMSET if text.startswith("[CUDA memset") else KERNEL
+        return found
+
+    def lane(self, device: str, stream: str) -> int:
+        key = (device, stream)
+        found = self.lanes.get(key)
+        if found is None:
+            found = self.lanes[key] = self.builder.stream_id(device.strip() or "GPU", stream.strip() or "?")
+        return found
+
+
 def _read_csv_rows(reader: "csv._reader", c: _CsvColumns, builder: _Builder, source: str) -> None:  # type: ignore[name-defined]
-    trace = builder.trace
-    width = max(i for i in (c.start, c.duration, c.name, c.stream, c.device, c.bytes) if i is not None) + 1
-    start_title, duration_title = c.titles[c.start], c.titles[c.duration]
-    kinds: dict[int, int] = {}
-    streams: dict[tuple[str, str], int] = {}
-    name_ids = builder.name_ids
-    for cells in reader:
-        if len(cells) < width:
-            if not cells or not "".join(cells).strip():
-                continue
-            if len(cells) == 1 and cells[0].lstrip().startswith("**"):
-                break  # the heading of the next report in a multi-report file
-            raise TraceError(f"the row has {len(cells)} cells; the header has {len(c.titles)}", source, reader.line_num)
-        line = reader.line_num
-        start = _time_ns(cells[c.start], c.start_factor, start_title, source, line)
-        duration = _time_ns(cells[c.duration], c.duration_factor, duration_title, source, line)
-        if start < 0 or duration < 0 or duration > MAX_INTERVAL_NS or start > MAX_TIMESTAMP_NS:
-            if duration < 0:
-                raise TraceError(f"'{duration_title}' is {cells[c.duration].strip()}: a duration cannot be negative", source, line)
-            _check_times(start, start + duration, "", start_title, duration_title, source, line)
-        name = cells[c.name]
-        name_id = name_ids.get(name)
-        if name_id is None:
-            stripped = name.strip()
-            if not stripped:
-                raise TraceError("the Name cell is empty", source, line)
-            name_id = builder.name_id(stripped)
-            name_ids[name] = name_id
-        kind = kinds.get(name_id)
-        if kind is None:
-            text = trace.names[name_id]
-            kind = kinds[name_id] = MEMCPY if text.startswith("[CUDA memcpy") else MEMSET if text.startswith("[CUDA memset") else KERNEL
-        device = cells[c.device].strip() if c.device is not None else "GPU"
-        key = (device, cells[c.stream])
-        lane = streams.get(key)
-        if lane is None:
-            lane = streams[key] = builder.stream_id(device or "GPU", cells[c.stream].strip() or "?")
-        size = -1
-        if c.bytes is not None and kind != KERNEL:
-            text = cells[c.bytes].strip()
+    """The rows after the header, in chunks taken by islice (no Python per row): each chunk read column-wise
+    (C-speed conversions); a chunk with anything unusual (a bad number, a short or blank row, a new name)
+    goes row by row, which names the line."""
+    state = _CsvState(c, builder, source)
+    while True:
+        before = reader.line_num
+        rows = list(islice(reader, _CSV_CHUNK))
+        if not rows:
+            return
+        if len(builder.trace) + len(rows) > MAX_TRACE_ROWS:
+            raise TraceError(f"more than {MAX_TRACE_ROWS:,} intervals: over the limit for one trace", source, reader.line_num)
+        if _csv_chunk_fast(rows, state):
+            continue
+        # Each row one line, unless a quoted cell spans lines: then the rows are counted instead.
+        exact = reader.line_num - before == len(rows)
+        for offset, cells in enumerate(rows, start=1):
+            if len(cells) < state.width:
+                if not cells or not "".join(cells).strip():
+                    continue
+                if len(cells) == 1 and cells[0].lstrip().startswith("**"):
+                    return  # the heading of the next report in a multi-report file
+            _csv_row_slow(cells, before + offset if exact else None, state, None if exact else offset + before)
+
+
+def _csv_chunk_fast(rows: list[list[str]], state: _CsvState) -> bool:
+    """Append a chunk of plain rows (ns integers, known names, full width); False (nothing appended) otherwise."""
+    c, trace = state.c, state.builder.trace
+    if c.start_factor != 1 or c.duration_factor != 1 or min(map(len, rows)) < state.width:
+        return False
+    # One column at a time (itemgetter): transposing the whole chunk with zip(*rows) is several times slower.
+    columns = {i: list(map(itemgetter(i), rows)) for i in (c.start, c.duration, c.name, c.stream, c.device, c.bytes) if i is not None}
+    try:
+        starts = list(map(int, columns[c.start]))
+        durations = list(map(int, columns[c.duration]))
+    except ValueError:
+        return False
+    if min(starts) < 0 or min(durations) < 0 or max(durations) > MAX_INTERVAL_NS or max(starts) > MAX_TIMESTAMP_NS:
+        return False
+    raw_names = state.raw_names
+    names = list(map(raw_names.get, columns[c.name]))
+    if None in names:
+        return False
+    devices = columns[c.device] if c.device is not None else ("GPU",) * len(rows)
+    lanes = list(map(state.lanes.get, zip(devices, columns[c.stream])))
+    if None in lanes:
+        return False
+    kinds = state.kinds
+    row_kinds = bytes(map(kinds.__getitem__, names))
+    sizes = [-1] * len(rows)
+    if c.bytes is not None and any(row_kinds):
+        factor = c.bytes_factor
+        texts = columns[c.bytes]
+        for i in compress(range(len(rows)), row_kinds):  # copies and memsets only (kind ≠ KERNEL = 0)
+            text = texts[i]
             if text:
                 try:
-                    size = round(float(text) * c.bytes_factor)
+                    size = round(float(text) * factor)
                 except ValueError:
-                    raise TraceError(f"'{c.titles[c.bytes]}' is '{text[:40]}': expected a number", source, line) from None
+                    return False
                 if size < 0:
-                    raise TraceError(f"'{c.titles[c.bytes]}' is {text}: bytes cannot be negative", source, line)
-        if builder.full():
-            raise TraceError(f"more than {MAX_TRACE_ROWS:,} intervals: over the limit for one trace", source, line)
-        trace.start.append(start)
-        trace.end.append(start + duration)
-        trace.name.append(name_id)
-        trace.stream.append(lane)
-        trace.kind.append(kind)
-        trace.nbytes.append(size)
+                    return False
+                sizes[i] = size
+    trace.start.extend(starts)
+    trace.end.extend(map(int.__add__, starts, durations))
+    trace.name.extend(names)
+    trace.stream.extend(lanes)
+    trace.kind.extend(row_kinds)
+    trace.nbytes.extend(sizes)
+    return True
+
+
+def _csv_row_slow(cells: list[str], line: int | None, state: _CsvState, row: int | None = None) -> None:
+    """One row, every check with its line: the path for rows the fast path does not take.
+
+    `row` (with `line` None) counts CSV records instead, where a quoted cell spanning lines made the
+    line of each record uncertain."""
+    c, trace = state.c, state.builder.trace
+    source = state.source if row is None else f"{state.source} (at line {row} or later: a quoted cell spans lines)"
+    if len(cells) < state.width:
+        raise TraceError(f"the row has {len(cells)} cells; the header has {len(c.titles)}", source, line)
+    start_title, duration_title = c.titles[c.start], c.titles[c.duration]
+    start = _time_ns(cells[c.start], c.start_factor, start_title, source, line)
+    duration = _time_ns(cells[c.duration], c.duration_factor, duration_title, source, line)
+    if duration < 0:
+        raise TraceError(f"'{duration_title}' is {cells[c.duration].strip()}: a duration cannot be negative", source, line)
+    _check_times(start, start + duration, "", start_title, duration_title, source, line)
+    name = state.name_id(cells[c.name], line)
+    kind = state.kinds[name]
+    lane = state.lane(cells[c.device] if c.device is not None else "GPU", cells[c.stream])
+    size = -1
+    if c.bytes is not None and kind != KERNEL:
+        text = cells[c.bytes].strip()
+        if text:
+            try:
+                size = round(float(text) * c.bytes_factor)
+            except ValueError:
+                raise TraceError(f"'{c.titles[c.bytes]}' is '{text[:40]}': expected a number", source, line) from None
+            if size < 0:
+                raise TraceError(f"'{c.titles[c.bytes]}' is {text}: bytes cannot be negative", source, line)
+    trace.start.append(start)
+    trace.end.append(start + duration)
+    trace.name.append(name)
+    trace.stream.append(lane)
+    trace.kind.append(kind)
+    trace.nbytes.append(size)
 
 
 def read_trace_csv(path: str | os.PathLike[str]) -> Trace:
-    """A cuda_gpu_trace CSV file, streamed through the bounded reader."""
+    """A cuda_gpu_trace CSV file, streamed through the bounded reader (never held whole)."""
     file = Path(path)
-    return read_trace_csv_lines(_csv_lines(file, file.name), file.name)
+    source = file.name
+    _check_text(file, source)
+    try:
+        stream = open_bounded(file, MAX_CSV_BYTES, "trace CSV")
+        with io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline="") as text, _collector_paused():
+            return read_trace_csv_lines(text, source)
+    except FileReadError as exc:  # refused on opening, or grown past the limit while read
+        raise TraceError(str(exc), source) from None
 
 
 def read_trace_text(text: str, source: str = "trace.csv") -> Trace:
