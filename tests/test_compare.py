@@ -200,3 +200,22 @@ def test_a_real_numpy_run_is_measured_on_this_machine_and_not_on_a_gpu() -> None
     here, gpu = comparison.rows[0]
     assert here.measured_runs == 1 and here.measured_time_s == pytest.approx(record.median_s)
     assert gpu.measured_time_s is None and gpu.measured_runs == 0
+
+
+ALLREDUCE = "allreduce(n=2**28, dtype=fp32, ranks=8)"
+
+
+def test_a_collective_reads_as_link_limited_not_memory(capsys: pytest.CaptureFixture[str]) -> None:
+    # allreduce of 2**28 fp32 over 8 ranks on an H100 SXM: 2 × 7/8 × 1,073,741,824 B = 1,879,048,192 B per rank
+    # over NVLink 4 at 450 GB/s per direction = 4.176 ms; HBM 2,147,483,648 B / 3.35 TB/s = 641 µs; so the link limits.
+    session = Session(operations=[OperationEntry("ar", ALLREDUCE)])
+    comparison = compare_session(session, [find_device("h100-sxm")])
+    markdown = comparison_markdown(comparison)
+    assert "4.176 ms, link (NVLink 4 (H100/H200 SXM))" in markdown and "memory (HBM)" not in markdown
+    assert main(["compare", ALLREDUCE, "--devices", "h100-sxm"]) == 0
+    out = capsys.readouterr().out
+    assert "link (NVLink 4 (H100/H200 SXM))" in out and "memory" not in out.splitlines()[2]
+    # A GEMM still reads compute, an add memory, through the same function.
+    session = Session(operations=[OperationEntry("g", GEMM), OperationEntry("a", "add(n=2**24, dtype=fp32)")])
+    markdown = comparison_markdown(compare_session(session, [find_device("h100-sxm")]))
+    assert "139 µs, compute (fp16_tc)" in markdown and "memory (HBM)" in markdown

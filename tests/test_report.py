@@ -309,3 +309,16 @@ def test_the_fixture_report_shows_its_measured_cpu_run() -> None:
     assert "A run above 100 % beat its lower bound" in text
     assert "A run above 100 %" not in render_markdown(measured_session())
     assert "## Imported profiler records" in text
+
+
+def test_a_collective_report_shows_its_link_term_and_limiter() -> None:
+    # allreduce(n=2**28, fp32, 8 ranks) on the default H100 SXM: 1,879,048,192 B per rank / 450 GB/s = 4.176 ms
+    # over NVLink 4; compute 3.506 µs and HBM 641 µs are shorter, so the full-overlap bound is the link's.
+    session = Session(operations=[OperationEntry("ar", "allreduce(n=2**28, dtype=fp32, ranks=8)")])
+    text = render_markdown(session)
+    assert "| Link time bound (NVLink 4 (H100/H200 SXM)) | 4.176 ms | 1.879 GB per rank at 450 GB/s per direction, datasheet |" in text
+    assert "| Bound, full overlap | 4.176 ms | the largest of the three |" in text
+    assert "| ar | 234.9 MFLOP (fma2) | 2.147 GB | 0.1094 FLOP/B | 4.176 ms | link-limited |" in text
+    assert "*link-limited: NVLink 4 (H100/H200 SXM) needs 4.176 ms" in text
+    html = render_html(session)
+    assert "Link time bound (NVLink 4 (H100/H200 SXM))" in html

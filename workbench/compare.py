@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from workbench.analysis import Analysis, analyze
 from workbench.devices.catalogue import HOST_CPU_KEY, Device, closest_keys, find_device, match_reported_name
@@ -346,12 +346,29 @@ def comparison_csv(comparison: Comparison) -> str:
     return out.getvalue()
 
 
+def limiter_text(analysis: Analysis, path_name: "Callable[[str], str] | None" = None) -> str:
+    """The limiter and what it is: 'compute (fp16_tc)', 'memory (HBM)', 'link (NVLink 4)'.
+
+    One place for the Compare tab, its Markdown and terminal tables and the
+    reports; `path_name` shortens the compute path's name where space is short.
+    """
+    from workbench.analysis import COMPUTE, LINK, MEMORY
+
+    a = analysis
+    if a.limiter == LINK and a.link is not None:
+        return f"link ({a.link.link.name})"
+    if a.limiter == COMPUTE:
+        return f"compute ({path_name(a.path) if path_name else a.path})"
+    if a.limiter == MEMORY:
+        return f"memory ({a.memory_name})"
+    return a.limiter or "—"
+
+
 def _cell_text(cell: DeviceBound) -> str:
     if cell.analysis is None or cell.bound_time_s is None:
         return f"— ({cell.error})" if cell.error else "—"
     a = cell.analysis
-    limiter = f"compute ({a.path})" if a.limiter == "compute" else f"memory ({a.memory_name})"
-    text = f"{format_time(cell.bound_time_s)}, {limiter}"
+    text = f"{format_time(cell.bound_time_s)}, {limiter_text(a)}"
     if cell.measured_time_s is not None:
         text += f"; measured {format_time(cell.measured_time_s)}"
     return text
@@ -401,7 +418,7 @@ def comparison_text(comparison: Comparison) -> str:
             (
                 cell.device.key,
                 format_time(a.bound_time),
-                f"{a.limiter}" + (f" ({a.memory_name})" if a.limiter == "memory" else ""),
+                limiter_text(a) if a.limiter != "compute" else "compute",  # the path has its own column
                 format_time(a.compute_time) if a.compute_time is not None else "—",
                 format_time(a.memory_time) if a.memory_time is not None else "—",
                 format_intensity(a.ridge) if a.ridge else "—",

@@ -443,10 +443,21 @@ def bounds_table(analysis: Analysis, binary: bool) -> Table:
                 f"{format_bytes(a.bytes, binary)} at {format_bandwidth(a.bandwidth.value, binary)}, {a.bandwidth.source}",
             )
         )
+    link = a.link if a.link is not None and a.link.time is not None else None
+    if link is not None:  # a collective: its bytes per rank over a link between chips are a third term
+        rows.append(
+            (
+                f"Link time bound ({link.link.name})",
+                format_time(link.time),
+                f"{format_bytes(link.bytes_per_rank, binary)} per rank at {format_bandwidth(link.link.per_direction, binary)} "
+                f"per direction, {link.link.origin}",
+            )
+        )
     if a.bound_full_overlap is not None:
-        rows.append(("Bound, full overlap", format_time(a.bound_full_overlap), "the larger of the two"))
+        largest = "the largest of the three" if link is not None else "the larger of the two"
+        rows.append(("Bound, full overlap", format_time(a.bound_full_overlap), largest))
     if a.bound_no_overlap is not None:
-        rows.append(("Bound, no overlap", format_time(a.bound_no_overlap), "the sum of the two"))
+        rows.append(("Bound, no overlap", format_time(a.bound_no_overlap), f"the sum of the {'three' if link is not None else 'two'}"))
     if a.bound_time is not None and a.overlap.label not in ("full", "none"):
         rows.append((f"Bound, overlap f = {a.overlap.label}", format_time(a.bound_time), "the session's setting"))
     rows.append(("Arithmetic intensity", format_intensity(a.intensity) if a.bytes else NO_VALUE, "logical FLOP / compulsory byte"))

@@ -133,3 +133,15 @@ def test_the_selected_operation_is_shared_with_the_other_views(window) -> None:
     view.table.setCurrentCell(0, 1)
     assert window.document.current == 0
     assert [label.text for _, label in view.legend.items][0].startswith("H100 SXM: FP16 TC 989 TFLOP/s")
+
+
+def test_a_collective_cell_reads_link_limited(window) -> None:  # type: ignore[no-untyped-def]
+    from workbench.gui.compare_view import cell_text, cell_tooltip
+    from workbench.session import OperationEntry, Session
+
+    session = Session(operations=[OperationEntry("ar", "allreduce(n=2**28, dtype=fp32, ranks=8)")])
+    cell = compare_session(session, resolve_devices("h100-sxm")).rows[0][0]
+    # 1,879,048,192 B per rank / 450 GB/s = 4.176 ms over NVLink 4, above HBM's 641 µs
+    assert cell_text(cell).startswith("4.176 ms · link (NVLink 4 (H100/H200 SXM))")
+    assert "memory (HBM)" not in cell_text(cell)
+    assert "link 4.176 ms over NVLink 4 (H100/H200 SXM) (datasheet)" in cell_tooltip(cell)

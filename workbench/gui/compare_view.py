@@ -35,7 +35,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.compare import AnalysisCache, Comparison, DeviceBound, compare_session, comparison_csv, comparison_markdown, roofline_points
+from workbench.compare import (
+    AnalysisCache,
+    Comparison,
+    DeviceBound,
+    compare_session,
+    comparison_csv,
+    comparison_markdown,
+    limiter_text,
+    roofline_points,
+)
 from workbench.devices import Device, catalogue
 from workbench.devices.host import host_device
 from workbench.errors import WorkbenchError
@@ -462,8 +471,7 @@ def cell_text(cell: DeviceBound) -> str:
     analysis = cell.analysis
     if analysis is None or cell.bound_time_s is None:
         return f"no bound\n{cell.error}" if cell.error else "no bound"
-    limiter = f"compute ({short_path(analysis.path)})" if analysis.limiter == "compute" else f"memory ({analysis.memory_name})"
-    lines = [f"{format_time(cell.bound_time_s)} · {limiter}"]
+    lines = [f"{format_time(cell.bound_time_s)} · {limiter_text(analysis, short_path)}"]
     if analysis.ridge:
         lines.append(f"ridge {format_intensity(analysis.ridge)}")
     if cell.measured_time_s is not None:
@@ -488,6 +496,8 @@ def cell_tooltip(cell: DeviceBound) -> str:
         parts.append(
             f"memory {format_time(analysis.memory_time)} at {format_bandwidth(analysis.bandwidth.value)} ({analysis.bandwidth.source})"
         )
+    if analysis.link is not None and analysis.link.time is not None:
+        parts.append(f"link {format_time(analysis.link.time)} over {analysis.link.link.name} ({analysis.link.link.origin})")
     if cell.measured_time_s is None:
         parts.append("no run of this operation on this device")
     return "\n".join(parts)
