@@ -544,7 +544,7 @@ class TraceMatch:
 
     operation: str
     rule: str  # the pattern, or 'suggested (gemm)'
-    intervals: tuple[int, ...]  # row indices into the trace, by start
+    intervals: Any = field(compare=False)  # row indices into the trace, by start (a NumPy array)
     median_s: float
     first: Interval
 
@@ -678,24 +678,26 @@ def match_trace(plan: StepPlan, trace: Trace, rules: Sequence[MatchRule] = ()) -
             kind_group[kind] = len(groups)
             groups.append((f"suggested ({kind})", by_kind[kind]))
         group_of_name[name_index] = kind_group[kind]
-    buckets: list[list[int]] = [[] for _ in groups]
-    for row, group in enumerate(map(group_of_name.__getitem__, trace.name)):
-        if group is not None:
-            buckets[group].append(row)
-    dealt: dict[str, tuple[str, list[int]]] = {}
-    for (label, operations), rows in zip(groups, buckets):
-        rows.sort(key=trace.start.__getitem__)
-        for position, row in enumerate(rows):
-            dealt.setdefault(operations[position % len(operations)], (label, []))[1].append(row)
+    import numpy as np
+
+    names, starts, ends = trace.columns()
+    row_groups = np.array([-1 if g is None else g for g in group_of_name], dtype=np.int64)[names] if len(trace) else names
+    dealt: dict[str, tuple[str, list[Any]]] = {}
+    for group, (label, operations) in enumerate(groups):
+        rows = np.flatnonzero(row_groups == group)
+        rows = rows[np.argsort(starts[rows], kind="stable")]
+        for position, name in enumerate(operations):  # the k-th operation takes every len(operations)-th interval
+            if position < len(rows):
+                dealt.setdefault(name, (label, []))[1].append(rows[position :: len(operations)])
     matches: dict[str, TraceMatch] = {}
     for op in plan.operations:
         if op.name not in dealt:
             continue
-        label, rows = dealt[op.name]
-        durations = sorted(map(int.__sub__, map(trace.end.__getitem__, rows), map(trace.start.__getitem__, rows)))
-        middle = len(durations) // 2
-        median_ns = durations[middle] if len(durations) % 2 else (durations[middle - 1] + durations[middle]) / 2
-        matches[op.name] = TraceMatch(op.name, label, tuple(rows), median_ns / 1e9, trace.interval(rows[0]))
+        label, parts = dealt[op.name]
+        rows = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        rows = rows[np.argsort(starts[rows], kind="stable")] if len(parts) > 1 else rows
+        median_ns = float(np.median(ends[rows] - starts[rows]))
+        matches[op.name] = TraceMatch(op.name, label, rows, median_ns / 1e9, trace.interval(int(rows[0])))
     unmatched = [
         Unmatched(trace.names[index], KIND_NAMES[name_kinds[index]], count, total / 1e9)
         for index, count, total in trace.name_totals()

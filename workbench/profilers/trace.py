@@ -48,7 +48,10 @@ from operator import itemgetter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
 
 from workbench.files import FileReadError, open_bounded
 from workbench.profilers.matching import kernel_base_name
@@ -86,6 +89,11 @@ _BYTE_UNITS = {"b": 1, "byte": 1, "bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10
 
 class TraceError(ProfileError):
     """A trace that cannot be read: the message names the file and, where known, the line or row."""
+
+
+def kind_of_name(name: str) -> int:
+    """KERNEL, MEMCPY or MEMSET by the name: nsys names copies '[CUDA memcpy …]' and memsets '[CUDA memset]'."""
+    return MEMCPY if name.startswith("[CUDA memcpy") else MEMSET if name.startswith("[CUDA memset") else KERNEL
 
 
 def is_communication(name: str) -> bool:
@@ -153,29 +161,31 @@ class Trace:
                         self.start[i], self.end[i], size if size >= 0 else None, communication)
 
     def name_kinds(self) -> list[int]:
-        """The kind (KERNEL, MEMCPY, MEMSET) of each name, from its first interval."""
-        kinds = [-1] * len(self.names)
-        for name, kind in zip(self.name, self.kind):
-            if kinds[name] < 0:
-                kinds[name] = kind
-        return [kind if kind >= 0 else KERNEL for kind in kinds]
+        """The kind (KERNEL, MEMCPY, MEMSET) of each name: copies and memsets carry nsys's bracketed names."""
+        return [kind_of_name(name) for name in self.names]
+
+    def columns(self) -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
+        """(name index, start ns, end ns) per row as NumPy views of the arrays (no copy)."""
+        import numpy as np
+
+        return (
+            np.frombuffer(self.name, dtype=f"i{self.name.itemsize}"),
+            np.frombuffer(self.start, dtype=np.int64),
+            np.frombuffer(self.end, dtype=np.int64),
+        )
 
     def origin_ns(self) -> int:
         """The first interval's start: the trace's time zero when shown."""
         return min(self.start) if len(self.start) else 0
 
-    def durations_ns(self) -> array:
-        """end − start per row."""
-        return array("q", map(int.__sub__, self.end, self.start))
-
     def name_totals(self) -> list[tuple[int, int, int]]:
         """(name index, count, total ns) per name that has intervals."""
-        counts = [0] * len(self.names)
-        totals = [0] * len(self.names)
-        for n, d in zip(self.name, self.durations_ns()):
-            counts[n] += 1
-            totals[n] += d
-        return [(i, counts[i], totals[i]) for i in range(len(self.names)) if counts[i]]
+        import numpy as np
+
+        names, start, end = self.columns()
+        counts = np.bincount(names, minlength=len(self.names))
+        totals = np.bincount(names, weights=end - start, minlength=len(self.names))
+        return [(i, int(counts[i]), int(totals[i])) for i in np.flatnonzero(counts)]
 
     def summary(self) -> dict[str, object]:
         kinds = {name: 0 for name in KIND_NAMES}
@@ -548,7 +558,7 @@ class _CsvState:
             found = self.raw_names[raw] = self.builder.name_id(text)
             while len(self.kinds) <= found:
                 self.kinds.append(KERNEL)
-            self.kinds[found] = MEMCPY if text.startswith("[CUDA memcpy") else MEMSET if text.startswith("[CUDA memset") else KERNEL
+            self.kinds[found] = kind_of_name(text)
         return found
 
     def lane(self, device: str, stream: str) -> int:
