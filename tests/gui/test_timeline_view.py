@@ -69,3 +69,84 @@ def test_session_without_a_step_says_so(window, qtbot) -> None:  # type: ignore[
     view = window.timeline
     qtbot.waitUntil(lambda: "No step yet" in view.summary.text())
     assert view.table.rowCount() == 0
+
+
+# -- an imported trace ---------------------------------------------------------------------------
+
+import sqlite3  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from trace_fixtures import AXPY_KERNEL, FILL_KERNEL, GEMM_KERNEL, NCCL_KERNEL, csv_text, write_sqlite  # noqa: E402
+
+
+def dp_trace_rows() -> list:
+    # One iteration of the example step as a trace: GEMMs 3.9 ms each on stream 7 (the bound is
+    # 2 × 8192³ / 989 TFLOP/s = 1.112 ms: 3.51× the bound), all-reduces 1.3 ms on stream 13, axpy 0.35 ms.
+    g, a = 3_900_000, 1_300_000
+    return [
+        ("memcpy", "Host-to-Device", 0, 200_000, 21, 268_435_456),
+        ("kernel", GEMM_KERNEL, 300_000, 300_000 + g, 7, None),
+        ("kernel", GEMM_KERNEL, 300_000 + g, 300_000 + 2 * g, 7, None),
+        ("kernel", NCCL_KERNEL, 300_000 + 2 * g, 300_000 + 2 * g + a, 13, None),
+        ("kernel", GEMM_KERNEL, 300_000 + 2 * g, 300_000 + 3 * g, 7, None),
+        ("kernel", NCCL_KERNEL, 300_000 + 3 * g, 300_000 + 3 * g + a, 13, None),
+        ("kernel", AXPY_KERNEL, 300_000 + 3 * g + a, 300_000 + 3 * g + a + 350_000, 7, None),
+        ("kernel", FILL_KERNEL, 300_000 + 3 * g + a + 400_000, 300_000 + 3 * g + a + 420_000, 7, None),
+    ]
+
+
+def import_trace(view: TimelineView, qtbot, path: Path) -> None:  # type: ignore[no-untyped-def]
+    view.import_trace(str(path))
+    qtbot.waitUntil(lambda: view.reader is not None and not view.reader.isRunning() and view.import_button.isEnabled(), timeout=20_000)
+
+
+def test_import_trace_times_the_step_and_draws_the_measured_timeline(window, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = show_example(window, qtbot)
+    import_trace(view, qtbot, write_sqlite(tmp_path / "dp.sqlite", dp_trace_rows()))
+    assert view.trace is not None and not view.trace_error.isVisible()
+    assert "Trace dp.sqlite (sqlite): 8 intervals" in view.trace_label.text()
+    # fwd 3.9 + bwd1 3.9 + bwd2 3.9 = 11.7 ms; ar2 after bwd2: 11.7 + 1.3 = 13.0 ms; opt 0.35 ms: 13.35 ms.
+    assert view.timeline.step_time == pytest.approx(13.35e-3)
+    assert "Step time 13.35 ms" in view.summary.text()
+    assert view.table.item(0, 3).text() == "trace"
+    assert view.table.item(0, 2).text() == "3.9 ms"
+    assert view.table.item(0, 7).text() == "1.112 ms"  # the bound beside the measured interval
+    assert view.table.item(0, 8).text() == "3.51×"  # 3.9 / 1.1118
+    assert view.trace_plot.isVisible()
+    assert view.trace_plot.getAxis("left")._tickLevels[0] == [(0, "stream 7"), (1, "stream 13"), (2, "stream 21")]
+    unmatched = view.unmatched.toPlainText()
+    assert "Unmatched kernels and copies (2 names)" in unmatched and FILL_KERNEL in unmatched and "[CUDA memcpy Host-to-Device]" in unmatched
+    # A rule takes the fill kernel for opt instead of the suggested axpy kernel: 20 µs.
+    view.rules_edit.setText(f"regex:FillFunctor=opt")
+    view.rules_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: view.timeline.times["opt"].seconds == pytest.approx(20e-6))
+    view.clear_trace()
+    assert view.trace is None and not view.trace_plot.isVisible()
+    assert view.table.item(0, 3).text().startswith("bound")
+
+
+def test_a_csv_trace_is_read_too(window, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = show_example(window, qtbot)
+    path = tmp_path / "dp_cuda_gpu_trace.csv"
+    path.write_text(csv_text(dp_trace_rows()))
+    import_trace(view, qtbot, path)
+    assert view.timeline.step_time == pytest.approx(13.35e-3)
+
+
+def test_a_bad_trace_shows_inline_and_keeps_the_step(window, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = show_example(window, qtbot)
+    path = tmp_path / "empty.sqlite"
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL)")
+    connection.commit()
+    connection.close()
+    import_trace(view, qtbot, path)
+    assert view.trace_error.isVisible()
+    assert view.trace_error.text().startswith("empty.sqlite: no CUPTI_ACTIVITY_KIND_KERNEL or CUPTI_ACTIVITY_KIND_MEMCPY table")
+    assert view.trace is None and "Step time 5.341 ms" in view.summary.text()
+    # A bad match rule names itself inline, in the step's error line.
+    import_trace(view, qtbot, write_sqlite(tmp_path / "dp.sqlite", dp_trace_rows()))
+    view.rules_edit.setText("gemm=nope")
+    view.rules_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: view.error.isVisible())
+    assert "the step has no operation 'nope'" in view.error.text()

@@ -6,19 +6,34 @@ step text is edited here and stored in the session (its first step; a
 session without one gets one on the first edit), one undo step per pause in
 typing. A what-if speed-up per operation divides that operation's time and
 the step time updates at once; the speed-ups are a view setting, not saved.
+
+"Import trace…" reads an Nsight Systems trace (SQLite export or
+cuda_gpu_trace CSV, `workbench.profilers.trace`) in a worker thread; its
+intervals are matched to the step's operations (`workbench.steps.match_trace`,
+the kernel matching's rules and suggestions) and time them. A second plot
+shows the measured timeline: a lane per trace stream, each matched interval
+with its bound drawn beside it (a thin bar of the bound's length from the
+same start), the other intervals grey; the kernels no operation took are
+listed. The trace is a view setting like the what-ifs: it is not stored in
+the session (a trace is the profiler's file, often a million rows; import it
+again, or use `workbench step FILE --trace TRACE`).
 """
 
 from __future__ import annotations
 
 import time
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QUndoCommand
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
+    QPushButton,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -29,8 +44,11 @@ from PySide6.QtWidgets import (
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
+from workbench.gui.workers import track_worker
+from workbench.profilers.matching import MatchRule
+from workbench.profilers.trace import Trace, read_trace
 from workbench.session import StepEntry
-from workbench.steps import Timeline, parse_step, step_timeline
+from workbench.steps import TRACE, StepPlan, Timeline, parse_step, parse_trace_match, step_timeline
 from workbench.units import format_time
 
 COMPUTE_BRUSH = QColor(66, 133, 244)
@@ -39,7 +57,13 @@ CRITICAL_PEN = pg.mkPen(QColor(183, 28, 28), width=3)
 EXPOSED_BRUSH = QColor(220, 40, 40, 60)
 MERGE_PAUSE_S = 1.5
 _EDIT_STEP_ID = 1301
-COLUMNS = ("Operation", "Stream", "Time", "Source", "Speed-up ×", "If 2× faster", "If free")
+COLUMNS = ("Operation", "Stream", "Time", "Source", "Speed-up ×", "If 2× faster", "If free", "Bound", "Time ÷ bound")
+UNMATCHED_BRUSH = QColor(170, 170, 170)
+BOUND_PEN = pg.mkPen(QColor(27, 94, 32), width=2)
+BOUND_BRUSH = QColor(76, 175, 80, 110)
+MAX_TRACE_BARS = 4000  # intervals drawn around the matched ones; the rest are in the trace, not on screen
+MAX_UNMATCHED_LINES = 50
+TRACE_FILTER = "Nsight Systems trace (*.sqlite *.csv);;SQLite export (*.sqlite);;cuda_gpu_trace CSV (*.csv);;All files (*)"
 EMPTY_HINT = (
     "# A step: one operation a line, name = declaration [on stream] [after a, b]\n"
     "# e.g. File ▸ Examples ▸ Data-parallel step"
@@ -67,6 +91,29 @@ class EditStepText(QUndoCommand):
 
     def undo(self) -> None:
         self.view.apply_text(self.old)
+
+
+class TraceReader(QThread):
+    """Reads a trace off the GUI thread: a million-row trace takes seconds."""
+
+    trace_read = Signal(object)
+    trace_failed = Signal(str)
+
+    def __init__(self, path: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.path = path
+        track_worker(self)
+
+    def run(self) -> None:
+        try:
+            trace = read_trace(self.path)
+        except WorkbenchError as exc:
+            self.trace_failed.emit(str(exc))
+            return
+        except (OSError, MemoryError) as exc:  # a file system fault or no memory: shown, never a crash
+            self.trace_failed.emit(f"{self.path}: {exc}")
+            return
+        self.trace_read.emit(trace)
 
 
 class TimelineView(RefreshWhenShown, QWidget):
@@ -107,6 +154,44 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
 
+        self.trace: Trace | None = None
+        self.reader: TraceReader | None = None
+        self.import_button = QPushButton("Import trace…")
+        self.import_button.setObjectName("importTrace")
+        self.import_button.setToolTip(
+            "An Nsight Systems trace: the SQLite export (nsys export --type sqlite) or the CSV of "
+            "nsys stats --report cuda_gpu_trace --format csv; matched intervals time the operations"
+        )
+        self.import_button.clicked.connect(self.choose_trace)
+        self.clear_button = QPushButton("Clear trace")
+        self.clear_button.setObjectName("clearTrace")
+        self.clear_button.clicked.connect(self.clear_trace)
+        self.clear_button.setEnabled(False)
+        self.rules_edit = QLineEdit()
+        self.rules_edit.setObjectName("traceMatch")
+        self.rules_edit.setPlaceholderText("match rules: PATTERN=OPERATION; …  (none: each operation takes the kernels its kind suggests)")
+        self.rules_edit.setToolTip("e.g. regex:gemm=fwd; nccl*AllReduce*=ar1 (several rules for one pattern deal its intervals in time order)")
+        self.rules_edit.editingFinished.connect(self.mark_dirty)
+        self.trace_label = QLabel("No trace imported: Import trace… times the operations from an Nsight Systems trace.")
+        self.trace_label.setObjectName("traceLabel")
+        self.trace_label.setWordWrap(True)
+        self.trace_error = QLabel()
+        self.trace_error.setObjectName("traceError")
+        self.trace_error.setStyleSheet("color: #b71c1c;")
+        self.trace_error.setWordWrap(True)
+        self.trace_error.setVisible(False)
+        self.trace_plot = pg.PlotWidget()
+        self.trace_plot.setObjectName("tracePlot")
+        self.trace_plot.setBackground("w")
+        self.trace_plot.setLabel("bottom", "trace time, from its first interval", units="s")
+        self.trace_plot.setMouseEnabled(x=True, y=False)
+        self.trace_plot.setVisible(False)
+        self.unmatched = QPlainTextEdit()
+        self.unmatched.setObjectName("unmatchedKernels")
+        self.unmatched.setReadOnly(True)
+        self.unmatched.setMaximumHeight(90)
+        self.unmatched.setVisible(False)
+
         top = QWidget()
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
@@ -117,11 +202,20 @@ class TimelineView(RefreshWhenShown, QWidget):
         middle_layout.setContentsMargins(0, 0, 0, 0)
         middle_layout.addWidget(self.summary)
         middle_layout.addWidget(self.plot, 1)
+        bar = QHBoxLayout()
+        bar.addWidget(self.import_button)
+        bar.addWidget(self.clear_button)
+        bar.addWidget(self.rules_edit, 1)
+        middle_layout.addLayout(bar)
+        middle_layout.addWidget(self.trace_label)
+        middle_layout.addWidget(self.trace_error)
+        middle_layout.addWidget(self.trace_plot, 1)
+        middle_layout.addWidget(self.unmatched)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(top)
         splitter.addWidget(middle)
         splitter.addWidget(self.table)
-        splitter.setSizes([150, 330, 200])
+        splitter.setSizes([130, 470, 200])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(splitter)
@@ -143,6 +237,10 @@ class TimelineView(RefreshWhenShown, QWidget):
 
     def _load_session(self) -> None:
         self.speedups = {}
+        if getattr(self, "trace", None) is not None:  # a trace belongs to the step it was imported for
+            self.trace = None
+            self.clear_button.setEnabled(False)
+            self.trace_label.setText("No trace imported: Import trace… times the operations from an Nsight Systems trace.")
         self._show_text(self.step_text() or "")
         self.mark_dirty()
 
@@ -185,6 +283,7 @@ class TimelineView(RefreshWhenShown, QWidget):
             self.summary.setText("No step yet: write one operation a line above.")
             self._draw(None)
             self._fill_table(None)
+            self._draw_trace(None)
             return
         session = self.document.session
         device = self.document.device
@@ -192,18 +291,24 @@ class TimelineView(RefreshWhenShown, QWidget):
             plan = parse_step(text)
             self.speedups = {name: f for name, f in self.speedups.items() if name in plan.names()}
             context = session.figure_context(device)
-            self.baseline = step_timeline(plan, device, session.runs, context)
-            self.timeline = step_timeline(plan, device, session.runs, context, self.speedups) if self.speedups else self.baseline
+            rules = self._rules(plan)
+            self.baseline = step_timeline(plan, device, session.runs, context, trace=self.trace, rules=rules)
+            self.timeline = (
+                step_timeline(plan, device, session.runs, context, self.speedups, trace=self.trace, rules=rules)
+                if self.speedups else self.baseline
+            )
         except WorkbenchError as exc:
             self._show_error(str(exc))
             self.summary.setText("")
             self._draw(None)
             self._fill_table(None)
+            self._draw_trace(None)
             return
         self._show_error("")
         self._show_summary()
         self._draw(self.timeline)
         self._fill_table(self.timeline)
+        self._draw_trace(self.baseline)
 
     def _show_error(self, message: str) -> None:
         self.error.setText(message)
@@ -263,9 +368,16 @@ class TimelineView(RefreshWhenShown, QWidget):
         for row, item in enumerate(timeline.placed):
             source = timeline.times[item.name]
             what = timeline.what_if[item.name]
-            short = "measured" if source.source == "measured" else "bound, " + source.detail.split(" (")[-1].rstrip(")")
+            if source.source == TRACE:
+                short = "trace" + (f", {len(source.trace.intervals)} intervals" if source.trace is not None and len(source.trace.intervals) > 1 else "")
+            elif source.source == "measured":
+                short = "measured"
+            else:
+                short = "bound, " + source.detail.split(" (")[-1].rstrip(")")
+            bound = format_time(source.bound_s) if source.bound_s else "—"
+            ratio = f"{source.seconds / source.bound_s:.2f}×" if source.bound_s and source.source != "bound" else ""
             cells = [item.name, item.stream, format_time(item.duration), short, None,
-                     format_time(what.if_2x_faster), format_time(what.if_free)]
+                     format_time(what.if_2x_faster), format_time(what.if_free), bound, ratio]
             for column, text in enumerate(cells):
                 if text is None:
                     continue
@@ -299,7 +411,8 @@ class TimelineView(RefreshWhenShown, QWidget):
             return
         try:
             self.timeline = step_timeline(self.baseline.plan, self.document.device, self.document.session.runs,
-                                          self.document.session.figure_context(self.document.device), self.speedups)
+                                          self.document.session.figure_context(self.document.device), self.speedups,
+                                          trace=self.trace, rules=self._rules(self.baseline.plan))
         except WorkbenchError as exc:
             self._show_error(str(exc))
             return
@@ -311,6 +424,121 @@ class TimelineView(RefreshWhenShown, QWidget):
                 cell = self.table.item(row, column)
                 if cell is not None:
                     cell.setText(text)
+
+
+    # ------------------------------------------------------------------ the trace
+    def _rules(self, plan: StepPlan) -> list[MatchRule]:
+        """The match rules typed in, 'PATTERN=OPERATION' separated by ';' (errors name the rule)."""
+        if self.trace is None:
+            return []
+        return [parse_trace_match(part.strip(), plan) for part in self.rules_edit.text().split(";") if part.strip()]
+
+    def choose_trace(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import Nsight Systems trace", "", TRACE_FILTER)
+        if path:
+            self.import_trace(path)
+
+    def import_trace(self, path: str) -> None:
+        """Read `path` in a worker thread; the timeline takes the trace when it is read (errors inline)."""
+        if self.reader is not None and self.reader.isRunning():
+            return
+        self.trace_error.setVisible(False)
+        self.trace_label.setText(f"Reading {path} …")
+        self.import_button.setEnabled(False)
+        reader = TraceReader(path)  # no Qt parent: the view holds it, so a closed window leaves no dangling thread object
+        reader.trace_read.connect(self._trace_read)
+        reader.trace_failed.connect(self._trace_failed)
+        reader.finished.connect(lambda: self.import_button.setEnabled(True))
+        self.reader = reader
+        reader.start()
+
+    def _trace_read(self, trace: Trace) -> None:
+        self.trace = trace
+        self.clear_button.setEnabled(True)
+        summary = trace.summary()
+        notes = f" ({'; '.join(trace.notes)})" if trace.notes else ""
+        self.trace_label.setText(
+            f"Trace {trace.source} ({trace.format}): {len(trace):,} intervals — {summary['kernels']:,} kernels, "
+            f"{summary['copies']:,} copies, {summary['memsets']:,} memsets — on {len(trace.streams)} streams{notes}"
+        )
+        self.refresh()
+
+    def _trace_failed(self, message: str) -> None:
+        self.trace_error.setText(message)
+        self.trace_error.setVisible(True)
+        self.trace_label.setText("No trace imported." if self.trace is None else self.trace_label.text())
+
+    def clear_trace(self) -> None:
+        self.trace = None
+        self.clear_button.setEnabled(False)
+        self.trace_error.setVisible(False)
+        self.trace_label.setText("No trace imported: Import trace… times the operations from an Nsight Systems trace.")
+        self.refresh()
+
+    def _draw_trace(self, timeline: Timeline | None) -> None:
+        """The measured timeline: a lane per trace stream around the matched intervals, each with its bound."""
+        plot = self.trace_plot
+        plot.clear()
+        measured = timeline.measured if timeline is not None else None
+        self.trace_plot.setVisible(measured is not None)
+        self.unmatched.setVisible(measured is not None)
+        if measured is None:
+            self.unmatched.setPlainText("")
+            return
+        trace = measured.trace
+        origin = measured.origin_ns
+        firsts = [match.first for match in measured.matches.values()]
+        if firsts:
+            window = (min(i.start_ns for i in firsts), max(i.end_ns for i in firsts))
+        else:
+            window = (origin, max(trace.end[: MAX_TRACE_BARS]) if len(trace) else origin)
+        margin = (window[1] - window[0]) // 20
+        low, high = window[0] - margin, window[1] + margin
+        shown = self._rows_in_window(trace, low, high)
+        streams = sorted({trace.stream[i] for i in shown} | {trace.stream[i.index] for i in firsts})
+        lane = {stream: index for index, stream in enumerate(streams)}
+        plot.getAxis("left").setTicks([[(index, trace.stream_label(stream)) for stream, index in lane.items()]])
+        matched_rows = {match.first.index: name for name, match in measured.matches.items()}
+        grey = [i for i in shown if i not in matched_rows]
+        if grey:
+            plot.addItem(pg.BarGraphItem(
+                x0=[(trace.start[i] - origin) / 1e9 for i in grey], x1=[(trace.end[i] - origin) / 1e9 for i in grey],
+                y=[lane[trace.stream[i]] for i in grey], height=0.5, brush=UNMATCHED_BRUSH, pen=pg.mkPen(QColor(120, 120, 120)),
+            ))
+        for row, name in matched_rows.items():
+            item = trace.interval(row)
+            y = lane[trace.stream[row]]
+            start, end = (item.start_ns - origin) / 1e9, (item.end_ns - origin) / 1e9
+            brush = COMMUNICATION_BRUSH if item.communication else COMPUTE_BRUSH
+            plot.addItem(pg.BarGraphItem(x0=[start], x1=[end], y=[y + 0.08], height=0.42, brush=brush, pen=pg.mkPen(QColor(40, 40, 40))))
+            label = pg.TextItem(f"{name} {format_time(end - start)}", color=(255, 255, 255), anchor=(0.5, 0.5))
+            label.setPos((start + end) / 2, y + 0.08)
+            plot.addItem(label)
+            bound = timeline.times[name].bound_s if timeline is not None and name in timeline.times else None
+            if bound:
+                plot.addItem(pg.BarGraphItem(x0=[start], x1=[start + bound], y=[y - 0.27], height=0.14, brush=BOUND_BRUSH, pen=BOUND_PEN))
+                note = pg.TextItem(f"bound {format_time(bound)}", color=(27, 94, 32), anchor=(0.0, 0.5))
+                note.setPos(start + bound, y - 0.27)
+                plot.addItem(note)
+        plot.setYRange(-0.6, len(streams) - 0.4, padding=0)
+        plot.setXRange((low - origin) / 1e9, (high - origin) / 1e9, padding=0)
+        lines = []
+        if measured.unmatched_operations:
+            lines.append(f"No interval matched: {', '.join(measured.unmatched_operations)} (timed by a run or the bound)")
+        lines.append(f"Unmatched kernels and copies ({len(measured.unmatched)} names):" if measured.unmatched else "Every interval matched an operation.")
+        for item in measured.unmatched[:MAX_UNMATCHED_LINES]:
+            lines.append(f"  {item.count:>8,} × {format_time(item.total_s):>10} total   {item.name}")
+        if len(measured.unmatched) > MAX_UNMATCHED_LINES:
+            lines.append(f"  … and {len(measured.unmatched) - MAX_UNMATCHED_LINES} more")
+        self.unmatched.setPlainText("\n".join(lines))
+
+    @staticmethod
+    def _rows_in_window(trace: Trace, low: int, high: int) -> list[int]:
+        """Rows overlapping [low, high], at most MAX_TRACE_BARS, without a Python pass over a large trace."""
+        import numpy as np
+
+        _, starts, ends = trace.columns()
+        return [int(i) for i in np.flatnonzero((ends >= low) & (starts <= high))[:MAX_TRACE_BARS]]
 
 
 __all__ = ["TimelineView"]
