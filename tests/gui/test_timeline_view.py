@@ -76,23 +76,12 @@ def test_session_without_a_step_says_so(window, qtbot) -> None:  # type: ignore[
 import sqlite3  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from trace_fixtures import AXPY_KERNEL, FILL_KERNEL, GEMM_KERNEL, NCCL_KERNEL, csv_text, write_sqlite  # noqa: E402
+from trace_fixtures import FILL_KERNEL, csv_text, data_parallel_rows, write_sqlite  # noqa: E402
 
 
 def dp_trace_rows() -> list:
-    # One iteration of the example step as a trace: GEMMs 3.9 ms each on stream 7 (the bound is
-    # 2 × 8192³ / 989 TFLOP/s = 1.112 ms: 3.51× the bound), all-reduces 1.3 ms on stream 13, axpy 0.35 ms.
-    g, a = 3_900_000, 1_300_000
-    return [
-        ("memcpy", "Host-to-Device", 0, 200_000, 21, 268_435_456),
-        ("kernel", GEMM_KERNEL, 300_000, 300_000 + g, 7, None),
-        ("kernel", GEMM_KERNEL, 300_000 + g, 300_000 + 2 * g, 7, None),
-        ("kernel", NCCL_KERNEL, 300_000 + 2 * g, 300_000 + 2 * g + a, 13, None),
-        ("kernel", GEMM_KERNEL, 300_000 + 2 * g, 300_000 + 3 * g, 7, None),
-        ("kernel", NCCL_KERNEL, 300_000 + 3 * g, 300_000 + 3 * g + a, 13, None),
-        ("kernel", AXPY_KERNEL, 300_000 + 3 * g + a, 300_000 + 3 * g + a + 350_000, 7, None),
-        ("kernel", FILL_KERNEL, 300_000 + 3 * g + a + 400_000, 300_000 + 3 * g + a + 420_000, 7, None),
-    ]
+    # One iteration of the example step (tests/trace_fixtures.py): GEMMs 3.9 ms each, all-reduces 1.3 ms, axpy 0.35 ms.
+    return data_parallel_rows()
 
 
 def import_trace(view: TimelineView, qtbot, path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -104,7 +93,7 @@ def test_import_trace_times_the_step_and_draws_the_measured_timeline(window, qtb
     view = show_example(window, qtbot)
     import_trace(view, qtbot, write_sqlite(tmp_path / "dp.sqlite", dp_trace_rows()))
     assert view.trace is not None and not view.trace_error.isVisible()
-    assert "Trace dp.sqlite (sqlite): 8 intervals" in view.trace_label.text()
+    assert "Trace dp.sqlite (sqlite): 8 intervals (7 kernels, 1 copy, 0 memsets) on 3 streams" in view.trace_label.text()
     # fwd 3.9 + bwd1 3.9 + bwd2 3.9 = 11.7 ms; ar2 after bwd2: 11.7 + 1.3 = 13.0 ms; opt 0.35 ms: 13.35 ms.
     assert view.timeline.step_time == pytest.approx(13.35e-3)
     assert "Step time 13.35 ms" in view.summary.text()

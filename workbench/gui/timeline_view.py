@@ -93,6 +93,10 @@ class EditStepText(QUndoCommand):
         self.view.apply_text(self.old)
 
 
+def _count(number: object, one: str, many: str | None = None) -> str:
+    return f"{number:,} {one if number == 1 else (many or one + 's')}"
+
+
 class TraceReader(QThread):
     """Reads a trace off the GUI thread: a million-row trace takes seconds."""
 
@@ -189,7 +193,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.unmatched = QPlainTextEdit()
         self.unmatched.setObjectName("unmatchedKernels")
         self.unmatched.setReadOnly(True)
-        self.unmatched.setMaximumHeight(90)
+        self.unmatched.setMaximumHeight(76)
         self.unmatched.setVisible(False)
 
         top = QWidget()
@@ -458,8 +462,9 @@ class TimelineView(RefreshWhenShown, QWidget):
         summary = trace.summary()
         notes = f" ({'; '.join(trace.notes)})" if trace.notes else ""
         self.trace_label.setText(
-            f"Trace {trace.source} ({trace.format}): {len(trace):,} intervals — {summary['kernels']:,} kernels, "
-            f"{summary['copies']:,} copies, {summary['memsets']:,} memsets — on {len(trace.streams)} streams{notes}"
+            f"Trace {trace.source} ({trace.format}): {_count(len(trace), 'interval')} ({_count(summary['kernels'], 'kernel')}, "
+            f"{_count(summary['copies'], 'copy', 'copies')}, {_count(summary['memsets'], 'memset')}) on "
+            f"{_count(len(trace.streams), 'stream')}; under each matched interval a green bar as long as its bound{notes}"
         )
         self.refresh()
 
@@ -517,10 +522,11 @@ class TimelineView(RefreshWhenShown, QWidget):
             bound = timeline.times[name].bound_s if timeline is not None and name in timeline.times else None
             if bound:
                 plot.addItem(pg.BarGraphItem(x0=[start], x1=[start + bound], y=[y - 0.27], height=0.14, brush=BOUND_BRUSH, pen=BOUND_PEN))
-                note = pg.TextItem(f"bound {format_time(bound)}", color=(27, 94, 32), anchor=(0.0, 0.5))
-                note.setPos(start + bound, y - 0.27)
-                plot.addItem(note)
-        plot.setYRange(-0.6, len(streams) - 0.4, padding=0)
+                if len(streams) == 1:  # room under a single lane; with several the table's Bound column says it
+                    note = pg.TextItem(f"bound {format_time(bound)}", color=(27, 94, 32), anchor=(0.0, 0.0))
+                    note.setPos(start, y - 0.34)  # under the bound's bar, from the interval's start
+                    plot.addItem(note)
+        plot.setYRange(-0.75, len(streams) - 0.4, padding=0)
         plot.setXRange((low - origin) / 1e9, (high - origin) / 1e9, padding=0)
         lines = []
         if measured.unmatched_operations:
