@@ -11,6 +11,11 @@ data-parallel example step, as `workbench step --trace` does) and reports
 the median over --repeat runs of: wall time, CPU time of the child (the fair
 figure on a shared machine) and its peak resident memory (ru_maxrss).
 Targets: ≤ 10 s and ≤ 1 GiB for 1,000,000 rows.
+
+A floor for comparison, measured in the same conditions: a child that only
+tokenizes the CSV with Python's csv module, or only fetches the database's
+rows with sqlite3, and keeps nothing. The ratio import ÷ floor holds on a
+loaded machine where the seconds do not.
 """
 
 from __future__ import annotations
@@ -50,6 +55,27 @@ print(json.dumps({"rows": len(trace), "read_s": t_read, "wall_s": wall, "cpu_s":
                   "matched": {k: len(v.intervals) for k, v in measured.matches.items()},
                   "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
+
+
+FLOOR = {
+    "csv": r"""
+import csv, json, resource, sys, time
+t0 = time.perf_counter(); c0 = time.process_time()
+with open(sys.argv[1], newline="", encoding="utf-8") as f:
+    for row in csv.reader(f):
+        pass
+print(json.dumps({"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0}))
+""",
+    "sqlite": r"""
+import json, sqlite3, sys, time
+t0 = time.perf_counter(); c0 = time.process_time()
+c = sqlite3.connect(sys.argv[1])
+for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
+    for row in c.execute(f'SELECT start, "end", deviceId, streamId FROM {table}'):
+        pass
+print(json.dumps({"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0}))
+""",
+}
 
 
 def synthetic_rows(count: int, seed: int = 13):  # type: ignore[no-untyped-def]
@@ -106,10 +132,10 @@ def write_csv(path: Path, count: int) -> None:
             out.write(csv_row(*row, correlation=100 + i, device=DEVICE))
 
 
-def run_child(path: Path) -> dict:
+def run_child(path: Path, code: str = CHILD) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True, env=env, timeout=600)
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env, timeout=600)
     if done.returncode != 0:
         raise SystemExit(f"child failed on {path.name}: {done.stderr.strip()}")
     figures = json.loads(done.stdout)
@@ -129,10 +155,15 @@ def main() -> None:
             t0 = time.perf_counter()
             writer(path, args.rows)
             print(f"{name}: wrote {args.rows:,} rows, {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - t0:.1f} s", flush=True)
-            runs = [run_child(path) for _ in range(args.repeat)]
+            runs, floors = [], []
+            for _ in range(args.repeat):  # interleaved, so both see the same load
+                runs.append(run_child(path))
+                floors.append(run_child(path, FLOOR[name]))
+            floor_cpu = statistics.median(run["cpu_s"] for run in floors)
             assert all(run["rows"] == args.rows for run in runs), runs
             median = {key: statistics.median(run[key] for run in runs)
                       for key in ("read_s", "wall_s", "cpu_s", "process_wall_s", "peak_rss_bytes")}
+            median["floor_cpu_s"] = floor_cpu
             results[name] = median
             ok = median["process_wall_s"] <= TARGET_S and median["peak_rss_bytes"] <= TARGET_BYTES
             print(
@@ -143,6 +174,8 @@ def main() -> None:
                 f"ratios {median['process_wall_s'] / TARGET_S:.2f} of the time, {median['peak_rss_bytes'] / TARGET_BYTES:.2f} of the memory",
                 flush=True,
             )
+            print(f"  floor ({'csv.reader alone' if name == 'csv' else 'sqlite3 fetching the rows alone'}): CPU {floor_cpu:.2f} s; "
+                  f"import + match ÷ floor = {median['cpu_s'] / floor_cpu:.2f} (CPU)", flush=True)
             print(f"  matched: {runs[0]['matched']}", flush=True)
         print(json.dumps(results))
 
