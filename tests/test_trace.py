@@ -117,9 +117,25 @@ def one_line(error: BaseException) -> str:
     return text
 
 
-def test_sqlite_is_opened_read_only(tmp_path: Path) -> None:
+def test_sqlite_is_opened_read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write_sqlite(tmp_path / "r.sqlite")
     before = path.read_bytes()
+    opened: list[tuple] = []
+    real_connect = sqlite3.connect
+
+    def connect(*args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append((args, kwargs))
+        return real_connect(*args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    read_trace_sqlite(path)
+    monkeypatch.undo()
+    (args, kwargs), = opened
+    assert args[0].startswith("file:") and args[0].endswith("?mode=ro") and kwargs == {"uri": True}
+    reopened = real_connect(args[0], uri=True)
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        reopened.execute("CREATE TABLE t (x)")  # what that URI refuses
+    reopened.close()
     os.chmod(path, 0o444)
     try:
         read_trace_sqlite(path)
