@@ -343,21 +343,23 @@ def _read_rows(
     """One activity table into the trace, checked first by SQL (in C, over every row), then read column-wise."""
     trace = builder.trace
     untimed = 'start IS 0 AND "end" IS 0'
-    bad = connection.execute(
-        f'SELECT rowid, start, "end" FROM {table} WHERE NOT ({untimed}) AND ('
-        f'typeof(start) != \'integer\' OR typeof("end") != \'integer\' OR start < 0 OR "end" < start '
-        f'OR "end" - start > ? OR "end" > ?) LIMIT 1',
-        (MAX_INTERVAL_NS, MAX_TIMESTAMP_NS),
+    bad_rows = (
+        f'NOT ({untimed}) AND (typeof(start) != \'integer\' OR typeof("end") != \'integer\' OR start < 0 '
+        f'OR "end" < start OR "end" - start > {MAX_INTERVAL_NS} OR "end" > {MAX_TIMESTAMP_NS})'
+    )
+    # One pass in C counts the untimed rows, the timed ones and the bad ones; only a bad one asks again.
+    untimed_count, timed_count, bad_count = connection.execute(
+        f"SELECT SUM(CASE WHEN {untimed} THEN 1 ELSE 0 END), SUM(CASE WHEN {untimed} THEN 0 ELSE 1 END), "
+        f"SUM(CASE WHEN {bad_rows} THEN 1 ELSE 0 END) FROM {table}"
     ).fetchone()
-    if bad is not None:
-        rowid, start, end = bad
+    if bad_count:
+        rowid, start, end = connection.execute(f'SELECT rowid, start, "end" FROM {table} WHERE {bad_rows} LIMIT 1').fetchone()
         for column, value in (("start", start), ("end", end)):
             if type(value) is not int:
                 raise TraceError(f"{table} row {rowid}: '{column}' is {value!r}, not a time in ns", source)
         _check_times(start, end, f"{table} row {rowid}: ", "start", "end", source, None)
-    builder.untimed += connection.execute(f"SELECT COUNT(*) FROM {table} WHERE {untimed}").fetchone()[0]
-    total = connection.execute(f"SELECT COUNT(*) FROM {table} WHERE NOT ({untimed})").fetchone()[0]
-    if len(trace) + total > MAX_TRACE_ROWS:
+    builder.untimed += untimed_count or 0
+    if len(trace) + (timed_count or 0) > MAX_TRACE_ROWS:
         raise TraceError(f"more than {MAX_TRACE_ROWS:,} intervals: over the limit for one trace", source)
     if name_of is not None and name_column is not None and default_name is None:
         orphan = connection.execute(
