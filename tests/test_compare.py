@@ -215,6 +215,10 @@ def test_a_collective_reads_as_link_limited_not_memory(capsys: pytest.CaptureFix
     assert main(["compare", ALLREDUCE, "--devices", "h100-sxm"]) == 0
     out = capsys.readouterr().out
     assert "link (NVLink 4 (H100/H200 SXM))" in out and "memory" not in out.splitlines()[2]
+    # Data resident on the host: 3 × 2**28 × 4 B = 3,221,225,472 B over the host link (PCIe 5.0 x16,
+    # 63 GB/s per direction) = 51.13 ms; the host link limits, and reads as a link too.
+    assert main(["compare", "add(n=2**28, dtype=fp32, resident=host)", "--devices", "h100-sxm"]) == 0
+    assert "link (host ↔ device (PCIe 5.0))" in capsys.readouterr().out
     # A GEMM still reads compute, an add memory, through the same function.
     session = Session(operations=[OperationEntry("g", GEMM), OperationEntry("a", "add(n=2**24, dtype=fp32)")])
     markdown = comparison_markdown(compare_session(session, [find_device("h100-sxm")]))

@@ -355,8 +355,11 @@ def limiter_text(analysis: Analysis, path_name: "Callable[[str], str] | None" = 
     from workbench.analysis import COMPUTE, LINK, MEMORY
 
     a = analysis
-    if a.limiter == LINK and a.link is not None:
-        return f"link ({a.link.link.name})"
+    if a.limiter == LINK:  # a collective's link between chips, or the host link of data resident on the host
+        limiting = a.term(a.limiter_term) if a.limiter_term else None
+        if limiting is not None:
+            return f"link ({limiting.title})"
+        return f"link ({a.link.link.name})" if a.link is not None else "link"
     if a.limiter == COMPUTE:
         return f"compute ({path_name(a.path) if path_name else a.path})"
     if a.limiter == MEMORY:
