@@ -461,3 +461,16 @@ def test_cli_bad_trace_is_one_line_exit_2(tmp_path: Path, capsys: pytest.Capture
     assert main(["step", str(step), "--device", "h100-sxm", *extra]) == 2
     captured = capsys.readouterr()
     assert fragment in captured.err and captured.err.count("\n") == 1 and "Traceback" not in captured.err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_cli_fifo_trace_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from workbench.cli import main
+
+    step = tmp_path / "chapter.step"
+    step.write_text(CHAPTER_STEP)
+    fifo = tmp_path / "report1.sqlite"
+    os.mkfifo(fifo)
+    assert main(["step", str(step), "--device", "h100-sxm", "--trace", str(fifo)]) == 2
+    err = capsys.readouterr().err
+    assert "report1.sqlite: it is a named pipe (FIFO), not a regular file" in err and err.count("\n") == 1
