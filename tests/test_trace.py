@@ -474,3 +474,36 @@ def test_cli_fifo_trace_is_refused_in_one_line(tmp_path: Path, capsys: pytest.Ca
     assert main(["step", str(step), "--device", "h100-sxm", "--trace", str(fifo)]) == 2
     err = capsys.readouterr().err
     assert "report1.sqlite: it is a named pipe (FIFO), not a regular file" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("chunk", [2, 3, 20_000])
+def test_csv_chunks_of_any_size_read_the_same(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    # Small chunks put record boundaries everywhere: a quoted name with commas, one spanning two lines,
+    # a quote in another column (the csv module's path), CRLF line ends, a blank line, then the next report.
+    monkeypatch.setattr(trace_module, "_CSV_CHUNK", chunk)
+    text = (
+        "Start (ns),Duration (ns),CorrId,Device,Strm,Name\r\n"
+        '10,5,1,GPU (0),7,"void k<4, F>(int, T2)"\r\n'
+        "20,6,2,GPU (0),7,plain_kernel\r\n"
+        '30,7,3,GPU (0),7,"a ""quoted"" name,\nover two lines"\r\n'
+        '40,8,4,"GPU (0)",7,plain_kernel\r\n'
+        "\r\n"
+        "50,9,5,GPU (0),9,[CUDA memset]\r\n"
+        "\r\n"
+        "** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):\r\n"
+        "Time (%),Total Time (ns),Instances,Name\r\n"
+    )
+    trace = read_trace_text(text)
+    names = [trace.interval(i).name for i in range(len(trace))]
+    assert names == ["void k<4, F>(int, T2)", "plain_kernel", 'a "quoted" name,\nover two lines', "plain_kernel", "[CUDA memset]"]
+    assert [trace.interval(i).end_ns for i in range(len(trace))] == [15, 26, 37, 48, 59]
+    assert trace.stream_labels() == ["stream 7", "stream 9"]
+    assert trace.interval(4).kind == "memset"
+
+
+def test_csv_error_after_many_rows_names_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trace_module, "_CSV_CHUNK", 4)
+    rows = "".join(f'{i * 10},5,{i},GPU (0),7,"k<1, 2>"\n' for i in range(9)) + "95,-5,9,GPU (0),7,k\n"
+    with pytest.raises(TraceError) as caught:
+        read_trace_text("Start (ns),Duration (ns),CorrId,Device,Strm,Name\n" + rows, "t.csv")
+    assert "t.csv, line 11: 'Duration (ns)' is -5" in one_line(caught.value)
