@@ -205,3 +205,24 @@ def test_a_rate_typed_as_text_is_parsed_once() -> None:
     for _ in range(2):  # a bad text is refused every time, not remembered as a number
         with pytest.raises(UnitError):
             analyze(WORKED, rate="123 TB/s")
+
+
+def _byte_steps(declaration: str) -> dict[str, tuple[str, str]]:
+    return {s.label.split("[")[0].removeprefix("Bytes: "): (s.expression, s.result) for s in analyze(declaration).steps if s.label.startswith("Bytes: ") and "[" in s.label}
+
+
+def test_a_sub_byte_tensor_says_it_is_rounded_up_to_whole_bytes() -> None:
+    """3 × 3 fp4 values are 4.5 B of data; the tensor takes 5 B, and the step says why."""
+    steps = _byte_steps("gemm(M=3, N=3, K=3, dtype=fp4, beta=1)")
+    expression, result = steps["A"]
+    assert expression == "⌈M·K × 4 bit / 8⌉ = ⌈3 × 3 × 4 bit / 8⌉ = 4.5 B rounded up to whole bytes"
+    assert result.startswith("5 B")
+    expression, result = steps["C"]  # read and written: each pass takes whole bytes
+    assert expression.endswith("= (4.5 B rounded up to 5 B) × 2 (read+write)")
+    assert result.startswith("10 B")
+
+
+def test_a_sub_byte_tensor_that_fills_its_bytes_keeps_the_plain_step() -> None:
+    expression, result = _byte_steps("gemm(M=4, N=4, K=4, dtype=fp4)")["A"]
+    assert expression == "M·K × 4 bit / 8 = 4 × 4 × 4 bit / 8"
+    assert result.startswith("8 B")

@@ -87,3 +87,8 @@ def test_datasheet_rate_spellings_become_rates_only_where_a_rate_is_expected() -
     assert as_rate("900 GB/s", "B/s", "bandwidth").value == 900e9
     with pytest.raises(UnitError, match="FLOP/s"):
         parse_quantity("67 TFLOPS")  # a general expression keeps its hint
+
+
+def test_a_sub_byte_amount_is_shown_in_bits() -> None:
+    assert format_result(evaluate("4 bit")) == "4 bit"
+    assert format_result(evaluate("12 bit")) == "1.5 B"

@@ -75,3 +75,15 @@ def test_format_helpers_carry_units_and_significant_figures() -> None:
     assert format_number(1 / 12) == "0.08333"
     # rounding that carries into the next prefix moves the prefix
     assert format_time(0.99999e-3) == "1 ms"
+
+
+def test_less_than_a_byte_reads_in_bits_not_millibytes() -> None:
+    """Half a byte is 4 bit; "500 mB" names no amount of storage anyone means."""
+    from workbench.units import format_bandwidth
+
+    assert format_bytes(0.5) == "4 bit"
+    assert format_bytes(0.5, binary=True) == "4 bit"
+    assert format_bytes(0.125) == "1 bit"
+    assert format_bytes(1.5) == "1.5 B"  # a byte and more keeps bytes
+    assert format_bandwidth(0.25) == "2 bit/s"
+    assert format_bytes(0) == "0 B"

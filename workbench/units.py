@@ -144,7 +144,13 @@ def format_binary(value: float, unit: str, digits: int = 4) -> str:
 
 
 def format_bytes(n: float, binary: bool = False, digits: int = 4) -> str:
-    """A byte amount in decimal (MB, GB) or binary (MiB, GiB) units."""
+    """A byte amount in decimal (MB, GB) or binary (MiB, GiB) units; less than a byte in bits ('4 bit').
+
+    A byte is the smallest unit with a prefix here: half a byte is 4 bit, never
+    '500 mB' (a milli-byte is no amount of storage anyone means).
+    """
+    if 0 < abs(n) < 1:
+        return f"{format_number(n * 8, digits)} bit"
     return format_binary(n, "B", digits) if binary else format_si(n, "B", digits)
 
 
@@ -164,7 +170,9 @@ def format_flop_rate(flop_per_s: float, digits: int = 4) -> str:
 
 
 def format_bandwidth(byte_per_s: float, binary: bool = False, digits: int = 4) -> str:
-    """A transfer rate: '2.5 TB/s' (or GiB/s with binary prefixes)."""
+    """A transfer rate: '2.5 TB/s' (or GiB/s with binary prefixes); under a byte per second in bit/s."""
+    if 0 < abs(byte_per_s) < 1:
+        return f"{format_number(byte_per_s * 8, digits)} bit/s"
     if binary:
         return format_binary(byte_per_s, "B/s", digits)
     return format_si(byte_per_s, "B/s", digits)

@@ -95,11 +95,15 @@ def _tensor_step(tensor: Tensor, binary: bool) -> Step:
     if tensor.crossings > 1:
         passes = f" × {tensor.crossings} ({tensor.role})"
     label = f"Bytes: {tensor.name}[{', '.join(tensor.shape_symbols)}] {tensor.dtype.name}, {tensor.role}"
-    return Step(
-        label,
-        f"{symbols} × {_element_size(tensor)}{passes} = {numbers} × {_element_size(tensor)}{passes}",
-        f"{format_int(tensor.bytes)} B ≈ {format_bytes(tensor.bytes, binary)}",
-    )
+    size = _element_size(tensor)
+    whole, spare_bits = divmod(tensor.elements * tensor.dtype.bits, 8)
+    if spare_bits:  # sub-byte elements that do not fill the last byte: the tensor takes whole bytes, rounded up
+        exact = f"{format_int(whole)}{str(spare_bits / 8)[1:]}"
+        rounded = f"{exact} B rounded up to whole bytes" if not passes else f"({exact} B rounded up to {format_int(whole + 1)} B){passes}"
+        expression = f"⌈{symbols} × {size}⌉{passes} = ⌈{numbers} × {size}⌉{passes} = {rounded}"
+    else:
+        expression = f"{symbols} × {size}{passes} = {numbers} × {size}{passes}"
+    return Step(label, expression, f"{format_int(tensor.bytes)} B ≈ {format_bytes(tensor.bytes, binary)}")
 
 
 def _work_steps(a: "Analysis") -> list[Step]:
