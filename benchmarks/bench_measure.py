@@ -301,8 +301,8 @@ def gpu_checks(report: Report, quick: bool = False) -> None:
 
     def copy_rows() -> Iterator[Row]:
         copy = run(sizes.copy, "cold")
-        copy_bw.append(copy.achieved_bytes_per_s)
-        yield Row(f"device {sizes.copy}, cold (bytes read + written)", format_bandwidth(copy.achieved_bytes_per_s), "reference", INFO)
+        copy_bw.append(copy.achieved_byte_per_s)
+        yield Row(f"device {sizes.copy}, cold (bytes read + written)", format_bandwidth(copy.achieved_byte_per_s), "reference", INFO)
 
     report.run("device copy", "reference", copy_rows)
 
@@ -310,10 +310,10 @@ def gpu_checks(report: Report, quick: bool = False) -> None:
         if not copy_bw:
             raise CheckFailed("no device-copy bandwidth to compare with (the copy check failed)")
         add = run(f"add(n=2**{exponent}, dtype=fp32)", "cold")
-        ratio = add.achieved_bytes_per_s / copy_bw[0]
+        ratio = add.achieved_byte_per_s / copy_bw[0]
         yield Row(
             f"vector add 2^{exponent} fp32, cold, vs device copy",
-            f"{format_bandwidth(add.achieved_bytes_per_s)} = {ratio:.1%} (median {format_time(add.median_s)})",
+            f"{format_bandwidth(add.achieved_byte_per_s)} = {ratio:.1%} (median {format_time(add.median_s)})",
             "≥ 90%",
             _verdict(ratio >= 0.90),
             ratio,
@@ -321,7 +321,7 @@ def gpu_checks(report: Report, quick: bool = False) -> None:
         warm = run(f"add(n=2**{exponent}, dtype=fp32)", "warm")
         yield Row(
             f"vector add 2^{exponent} fp32, warm (synchronised per call, as cupyx)",
-            f"{format_bandwidth(warm.achieved_bytes_per_s)} = {warm.achieved_bytes_per_s / copy_bw[0]:.1%}",
+            f"{format_bandwidth(warm.achieved_byte_per_s)} = {warm.achieved_byte_per_s / copy_bw[0]:.1%}",
             "–",
             INFO,
         )

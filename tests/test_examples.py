@@ -22,7 +22,7 @@ KEYS = [key for key, _ in list_examples()]
 
 
 def analyses(session: Session) -> list[Analysis]:
-    results = session.analyse_all()
+    results = session.analyze_all()
     for entry, result in zip(session.operations, results):
         assert isinstance(result, Analysis), f"{entry.name}: {result}"
     return results  # type: ignore[return-value]

@@ -38,7 +38,7 @@ from workbench.measure import (
     sweep_declarations,
 )
 from workbench.measure.backends import NumpyBackend
-from workbench.measure.kernels import Kernel, kernel_class, kernel_for
+from workbench.measure.kernels import MeasuredKernel, kernel_class, kernel_for
 from workbench.ops import REGISTRY
 from workbench.ops.collectives import COLLECTIVES
 from workbench.measure.kernels.stream import AddKernel, CopyKernel
@@ -58,21 +58,21 @@ def test_every_operation_of_the_core_registers_a_kernel_and_its_own_examples(op:
     # A family added to the core without a kernel (or without an example to measure) would be unmeasurable.
     spec = REGISTRY[op]
     cls = kernel_class(op)
-    assert cls is not None and issubclass(cls, Kernel), spec.kernel
+    assert cls is not None and issubclass(cls, MeasuredKernel), spec.kernel
     assert spec.examples and all(parse(text).op == op for text in spec.examples)
 
 
 def test_a_kernel_reference_that_is_not_a_kernel_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = REGISTRY["copy"]
     monkeypatch.setitem(REGISTRY, "copy", dataclasses.replace(spec, kernel="workbench.measure.kernels.base:BufferSpec"))
-    with pytest.raises(TypeError, match="not a Kernel class"):
+    with pytest.raises(TypeError, match="not a MeasuredKernel class"):
         kernel_class("copy")
     monkeypatch.setitem(REGISTRY, "copy", dataclasses.replace(spec, kernel=""))
     with pytest.raises(UnsupportedMeasurement, match="no measured kernel for 'copy'"):
         measure_plan_of("copy(n=16, dtype=fp32)")
 
 
-def measure_plan_of(text: str) -> Kernel:
+def measure_plan_of(text: str) -> MeasuredKernel:
     return kernel_for(parse(text), NumpyBackend())
 
 
@@ -128,7 +128,7 @@ def test_samples_are_raw_and_median_and_bandwidth_follow_from_them(backend: str)
     compulsory = 3 * 2**16 * 4  # a and b read, c written, 4 B each
     assert record.bytes == compulsory
     figures = run_figures(record_run(record), FigureContext())
-    assert figures.achieved_bytes_per_s == pytest.approx(compulsory / np.median(samples), rel=1e-12)
+    assert figures.achieved_byte_per_s == pytest.approx(compulsory / np.median(samples), rel=1e-12)
     assert figures.achieved_flop_per_s == pytest.approx(2**16 / np.median(samples), rel=1e-12)
     stored = record.to_dict()  # the record keeps the samples, not figures derived from them
     assert "derived" not in stored and "median_s" not in stored and "achieved_bytes_per_s" not in stored

@@ -77,14 +77,14 @@ def test_runs_are_matched_to_their_operation_and_figured_against_the_bound() -> 
     # bound: 201,326,592 B / 2.5 TB/s = 80.53 µs; measured median 100 µs → 80.53 %
     assert warm.percent_of_bound == pytest.approx(80.53, rel=1e-3)
     # the run's stored 2.01e12 B/s is not trusted: 201,326,592 B / 100 µs (the median of its samples) = 2.013 TB/s
-    assert warm.achieved_bytes_per_s == pytest.approx(201_326_592 / 100e-6)
+    assert warm.achieved_byte_per_s == pytest.approx(201_326_592 / 100e-6)
     assert warm.p10_s == pytest.approx(99.2e-6)  # from the samples too (the stored p10 said 99 µs)
     # the run states no device, so it is compared with the session's, and the report says so
     assert "does not state its device" in warm.device_note and not warm.other_device
     assert warm.samples_s == (100e-6, 101e-6, 99e-6)  # junk samples dropped
     # no median in the run: the median of its samples, 210 µs; bytes / median = 958.7 GB/s
     assert bad.median_s == pytest.approx(210e-6)
-    assert bad.achieved_bytes_per_s == pytest.approx(201_326_592 / 210e-6)
+    assert bad.achieved_byte_per_s == pytest.approx(201_326_592 / 210e-6)
     assert bad.check_text.startswith("FAILED")
     stray, anonymous = report.other_runs
     assert stray.run_id == "stray" and stray.percent_of_bound is not None

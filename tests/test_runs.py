@@ -113,7 +113,7 @@ def test_the_fixture_cpu_run_is_compared_with_the_cpu_and_its_measured_rate() ->
     (figures,) = session.run_figures()
     # a loose run from NumPy: the CPU entry, which the session shows with its measured 20 GB/s
     assert figures.device is not None and figures.device.key == CPU_DEVICE_KEY and figures.on_session_device
-    assert figures.bound_time_s == pytest.approx(session.analyse(session.operations[0]).bound_time)
+    assert figures.bound_time_s == pytest.approx(session.analyze(session.operations[0]).bound_time)
     assert figures.device.bandwidth.value == 20e9 and figures.device.bandwidth.source == "measured"
     assert figures.run.provenance.stated_by == INFERRED
 

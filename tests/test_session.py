@@ -82,7 +82,7 @@ def test_derived_figures_in_the_file_are_ignored_on_load(tmp_path: Path) -> None
     data["operations"][0]["derived"]["flop"] = 1
     data["operations"][0]["derived"]["limiter"] = "memory"
     session = session_from_dict(data)
-    analysis = session.analyse(session.operations[0])
+    analysis = session.analyze(session.operations[0])
     assert analysis.flop == 4096**3 and analysis.limiter == "compute"
 
 
@@ -302,12 +302,12 @@ def test_runs_for_matches_declarations_in_canonical_form() -> None:
     assert [run["id"] for run in session.runs_for(session.operations[0])] == ["a"]
 
 
-def test_analyse_all_reports_one_bad_entry_without_hiding_the_rest() -> None:
+def test_analyze_all_reports_one_bad_entry_without_hiding_the_rest() -> None:
     session = Session(
         operations=[OperationEntry("fits", ADD), OperationEntry("too big", "add(n=2**40, dtype=fp32)")],
         device=DeviceChoice("rtx-4090"),
     )
-    good, bad = session.analyse_all()
+    good, bad = session.analyze_all()
     assert not isinstance(good, Exception) and good.flop == 2**24
     assert isinstance(bad, WorkbenchError) and "more than" in str(bad)
 

@@ -37,7 +37,7 @@ def test_the_version_1_fixture_opens_with_every_field() -> None:
 
 def test_the_fixture_s_figures_are_recomputed_not_read() -> None:
     session = load(DATA / "session_v1.json")
-    add = session.analyse(session.operations[0])
+    add = session.analyze(session.operations[0])
     # 2^24 additions; A, B read and C written: 3 × 2^24 × 4 B = 201,326,592 B; measured 20 GB/s
     assert add.flop == 2**24 and add.bytes == 201_326_592
     assert add.memory_time == pytest.approx(201_326_592 / 20e9)

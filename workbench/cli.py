@@ -609,7 +609,7 @@ def _run_runs(args: argparse.Namespace) -> int:
         return EXIT_OK
     binary = session.settings.binary
     for f in figures:
-        rates = [format_bandwidth(f.achieved_bytes_per_s, binary) if f.achieved_bytes_per_s else "",
+        rates = [format_bandwidth(f.achieved_byte_per_s, binary) if f.achieved_byte_per_s else "",
                  format_flop_rate(f.achieved_flop_per_s) if f.achieved_flop_per_s else ""]
         line = f"{f.id}  {f.declaration_text}  [{f.status_text}, {f.mode or 'mode not recorded'}]"
         if f.median_s is not None:

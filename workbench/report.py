@@ -107,7 +107,7 @@ class ReportError(WorkbenchError):
 
 
 @dataclass(frozen=True)
-class Table:
+class FormattedTable:
     """A table of already formatted cells."""
 
     headers: tuple[str, ...]
@@ -124,7 +124,7 @@ class RunFigures:
     p10_s: float | None
     p90_s: float | None
     samples_s: tuple[float, ...]
-    achieved_bytes_per_s: float | None
+    achieved_byte_per_s: float | None
     achieved_flop_per_s: float | None
     percent_of_bound: float | None
     valid: bool | None
@@ -169,7 +169,7 @@ class ProfileSection:
     """One imported profiler file (or the records that are not one) as a titled table with notes."""
 
     title: str
-    table: Table
+    table: FormattedTable
     notes: tuple[str, ...] = ()
 
 
@@ -182,8 +182,8 @@ class Report:
     written: str
     device_line: str
     settings_line: str
-    rates: Table
-    summary: Table
+    rates: FormattedTable
+    summary: FormattedTable
     operations: tuple[OperationReport, ...]
     other_runs: tuple[RunFigures, ...]
     profiles: tuple[ProfileSection, ...]
@@ -238,7 +238,7 @@ def run_figures(run: Mapping[str, Any], index: int, context: FigureContext | Non
         p10_s=figures.p10_s,
         p90_s=figures.p90_s,
         samples_s=figures.samples_s,
-        achieved_bytes_per_s=figures.achieved_bytes_per_s,
+        achieved_byte_per_s=figures.achieved_byte_per_s,
         achieved_flop_per_s=figures.achieved_flop_per_s,
         percent_of_bound=figures.percent_of_bound,
         valid=True if status == OK else None if status == UNCHECKED else False,
@@ -255,9 +255,9 @@ def _rate_source(rate: Any) -> str:
     return f"{rate.source}{f' — {rate.citation}' if rate.citation else ''}"
 
 
-def _rates_table(device: Device | None, binary: bool) -> Table:
+def _rates_table(device: Device | None, binary: bool) -> FormattedTable:
     if device is None:
-        return Table(("Rate", "Value", "Source"), ())
+        return FormattedTable(("Rate", "Value", "Source"), ())
     rows = []
     for key in [*device.paths(), BANDWIDTH]:
         rate = device.overrides.get(key) or device.peak.get(key)
@@ -265,10 +265,10 @@ def _rates_table(device: Device | None, binary: bool) -> Table:
             continue
         value = format_bandwidth(rate.value, binary) if key == BANDWIDTH else format_flop_rate(rate.value)
         rows.append((device.path_title(key), value, _rate_source(rate)))
-    return Table(("Rate", "Value", "Source"), tuple(rows))
+    return FormattedTable(("Rate", "Value", "Source"), tuple(rows))
 
 
-def _summary_table(operations: Sequence[OperationReport], binary: bool) -> Table:
+def _summary_table(operations: Sequence[OperationReport], binary: bool) -> FormattedTable:
     rows = []
     for item in operations:
         a = item.analysis
@@ -285,7 +285,7 @@ def _summary_table(operations: Sequence[OperationReport], binary: bool) -> Table
                 f"{a.limiter}-limited" if a.limiter else NO_VALUE,
             )
         )
-    return Table(("Operation", "Work", "Compulsory bytes", "Intensity", "Bound time", "Limiter"), tuple(rows))
+    return FormattedTable(("Operation", "Work", "Compulsory bytes", "Intensity", "Bound time", "Limiter"), tuple(rows))
 
 
 def _impossible_kernels(profile: Any, context: FigureContext) -> list[str]:
@@ -327,7 +327,7 @@ def _profile_sections(
         sections.append(
             ProfileSection(
                 f"{profile.source or 'profile'}: {profile.title}{where}",
-                Table(rows[0], tuple(rows[1:])),
+                FormattedTable(rows[0], tuple(rows[1:])),
                 (profile.conditions_note, *profile.notes, *_impossible_kernels(profile, context)),
             )
         )
@@ -338,7 +338,7 @@ def _profile_sections(
     return tuple(sections)
 
 
-def _generic_records_table(records: Sequence[Mapping[str, Any]]) -> tuple[Table, int]:
+def _generic_records_table(records: Sequence[Mapping[str, Any]]) -> tuple[FormattedTable, int]:
     """Records of unknown shape as a table of their first scalar columns."""
     columns: list[str] = []
     for record in records:
@@ -351,7 +351,7 @@ def _generic_records_table(records: Sequence[Mapping[str, Any]]) -> tuple[Table,
             break
     shown = records[:MAX_PROFILE_ROWS]
     rows = tuple(tuple(_scalar_text(record.get(column)) for column in columns) for record in shown)
-    return Table(tuple(columns), rows), len(records) - len(shown)
+    return FormattedTable(tuple(columns), rows), len(records) - len(shown)
 
 
 def build_report(session: Session) -> Report:
@@ -363,7 +363,7 @@ def build_report(session: Session) -> Report:
         device = session.device.resolve()
     except WorkbenchError as exc:
         device_error = str(exc)
-    analyses = session.analyse_all(device) if device is not None else [None for _ in session.operations]
+    analyses = session.analyze_all(device) if device is not None else [None for _ in session.operations]
     context = session.figure_context(device)
     operations: list[OperationReport] = []
     claimed: set[int] = set()
@@ -410,7 +410,7 @@ def build_report(session: Session) -> Report:
     )
 
 
-def tensors_table(analysis: Analysis, binary: bool) -> Table:
+def tensors_table(analysis: Analysis, binary: bool) -> FormattedTable:
     rows = tuple(
         (
             tensor.name,
@@ -421,10 +421,10 @@ def tensors_table(analysis: Analysis, binary: bool) -> Table:
         )
         for tensor in analysis.tensors
     )
-    return Table(("Tensor", "Role", "Shape", "Type", "Bytes"), rows)
+    return FormattedTable(("Tensor", "Role", "Shape", "Type", "Bytes"), rows)
 
 
-def bounds_table(analysis: Analysis, binary: bool) -> Table:
+def bounds_table(analysis: Analysis, binary: bool) -> FormattedTable:
     a = analysis
     rows: list[tuple[str, str, str]] = []
     if a.compute_rate is not None and a.compute_time is not None:
@@ -463,10 +463,10 @@ def bounds_table(analysis: Analysis, binary: bool) -> Table:
     rows.append(("Arithmetic intensity", format_intensity(a.intensity) if a.bytes else NO_VALUE, "logical FLOP / compulsory byte"))
     if a.ridge is not None:
         rows.append(("Ridge point", format_intensity(a.ridge), "compute rate / bandwidth"))
-    return Table(("Bound", "Value", "From"), tuple(rows))
+    return FormattedTable(("Bound", "Value", "From"), tuple(rows))
 
 
-def runs_table(runs: Iterable[RunFigures], binary: bool, with_declaration: bool = False) -> Table:
+def runs_table(runs: Iterable[RunFigures], binary: bool, with_declaration: bool = False) -> FormattedTable:
     headers = ["Run", "Median", "p10 – p90", "Samples", "Achieved bandwidth", "Achieved rate", "% of bound", "Check"]
     if with_declaration:
         headers.insert(1, "Declaration")
@@ -482,7 +482,7 @@ def runs_table(runs: Iterable[RunFigures], binary: bool, with_declaration: bool 
             format_time(run.median_s) if run.median_s is not None else NO_VALUE,
             spread,
             str(len(run.samples_s)) if run.samples_s else NO_VALUE,
-            format_bandwidth(run.achieved_bytes_per_s, binary) if run.achieved_bytes_per_s is not None else NO_VALUE,
+            format_bandwidth(run.achieved_byte_per_s, binary) if run.achieved_byte_per_s is not None else NO_VALUE,
             format_flop_rate(run.achieved_flop_per_s) if run.achieved_flop_per_s is not None else NO_VALUE,
             run.percent_text,
             run.check_text,
@@ -490,7 +490,7 @@ def runs_table(runs: Iterable[RunFigures], binary: bool, with_declaration: bool 
         if with_declaration:
             row.insert(1, run.declaration or NO_VALUE)
         rows.append(tuple(row))
-    return Table(tuple(headers), tuple(rows))
+    return FormattedTable(tuple(headers), tuple(rows))
 
 
 def _check_png(plot_png: bytes | None) -> None:
@@ -587,7 +587,7 @@ def _longest_backtick_run(text: str) -> int:
     return max((len(run) for run in runs), default=0)
 
 
-def _md_table(table: Table) -> list[str]:
+def _md_table(table: FormattedTable) -> list[str]:
     if not table.rows:
         return ["(none)", ""]
     lines = ["| " + " | ".join(_md_cell(h) for h in table.headers) + " |"]
@@ -692,7 +692,7 @@ def _h(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def _html_table(table: Table, css_class: str = "", numeric_columns: Sequence[int] = ()) -> str:
+def _html_table(table: FormattedTable, css_class: str = "", numeric_columns: Sequence[int] = ()) -> str:
     if not table.rows:
         return "<p class=\"meta\">(none)</p>"
     head = "".join(f"<th>{_h(h)}</th>" for h in table.headers)

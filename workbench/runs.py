@@ -182,6 +182,8 @@ def parse_run(data: Mapping[str, Any], index: int) -> Run:
     )
 
 
+# Figures early files stored beside the samples, under the names they had then ("achieved_bytes_per_s"; the
+# figure is `achieved_byte_per_s` now, as in every JSON key): read and dropped, since the samples give them.
 _LOOSE_FIGURES = ("median_s", "p10_s", "p90_s", "achieved_bytes_per_s", "achieved_flop_per_s")
 _V1_FLAT_COPIES = ("valid", "median_s", "p10_s", "p90_s", "achieved_bytes_per_s", "achieved_flop_per_s", "conditions")
 
@@ -396,7 +398,7 @@ class RunFigures:
         return self.stats.p90_s if self.stats else None
 
     @property
-    def achieved_bytes_per_s(self) -> float | None:
+    def achieved_byte_per_s(self) -> float | None:
         """Compulsory bytes over the median time."""
         return per_second(self.bytes, self.median_s)
 
@@ -406,7 +408,7 @@ class RunFigures:
         return per_second(self.flop, self.median_s)
 
     @property
-    def implied_bytes_per_s(self) -> float | None:
+    def implied_byte_per_s(self) -> float | None:
         """The bytes this implementation really moves over the median time (when the record says)."""
         return per_second(self.run.implied_bytes, self.median_s)
 
@@ -448,9 +450,9 @@ class RunFigures:
             "flop": self.flop,
             "bytes": self.bytes,
             "intensity_flop_per_byte": self.intensity,
-            "achieved_byte_per_s": self.achieved_bytes_per_s,
+            "achieved_byte_per_s": self.achieved_byte_per_s,
             "achieved_flop_per_s": self.achieved_flop_per_s,
-            "implied_byte_per_s": self.implied_bytes_per_s,
+            "implied_byte_per_s": self.implied_byte_per_s,
             "bound_time_s": self.bound_time_s,
             "limiter": self.limiter,
             "percent_of_bound": self.percent_of_bound,

@@ -177,7 +177,7 @@ class Session:
     description: str = ""  # what the session is for (examples explain themselves here)
     extra: dict[str, Any] = field(default_factory=dict)  # unknown top-level keys, kept verbatim
 
-    def analyse(self, entry: OperationEntry, device: Device | None = None) -> Analysis:
+    def analyze(self, entry: OperationEntry, device: Device | None = None) -> Analysis:
         """The analysis of one entry under this session's device and settings."""
         return analyze(
             entry.declaration,
@@ -187,7 +187,7 @@ class Session:
             binary=self.settings.binary,
         )
 
-    def analyse_all(self, device: Device | None = None) -> list[Analysis | WorkbenchError]:
+    def analyze_all(self, device: Device | None = None) -> list[Analysis | WorkbenchError]:
         """Each entry's analysis, or the error that stops it (one bad entry does not hide the rest)."""
         if device is None:
             try:
@@ -197,7 +197,7 @@ class Session:
         results: list[Analysis | WorkbenchError] = []
         for entry in self.operations:
             try:
-                results.append(self.analyse(entry, device))
+                results.append(self.analyze(entry, device))
             except WorkbenchError as exc:
                 results.append(exc)
         return results
@@ -296,7 +296,7 @@ def session_to_dict(session: Session, include_derived: bool = True) -> dict[str,
             device_data["rates_in_use"] = {"error": resolve_error}
 
     operations = []
-    analyses = session.analyse_all(resolved) if include_derived and resolved is not None else None
+    analyses = session.analyze_all(resolved) if include_derived and resolved is not None else None
     for index, entry in enumerate(session.operations):
         item: dict[str, Any] = {
             "name": entry.name,

@@ -115,7 +115,7 @@ def test_a_run_goes_start_progress_finish_and_its_row_shows_the_median_of_its_sa
     assert cell(tab, 0, 0) == "Vector add, 2^16 fp32"  # the session operation it was started from (its name follows the edit)
     assert cell(tab, 0, COLUMNS.index("Size")) == "n=2**16 · fp32"
     # 3 × 2^16 × 4 B = 786,432 B over the median
-    assert tab.model.runs[0].achieved_bytes_per_s == pytest.approx(786432 / median)
+    assert tab.model.runs[0].achieved_byte_per_s == pytest.approx(786432 / median)
     assert tab.run_button.isEnabled() and not tab.cancel_button.isEnabled()
 
 
@@ -410,7 +410,7 @@ def test_loose_runs_of_an_older_session_are_read_from_their_samples() -> None:
     run = run_figures(parse_run(data, 0), FigureContext())
     assert run.valid and run.median_s == 0.007
     # 3 × 2^24 × 4 B = 201,326,592 B over 7 ms
-    assert run.achieved_bytes_per_s == pytest.approx(201326592 / 0.007)
+    assert run.achieved_byte_per_s == pytest.approx(201326592 / 0.007)
     assert run_figures(parse_run({**data, "valid": None}, 0), FigureContext()).status == "unchecked"
     assert not run_figures(parse_run({**data, "valid": None}, 0), FigureContext()).valid
     assert parse(run.declaration_text) == run.declaration

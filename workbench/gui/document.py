@@ -390,7 +390,7 @@ class Document(QObject):
         try:
             try:
                 analysis = (
-                    self.session.analyse(entry, self.device)
+                    self.session.analyze(entry, self.device)
                     if self.device is not None
                     else analyze(entry.declaration, **options)  # type: ignore[arg-type]
                 )

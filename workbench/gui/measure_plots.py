@@ -78,8 +78,8 @@ def run_tip(run: MeasuredRun, binary: bool) -> str:
         lines.append(
             f"median {format_time(s.median_s)} (p10 {format_time(s.p10_s)}, p90 {format_time(s.p90_s)}), {s.count} samples"
         )
-    if run.achieved_bytes_per_s is not None:
-        lines.append(f"{format_bandwidth(run.achieved_bytes_per_s, binary)} compulsory bytes over the median")
+    if run.achieved_byte_per_s is not None:
+        lines.append(f"{format_bandwidth(run.achieved_byte_per_s, binary)} compulsory bytes over the median")
     if run.achieved_flop_per_s is not None:
         lines.append(f"{format_flop_rate(run.achieved_flop_per_s)} logical FLOP over the median")
     if run.intensity is not None:

@@ -236,7 +236,7 @@ class RunTableModel(QAbstractTableModel):
         if column == "p10–p90":
             return spread_text(stats.p10_s, stats.p90_s) if stats else "—"
         if column == "Bandwidth":
-            rate = run.achieved_bytes_per_s
+            rate = run.achieved_byte_per_s
             return format_bandwidth(rate, self.binary, digits=3) if rate is not None else "—"
         if column == "FLOP rate":
             rate = run.achieved_flop_per_s

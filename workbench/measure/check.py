@@ -74,7 +74,7 @@ def precision_for(storage: str, accumulate: str | None = None, tf32_inputs: bool
 
 
 @dataclass(frozen=True)
-class Comparison:
+class SampledOutputs:
     """Sampled outputs as measured, their float64 references and the error each may have (NumPy arrays)."""
 
     measured: Any
@@ -127,7 +127,7 @@ def _from_json_float(value: Any) -> float:
     return float(value)
 
 
-def judge(comparison: Comparison, precision: Precision, checksum: float | None) -> CheckResult:
+def judge(comparison: SampledOutputs, precision: Precision, checksum: float | None) -> CheckResult:
     """Compare measured outputs with their references; fail on any excess error, NaN or non-finite checksum."""
     import numpy as np
 

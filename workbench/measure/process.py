@@ -40,7 +40,7 @@ from workbench.errors import WorkbenchError
 from workbench.measure import errors as measure_errors
 from workbench.measure.check import not_run
 from workbench.measure.errors import MeasurementError
-from workbench.measure.kernels import Kernel
+from workbench.measure.kernels import MeasuredKernel
 from workbench.measure.record import CANCELLED, WARM, KernelInfo, RunRecord
 from workbench.measure.run import (
     DEFAULT_ITERATIONS,
@@ -89,7 +89,7 @@ class RunOptions:
     convention: str
     overlap: Any
     seed: int
-    kernel_class: Type[Kernel] | None
+    kernel_class: Type[MeasuredKernel] | None
 
     def measurement_run(self, should_stop: Callable[[], bool]) -> MeasurementRun:
         return MeasurementRun(
@@ -161,7 +161,7 @@ class ProcessRun(StoppableRun):
         overlap: Any = "full",
         should_stop: Callable[[], bool] | None = None,
         seed: int = 0,
-        kernel_class: Type[Kernel] | None = None,
+        kernel_class: Type[MeasuredKernel] | None = None,
     ) -> None:
         if not isinstance(backend, str):
             raise MeasurementError("a run in a worker process names its backend ('numpy', 'cupy', 'auto')")

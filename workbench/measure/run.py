@@ -41,7 +41,7 @@ from workbench.errors import WorkbenchError
 from workbench.measure.backends import Backend, select_backend
 from workbench.measure.check import judge, not_run
 from workbench.measure.errors import MeasurementError, MemoryRefused
-from workbench.measure.kernels import Kernel, kernel_for
+from workbench.measure.kernels import MeasuredKernel, kernel_for
 from workbench.measure.kernels.base import StopRequested
 from workbench.measure.record import CANCELLED, COLD, INVALID, MODES, OK, WARM, BoundInfo, KernelInfo, RunRecord
 from workbench.ops.base import CONVENTIONS
@@ -151,7 +151,7 @@ class MeasurementRun(StoppableRun):
     bound is computed for, "auto" for the detected GPU or the generic CPU, None for
     no bound. analysis: an Analysis of the same declaration whose bound is used as
     is (the session's device, overrides and overlap); it also sets the convention.
-    should_stop: polled between calls, with `cancel()`. kernel_class: a Kernel
+    should_stop: polled between calls, with `cancel()`. kernel_class: a MeasuredKernel
     subclass to run instead of the registered one (tests, experiments).
     """
 
@@ -169,7 +169,7 @@ class MeasurementRun(StoppableRun):
         overlap: Any = "full",
         should_stop: Callable[[], bool] | None = None,
         seed: int = 0,
-        kernel_class: Type[Kernel] | None = None,
+        kernel_class: Type[MeasuredKernel] | None = None,
     ) -> None:
         self.declaration = parse(declaration) if isinstance(declaration, str) else declaration
         if isinstance(iterations, bool) or not isinstance(iterations, int):
@@ -339,7 +339,7 @@ class MeasurementRun(StoppableRun):
         yield RunFinished(record)
 
     # -- steps ----------------------------------------------------------------------
-    def _warm_up(self, backend: Backend, kernel: Kernel, first_call: float) -> tuple[int, float]:
+    def _warm_up(self, backend: Backend, kernel: MeasuredKernel, first_call: float) -> tuple[int, float]:
         """Warm-up calls (a fixed count, or ≥ 0.1 s and ≥ 2 calls); the median warm call time."""
         times: list[float] = []
         started = time.perf_counter()
@@ -407,7 +407,7 @@ class MeasurementRun(StoppableRun):
         return bound, notes
 
 
-def refuse_if_too_large(declaration: Declaration, backend: Backend, kernel: Kernel, flush_bytes: int = 0) -> int:
+def refuse_if_too_large(declaration: Declaration, backend: Backend, kernel: MeasuredKernel, flush_bytes: int = 0) -> int:
     """The bytes a run plans to allocate; MemoryRefused, before any allocation, if they do not fit."""
     from workbench.units import format_bytes
 
@@ -429,7 +429,7 @@ def refuse_if_too_large(declaration: Declaration, backend: Backend, kernel: Kern
 
 
 @contextmanager
-def prepared_kernel(declaration: str | Declaration, backend: str | Backend = "auto", seed: int = 0) -> Iterator[Kernel]:
+def prepared_kernel(declaration: str | Declaration, backend: str | Backend = "auto", seed: int = 0) -> Iterator[MeasuredKernel]:
     """A kernel allocated, filled and called once, for timing it with another tool (benchmarks).
 
     The buffers are released when the block ends.

@@ -75,12 +75,12 @@ def run_table(record: RunRecord, figures: "RunFigures", binary: bool = False) ->
     if figures.flop is not None and figures.bytes is not None:
         rows.append(("work", f"{format_flop(figures.flop)} [{figures.convention}] · compulsory {format_bytes(figures.bytes, binary)}"
                              + (f" · {format_intensity(figures.intensity)}" if figures.intensity else "")))
-    if figures.achieved_bytes_per_s is not None:
-        achieved = f"{format_bandwidth(figures.achieved_bytes_per_s, binary)} compulsory"
+    if figures.achieved_byte_per_s is not None:
+        achieved = f"{format_bandwidth(figures.achieved_byte_per_s, binary)} compulsory"
         if figures.achieved_flop_per_s is not None:
             achieved += f" · {format_flop_rate(figures.achieved_flop_per_s)}"
         rows.append(("achieved", achieved))
-    implied = figures.implied_bytes_per_s
+    implied = figures.implied_byte_per_s
     if record.kernel.implied_bytes != record.bytes and implied is not None:
         rows.append(("implied traffic", f"{format_bytes(record.kernel.implied_bytes, binary)} per call → "
                                         f"{format_bandwidth(implied, binary)}; {record.kernel.implied_note}"))

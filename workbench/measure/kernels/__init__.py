@@ -13,23 +13,23 @@ from typing import Type
 from workbench.declare import Declaration
 from workbench.measure.backends import Backend
 from workbench.measure.errors import UnsupportedMeasurement
-from workbench.measure.kernels.base import BufferSpec, Kernel
+from workbench.measure.kernels.base import BufferSpec, MeasuredKernel
 from workbench.ops import spec_for
 
 
-def kernel_class(op: str) -> Type[Kernel] | None:
+def kernel_class(op: str) -> Type[MeasuredKernel] | None:
     """The kernel class the operation `op` registered, or None when it has none."""
     reference = spec_for(op).kernel
     if not reference:
         return None
     module_name, _, class_name = reference.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
-    if not (isinstance(cls, type) and issubclass(cls, Kernel)):
-        raise TypeError(f"operation {op!r} names {reference!r} as its kernel, which is not a Kernel class")
+    if not (isinstance(cls, type) and issubclass(cls, MeasuredKernel)):
+        raise TypeError(f"operation {op!r} names {reference!r} as its kernel, which is not a MeasuredKernel class")
     return cls
 
 
-def kernel_for(declaration: Declaration, backend: Backend, kernel_class_override: Type[Kernel] | None = None) -> Kernel:
+def kernel_for(declaration: Declaration, backend: Backend, kernel_class_override: Type[MeasuredKernel] | None = None) -> MeasuredKernel:
     """The planned (not yet allocated) kernel that measures `declaration` on `backend`."""
     cls = kernel_class_override or kernel_class(declaration.op)
     if cls is None:
@@ -37,4 +37,4 @@ def kernel_for(declaration: Declaration, backend: Backend, kernel_class_override
     return cls.for_declaration(declaration)(declaration, backend)
 
 
-__all__ = ["BufferSpec", "Kernel", "kernel_class", "kernel_for"]
+__all__ = ["BufferSpec", "MeasuredKernel", "kernel_class", "kernel_for"]

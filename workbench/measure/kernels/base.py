@@ -18,7 +18,7 @@ from typing import Any, Callable, ClassVar, Sequence
 from workbench.declare import Declaration
 from workbench.dtypes import dtype as lookup_dtype
 from workbench.measure.backends import Backend
-from workbench.measure.check import Comparison, Precision
+from workbench.measure.check import SampledOutputs, Precision
 from workbench.measure.errors import UnsupportedMeasurement
 
 INPUT = "input"
@@ -64,7 +64,7 @@ class BufferSpec:
         return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype, "role": self.role, "bytes": self.bytes}
 
 
-class Kernel(ABC):
+class MeasuredKernel(ABC):
     """One operation family, implemented once against the backend's array module."""
 
     family: ClassVar[str] = ""
@@ -168,7 +168,7 @@ class Kernel(ABC):
         return self.backend.checksum([self.arrays[name] for name in self.output_names()])
 
     @abstractmethod
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         """A sample of outputs, their float64 references and allowed errors."""
 
     def release(self) -> None:

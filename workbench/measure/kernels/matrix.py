@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from workbench.dtypes import dtype as lookup_dtype
-from workbench.measure.check import SAFETY, Comparison, Precision, precision_for, sample_indices
+from workbench.measure.check import SAFETY, SampledOutputs, Precision, precision_for, sample_indices
 from workbench.measure.errors import UnsupportedMeasurement
 from workbench.measure.kernels.base import (
     INOUT,
@@ -21,7 +21,7 @@ from workbench.measure.kernels.base import (
     SCRATCH,
     ZEROED,
     BufferSpec,
-    Kernel,
+    MeasuredKernel,
     float_info,
     flat_labels,
     require_float,
@@ -39,7 +39,7 @@ def _samples_for(depth: int) -> int:
     return max(8, min(256, _HOST_VALUES_PER_CHECK // max(depth, 1)))
 
 
-class MatrixKernel(Kernel):
+class MatrixKernel(MeasuredKernel):
     """Shared plumbing: the executed path, TF32, and the precision of matrix products."""
 
     family = "matrix"
@@ -146,7 +146,7 @@ class GemmKernel(MatrixKernel):
     def output_names(self) -> list[str]:
         return ["C"]
 
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         import numpy as np
 
         _, _, c_shape = self.shapes()
@@ -170,7 +170,7 @@ class GemmKernel(MatrixKernel):
             # Output rounding, the β epilogue's roundings, and the accumulation's random walk.
             rounded = abs(expected[slot]) + (abs(product) + abs(scaled) if self.beta != 0 else 0.0)
             allowed[slot] = SAFETY * (p.u_out * rounded + p.u_acc * math.sqrt(k) * float(np.sqrt(np.dot(terms, terms))))
-        return Comparison(measured, expected, allowed, flat_labels(indices, c_shape, "C"))
+        return SampledOutputs(measured, expected, allowed, flat_labels(indices, c_shape, "C"))
 
 
 class EinsumKernel(MatrixKernel):
@@ -258,7 +258,7 @@ class EinsumKernel(MatrixKernel):
     def output_names(self) -> list[str]:
         return [self.names[-1]]
 
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         import numpy as np
 
         out_shape = self.shape_of(self.output_spec)
@@ -283,7 +283,7 @@ class EinsumKernel(MatrixKernel):
             allowed[slot] = SAFETY * (
                 p.u_out * (abs(value) + extra_rounding * sum_abs) + p.u_acc * math.sqrt(self.depth()) * norm2
             )
-        return Comparison(measured, expected, allowed, flat_labels(indices, out_shape, self.names[-1]))
+        return SampledOutputs(measured, expected, allowed, flat_labels(indices, out_shape, self.names[-1]))
 
 
 class AttentionKernel(MatrixKernel):
@@ -401,7 +401,7 @@ class AttentionKernel(MatrixKernel):
     def output_names(self) -> list[str]:
         return ["O"]
 
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         import numpy as np
 
         b, h, sq, skv, d, dv = self.dims()
@@ -444,7 +444,7 @@ class AttentionKernel(MatrixKernel):
             accumulation = p.u_acc * math.sqrt(visible) * np.sqrt((weighted * weighted).sum(axis=0))
             expected.append(output)
             allowed.append(SAFETY * (4.0 * p.u_out * np.abs(output) + walk + accumulation))
-        return Comparison(np.concatenate(measured), np.concatenate(expected), np.concatenate(allowed), labels)
+        return SampledOutputs(np.concatenate(measured), np.concatenate(expected), np.concatenate(allowed), labels)
 
 
 class Conv2dKernel(MatrixKernel):
@@ -534,7 +534,7 @@ class Conv2dKernel(MatrixKernel):
     def output_names(self) -> list[str]:
         return ["y"]
 
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         import numpy as np
 
         d = self.dims()
@@ -560,4 +560,4 @@ class Conv2dKernel(MatrixKernel):
             allowed[slot] = SAFETY * (
                 p.u_out * abs(expected[slot]) + p.u_acc * math.sqrt(depth) * math.sqrt(float((terms * terms).sum()))
             )
-        return Comparison(measured, expected, allowed, flat_labels(indices, y_shape, "y"))
+        return SampledOutputs(measured, expected, allowed, flat_labels(indices, y_shape, "y"))

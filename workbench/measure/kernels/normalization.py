@@ -11,8 +11,8 @@ import math
 from typing import Any
 
 from workbench.dtypes import dtype as lookup_dtype
-from workbench.measure.check import SAFETY, Comparison, Precision, precision_for
-from workbench.measure.kernels.base import INPUT, OUTPUT, SCRATCH, BufferSpec, Kernel, require_float
+from workbench.measure.check import SAFETY, SampledOutputs, Precision, precision_for
+from workbench.measure.kernels.base import INPUT, OUTPUT, SCRATCH, BufferSpec, MeasuredKernel, require_float
 from workbench.measure.kernels.reduction import _checked_rows
 from workbench.ops.paths import vector_path
 
@@ -20,7 +20,7 @@ EPSILON = 1e-5
 _MAX_CHECKED_COLUMNS = 4096
 
 
-class RowNormKernel(Kernel):
+class RowNormKernel(MeasuredKernel):
     """What RMSNorm and LayerNorm share: the rows × cols matrix, the weights, the check's sampling."""
 
     family = "reduction"
@@ -115,7 +115,7 @@ class RowNormKernel(Kernel):
             return np.arange(self.cols)
         return np.unique(rng.integers(0, self.cols, _MAX_CHECKED_COLUMNS))
 
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         import numpy as np
 
         p = self.precision()
@@ -138,7 +138,7 @@ class RowNormKernel(Kernel):
             expected.append(reference)
             allowed.append(SAFETY * (p.u_out * (np.abs(reference) + 2.0 * scaled + np.abs(b[columns])) + p.u_acc * root_cols * scaled))
             labels += [f"y[{int(row)}, {int(c)}]" for c in columns]
-        return Comparison(np.concatenate(measured), np.concatenate(expected), np.concatenate(allowed), labels)
+        return SampledOutputs(np.concatenate(measured), np.concatenate(expected), np.concatenate(allowed), labels)
 
     def centred_reference(self, x: Any) -> Any:
         """The row as the statistic sees it, in float64 (x itself, or x − mean)."""

@@ -6,8 +6,8 @@ import math
 from typing import Any
 
 from workbench.dtypes import dtype as lookup_dtype
-from workbench.measure.check import MAX_SAMPLES, SAFETY, Comparison, Precision, precision_for
-from workbench.measure.kernels.base import INPUT, OUTPUT, SCRATCH, BufferSpec, Kernel, require_float
+from workbench.measure.check import MAX_SAMPLES, SAFETY, SampledOutputs, Precision, precision_for
+from workbench.measure.kernels.base import INPUT, OUTPUT, SCRATCH, BufferSpec, MeasuredKernel, require_float
 from workbench.ops.paths import vector_path
 
 _HOST_CHUNK = 1 << 22  # elements copied to the host at a time for the float64 reference
@@ -15,7 +15,7 @@ _MAX_CHECKED_ROWS = 8
 _MAX_CHECKED_COLUMNS = 4096
 
 
-class ReduceKernel(Kernel):
+class ReduceKernel(MeasuredKernel):
     """s[r] = Σ_i x[r, i], accumulating 16-bit inputs in fp32."""
 
     family = "reduction"
@@ -72,7 +72,7 @@ class ReduceKernel(Kernel):
     def output_names(self) -> list[str]:
         return ["sum"]
 
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         import numpy as np
 
         rows = _checked_rows(self.rows, rng)
@@ -93,10 +93,10 @@ class ReduceKernel(Kernel):
         # Rounding errors of a long sum wander like a random walk: √n · ‖x‖₂ bounds them comfortably.
         accumulated = math.sqrt(self.n) * np.sqrt(np.array(squares))
         allowed = SAFETY * (p.u_out * np.abs(expected_array) + p.u_acc * accumulated)
-        return Comparison(measured, expected_array, allowed, [f"sum[{int(r)}]" for r in rows])
+        return SampledOutputs(measured, expected_array, allowed, [f"sum[{int(r)}]" for r in rows])
 
 
-class SoftmaxKernel(Kernel):
+class SoftmaxKernel(MeasuredKernel):
     """y = exp(x − rowmax) / rowsum, five passes of ufuncs and reductions with out=."""
 
     family = "reduction"
@@ -158,7 +158,7 @@ class SoftmaxKernel(Kernel):
     def output_names(self) -> list[str]:
         return ["y"]
 
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         import numpy as np
 
         p = self.precision()
@@ -179,7 +179,7 @@ class SoftmaxKernel(Kernel):
             expected.append(reference[columns])
             allowed.append(SAFETY * p.u_out * np.abs(reference[columns]) * spread)
             labels += [f"y[{int(row)}, {int(c)}]" for c in columns]
-        return Comparison(np.concatenate(measured), np.concatenate(expected), np.concatenate(allowed), labels)
+        return SampledOutputs(np.concatenate(measured), np.concatenate(expected), np.concatenate(allowed), labels)
 
 
 def _checked_rows(rows: int, rng: Any) -> Any:

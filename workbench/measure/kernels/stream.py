@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.measure.check import SAFETY, Comparison, Precision, precision_for, sample_indices
-from workbench.measure.kernels.base import INOUT, INPUT, OUTPUT, PRISTINE, SCRATCH, BufferSpec, Kernel, flat_labels, require_float
+from workbench.measure.check import SAFETY, SampledOutputs, Precision, precision_for, sample_indices
+from workbench.measure.kernels.base import INOUT, INPUT, OUTPUT, PRISTINE, SCRATCH, BufferSpec, MeasuredKernel, flat_labels, require_float
 from workbench.ops.paths import vector_path
 from workbench.dtypes import dtype as lookup_dtype
 
@@ -18,7 +18,7 @@ STREAM_SCALAR = 3.0  # STREAM's q in scale and triad
 AXPY_ALPHA = 0.5
 
 
-class VectorKernel(Kernel):
+class VectorKernel(MeasuredKernel):
     """Shared plumbing of the n-element vector kernels."""
 
     family = "stream"
@@ -57,13 +57,13 @@ class VectorKernel(Kernel):
     def sample(self, rng: Any) -> Any:
         return sample_indices(self.n, rng)
 
-    def comparison(self, output: str, indices: Any, expected: Any, rounded_terms: Any) -> Comparison:
+    def comparison(self, output: str, indices: Any, expected: Any, rounded_terms: Any) -> SampledOutputs:
         import numpy as np
 
         u = self.precision().u_out
         measured = self.take64(output, indices)
         allowed = SAFETY * u * (np.abs(expected) + rounded_terms)
-        return Comparison(measured, expected, allowed, flat_labels(indices, (self.n,), output))
+        return SampledOutputs(measured, expected, allowed, flat_labels(indices, (self.n,), output))
 
 
 class CopyKernel(VectorKernel):
@@ -81,7 +81,7 @@ class CopyKernel(VectorKernel):
     def output_names(self) -> list[str]:
         return ["c"]
 
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         indices = self.sample(rng)
         return self.comparison("c", indices, self.take64("a", indices), 0.0)
 
@@ -101,7 +101,7 @@ class ScaleKernel(VectorKernel):
     def output_names(self) -> list[str]:
         return ["b"]
 
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         indices = self.sample(rng)
         return self.comparison("b", indices, STREAM_SCALAR * self.take64("c", indices), 0.0)
 
@@ -121,7 +121,7 @@ class AddKernel(VectorKernel):
     def output_names(self) -> list[str]:
         return ["c"]
 
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         indices = self.sample(rng)
         return self.comparison("c", indices, self.take64("a", indices) + self.take64("b", indices), 0.0)
 
@@ -150,7 +150,7 @@ class TriadKernel(VectorKernel):
     def output_names(self) -> list[str]:
         return ["a"]
 
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         import numpy as np
 
         indices = self.sample(rng)
@@ -191,7 +191,7 @@ class AxpyKernel(VectorKernel):
     def output_names(self) -> list[str]:
         return ["y"]
 
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         import numpy as np
 
         indices = self.sample(rng)
@@ -294,7 +294,7 @@ class ElementwiseKernel(VectorKernel):
     def output_names(self) -> list[str]:
         return [f"out{j}" for j in range(self.outputs)]
 
-    def compare(self, rng: Any) -> Comparison:
+    def compare(self, rng: Any) -> SampledOutputs:
         import numpy as np
 
         indices = self.sample(rng)
@@ -320,4 +320,4 @@ class ElementwiseKernel(VectorKernel):
             expected.append(results[name])
             allowed.append(SAFETY * u * (np.abs(results[name]) + rounded))
             labels += flat_labels(indices, (self.n,), name)
-        return Comparison(np.concatenate(measured), np.concatenate(expected), np.concatenate(allowed), labels)
+        return SampledOutputs(np.concatenate(measured), np.concatenate(expected), np.concatenate(allowed), labels)
