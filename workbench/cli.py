@@ -13,6 +13,8 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
+from workbench.conventions import CONVENTIONS
+
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -76,7 +78,7 @@ def _add_calc(sub: Any) -> None:
     p.add_argument("--device", help="a catalogue device (see `workbench devices`)")
     p.add_argument("--rate", metavar="Q", help='sustained compute rate, e.g. "100 TFLOP/s"')
     p.add_argument("--bandwidth", metavar="Q", help='sustained memory bandwidth, e.g. "2.5 TB/s"')
-    p.add_argument("--convention", choices=("fma2", "mac"), default="fma2", help="FLOP per multiply-add: 2 or 1")
+    p.add_argument("--convention", choices=CONVENTIONS, default="fma2", help="FLOP per multiply-add: 2 or 1")
     p.add_argument("--overlap", default="full", help="full (max), none (sum) or a fraction 0–1")
     p.add_argument("--binary", action="store_true", help="bytes in MiB/GiB instead of MB/GB")
     p.add_argument("--json", action="store_true", help="print Analysis.to_dict() as JSON")
@@ -225,7 +227,7 @@ def _add_compare(sub: Any) -> None:
     )
     p.add_argument("declaration", metavar="DECL", help='one declaration line, e.g. "add(n=2**24, dtype=fp32)"')
     p.add_argument("--devices", required=True, metavar="KEY,KEY,...", help="device keys (see `workbench devices`); host-cpu is this machine")
-    p.add_argument("--convention", choices=("fma2", "mac"), default="fma2", help="FLOP per multiply-add: 2 or 1")
+    p.add_argument("--convention", choices=CONVENTIONS, default="fma2", help="FLOP per multiply-add: 2 or 1")
     p.add_argument("--overlap", default="full", help="full (max), none (sum) or a fraction 0–1")
     p.add_argument("--json", action="store_true", help="a list with one object per device")
     p.add_argument("--markdown", action="store_true", help="print the comparison as Markdown tables")
@@ -392,7 +394,7 @@ def _add_import_options(p: argparse.ArgumentParser) -> None:
         'e.g. "vector_add=add(n=2**24, dtype=fp32)"; repeatable',
     )
     p.add_argument("--device", help="catalogue device for the time bounds (default: the GPU the file names)")
-    p.add_argument("--convention", choices=("fma2", "mac"), default="fma2", help="FLOP per multiply-add: 2 or 1")
+    p.add_argument("--convention", choices=CONVENTIONS, default="fma2", help="FLOP per multiply-add: 2 or 1")
     p.add_argument("--binary", action="store_true", help="bytes in MiB/GiB instead of MB/GB")
     p.add_argument("--json", action="store_true", help="print the kernels, the comparisons and the profile record as JSON")
     p.add_argument(
@@ -473,7 +475,7 @@ def _add_measure(sub: Any) -> None:
         "(default: the detected GPU's entry, or the CPU entry)",
     )
     p.add_argument(
-        "--convention", choices=("fma2", "mac"), help="FLOP per multiply-add: 2 or 1 (default: the session's, or fma2)"
+        "--convention", choices=CONVENTIONS, help="FLOP per multiply-add: 2 or 1 (default: the session's, or fma2)"
     )
     p.add_argument("--binary", action="store_true", help="bytes in MiB/GiB instead of MB/GB")
     p.add_argument("--json", action="store_true", help="print the run record and its figures as JSON")

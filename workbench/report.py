@@ -42,6 +42,7 @@ from workbench.devices import BANDWIDTH, Device
 from workbench.errors import WorkbenchError
 from workbench.measure.record import OK
 from workbench.notes import as_markdown, with_boxes_drawn
+from workbench.conventions import CONVENTION_LABELS
 from workbench.plausibility import ImpossibleResult
 from workbench.runs import UNCHECKED, FigureContext, parse_run
 from workbench.runs import run_figures as core_run_figures
@@ -390,9 +391,9 @@ def build_report(session: Session) -> Report:
         device_line = f"no device: {device_error}"
     overlap = session.settings.overlap
     overlap_words = "full (max)" if overlap == 1.0 else "none (sum)" if overlap == 0.0 else f"f = {format_number(overlap)}"
-    convention_words = "1 multiply-add = 2 FLOP" if session.settings.convention == "fma2" else "1 multiply-add = 1 FLOP"
+    convention = CONVENTION_LABELS.get(session.settings.convention, session.settings.convention)
     settings_line = (
-        f"FLOP convention {session.settings.convention} ({convention_words}); overlap {overlap_words}; "
+        f"FLOP convention {convention}; overlap {overlap_words}; "
         f"bytes in {'binary (MiB, GiB)' if binary else 'decimal (MB, GB)'} units"
     )
     return Report(

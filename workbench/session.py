@@ -34,6 +34,7 @@ from workbench.devices.interfaces import interface_keys
 from workbench.devices.links import known_rate_key
 from workbench.errors import WorkbenchError
 from workbench.files import FileReadError, read_bounded
+from workbench.conventions import CONVENTIONS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.runs import FigureContext, RunFigures
@@ -52,7 +53,7 @@ DERIVED_NOTE = (
     "the app recomputes them from the declarations and the raw samples and ignores these copies."
 )
 
-CONVENTION_CHOICES = ("fma2", "mac")
+CONVENTION_CHOICES = CONVENTIONS  # the keys a session file may hold (workbench.ops.base)
 _TOP_LEVEL_KEYS = (
     "format",
     "version",

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from workbench.analysis import COMPUTE, Analysis
 from workbench.gui.document import Document, OperationState
+from workbench.conventions import CONVENTION_LABELS
 from workbench.units import (
     format_bandwidth,
     format_bytes,
@@ -37,7 +38,6 @@ from workbench.units import (
     format_time,
 )
 
-CONVENTION_LABELS = {"fma2": "fma=2: one multiply-add = 2 FLOP", "mac": "mac: one multiply-add = 1 FLOP"}
 FIGURES = ("work", "bytes", "intensity", "compute", "memory", "bound")
 FIGURE_TITLES = {
     "work": "Work",

@@ -51,13 +51,14 @@ from workbench.gui.measure_tab import MeasurementTab
 from workbench.gui.export import export_png, export_svg
 from workbench.gui.notes_panel import NotesPanel
 from workbench.gui.operations_view import OperationsView
-from workbench.gui.panel import CONVENTION_LABELS, AnalysisPanel
+from workbench.gui.panel import AnalysisPanel
 from workbench.gui.roofline_view import FIT_SHORTCUT, LABEL_MODES, LABELS_ALL, LABELS_NONE, LABELS_SELECTED, RooflineView
 from workbench.gui.sweep_view import SweepView
 from workbench.gui.profile_import import ProfileImporter
 from workbench.gui.profile_view import ProfileComparisonView
 from workbench.gui.session_io import SessionFiles, WindowHooks
 from workbench.gui.workers import DetectionWorker
+from workbench.conventions import CONVENTION_LABELS
 from workbench.session import DeviceChoice
 
 DEFAULT_FONT_POINTS = 10.0
@@ -291,8 +292,6 @@ class MainWindow(QMainWindow):
         a("about", "&About Performance Workbench", self.show_about)
         for key, title in list_examples():
             a(f"example_{key}", title, lambda _=False, k=key: self.open_example(k))
-        self.actions["save"].setEnabled(hasattr(session_module, "save"))
-        self.actions["save_as"].setEnabled(hasattr(session_module, "save"))
 
     def _make_menus(self) -> None:
         bar = self.menuBar()
@@ -452,15 +451,8 @@ class MainWindow(QMainWindow):
 
     def open_session(self, path: str) -> bool:
         """Open a session file; a fault is shown in the banner, the current session stays."""
-        load = getattr(session_module, "load", None)
-        if load is None:
-            self.show_banner(
-                f"Cannot open {os.path.basename(path)}: session files cannot be read yet "
-                "(this build has no session reader). The window shows a new session instead."
-            )
-            return False
         try:
-            session = load(path)
+            session = session_module.load(path)
         except (WorkbenchError, OSError) as exc:
             self.show_banner(f"Cannot open {os.path.basename(path)}: {exc}")
             return False
@@ -480,12 +472,8 @@ class MainWindow(QMainWindow):
         return self.save_to(path) if path else False
 
     def save_to(self, path: str) -> bool:
-        save = getattr(session_module, "save", None)
-        if save is None:
-            self.show_banner("Sessions cannot be saved yet: this build has no session writer.")
-            return False
         try:
-            save(self.document.session, path)
+            session_module.save(self.document.session, path)
         except (WorkbenchError, OSError) as exc:
             self.show_banner(f"Cannot save {os.path.basename(path)}: {exc}")
             return False

@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Mapping
 
+from workbench.conventions import CONVENTIONS  # noqa: F401 - re-exported: analysis and measure.run import it from here
 from workbench.dtypes import DType, storage_bytes
 
 REQUIRED = object()
 
 FMA = "fma"  # a fused multiply-add: 2 FLOP under fma=2, 1 under mac
 OP = "op"  # any other arithmetic operation (add, mul, max, exp): 1 FLOP
-
-CONVENTIONS = ("fma2", "mac")
 
 
 @dataclass(frozen=True)
