@@ -68,7 +68,7 @@ def test_start_up_does_not_touch_nvml_or_cupy(tmp_path: Path) -> None:
 
 
 def test_many_signals_and_paints_do_not_exhaust_none_or_true(qtbot) -> None:
-    """PySide6 6.12.0 loses a reference to True per signal and to None per paint; the guard must cover it."""
+    """PySide6 6.12.0 lost a reference to True per signal and to None per paint; the installed one must not."""
     from PySide6.QtCore import QObject, Signal
     from PySide6.QtWidgets import QWidget
 

@@ -1,9 +1,7 @@
 """The desktop window: PySide6 views and Qt workers over the Qt-free core.
 
 Everything Qt lives under this package; the model (`workbench.session`) and
-the calculation core never import it.
+the calculation core never import it. The PySide6 pin in pyproject.toml keeps
+out the release that loses references to True and None on every signal
+(tests/test_pyside_pin.py).
 """
-
-from workbench.gui.pyside_guard import guard_signal_refcount
-
-SIGNAL_REFCOUNT_BUG = guard_signal_refcount()
