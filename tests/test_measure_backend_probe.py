@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from workbench.cli import main
-from workbench.measure import backends
+from workbench.measure import backends, cupy_install
 from workbench.measure.backends import backend_status, select_backend
 from workbench.measure.errors import BackendUnavailable
 
@@ -126,7 +126,7 @@ class StandInCupy:
 def install(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """Install a stand-in CuPy (and which CUDA libraries fail to load); the probe's cached answer is dropped after."""
     monkeypatch.setattr(backends, "_cupy_status", None)
-    monkeypatch.setattr(backends, "_cupy_extra", lambda: "cuda12")
+    monkeypatch.setattr(cupy_install, "cupy_extra", lambda: "cuda12")
 
     def put(cupy: StandInCupy, missing: dict[str, str] | None = None, nvrtc_error: str = "") -> StandInCupy:
         missing = dict(missing or {})
@@ -237,6 +237,6 @@ def test_select_and_the_cli_refuse_in_one_line_with_exit_code_2(install, capsys:
 def test_without_cupy_the_hint_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(backends, "_cupy_status", None)
     monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError
-    monkeypatch.setattr(backends, "_cupy_extra", lambda: "cuda13")
+    monkeypatch.setattr(cupy_install, "cupy_extra", lambda: "cuda13")
     status = cupy_status()
     assert not status.available and status.message == 'CuPy is not installed: pip install "perf-workbench[cuda13]"'

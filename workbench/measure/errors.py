@@ -19,3 +19,9 @@ class UnsupportedMeasurement(MeasurementError):
 
 class MemoryRefused(MeasurementError):
     """The buffers a run needs do not fit the free memory; raised before anything is allocated."""
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its text with whitespace collapsed, or its type name."""
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
