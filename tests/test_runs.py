@@ -337,3 +337,18 @@ def test_a_profiled_kernel_beyond_its_own_gpu_s_bound_is_flagged_in_the_cli_and_
     assert "⚠ impossible" in render_markdown(session)
     assert main(["import-ncu", str(DATA / "ncu_details.csv"), "--match", f"cupy_add={too_big}"]) == 0
     assert "IMPOSSIBLE" in capsys.readouterr().out
+
+
+def test_the_run_in_progress_is_typed_without_a_stored_dict() -> None:
+    """The live row: what has been timed so far, its device the backend's kind, stored nowhere."""
+    from workbench.measure.run import RunStarted
+    from workbench.runs import run_in_progress
+
+    started = RunStarted("add(n=1024, dtype=fp32)", "numpy", "CPU: test", "warm", 30, 12288)
+    run = run_in_progress(started, [2e-6, 1e-6, float("nan")], "my add", "running", "running")
+    assert (run.index, run.id, run.operation_name, run.status) == (-1, "in progress", "my add", "running")
+    assert run.declaration is not None and run.declaration.op == "add"
+    assert run.samples_s == (2e-6, 1e-6)  # only finite samples count
+    assert run.provenance.kind == "cpu" and run.where == "CPU: test"
+    figures = run_figures(run, FigureContext())
+    assert figures.stats is not None and figures.stats.median_s == pytest.approx(1.5e-6)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from workbench.analysis import Analysis, analyze
 from workbench.declare import Declaration, parse
@@ -41,6 +41,9 @@ from workbench.measure.errors import MeasurementError
 from workbench.measure.record import CANCELLED, INVALID, OK, RECORD_FORMAT, WARM, RunRecord
 from workbench.measure.stats import TimingStats, per_second, summarize
 from workbench.plausibility import Evidence, ImpossibleResult, impossible_result
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from workbench.measure.run import RunStarted
 
 UNCHECKED = "unchecked"  # a loose run dict that does not say whether a reference check passed
 OPERATION_NAME_KEY = "operation_name"  # the session operation a run was started from (the window adds it)
@@ -124,6 +127,30 @@ def record_provenance(record: RunRecord) -> DeviceProvenance:
     stated = provenance_from_environment(kind, record.environment, "", "")
     device, how = match_catalogue(kind, stated.name, stated.compute_capability)
     return replace(stated, catalogue_key=device.key if device else "", matched_by=how)
+
+
+def run_in_progress(started: "RunStarted", samples_s: Sequence[float], operation_name: str, status: str, check: str) -> Run:
+    """The run being measured, as far as it has got (the table's live last row): stored nowhere.
+
+    Its device is the backend's kind only, as for a loose run: the record that
+    names the GPU or CPU exactly comes when the run finishes.
+    """
+    declaration = _declaration(started.declaration)
+    return Run(
+        index=-1,
+        id="in progress",
+        declaration_text=started.declaration,
+        declaration=declaration,
+        operation_name=operation_name or (declaration.op if declaration else "?"),
+        backend=started.backend,
+        where=started.device,
+        mode=started.mode,
+        status=status,
+        check=check,
+        message="",
+        samples_s=_samples(list(samples_s)),
+        provenance=DeviceProvenance(kind=_BACKEND_KINDS.get(started.backend, ""), name="", stated_by=INFERRED),
+    )
 
 
 def parse_run(data: Mapping[str, Any], index: int) -> Run:

@@ -7,7 +7,8 @@ import time
 
 from PySide6.QtCore import Qt
 
-from workbench.gui.measure_tab import RUN_ANYWAY, MeasurementTab
+from workbench.gui.long_run_question import RUN_ANYWAY
+from workbench.gui.measure_tab import MeasurementTab
 
 RUN_TIMEOUT_MS = 60000
 

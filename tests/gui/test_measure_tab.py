@@ -19,7 +19,8 @@ from workbench.declare import parse
 from workbench.devices import BANDWIDTH, MEASURED
 from workbench.gui.measure_runs import AddRun
 from workbench.runs import FigureContext, parse_run, run_figures
-from workbench.gui.measure_tab import COLUMNS, MeasurementTab, size_text, spread_text
+from workbench.gui.measure_tab import MeasurementTab
+from workbench.gui.run_table import COLUMNS, size_text, spread_text
 from workbench.measure import measure
 from workbench.measure.backends import BackendStatus, NumpyBackend
 from workbench.measure.kernels.stream import AddKernel

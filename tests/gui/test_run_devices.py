@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from workbench.gui.measure_plots import IMPOSSIBLE, OTHER_DEVICE, VALID
-from workbench.gui.measure_tab import COLUMNS, DEVICE_COLUMN, PERCENT_COLUMN
+from workbench.gui.run_table import COLUMNS, DEVICE_COLUMN, PERCENT_COLUMN
 from workbench.gui.measure_runs import add_run, document_runs
 from workbench.measure import RunRecord, measure
 from workbench.report import build_report

@@ -20,16 +20,13 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-import numpy as np
-import pyqtgraph as pg
-from PySide6.QtCore import QAbstractTableModel, QItemSelectionModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
     QCheckBox,
     QComboBox,
-    QDialog,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
@@ -43,22 +40,44 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.declaration_text import split_call
 from workbench.declare import Declaration
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
-from workbench.gui.measure_plots import MEASURED_COLOUR, NOT_VALID_COLOUR, OTHER_DEVICE_COLOUR, device_tip
-from workbench.gui.measure_runs import MeasuredRun, add_run, document_runs, remove_run
-from workbench.gui.measure_worker import BackendChoice, BackendProbeWorker, MeasurementJob, MeasurementWorker
-from workbench.measure import COLD, DEFAULT_ITERATIONS, MIN_ITERATIONS, WARM, PhaseChanged, RunRecord, RunStarted, SampleBatch
-from workbench.measure.estimate import LONG_RUN_S, Alternative, RunEstimate, alternatives, estimate_run, estimate_total, \
-    format_duration, rescaled
-from workbench.measure.record import CANCELLED, INVALID, OK
-from workbench.measure.stats import summarize
+from workbench.gui.long_run_question import LongRunQuestion
+from workbench.gui.measure_runs import MeasuredRun, add_run, document_context, document_runs, remove_run
+from workbench.gui.measure_worker import (
+    BackendChoice,
+    BackendProbeWorker,
+    MeasurementJob,
+    MeasurementWorker,
+)
+from workbench.gui.run_table import NAME_COLUMN_MAX_PX, RUNNING, RunTableModel
+from workbench.gui.sample_histogram import SampleHistogram
+from workbench.measure import (
+    COLD,
+    DEFAULT_ITERATIONS,
+    MIN_ITERATIONS,
+    WARM,
+    PhaseChanged,
+    RunRecord,
+    RunStarted,
+    SampleBatch,
+)
+from workbench.measure.estimate import (
+    LONG_RUN_S,
+    Alternative,
+    RunEstimate,
+    alternatives,
+    estimate_run,
+    estimate_total,
+    format_duration,
+    rescaled,
+)
+from workbench.measure.record import CANCELLED, OK
 from workbench.measure.sweep import powers_of_two, sweep_choices, sweep_declarations
-from workbench.units import format_bandwidth, format_flop_rate, format_percent, format_time
+from workbench.runs import run_figures, run_in_progress
+from workbench.units import format_time
 
-RUNNING = "running"
 MAX_TAB_ITERATIONS = 100_000
 BACKEND_LABELS = {"auto": "Auto", "cupy": "CuPy (NVIDIA GPU)", "numpy": "NumPy (CPU)"}
 MODE_TIPS = {
@@ -67,410 +86,6 @@ MODE_TIPS = {
     COLD: "Cold: a buffer larger than the last-level cache is written before every iteration, so each "
     "call starts from memory (as triton.testing.do_bench times). The flush is not timed.",
 }
-CHECK_COLUMN = "Check"
-DEVICE_COLUMN = "Ran on"
-PERCENT_COLUMN = "% bound"
-COLUMNS = ("Operation", "Size", CHECK_COLUMN, "Median", "p10–p90", "Bandwidth", "FLOP rate", PERCENT_COLUMN, DEVICE_COLUMN)
-OTHER_DEVICE_MARK = "◇"  # beside a % of bound taken on another device than the session shows (the roofline's mark)
-NUMBER_COLUMNS = ("Median", "p10–p90", "Bandwidth", "FLOP rate", PERCENT_COLUMN)
-NAME_COLUMN_MAX_PX = 130  # longer operation names are elided (the tooltip has them whole)
-STATUS_COLOURS = {OK: "#1b5e20", INVALID: "#b71c1c", CANCELLED: "#757575", RUNNING: "#0d47a1", "unchecked": "#8d5a00"}
-IMPOSSIBLE_COLOUR = "#b71c1c"
-
-
-def size_text(run: MeasuredRun) -> str:
-    """The size fields of a run's declaration (powers of two from 2**10 up written so), equal neighbours
-    joined, and its dtype: 'n=2**16 · fp32', 'M=N=K=2**12 · fp16', 'M=N=1000, K=2**12 · fp32'."""
-    declaration = run.declaration
-    if declaration is None:
-        return run.declaration_text
-    written = split_call(str(declaration))
-    kinds = {param.name: param.kind for param in declaration.spec.params}
-    groups: list[tuple[list[str], str]] = []
-    for name, text in (written.fields.items() if written else ()):
-        if kinds.get(name, "dim") != "dim":
-            continue
-        value = declaration.params.get(name)
-        if isinstance(value, int) and value >= 1024 and value & (value - 1) == 0:
-            text = f"2**{value.bit_length() - 1}"  # sweeps go by powers of two: say so at every size
-        if groups and groups[-1][1] == text:
-            groups[-1][0].append(name)
-        else:
-            groups.append(([name], text))
-    dtype = declaration.params.get("dtype")
-    return ", ".join(f"{'='.join(names)}={text}" for names, text in groups) + (f" · {dtype}" if isinstance(dtype, str) else "")
-
-
-def spread_text(low_s: float, high_s: float) -> str:
-    """'6.06–16.8 ms': both ends to three figures, the unit written once when they share it."""
-    low, high = format_time(low_s, digits=3), format_time(high_s, digits=3)
-    low_number, _, low_unit = low.partition(" ")
-    high_unit = high.partition(" ")[2]
-    return f"{low_number}–{high}" if low_unit == high_unit else f"{low} – {high}"
-
-
-def percent_text(fraction: float | None) -> str:
-    return "—" if fraction is None else format_percent(100.0 * fraction)
-
-
-def other_device(run: MeasuredRun) -> bool:
-    """True for a run measured on another device than the session shows (its figures are its own device's)."""
-    return bool(run.device_note) and not run.on_session_device
-
-
-def short_device_name(run: MeasuredRun) -> str:
-    """'Generic CPU', 'NVIDIA H100 SXM': the device a run's figures are against, without the details in brackets."""
-    return run.device_name.split(" (")[0] if run.device is not None else run.device_name
-
-
-# ---------------------------------------------------------------- the table of runs
-
-
-class RunTableModel(QAbstractTableModel):
-    """The session's runs plus, while one is measured (or was just cancelled), a live last row."""
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self.runs: list[MeasuredRun] = []
-        self.live: MeasuredRun | None = None
-        self.live_detail = ""
-        self.binary = False
-
-    # -- contents --------------------------------------------------------------------
-    def set_runs(self, runs: Sequence[MeasuredRun], binary: bool) -> None:
-        self.beginResetModel()
-        self.runs = list(runs)
-        self.binary = binary
-        self.endResetModel()
-
-    def set_live(self, run: MeasuredRun | None, detail: str = "") -> None:
-        """Show (or change, or remove with None) the live row."""
-        had = self.live is not None
-        row = len(self.runs)
-        if run is None and had:
-            self.beginRemoveRows(QModelIndex(), row, row)
-            self.live, self.live_detail = None, ""
-            self.endRemoveRows()
-        elif run is not None and not had:
-            self.beginInsertRows(QModelIndex(), row, row)
-            self.live, self.live_detail = run, detail
-            self.endInsertRows()
-        elif run is not None:
-            self.live, self.live_detail = run, detail
-            self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
-
-    def run_at(self, row: int) -> MeasuredRun | None:
-        if 0 <= row < len(self.runs):
-            return self.runs[row]
-        if row == len(self.runs) and self.live is not None:
-            return self.live
-        return None
-
-    def is_live(self, row: int) -> bool:
-        return self.live is not None and row == len(self.runs)
-
-    # -- Qt model interface ---------------------------------------------------------
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802,B008
-        return 0 if parent.isValid() else len(self.runs) + (1 if self.live is not None else 0)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802,B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return COLUMNS[section]
-        if role == Qt.ItemDataRole.ToolTipRole and orientation == Qt.Orientation.Horizontal:
-            return COLUMN_TIPS[section]
-        return None
-
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        run = self.run_at(index.row()) if index.isValid() else None
-        if run is None:
-            return None
-        column = COLUMNS[index.column()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self.cell_text(run, column, self.is_live(index.row()))
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return self.cell_tip(run, column)
-        if role == Qt.ItemDataRole.ForegroundRole:
-            if column == PERCENT_COLUMN and run.impossible is not None:
-                return QBrush(QColor(IMPOSSIBLE_COLOUR))
-            if column in (DEVICE_COLUMN, PERCENT_COLUMN) and other_device(run):
-                return QBrush(QColor(OTHER_DEVICE_COLOUR))
-            if column == CHECK_COLUMN or run.status in (INVALID, CANCELLED):
-                return QBrush(QColor(STATUS_COLOURS.get(run.status, "#212121")))
-            return None
-        if role == Qt.ItemDataRole.FontRole and column == PERCENT_COLUMN and run.impossible is not None:
-            font = QFont()
-            font.setBold(True)
-            return font
-        if role == Qt.ItemDataRole.FontRole and column == DEVICE_COLUMN and other_device(run):
-            font = QFont()
-            font.setItalic(True)
-            return font
-        if role == Qt.ItemDataRole.FontRole and (run.status in (RUNNING, CANCELLED) or
-                                                 (column == CHECK_COLUMN and run.status == INVALID)):
-            font = QFont()
-            font.setItalic(run.status != INVALID)
-            font.setBold(run.status == INVALID)
-            return font
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in NUMBER_COLUMNS:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return None
-
-    def cell_text(self, run: MeasuredRun, column: str, live: bool = False) -> str:
-        """What one cell shows (short; the tooltip has the rest)."""
-        stats = run.stats
-        if column == "Operation":
-            return run.operation_name
-        if column == "Size":
-            return size_text(run)
-        if column == CHECK_COLUMN:
-            if live and run.status == RUNNING:
-                return self.live_detail or "running"
-            return run.status_text
-        if column == DEVICE_COLUMN:
-            return short_device_name(run)
-        if column == "Median":
-            return format_time(stats.median_s) if stats else "—"
-        if column == "p10–p90":
-            return spread_text(stats.p10_s, stats.p90_s) if stats else "—"
-        if column == "Bandwidth":
-            rate = run.achieved_byte_per_s
-            return format_bandwidth(rate, self.binary, digits=3) if rate is not None else "—"
-        if column == "FLOP rate":
-            rate = run.achieved_flop_per_s
-            return format_flop_rate(rate, digits=3) if rate is not None else "—"
-        text = percent_text(run.fraction_of_bound)
-        if run.impossible is not None:
-            return f"{text} ⚠"
-        return f"{text} {OTHER_DEVICE_MARK}" if run.fraction_of_bound is not None and other_device(run) else text
-
-    def cell_tip(self, run: MeasuredRun, column: str) -> str:
-        if column in ("Operation", "Size"):
-            return f"{run.operation_name}\n{run.declaration_text}\n{run.backend} on {run.run.where}, {run.mode} mode\nrun {run.id}"
-        if column == CHECK_COLUMN:
-            return run.check + (f"\n{run.message}" if run.message and run.message != run.check else "")
-        if column in ("Median", "p10–p90") and run.stats is not None:
-            s = run.stats
-            return (f"{s.count} timed iterations: min {format_time(s.min_s)}, p10 {format_time(s.p10_s)}, "
-                    f"median {format_time(s.median_s)}, p90 {format_time(s.p90_s)}, max {format_time(s.max_s)}")
-        if column == DEVICE_COLUMN:
-            return device_tip(run)
-        if column == PERCENT_COLUMN:
-            lines = []
-            if run.bound_time_s is not None:
-                lines.append(f"bound {format_time(run.bound_time_s)} on {run.device_name} over the median time")
-            elif run.bound_note:
-                lines.append(run.bound_note)
-            if run.device_note:
-                lines.append(run.device_note)
-            if run.impossible is not None:
-                lines.append(run.impossible.as_text())
-            return "\n".join(lines)
-        return ""
-
-
-COLUMN_TIPS = (
-    "The session operation the run was started from (hover a cell for the backend and mode)",
-    "Size fields and data type of the measured declaration",
-    "The reference check against float64 on the CPU: only a passed run is a result (hover for details)",
-    "Median of the timed iterations",
-    "10th and 90th percentile of the timed iterations: the spread",
-    "Compulsory bytes of the declaration over the median time",
-    "Logical FLOP of the declaration over the median time (convention as in the Analysis menu)",
-    "The lower bound on the device the run ran on over its median time: 100 % means it met the bound; "
-    "⚠ marks a run faster than its device allows (hover for the likely reasons); ◇ a run on another device "
-    "than the session shows",
-    "The device the run ran on, whose bound its % of bound uses (italic: not the device the session shows)",
-)
-
-
-# ---------------------------------------------------------------- the raw-samples histogram
-
-
-def time_scale(seconds: float) -> tuple[float, str]:
-    """The factor and unit that put a duration in [1, 1000): (1e6, 'µs') for 12e-6 s."""
-    if seconds <= 0 or not math.isfinite(seconds):
-        return 1.0, "s"
-    exponent = min(max(math.floor(math.log10(seconds) / 3) * 3, -9), 0)
-    return 10.0 ** (-exponent), {-9: "ns", -6: "µs", -3: "ms", 0: "s"}[exponent]
-
-
-class SampleHistogram(QWidget):
-    """How the raw samples of one run are spread, with its median and p10/p90 marked."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.widget = pg.PlotWidget()
-        self.widget.setObjectName("sampleHistogram")
-        self.widget.setMenuEnabled(False)
-        self.widget.hideButtons()
-        self.plot: pg.PlotItem = self.widget.getPlotItem()
-        self.plot.showGrid(x=True, y=True, alpha=0.15)
-        self.plot.setLabel("left", "iterations")
-        self.plot.setLabel("bottom", "time per iteration")
-        self.bars = pg.PlotDataItem(stepMode="center", fillLevel=0, pen=pg.mkPen(MEASURED_COLOUR, width=1.2),
-                                    brush=pg.mkBrush(46, 125, 50, 90))
-        self.median_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#c62828", width=2))
-        self.p10_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#424242", width=1, style=Qt.PenStyle.DashLine))
-        self.p90_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#424242", width=1, style=Qt.PenStyle.DashLine))
-        self.message = pg.TextItem(anchor=(0.5, 0.5), color="#616161")
-        for item in (self.bars, self.median_line, self.p10_line, self.p90_line, self.message):
-            self.plot.addItem(item)
-        self.caption = QLabel()
-        self.caption.setObjectName("histogramCaption")
-        self.caption.setWordWrap(True)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.widget, 1)
-        layout.addWidget(self.caption)
-        self.counts: np.ndarray = np.zeros(0)
-        self.samples_shown = 0
-        self.axes_shown = True
-        self.show_samples((), "")
-
-    def _show_axes(self, shown: bool) -> None:
-        """Axes and grid with samples to show; none around the empty-state message."""
-        if shown == self.axes_shown:
-            return
-        self.axes_shown = shown
-        for name in ("left", "bottom"):
-            self.plot.showAxis(name, shown)
-        self.plot.showGrid(x=shown, y=shown, alpha=0.15)
-
-    def show_samples(self, samples: Sequence[float], title: str, bad: bool = False) -> None:
-        """Draw the histogram of `samples` (seconds); an empty sequence shows `title` as a message."""
-        self.samples_shown = len(samples)
-        if not samples:
-            self.counts = np.zeros(0)
-            for item in (self.bars, self.median_line, self.p10_line, self.p90_line):
-                item.setVisible(False)
-            self.message.setText(title or "Select a run to see its raw samples.")
-            self.message.setPos(0.5, 0.5)
-            self.message.setVisible(True)
-            self._show_axes(False)  # an empty state, not a 0–1 plot of nothing
-            self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
-            self.caption.setText("")
-            return
-        self._show_axes(True)
-        stats = summarize(samples)
-        factor, unit = time_scale(stats.median_s)
-        values = np.asarray(samples, dtype=float) * factor
-        edges = np.histogram_bin_edges(values, bins="auto")
-        if len(edges) > 61:
-            edges = np.linspace(values.min(), values.max(), 61)
-        counts, edges = np.histogram(values, bins=edges)
-        self.counts = counts
-        colour = NOT_VALID_COLOUR if bad else MEASURED_COLOUR
-        self.bars.setPen(pg.mkPen(colour, width=1.2))
-        self.bars.setBrush(pg.mkBrush(QColor(colour).red(), QColor(colour).green(), QColor(colour).blue(), 90))
-        self.bars.setData(edges, counts)
-        self.median_line.setPos(stats.median_s * factor)
-        self.p10_line.setPos(stats.p10_s * factor)
-        self.p90_line.setPos(stats.p90_s * factor)
-        for item in (self.bars, self.median_line, self.p10_line, self.p90_line):
-            item.setVisible(True)
-        self.message.setVisible(False)
-        self.plot.setLabel("bottom", f"time per iteration ({unit})")
-        span = max(float(edges[-1] - edges[0]), abs(float(edges[0])) * 1e-3, 1e-12)
-        self.plot.getViewBox().setRange(
-            xRange=(float(edges[0]) - 0.04 * span, float(edges[-1]) + 0.04 * span),
-            yRange=(0, max(int(counts.max()), 1) * 1.08),
-            padding=0,
-        )
-        self.caption.setText(
-            f"{title}: {len(samples)} samples; median {format_time(stats.median_s)} (red), "
-            f"p10 {format_time(stats.p10_s)} and p90 {format_time(stats.p90_s)} (dashed)"
-            + ("; NOT a valid result" if bad else "")
-        )
-
-
-# ---------------------------------------------------------------- the question before a long run
-
-
-RUN_ANYWAY = "run anyway"
-
-
-class LongRunQuestion(QDialog):
-    """Asked before a run expected to take longer than LONG_RUN_S: run it, run a quicker one, or not at all.
-
-    Each quicker offer (a smaller size, a faster dtype) is a button with its own
-    estimate; "Don't run" is the default, so Enter or Escape never starts hours of
-    work. `answered` carries the declarations to run, or None.
-    """
-
-    answered = Signal(object)  # tuple[Declaration, ...] or None
-
-    def __init__(self, declarations: Sequence[Declaration], estimates: Sequence[RunEstimate],
-                 offers: Sequence[Alternative], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("longRunQuestion")
-        self.setWindowTitle("A long run")
-        self.setModal(True)
-        self.declarations = tuple(declarations)
-        self.offers = tuple(offers)
-        total = estimate_total(estimates)
-        first = estimates[0]
-        what = str(declarations[0]) if len(declarations) == 1 else f"{len(declarations)} sizes of {declarations[0].op}"
-        where = "the CPU" if first.backend == "numpy" else "the GPU"
-        headline = QLabel(f"<b>Measuring {what} on {where} should take {format_duration(total or 0.0)}.</b>")
-        headline.setObjectName("longRunHeadline")
-        headline.setWordWrap(True)
-        detail = QLabel(first.text() if len(estimates) == 1 else
-                        "; ".join(f"{e.declaration}: {format_duration(e.total_s or 0.0)}" for e in estimates))
-        detail.setObjectName("longRunDetail")
-        detail.setWordWrap(True)
-        detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout = QVBoxLayout(self)
-        layout.addWidget(headline)
-        layout.addWidget(detail)
-        if self.offers:
-            layout.addWidget(QLabel("Quicker instead (recorded as a run of the declaration named, "
-                                    "under this operation):"))
-        self.buttons: dict[str, QPushButton] = {}
-        for offer in self.offers:
-            button = QPushButton(offer.label)
-            button.setObjectName(f"longRun_{offer.kind}")
-            button.setToolTip(offer.estimate.text())
-            button.clicked.connect(lambda _=False, kind=offer.kind: self.choose(kind))
-            self.buttons[offer.kind] = button
-            layout.addWidget(button)
-        row = QHBoxLayout()
-        anyway = QPushButton(f"Run anyway ({format_duration(total or 0.0)})")
-        anyway.setObjectName("longRun_anyway")
-        anyway.setAutoDefault(False)
-        anyway.clicked.connect(lambda: self.choose(RUN_ANYWAY))
-        dont = QPushButton("Don't run")
-        dont.setObjectName("longRun_dont")
-        dont.setDefault(True)
-        dont.clicked.connect(lambda: self.choose(None))
-        self.buttons[RUN_ANYWAY] = anyway
-        self.buttons["dont"] = dont
-        row.addStretch(1)
-        row.addWidget(anyway)
-        row.addWidget(dont)
-        layout.addLayout(row)
-        self.rejected.connect(lambda: self._answer(None))
-        self._done = False
-
-    def choose(self, kind: str | None) -> None:
-        """Answer as the button of `kind` does: an offer's kind, RUN_ANYWAY, or None (don't run)."""
-        if kind == RUN_ANYWAY:
-            chosen: tuple[Declaration, ...] | None = self.declarations
-        else:
-            offer = next((o for o in self.offers if o.kind == kind), None)
-            chosen = (offer.declaration,) if offer is not None else None
-        self._answer(chosen)
-        self.accept()
-
-    def _answer(self, chosen: tuple[Declaration, ...] | None) -> None:
-        if not self._done:
-            self._done = True
-            self.answered.emit(chosen)
-
-
-# ---------------------------------------------------------------- the tab
 
 
 class MeasurementTab(QWidget):
@@ -508,6 +123,16 @@ class MeasurementTab(QWidget):
 
     # ------------------------------------------------------------------ construction
     def _build(self) -> None:
+        self._make_settings()
+        self._make_sweep()
+        self._make_run_controls()
+        self._make_runs_table()
+        self._lay_out()
+        self._sweep_toggled(False)
+        self._enable_controls()
+
+    def _make_settings(self) -> None:
+        """The operation, the backend and its device, the bound's device, the estimate, iterations and mode."""
         self.operation = QLabel()
         self.operation.setObjectName("measureOperation")
         self.operation.setWordWrap(True)
@@ -542,6 +167,9 @@ class MeasurementTab(QWidget):
             self.mode_box.addItem(mode, mode)
             self.mode_box.setItemData(self.mode_box.count() - 1, MODE_TIPS[mode], Qt.ItemDataRole.ToolTipRole)
         self.mode_box.setToolTip("\n\n".join(MODE_TIPS.values()))
+
+    def _make_sweep(self) -> None:
+        """The optional size sweep: which field(s), from 2^low to 2^high."""
         self.sweep_box = QCheckBox("Size sweep")
         self.sweep_box.setObjectName("measureSweep")
         self.sweep_box.setToolTip("Measure the operation at every power of two of one size field, the others as declared")
@@ -554,6 +182,9 @@ class MeasurementTab(QWidget):
             box.setPrefix("2^")
         self.sweep_box.toggled.connect(self._sweep_toggled)
         self.sweep_field.activated.connect(self._sweep_field_chosen)
+
+    def _make_run_controls(self) -> None:
+        """Run, Cancel, the progress bar naming the phase, and the one-line message."""
         self.run_button = QPushButton("Run")
         self.run_button.setObjectName("measureRun")
         self.run_button.setToolTip("Measure the selected operation (Ctrl+R)")
@@ -575,6 +206,8 @@ class MeasurementTab(QWidget):
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.setVisible(False)
 
+    def _make_runs_table(self) -> None:
+        """The session's runs (and the live row), Remove run, Calibrate, and the samples histogram."""
         self.model = RunTableModel(self)
         self.table = QTableView()
         self.table.setObjectName("runTable")
@@ -600,6 +233,8 @@ class MeasurementTab(QWidget):
         self.calibrate_button.clicked.connect(self.open_calibration)
         self.histogram = SampleHistogram()
 
+    def _lay_out(self) -> None:
+        """Settings over the run row, the table over the histogram in a splitter."""
         settings = QGridLayout()
         settings.setHorizontalSpacing(8)
         settings.addWidget(QLabel("Backend"), 0, 0)
@@ -646,8 +281,6 @@ class MeasurementTab(QWidget):
         layout.addLayout(run_row)
         layout.addWidget(self.message)
         layout.addWidget(splitter, 1)
-        self._sweep_toggled(False)
-        self._enable_controls()
 
     # ------------------------------------------------------------------ backends (probed once, off the GUI thread)
     def showEvent(self, event: Any) -> None:  # noqa: N802
@@ -1031,22 +664,12 @@ class MeasurementTab(QWidget):
         self._show_live(index)
 
     def _live_run(self, status: str, check: str) -> MeasuredRun | None:
+        """The run in progress with its figures so far (the table's live row), or None between runs."""
         started = self._live_started
         if started is None or self._job is None:
             return None
-        from workbench.gui.measure_runs import document_context
-        from workbench.runs import parse_run, run_figures
-
-        data = {
-            "declaration": started.declaration,
-            "backend": started.backend,
-            "device": started.device,
-            "mode": started.mode,
-            "samples_s": list(self._live_samples),
-            "operation_name": self._job.operation_name,
-            "id": "in progress",
-        }
-        return run_figures(parse_run(data, -1).with_status(status, check), document_context(self.document))
+        run = run_in_progress(started, self._live_samples, self._job.operation_name, status, check)
+        return run_figures(run, document_context(self.document))
 
     def _show_live(self, index: int) -> None:
         started = self._live_started
