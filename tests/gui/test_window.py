@@ -250,7 +250,7 @@ def test_preferences_go_to_the_temporary_settings_folder(window, qt_settings_in_
     assert Path(window.settings.fileName()).is_relative_to(qt_settings_in_tmp)
 
 
-def test_opening_a_session_file(tmp_path: Path, window, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_opening_a_session_file(tmp_path: Path, window) -> None:
     import workbench.session as session_module
     from workbench.examples import load_example
 
@@ -264,9 +264,6 @@ def test_opening_a_session_file(tmp_path: Path, window, monkeypatch: pytest.Monk
     assert not window.open_session(str(bad))
     assert "Cannot open bad.json" in window.banner.text()
     assert window.editor.line.text().startswith("add(")  # the open session stays
-    monkeypatch.delattr(session_module, "load")
-    assert not window.open_session(str(path))
-    assert "session files cannot be read yet" in window.banner.text()
 
 
 @pytest.mark.parametrize("key", [key for key, _ in list_examples()])

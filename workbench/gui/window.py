@@ -162,19 +162,7 @@ class MainWindow(QMainWindow):
         self.actions["remove"].setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.operations.list.addAction(self.actions["remove"])
 
-        hooks = WindowHooks(
-            open_session=self.open_session,
-            save_session=self.save_session,
-            import_profile=self.import_profile,
-            show_banner=self.show_banner,
-            hide_banner=self.hide_banner,
-            show_status=lambda text, ms: self.statusBar().showMessage(text, ms),
-            roofline_view=lambda: self.roofline.widget,
-        )
-        # recent files, unsaved-changes questions, autosave, recovery, drops, reports
-        self.session_io = SessionFiles(self.document, self.settings, self, hooks)
-        self.actions["export_report"] = self.session_io.export_report_action
-        self.actions["clear_recent"] = self.session_io.clear_recent_action
+        self.session_io = self._session_files()  # recent files, unsaved-changes questions, autosave, recovery, drops, reports
         self._make_menus()
         self._make_toolbar()
         self.status = self.statusBar()
@@ -199,6 +187,22 @@ class MainWindow(QMainWindow):
         self._restore_preferences()
 
     # ------------------------------------------------------------------ construction
+    def _session_files(self) -> SessionFiles:
+        """The window's file life, given what it needs and no more; its menu entries join the window's actions."""
+        hooks = WindowHooks(
+            open_session=self.open_session,
+            save_session=self.save_session,
+            import_profile=self.import_profile,
+            show_banner=self.show_banner,
+            hide_banner=self.hide_banner,
+            show_status=lambda text, ms: self.statusBar().showMessage(text, ms),
+            roofline_view=lambda: self.roofline.widget,
+        )
+        files = SessionFiles(self.document, self.settings, self, hooks)
+        self.actions["export_report"] = files.export_report_action
+        self.actions["clear_recent"] = files.clear_recent_action
+        return files
+
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
