@@ -82,7 +82,7 @@ class MeasuredKernel(ABC):
         self.check_supported()
 
     @classmethod
-    def for_declaration(cls, declaration: Declaration) -> "type[Kernel]":
+    def for_declaration(cls, declaration: Declaration) -> "type[MeasuredKernel]":
         """The class that measures `declaration`: this one, or a variant its `impl=` selects."""
         return cls
 
