@@ -90,7 +90,7 @@ def _example_figures() -> dict[str, Any]:
     recorded: dict[str, Any] = {}
     for key, _title in list_examples():
         session = load_example(key)
-        for index, result in enumerate(session.analyse_all()):
+        for index, result in enumerate(session.analyze_all()):
             case = f"example:{key}:{index}"
             if isinstance(result, Analysis):
                 recorded[case] = _figures(result)

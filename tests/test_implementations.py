@@ -284,7 +284,7 @@ def test_the_lab_demo_example_holds_the_figures_its_notes_promise() -> None:
     assert "show" in session.description and "model only" in session.description
     # the bounds the notes quote: naive limited by L1 → registers, 549.8 GB / 33.45 TB/s (derived) ≈ 16.4 ms,
     # about 8 × cuBLAS's compute bound 137.4 GFLOP / 67 TFLOP/s = 2.05 ms
-    naive_bound, tiled_bound, library_bound = session.analyse_all()
+    naive_bound, tiled_bound, library_bound = session.analyze_all()
     assert naive_bound.limiter_term == SMEM and round(naive_bound.bound_time * 1e3, 1) == 16.4
     assert "16.4 ms, the limiter" in notes[0] and "eight times" in notes[0]
     assert round(naive_bound.bound_time / library_bound.bound_time) == 8
