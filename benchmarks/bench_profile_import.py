@@ -6,9 +6,10 @@
 
 3. `workbench import-nsys FILE --json` (and without --json) on a synthetic
    `cuda_gpu_kern_sum` CSV of ROWS kernels (default 1,000,000, about 150 MB),
-   each in a fresh process: wall time and peak resident memory of the
-   process, and its CPU time (the fair figure on a shared machine), median
-   of --repeat runs. Targets: ≤ 30 s and ≤ 500 MB.
+   each in a fresh process, output discarded: wall time and peak resident
+   memory of the process, and its CPU time, median of --repeat runs.
+   Targets: ≤ 30 s of CPU time (the fair figure on a shared machine, where
+   wall time measures the neighbours too) and ≤ 500 MB.
 
 1. A synthetic `ncu --csv --page raw` export as large as a `--set full`
    profile of a training step: the test file's 22 columns plus 1,500 more
@@ -160,7 +161,7 @@ def cli_rows(rows: int, repeat: int, json_only: bool = False) -> int:
         took = statistics.median(run[0] for run in runs)
         peak = statistics.median(run[1] for run in runs)
         cpu = statistics.median(run[2] for run in runs)
-        ok = took <= NSYS_TARGET_S and peak <= NSYS_TARGET_BYTES
+        ok = cpu <= NSYS_TARGET_S and peak <= NSYS_TARGET_BYTES
         failed |= not ok
         print(f"{label:<22} median {_ms(took):>9} wall, {_ms(cpu):>9} CPU (≤ {NSYS_TARGET_S:.0f} s), peak {peak / 1e6:,.0f} MB "
               f"(≤ {NSYS_TARGET_BYTES / 1e6:.0f} MB)  {'ok' if ok else 'NOT MET'}  "

@@ -38,8 +38,21 @@ _SMALL_LIST = 100  # lists longer than this (and iterators) put one item per lin
 
 def _write_json(value: Any, write: Callable[[str], Any], indent: str = "") -> None:
     """JSON as json.dump(indent=2) writes it, except that iterators are written as they are made and
-    long lists one compact item per line, so a profile of a million kernels streams out quickly."""
+    long lists one compact item per line, so a profile of a million kernels streams out quickly.
+
+    A value with `encoded_batches()` (profilers.records.EncodedItems) is such a list whose
+    items come already encoded, a batch of texts at a time."""
     inner = indent + "  "
+    encoded_batches = getattr(value, "encoded_batches", None)
+    if callable(encoded_batches):
+        between = ",\n" + inner
+        first = True
+        for batch in encoded_batches():
+            if batch:
+                write(("[\n" + inner if first else between) + between.join(batch))
+                first = False
+        write("[]" if first else "\n" + indent + "]")
+        return
     if isinstance(value, dict):
         if not value:
             write("{}")

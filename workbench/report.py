@@ -311,7 +311,7 @@ def _profile_sections(
     records: Sequence[Mapping[str, Any]], convention: str, binary: bool, context: FigureContext | None = None
 ) -> tuple[ProfileSection, ...]:
     """Each imported profile as its per-kernel table; records of any other shape in one generic table."""
-    from workbench.profilers.records import Profile
+    from workbench.profilers import Profile
     from workbench.profilers.render import kernel_rows
 
     context = context or FigureContext(convention=convention, binary=binary)

@@ -116,6 +116,7 @@ register(
         tied_fields=("Sq", "Skv"),
         implementations=("compulsory", "naive"),
         kernel_names=KernelNames(("attention", "attn", "fmha", "flash", "sdpa"), rank=10),
+        pads_to_tiles=True,
         summary="scaled dot-product attention, fused or unfused, causal or not",
         params=(
             Param("B", "dim", doc="batch"),

@@ -230,6 +230,9 @@ class OpSpec:
     kernel_names: KernelNames | None = None
     implementations: tuple[str, ...] = ("compulsory",)  # models `impl=` may name (workbench/implementations.py)
     namer: Callable[[Mapping[str, Any]], str] | None = None  # automatic name from the fields; None: the declaration
+    # Its kernels compute in tiles, padding each dimension up to a tile size: when achieved work exceeds
+    # the logical work, padding is the likely cause (the profile comparison's causes).
+    pads_to_tiles: bool = False
 
     def param(self, name: str) -> Param | None:
         for p in self.params:

@@ -83,6 +83,7 @@ register(
         ),
         tied_fields=("H", "W"),
         kernel_names=KernelNames(("conv", "winograd", "implicit_gemm", "dgrad", "wgrad", "fprop"), rank=30),
+        pads_to_tiles=True,
         summary="2-D convolution (NCHW input, KCRS filters)",
         params=(
             Param("N", "dim", doc="batch"),

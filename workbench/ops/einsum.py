@@ -156,6 +156,7 @@ register(
             'einsum("bmk,bkn->bmn", b=2, m=16, k=32, n=8, dtype=fp32)',
         ),
         kernel_names=KernelNames(("gemm", "matmul", "mma", "cutlass", "xmma", "sm90_", "sm80_", "cublas", "einsum"), rank=40),
+        pads_to_tiles=True,
         summary="any contraction in index notation",
         params=(
             Param("spec", "spec", doc='index notation, e.g. "bmk,bkn->bmn"'),

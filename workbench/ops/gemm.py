@@ -108,6 +108,7 @@ SPEC = register(
         tied_fields=("M", "N", "K"),
         implementations=("compulsory", "naive", "tiled"),
         kernel_names=KernelNames(("gemm", "matmul", "mma", "cutlass", "xmma", "sm90_", "sm80_", "cublas"), rank=40),
+        pads_to_tiles=True,
         summary="matrix product C = A·B (+ β·C), optionally batched",
         params=(
             Param("M", "dim", doc="rows of A and C"),

@@ -19,6 +19,7 @@ from workbench.profilers.matching import MatchError, MatchRule, kernel_base_name
 from workbench.profilers.ncu import read_ncu_csv, read_ncu_text
 from workbench.profilers.nsys import read_nsys_csv, read_nsys_text
 from workbench.profilers.reader import read_profile, read_profile_text
+from workbench.profilers.profile import Profile
 from workbench.profilers.records import (
     NCU,
     NCU_CONDITIONS_NOTE,
@@ -26,7 +27,6 @@ from workbench.profilers.records import (
     KernelLaunch,
     KernelTimes,
     Metric,
-    Profile,
 )
 from workbench.profilers.table import ProfileError
 

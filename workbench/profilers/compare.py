@@ -22,12 +22,14 @@ from typing import Any, Sequence
 from workbench.analysis import Analysis, Step, analyze
 from workbench.devices.catalogue import Device
 from workbench.devices.provenance import GPU, STATED_BY_FILE, DeviceProvenance, catalogue_device, match_catalogue
+from workbench.ops import REGISTRY
 from workbench.plausibility import Evidence, ImpossibleResult, Reason, impossible_result
 from workbench.profilers.counters import Reading
 from workbench.profilers.kernels import Kernel, RooflinePoint
 from workbench.profilers.matching import MatchRule, match_kernels
 from workbench.profilers.numbers import NumberFormat
-from workbench.profilers.records import NCU, NCU_CONDITIONS_NOTE, NSYS_CONDITIONS_NOTE, Profile
+from workbench.profilers.profile import Profile
+from workbench.profilers.records import NCU, NCU_CONDITIONS_NOTE, NSYS_CONDITIONS_NOTE
 from workbench.profilers.symptoms import BandwidthSymptom, bandwidth_symptom
 from workbench.units import (
     format_bandwidth,
@@ -89,6 +91,12 @@ def _flop(value: float) -> str:
     if float(value).is_integer():
         return f"{format_int(int(value))} FLOP ≈ {format_flop(value)}"
     return format_flop(value)
+
+
+def _pads_to_tiles(op: str) -> bool:
+    """Whether the operation's kernels pad dimensions to tile sizes (its OpSpec says)."""
+    spec = REGISTRY.get(op)
+    return spec is not None and spec.pads_to_tiles
 
 
 def _within(ratio: float | None) -> bool:
@@ -378,7 +386,7 @@ def flop_causes(
                 "padding",
                 "dimensions rounded up to the kernel's tile sizes: the padded rows and columns are computed too",
                 f"achieved is {_times(ratio)} the logical work",
-                likely=op in ("gemm", "conv2d", "einsum", "attention"),
+                likely=_pads_to_tiles(op),
             )
         )
         if op == "attention":

@@ -9,8 +9,9 @@ rather than noise).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator, Sequence
 
 from workbench.profilers.counters import (
     DramTraffic,
@@ -23,11 +24,18 @@ from workbench.profilers.counters import (
     median_flop,
     median_reading,
 )
-from workbench.profilers.matching import kernel_base_name
-from workbench.profilers.records import NCU, NSYS, KernelLaunch, KernelTimes
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from workbench.profilers.records import Profile
+from workbench.profilers.names import kernel_base_name, kernel_base_names
+from workbench.profilers.records import (
+    NCU,
+    NSYS,
+    EncodedItems,
+    KernelLaunch,
+    KernelTimes,
+    KernelTimesTable,
+    encode_floats,
+    encode_optional_floats,
+    encode_text,
+)
 
 SPREAD_WARNING = 0.05  # launches whose DRAM bytes differ by more than this fraction get a note
 
@@ -165,13 +173,20 @@ def kernel_from_launches(name: str, launches: list[KernelLaunch]) -> Kernel:
     )
 
 
-def kernel_from_times(times: KernelTimes) -> Kernel:
-    """An nsys summary row as a Kernel: time figures only (nsys has no memory counters)."""
-    typical = times.median if times.median is not None else times.average
-    if typical is None and times.instances:
-        typical = times.total_time / times.instances
+def typical_time(median: float | None, average: float | None, total: float, instances: int) -> float | None:
+    """The duration per launch an nsys summary row gives: the median, else the mean, else the total
+    over the instances; None where that is no time (no kernel runs in no time: no rate is derived)."""
+    typical = median if median is not None else average
+    if typical is None and instances:
+        typical = total / instances
     if typical is not None and typical <= 0:
-        typical = None  # no kernel runs in no time: no rate is derived from it
+        return None
+    return typical
+
+
+def kernel_from_times(times: KernelTimes) -> Kernel:
+    """An nsys summary row as a Kernel: time figures only (nsys has no memory counters, and no notes)."""
+    typical = typical_time(times.median, times.average, times.total_time, times.instances)
     source = "Med (ns)" if times.median is not None else "Avg (ns)"
     return Kernel(
         name=times.kernel_name,
@@ -188,12 +203,103 @@ def kernel_from_times(times: KernelTimes) -> Kernel:
     )
 
 
-def group_kernels(profile: "Profile") -> Iterator[Kernel]:
-    """The profile's kernels in order of first appearance, made one at a time."""
-    if profile.tool == NSYS:
-        yield from (kernel_from_times(times) for times in profile.summaries)
+def with_none(column: Sequence[float]) -> list[float | None]:
+    """A KernelTimesTable float column with None for its NaNs (no value)."""
+    return [None if value != value else value for value in column]
+
+
+def typical_times(table: KernelTimesTable, start: int = 0, stop: int | None = None) -> list[float | None]:
+    """typical_time() of the table's rows start:stop, read from its columns."""
+    stop = len(table) if stop is None else stop
+    medians = table.figure("median")[start:stop]
+    total = sum(medians)
+    if total == total and (not medians or min(medians) > 0):  # no NaN (no value) and every median a time
+        return medians.tolist()
+    return list(
+        map(
+            typical_time,
+            with_none(table.figure("median")[start:stop]),
+            with_none(table.figure("average")[start:stop]),
+            table.figure("total_time")[start:stop],
+            table.instances[start:stop],
+        )
+    )
+
+
+def group_kernels(tool: str, launches: Sequence[KernelLaunch], summaries: Sequence[KernelTimes]) -> Iterator[Kernel]:
+    """A profile's kernels in order of first appearance, made one at a time."""
+    if tool == NSYS:
+        yield from (kernel_from_times(times) for times in summaries)
         return
     groups: dict[str, list[KernelLaunch]] = {}
-    for launch in profile.launches:
+    for launch in launches:
         groups.setdefault(launch.kernel_name, []).append(launch)
     yield from (kernel_from_launches(name, launches) for name, launches in groups.items())
+
+
+def kernels_json(
+    tool: str, launches: Sequence[KernelLaunch], summaries: Sequence[KernelTimes], convention: str = "fma2"
+) -> "Iterator[dict[str, object]] | EncodedItems":
+    """`Kernel.to_dict(convention)` of each kernel, lazily: an nsys table's as JSON texts a batch at a time."""
+    if tool == NSYS and isinstance(summaries, KernelTimesTable):
+        table = summaries
+        return EncodedItems(
+            lambda: _times_kernels_json(table, convention),
+            lambda: (kernel.to_dict(convention) for kernel in group_kernels(tool, launches, table)),
+        )
+    return (kernel.to_dict(convention) for kernel in group_kernels(tool, launches, summaries))
+
+
+# Kernel.to_dict() of an nsys kernel: its keys in order, and the values that are the same for every one.
+_TIMES_KERNEL_KEYS = (
+    "kernel", "base_name", "tool", "launches", "launch_ids", "grid_block", "duration_s", "duration_min_s",
+    "duration_max_s", "total_time_s", "dram_read_bytes", "dram_write_bytes", "dram_bytes", "l2_bytes",
+    "achieved_flop", "convention", "notes",
+)
+_TIMES_KERNEL_VARYING = ("kernel", "base_name", "launches", "duration_s", "duration_min_s", "duration_max_s", "total_time_s")
+
+
+def _times_kernels_json(table: KernelTimesTable, convention: str, size: int = 4096) -> Iterator[list[str]]:
+    """The JSON text of `kernel_from_times(row).to_dict(convention)` for every row, from the columns
+    where `times_kernel_template` vouches for them, else each row made and encoded."""
+    template = times_kernel_template(table, convention)
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    for start in range(0, len(table), size):
+        stop = min(start + size, len(table))
+        if template is None:
+            yield [encode(kernel_from_times(table[index]).to_dict(convention)) for index in range(start, stop)]
+        else:
+            yield list(map(template.__mod__, _times_kernel_columns(table, start, stop)))
+
+
+def times_kernel_template(table: KernelTimesTable, convention: str) -> str | None:
+    """Kernel.to_dict()'s JSON for an nsys kernel with a %s for each value that varies, None when it
+    does not give the first row's JSON exactly (a field added to Kernel.to_dict, say): then the
+    columns are not written directly."""
+    if not len(table):
+        return None
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    sample = kernel_from_times(table[0]).to_dict(convention)
+    if tuple(sample) != _TIMES_KERNEL_KEYS:
+        return None
+    template = "{" + ", ".join(
+        f"{encode(key)}: " + ("%s" if key in _TIMES_KERNEL_VARYING else encode(sample[key]).replace("%", "%%"))
+        for key in sample
+    ) + "}"
+    return template if template % _times_kernel_columns(table, 0, 1)[0] == encode(sample) else None
+
+
+def _times_kernel_columns(table: KernelTimesTable, start: int, stop: int) -> "list[tuple[str, ...]]":
+    """Rows start:stop as the JSON texts of _TIMES_KERNEL_VARYING, in that order."""
+    names = table.names[start:stop]
+    return list(
+        zip(
+            map(encode_text, names),
+            map(encode_text, kernel_base_names(names)),
+            map(int.__repr__, table.instances[start:stop]),
+            encode_optional_floats(typical_times(table, start, stop)),
+            encode_floats(table.figure("minimum")[start:stop]),
+            encode_floats(table.figure("maximum")[start:stop]),
+            map(float.__repr__, table.figure("total_time")[start:stop]),
+        )
+    )

@@ -1,115 +1,20 @@
-"""Which declared operation an imported kernel implements: name patterns and a first guess.
+"""Which declared operation an imported kernel implements: rules from text, pairing, and a first guess.
 
-A `MatchRule` pairs a kernel-name pattern with a declaration line. Patterns
-follow ncu's own `--kernel-name` habits: `regex:EXPR` searches with a regular
-expression; text with `*`, `?` or `[` is a shell-style glob; any other text
-matches a kernel whose base name equals it or whose full name contains it.
-The GUI's import dialog preselects with `suggest_operation()`.
+A `MatchRule` (in `profilers.names`, the data layer, with `kernel_base_name`)
+pairs a kernel-name pattern with a declaration line. Here: `parse_match()`
+reads one from `PATTERN=DECL` text through the core's parser,
+`match_kernels()` pairs kernels with the first rule that selects each, and the
+GUI's import dialog preselects with `suggest_operation()`.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import re
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence, TypeVar
+from typing import Iterable, Mapping, Sequence, TypeVar
 
 from workbench.errors import WorkbenchError
+from workbench.profilers.names import REGEX_PREFIX, MatchError, MatchRule, kernel_base_name
 
-REGEX_PREFIX = "regex:"
-_GLOB_MARKS = ("*", "?", "[")
-
-
-class MatchError(WorkbenchError):
-    """A match rule that cannot work: no '=', an empty pattern, a bad regular expression."""
-
-
-def _closing_span(text: str, end: int, opener: str, closer: str) -> int | None:
-    """Index of the `opener` that balances the `closer` at text[end], scanning backwards."""
-    depth = 0
-    for index in range(end, -1, -1):
-        char = text[index]
-        if char == closer:
-            depth += 1
-        elif char == opener:
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
-
-
-def kernel_base_name(name: str) -> str:
-    """'void at::native::add_kernel<float, 4>(float*, int)' → 'at::native::add_kernel'.
-
-    Drops the parameter list, template arguments and return type that ncu and
-    nsys print for demangled names; a plain name comes back unchanged.
-    """
-    text = name.strip()
-    if text.endswith(")"):
-        start = _closing_span(text, len(text) - 1, "(", ")")
-        if start is not None and start > 0:
-            text = text[:start].rstrip()
-    if text.endswith(">"):
-        start = _closing_span(text, len(text) - 1, "<", ">")
-        if start is not None and start > 0:
-            text = text[:start].rstrip()
-    depth = 0
-    cut = 0
-    for index, char in enumerate(text):
-        if char in "<(":
-            depth += 1
-        elif char in ">)":
-            depth -= 1
-        elif char == " " and depth == 0:
-            cut = index + 1
-    return text[cut:] or name.strip()
-
-
-@dataclass(frozen=True)
-class MatchRule:
-    """A kernel-name pattern and the declaration it stands for (`name`: the operation entry, if any)."""
-
-    pattern: str
-    declaration: str
-    name: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.pattern.strip():
-            raise MatchError("a match rule needs a kernel-name pattern before '='")
-        if self.pattern.startswith(REGEX_PREFIX):
-            try:
-                re.compile(self.pattern[len(REGEX_PREFIX):])
-            except re.error as exc:
-                raise MatchError(f"match pattern '{self.pattern}': bad regular expression ({exc})") from None
-
-    def matches(self, kernel_name: str) -> bool:
-        """True when the pattern selects this kernel (full or base name, see the module doc)."""
-        base = kernel_base_name(kernel_name)
-        pattern = self.pattern
-        if pattern.startswith(REGEX_PREFIX):
-            expression = re.compile(pattern[len(REGEX_PREFIX):])
-            return bool(expression.search(kernel_name) or expression.search(base))
-        if any(mark in pattern for mark in _GLOB_MARKS):
-            return fnmatch.fnmatchcase(base, pattern) or fnmatch.fnmatchcase(kernel_name, pattern)
-        return base == pattern or pattern in kernel_name
-
-    def to_dict(self) -> dict[str, str]:
-        return {"pattern": self.pattern, "declaration": self.declaration, "name": self.name}
-
-    @classmethod
-    def from_dict(cls, data: Any) -> "MatchRule":
-        from workbench.profilers.table import ProfileError
-
-        if not isinstance(data, Mapping):
-            raise ProfileError(f"a match rule must be an object; got {data!r}", "profile record")
-        pattern, declaration, name = data.get("pattern"), data.get("declaration"), data.get("name", "")
-        if not (isinstance(pattern, str) and isinstance(declaration, str) and isinstance(name, str)):
-            raise ProfileError("a match rule needs text for pattern, declaration and name", "profile record")
-        try:
-            return cls(pattern, declaration, name)
-        except MatchError as exc:
-            raise ProfileError(str(exc), "profile record") from None
-
+__all__ = ["REGEX_PREFIX", "MatchError", "MatchRule", "kernel_base_name", "match_kernels", "parse_match", "suggest_operation"]
 
 def parse_match(text: str) -> MatchRule:
     """'vector_add=add(n=2**24, dtype=fp32)' → MatchRule; the pattern ends at the first '='.

@@ -31,8 +31,19 @@ from typing import Callable, Iterable, Iterator, Mapping
 from workbench.profilers.counters import expected_symbol, is_used_metric
 from workbench.profilers.metric_units import BaseUnit, base_unit, is_auto_scaled, to_base
 from workbench.profilers.numbers import LARGEST, FormatSniffer, NumberFormat, NumberRangeError, contradiction
-from workbench.profilers.records import NCU, KernelLaunch, Metric, Profile
-from workbench.profilers.table import LineSource, ProfileError, Row, Table, is_missing, parse_number, read_table, text_source
+from workbench.profilers.profile import Profile
+from workbench.profilers.records import NCU, KernelLaunch, Metric
+from workbench.profilers.table import (
+    LineSource,
+    ProfileError,
+    Row,
+    Table,
+    is_missing,
+    open_lines,
+    parse_number,
+    read_table,
+    text_source,
+)
 
 DETAILS = "details"
 RAW = "raw"
@@ -459,7 +470,5 @@ def read_ncu_text(
 
 def read_ncu_csv(path: str | Path, keep: MetricFilter | None = None, decimal_mark: str | None = None) -> Profile:
     """Read an ncu CSV file (details or raw page), with only the metrics `keep` accepts where given."""
-    from workbench.profilers.reader import open_lines
-
     file = Path(path)
     return read_ncu(open_lines(file), file.name, keep, decimal_mark)

@@ -19,21 +19,27 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
+from itertools import repeat
+from operator import truediv
 from pathlib import Path
 
 from workbench.profilers.metric_units import BaseUnit, _tidy, base_unit, to_base
 from workbench.profilers.numbers import LARGEST, FormatSniffer, NumberFormat, NumberRangeError, contradiction
-from workbench.profilers.records import NSYS, KernelTimes, KernelTimesTable, Profile
+from workbench.profilers.profile import Profile
+from workbench.profilers.records import NSYS, KernelTimes, KernelTimesTable
 from workbench.profilers.table import (
     MISSING_CELLS,
     LineSource,
     Lines,
     ProfileError,
     Row,
+    RowBatch,
     Table,
     is_missing,
     next_table,
     no_table,
+    open_lines,
     skip_table,
     text_source,
 )
@@ -126,6 +132,16 @@ class _Columns:
             )
         ]
 
+        # The columns read whole in the plain case: (figure, column, divisor to seconds, None for a percentage).
+        self.fast_columns: list[tuple[str, int, int | float | None]] = []
+        for figure, (index, divisor, _what) in zip(("total_time", "average", "median", "minimum", "maximum", "stddev"), self.time_columns):
+            if index is not None:
+                self.fast_columns.append((figure, index, divisor))
+        if self.optional["percent"] is not None:
+            self.fast_columns.append(("time_percent", self.optional["percent"], None))
+        plain_units = all(divisor is not None for _, index, divisor in self.time_columns if index is not None)
+        self.fast = _PlainShapes.of(number_format.decimal) if plain_units else None
+
     def _require(self, key: str, title: str) -> int:
         index = _find(self.table, key)
         if index is None:
@@ -214,19 +230,95 @@ class _Columns:
         mark before three digits there groups thousands)."""
         timed = [index for index in self.units]
         percent = self.optional["percent"]
-        for row in self.table.rows:
-            cells = row.cells
-            text = cells[self.instances]
-            if "." in text or "," in text:
-                sniffer.see(text, row.line, whole=True)
-            if percent is not None and ("." in cells[percent] or "," in cells[percent]):
-                sniffer.see(cells[percent], row.line, percent=True)
-            for index in timed:
-                text = cells[index]
+        for batch in self.table.batches():
+            for line, cells in zip(batch.lines, zip(*batch.columns)):
+                text = cells[self.instances]
                 if "." in text or "," in text:
-                    sniffer.see(text, row.line)
-            if sniffer.decided:
-                return
+                    sniffer.see(text, line, whole=True)
+                if percent is not None and ("." in cells[percent] or "," in cells[percent]):
+                    sniffer.see(cells[percent], line, percent=True)
+                for index in timed:
+                    text = cells[index]
+                    if "." in text or "," in text:
+                        sniffer.see(text, line)
+                if sniffer.decided:
+                    return
+
+    def read(self, batch: RowBatch, into: KernelTimesTable) -> None:
+        """A batch of rows into the table: whole columns at once where every cell is a plain number
+        (`_fast_columns`), otherwise row by row through times(), which says what is wrong and where."""
+        columns = self._fast_columns(batch)
+        if columns is None:
+            for row in batch.rows():
+                into.append(self.times(row))
+            return
+        names, instances, figures = columns
+        into.extend_columns(names, instances, batch.lines, figures)
+
+    def _fast_columns(
+        self, batch: RowBatch
+    ) -> "tuple[list[str], list[int], dict[str, list[float]]] | None":
+        """The batch as columns when every cell reads the plain way, else None (then times() reads each row).
+
+        Plain: a name; Instances a whole number of at most 18 digits; every
+        time and the percentage an unsigned number in the file's format
+        (thousands grouped or not, a fraction, an exponent) below 2**53 in the
+        column's unit, so that float(text) / divisor is exactly the
+        number / divisor times() computes. Blank or n/a cells, signs, spaces
+        and units without a divisor all take the row-by-row path.
+        """
+        if self.fast is None:
+            return None
+        shapes = self.fast
+        columns = batch.columns
+        names = list(map(str.strip, columns[self.name]))
+        if "" in names:
+            return None
+        counts = "\n".join(columns[self.instances])
+        if shapes.whole.fullmatch(counts) is None:
+            return None
+        instances = list(map(int, counts.replace(shapes.grouping, "").split("\n")))
+        figures: dict[str, list[float]] = {}
+        for key, index, divisor in self.fast_columns:
+            text = "\n".join(columns[index])
+            if shapes.number.fullmatch(text) is None:
+                return None
+            text = text.replace(shapes.grouping, "")
+            if shapes.comma:
+                text = text.replace(",", ".")
+            values = list(map(float, text.split("\n")))
+            if max(values) >= 2.0**53:
+                return None
+            figures[key] = values if divisor is None else list(map(truediv, values, repeat(divisor, len(values))))
+        return names, instances, figures
+
+
+class _PlainShapes:
+    """Whole-column patterns for the plain cells of one number format (see _Columns._fast_columns).
+
+    Each matches a column's cells joined by newlines: numbers as that format's
+    parser reads them (NumberFormat.parse), without a sign or spaces.
+    """
+
+    def __init__(self, decimal: str) -> None:
+        grouping = "," if decimal == "." else "."
+        d, g = re.escape(decimal), re.escape(grouping)
+        # Possessive and atomic: a cell with a grouping mark can only be the first kind, one without it the
+        # second or third, so no alternative needs another try. Lengths are bounded (at most ~60 characters).
+        number = (
+            rf"(?>[1-9][0-9]{{0,2}}(?:{g}[0-9]{{3}}){{1,7}}+(?:{d}[0-9]{{0,20}}+)?+|[0-9]{{1,24}}+(?:{d}[0-9]{{0,20}}+)?+"
+            rf"|{d}[0-9]{{1,20}}+)(?:[eE][+-]?[0-9]{{1,3}}+)?+"
+        )
+        whole = rf"(?>[1-9][0-9]{{0,2}}(?:{g}[0-9]{{3}}){{1,5}}+|[0-9]{{1,18}}+)"
+        self.grouping = grouping
+        self.comma = decimal == ","
+        self.number = re.compile(rf"{number}(?:\n{number})*+")
+        self.whole = re.compile(rf"{whole}(?:\n{whole})*+")
+
+    @staticmethod
+    @lru_cache(maxsize=None)
+    def of(decimal: str) -> "_PlainShapes":
+        return _PlainShapes(decimal)
 
 
 def _describe(table: Table, last: int) -> str:
@@ -288,7 +380,9 @@ def read_nsys(lines: LineSource, source: str = "nsys.csv", decimal_mark: str | N
     if table is None:
         raise _missing_table(opened, source)
     columns = _Columns(table, number_format)
-    summaries = KernelTimesTable(columns.times(row) for row in table.rows)
+    summaries = KernelTimesTable()
+    for batch in table.batches():
+        columns.read(batch, summaries)
     if not summaries:
         raise ProfileError("the table has a header but no kernels", source, table.header_line)
     _skip_rest(opened, source, skipped)
@@ -314,7 +408,5 @@ def read_nsys_text(text: str, source: str = "nsys.csv", decimal_mark: str | None
 
 def read_nsys_csv(path: str | Path, decimal_mark: str | None = None) -> Profile:
     """Read an nsys kernel-summary CSV file."""
-    from workbench.profilers.reader import open_lines
-
     file = Path(path)
     return read_nsys(open_lines(file), file.name, decimal_mark)

@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from workbench.profilers.errors import ProfileError
+
 PERIOD = "."
 COMMA = ","
 MARK_NAMES = {PERIOD: "period", COMMA: "comma"}
@@ -255,8 +257,6 @@ class FormatSniffer:
 
     def decide(self, source: str, chosen: str | None = None) -> NumberFormat:
         """The file's number format; a file whose values contradict each other is a ProfileError."""
-        from workbench.profilers.table import ProfileError
-
         if chosen is not None:
             return NumberFormat(chosen, CHOSEN, "", self.ambiguous)
         if len(self.first) == 2:
@@ -274,8 +274,6 @@ class FormatSniffer:
 
 def contradiction(text: str, number_format: NumberFormat, source: str, line: int | None, percent: bool = False) -> "Exception | None":
     """The ProfileError for a value that reads only in the other format, None for any other unreadable text."""
-    from workbench.profilers.table import ProfileError
-
     found = classify(text, percent)
     if found is None or found[0] == number_format.decimal:
         return None

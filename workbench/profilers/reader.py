@@ -12,51 +12,20 @@ from pathlib import Path
 
 from workbench.profilers.ncu import MetricFilter, is_ncu_header, read_ncu
 from workbench.profilers.nsys import is_nsys_header, read_nsys
-from workbench.profilers.records import NCU, NSYS, Profile
+from workbench.profilers.profile import Profile
+from workbench.profilers.records import NCU, NSYS
 from workbench.profilers.table import (
+    MAX_FILE_BYTES,
     MAX_PREAMBLE_LINES,
     LineSource,
     Lines,
     ProfileError,
-    file_source,
     is_log_line,
+    open_lines,
     text_source,
 )
 
-MAX_FILE_BYTES = 512 * 2**20  # a CSV larger than this is not a profile export we can hold
-_BINARY_REPORTS = {
-    ".ncu-rep": "ncu --import FILE --csv --page details > FILE.csv",
-    ".nsys-rep": "nsys stats --report cuda_gpu_kern_sum --format csv FILE > FILE.csv",
-    ".qdrep": "nsys stats --report gpukernsum --format csv FILE > FILE.csv",
-    ".sqlite": "nsys stats --report cuda_gpu_kern_sum --format csv FILE > FILE.csv",
-}
-
-
-def _refuse_binary_report(path: Path) -> None:
-    suffix = path.suffix.lower()
-    if suffix in _BINARY_REPORTS:
-        raise ProfileError(
-            f"this is a binary {suffix} report; export CSV first: {_BINARY_REPORTS[suffix].replace('FILE', path.name)}",
-            path.name,
-        )
-
-
-def open_lines(path: Path) -> LineSource:
-    """The file as a LineSource: bounded (regular files only, MAX_FILE_BYTES), decoded, read afresh each time.
-
-    Checked once here, so a FIFO, a device or a file too large is refused before any reader starts.
-    """
-    _refuse_binary_report(path)
-    source = file_source(path, MAX_FILE_BYTES, "profile export", str(path))
-    opened = iter(source())
-    try:
-        next(opened, None)
-    finally:
-        close = getattr(opened, "close", None)
-        if close is not None:
-            close()
-    return source
-
+__all__ = ["MAX_FILE_BYTES", "open_lines", "read_profile", "read_profile_lines", "read_profile_text", "sniff"]
 
 def sniff(lines: LineSource, name: str = "profile.csv") -> tuple[str | None, Lines]:
     """'ncu' or 'nsys' by the first table header in the file, None when neither appears; and the lines read."""

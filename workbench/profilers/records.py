@@ -1,25 +1,28 @@
 """What a profiler export holds, as plain frozen values: metrics, kernel launches, time summaries.
 
-A `Profile` is one imported file: the tool and page it came from, every
-kernel launch (ncu) or every kernel's time summary (nsys), and the match
-rules the user set. It serialises to plain JSON for `Session.profiles`
+The data layer of `workbench.profilers`: it imports only the layers below it
+(errors, numbers, metric units). Every metric keeps the text the tool printed
+beside its value in base units; each record serialises to plain JSON
 (`to_dict` / `from_dict`, validated with one clear message on a bad record).
-Every metric keeps the text the tool printed beside its value in base units.
+`Profile`, one imported file with its kernels, is built on these in
+`profilers.profile`.
+
+An nsys summary can hold a million kernels: `KernelTimesTable` keeps them as
+columns, and `EncodedItems` lets a JSON writer take their JSON a batch at a
+time instead of an object per kernel.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from array import array
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, overload
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, overload
 
-from workbench.profilers.matching import MatchRule
+from workbench.profilers.errors import ProfileError
+from workbench.profilers.metric_units import is_auto_scaled
 from workbench.profilers.numbers import MARK_NAMES, NumberFormat
-from workbench.profilers.table import ProfileError
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from workbench.profilers.kernels import Kernel
 
 RECORD_FORMAT = "perf-workbench-profile"
 RECORD_VERSION = 1
@@ -60,8 +63,6 @@ class Metric:
     @property
     def scaled(self) -> bool:
         """True when the tool scaled the unit (Mbyte, usecond): the figure carries ~4 significant digits."""
-        from workbench.profilers.metric_units import is_auto_scaled
-
         return is_auto_scaled(self.raw_unit)
 
     def to_list(self) -> list[Any]:
@@ -74,8 +75,8 @@ class Metric:
         name, value, unit, raw_value, raw_unit, section = data
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise ProfileError(f"metric {name!r} has a value that is not a number", "profile record")
-        return cls(_text(name, "metric name"), value, _text(unit, "unit"), _text(raw_value, "raw value"),
-                   _text(raw_unit, "raw unit"), _text(section, "section"))
+        return cls(expect_text(name, "metric name"), value, expect_text(unit, "unit"), expect_text(raw_value, "raw value"),
+                   expect_text(raw_unit, "raw unit"), expect_text(section, "section"))
 
 
 @dataclass(frozen=True)
@@ -113,11 +114,9 @@ class KernelLaunch:
             return named.raw_value.strip()
         return self.device if self.device and not self.device.isdigit() else ""
 
-    def to_dict(self, all_metrics: bool = True) -> dict[str, Any]:
-        """Plain JSON; with all_metrics False only the metrics the workbench reads are kept."""
-        from workbench.profilers.counters import is_used_metric
-
-        kept = [m for m in self.metrics.values() if all_metrics or is_used_metric(m.name)]
+    def to_dict(self, keep: "Callable[[str], bool] | None" = None) -> dict[str, Any]:
+        """Plain JSON; with `keep`, only the metrics whose names it accepts (None: every metric)."""
+        kept = [m for m in self.metrics.values() if keep is None or keep(m.name)]
         return {
             "id": self.launch_id,
             "kernel": self.kernel_name,
@@ -137,22 +136,22 @@ class KernelLaunch:
 
     @classmethod
     def from_dict(cls, data: Any) -> "KernelLaunch":
-        record = _mapping(data, "a launch")
-        metrics = [Metric.from_list(item) for item in _list(record.get("metrics", []), "metrics")]
+        record = expect_mapping(data, "a launch")
+        metrics = [Metric.from_list(item) for item in expect_list(record.get("metrics", []), "metrics")]
         return cls(
             launch_id=_int(record.get("id"), "launch id"),
-            kernel_name=_text(record.get("kernel"), "kernel name", required=True),
+            kernel_name=expect_text(record.get("kernel"), "kernel name", required=True),
             metrics={metric.name: metric for metric in metrics},
-            device=_text(record.get("device", ""), "device"),
-            compute_capability=_text(record.get("cc", ""), "cc"),
+            device=expect_text(record.get("device", ""), "device"),
+            compute_capability=expect_text(record.get("cc", ""), "cc"),
             grid_size=_triple(record.get("grid"), "grid"),
             block_size=_triple(record.get("block"), "block"),
-            process_name=_text(record.get("process", ""), "process"),
+            process_name=expect_text(record.get("process", ""), "process"),
             process_id=None if record.get("process_id") is None else _int(record.get("process_id"), "process id"),
-            host=_text(record.get("host", ""), "host"),
-            context=_text(record.get("context", ""), "context"),
-            stream=_text(record.get("stream", ""), "stream"),
-            rules=tuple(_text(rule, "rule") for rule in _list(record.get("rules", []), "rules")),
+            host=expect_text(record.get("host", ""), "host"),
+            context=expect_text(record.get("context", ""), "context"),
+            stream=expect_text(record.get("stream", ""), "stream"),
+            rules=tuple(expect_text(rule, "rule") for rule in expect_list(record.get("rules", []), "rules")),
             line=_int(record.get("line", 0), "line"),
         )
 
@@ -188,9 +187,9 @@ class KernelTimes:
 
     @classmethod
     def from_dict(cls, data: Any) -> "KernelTimes":
-        record = _mapping(data, "a kernel summary")
+        record = expect_mapping(data, "a kernel summary")
         return cls(
-            kernel_name=_text(record.get("kernel"), "kernel name", required=True),
+            kernel_name=expect_text(record.get("kernel"), "kernel name", required=True),
             instances=_int(record.get("instances"), "instances"),
             total_time=_float(record.get("total_s"), "total time"),
             average=_optional_float(record.get("average_s"), "average"),
@@ -203,19 +202,61 @@ class KernelTimes:
         )
 
 
+# JSON text the way json.JSONEncoder(ensure_ascii=False).encode writes each kind of value.
+encode_text: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_NULL = "null"
+
+
+def encode_floats(values: Iterable[float]) -> list[str]:
+    """Floats as JSON writes them ('1e-06', '0.5'), NaN (this module's 'no value') as null."""
+    texts = list(map(float.__repr__, values))
+    if "nan" in texts:
+        texts = [_NULL if text == "nan" else text for text in texts]
+    return texts
+
+
+def encode_optional_floats(values: Iterable[float | None]) -> list[str]:
+    """Floats or None as JSON writes them."""
+    return [_NULL if value is None else float.__repr__(value) for value in values]
+
+
+class EncodedItems:
+    """A long JSON list to be written as it is made, without an object per item.
+
+    `encoded_batches()` gives the items' compact JSON texts (as
+    `json.JSONEncoder(ensure_ascii=False).encode` writes each) a batch at a
+    time, for a writer that knows it (the CLI's --json); iterated, it gives
+    the items as plain values, like any lazy list.
+    """
+
+    def __init__(self, batches: Callable[[], Iterator[list[str]]], items: Callable[[], Iterator[Any]]) -> None:
+        self._batches = batches
+        self._items = items
+
+    def encoded_batches(self) -> Iterator[list[str]]:
+        return self._batches()
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._items()
+
+
 class KernelTimesTable(Sequence[KernelTimes]):
     """Many KernelTimes held as columns (names, and arrays of numbers), made into KernelTimes when read.
 
     An nsys summary can hold a million kernels; as objects they take about
-    400 bytes each, as columns about half. Equal to the tuple of its items.
+    400 bytes each, as columns about half, and whole columns can be read
+    (`figure()`, `instances`, `names`) or written as JSON (`json_batches()`)
+    without making a KernelTimes per row. Equal to the tuple of its items.
     """
 
-    _FLOATS = 7  # total, average, median, minimum, maximum, stddev, percent (NaN for None)
+    # The float columns, named as KernelTimes names them; NaN stands for None.
+    FIGURES = ("total_time", "average", "median", "minimum", "maximum", "stddev", "time_percent")
 
     def __init__(self, rows: Iterable[KernelTimes] = ()) -> None:
         self._names: list[str] = []
-        self._counts = array("q")  # instances, line
-        self._figures = array("d")
+        self._instances = array("q")
+        self._lines = array("q")
+        self._figures = {name: array("d") for name in self.FIGURES}
         for row in rows:
             self.append(row)
 
@@ -223,32 +264,87 @@ class KernelTimesTable(Sequence[KernelTimes]):
         if not 0 <= row.instances < 2**63 or not 0 <= row.line < 2**63:
             raise ProfileError(f"{row.instances:.3g} launches of one kernel is out of range", "profile", row.line)
         self._names.append(row.kernel_name)
-        self._counts.extend((row.instances, row.line))
+        self._instances.append(row.instances)
+        self._lines.append(row.line)
         nan = math.nan
-        self._figures.extend(
-            (
-                row.total_time,
-                nan if row.average is None else row.average,
-                nan if row.median is None else row.median,
-                nan if row.minimum is None else row.minimum,
-                nan if row.maximum is None else row.maximum,
-                nan if row.stddev is None else row.stddev,
-                nan if row.time_percent is None else row.time_percent,
-            )
-        )
+        for name in self.FIGURES:
+            value = getattr(row, name)
+            if name == "total_time":
+                value = float(value or 0.0)  # as _row() gives it back (-0.0 is 0.0)
+            self._figures[name].append(nan if value is None else value)
+
+    def extend_columns(
+        self, names: Sequence[str], instances: Sequence[int], lines: Sequence[int], figures: Mapping[str, Sequence[float]]
+    ) -> None:
+        """Many rows at once, given as columns: `figures` maps each of FIGURES (total_time required)
+        to its values, NaN for none; a figure left out is none for every row."""
+        count = len(names)
+        if len(instances) != count or len(lines) != count or any(len(column) != count for column in figures.values()):
+            raise ValueError("columns of different lengths")
+        if "total_time" not in figures or not set(figures) <= set(self.FIGURES):
+            raise ValueError(f"figures must be among {self.FIGURES}, total_time included")
+        if count and (min(instances) < 0 or max(instances) >= 2**63 or min(lines) < 0 or max(lines) >= 2**63):
+            for row in zip(instances, lines):  # the first row out of range, as append() says it
+                if not 0 <= row[0] < 2**63 or not 0 <= row[1] < 2**63:
+                    raise ProfileError(f"{row[0]:.3g} launches of one kernel is out of range", "profile", row[1])
+        self._names.extend(names)
+        self._instances.extend(instances)
+        self._lines.extend(lines)
+        for name in self.FIGURES:
+            column = figures.get(name)
+            self._figures[name].extend(column if column is not None else [math.nan] * count)
+
+    @property
+    def names(self) -> Sequence[str]:
+        """The kernel names, in order (do not change the list)."""
+        return self._names
+
+    @property
+    def instances(self) -> "array[int]":
+        return self._instances
+
+    @property
+    def lines(self) -> "array[int]":
+        return self._lines
+
+    def figure(self, name: str) -> "array[float]":
+        """One float column (one of FIGURES), NaN where the file gave no value."""
+        return self._figures[name]
 
     def __len__(self) -> int:
         return len(self._names)
 
     def _row(self, index: int) -> KernelTimes:
-        at = index * self._FLOATS
         total, average, median, minimum, maximum, stddev, percent = (
-            None if value != value else value for value in self._figures[at : at + self._FLOATS]
+            None if value != value else value for value in (self._figures[name][index] for name in self.FIGURES)
         )
         return KernelTimes(
-            self._names[index], self._counts[2 * index], float(total or 0.0), average, median, minimum, maximum,
-            stddev, percent, self._counts[2 * index + 1],
+            self._names[index], self._instances[index], float(total or 0.0), average, median, minimum, maximum,
+            stddev, percent, self._lines[index],
         )
+
+    def json_batches(self, size: int = 4096) -> Iterator[list[str]]:
+        """Each row's `KernelTimes.to_dict()` as compact JSON text, `size` rows at a time."""
+        keys = tuple(KernelTimes("k", 0, 0.0).to_dict())
+        if keys != _TIMES_KEYS:  # to_dict changed: write what it writes, one row at a time
+            encode = json.JSONEncoder(ensure_ascii=False).encode
+            for start in range(0, len(self), size):
+                yield [encode(self._row(index).to_dict()) for index in range(start, min(start + size, len(self)))]
+            return
+        figures = [self._figures[name] for name in self.FIGURES]
+        for start in range(0, len(self), size):
+            stop = min(start + size, len(self))
+            columns = [
+                list(map(encode_text, self._names[start:stop])),
+                list(map(int.__repr__, self._instances[start:stop])),
+                *(encode_floats(figure[start:stop]) for figure in figures),
+                list(map(int.__repr__, self._lines[start:stop])),
+            ]
+            yield list(map(_TIMES_TEMPLATE.__mod__, zip(*columns)))
+
+    def encoded(self) -> EncodedItems:
+        """The rows for a JSON writer: `to_dict()` of each, or their JSON a batch at a time."""
+        return EncodedItems(self.json_batches, lambda: (row.to_dict() for row in self))
 
     @overload
     def __getitem__(self, index: int) -> KernelTimes: ...
@@ -280,122 +376,9 @@ class KernelTimesTable(Sequence[KernelTimes]):
         return f"KernelTimesTable({len(self)} kernels)"
 
 
-@dataclass(frozen=True)
-class Profile:
-    """One imported profiler file: where it came from, what it holds, and the user's match rules.
-
-    tool: "ncu" or "nsys"; layout: "details" or "raw" (ncu pages),
-    "cuda_gpu_kern_sum" or "gpukernsum" (nsys report names);
-    number_format: the decimal mark the file was read with and how it was
-    decided (None for records saved before the workbench recorded it).
-    """
-
-    tool: str
-    layout: str
-    source: str
-    launches: tuple[KernelLaunch, ...] = ()
-    summaries: Sequence[KernelTimes] = ()  # a tuple, or a KernelTimesTable for a large file
-    notes: tuple[str, ...] = ()
-    matches: tuple[MatchRule, ...] = ()
-    number_format: NumberFormat | None = None
-
-    @property
-    def title(self) -> str:
-        page = f"{self.layout} page" if self.tool == NCU else f"{self.layout} report"
-        return f"{TOOL_TITLES.get(self.tool, self.tool)} CSV ({page})"
-
-    @property
-    def conditions_note(self) -> str:
-        """How the tool's timing conditions differ from an event-timed run."""
-        return NCU_CONDITIONS_NOTE if self.tool == NCU else NSYS_CONDITIONS_NOTE
-
-    @property
-    def device_name(self) -> str:
-        """The GPU named in the file, or '' (nsys summaries and older ncu column sets do not say)."""
-        for launch in self.launches:
-            if launch.device_name:
-                return launch.device_name
-        return ""
-
-    @property
-    def compute_capability(self) -> str:
-        return next((launch.compute_capability for launch in self.launches if launch.compute_capability), "")
-
-    def kernels(self) -> "tuple[Kernel, ...]":
-        """Launches grouped by kernel name, in order of first appearance, with medians across launches."""
-        return tuple(self.iter_kernels())
-
-    def iter_kernels(self) -> "Iterator[Kernel]":
-        """kernels() one at a time: an nsys summary of a million kernels is never held as Kernels at once."""
-        from workbench.profilers.kernels import group_kernels
-
-        return group_kernels(self)
-
-    @property
-    def kernel_count(self) -> int:
-        """How many kernels kernels() gives, without building them."""
-        if self.tool == NSYS:
-            return len(self.summaries)
-        return len({launch.kernel_name for launch in self.launches})
-
-    def with_matches(self, matches: tuple[MatchRule, ...] | list[MatchRule]) -> "Profile":
-        """A copy holding these match rules (what the session saves beside the counters)."""
-        return Profile(
-            self.tool, self.layout, self.source, self.launches, self.summaries, self.notes, tuple(matches), self.number_format
-        )
-
-    def to_dict(self, all_metrics: bool = False, lazy: bool = False) -> dict[str, Any]:
-        """Plain JSON for Session.profiles: each launch's metrics with their printed text.
-
-        By default only the metrics the workbench reads (DRAM, L2, duration,
-        FLOP counters, launch shape, device name) are kept: a `--set full`
-        raw page has over a thousand per launch, which would swell a session
-        file to tens of megabytes. `all_metrics=True` keeps every one.
-        `lazy=True` gives launches and summaries as iterators, for writing a
-        large record out as it is made (the CLI's --json).
-        """
-        launches: Any = (launch.to_dict(all_metrics) for launch in self.launches)
-        summaries: Any = (summary.to_dict() for summary in self.summaries)
-        if not lazy:
-            launches, summaries = list(launches), list(summaries)
-        return {
-            "format": RECORD_FORMAT,
-            "version": RECORD_VERSION,
-            "tool": self.tool,
-            "layout": self.layout,
-            "source": self.source,
-            "notes": list(self.notes),
-            "number_format": None if self.number_format is None else self.number_format.to_dict(),
-            "matches": [rule.to_dict() for rule in self.matches],
-            "launches": launches,
-            "summaries": summaries,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any) -> "Profile":
-        """Rebuild a profile saved by to_dict(); a bad record raises ProfileError naming the fault."""
-        record = _mapping(data, "a profile record")
-        if record.get("format") != RECORD_FORMAT:
-            raise ProfileError(f"not a profile record (format is {record.get('format')!r})", "profile record")
-        version = record.get("version")
-        if not isinstance(version, int) or version > RECORD_VERSION:
-            raise ProfileError(
-                f"profile record version {version!r} is newer than this workbench reads ({RECORD_VERSION})",
-                "profile record",
-            )
-        tool = record.get("tool")
-        if tool not in (NCU, NSYS):
-            raise ProfileError(f"unknown tool {tool!r}; expected ncu or nsys", "profile record")
-        return cls(
-            tool=str(tool),
-            layout=_text(record.get("layout"), "layout", required=True),
-            source=_text(record.get("source", ""), "source"),
-            launches=tuple(KernelLaunch.from_dict(item) for item in _list(record.get("launches", []), "launches")),
-            summaries=tuple(KernelTimes.from_dict(item) for item in _list(record.get("summaries", []), "summaries")),
-            notes=tuple(_text(note, "note") for note in _list(record.get("notes", []), "notes")),
-            matches=tuple(MatchRule.from_dict(item) for item in _list(record.get("matches", []), "matches")),
-            number_format=_number_format(record.get("number_format")),
-        )
+# KernelTimes.to_dict()'s keys in order, and its JSON with each value a %s (keys need no escaping).
+_TIMES_KEYS = ("kernel", "instances", "total_s", "average_s", "median_s", "min_s", "max_s", "stddev_s", "time_percent", "line")
+_TIMES_TEMPLATE = "{" + ", ".join(f'"{key}": %s' for key in _TIMES_KEYS) + "}"
 
 
 # ---------------------------------------------------------------- validation helpers
@@ -405,19 +388,19 @@ def _bad(what: str, expected: str, value: Any) -> ProfileError:
     return ProfileError(f"{what} must be {expected}; got {value!r}", "profile record")
 
 
-def _mapping(value: Any, what: str) -> Mapping[str, Any]:
+def expect_mapping(value: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise _bad(what, "an object", value)
     return value
 
 
-def _list(value: Any, what: str) -> list[Any]:
+def expect_list(value: Any, what: str) -> list[Any]:
     if not isinstance(value, list):
         raise _bad(what, "a list", value)
     return value
 
 
-def _text(value: Any, what: str, required: bool = False) -> str:
+def expect_text(value: Any, what: str, required: bool = False) -> str:
     if not isinstance(value, str) or (required and not value):
         raise _bad(what, "non-empty text" if required else "text", value)
     return value
@@ -439,20 +422,20 @@ def _optional_float(value: Any, what: str) -> float | None:
     return None if value is None else _float(value, what)
 
 
-def _number_format(value: Any) -> NumberFormat | None:
+def number_format_from(value: Any) -> NumberFormat | None:
     if value is None:
         return None
-    record = _mapping(value, "number format")
+    record = expect_mapping(value, "number format")
     decimal, how = record.get("decimal_mark"), record.get("how")
     if decimal not in MARK_NAMES or how not in ("decided", "assumed", "chosen"):
         raise _bad("number format", "a decimal mark ('.' or ',') and how it was decided", value)
-    return NumberFormat(str(decimal), str(how), _text(record.get("evidence", ""), "evidence"), _int(record.get("ambiguous", 0), "ambiguous"))
+    return NumberFormat(str(decimal), str(how), expect_text(record.get("evidence", ""), "evidence"), _int(record.get("ambiguous", 0), "ambiguous"))
 
 
 def _triple(value: Any, what: str) -> tuple[int, int, int] | None:
     if value is None:
         return None
-    items = _list(value, what)
+    items = expect_list(value, what)
     if len(items) != 3:
         raise _bad(what, "three integers", value)
     x, y, z = (_int(item, what) for item in items)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-from workbench.profilers.kernels import Kernel
-from workbench.profilers.records import NCU, Profile
-from workbench.units import format_bytes, format_flop, format_time
+from workbench.profilers.kernels import Kernel, kernels_json, typical_times, with_none
+from workbench.profilers.names import kernel_base_names
+from workbench.profilers.profile import Profile
+from workbench.profilers.records import NCU, NSYS, KernelTimesTable
+from workbench.units import format_bytes, format_flop, format_time, format_times
 
 _DASH = "–"
 NAME_WIDTH = 60  # longer kernel names are cut in the table (JSON keeps them whole)
@@ -71,12 +74,58 @@ def format_rows(rows: Sequence[tuple[str, ...]]) -> str:
 
 # Tables longer than this are written row by row in two passes (widths, then rows) instead of held whole.
 _HELD_ROWS = 10_000
+_BATCH = 4096  # rows of a long nsys table formatted at once
+_CELLS_APART = "\n"  # between the held cells of one column (a name holding it is formatted again)
+
+
+def _times_cells(table: KernelTimesTable, start: int, stop: int) -> list[list[str]]:
+    """The cells of kernel_row() for the nsys rows start:stop, column by column, read from the table's columns."""
+
+    names = table.names[start:stop]
+    return [
+        list(map(_shorten, kernel_base_names(names))),
+        list(map(str, table.instances[start:stop])),
+        format_times(typical_times(table, start, stop), _DASH),
+        format_times(with_none(table.figure("minimum")[start:stop]), _DASH),
+        format_times(with_none(table.figure("maximum")[start:stop]), _DASH),
+        format_times(table.figure("total_time")[start:stop].tolist(), _DASH),
+    ]
+
+
+def _long_times_table(table: KernelTimesTable, convention: str) -> Iterator[str]:
+    """The per-kernel table of a long nsys summary, from its columns, as _table_lines writes it.
+
+    A first pass finds the widths and keeps each batch's cells as one text
+    per column (a few bytes a cell, not an object); the second pads them.
+    """
+    statistic = "mean" if any(value != value for value in table.figure("median")) else "median"
+    header = kernel_header([], convention)[:2] + (f"duration ({statistic})",) + kernel_header([], convention)[3:]
+    widths = [len(cell) for cell in header]
+    held: deque[list[str]] = deque()
+    for start in range(0, len(table), _BATCH):
+        columns = _times_cells(table, start, min(start + _BATCH, len(table)))
+        for index, column in enumerate(columns):
+            widths[index] = max(widths[index], max(map(len, column)))
+        held.append([_CELLS_APART.join(column) for column in columns])
+    yield "  ".join(cell.ljust(width) for cell, width in zip(header, widths)).rstrip()
+    last = len(widths) - 1
+    for start in range(0, len(table), _BATCH):
+        stop = min(start + _BATCH, len(table))
+        columns = [text.split(_CELLS_APART) for text in held.popleft()]
+        if any(len(column) != stop - start for column in columns):  # a cell held the separator: format again
+            columns = _times_cells(table, start, stop)
+        padded = [[cell.ljust(widths[index]) for cell in column] if index < last else column for index, column in enumerate(columns)]
+        for cells in zip(*padded):
+            yield "  ".join(cells).rstrip()
 
 
 def _table_lines(profile: Profile, convention: str, binary: bool) -> Iterator[str]:
     """The per-kernel table's lines; a profile of very many kernels is formatted twice rather than held."""
     if profile.kernel_count <= _HELD_ROWS:
         yield from format_rows(kernel_rows(profile.kernels(), convention, binary)).splitlines()
+        return
+    if profile.tool == NSYS and isinstance(profile.summaries, KernelTimesTable):
+        yield from _long_times_table(profile.summaries, convention)
         return
     ncu = profile.tool == NCU
     statistic = "median"
@@ -99,7 +148,12 @@ def _table_lines(profile: Profile, convention: str, binary: bool) -> Iterator[st
 def summary_lines(profile: Profile, convention: str = "fma2", binary: bool = False) -> Iterator[str]:
     """The heading, a warning where the number format was assumed, the per-kernel table, and the notes."""
     kernel_count = profile.kernel_count
-    launches = len(profile.launches) if profile.launches else sum(times.instances for times in profile.summaries)
+    if profile.launches:
+        launches = len(profile.launches)
+    elif isinstance(profile.summaries, KernelTimesTable):
+        launches = sum(profile.summaries.instances)
+    else:
+        launches = sum(times.instances for times in profile.summaries)
     where = ""
     if profile.device_name:
         where = f", device {profile.device_name}"
@@ -119,9 +173,10 @@ def summary_lines(profile: Profile, convention: str = "fma2", binary: bool = Fal
     notes = [profile.conditions_note, *(note for note in profile.notes if not (warned and number_format and note == number_format.note()))]
     for note in notes:
         yield f"note: {note}"
-    for kernel in profile.iter_kernels():
-        for note in kernel.notes:
-            yield f"note: {kernel.base_name}: {note}"
+    if profile.tool == NCU:  # nsys kernels carry no notes of their own (kernels.kernel_from_times)
+        for kernel in profile.iter_kernels():
+            for note in kernel.notes:
+                yield f"note: {kernel.base_name}: {note}"
 
 
 def profile_summary(profile: Profile, convention: str = "fma2", binary: bool = False) -> str:
@@ -176,7 +231,7 @@ class ImportReport:
         return {
             "profile": self.profile.to_dict(lazy=True),
             "device": None if self.device is None else self.device.key,
-            "kernels": (kernel.to_dict(self.convention) for kernel in self.profile.iter_kernels()),
+            "kernels": kernels_json(self.profile.tool, self.profile.launches, self.profile.summaries, self.convention),
             "comparisons": [comparison.to_dict() for comparison in self.comparisons],
             "unmatched_patterns": list(self.unmatched),
             "warnings": [symptom.warning() for symptom in self.symptoms()],

@@ -18,11 +18,19 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import re
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from itertools import repeat
+from operator import itemgetter
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence
 
-from workbench.errors import WorkbenchError
+from workbench.profilers.errors import ProfileError
+from workbench.profilers.numbers import NumberFormat
+
+__all__ = ["ProfileError"]  # its home is profilers.errors; most readers name it from here
 
 # How far into a file the header may sit behind log lines before we give up.
 MAX_PREAMBLE_LINES = 100_000
@@ -31,19 +39,9 @@ MISSING_CELLS = frozenset({"", "n/a", "na", "-", "nan", "(!) n/a"})  # what the 
 # `** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):`, the heading nsys stats writes above each report.
 _HEADING = re.compile(r"^\s*\*\*\s*(?P<title>.*?)\s*(?:\((?P<report>[A-Za-z0-9_:.-]+)\))?\s*:?\s*$")
 BINARY_PROBE = 4096  # characters looked at for NUL bytes before a file is taken for text
-
-
-class ProfileError(WorkbenchError):
-    """A profiler export that cannot be read; the message names the file and, where known, the line."""
-
-    def __init__(self, message: str, source: str = "", line: int | None = None) -> None:
-        where = source or "profile"
-        if line is not None:
-            where += f", line {line}"
-        super().__init__(f"{where}: {message}")
-        self.source = source
-        self.line = line
-        self.reason = message
+BATCH_ROWS = 512  # rows a table hands out at once through Table.batches() (~1.3 kB each while read)
+# A first cell (one a line) that may be a tool's `==` chatter or a `**` report heading rather than a row's.
+_NOT_A_ROW_START = re.compile(r"^[^\S\n]*(?:==|\*\*)", re.MULTILINE)
 
 
 def is_log_line(line: str) -> bool:
@@ -62,8 +60,6 @@ def parse_number(text: str) -> int | float:
     Integers stay exact Python ints (byte and instruction counts can exceed 2^53).
     Files from comma-decimal locales are read through their `NumberFormat` instead.
     """
-    from workbench.profilers.numbers import NumberFormat
-
     return NumberFormat().parse(text)
 
 
@@ -101,6 +97,41 @@ def file_source(path: "str | object", limit: int, what: str, source: str) -> Lin
     return lines
 
 
+MAX_FILE_BYTES = 512 * 2**20  # a CSV larger than this is not a profile export we can hold
+_BINARY_REPORTS = {
+    ".ncu-rep": "ncu --import FILE --csv --page details > FILE.csv",
+    ".nsys-rep": "nsys stats --report cuda_gpu_kern_sum --format csv FILE > FILE.csv",
+    ".qdrep": "nsys stats --report gpukernsum --format csv FILE > FILE.csv",
+    ".sqlite": "nsys stats --report cuda_gpu_kern_sum --format csv FILE > FILE.csv",
+}
+
+
+def _refuse_binary_report(path: Path) -> None:
+    suffix = path.suffix.lower()
+    if suffix in _BINARY_REPORTS:
+        raise ProfileError(
+            f"this is a binary {suffix} report; export CSV first: {_BINARY_REPORTS[suffix].replace('FILE', path.name)}",
+            path.name,
+        )
+
+
+def open_lines(path: Path) -> LineSource:
+    """The file as a LineSource: bounded (regular files only, MAX_FILE_BYTES), decoded, read afresh each time.
+
+    Checked once here, so a FIFO, a device or a file too large is refused before any reader starts.
+    """
+    _refuse_binary_report(path)
+    source = file_source(path, MAX_FILE_BYTES, "profile export", str(path))
+    opened = iter(source())
+    try:
+        next(opened, None)
+    finally:
+        close = getattr(opened, "close", None)
+        if close is not None:
+            close()
+    return source
+
+
 def heading_of(line: str) -> tuple[str, str] | None:
     """(title, report name) of an nsys report heading ('** CUDA API Summary (cuda_api_sum):'), else None."""
     if "**" not in line:
@@ -114,7 +145,11 @@ def heading_of(line: str) -> tuple[str, str] | None:
 class Lines:
     """A LineSource opened once: (1-based number, text) pairs, a NUL byte at the start refused as binary.
 
-    `pending` lets a reader put one line back (the heading that ended a table).
+    `pending` lets a reader put one line back (the heading that ended a table);
+    `take()` hands out many lines at once and `put_back()` returns those a
+    batch reader did not use, so table rows can be read in bulk while every
+    line keeps its number. `number` is always the number of the last line
+    handed out.
     """
 
     def __init__(self, source: LineSource, name: str, what: str) -> None:
@@ -124,6 +159,7 @@ class Lines:
         self.number = 0
         self._seen = 0
         self.pending: tuple[int, str] | None = None
+        self._backlog: deque[tuple[int, str]] = deque()
         self.nonblank = 0
         self.first_error: tuple[int, str] | None = None
         self.skipped_lines: list[str] = []  # nsys 'SKIPPED: … does not contain …' lines
@@ -135,6 +171,10 @@ class Lines:
         if self.pending is not None:
             pending, self.pending = self.pending, None
             return pending
+        if self._backlog:
+            put_back = self._backlog.popleft()
+            self.number = put_back[0]
+            return put_back
         line = next(self._iterator).rstrip("\r\n")
         self.number += 1
         if self._seen < BINARY_PROBE:
@@ -153,6 +193,52 @@ class Lines:
             elif stripped.startswith("SKIPPED") and len(self.skipped_lines) < 20:
                 self.skipped_lines.append(line.strip())
         return self.number, line
+
+    @property
+    def holding(self) -> bool:
+        """True while lines put back (or a pending one) wait to be handed out again."""
+        return self.pending is not None or bool(self._backlog)
+
+    def take(self, count: int) -> tuple[int, list[str]]:
+        """Up to `count` next lines at once (fewer at the end of the file) and the number of the first.
+
+        The same bookkeeping as one line at a time (numbers, the binary probe,
+        the ==ERROR== and SKIPPED lines); only while nothing is held back.
+        """
+        if self.holding:
+            raise RuntimeError("take() while lines are held back; read them one at a time first")
+        first = self.number + 1
+        taken: list[str] = []
+        while len(taken) < count and self._seen < BINARY_PROBE:  # the start of a file: probed line by line
+            try:
+                taken.append(next(self)[1])
+            except StopIteration:
+                return first, taken
+        lines = [line.rstrip("\r\n") for line in itertools.islice(self._iterator, count - len(taken))]
+        if not lines:
+            return first, taken
+        start = self.number + 1
+        self.number += len(lines)
+        self.nonblank += len(lines) - lines.count("") - sum(map(str.isspace, lines))
+        text = "\n".join(lines)
+        if ("==ERROR==" in text and self.first_error is None) or ("SKIPPED" in text and len(self.skipped_lines) < 20):
+            for offset, line in enumerate(lines):
+                stripped = line.strip()
+                if stripped.startswith("==ERROR==") and self.first_error is None:
+                    self.first_error = (start + offset, stripped)
+                elif stripped.startswith("SKIPPED") and len(self.skipped_lines) < 20:
+                    self.skipped_lines.append(stripped)
+        taken.extend(lines)
+        return first, taken
+
+    def put_back(self, first: int, lines: list[str]) -> None:
+        """Return lines handed out by take() (numbered from `first`) to be handed out again, in order."""
+        if not lines:
+            return
+        if self.holding:
+            raise RuntimeError("put_back() while lines are already held back")
+        self._backlog.extend(zip(range(first, first + len(lines)), lines))
+        self.number = first - 1
 
 
 class _Feed:
@@ -194,6 +280,10 @@ class _Feed:
         self._ended = True
         raise StopIteration
 
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
 
 def _split(line: str) -> list[str] | None:
     """One line's CSV cells, or None when the line is not one whole CSV record."""
@@ -218,6 +308,20 @@ class Table:
     rows: Iterator[Row]
     heading: tuple[str, str] | None = None  # (title, report name) of an nsys report heading
     lines: Lines | None = field(default=None, repr=False)
+    stop_at_blank: bool = False
+
+    def batches(self, size: int = BATCH_ROWS) -> "Iterator[RowBatch]":
+        """The same records as `rows`, handed out `size` at a time (read one or the other, not both).
+
+        Plain one-line records are split in bulk; anything else (a record over
+        several lines, a blank or log line, a heading, a malformed line) goes
+        through the record-at-a-time path, so the records, their line numbers
+        and every error are those `rows` gives, in the same order: the rows
+        before a malformed record are handed out before its error is raised.
+        """
+        if self.lines is None:
+            raise RuntimeError("this table was not read from Lines")
+        return _record_batches(self.lines, self.source, len(self.header), self.header_line, self.stop_at_blank, size)
 
     def column(self, *names: str) -> int | None:
         """Index of the first header cell equal to one of `names` (case and spacing ignored)."""
@@ -246,18 +350,147 @@ def _records(lines: Lines, source: str, header: list[str], header_line: int, sto
     reader = csv.reader(feed, strict=True)
     width = len(header)
     while True:
-        feed.taken.clear()
-        try:
-            cells = next(reader)
-        except StopIteration:
+        row = _next_record(feed, reader, source, width, header_line)
+        if row is None:
             return
-        except csv.Error as exc:
-            where = feed.taken[0] if feed.taken else None
-            raise ProfileError(f"not valid CSV ({exc})", source, where) from None
-        start = feed.taken[0] if feed.taken else header_line
-        if len(cells) != width:
-            raise ProfileError(f"{len(cells)} fields where the header (line {header_line}) has {width}", source, start)
-        yield Row(start, tuple(cells))
+        yield row
+
+
+def _next_record(feed: _Feed, reader: "Iterator[list[str]]", source: str, width: int, header_line: int) -> Row | None:
+    """The next record of a table read line by line, None at its end; ProfileError on a malformed one."""
+    feed.taken.clear()
+    try:
+        cells = next(reader)
+    except StopIteration:
+        return None
+    except csv.Error as exc:
+        where = feed.taken[0] if feed.taken else None
+        raise ProfileError(f"not valid CSV ({exc})", source, where) from None
+    start = feed.taken[0] if feed.taken else header_line
+    if len(cells) != width:
+        raise ProfileError(f"{len(cells)} fields where the header (line {header_line}) has {width}", source, start)
+    return Row(start, tuple(cells))
+
+
+@dataclass
+class RowBatch:
+    """Consecutive records of a table held as columns: the line each record starts on, and its cells
+    column by column (`columns[j][i]` is cell j of record i)."""
+
+    lines: list[int]
+    columns: list[list[str]]
+
+    @classmethod
+    def empty(cls, width: int) -> "RowBatch":
+        return cls([], [[] for _ in range(width)])
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def add(self, row: Row) -> None:
+        self.lines.append(row.line)
+        for column, cell in zip(self.columns, row.cells):
+            column.append(cell)
+
+    def extend(self, first: int, columns: "Sequence[Sequence[str]]") -> None:
+        """Records of consecutive lines from `first`, given as columns."""
+        self.lines.extend(range(first, first + len(columns[0])))
+        for held, column in zip(self.columns, columns):
+            held.extend(column)
+
+    def rows(self) -> Iterator[Row]:
+        """The batch as Rows, one at a time."""
+        return (Row(line, cells) for line, cells in zip(self.lines, zip(*self.columns)))
+
+
+def _quoted_columns(lines: list[str], width: int) -> list[list[str]] | None:
+    """The columns of lines that are all `"c1","c2",…` with `width` cells and no quote inside a cell
+    (as nsys stats writes every row), split without the csv module: exactly what csv.reader gives
+    for such lines. None when any line is otherwise.
+
+    Every line holds `width` - 1 separators `","`; the quotes of the whole
+    chunk, counted, are then exactly the outer pair and the separators' of
+    every line, so no cell holds one, and the chunk's cells split at once
+    fall into place row by row.
+    """
+    text = "\n".join(lines)
+    count = len(lines)
+    if (
+        width < 2
+        or not text.startswith('"')
+        or not text.endswith('"')
+        or text.count('"\n"') != count - 1
+        or text.count('"') != 2 * width * count
+        or "\x00" in text
+        or set(map(str.count, lines, repeat('","', count))) != {width - 1}
+    ):
+        return None
+    cells = text[1:-1].replace('"\n"', '","').split('","')
+    if len(cells) != width * count:
+        return None
+    return [cells[index::width] for index in range(width)]
+
+
+def _plain_columns(lines: list[str], width: int) -> list[list[str]]:
+    """The columns of the longest run of `lines` from the start that are each a plain table row.
+
+    A plain row is one whole CSV record of `width` cells on its line, neither
+    blank nor a tool's `==` line nor a possible `**` heading (its first cell
+    does not start with either). Whatever the line-by-line path would treat
+    otherwise (a record over two lines, a bad quote, a short row, the blank
+    line that ends the table) ends the run; a run of none is an empty list.
+    """
+    quoted = _quoted_columns(lines, width)
+    if quoted is not None:
+        return quoted
+    try:
+        records = list(csv.reader(lines, strict=True))
+    except csv.Error:
+        return []
+    if len(records) != len(lines):  # a record spans lines: which line starts which record is not simple
+        return []
+    good = len(records)
+    if set(map(len, records)) != {width}:
+        good = next(index for index, cells in enumerate(records) if len(cells) != width)
+    special = _NOT_A_ROW_START.search("\n".join(map(itemgetter(0), records[:good])))
+    if special is not None:
+        good = special.string.count("\n", 0, special.start())
+    return [list(column) for column in zip(*records[:good])]
+
+
+def _record_batches(
+    lines: Lines, source: str, width: int, header_line: int, stop_at_blank: bool, size: int
+) -> Iterator[RowBatch]:
+    """A table's records in batches; see Table.batches."""
+    feed = _Feed(lines, stop_at_blank)
+    reader = csv.reader(feed, strict=True)
+    batch = RowBatch.empty(width)
+    try:
+        while not feed.ended:
+            if len(batch) >= size:
+                yield batch
+                batch = RowBatch.empty(width)
+            if lines.holding:  # lines put back: record by record until they are used up
+                row = _next_record(feed, reader, source, width, header_line)
+                if row is None:
+                    break
+                batch.add(row)
+                continue
+            first, chunk = lines.take(size - len(batch))
+            if not chunk:
+                break
+            columns = _plain_columns(chunk, width) if width > 1 else []
+            plain = len(columns[0]) if columns else 0
+            if plain:
+                batch.extend(first, columns)
+                feed.any = True
+            lines.put_back(first + plain, chunk[plain:])  # the line-by-line path reads (and judges) these
+    except ProfileError:
+        if batch:
+            yield batch  # the rows before the fault first, as `rows` would give them
+        raise
+    if batch:
+        yield batch
 
 
 def next_table(
@@ -293,7 +526,7 @@ def next_table(
         header = [cell.strip() for cell in cells]
         if is_header(header) or (after_heading and heading is not None):
             rows = _records(lines, source, header, number, stop_at_blank)
-            return Table(source, tuple(header), number, rows, heading, lines)
+            return Table(source, tuple(header), number, rows, heading, lines, stop_at_blank)
     return None
 
 

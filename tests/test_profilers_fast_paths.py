@@ -1,0 +1,181 @@
+"""The nsys import's fast paths give what the row-at-a-time code gives: records, errors, JSON and text.
+
+A million-kernel summary is read in batches of whole columns, written as
+JSON from those columns and printed as a table from them. Each fast path
+has a plain one beside it (rows one by one through `_Columns.times`, each
+record's `to_dict()` through the json module, `kernel_row` per kernel);
+these tests hold them equal on valid files, on files mutated cell by cell
+(the rows before a fault still read, the fault reported on its line with
+the same words) and on names of every bracket shape.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.profilers import ProfileError, read_profile_text
+from workbench.profilers import render as render_module
+from workbench.profilers.kernels import kernels_json, times_kernel_template
+from workbench.profilers.names import kernel_base_name, kernel_base_names
+from workbench.profilers.nsys import WHAT, _Columns, _kernel_table, _open
+from workbench.profilers.numbers import FormatSniffer
+from workbench.profilers.records import KernelTimesTable
+from workbench.profilers.render import format_rows, kernel_rows, profile_summary
+from workbench.profilers.table import text_source
+
+HEADER = '"Time (%)","Total Time (ns)","Instances","Avg (ns)","Med (ns)","Min (ns)","Max (ns)","StdDev (ns)","Name"'
+
+
+def reference_base_name(name: str) -> str:
+    """kernel_base_name before its fast path, kept verbatim."""
+
+    def closing_span(text: str, end: int, opener: str, closer: str) -> int | None:
+        depth = 0
+        for index in range(end, -1, -1):
+            char = text[index]
+            if char == closer:
+                depth += 1
+            elif char == opener:
+                depth -= 1
+                if depth == 0:
+                    return index
+        return None
+
+    text = name.strip()
+    if text.endswith(")"):
+        start = closing_span(text, len(text) - 1, "(", ")")
+        if start is not None and start > 0:
+            text = text[:start].rstrip()
+    if text.endswith(">"):
+        start = closing_span(text, len(text) - 1, "<", ">")
+        if start is not None and start > 0:
+            text = text[:start].rstrip()
+    depth = 0
+    cut = 0
+    for index, char in enumerate(text):
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth -= 1
+        elif char == " " and depth == 0:
+            cut = index + 1
+    return text[cut:] or name.strip()
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text(alphabet="<>() ab:,*\t", max_size=30))
+def test_kernel_base_name_as_before(name: str) -> None:
+    assert kernel_base_name(name) == reference_base_name(name)
+
+
+NAME_PARTS = st.sampled_from(["void", " ", "a", "b_1", "::", "<", ">", "(", ")", ",", "*", "float", "\t", "~", "\n", "\x00", "é"])
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.lists(NAME_PARTS, max_size=12).map("".join), max_size=8))
+def test_kernel_base_names_of_a_column_as_one_by_one(names: list[str]) -> None:
+    assert kernel_base_names(names) == [reference_base_name(name) for name in names]
+    common = [f"void ns::kernel_{index}<float, {index}>(float *, int)" for index in range(50)]
+    assert kernel_base_names(common + names) == [reference_base_name(name) for name in common + names]
+
+
+def row(index: int) -> list[str]:
+    base = 1_000 + (index * 7919) % 1_000_003
+    count = 1 + index % 50
+    return ["0.0", f"{base * count:,}", str(count), f"{base:,}.5", f"{base - 1:,}.0", f"{base - 3:,}", f"{base + 5:,}", "1.5",
+            f"void kernel_{index}<float, {index % 8}>(float *, int)"]
+
+
+def csv_text(rows: list[list[str]], preamble: str = "", after: str = "") -> str:
+    body = "\n".join(",".join(f'"{cell}"' for cell in cells) for cells in rows)
+    return f"{preamble}{HEADER}\n{body}\n{after}"
+
+
+def one_row_at_a_time(text: str) -> KernelTimesTable:
+    """The reader's second pass the plain way: every row through _Columns.times, no batches."""
+    sniffer = FormatSniffer()
+    opened = _open(text_source(text), "t.csv")
+    table = _kernel_table(opened, "t.csv", [])
+    assert table is not None
+    _Columns(table, sniffer.decide("t.csv", ".")).sniff(sniffer)
+    number_format = sniffer.decide("t.csv", ".")
+    opened = _open(text_source(text), "t.csv")
+    table = _kernel_table(opened, "t.csv", [])
+    assert table is not None
+    columns = _Columns(table, number_format)
+    return KernelTimesTable(columns.times(r) for r in table.rows)
+
+
+def outcome(read: "object") -> "tuple[str, object]":
+    try:
+        return "ok", read()  # type: ignore[operator]
+    except ProfileError as exc:
+        return "error", str(exc)
+
+
+MUTATIONS = ["", "-5", "n/a", "1,00", " 7", "1e400", "x", "1.5.5", '"', "1" * 400, "12,345.5", "\x00", "+3", "0"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=1_300),
+    st.lists(st.tuples(st.integers(min_value=0, max_value=1_299), st.integers(min_value=0, max_value=8), st.sampled_from(MUTATIONS)), max_size=3),
+    st.sampled_from(["", "\n", "\n\n", "\n==PROF== done\n", "\n** CUDA API Summary (cuda_api_sum):\n\"a\",\"b\"\n\"1\",\"2\"\n"]),
+)
+def test_batched_reading_equals_row_by_row(count: int, mutations: list[tuple[int, int, str]], after: str) -> None:
+    rows = [row(index) for index in range(count)]
+    for at, column, text in mutations:
+        if at < count:
+            rows[at][column] = text
+    text = csv_text(rows, "Generating SQLite file x.sqlite\n\n", after)
+    fast = outcome(lambda: read_profile_text(text, "t.csv", decimal_mark=".").summaries)
+    plain = outcome(lambda: one_row_at_a_time(text))
+    assert fast[0] == plain[0]
+    if fast[0] == "ok":
+        assert fast[1] == plain[1]
+    else:
+        assert fast[1] == plain[1]
+
+
+def test_a_record_over_two_lines_and_chatter_inside_the_table_read_as_before() -> None:
+    rows = [row(index) for index in range(1_500)]
+    rows[700][8] = "void split\nname(int)"
+    text = csv_text(rows).replace('"0.0","', "==PROF== chatter\n\"0.0\",\"", 1)
+    assert read_profile_text(text, "t.csv").summaries == one_row_at_a_time(text)
+    names = [times.kernel_name for times in read_profile_text(text, "t.csv").summaries]
+    assert len(names) == 1_500 and names[700].startswith("void split")  # (the line end inside is not kept, as ever)
+
+
+def test_json_of_a_table_is_the_json_of_each_record() -> None:
+    rows = [row(index) for index in range(900)]
+    rows[5][4] = ""  # no median: the mean is the duration
+    rows[6][5] = "n/a"
+    rows[7][0] = ""
+    text = csv_text(rows)
+    profile = read_profile_text(text, "t.csv")
+    assert isinstance(profile.summaries, KernelTimesTable)
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    summaries = [text for batch in profile.summaries.json_batches(size=256) for text in batch]
+    assert summaries == [encode(times.to_dict()) for times in profile.summaries]
+    assert times_kernel_template(profile.summaries, "mac") is not None  # the columns are written directly
+    kernels = kernels_json(profile.tool, profile.launches, profile.summaries, "mac")
+    fast = [text for batch in kernels.encoded_batches() for text in batch]  # type: ignore[union-attr]
+    assert fast == [encode(kernel.to_dict("mac")) for kernel in profile.kernels()]
+    assert list(kernels) == [kernel.to_dict("mac") for kernel in profile.kernels()]
+
+
+def test_a_long_table_prints_as_a_short_one_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [row(index) for index in range(300)]
+    rows[3][4] = ""
+    rows[4][5] = "n/a"
+    rows[9][8] = "void name_with_a_newline\nin_it(int)"
+    profile = read_profile_text(csv_text(rows), "t.csv")
+    held = profile_summary(profile)
+    monkeypatch.setattr(render_module, "_HELD_ROWS", 10)
+    monkeypatch.setattr(render_module, "_BATCH", 64)
+    assert profile_summary(profile) == held
+    assert held.splitlines()[2:303] == format_rows(kernel_rows(profile.kernels())).splitlines()
