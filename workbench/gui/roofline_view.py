@@ -17,17 +17,21 @@ from typing import Any, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QFont, QMouseEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QAction, QFont, QMouseEvent
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.analysis import Analysis
 from workbench.devices import BANDWIDTH, Device, Rate
+from workbench.devices.interfaces import interface
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.measure_plots import MeasuredRooflineLayer
 from workbench.gui.plot_common import (
     GHOST_COLOUR,
+    LEVEL_COLOURS,
+    LEVEL_MARKS,
+    LEVEL_SYMBOLS,
     MEMORY_COLOUR,
     POINT_COLOUR,
     ROOF_COLOUR,
@@ -61,6 +65,7 @@ from workbench.label_layout import (
     nearest_on_box,
     segment_crosses_box,
 )
+from workbench.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, device_levels, operation_levels
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_time
 
 FIT_SHORTCUT = "Ctrl+Shift+F"  # View ▸ Fit plot to data (Ctrl+0 is the normal text size)
@@ -118,6 +123,7 @@ class RooflineView(RefreshWhenShown, QWidget):
     """Log-log roofline of the current device with every declared operation on it."""
 
     redraw_off_screen_windows = True  # exports render a roofline in a window never shown
+    levels_changed = Signal(list)  # the interface keys switched off, after a toggle (the window saves them)
 
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -128,7 +134,7 @@ class RooflineView(RefreshWhenShown, QWidget):
         self.widget.setObjectName("rooflinePlot")
         self.plot: pg.PlotItem = self.widget.getPlotItem()
         self.plot.setLabel("bottom", "Arithmetic intensity (FLOP/B, compulsory HBM bytes)")
-        self._axis_memory = "HBM"
+        self._axis_text = "Arithmetic intensity (FLOP/B, compulsory HBM bytes)"
         self._roofs_shown: tuple[Any, ...] | None = None  # what the roof items show now (see refresh)
         self.plot.setLabel("left", "Attainable rate (FLOP/s)")
 
@@ -150,7 +156,17 @@ class RooflineView(RefreshWhenShown, QWidget):
         self.roof_labels = ItemPool(self.plot, lambda: tight_text(pg.TextItem(anchor=(1, 0))))
         self.point_labels = ItemPool(self.plot, lambda: tight_text(pg.TextItem(anchor=(0, 0), color="#212121")))
         self.leader_lines = ItemPool(self.plot, lambda: pg.PlotDataItem(pen=pg.mkPen("#757575", width=1)))
+        # the hierarchical roofline: a roof per further interface (L2, shared memory, host) and the
+        # operations at each of those interfaces' intensities; the HBM roof and points are the ones above
+        self.level_lines = ItemPool(self.plot, pg.PlotDataItem)
+        self.level_ghosts = ItemPool(self.plot, pg.PlotDataItem)
+        self.level_labels = ItemPool(self.plot, lambda: tight_text(pg.TextItem(anchor=(0, 1))))
+        self.level_points = pg.ScatterPlotItem(hoverable=True, tip=None, hoverSize=14)
+        self.level_points.sigHovered.connect(self._level_hovered)
+        self.level_connector = pg.PlotDataItem(pen=pg.mkPen(SELECTED_COLOUR, width=1, style=Qt.PenStyle.DotLine))
+        self.plot.addItem(self.level_connector)
         self.plot.addItem(self.ridge_marker)
+        self.plot.addItem(self.level_points)
         self.plot.addItem(self.points)
         self.plot.addItem(self.message)
         # imported profiler kernels: a third kind of point (gui/profile_view.py)
@@ -169,6 +185,14 @@ class RooflineView(RefreshWhenShown, QWidget):
         self._point_names: list[str] = []
         self._roof_segments: list[Segment] = []  # every roof line in log coordinates, for the label layout
         self._memory_segment: Segment | None = None  # the memory roof (its label lies along it)
+        self._levels: list[RoofLevel] = []  # every interface the device has a rate for
+        self._hidden_levels: set[str] = set()  # interface keys the user switched off
+        self._level_segments: list[Segment] = []  # the further levels' roofs (their labels lie along them)
+        self._level_segment_keys: list[str] = []  # the interface of each of those roofs
+        self._hbm_segments: list[Segment] = []  # the HBM roof and its ghost
+        self._level_marks: list[tuple[float, float]] = []  # the operations' points at further levels
+        self._level_tips: list[str] = []
+        self.operation_levels: dict[int, list[LevelPoint]] = {}  # row -> the operation at every interface
         self._label_mode = LABELS_ALL
         self._legend_rows: list[tuple[str, str]] = []
         self._legend_samples: list[pg.ScatterPlotItem] = []
@@ -196,12 +220,39 @@ class RooflineView(RefreshWhenShown, QWidget):
                                    f"View ▸ Fit plot to data ({FIT_SHORTCUT}), the A button or a double-click fits again.")
         self.held_label.setStyleSheet("color: #6d4c00; background: #fff3cd; padding: 1px 4px;")
         self.held_label.setVisible(False)  # shown only while the view is held
+        # one check box per interface the device has a rate for; the View menu's actions mirror them
+        self.level_boxes: dict[str, QCheckBox] = {}
+        self.level_actions: dict[str, QAction] = {}
+        levels_row = QHBoxLayout()
+        levels_row.setContentsMargins(4, 0, 4, 0)
+        levels_title = QLabel("Memory roofs:")
+        levels_title.setToolTip("One roof per interface the device has a rate for; each operation is drawn "
+                                "at its FLOP per byte across that interface (hierarchical roofline)")
+        levels_row.addWidget(levels_title)
+        for key in LEVEL_KEYS:
+            box = QCheckBox(f"{LEVEL_MARKS[key]} {interface(key).name}")
+            box.setObjectName(f"level_{key}")
+            box.setStyleSheet(f"color: {LEVEL_COLOURS[key]};")
+            box.setChecked(True)
+            box.setVisible(False)
+            box.toggled.connect(lambda checked, k=key: self.set_level_shown(k, checked))
+            action = QAction(f"{interface(key).name} roof", self)
+            action.setCheckable(True)
+            action.setChecked(True)
+            action.setEnabled(False)
+            action.setToolTip(f"Show the {interface(key).name} roof and the operations at its intensity")
+            action.toggled.connect(lambda checked, k=key: self.set_level_shown(k, checked))
+            levels_row.addWidget(box)
+            self.level_boxes[key] = box
+            self.level_actions[key] = action
+        levels_row.addStretch(1)
         caption_row = QHBoxLayout()
         caption_row.addWidget(caption, 1)
         caption_row.addWidget(self.held_label, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.widget, 1)
+        layout.addLayout(levels_row)
         layout.addLayout(caption_row)
 
         self._dirty = True
@@ -247,8 +298,28 @@ class RooflineView(RefreshWhenShown, QWidget):
         bandwidth = device.bandwidth.value
         roofs = device_roofs(device)
         ridges = [math.log10(roof.rate.value / bandwidth) for roof in roofs]
-        xs = [math.log10(a.intensity) for _, a, _ in placed]
-        ys = [math.log10(a.attainable_rate) for _, a, _ in placed if a.attainable_rate]
+        levels = device_levels(device)
+        self._show_level_choices(levels)
+        hbm_shown = BANDWIDTH not in self._hidden_levels
+        further = [level for level in levels if level.key != BANDWIDTH and level.key not in self._hidden_levels]
+        further_keys = {level.key for level in further}
+        # Each operation at every interface it has a term for: the point at HBM (or, with HBM switched
+        # off, at the first level shown) carries the label; the others are drawn beside it at the same height.
+        self.operation_levels = {row: operation_levels(a) for row, a, _ in placed}
+        primary = BANDWIDTH if hbm_shown else (further[0].key if further else None)
+        positions: dict[int, tuple[float, float]] = {}
+        extra: list[tuple[int, bool, LevelPoint]] = []  # row, stale, the point at a further level
+        for row, _a, stale in placed:
+            for point in self.operation_levels[row]:
+                if point.rate is None or not point.rate > 0:
+                    continue
+                if point.key == primary:
+                    positions[row] = (math.log10(point.intensity), math.log10(point.rate))
+                elif point.key in further_keys:
+                    extra.append((row, stale, point))
+        placed = [entry for entry in placed if entry[0] in positions]
+        xs = [positions[row][0] for row, _, _ in placed] + [math.log10(point.intensity) for _, _, point in extra]
+        ys = [positions[row][1] for row, _, _ in placed]
         kernel_marks = self.kernels.compute()  # imported profiler kernels share the axes' range
         xs += [mark.x for mark in kernel_marks]
         ys += [mark.y for mark in kernel_marks]
@@ -259,7 +330,8 @@ class RooflineView(RefreshWhenShown, QWidget):
         x_high = math.ceil(max([*xs, *ridges, 1.0]) + 1.6)  # room for the roof labels right of every point
         top = max([math.log10(roof.rate.value) for roof in roofs] or [math.log10(bandwidth) + x_high])
         y_high = top + 0.45
-        y_low = math.floor(min([*ys, math.log10(bandwidth) + x_low + 0.5, top - 4]) - 0.4)
+        lowest_bw = min([bandwidth, *(level.rate.value for level in further)])
+        y_low = math.floor(min([*ys, math.log10(lowest_bw) + x_low + 0.5, top - 4]) - 0.4)
 
         used_path = current_analysis.path if current_analysis is not None else None
         # memory roof: rises with intensity until the highest compute roof
@@ -267,17 +339,19 @@ class RooflineView(RefreshWhenShown, QWidget):
         memory_end = max(ridges) if ridges else x_high
         start = x_low - ROOF_REACH
         # Most edits move points, not roofs: redraw the roofs only when what they show changes.
-        roofs_shown = (roofs, bw_rate, device.peak.get(BANDWIDTH), device.memory_name, binary, used_path, start, x_high)
+        roofs_shown = (roofs, bw_rate, device.peak.get(BANDWIDTH), device.memory_name, binary, used_path, start, x_high,
+                       hbm_shown, tuple(further))
         if roofs_shown != self._roofs_shown:
             self._roofs_shown = roofs_shown
             self._draw_roofs(device, roofs, ridges, bw_rate, bandwidth, binary, used_path, start, memory_end, x_high)
+            self._draw_level_roofs(further, hbm_shown, binary, start, top, device.memory_name)
         labels = self.roof_labels.take(len(roofs))
         self._roof_heights = [math.log10(roof.rate.value) for roof in roofs]
         self._roof_starts = list(ridges)
         x_high = self._room_for_roof_labels(labels, x_low, x_high, max(xs, default=x_low))
 
-        # ridge point of the selected operation's path
-        ridge = current_analysis.ridge if current_analysis is not None else None
+        # ridge point of the selected operation's path (against the HBM roof: shown with it)
+        ridge = current_analysis.ridge if current_analysis is not None and hbm_shown else None
         if ridge is not None and current_analysis is not None and current_analysis.compute_rate is not None and ridge > 0:
             rx, ry = math.log10(ridge), math.log10(current_analysis.compute_rate.value)
             self.ridge_line.setPos(rx)
@@ -296,7 +370,7 @@ class RooflineView(RefreshWhenShown, QWidget):
             colour = STALE_COLOUR if stale else SELECTED_COLOUR if selected else POINT_COLOUR
             spots.append(
                 {
-                    "pos": (math.log10(a.intensity), math.log10(a.attainable_rate or 1.0)),
+                    "pos": positions[row],
                     "size": 13 if selected else 10,
                     "pen": pg.mkPen(colour, width=2),
                     "brush": pg.mkBrush("w" if stale else colour),
@@ -304,13 +378,14 @@ class RooflineView(RefreshWhenShown, QWidget):
                 }
             )
         self.points.setData(spots)
+        self._show_level_points(extra, positions)
         self.kernels.show(kernel_marks)
         self.measured.show(measured_marks)
         texts = self.point_labels.take(len(placed))
         for (row, a, stale), text in zip(placed, texts):
             name = self.document.operations[row].name + (" (stale)" if stale else "")
             text.setText(name, color=STALE_COLOUR if stale else SELECTED_COLOUR if row == self.document.current else "#212121")
-        self._point_positions = [(math.log10(a.intensity), math.log10(a.attainable_rate or 1.0)) for _, a, _ in placed]
+        self._point_positions = [positions[row] for row, _, _ in placed]
         self._point_rows = [row for row, _, _ in placed]
         self._point_names = [self.document.operations[row].name for row, _, _ in placed]
         self._set_range(x_low, x_high, y_low, y_high)
@@ -340,14 +415,12 @@ class RooflineView(RefreshWhenShown, QWidget):
             self.memory_ghost.setPen(roof_pen(GHOST_COLOUR, ghost, 1.5))
         self.memory_ghost.setVisible(ghost is not None)
         self.memory_label.setText(f"{device.memory_name} {format_bandwidth(bandwidth, binary)} ({bw_rate.source})")
-        if device.memory_name != self._axis_memory:  # relabel only on a change: a label change relays the plot out
-            self._axis_memory = device.memory_name
-            self.plot.setLabel("bottom", f"Arithmetic intensity (FLOP/B, compulsory {device.memory_name} bytes)")
         log_bw = math.log10(bandwidth)
         self._memory_segment = (start, log_bw + start, memory_end, log_bw + memory_end)  # its label is placed with the others
         segments: list[Segment] = [self._memory_segment]
         if ghost is not None:
             segments.append((start, g + start, memory_end, g + memory_end))
+        self._hbm_segments = list(segments)  # left out when the HBM level is switched off
 
         lines = self.roof_lines.take(len(roofs))
         labels = self.roof_labels.take(len(roofs))
@@ -372,6 +445,147 @@ class RooflineView(RefreshWhenShown, QWidget):
                 segments.append((math.log10(roof.datasheet.value / bandwidth), gy, x_high + ROOF_REACH, gy))
                 ghost_line.setPen(roof_pen(GHOST_COLOUR, roof.datasheet, 1.5))
         self._roof_segments = segments
+
+    def _draw_level_roofs(
+        self, further: Sequence[RoofLevel], hbm_shown: bool, binary: bool, start: float, top: float, memory_name: str
+    ) -> None:
+        """A roof per further interface shown (L2, shared memory, host), each rising until the highest compute roof.
+
+        With the HBM level switched off its roof, ghost and label are hidden and
+        left out of the label layout.
+        """
+        if not hbm_shown:
+            for item in (self.memory_line, self.memory_ghost, self.memory_label):
+                item.setVisible(False)
+            self._roof_segments = [segment for segment in self._roof_segments if segment not in self._hbm_segments]
+            self._memory_segment = None
+        lines = self.level_lines.take(len(further))
+        labels = self.level_labels.take(len(further))
+        ghosts = self.level_ghosts.take(sum(1 for level in further if level.datasheet is not None))
+        ghost_index = 0
+        self._level_segments = []
+        self._level_segment_keys = [level.key for level in further]
+        for level, line, label in zip(further, lines, labels):
+            colour = LEVEL_COLOURS[level.key]
+            log_bw = math.log10(level.rate.value)
+            end = top - log_bw  # where rate = intensity × bandwidth meets the highest compute roof
+            segment = (start, log_bw + start, end, log_bw + end)
+            line.setData([start, end], [segment[1], segment[3]])
+            line.setPen(roof_pen(colour, level.rate, 2.0))
+            label.setText(f"{level.title} {format_bandwidth(level.rate.value, binary)} ({level.rate.source})", color=colour)
+            self._level_segments.append(segment)
+            if level.datasheet is not None:
+                g = math.log10(level.datasheet.value)
+                ghost = ghosts[ghost_index]
+                ghost_index += 1
+                ghost.setData([start, top - g], [g + start, top])
+                ghost.setPen(roof_pen(GHOST_COLOUR, level.datasheet, 1.5))
+                self._roof_segments.append((start, g + start, top - g, top))
+        self._roof_segments += self._level_segments
+        axis = (
+            "Arithmetic intensity (FLOP per byte across each interface)"
+            if further
+            else f"Arithmetic intensity (FLOP/B, compulsory {memory_name} bytes)"
+        )
+        if axis != self._axis_text:  # relabel only on a change: a label change relays the plot out
+            self._axis_text = axis
+            self.plot.setLabel("bottom", axis)
+
+    def _show_level_points(self, extra: Sequence[tuple[int, bool, LevelPoint]], positions: dict[int, tuple[float, float]]) -> None:
+        """The operations at the further interfaces: the level's symbol in its colour, filled for the selected one."""
+        current = self.document.current
+        spots = []
+        self._level_marks = []
+        self._level_tips = []
+        for row, stale, point in extra:
+            selected = row == current
+            colour = STALE_COLOUR if stale else LEVEL_COLOURS[point.key]
+            position = (math.log10(point.intensity), math.log10(point.rate or 1.0))
+            spots.append(
+                {
+                    "pos": position,
+                    "size": 12 if selected else 9,
+                    "symbol": LEVEL_SYMBOLS[point.key],
+                    "pen": pg.mkPen(SELECTED_COLOUR if selected and not stale else colour, width=2),
+                    "brush": pg.mkBrush(colour if selected and not stale else "w"),
+                    "data": len(self._level_tips),
+                }
+            )
+            self._level_marks.append(position)
+            self._level_tips.append(self._level_tip(row, point))
+        self.level_points.setData(spots)
+        # the selected operation's points joined at their common height, so they read as one operation
+        xs = [x for (row, _, _), (x, _) in zip(extra, self._level_marks) if row == current]
+        if current in positions and xs:
+            x, y = positions[current]
+            xs.append(x)
+            self.level_connector.setData([min(xs), max(xs)], [y, y])
+        self.level_connector.setVisible(current in positions and bool(xs))
+
+    def _level_tip(self, row: int, point: LevelPoint) -> str:
+        entry = self.document.operations[row]
+        title = interface(point.key).name
+        return "\n".join(
+            [
+                f"{entry.name} at {title}",
+                f"intensity {format_intensity(point.intensity)} ({point.flop:,} FLOP over {point.bytes:,} B across {title})",
+                f"attainable {format_flop_rate(point.rate or 0.0)} (every roof applied)",
+            ]
+        )
+
+    def _level_hovered(self, item: Any, points: Any, event: Any) -> None:
+        tips = [self._level_tips[int(point.data())] for point in list(points)[:3] if 0 <= int(point.data()) < len(self._level_tips)]
+        self.plot.getViewBox().setToolTip("\n\n".join(tips))
+
+    # ------------------------------------------------------------------ levels on and off
+    def _show_level_choices(self, levels: Sequence[RoofLevel]) -> None:
+        """A check box (and an enabled View-menu action) for every interface the device has a rate for."""
+        have = {level.key for level in levels}
+        if have == {level.key for level in self._levels} and len(levels) == len(self._levels):
+            self._levels = list(levels)
+            return
+        self._levels = list(levels)
+        for key in LEVEL_KEYS:
+            self.level_boxes[key].setVisible(key in have and len(have) > 1)
+            self.level_actions[key].setEnabled(key in have)
+
+    @property
+    def hidden_levels(self) -> tuple[str, ...]:
+        """Interface keys switched off, in registry order (the window keeps them in QSettings)."""
+        return tuple(key for key in LEVEL_KEYS if key in self._hidden_levels)
+
+    @property
+    def shown_levels(self) -> tuple[str, ...]:
+        """The interface keys drawn now: every level the device has a rate for that is not switched off."""
+        return tuple(level.key for level in self._levels if level.key not in self._hidden_levels)
+
+    def set_hidden_levels(self, keys: Sequence[str]) -> None:
+        """Switch these levels off and every other on (unknown keys, from an older settings file, are ignored)."""
+        hidden = {key for key in keys if key in LEVEL_KEYS}
+        for key in LEVEL_KEYS:
+            self._sync_level_controls(key, key not in hidden)
+        if hidden != self._hidden_levels:
+            self._hidden_levels = hidden
+            self.levels_changed.emit(list(self.hidden_levels))
+            self.mark_dirty()
+
+    def set_level_shown(self, key: str, shown: bool) -> None:
+        """Toggle one level: its roof and the operations' points at its intensity."""
+        if key not in LEVEL_KEYS:
+            raise ValueError(f"unknown roofline level {key!r}")
+        self._sync_level_controls(key, shown)
+        hidden = (self._hidden_levels - {key}) if shown else (self._hidden_levels | {key})
+        if hidden != self._hidden_levels:
+            self._hidden_levels = hidden
+            self.levels_changed.emit(list(self.hidden_levels))
+            self.mark_dirty()
+
+    def _sync_level_controls(self, key: str, shown: bool) -> None:
+        for control in (self.level_boxes[key], self.level_actions[key]):
+            if control.isChecked() != shown:
+                control.blockSignals(True)
+                control.setChecked(shown)
+                control.blockSignals(False)
 
     def _room_for_roof_labels(self, labels: Sequence[pg.TextItem], x_low: float, x_high: float, rightmost: float) -> float:
         """A fitted range's right end with room for the widest roof label right of every point (whole decades)."""
@@ -423,6 +637,8 @@ class RooflineView(RefreshWhenShown, QWidget):
             marks: list[Box] = []  # the points: nothing may cover them
             for x, y in self._point_positions:
                 marks.append(box_around(px(x), py(y), OPERATION_RADIUS))
+            for x, y in self._level_marks:
+                marks.append(box_around(px(x), py(y), OPERATION_RADIUS))
             for kernel in self.kernels.marks:
                 marks.append(box_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS))
             for run in self.measured.marks:
@@ -462,6 +678,11 @@ class RooflineView(RefreshWhenShown, QWidget):
                 a, b, c, d = self._memory_segment
                 roof_labels.append(RoofLabel("memory", w, h, (px(a), py(b), px(c), py(d)), from_left=True))
                 roof_items.append(self.memory_label)
+            level_labels = self.level_labels.items[: self.level_labels.used]
+            for label, (a, b, c, d), level in zip(level_labels, self._level_segments, self._level_segment_keys):
+                w, h = size(label)
+                roof_labels.append(RoofLabel(f"memory {level}", w, h, (px(a), py(b), px(c), py(d)), from_left=True))
+                roof_items.append(label)
             labels = self.roof_labels.items[: self.roof_labels.used]
             for index, (label, y, start) in enumerate(zip(labels, self._roof_heights, self._roof_starts)):
                 w, h = size(label)
@@ -541,6 +762,13 @@ class RooflineView(RefreshWhenShown, QWidget):
             item.setVisible(False)
         self._memory_segment = None
         self._roof_segments = []
+        self._level_segments = []
+        self._level_marks = []
+        self.level_points.setData([])
+        self.level_connector.setVisible(False)
+        self.level_lines.take(0)
+        self.level_labels.take(0)
+        self.level_ghosts.take(0)
         self._ridge = None
         self._roof_heights = []
         self._roof_starts = []
@@ -632,7 +860,8 @@ class RooflineView(RefreshWhenShown, QWidget):
 
     def set_plot_font(self, font: QFont) -> None:
         apply_plot_font(self.plot, font, [self.memory_label, self.ridge_label, self.message,
-                                         *self.roof_labels.items, *self.point_labels.items])
+                                         *self.roof_labels.items, *self.point_labels.items, *self.level_labels.items])
+        self.level_labels.make = lambda: with_font(tight_text(pg.TextItem(anchor=(0, 1))), font)
         self.roof_labels.make = lambda: with_font(tight_text(pg.TextItem(anchor=(1, 0))), font)
         self.point_labels.make = lambda: with_font(tight_text(pg.TextItem(anchor=(0, 0), color="#212121")), font)
         self._place_labels()

@@ -325,6 +325,8 @@ class MainWindow(QMainWindow):
         view.addAction(acts["fit_plot"])
         labels_menu = view.addMenu("&Labels")
         labels_menu.addActions(self.labels_group.actions())
+        levels_menu = view.addMenu("Roofline &levels")
+        levels_menu.addActions(list(self.roofline.level_actions.values()))
         view.addSeparator()
         for key in TABS:
             view.addAction(acts[f"tab_{key}"])
@@ -708,6 +710,8 @@ class MainWindow(QMainWindow):
             self.set_font_points(points)
         self._startup_points = self.font_points()  # Ctrl+0 comes back here
         self._normal_state = self.saveState()
+        self.roofline.set_hidden_levels(str(s.value("view/roofline_hidden_levels", "", type=str)).split())
+        self.roofline.levels_changed.connect(lambda hidden: self.settings.setValue("view/roofline_hidden_levels", " ".join(hidden)))
         labels = s.value("view/labels", LABELS_ALL, type=str)
         if labels in LABEL_MODES:
             self.set_label_mode(labels)

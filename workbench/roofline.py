@@ -1,0 +1,133 @@
+"""The hierarchical roofline's figures: one memory roof per interface, the operation at each interface's intensity.
+
+As Nsight Compute's hierarchical roofline and Intel Advisor's cache-aware
+roofline draw it: every named interface the device has a rate for
+(`devices/interfaces.py`: host ↔ device, HBM → L2, L2 → SM, shared memory →
+registers) is a roof of slope one — rate = intensity × bandwidth — and an
+operation is plotted once per interface, at the FLOP it does per byte across
+*that* interface. All of an operation's points share one height: the rate the
+model attains when every roof applies at once,
+
+    attainable = min(compute rate, min over interfaces of intensityᵢ × bandwidthᵢ),
+
+so the point touching its roof names the interface that limits, and the
+horizontal distance of any other point to its roof is that level's headroom.
+Under the compulsory model every interface carries the compulsory bytes and
+the faster inner levels lie to the right of the HBM roof; a naive kernel's
+reloads move its L2 and shared-memory points left, onto their roofs.
+
+The figures come from `Analysis.terms` (one `Term` per compute path and
+interface); nothing here knows Qt, so the window, reports and tests read the
+same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from workbench.devices.catalogue import Device, Rate
+from workbench.devices.interfaces import HBM, INTERFACES, interface
+
+# The levels a roofline may draw, in the registry's order (host inwards).
+LEVEL_KEYS: tuple[str, ...] = tuple(item.key for item in INTERFACES)
+
+
+@dataclass(frozen=True)
+class RoofLevel:
+    """One memory roof: an interface with the rate the device has for it."""
+
+    key: str  # interface key: "host", "hbm", "l2", "smem"
+    title: str  # the roof's name on the plot: "HBM", "L2", "shared memory"
+    rate: Rate  # the rate in use (measured or entered before datasheet)
+    datasheet: Rate | None  # the datasheet figure beneath an override, drawn faintly
+
+
+@dataclass(frozen=True)
+class LevelPoint:
+    """An operation at one interface: FLOP per byte across it, and the rate the model attains."""
+
+    key: str  # interface key
+    flop: int  # FLOP on the compute path (the compute term's amount)
+    bytes: int  # bytes across this interface (the transfer term's amount)
+    intensity: float  # flop / bytes
+    rate: float | None  # attainable FLOP/s, equal for every level of one operation (None without rates)
+
+
+def level_title(key: str, memory_name: str = "HBM") -> str:
+    """The roof's name: the memory the bytes come from ('HBM', 'DRAM', 'L2', 'shared memory', 'host memory')."""
+    if key == HBM:
+        return memory_name
+    return interface(key).source
+
+
+def rate_of(device: Device, key: str) -> Rate | None:
+    """The rate in use for `key` on `device`: an override (measured, entered) before the catalogue's figure."""
+    return device.overrides.get(key) or device.peak.get(key)
+
+
+def device_levels(device: Device) -> list[RoofLevel]:
+    """Every interface the device has a rate for, host inwards: the roofs a hierarchical roofline can draw."""
+    levels = []
+    for key in LEVEL_KEYS:
+        rate = rate_of(device, key)
+        if rate is None:
+            continue
+        under = device.peak.get(key) if key in device.overrides else None
+        levels.append(RoofLevel(key, level_title(key, device.memory_name), rate, under))
+    return levels
+
+
+def _parts(analysis: Any) -> tuple[int, Rate | None, list[tuple[str, int, Rate | None]]]:
+    """(compute FLOP, compute rate, [(interface key, bytes, rate)]) from the analysis's terms."""
+    flop, compute_rate = analysis.flop, analysis.compute_rate
+    transfers: list[tuple[str, int, Rate | None]] = []
+    if not hasattr(analysis, "terms"):  # TEMPORARY until Analysis.terms lands on main: the HBM term alone
+        return flop, compute_rate, [(HBM, analysis.bytes, analysis.bandwidth)]
+    for term in analysis.terms:
+        if term.kind == "compute":
+            flop, compute_rate = term.amount, term.rate
+        elif term.name in LEVEL_KEYS:
+            transfers.append((term.name, term.amount, term.rate))
+    return flop, compute_rate, transfers
+
+
+def attainable(compute_rate: float | None, levels: Iterable[tuple[float, float | None]]) -> float | None:
+    """min(compute rate, intensityᵢ × bandwidthᵢ over every (intensityᵢ, bandwidthᵢ)); None without a compute rate."""
+    if compute_rate is None:
+        return None
+    rate = compute_rate
+    for intensity, bandwidth in levels:
+        if bandwidth is not None:
+            rate = min(rate, intensity * bandwidth)
+    return rate
+
+
+def operation_levels(analysis: Any) -> list[LevelPoint]:
+    """The operation at every interface its analysis has a transfer term for, host inwards.
+
+    Interfaces whose term moves no bytes have no finite intensity and no point.
+    """
+    flop, compute_rate, transfers = _parts(analysis)
+    moving = [(key, amount, rate) for key, amount, rate in transfers if amount > 0]
+    rate = attainable(
+        compute_rate.value if compute_rate is not None else None,
+        ((flop / amount, r.value if r is not None else None) for _key, amount, r in moving),
+    )
+    points = [LevelPoint(key, flop, amount, flop / amount, rate) for key, amount, _r in moving]
+    order = {key: index for index, key in enumerate(LEVEL_KEYS)}
+    return sorted(points, key=lambda point: order[point.key])
+
+
+def roof_span(bandwidth: float, top: float, start: float) -> tuple[float, float, float, float]:
+    """A memory roof in log10 coordinates, from log intensity `start` up to the compute roof `top` (FLOP/s)."""
+    log_bw = math.log10(bandwidth)
+    end = math.log10(top / bandwidth)
+    return (start, log_bw + start, end, log_bw + end)
+
+
+def shown_levels(levels: Sequence[RoofLevel], hidden: Iterable[str]) -> list[RoofLevel]:
+    """The levels left after the user's toggles (`hidden`: interface keys switched off)."""
+    off = set(hidden)
+    return [level for level in levels if level.key not in off]
