@@ -3,7 +3,10 @@
 Both write to the document as edits of the line's text: typing in the line
 stores what was typed; changing a form field replaces just that field's text
 in the line (`workbench.declaration_text`), so nothing the user typed elsewhere is lost.
-The form shows the text of each field as written in the line. A fault is
+The form shows the text of each field as written in the line. An operation
+with implementation models (`OpSpec.implementations`) gets an implementation
+selector (compulsory / naive / tiled) writing `impl=`, and the tile sizes
+`tile_m=`, `tile_n=`, `tile_k=` (and `ctas_per_sm=`) while it is tiled. A fault is
 marked at the field it names (red border, tooltip) with the message under the
 form; the last valid analysis stays on screen, marked stale, until it is fixed.
 """
@@ -28,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.declaration_text import CallText, split_call, with_field, with_positional, without_field
-from workbench.declare import known_operations
+from workbench.declare import COMPULSORY, IMPL_PARAMS, TILE_FIELDS, TILED, known_operations
 from workbench.dtypes import DTYPES
 from workbench.errors import DeclarationError, WorkbenchError
 from workbench.gui.document import Document
@@ -63,13 +66,21 @@ class _FieldEdit:
 class FieldEditor:
     """One form field bound to one parameter of the declaration."""
 
-    def __init__(self, editor: "DeclarationEditor", param: Param, optional_hint: str = "") -> None:
+    def __init__(
+        self, editor: "DeclarationEditor", param: Param, optional_hint: str = "", choices: tuple[str, ...] = ()
+    ) -> None:
         self.editor = editor
         self.param = param
         self.label = QLabel(param.name)
         self.label.setToolTip(param.doc)
         self.widget: QWidget
-        if param.kind == "dtype":
+        if choices:  # a name chosen from a list: the implementation model
+            combo = QComboBox()
+            for name in choices:
+                combo.addItem(name, name)
+            combo.activated.connect(self._choice_made)
+            self.widget = combo
+        elif param.kind == "dtype":
             combo = QComboBox()
             if not param.required:
                 combo.addItem(optional_hint or "default", None)
@@ -108,6 +119,11 @@ class FieldEditor:
         combo = self.widget
         assert isinstance(combo, QComboBox)
         self.editor.write_field(self.param.name, combo.itemData(index))
+
+    def _choice_made(self, index: int) -> None:
+        combo = self.widget
+        assert isinstance(combo, QComboBox)
+        self.editor.write_implementation(str(combo.itemData(index)))
 
     def _bool_clicked(self, checked: bool) -> None:
         self.editor.write_field(self.param.name, "true" if checked else "false")
@@ -210,6 +226,21 @@ class DeclarationEditor(QWidget):
         """Set (or, with None, remove) one field in the current line."""
         self._write(name, text, lambda line: without_field(line, name) if text is None else with_field(line, name, text))
 
+    def write_implementation(self, name: str) -> None:
+        """Choose an implementation model in one edit (one undo step): `impl=` set, or removed for the
+        default compulsory model; the tile sizes are kept while it stays tiled and removed otherwise."""
+
+        def compose(line: str) -> str | None:
+            composed: str | None = line
+            if name != TILED:
+                for tile in TILE_FIELDS:
+                    composed = without_field(composed, tile) if composed is not None else None
+            if composed is None:
+                return None
+            return without_field(composed, "impl") if name == COMPULSORY else with_field(composed, "impl", name)
+
+        self._write("impl", name, compose)
+
     def write_positional(self, index: int, text: str, name: str) -> None:
         self._write(name, text, lambda line: with_positional(line, index, text))
 
@@ -273,10 +304,15 @@ class DeclarationEditor(QWidget):
         if spec is not None and call is not None:
             extra = tuple(name for name in call.fields if spec.param(name) is None) if spec.extra_dims else ()
             self._build_form(spec, extra)
+            tiled = (call.fields.get("impl") or "").strip("\"'") == TILED
             for name, field in self.fields.items():
                 text = call.positional[0] if field.param.kind == "spec" and call.positional else call.fields.get(name)
                 field.show(text)
                 field.widget.setEnabled(burst is None or burst.name == name)
+                if name in TILE_FIELDS:  # tile sizes belong to impl=tiled; a stray one stays visible to be fixed
+                    shown = tiled or name in call.fields
+                    field.label.setVisible(shown)
+                    field.widget.setVisible(shown)
             self.summary.setText(f"{spec.name}: {spec.summary}")
         self.form_frame.setEnabled(spec is not None)
         if spec is None:
@@ -319,5 +355,17 @@ class DeclarationEditor(QWidget):
             row, column = divmod(position, FORM_COLUMNS)
             self.form.addWidget(field.label, row, column * 2, Qt.AlignmentFlag.AlignRight)
             self.form.addWidget(field.widget, row, column * 2 + 1)
+        if len(spec.implementations) > 1:
+            # the implementation on a row of its own: the selector, then the tile sizes (shown while tiled)
+            row = (len(params) + FORM_COLUMNS - 1) // FORM_COLUMNS
+            implementation = [p for p in IMPL_PARAMS if p.name == "impl" or TILED in spec.implementations]
+            for position, param in enumerate(implementation):
+                choices = spec.implementations if param.name == "impl" else ()
+                field = FieldEditor(self, param, choices=choices)
+                self.fields[param.name] = field
+                at_row, column = (row, 0) if position == 0 else divmod(position - 1, FORM_COLUMNS)
+                at_row += 0 if position == 0 else row + 1
+                self.form.addWidget(field.label, at_row, column * 2, Qt.AlignmentFlag.AlignRight)
+                self.form.addWidget(field.widget, at_row, column * 2 + 1)
         for column in range(FORM_COLUMNS):
             self.form.setColumnStretch(column * 2 + 1, 1)
