@@ -286,14 +286,48 @@ def _bound_detail(a: Analysis) -> str:
     return f"overlap f = {label}; full {format_time(a.bound_full_overlap)}, none {format_time(a.bound_no_overlap)}"
 
 
+SIDE_BY_SIDE = ": logical | physical"  # a step whose expression reads "logical | physical" (an implementation model)
+_MONO = "font-family:\"DejaVu Sans Mono\",monospace"
+
+
+def _side_by_side_html(rows: list[tuple[str, str, str, str]]) -> str:
+    """Logical beside physical work as one table: what, logical, physical, and what the physical figure means."""
+    cell = "padding:2px 10px 2px 0; vertical-align:top"
+    head = "".join(f"<th align='{side}' style='{cell}; color:#37474f'>{text}</th>"
+                   for side, text in (("left", ""), ("right", "Logical"), ("right", "Physical"), ("left", "")))
+    body = "".join(
+        f"<tr><td style='{cell}'><b>{html.escape(what)}</b></td>"
+        f"<td align='right' style='{cell}; {_MONO}'>{html.escape(logical)}</td>"
+        f"<td align='right' style='{cell}; {_MONO}; color:#b71c1c'>{html.escape(physical)}</td>"
+        f"<td style='{cell}; color:#555'>{html.escape(result)}</td></tr>"
+        for what, logical, physical, result in rows
+    )
+    return f"<table style='margin:6px 0 0 14px' cellspacing='0'><tr>{head}</tr>{body}</table>"
+
+
 def derivation_html(a: Analysis) -> str:
-    """The derivation as an HTML table: label, then expression = result in monospace; notes below."""
-    rows = []
+    """The derivation as HTML: label, then expression = result in monospace; notes below.
+
+    Consecutive logical-versus-physical steps (an implementation model's
+    work and bytes per interface) become one table with a Logical and a
+    Physical column, so the two read side by side.
+    """
+    rows: list[str] = []
+    table: list[tuple[str, str, str, str]] = []
     for step in a.steps:
+        if step.label.endswith(SIDE_BY_SIDE) and step.expression.count(" | ") == 1:
+            logical, physical = step.expression.split(" | ")
+            table.append((step.label[: -len(SIDE_BY_SIDE)], logical, physical, step.result))
+            continue
+        if table:
+            rows.append(_side_by_side_html(table))
+            table = []
         rows.append(
             f"<p style='margin:6px 0 0 0; color:#37474f'><b>{html.escape(step.label)}</b></p>"
-            f"<p style='margin:0 0 0 14px; font-family:\"DejaVu Sans Mono\",monospace'>{html.escape(step.body)}</p>"
+            f"<p style='margin:0 0 0 14px; {_MONO}'>{html.escape(step.body)}</p>"
         )
+    if table:
+        rows.append(_side_by_side_html(table))
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in a.notes)
     return "".join(rows) + (
         f"<p style='margin-top:10px; color:#37474f'><b>Notes</b></p><ul style='margin-top:0; color:#444'>{notes}</ul>"

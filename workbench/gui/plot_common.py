@@ -33,6 +33,7 @@ STALE_COLOUR = "#9e9e9e"
 # The hierarchical roofline's levels: a colour per interface, and the symbol of an operation's point there.
 LEVEL_COLOURS = {"host": "#6a1b9a", "hbm": MEMORY_COLOUR, "l2": "#00838f", "smem": "#2e7d32"}
 LEVEL_SYMBOLS = {"host": "d", "hbm": "o", "l2": "s", "smem": "t1"}
+LINK_COLOUR = "#6d4c41"  # a collective's link between chips
 LEVEL_MARKS = {"host": "◆", "hbm": "●", "l2": "■", "smem": "▲"}  # the symbols in words (check boxes, captions)
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

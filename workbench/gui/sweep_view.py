@@ -18,13 +18,17 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from workbench.analysis import sweep
+from workbench.analysis.terms import TERM_COMPUTE
 from workbench.declaration_text import split_call
+from workbench.devices import BANDWIDTH
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.measure_plots import MeasuredSweepLayer
 from workbench.gui.plot_common import (
     COMPUTE_COLOUR,
+    LEVEL_COLOURS,
+    LINK_COLOUR,
     MEMORY_COLOUR,
     SELECTED_COLOUR,
     LogAxis,
@@ -68,6 +72,10 @@ class SweepView(RefreshWhenShown, QWidget):
         self.bound_line.setZValue(1)
         self.compute_line.setZValue(2)
         self.memory_line.setZValue(3)
+        # every further term (L2 → SM, shared memory → registers, host ↔ device, a link) dashed in its own colour
+        self.term_lines: dict[str, pg.PlotDataItem] = {}
+        self._legend = legend
+        self._in_legend: dict[str, str] = {}  # term name -> its row in the legend
         # sizes whose footprint exceeds the device's memory: shaded, labelled, a model only
         self.beyond_region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(198, 40, 40, 28), pen=pg.mkPen(None))
         self.beyond_region.setZValue(-10)
@@ -195,6 +203,7 @@ class SweepView(RefreshWhenShown, QWidget):
         self.bound_line.setData(x, bound, connect="finite")
         for item in (self.compute_line, self.memory_line, self.bound_line):
             item.setVisible(True)
+        further = self._show_term_lines(result, x)
         declared = analysis.declaration.params[fields[0]]
         if analysis.bound_time:
             cx, cy = math.log2(declared), math.log10(analysis.bound_time)
@@ -206,7 +215,7 @@ class SweepView(RefreshWhenShown, QWidget):
         self.current_marker.setVisible(bool(analysis.bound_time))
         self.current_label.setVisible(bool(analysis.bound_time))
         self._mark_sweep(result, sizes, fields, low, high)
-        finite = np.concatenate([v[np.isfinite(v)] for v in (compute, memory, bound)])
+        finite = np.concatenate([v[np.isfinite(v)] for v in (compute, memory, bound, *further)])
         measured_marks = self.measured.compute(analysis.declaration, fields)
         self.measured.show(measured_marks)
         seen = [end for mark in measured_marks if low <= mark.x <= high for end in (mark.low, mark.high)]
@@ -236,6 +245,43 @@ class SweepView(RefreshWhenShown, QWidget):
         )
         self.sweep_drawn.emit()
 
+    def _show_term_lines(self, result: Any, x: Any) -> list[Any]:
+        """A dashed line per term beyond compute and HBM (each interface, the host link, a collective's link).
+
+        Lines are created once per term name and reused; a term the sweep no
+        longer has is hidden and leaves the legend. Returns the log10 times drawn.
+        """
+        drawn: list[Any] = []
+        names = []
+        for index, term in enumerate(result.terms):
+            if term.name in (TERM_COMPUTE, BANDWIDTH):
+                continue  # the compute and memory lines above
+            names.append(term.name)
+            line = self.term_lines.get(term.name)
+            if line is None:
+                colour = LEVEL_COLOURS.get(term.name, LINK_COLOUR)
+                line = pg.PlotDataItem(pen=pg.mkPen(colour, width=2.0, style=Qt.PenStyle.DashDotLine))
+                line.setZValue(4 + index)
+                self.plot.addItem(line)
+                self.term_lines[term.name] = line
+            legend_text = f"{term.title} bound (dashed)"
+            if self._in_legend.get(term.name) != legend_text:
+                if term.name in self._in_legend:
+                    self._legend.removeItem(line)
+                self._legend.addItem(line, legend_text)
+                self._in_legend[term.name] = legend_text
+            with np.errstate(divide="ignore", invalid="ignore"):
+                y = np.log10(np.asarray(term.time_s, dtype=float))
+            line.setData(x, y, connect="finite")
+            line.setVisible(True)
+            drawn.append(y)
+        for name, line in self.term_lines.items():
+            if name not in names:
+                line.setVisible(False)
+                if self._in_legend.pop(name, None) is not None:
+                    self._legend.removeItem(line)
+        return drawn
+
     def _mark_sweep(self, result: Any, sizes: Any, fields: tuple[str, ...], low: float, high: float) -> None:
         """Shade the sizes beyond the device's memory and mark where the limiter changes."""
         x = np.log2(sizes)
@@ -261,7 +307,7 @@ class SweepView(RefreshWhenShown, QWidget):
         self.limiter_label.setVisible(bool(changes))
 
     def _show_message(self, text: str) -> None:
-        for item in (self.compute_line, self.memory_line, self.bound_line, self.current_marker, self.current_label,
+        for item in (*self.term_lines.values(), self.compute_line, self.memory_line, self.bound_line, self.current_marker, self.current_label,
                      self.beyond_region, self.beyond_label, self.limiter_line, self.limiter_label):
             item.setVisible(False)
         self.measured.show([])
