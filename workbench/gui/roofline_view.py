@@ -165,6 +165,12 @@ class RooflineView(RefreshWhenShown, QWidget):
         self.level_points.sigHovered.connect(self._level_hovered)
         self.level_connector = pg.PlotDataItem(pen=pg.mkPen(SELECTED_COLOUR, width=1, style=Qt.PenStyle.DotLine))
         self.plot.addItem(self.level_connector)
+        # imported ncu kernels at their L2 and L1 / shared-memory intensities (counters), beside their DRAM star
+        self.kernel_levels = pg.ScatterPlotItem(symbol="star", hoverable=True, tip=None, hoverSize=17)
+        self.kernel_levels.setZValue(4)
+        self.kernel_levels.sigHovered.connect(self._kernel_level_hovered)
+        self._kernel_level_tips: list[str] = []
+        self.plot.addItem(self.kernel_levels)
         self.plot.addItem(self.ridge_marker)
         self.plot.addItem(self.level_points)
         self.plot.addItem(self.points)
@@ -191,6 +197,7 @@ class RooflineView(RefreshWhenShown, QWidget):
         self._level_segment_keys: list[str] = []  # the interface of each of those roofs
         self._hbm_segments: list[Segment] = []  # the HBM roof and its ghost
         self._level_marks: list[tuple[float, float]] = []  # the operations' points at further levels
+        self._kernel_level_marks: list[tuple[float, float]] = []  # imported kernels at further levels
         self._level_tips: list[str] = []
         self.operation_levels: dict[int, list[LevelPoint]] = {}  # row -> the operation at every interface
         self._label_mode = LABELS_ALL
@@ -322,6 +329,7 @@ class RooflineView(RefreshWhenShown, QWidget):
         ys = [positions[row][1] for row, _, _ in placed]
         kernel_marks = self.kernels.compute()  # imported profiler kernels share the axes' range
         xs += [mark.x for mark in kernel_marks]
+        xs += [x for mark in kernel_marks for key, x in mark.levels if key in further_keys]
         ys += [mark.y for mark in kernel_marks]
         measured_marks = self.measured.compute()  # measured runs and their spread bars too
         xs += [mark.x for mark in measured_marks]
@@ -330,8 +338,7 @@ class RooflineView(RefreshWhenShown, QWidget):
         x_high = math.ceil(max([*xs, *ridges, 1.0]) + 1.6)  # room for the roof labels right of every point
         top = max([math.log10(roof.rate.value) for roof in roofs] or [math.log10(bandwidth) + x_high])
         y_high = top + 0.45
-        lowest_bw = min([bandwidth, *(level.rate.value for level in further)])
-        y_low = math.floor(min([*ys, math.log10(lowest_bw) + x_low + 0.5, top - 4]) - 0.4)
+        y_low = math.floor(min([*ys, math.log10(bandwidth) + x_low + 0.5, top - 4]) - 0.4)
 
         used_path = current_analysis.path if current_analysis is not None else None
         # memory roof: rises with intensity until the highest compute roof
@@ -380,6 +387,7 @@ class RooflineView(RefreshWhenShown, QWidget):
         self.points.setData(spots)
         self._show_level_points(extra, positions)
         self.kernels.show(kernel_marks)
+        self._show_kernel_levels(kernel_marks, further_keys)
         self.measured.show(measured_marks)
         texts = self.point_labels.take(len(placed))
         for (row, a, stale), text in zip(placed, texts):
@@ -522,6 +530,39 @@ class RooflineView(RefreshWhenShown, QWidget):
             self.level_connector.setData([min(xs), max(xs)], [y, y])
         self.level_connector.setVisible(current in positions and bool(xs))
 
+    def _show_kernel_levels(self, marks: Sequence[Any], further_keys: set[str]) -> None:
+        """Each imported kernel's stars at the further levels shown: same rate, FLOP over the bytes counted there."""
+        spots = []
+        self._kernel_level_tips = []
+        self._kernel_level_marks = []
+        current = self.document.current
+        for mark in marks:
+            for key, x in mark.levels:
+                if key not in further_keys:
+                    continue
+                colour = LEVEL_COLOURS[key]
+                spots.append(
+                    {
+                        "pos": (x, mark.y),
+                        "size": 16 if mark.operation == current else 12,
+                        "pen": pg.mkPen(colour, width=1.5),
+                        "brush": pg.mkBrush(255, 255, 255, 230),
+                        "data": len(self._kernel_level_tips),
+                    }
+                )
+                self._kernel_level_marks.append((x, mark.y))
+                title = interface(key).name
+                first = mark.tip.split("\n", 1)[0]
+                self._kernel_level_tips.append(
+                    f"{first}\nat {title}: intensity {format_intensity(10 ** x)} "
+                    f"(the kernel's FLOP over the bytes ncu counted across {title})"
+                )
+        self.kernel_levels.setData(spots)
+
+    def _kernel_level_hovered(self, item: Any, points: Any, event: Any) -> None:
+        tips = [self._kernel_level_tips[int(p.data())] for p in list(points)[:3] if 0 <= int(p.data()) < len(self._kernel_level_tips)]
+        self.kernel_levels.setToolTip("\n\n".join(tips))
+
     def _level_tip(self, row: int, point: LevelPoint) -> str:
         entry = self.document.operations[row]
         title = interface(point.key).name
@@ -641,6 +682,8 @@ class RooflineView(RefreshWhenShown, QWidget):
                 marks.append(box_around(px(x), py(y), OPERATION_RADIUS))
             for kernel in self.kernels.marks:
                 marks.append(box_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS))
+            for x, y in self._kernel_level_marks:
+                marks.append(box_around(px(x), py(y), KERNEL_RADIUS))
             for run in self.measured.marks:
                 cx = px(run.x)
                 marks.append(box_around(cx, py(run.y), MEASURED_RADIUS))
@@ -765,6 +808,8 @@ class RooflineView(RefreshWhenShown, QWidget):
         self._level_segments = []
         self._level_marks = []
         self.level_points.setData([])
+        self.kernel_levels.setData([])
+        self._kernel_level_marks = []
         self.level_connector.setVisible(False)
         self.level_lines.take(0)
         self.level_labels.take(0)

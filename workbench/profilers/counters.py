@@ -28,11 +28,19 @@ DRAM_READ_SECTOR_METRICS = ("dram__sectors_read.sum", "dram__sectors_op_read.sum
 DRAM_WRITE_SECTOR_METRICS = ("dram__sectors_write.sum", "dram__sectors_op_write.sum")
 L2_METRICS = ("lts__t_bytes.sum",)
 L2_SECTOR_METRICS = ("lts__t_sectors.sum",)
+# L1/shared → registers (the hierarchical roofline's innermost level): global and local bytes through
+# the L1TEX tag stage, plus shared-memory wavefronts, which bypass the tags. A shared-memory wavefront
+# is one pass through the 32 banks × 4 B data stage: at most 128 B, so wavefronts × 128 B is an upper bound.
+L1_METRICS = ("l1tex__t_bytes.sum",)
+L1_SECTOR_METRICS = ("l1tex__t_sectors.sum",)
+SHARED_WAVEFRONT_METRICS = ("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",)
+SHARED_WAVEFRONT_PARTS = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
+SHARED_WAVEFRONT_BYTES = 128
 DURATION_METRICS = ("gpu__time_duration.sum", "gpu__time_duration.avg", "gpu__time_duration.max", "Duration")
 
 _EXPECTED_SYMBOLS: dict[str, str] = {
-    **{name: "B" for name in DRAM_READ_METRICS + DRAM_WRITE_METRICS + DRAM_TOTAL_METRICS + L2_METRICS},
-    **{name: "sector" for name in DRAM_READ_SECTOR_METRICS + DRAM_WRITE_SECTOR_METRICS + L2_SECTOR_METRICS},
+    **{name: "B" for name in DRAM_READ_METRICS + DRAM_WRITE_METRICS + DRAM_TOTAL_METRICS + L2_METRICS + L1_METRICS},
+    **{name: "sector" for name in DRAM_READ_SECTOR_METRICS + DRAM_WRITE_SECTOR_METRICS + L2_SECTOR_METRICS + L1_SECTOR_METRICS},
     **{name: "s" for name in DURATION_METRICS},
 }
 
@@ -48,6 +56,8 @@ SUGGESTED_METRICS = (
     "dram__bytes_read.sum",
     "dram__bytes_write.sum",
     "lts__t_bytes.sum",
+    "l1tex__t_bytes.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
     "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
@@ -63,7 +73,7 @@ SUGGESTED_METRICS = (
 
 # Everything the counters below read (and the identity the views show): what a session keeps.
 _USED = re.compile(
-    r"^(?:dram__(?:bytes|sectors)[a-z_]*\.sum|lts__t_(?:bytes|sectors)\.sum|gpu__time_duration\.(?:sum|avg|max)"
+    r"^(?:dram__(?:bytes|sectors)[a-z_]*\.sum|lts__t_(?:bytes|sectors)\.sum|l1tex__t_(?:bytes|sectors)\.sum|l1tex__data_pipe_lsu_wavefronts_mem_shared(?:_op_ld|_op_st)?\.sum|gpu__time_duration\.(?:sum|avg|max)"
     r"|Duration|(?:sm|smsp)__sass_thread_inst_executed_op_[dfh](?:add|mul|fma)_pred_on\.sum"
     r"|(?:sm|smsp)__ops_path_tensor_.+\.sum|sm__pipe_tensor.*|device__attribute_display_name"
     r"|launch__(?:grid|block)_size)$"
@@ -140,6 +150,31 @@ def dram_traffic(metrics: Mapping[str, Metric]) -> DramTraffic:
 def l2_traffic(metrics: Mapping[str, Metric]) -> Reading | None:
     """Bytes through the L2 slices (lts__t_bytes.sum): every request L1 sends down, hit or miss."""
     return read_counter(metrics, L2_METRICS, "B") or read_sectors(metrics, L2_SECTOR_METRICS)
+
+
+def shared_wavefronts(metrics: Mapping[str, Metric]) -> Reading | None:
+    """Shared-memory wavefronts as bytes (× 128 B, an upper bound): the .sum, or its load and store parts."""
+    counted = [metrics.get(name) for name in SHARED_WAVEFRONT_METRICS]
+    if counted[0] is None or counted[0].value is None:
+        counted = [metrics.get(name) for name in SHARED_WAVEFRONT_PARTS]
+    present = [m for m in counted if m is not None and m.value is not None and m.unit in ("", "wavefront", "wavefronts")]
+    if not present:
+        return None
+    source = " + ".join(m.name for m in present)
+    return Reading(
+        sum(m.value for m in present if m.value is not None) * SHARED_WAVEFRONT_BYTES,
+        f"({source}) × {SHARED_WAVEFRONT_BYTES} B" if len(present) > 1 else f"{source} × {SHARED_WAVEFRONT_BYTES} B",
+        any(m.scaled for m in present),
+    )
+
+
+def l1_traffic(metrics: Mapping[str, Metric]) -> Reading | None:
+    """Bytes from L1 / shared memory into the SM: l1tex__t_bytes.sum (global, local) + shared wavefronts × 128 B."""
+    tags = read_counter(metrics, L1_METRICS, "B") or read_sectors(metrics, L1_SECTOR_METRICS)
+    shared = shared_wavefronts(metrics)
+    if tags is None or shared is None:
+        return tags or shared
+    return Reading(tags.value + shared.value, f"{tags.source} + {shared.source}", tags.scaled or shared.scaled)
 
 
 def duration(metrics: Mapping[str, Metric]) -> Reading | None:

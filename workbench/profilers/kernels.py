@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
+from workbench.devices.interfaces import HBM, L2, SMEM
 from workbench.profilers.counters import (
     DramTraffic,
     FlopCount,
@@ -20,6 +21,7 @@ from workbench.profilers.counters import (
     dram_traffic,
     duration,
     flop_count,
+    l1_traffic,
     l2_traffic,
     median_flop,
     median_reading,
@@ -70,6 +72,12 @@ class Kernel:
     l2_bytes: Reading | None
     flop: FlopCount | None
     notes: tuple[str, ...] = ()
+    l1_bytes: Reading | None = None  # L1 / shared memory into the SM (counters.l1_traffic), for the hierarchical roofline
+
+    def bytes_across(self) -> dict[str, float]:
+        """Measured bytes per interface key (devices/interfaces.py): DRAM (hbm), L2 → SM (l2), L1/shared (smem)."""
+        readings = {HBM: self.dram.total, L2: self.l2_bytes, SMEM: self.l1_bytes}
+        return {key: float(reading.value) for key, reading in readings.items() if reading is not None and reading.value > 0}
 
     @property
     def statistic(self) -> str:
@@ -170,6 +178,7 @@ def kernel_from_launches(name: str, launches: list[KernelLaunch]) -> Kernel:
         l2_bytes=median_reading([l2_traffic(launch.metrics) for launch in launches]),
         flop=median_flop([flop_count(launch.metrics) for launch in launches]),
         notes=tuple(notes),
+        l1_bytes=median_reading([l1_traffic(launch.metrics) for launch in launches]),
     )
 
 
