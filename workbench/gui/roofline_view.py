@@ -313,16 +313,17 @@ class RooflineView(RefreshWhenShown, QWidget):
         # Each operation at every interface it has a term for: the point at HBM (or, with HBM switched
         # off, at the first level shown) carries the label; the others are drawn beside it at the same height.
         self.operation_levels = {row: operation_levels(a) for row, a, _ in placed}
-        primary = BANDWIDTH if hbm_shown else (further[0].key if further else None)
+        shown_keys = further_keys | ({BANDWIDTH} if hbm_shown else set())
         positions: dict[int, tuple[float, float]] = {}
         extra: list[tuple[int, bool, LevelPoint]] = []  # row, stale, the point at a further level
         for row, _a, stale in placed:
-            for point in self.operation_levels[row]:
-                if point.rate is None or not point.rate > 0:
-                    continue
-                if point.key == primary:
+            drawn = [p for p in self.operation_levels[row] if p.key in shown_keys and p.rate is not None and p.rate > 0]
+            primary = next((p for p in drawn if p.key == BANDWIDTH), drawn[0] if drawn else None)
+            for point in drawn:
+                assert point.rate is not None
+                if point is primary:
                     positions[row] = (math.log10(point.intensity), math.log10(point.rate))
-                elif point.key in further_keys:
+                else:
                     extra.append((row, stale, point))
         placed = [entry for entry in placed if entry[0] in positions]
         xs = [positions[row][0] for row, _, _ in placed] + [math.log10(point.intensity) for _, _, point in extra]

@@ -1,0 +1,206 @@
+"""The hierarchical roofline: a roof per interface, each operation at each interface's intensity, levels on and off.
+
+Hand figures (4096³ fp16 GEMM, 137,438,953,472 FLOP):
+- compulsory: every interface carries the compulsory 100,663,296 B, so every level's point sits at
+  137,438,953,472 / 100,663,296 = 1,365.3 FLOP/B;
+- impl=tiled 128×128: L2 → SM carries 2,147,483,648 B of tile loads + 33,554,432 B of C = 2,181,038,080 B,
+  so its point sits at 137,438,953,472 / 2,181,038,080 = 63.02 FLOP/B.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.devices import Rate
+from workbench.devices.nvml import NO_DRIVER, Detection
+from workbench.gui.commands import SetRate
+from workbench.gui.app import build_window
+from workbench.roofline import LEVEL_KEYS
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
+TILED = "gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=tiled)"
+HIERARCHY = ("hbm", "l2", "smem")
+
+
+def no_driver() -> Detection:
+    return Detection(NO_DRIVER, "no NVIDIA driver found")
+
+
+def roofline(window):  # type: ignore[no-untyped-def]
+    window.tabs.setCurrentWidget(window.roofline)
+    return window.roofline
+
+
+def enter_l2_rate(window, value: float = 10e12) -> None:  # type: ignore[no-untyped-def]
+    """L2 → SM has no datasheet figure: enter one, as a user does in the device panel (undoable)."""
+    doc = window.document
+    doc.undo_stack.push(SetRate(doc, "l2", doc.session.device.overrides.get("l2"), Rate(value, "entered", "entered in a test")))
+
+
+def shown_level_roofs(view) -> int:  # type: ignore[no-untyped-def]
+    """Memory roofs drawn now: the HBM roof and one per further level."""
+    further = sum(1 for line in view.level_lines.items[: view.level_lines.used] if line.isVisible())
+    return further + (1 if view.memory_line.isVisible() else 0)
+
+
+def level_positions(view) -> list[tuple[float, float]]:  # type: ignore[no-untyped-def]
+    x, y = view.level_points.getData()
+    return sorted(zip(x.tolist(), y.tolist()))
+
+
+def flat(pairs) -> list[float]:  # type: ignore[no-untyped-def]
+    return [value for pair in pairs for value in pair]
+
+
+@pytest.mark.parametrize(
+    ("device", "roofs"),
+    [("h100-sxm", ("host", "hbm", "smem")), ("a100-sxm-80gb", ("host", "hbm", "smem")), ("cpu-generic", ("hbm",))],
+)
+def test_one_roof_per_interface_the_device_has_a_rate_for(window, device: str, roofs: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    window.document.set_device(device)
+    view = roofline(window)
+    # H100 / A100: host ↔ device (the host link), HBM, shared memory (derived: SMs × 128 B × clock); no L2 figure
+    assert view.shown_levels == roofs
+    assert shown_level_roofs(view) == len(roofs)
+    boxes = [key for key in LEVEL_KEYS if view.level_boxes[key].isVisible()]
+    assert boxes == (list(roofs) if len(roofs) > 1 else [])  # a single roof needs no switch
+    assert [key for key in LEVEL_KEYS if view.level_actions[key].isEnabled()] == list(roofs)
+    if len(roofs) > 1:
+        assert view.plot.getAxis("bottom").labelText == "Arithmetic intensity (FLOP per byte across each interface)"
+    # an entered L2 rate adds the L2 roof
+    enter_l2_rate(window)
+    assert "l2" in view.shown_levels and shown_level_roofs(view) == len(roofs) + 1
+    labels = [item.textItem.toPlainText() for item in view.level_labels.items[: view.level_labels.used]]
+    assert any(text.startswith("L2 10 TB/s (entered)") for text in labels)
+    window.document.undo_stack.undo()
+    assert "l2" not in view.shown_levels
+
+
+def test_points_sit_at_the_intensity_of_each_interface_term(window) -> None:  # type: ignore[no-untyped-def]
+    doc = window.document
+    doc.set_device("h100-sxm")
+    enter_l2_rate(window)
+    doc.edit_declaration(doc.current, TILED)
+    view = roofline(window)
+    analysis = doc.state(doc.current_entry).analysis
+    compute = next(term for term in analysis.terms if term.kind == "compute")
+    transfers = {term.name: term.amount for term in analysis.terms if term.name in HIERARCHY}
+    assert set(transfers) == set(HIERARCHY)
+    assert transfers["l2"] == 2_181_038_080  # tile loads + C, by hand above
+    expected_x = {key: math.log10(compute.amount / amount) for key, amount in transfers.items()}
+    # every point of one operation shares one height: the rate every roof allows at once
+    rate = min(
+        [compute.rate.value] + [compute.amount / term.amount * term.rate.value for term in analysis.terms if term.name in HIERARCHY]
+    )
+    y = math.log10(rate)
+    (hx, hy) = view.points.getData()[0][0], view.points.getData()[1][0]
+    assert (hx, hy) == pytest.approx((expected_x["hbm"], y))
+    assert flat(level_positions(view)) == pytest.approx(flat(sorted((expected_x[key], y) for key in ("l2", "smem"))))
+    assert expected_x["l2"] == pytest.approx(math.log10(63.0153846), abs=1e-6)
+    # compulsory: every interface carries the compulsory bytes, so every point is at 1,365.3 FLOP/B
+    doc.edit_declaration(doc.current, GEMM)
+    xs = [x for x, _ in level_positions(view)] + list(view.points.getData()[0])
+    assert xs == pytest.approx([math.log10(137_438_953_472 / 100_663_296)] * 3)
+    assert not view.label_layout.faults()
+
+
+def test_a_level_switched_off_hides_its_roof_and_points_and_is_remembered(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    doc = window.document
+    doc.set_device("h100-sxm")
+    enter_l2_rate(window)
+    doc.edit_declaration(doc.current, TILED)
+    view = roofline(window)
+    before = shown_level_roofs(view)
+    assert len(level_positions(view)) == 2  # L2 and shared memory beside the HBM point
+    view.level_boxes["smem"].click()  # the check box under the plot
+    assert "smem" not in view.shown_levels and view.hidden_levels == ("smem",)
+    assert shown_level_roofs(view) == before - 1
+    assert len(level_positions(view)) == 1
+    assert not view.level_actions["smem"].isChecked()  # the View menu follows the box
+    assert window.settings.value("view/roofline_hidden_levels") == "smem"
+    view.level_actions["hbm"].trigger()  # View ▸ Roofline levels: the HBM roof off too
+    assert not view.memory_line.isVisible()
+    # with HBM off the labelled point moves to the first level still shown (L2)
+    analysis = doc.state(doc.current_entry).analysis
+    assert view.points.getData()[0][0] == pytest.approx(math.log10(analysis.flop / 2_181_038_080))
+    assert len(level_positions(view)) == 0
+    # a new window reads the switches back from QSettings
+    window.save_preferences()
+    other = build_window(detect=no_driver)
+    qtbot.addWidget(other)
+    assert other.roofline.hidden_levels == ("hbm", "smem")
+    assert not other.roofline.level_actions["smem"].isChecked()
+    other.close()
+    other.wait_for_workers()
+    view.set_level_shown("hbm", True)
+    view.set_level_shown("smem", True)
+    assert view.hidden_levels == ()
+    assert window.settings.value("view/roofline_hidden_levels") == ""
+    assert shown_level_roofs(view) == before
+
+
+def test_bound_vs_size_draws_a_line_per_term(window) -> None:  # type: ignore[no-untyped-def]
+    doc = window.document
+    doc.set_device("h100-sxm")
+    enter_l2_rate(window)
+    doc.edit_declaration(doc.current, TILED)
+    window.tabs.setCurrentWidget(window.sweep)
+    view = window.sweep
+    assert set(view.term_lines) >= {"l2", "smem"}
+    legend = [label.text for _, label in view.plot.legend.items]
+    assert "L2 → SM (L1 / shared memory) bound (dashed)" in legend
+    assert "shared memory → registers bound (dashed)" in legend
+    from workbench.analysis import sweep
+
+    fields = view.fields()
+    x, _ = view.compute_line.getData()
+    sizes = np.round(2.0 ** x)
+    result = sweep(doc.state(doc.current_entry).analysis.declaration, {name: sizes for name in fields}, device=doc.device)
+    for name in ("l2", "smem"):
+        _, drawn = view.term_lines[name].getData()
+        expected = np.log10(result.term(name).time_s)
+        assert np.allclose(drawn[np.isfinite(drawn)], expected[np.isfinite(expected)])
+    # a device without those rates: the lines go, and leave the legend
+    doc.set_device("cpu-generic")
+    assert not view.term_lines["smem"].isVisible()
+    assert "shared memory → registers bound (dashed)" not in [label.text for _, label in view.plot.legend.items]
+
+
+def test_the_panel_shows_logical_beside_physical(window) -> None:  # type: ignore[no-untyped-def]
+    doc = window.document
+    doc.set_device("h100-sxm")
+    doc.edit_declaration(doc.current, TILED)
+    html_text = window.panel.derivation.toHtml()
+    text = window.panel.derivation.toPlainText()
+    assert "Logical" in text and "Physical" in text
+    # the L2 row: 100,663,296 B compulsory beside 2,181,038,080 B of tile loads and C
+    assert "100,663,296 B" in text and "2,181,038,080 B" in text
+    assert "<table" in html_text
+    doc.edit_declaration(doc.current, GEMM)  # compulsory: nothing to set side by side
+    assert "Physical" not in window.panel.derivation.toPlainText()
+
+
+def test_ncu_kernels_sit_at_their_l2_and_l1_shared_intensities(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    doc = window.document
+    doc.set_device("h100-sxm")
+    enter_l2_rate(window)
+    view = roofline(window)
+    window.import_profile(str(DATA / "ncu_raw_hierarchy.csv"))
+    qtbot.waitUntil(lambda: window.profile_importer.dialog is not None, timeout=10000)
+    window.profile_importer.dialog.accept()
+    qtbot.waitUntil(lambda: not window.profile_importer.busy, timeout=5000)
+    view = roofline(window)  # the import showed the Profile tab; the roofline redraws when shown
+    (mark,) = view.kernels.marks
+    # 137,438,953,472 FLOP over 100,663,296 B DRAM, 2,181,038,080 B L2, 10,770,972,672 B L1/shared
+    assert mark.x == pytest.approx(math.log10(137_438_953_472 / 100_663_296))
+    x, y = view.kernel_levels.getData()
+    assert sorted(x.tolist()) == pytest.approx(sorted([math.log10(137_438_953_472 / 10_770_972_672),
+                                                       math.log10(137_438_953_472 / 2_181_038_080)]))
+    assert list(y) == pytest.approx([mark.y, mark.y])
+    view.set_level_shown("l2", False)
+    assert view.kernel_levels.getData()[0].tolist() == pytest.approx([math.log10(137_438_953_472 / 10_770_972_672)])
