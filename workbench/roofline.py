@@ -83,8 +83,6 @@ def _parts(analysis: Any) -> tuple[int, Rate | None, list[tuple[str, int, Rate |
     """(compute FLOP, compute rate, [(interface key, bytes, rate)]) from the analysis's terms."""
     flop, compute_rate = analysis.flop, analysis.compute_rate
     transfers: list[tuple[str, int, Rate | None]] = []
-    if not hasattr(analysis, "terms"):  # TEMPORARY until Analysis.terms lands on main: the HBM term alone
-        return flop, compute_rate, [(HBM, analysis.bytes, analysis.bandwidth)]
     for term in analysis.terms:
         if term.kind == "compute":
             flop, compute_rate = term.amount, term.rate
