@@ -356,6 +356,49 @@ def bound_vs_size_screenshots(window: Any, app: QApplication, out: Path) -> None
     window.tabs.setCurrentWidget(window.roofline)
 
 
+def hierarchy_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """The worked example on the H100 as a hierarchical roofline (HBM, L2 and shared-memory roofs, each operation at
+    each interface's intensity), its tiled implementation's derivation with logical beside physical, and the
+    bound-vs-size view with a line per term.
+
+    The catalogue has no L2 → SM figure for any part (none is published), so one is entered here, as a user
+    would in the device panel, and the plot labels it "entered"; calibration measures it on a GPU.
+    """
+    from workbench.devices import Rate
+    from workbench.gui.commands import SetRate
+
+    window.open_example("gemm-4096-fp16")
+    doc = window.document
+    doc.undo_stack.push(SetRate(doc, "l2", None, Rate(10e12, "entered", "entered for the screenshot: no datasheet figure")))
+    doc.duplicate_operation(0)
+    doc.edit_declaration(1, "gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=tiled)")
+    doc.rename_operation(1, "Same GEMM, tiled 128×128")
+    doc.select(1)
+    window.panel_dock.raise_()
+    window.tabs.setCurrentWidget(window.roofline)
+    settle(app, 0.5)
+    save(window, out / "roofline-hierarchical-h100.png")
+    # the derivation scrolled to the implementation's steps, the dock a little wider for the two columns
+    from PySide6.QtCore import Qt as _Qt
+
+    window.resizeDocks([window.panel_dock], [470], _Qt.Orientation.Horizontal)
+    settle(app, 0.3)
+    browser = window.panel.derivation
+    browser.moveCursor(browser.textCursor().MoveOperation.End)
+    browser.find("Implementation", browser.document().FindFlag.FindBackward)
+    browser.ensureCursorVisible()
+    cursor = browser.textCursor()
+    cursor.clearSelection()  # scrolled there, not selected
+    browser.setTextCursor(cursor)
+    settle(app, 0.3)
+    save(window.panel_dock, out / "derivation-logical-physical.png")
+    window.resizeDocks([window.panel_dock], [420], _Qt.Orientation.Horizontal)
+    window.tabs.setCurrentWidget(window.sweep)
+    settle(app, 0.5)
+    save(window, out / "bound-vs-size-all-terms.png")
+    window.tabs.setCurrentWidget(window.roofline)
+
+
 def notes_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The vector-add practice's evidence checklist in the Notes panel, two boxes ticked and a figure written."""
     window.open_example("vector-add")
@@ -392,7 +435,7 @@ def calibration_screenshots(window: Any, app: QApplication, out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
-    parser.add_argument("--only", choices=("compare", "timeline", "calibration"), help="take one group of screenshots only")
+    parser.add_argument("--only", choices=("compare", "timeline", "calibration", "hierarchy"), help="take one group of screenshots only")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -419,7 +462,8 @@ def main(argv: list[str] | None = None) -> int:
     settle(app, 0.3)
 
     if args.only is not None:
-        {"compare": compare_screenshots, "timeline": timeline_screenshots, "calibration": calibration_screenshots}[args.only](
+        {"compare": compare_screenshots, "timeline": timeline_screenshots, "calibration": calibration_screenshots,
+         "hierarchy": hierarchy_screenshots}[args.only](
             window, app, out
         )
         window.close()
@@ -463,6 +507,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5-sweep. a memory-bound operation against size, past the device's memory
     bound_vs_size_screenshots(window, app, out)
+
+    # 5-hierarchy. the worked example as a hierarchical roofline, logical beside physical, a line per term
+    hierarchy_screenshots(window, app, out)
 
     # 5-notes. the lab's instructions and checklist, ticked in the window
     notes_screenshots(window, app, out)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.analysis import COMPUTE, Analysis
+from workbench.analysis.terms import HIERARCHY
 from workbench.gui.document import Document, OperationState
 from workbench.conventions import CONVENTION_LABELS
 from workbench.units import (
@@ -222,12 +223,7 @@ class AnalysisPanel(QWidget):
                 if a.compute_rate
                 else "needs a compute rate for " + a.path,
             ),
-            "memory": (
-                format_time(a.memory_time) if a.memory_time is not None else "—",
-                f"{a.memory_name} at {format_bandwidth(a.bandwidth.value, binary)}, {a.bandwidth.source}"
-                if a.bandwidth
-                else "needs a memory bandwidth",
-            ),
+            "memory": _memory_figure(a, binary),
             "bound": (
                 format_time(a.bound_time) if a.bound_time is not None else "—",
                 _bound_detail(a),
@@ -275,6 +271,25 @@ class AnalysisPanel(QWidget):
             QGuiApplication.clipboard().setText(analysis.derivation_text())
 
 
+def _memory_figure(a: Analysis, binary: bool) -> tuple[str, str]:
+    """The memory side: its slowest interface (HBM unless an inner level is slower, as under a naive kernel)."""
+    hbm = (
+        f"{a.memory_name} at {format_bandwidth(a.bandwidth.value, binary)}, {a.bandwidth.source}"
+        if a.bandwidth
+        else "needs a memory bandwidth"
+    )
+    inner = [term for term in a.terms if term.name in HIERARCHY and term.name != "hbm" and term.time_s is not None]
+    slowest = max(inner, key=lambda term: term.time_s or 0.0, default=None)
+    if a.memory_time is None or slowest is None or slowest.time_s is None or slowest.time_s <= a.memory_time:
+        return (format_time(a.memory_time) if a.memory_time is not None else "—", hbm)
+    assert slowest.rate is not None
+    return (
+        format_time(slowest.time_s),
+        f"{slowest.title} at {format_bandwidth(slowest.rate.value, binary)}, {slowest.rate.source} "
+        f"(the slowest level; {a.memory_name} {format_time(a.memory_time)})",
+    )
+
+
 def _bound_detail(a: Analysis) -> str:
     if a.bound_time is None or a.bound_no_overlap is None or a.bound_full_overlap is None:
         return "needs both rates"
@@ -292,17 +307,17 @@ _MONO = "font-family:\"DejaVu Sans Mono\",monospace"
 
 def _side_by_side_html(rows: list[tuple[str, str, str, str]]) -> str:
     """Logical beside physical work as one table: what, logical, physical, and what the physical figure means."""
-    cell = "padding:2px 10px 2px 0; vertical-align:top"
-    head = "".join(f"<th align='{side}' style='{cell}; color:#37474f'>{text}</th>"
-                   for side, text in (("left", ""), ("right", "Logical"), ("right", "Physical"), ("left", "")))
+    cell = "padding:1px 12px 1px 0; white-space:nowrap"
+    head = (f"<tr><th></th><th align='right' style='{cell}; color:#37474f'>Logical</th>"
+            f"<th align='right' style='{cell}; color:#b71c1c'>Physical</th></tr>")
     body = "".join(
-        f"<tr><td style='{cell}'><b>{html.escape(what)}</b></td>"
-        f"<td align='right' style='{cell}; {_MONO}'>{html.escape(logical)}</td>"
-        f"<td align='right' style='{cell}; {_MONO}; color:#b71c1c'>{html.escape(physical)}</td>"
-        f"<td style='{cell}; color:#555'>{html.escape(result)}</td></tr>"
+        f"<tr><td colspan='3' style='padding-top:4px; color:#37474f'><b>{html.escape(what)}</b></td></tr>"
+        f"<tr><td width='10'></td><td align='right' style='{cell}; {_MONO}'>{html.escape(logical)}</td>"
+        f"<td align='right' style='{cell}; {_MONO}; color:#b71c1c'>{html.escape(physical)}</td></tr>"
+        f"<tr><td></td><td colspan='2' align='right' style='{cell}; color:#555'>{html.escape(result)}</td></tr>"
         for what, logical, physical, result in rows
     )
-    return f"<table style='margin:6px 0 0 14px' cellspacing='0'><tr>{head}</tr>{body}</table>"
+    return f"<table style='margin:4px 0 0 0' cellspacing='0'>{head}{body}</table>"
 
 
 def derivation_html(a: Analysis) -> str:

@@ -65,7 +65,7 @@ from workbench.label_layout import (
     nearest_on_box,
     segment_crosses_box,
 )
-from workbench.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, device_levels, operation_levels
+from workbench.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, device_levels, level_title, operation_levels
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_time
 
 FIT_SHORTCUT = "Ctrl+Shift+F"  # View ▸ Fit plot to data (Ctrl+0 is the normal text size)
@@ -237,8 +237,9 @@ class RooflineView(RefreshWhenShown, QWidget):
                                 "at its FLOP per byte across that interface (hierarchical roofline)")
         levels_row.addWidget(levels_title)
         for key in LEVEL_KEYS:
-            box = QCheckBox(f"{LEVEL_MARKS[key]} {interface(key).name}")
+            box = QCheckBox(f"{LEVEL_MARKS[key]} {level_title(key)}")  # short: the row must not widen the window
             box.setObjectName(f"level_{key}")
+            box.setToolTip(f"{interface(key).name}: its roof, and each operation at its FLOP per byte across it")
             box.setStyleSheet(f"color: {LEVEL_COLOURS[key]};")
             box.setChecked(True)
             box.setVisible(False)
@@ -583,6 +584,8 @@ class RooflineView(RefreshWhenShown, QWidget):
     def _show_level_choices(self, levels: Sequence[RoofLevel]) -> None:
         """A check box (and an enabled View-menu action) for every interface the device has a rate for."""
         have = {level.key for level in levels}
+        memory = next((level.title for level in levels if level.key == BANDWIDTH), "HBM")
+        self.level_boxes[BANDWIDTH].setText(f"{LEVEL_MARKS[BANDWIDTH]} {memory}")  # 'DRAM' on a GDDR card or a CPU
         if have == {level.key for level in self._levels} and len(levels) == len(self._levels):
             self._levels = list(levels)
             return
