@@ -59,12 +59,13 @@ def flat(pairs) -> list[float]:  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize(
     ("device", "roofs"),
-    [("h100-sxm", ("host", "hbm", "smem")), ("a100-sxm-80gb", ("host", "hbm", "smem")), ("cpu-generic", ("hbm",))],
+    [("h100-sxm", ("hbm", "smem")), ("a100-sxm-80gb", ("hbm", "smem")), ("cpu-generic", ("hbm",))],
 )
 def test_one_roof_per_interface_the_device_has_a_rate_for(window, device: str, roofs: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
     window.document.set_device(device)
     view = roofline(window)
-    # H100 / A100: host ↔ device (the host link), HBM, shared memory (derived: SMs × 128 B × clock); no L2 figure
+    # H100 / A100: HBM and shared memory (derived: SMs × 128 B × clock); no L2 figure; the host link only
+    # where an operation moves bytes over it (below)
     assert view.shown_levels == roofs
     assert shown_level_roofs(view) == len(roofs)
     boxes = [key for key in LEVEL_KEYS if view.level_boxes[key].isVisible()]
@@ -79,6 +80,23 @@ def test_one_roof_per_interface_the_device_has_a_rate_for(window, device: str, r
     assert any(text.startswith("L2 10 TB/s (entered)") for text in labels)
     window.document.undo_stack.undo()
     assert "l2" not in view.shown_levels
+
+
+def test_the_host_link_is_a_roof_where_an_operation_crosses_it(window) -> None:  # type: ignore[no-untyped-def]
+    doc = window.document
+    doc.set_device("h100-sxm")
+    view = roofline(window)
+    assert "host" not in view.shown_levels and not view.level_boxes["host"].isVisible()
+    doc.edit_declaration(doc.current, GEMM[:-1] + ", resident=host)")
+    assert view.shown_levels == ("host", "hbm", "smem")
+    assert view.level_boxes["host"].isVisible()
+    # host ↔ device carries the 100,663,296 compulsory bytes: the point sits at 1,365.3 FLOP/B on the host level too
+    host = [x for x, _ in level_positions(view)]
+    assert host == pytest.approx([math.log10(137_438_953_472 / 100_663_296)] * 2)  # host and shared memory
+    x, y = view.level_points.getData()
+    # the host link (63 GB/s) limits: every point at 1,365.3 FLOP/B × 63.02 GB/s
+    host_rate = next(term.rate.value for term in doc.state(doc.current_entry).analysis.terms if term.name == "host")
+    assert list(y) == pytest.approx([math.log10(137_438_953_472 / 100_663_296 * host_rate)] * 2)
 
 
 def test_points_sit_at_the_intensity_of_each_interface_term(window) -> None:  # type: ignore[no-untyped-def]

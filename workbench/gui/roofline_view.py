@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from workbench.analysis import Analysis
 from workbench.devices import BANDWIDTH, Device, Rate
-from workbench.devices.interfaces import interface
+from workbench.devices.interfaces import HOST, interface
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.measure_plots import MeasuredRooflineLayer
@@ -306,7 +306,10 @@ class RooflineView(RefreshWhenShown, QWidget):
         bandwidth = device.bandwidth.value
         roofs = device_roofs(device)
         ridges = [math.log10(roof.rate.value / bandwidth) for roof in roofs]
-        levels = device_levels(device)
+        # The host link is a roof only where some operation moves bytes over it (resident=host): for
+        # everything else it has no intensity, and its low roof would only cross the compute roofs.
+        host_used = any(term.name == HOST for _, a, _ in placed for term in a.terms)
+        levels = [level for level in device_levels(device) if level.key != HOST or host_used]
         self._show_level_choices(levels)
         hbm_shown = BANDWIDTH not in self._hidden_levels
         further = [level for level in levels if level.key != BANDWIDTH and level.key not in self._hidden_levels]
