@@ -685,8 +685,12 @@ class RooflineView(RefreshWhenShown, QWidget):
             marks: list[Box] = []  # the points: nothing may cover them
             for x, y in self._point_positions:
                 marks.append(box_around(px(x), py(y), OPERATION_RADIUS))
-            for x, y in self._level_marks:
-                marks.append(box_around(px(x), py(y), OPERATION_RADIUS))
+            # a level point on top of its operation's point (compulsory: every level carries the same bytes)
+            # is already kept clear; only the ones apart from it are further marks
+            primary = {(round(px(x), 1), round(py(y), 1)) for x, y in self._point_positions}
+            apart = {(round(px(x), 1), round(py(y), 1)) for x, y in self._level_marks} - primary
+            for cx, cy in sorted(apart):
+                marks.append(box_around(cx, cy, OPERATION_RADIUS))
             for kernel in self.kernels.marks:
                 marks.append(box_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS))
             for x, y in self._kernel_level_marks:
