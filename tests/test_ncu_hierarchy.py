@@ -7,7 +7,6 @@ from pathlib import Path
 
 from workbench.profilers import read_profile
 from workbench.profilers.counters import is_used_metric, l1_traffic, shared_wavefronts
-from workbench.profilers.kernels import group_kernels
 from workbench.profilers.records import Metric
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -19,7 +18,7 @@ def _metric(name: str, value: float, unit: str) -> Metric:
 
 
 def test_the_fixture_gives_dram_l2_and_l1_shared_bytes() -> None:
-    (kernel,) = list(group_kernels(read_profile(FIXTURE)))
+    (kernel,) = read_profile(FIXTURE).kernels()
     across = kernel.bytes_across()
     # DRAM: 67,108,864 B read (A and B once) + 33,554,432 B written (C) = 100,663,296 B, the compulsory bytes
     assert across["hbm"] == 100_663_296
