@@ -9,9 +9,11 @@ import pytest
 from workbench.label_layout import (
     PointLabel,
     RoofLabel,
+    box_to_segment_distance,
     boxes_overlap,
     layout_faults,
     layout_labels,
+    roof_reach,
     segment_crosses_box,
 )
 
@@ -92,3 +94,81 @@ def test_faults_are_reported() -> None:
     bad = LabelLayout([Placement("a", (10, 10, 100, 30)), Placement("b", (50, 20, 150, 40))])
     faults = layout_faults(bad, W, H, [(0.0, 25.0, 800.0, 25.0)], [(140.0, 30.0, 160.0, 50.0)])
     assert "'a' overlaps 'b'" in faults and "'a' is crossed by roof 0" in faults and "'b' covers mark 0" in faults
+
+
+def test_a_roof_hemmed_in_by_its_neighbours_keeps_its_label_on_its_own_line_not_far_away() -> None:
+    """Roofs 22 px apart with 26 px labels (a projector's text): no room beside the middle roof, so its label is
+    written on it (the view breaks the line under the text) rather than sent far off on a leader."""
+    roofs = [(300.0, 200.0 + 22.0 * k, 2000.0, 200.0 + 22.0 * k) for k in range(3)]
+    labels = [RoofLabel(f"roof {k}", 300.0, 26.0, roofs[k]) for k in range(3)]
+    layout = layout_labels(W, H, roofs, [], labels)
+    middle = layout.placement("roof 1")
+    assert middle is not None and middle.box is not None
+    assert middle.leader_to is None and middle.on_roof == roofs[1]
+    assert middle.box[1] < roofs[1][1] < middle.box[3]  # straddles its own line
+    assert layout_faults(layout, W, H, roofs, [], labels) == []
+
+
+@pytest.mark.parametrize("label_height", [14.0, 19.0, 26.0])
+@pytest.mark.parametrize("seed", range(5))
+def test_every_roof_label_stays_within_reach_of_its_roof(label_height: float, seed: int) -> None:
+    roofs, marks, roof_labels, labels = roofline(10, seed, label_height)
+    layout = layout_labels(W, H, roofs, marks, roof_labels, labels)
+    for label in roof_labels:
+        placement = layout.placement(label.key)
+        assert placement is not None and placement.box is not None
+        assert box_to_segment_distance(placement.box, label.roof) <= roof_reach(label_height)
+
+
+def test_a_roof_label_is_left_unplaced_rather_than_drawn_far_from_its_roof() -> None:
+    roof = (100.0, 300.0, 700.0, 300.0)
+    # every place within reach of the roof is covered; free room is left only far below it
+    marks = [(0.0, 200.0, W, 299.0), (0.0, 301.0, W, 420.0)]
+    layout = layout_labels(W, H, [roof], marks, [RoofLabel("roof", 120.0, 20.0, roof)])
+    assert layout.unplaced == ["roof"]
+
+
+def test_faults_name_a_roof_label_far_from_its_roof_and_a_label_written_on_another_roof() -> None:
+    from workbench.label_layout import LabelLayout, Placement
+
+    roofs = [(0.0, 100.0, 800.0, 100.0), (0.0, 140.0, 800.0, 140.0)]
+    far = LabelLayout([Placement("roof", (10, 400, 110, 420), (50, 100))])
+    faults = layout_faults(far, W, H, roofs, [], [RoofLabel("roof", 100, 20, roofs[0])])
+    assert any("'roof' is" in fault and "from its roof" in fault for fault in faults)
+    # written on roof 0, but placed across roof 1: that roof still counts
+    wrong = LabelLayout([Placement("roof", (10, 130, 110, 150), None, roofs[0])])
+    assert layout_faults(wrong, W, H, roofs, []) == ["'roof' is crossed by roof 1"]
+
+
+def test_the_same_inputs_give_the_same_layout_from_the_cache_and_afresh() -> None:
+    from workbench.label_layout import clear_layout_cache
+
+    roofs, marks, roof_labels, labels = roofline(10, 3, 19.0)
+    clear_layout_cache()
+    first = layout_labels(W, H, roofs, marks, roof_labels, labels)
+    again = layout_labels(W, H, roofs, marks, roof_labels, labels)
+    clear_layout_cache()
+    fresh = layout_labels(W, H, roofs, marks, roof_labels, labels)
+    assert first.placements == again.placements == fresh.placements
+    again.placements.clear()  # a caller changing its copy does not change what the cache gives next
+    assert layout_labels(W, H, roofs, marks, roof_labels, labels).placements == first.placements
+
+
+def test_the_bulk_search_agrees_with_the_one_place_check() -> None:
+    """The NumPy test of many places at once and the per-place test say the same of every place."""
+    import numpy as np
+
+    from workbench.label_layout import _Room
+
+    roofs, marks, _, _ = roofline(12, 7, 19.0)
+    room = _Room(W, H, roofs, marks)
+    room.take((600.0, 300.0, 700.0, 320.0))
+    rng = random.Random(5)
+    boxes = []
+    for _ in range(2000):
+        x, y = rng.uniform(-20, W), rng.uniform(-20, H)
+        boxes.append((x, y, x + rng.uniform(20, 200), y + rng.uniform(10, 30)))
+    array = np.array(boxes)
+    bulk = room._free_many(array, np.array([(*m, 0.0) for m in marks] + [(600.0, 300.0, 700.0, 320.0, 2.0)]))
+    assert [bool(b) for b in bulk] == [room.free(box) for box in boxes]
+    assert 0 < sum(bulk) < len(boxes)

@@ -7,27 +7,40 @@ back. A label that had to move away from its point gets a leader line to it.
 
 Rules, in order of placement:
 
-1. Roof labels lie along their own roof, just above or below it, taking the
-   first free place from the right end of the visible roof leftwards (the
-   memory roof's from its left end rightwards); if the roof has no free place
-   beside it, the label steps off the roof in whole text lines and gets a
-   leader to the roof.
+1. Roof labels stay with their own roof. First choice: just above or below
+   it, at the first free place from the right end of the visible roof
+   leftwards (the memory roof's from its left end rightwards). Second: written
+   on the roof itself (a horizontal roof only; the view breaks the line under
+   the text), again at any free place along it. Then the same with the
+   label's shorter text, if it has one. Last: stepped off the roof in whole
+   text lines, with a leader, never further than `ROOF_REACH_LINES` text
+   lines from it. A roof label with no such place is left unplaced rather
+   than drawn far from its roof (the view lists it in the legend).
 2. Operation labels take the first free place around their point, nearest
    first (eight directions, widening rings), then the nearest free place
    anywhere in the view, with a leader line.
 
 A place is free when the box lies inside the view, covers no mark, overlaps
 no label already placed (with `PADDING` of air) and no roof segment passes
-through it. A label with no free place anywhere is left unplaced (`box`
-None): the view lists it in the legend rather than draw it over something.
-`layout_faults` checks a finished layout against the same rules; tests use it.
+through it (except, for a label written on its roof, that roof). A label with
+no free place anywhere is left unplaced (`box` None): the view lists it in
+the legend rather than draw it over something. `layout_faults` checks a
+finished layout against the same rules; tests use it.
+
+Speed: the placed boxes, marks and roofs sit in a grid of cells, so a place
+is checked against what lies near it only; the search of the whole view tests
+its candidate places in bulk with NumPy, nearest first; and a layout asked for
+again with the same inputs (an edit undone, a repaint) comes from a small cache.
 """
 
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
 
 Box = tuple[float, float, float, float]  # left, top, right, bottom
 Segment = tuple[float, float, float, float]  # x0, y0, x1, y1
@@ -37,6 +50,9 @@ GAP = 4.0  # pixels between a roof and its label
 POINT_GAP = 9.0  # pixels between a point's centre and its own label
 ROOF_STEP = 24.0  # pixels between places tried along a roof
 RINGS = 6  # rings of places tried around a point before searching the whole view
+ROOF_REACH_LINES = 2  # a roof label stepped off its roof goes at most this many text lines away
+CELL = 40.0  # pixels per side of the grid cells that index what is already in the view
+CACHE_SIZE = 8  # layouts remembered by their inputs
 
 
 @dataclass(frozen=True)
@@ -48,6 +64,7 @@ class RoofLabel:
     height: float
     roof: Segment
     from_left: bool = False  # try places from the roof's left end (the memory roof) rather than its right
+    short_width: float | None = None  # the width of a shorter text for the same roof, tried where the full one fits nowhere near
 
 
 @dataclass(frozen=True)
@@ -63,11 +80,14 @@ class PointLabel:
 
 @dataclass(frozen=True)
 class Placement:
-    """Where one label went: its box (None when no place was free) and the point a leader line runs to."""
+    """Where one label went: its box (None when no place was free), the point a leader line runs to, and the
+    roof it is written on (a roof label placed over its own horizontal roof; the view breaks the line there)."""
 
     key: str
     box: Box | None
     leader_to: tuple[float, float] | None = None
+    on_roof: Segment | None = None
+    short: bool = False  # a roof label placed with its shorter text
 
 
 @dataclass
@@ -133,6 +153,23 @@ def nearest_on_box(box: Box, x: float, y: float) -> tuple[float, float]:
     return min(max(x, box[0]), box[2]), min(max(y, box[1]), box[3])
 
 
+def box_to_segment_distance(box: Box, segment: Segment) -> float:
+    """Pixels between a box and a segment (0 when the segment touches or crosses the box)."""
+    if segment_crosses_box(segment, box, inset=0.0):
+        return 0.0
+    corners = ((box[0], box[1]), (box[2], box[1]), (box[2], box[3]), (box[0], box[3]))
+    best = min(math.dist(corner, _nearest_on_segment(segment, *corner)) for corner in corners)
+    for x, y in ((segment[0], segment[1]), (segment[2], segment[3])):
+        nx, ny = nearest_on_box(box, x, y)
+        best = min(best, math.hypot(nx - x, ny - y))
+    return best
+
+
+def roof_reach(label_height: float) -> float:
+    """The furthest a roof label's box may be from its roof, in pixels: `ROOF_REACH_LINES` lines and some air."""
+    return GAP + (ROOF_REACH_LINES + 0.5) * label_height
+
+
 def _clip_to_view(segment: Segment, width: float, height: float) -> Segment | None:
     """The part of a segment inside the view, or None."""
     x0, y0, x1, y1 = segment
@@ -153,83 +190,6 @@ def _clip_to_view(segment: Segment, width: float, height: float) -> Segment | No
     return (x0 + t0 * dx, y0 + t0 * dy, x0 + t1 * dx, y0 + t1 * dy)
 
 
-# ---------------------------------------------------------------- placing
-
-
-class _Room:
-    """The view, what must stay uncovered, and the labels placed so far."""
-
-    def __init__(self, width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box]) -> None:
-        self.width = width
-        self.height = height
-        self.roofs = [roof for roof in roofs]
-        self.marks = list(marks)
-        self.taken: list[Box] = []
-
-    def free(self, box: Box) -> bool:
-        if not inside(box, self.width, self.height):
-            return False
-        for mark in self.marks:
-            if boxes_overlap(box, mark):
-                return False
-        for label in self.taken:
-            if boxes_overlap(box, label, PADDING):
-                return False
-        for roof in self.roofs:
-            if segment_crosses_box(roof, box):
-                return False
-        return True
-
-
-def _along_roof(label: RoofLabel, width: float, height: float) -> Iterator[tuple[Box, tuple[float, float] | None]]:
-    """Places beside the roof (no leader), stepped off it line by line, then anywhere (with a leader to the roof)."""
-    visible = _clip_to_view(label.roof, width, height)
-    if visible is None:
-        return
-    x0, y0, x1, y1 = visible
-    if x1 < x0:
-        x0, y0, x1, y1 = x1, y1, x0, y0
-    length = math.hypot(x1 - x0, y1 - y0)
-    w, h = label.width, label.height
-    steps = max(int(length // ROOF_STEP), 0)
-    positions = [k / steps for k in range(steps + 1)] if steps else [0.5]
-    if not label.from_left:
-        positions.reverse()
-    horizontal = abs(y1 - y0) <= 0.05 * max(abs(x1 - x0), 1.0)
-    near: list[tuple[Box, tuple[float, float] | None]] = []
-    far: list[tuple[Box, tuple[float, float] | None]] = []
-    for t in positions:
-        px, py = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
-        if horizontal:
-            # the label's right end at the position when reading from the right, its left end when from the left
-            left = px if label.from_left else px - w
-            above = (left, py - GAP - h, left + w, py - GAP)
-            below = (left, py + GAP, left + w, py + GAP + h)
-            near += [(above, None), (below, None)]
-            for k in (1, 2, 3):
-                far += [((left, above[1] - k * h, left + w, above[3] - k * h), (px, py))]
-                far += [((left, below[1] + k * h, left + w, below[3] + k * h), (px, py))]
-        else:
-            rising = (y1 - y0) < 0  # up and to the right on screen
-            if rising:  # above-left of the line: bottom-right corner on it; below-right: top-left corner on it
-                above = (px - GAP - w, py - GAP - h, px - GAP, py - GAP)
-                below = (px + GAP, py + GAP, px + GAP + w, py + GAP + h)
-            else:
-                above = (px + GAP, py - GAP - h, px + GAP + w, py - GAP)
-                below = (px - GAP - w, py + GAP, px - GAP, py + GAP + h)
-            near += [(above, None), (below, None)]
-            for k in (1, 2, 3):
-                far += [((above[0] - k * h, above[1] - k * h, above[2] - k * h, above[3] - k * h), (px, py))]
-                far += [((below[0] + k * h, below[1] + k * h, below[2] + k * h, below[3] + k * h), (px, py))]
-    yield from near
-    yield from far
-
-    def anchor(box: Box) -> tuple[float, float]:
-        return _nearest_on_segment((x0, y0, x1, y1), (box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
-
-    yield from _anywhere(w, h, width, height, anchor)
-
-
 def _nearest_on_segment(segment: Segment, x: float, y: float) -> tuple[float, float]:
     x0, y0, x1, y1 = segment
     dx, dy = x1 - x0, y1 - y0
@@ -238,32 +198,242 @@ def _nearest_on_segment(segment: Segment, x: float, y: float) -> tuple[float, fl
     return x0 + t * dx, y0 + t * dy
 
 
-def _anywhere(
-    w: float, h: float, width: float, height: float, anchor: Callable[[Box], tuple[float, float]]
-) -> Iterator[tuple[Box, tuple[float, float] | None]]:
-    """Every place in the view on a grid of half a line, the one nearest its anchor first, with a leader to it."""
-    step = max(h / 2, 4.0)
-    columns = int(max(width - w - 2, 0) // step) + 1
-    rows = int(max(height - h - 2, 0) // step) + 1
-    grid = []
-    for i in range(columns):
-        left = 1.0 + i * step
-        for j in range(rows):
-            top = 1.0 + j * step
-            box = (left, top, left + w, top + h)
-            ax, ay = anchor(box)
-            nx, ny = nearest_on_box(box, ax, ay)
-            grid.append(((nx - ax) ** 2 + (ny - ay) ** 2, box, (ax, ay)))
-    grid.sort(key=lambda item: item[0])
-    for _, box, to in grid:
-        yield box, to
+def _collinear(a: Segment, b: Segment, tolerance: float = 0.5) -> bool:
+    """True when segment `b` lies on the line through segment `a` (both of its ends within `tolerance` pixels)."""
+    x0, y0, x1, y1 = a
+    length = math.hypot(x1 - x0, y1 - y0)
+    if length == 0:
+        return False
+    for x, y in ((b[0], b[1]), (b[2], b[3])):
+        if abs((x1 - x0) * (y0 - y) - (x0 - x) * (y1 - y0)) / length > tolerance:
+            return False
+    return True
 
 
-def _around_point(label: PointLabel, width: float, height: float) -> Iterator[tuple[Box, tuple[float, float] | None]]:
-    """Places around the point, nearest first; beyond the first ring with a leader; then anywhere, nearest first.
+def _horizontal(segment: Segment) -> bool:
+    x0, y0, x1, y1 = segment
+    return abs(y1 - y0) <= 0.05 * max(abs(x1 - x0), 1.0)
 
-    A generator: the search of the whole view is built only for a label that the rings could not place.
+
+# ---------------------------------------------------------------- the room: what is in the view, indexed by cell
+
+
+class _Room:
+    """The view, what must stay uncovered, and the labels placed so far, indexed by grid cell.
+
+    A box is checked only against the marks, labels and roofs in the cells it
+    covers; the bulk search (`first_free`) tests many boxes at once with NumPy.
     """
+
+    def __init__(self, width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box]) -> None:
+        self.width = width
+        self.height = height
+        self.roofs = list(roofs)
+        self.marks = list(marks)
+        self.taken: list[Box] = []
+        self.columns = int(width // CELL) + 1
+        self.rows = int(height // CELL) + 1
+        self.cells: list[list[tuple[int, int]]] = [[] for _ in range(self.columns * self.rows)]  # (kind, index)
+        for index, mark in enumerate(self.marks):
+            self._add_box(0, index, mark)
+        for index, roof in enumerate(self.roofs):
+            self._add_segment(index, roof)
+        self._boxes_array: np.ndarray | None = None  # marks and taken labels as rows, for the bulk search
+
+    # --- indexing
+    def _cell_range(self, box: Box, padding: float = 0.0) -> tuple[int, int, int, int]:
+        c0 = min(max(int((box[0] - padding) // CELL), 0), self.columns - 1)
+        c1 = min(max(int((box[2] + padding) // CELL), 0), self.columns - 1)
+        r0 = min(max(int((box[1] - padding) // CELL), 0), self.rows - 1)
+        r1 = min(max(int((box[3] + padding) // CELL), 0), self.rows - 1)
+        return c0, c1, r0, r1
+
+    def _add_box(self, kind: int, index: int, box: Box) -> None:
+        c0, c1, r0, r1 = self._cell_range(box, PADDING)
+        for row in range(r0, r1 + 1):
+            base = row * self.columns
+            for column in range(c0, c1 + 1):
+                self.cells[base + column].append((kind, index))
+
+    def _add_segment(self, index: int, segment: Segment) -> None:
+        """Every cell the segment passes through (a band of rows at a time: a roof spans many cells)."""
+        visible = _clip_to_view(segment, self.width, self.height)
+        if visible is None:
+            return
+        x0, y0, x1, y1 = visible
+        if y1 < y0:
+            x0, y0, x1, y1 = x1, y1, x0, y0
+        r0 = min(max(int(y0 // CELL), 0), self.rows - 1)
+        r1 = min(max(int(y1 // CELL), 0), self.rows - 1)
+        for row in range(r0, r1 + 1):
+            top, bottom = max(row * CELL, y0), min((row + 1) * CELL, y1)
+            if y1 == y0:
+                xa, xb = x0, x1
+            else:
+                xa = x0 + (top - y0) * (x1 - x0) / (y1 - y0)
+                xb = x0 + (bottom - y0) * (x1 - x0) / (y1 - y0)
+            low, high = min(xa, xb), max(xa, xb)
+            c0 = min(max(int(low // CELL) - 1, 0), self.columns - 1)  # one cell of slack either side
+            c1 = min(max(int(high // CELL) + 1, 0), self.columns - 1)
+            base = row * self.columns
+            for column in range(c0, c1 + 1):
+                self.cells[base + column].append((2, index))
+
+    def take(self, box: Box) -> None:
+        self.taken.append(box)
+        self._add_box(1, len(self.taken) - 1, box)
+        self._boxes_array = None
+
+    # --- one place
+    def free(self, box: Box, own_roof: Segment | None = None) -> bool:
+        if not inside(box, self.width, self.height):
+            return False
+        left, top, right, bottom = box
+        c0, c1, r0, r1 = self._cell_range(box, PADDING)
+        seen: set[tuple[int, int]] = set()
+        for row in range(r0, r1 + 1):
+            base = row * self.columns
+            for column in range(c0, c1 + 1):
+                for entry in self.cells[base + column]:
+                    if entry in seen:
+                        continue
+                    seen.add(entry)
+                    kind, index = entry
+                    if kind == 0:
+                        m = self.marks[index]
+                        if left < m[2] and m[0] < right and top < m[3] and m[1] < bottom:
+                            return False
+                    elif kind == 1:
+                        t = self.taken[index]
+                        if left - PADDING < t[2] and t[0] < right + PADDING and top - PADDING < t[3] and t[1] < bottom + PADDING:
+                            return False
+                    else:
+                        roof = self.roofs[index]
+                        if segment_crosses_box(roof, box) and not (own_roof is not None and _collinear(own_roof, roof)):
+                            return False
+        return True
+
+    # --- many places at once
+    def first_free(self, boxes: np.ndarray, order: np.ndarray) -> int | None:
+        """The first box (in `order`) that is free, tested in growing batches; its row in `boxes`, or None."""
+        if self._boxes_array is None:
+            rows = [(*m, 0.0) for m in self.marks] + [(*t, PADDING) for t in self.taken]
+            self._boxes_array = np.array(rows, dtype=float).reshape(-1, 5)
+        obstacles = self._boxes_array
+        start, batch = 0, 64
+        while start < len(order):
+            chosen = order[start : start + batch]
+            free = self._free_many(boxes[chosen], obstacles)
+            hits = np.flatnonzero(free)
+            if len(hits):
+                return int(chosen[hits[0]])
+            start += batch
+            batch *= 4
+        return None
+
+    def _free_many(self, boxes: np.ndarray, obstacles: np.ndarray) -> np.ndarray:
+        left, top, right, bottom = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
+        free = (left >= 1.0) & (top >= 1.0) & (right <= self.width - 1.0) & (bottom <= self.height - 1.0)
+        if len(obstacles):
+            pad = obstacles[None, :, 4]
+            hit = (
+                (left[:, None] - pad < obstacles[None, :, 2])
+                & (obstacles[None, :, 0] < right[:, None] + pad)
+                & (top[:, None] - pad < obstacles[None, :, 3])
+                & (obstacles[None, :, 1] < bottom[:, None] + pad)
+            )
+            free &= ~hit.any(axis=1)
+        for roof in self.roofs:
+            free &= ~_segment_crosses_boxes(roof, boxes)
+        return free
+
+
+def _segment_crosses_boxes(segment: Segment, boxes: np.ndarray, inset: float = 0.5) -> np.ndarray:
+    """`segment_crosses_box` for many boxes at once (rows of left, top, right, bottom)."""
+    left, top = boxes[:, 0] + inset, boxes[:, 1] + inset
+    right, bottom = boxes[:, 2] - inset, boxes[:, 3] - inset
+    x0, y0, x1, y1 = segment
+    dx, dy = x1 - x0, y1 - y0
+    t0 = np.zeros(len(boxes))
+    t1 = np.ones(len(boxes))
+    possible = (left < right) & (top < bottom)
+    for p, q in ((-dx, x0 - left), (dx, right - x0), (-dy, y0 - top), (dy, bottom - y0)):
+        if p == 0.0:
+            possible &= q >= 0.0
+            continue
+        r = q / p
+        if p < 0.0:
+            t0 = np.maximum(t0, r)
+        else:
+            t1 = np.minimum(t1, r)
+    return possible & (t0 < t1)
+
+
+# ---------------------------------------------------------------- places to try
+
+Candidate = tuple[Box, "tuple[float, float] | None", "Segment | None"]  # box, leader to, roof written on
+
+
+def _along_roof(label: RoofLabel, width: float, height: float) -> Iterator[tuple[Candidate, bool]]:
+    """Places beside the roof and on it, with the full text, then the short one; then stepped off the roof a line
+    or two (with a leader), full text then short. Each with whether it is the short text."""
+    widths = [label.width] + ([label.short_width] if label.short_width is not None and label.short_width < label.width else [])
+    stepped: list[tuple[Candidate, bool]] = []
+    for w in widths:
+        near, far = _roof_places(label, w, width, height)
+        yield from ((place, w != label.width) for place in near)
+        stepped += [(place, w != label.width) for place in far]
+    yield from stepped
+
+
+def _roof_places(label: RoofLabel, w: float, width: float, height: float) -> tuple[list[Candidate], list[Candidate]]:
+    """For a label `w` wide: the places beside and on the roof, and those stepped off it within reach."""
+    visible = _clip_to_view(label.roof, width, height)
+    if visible is None:
+        return [], []
+    x0, y0, x1, y1 = visible
+    if x1 < x0:
+        x0, y0, x1, y1 = x1, y1, x0, y0
+    length = math.hypot(x1 - x0, y1 - y0)
+    h = label.height
+    steps = max(int(length // ROOF_STEP), 0)
+    positions = [k / steps for k in range(steps + 1)] if steps else [0.5]
+    if not label.from_left:
+        positions.reverse()
+    horizontal = _horizontal(label.roof)
+    near: list[Candidate] = []
+    on: list[Candidate] = []
+    far: list[Candidate] = []
+    reach = roof_reach(h)
+    for t in positions:
+        px, py = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
+        if horizontal:
+            # the label's right end at the position when reading from the right, its left end when from the left
+            left = px if label.from_left else px - w
+            above = (left, py - GAP - h, left + w, py - GAP)
+            below = (left, py + GAP, left + w, py + GAP + h)
+            near += [(above, None, None), (below, None, None)]
+            on.append(((left, py - h / 2, left + w, py + h / 2), None, label.roof))
+            for k in range(1, ROOF_REACH_LINES + 1):
+                far.append(((left, above[1] - k * h, left + w, above[3] - k * h), (px, py), None))
+                far.append(((left, below[1] + k * h, left + w, below[3] + k * h), (px, py), None))
+        else:
+            rising = (y1 - y0) < 0  # up and to the right on screen
+            if rising:  # above-left of the line: bottom-right corner on it; below-right: top-left corner on it
+                above = (px - GAP - w, py - GAP - h, px - GAP, py - GAP)
+                below = (px + GAP, py + GAP, px + GAP + w, py + GAP + h)
+            else:
+                above = (px + GAP, py - GAP - h, px + GAP + w, py - GAP)
+                below = (px - GAP - w, py + GAP, px - GAP, py + GAP + h)
+            near += [(above, None, None), (below, None, None)]
+            for k in range(1, ROOF_REACH_LINES + 1):
+                far.append(((above[0] - k * h, above[1] - k * h, above[2] - k * h, above[3] - k * h), (px, py), None))
+                far.append(((below[0] + k * h, below[1] + k * h, below[2] + k * h, below[3] + k * h), (px, py), None))
+    return near + on, [(box, to, roof) for box, to, roof in far if box_to_segment_distance(box, label.roof) <= reach]
+
+
+def _around_point(label: PointLabel) -> Iterator[Candidate]:
+    """Places around the point, nearest first; beyond the first ring with a leader to it."""
     cx, cy, w, h = label.x, label.y, label.width, label.height
     for ring in range(RINGS):
         reach = POINT_GAP + ring * 0.9 * h
@@ -279,8 +449,33 @@ def _around_point(label: PointLabel, width: float, height: float) -> Iterator[tu
             (cx - w / 2, cy - reach - h, cx + w / 2, cy - reach),  # above
             (cx - w / 2, cy + reach, cx + w / 2, cy + reach + h),  # below
         ):
-            yield box, leader
-    yield from _anywhere(w, h, width, height, lambda box: (cx, cy))
+            yield box, leader, None
+
+
+def _anywhere(room: _Room, label: PointLabel) -> Placement:
+    """The free place nearest the point on a grid of half a line over the whole view, with a leader to it."""
+    w, h, cx, cy = label.width, label.height, label.x, label.y
+    step = max(h / 2, 4.0)
+    columns = int(max(room.width - w - 2, 0) // step) + 1
+    rows = int(max(room.height - h - 2, 0) // step) + 1
+    lefts = np.repeat(1.0 + np.arange(columns) * step, rows)  # column by column, as the places are numbered
+    tops = np.tile(1.0 + np.arange(rows) * step, columns)
+    boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
+    nx = np.minimum(np.maximum(cx, boxes[:, 0]), boxes[:, 2])
+    ny = np.minimum(np.maximum(cy, boxes[:, 1]), boxes[:, 3])
+    distance = (nx - cx) ** 2 + (ny - cy) ** 2
+    order = np.argsort(distance, kind="stable")
+    found = room.first_free(boxes, order)
+    if found is None:
+        return Placement(label.key, None)
+    box = (float(boxes[found, 0]), float(boxes[found, 1]), float(boxes[found, 2]), float(boxes[found, 3]))
+    room.take(box)
+    return Placement(label.key, box, (cx, cy))
+
+
+# ---------------------------------------------------------------- laying out
+
+_cache: OrderedDict[tuple[object, ...], tuple[Placement, ...]] = OrderedDict()
 
 
 def layout_labels(
@@ -291,44 +486,99 @@ def layout_labels(
     roof_labels: Sequence[RoofLabel] = (),
     point_labels: Sequence[PointLabel] = (),
 ) -> LabelLayout:
-    """Place the roof labels, then the point labels, each in the first free place it is offered."""
+    """Place the roof labels, then the point labels, each in the first free place it is offered.
+
+    The same inputs give the same layout, so one asked for again (an edit undone, a view resized back)
+    comes from a cache of the last `CACHE_SIZE` layouts.
+    """
+    key = (width, height, tuple(roofs), tuple(marks), tuple(roof_labels), tuple(point_labels))
+    cached = _cache.get(key)
+    if cached is not None:
+        _cache.move_to_end(key)
+        return LabelLayout(list(cached))
+    layout = _lay_out(width, height, roofs, marks, roof_labels, point_labels)
+    _cache[key] = tuple(layout.placements)
+    while len(_cache) > CACHE_SIZE:
+        _cache.popitem(last=False)
+    return layout
+
+
+def clear_layout_cache() -> None:
+    """Forget remembered layouts (benchmarks measure the layout itself with it)."""
+    _cache.clear()
+
+
+def _lay_out(
+    width: float,
+    height: float,
+    roofs: Sequence[Segment],
+    marks: Sequence[Box],
+    roof_labels: Sequence[RoofLabel],
+    point_labels: Sequence[PointLabel],
+) -> LabelLayout:
     room = _Room(width, height, roofs, marks)
     result = LabelLayout()
     for roof_label in roof_labels:
-        result.placements.append(_place(room, roof_label.key, _along_roof(roof_label, width, height)))
+        placement = Placement(roof_label.key, None)
+        for (box, leader, on_roof), short in _along_roof(roof_label, width, height):
+            if room.free(box, on_roof):
+                room.take(box)
+                placement = Placement(roof_label.key, box, leader, on_roof, short)
+                break
+        result.placements.append(placement)
     for point_label in point_labels:
         if not (0 <= point_label.x <= width and 0 <= point_label.y <= height):
             result.placements.append(Placement(point_label.key, None))  # its point is out of view
             continue
-        result.placements.append(_place(room, point_label.key, _around_point(point_label, width, height)))
+        placement = _place(room, point_label.key, _around_point(point_label))
+        if placement.box is None:
+            placement = _anywhere(room, point_label)
+        result.placements.append(placement)
     return result
 
 
-def _place(room: _Room, key: str, places: Iterable[tuple[Box, tuple[float, float] | None]]) -> Placement:
-    for box, leader in places:
-        if room.free(box):
-            room.taken.append(box)
-            return Placement(key, box, leader)
+def _place(room: _Room, key: str, places: Iterable[Candidate]) -> Placement:
+    for box, leader, on_roof in places:
+        if room.free(box, on_roof):
+            room.take(box)
+            return Placement(key, box, leader, on_roof)
     return Placement(key, None)
 
 
 # ---------------------------------------------------------------- checking
 
 
-def layout_faults(layout: LabelLayout, width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box]) -> list[str]:
-    """Every broken rule in a layout, one line each (empty when it keeps them all)."""
+def layout_faults(
+    layout: LabelLayout,
+    width: float,
+    height: float,
+    roofs: Sequence[Segment],
+    marks: Sequence[Box],
+    roof_labels: Sequence[RoofLabel] = (),
+) -> list[str]:
+    """Every broken rule in a layout, one line each (empty when it keeps them all).
+
+    A label written on its own roof may have that roof (and only it) run through it; a roof label in
+    `roof_labels` must lie within `roof_reach` of its roof.
+    """
     faults = []
-    placed = [(p.key, p.box) for p in layout.placements if p.box is not None]
-    for index, (key, box) in enumerate(placed):
+    placed = [(p.key, p.box, p.on_roof) for p in layout.placements if p.box is not None]
+    for index, (key, box, on_roof) in enumerate(placed):
         if not inside(box, width, height, margin=0.0):
             faults.append(f"{key!r} reaches outside the view")
-        for other_key, other in placed[index + 1 :]:
+        for other_key, other, _ in placed[index + 1 :]:
             if boxes_overlap(box, other):
                 faults.append(f"{key!r} overlaps {other_key!r}")
         for number, roof in enumerate(roofs):
-            if segment_crosses_box(roof, box):
+            if segment_crosses_box(roof, box) and not (on_roof is not None and _horizontal(on_roof) and _collinear(on_roof, roof)):
                 faults.append(f"{key!r} is crossed by roof {number}")
         for number, mark in enumerate(marks):
             if boxes_overlap(box, mark):
                 faults.append(f"{key!r} covers mark {number}")
+    for label in roof_labels:
+        placement = layout.placement(label.key)
+        if placement is not None and placement.box is not None:
+            distance = box_to_segment_distance(placement.box, label.roof)
+            if distance > roof_reach(label.height) + 1e-6:
+                faults.append(f"{label.key!r} is {distance:.0f} px from its roof (at most {roof_reach(label.height):.0f})")
     return faults

@@ -99,3 +99,121 @@ def test_the_command_line_flag_starts_in_presentation_mode(monkeypatch: pytest.M
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     assert cli.main(["gui", "--presentation"]) == 0
     assert seen and seen[0][0] and seen[0][1] >= PRESENTATION_MIN_POINTS
+
+
+def _presenting_batched_gemm(window, qtbot):  # type: ignore[no-untyped-def]
+    window.open_example("batched-gemm-sweep")
+    window.tabs.setCurrentWidget(window.roofline)
+    window.set_presentation(True)
+    for _ in range(5):  # the layout requests larger text posts, and the docks' sizes set after it
+        QApplication.processEvents()
+    qtbot.wait(20)
+    QApplication.processEvents()
+
+
+def test_presentation_never_grows_the_window_beyond_the_screen(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    room = window.available_screen()
+    window.resize(room.width(), room.height())
+    _presenting_batched_gemm(window, qtbot)
+    assert window.width() <= room.width() and window.height() <= room.height()
+    assert window.minimumSizeHint().width() <= room.width()
+    window.resize(room.width() + 600, room.height())  # a window larger than its screen is brought back onto it
+    window.set_presentation(False)
+    window.set_presentation(True)
+    QApplication.processEvents()
+    assert window.width() <= room.width()
+
+
+def _tick_boxes(axis, low: float, high: float) -> list[tuple[float, float, str]]:  # type: ignore[no-untyped-def]
+    """Each labelled x tick's text extent in the axis's pixels, measured with the tick font's metrics."""
+    from PySide6.QtGui import QFontMetricsF
+
+    metrics = QFontMetricsF(axis.style["tickFont"])
+    width = axis.width()
+    spacing, values = axis.tickValues(low, high, width)[0]
+    boxes = []
+    for value, text in zip(values, axis.tickStrings(values, 1.0, spacing)):
+        if text:
+            x = (value - low) / (high - low) * width
+            half = metrics.horizontalAdvance(text) / 2
+            boxes.append((x - half, x + half, text))
+    return boxes
+
+
+@pytest.mark.parametrize("view_name", ["roofline", "sweep", "compare"])
+def test_no_two_x_tick_labels_overlap_at_presentation_size(window, qtbot, view_name: str) -> None:  # type: ignore[no-untyped-def]
+    _presenting_batched_gemm(window, qtbot)
+    view = getattr(window, view_name)
+    axis = view.widget.getPlotItem().getAxis("bottom")
+    assert axis.style["tickFont"].pointSizeF() >= PRESENTATION_MIN_POINTS
+    for low, high in ((-1.0, 7.0), (-3.0, 12.0), (0.0, 30.0)):  # the fitted roofline, a wide one, a size sweep
+        for width in (300, 600, 1200):
+            axis.resize(width, axis.height())
+            boxes = _tick_boxes(axis, low, high)
+            assert len(boxes) >= 2
+            for (_, right, text), (left, _, following) in zip(boxes, boxes[1:]):
+                assert right < left, f"{text!r} and {following!r} overlap at {width} px"
+
+
+def test_the_x_axis_title_fits_its_axis_at_presentation_size(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QFontMetricsF
+
+    _presenting_batched_gemm(window, qtbot)
+    roofline = window.roofline
+    axis = roofline.plot.getAxis("bottom")
+    metrics = QFontMetricsF(roofline._plot_font)
+    for width in (window.width(), 700):
+        window.resize(width, window.height())
+        QApplication.processEvents()
+        title = axis.labelText
+        assert title in roofline.axis_titles()
+        assert metrics.horizontalAdvance(title) <= axis.width(), f"{title!r} is cut at {axis.width():.0f} px"
+    window.set_presentation(False)
+    window.resize(1600, 1000)
+    QApplication.processEvents()
+    assert axis.labelText == roofline.axis_titles()[0]  # with room, the full title
+
+
+def test_roof_labels_stay_near_their_roofs_at_presentation_size(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from workbench.label_layout import box_to_segment_distance, roof_reach
+
+    _presenting_batched_gemm(window, qtbot)
+    roofline = window.roofline
+    roofline._place_labels()
+    placed = roofline.label_layout
+    assert placed is not None and placed.roof_labels
+    assert placed.faults() == []
+    legend_texts = [sample_label.text for _, sample_label in roofline.plot.legend.items] if roofline.plot.legend else []
+    for label, item in zip(placed.roof_labels, [roofline.memory_label, *roofline.roof_labels.items]):
+        placement = placed.layout.placement(label.key)
+        assert placement is not None
+        if placement.box is None:  # no room near its roof on this small screen: the legend names the roof instead
+            assert roofline._roof_texts[label.key][0] in legend_texts and not item.isVisible()
+        else:
+            assert box_to_segment_distance(placement.box, label.roof) <= roof_reach(label.height)
+
+
+def test_switching_layouts_leaves_one_tab_bar_for_the_tabbed_docks(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """restoreState gives the tabbed Analysis/Notes docks a new tab bar; the previous one must not stay shown
+    (at the other mode's text size it stuck out over the window's bottom corner)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QTabBar
+
+    def shown_bars() -> list[QTabBar]:
+        return [
+            bar
+            for bar in window.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly)
+            if bar.isVisible() and bar.count() and "Notes" in {bar.tabText(i) for i in range(bar.count())}
+        ]
+
+    assert len(shown_bars()) == 1
+    for on in (True, False, True, False):
+        window.set_presentation(on)
+        for _ in range(3):
+            QApplication.processEvents()
+        qtbot.wait(10)
+        bars = shown_bars()
+        assert len(bars) == 1, f"{len(bars)} tab bars shown for the tabbed docks (presentation {on})"
+        dock = window.panel_dock if window.panel_dock.isVisible() else window.notes_dock
+        assert bars[0].geometry().top() == dock.geometry().bottom() + 1
+        assert window.rect().contains(bars[0].geometry())

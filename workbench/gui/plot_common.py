@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetricsF
 
 from workbench.devices import DATASHEET, DERIVED, Rate
 from workbench.label_layout import Box
@@ -67,11 +67,23 @@ class LogAxis(pg.AxisItem):
         self.base = base
 
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:  # noqa: N802,N803
+        """Whole decades (or doublings), every `step`-th one, with `step` large enough that no two tick texts
+        touch at the tick font's size (measured), and never closer than 46 px (vertical) or 70 px apart."""
         low, high = sorted((minVal, maxVal))
         span = max(high - low, 1e-9)
         per_unit = size / span  # pixels per decade (or per doubling)
+        metrics = QFontMetricsF(self.style.get("tickFont") or self.font())
+        vertical = self.orientation in ("left", "right")
         step = 1
-        while per_unit * step < (46 if self.orientation in ("left", "right") else 70):
+        while step < span:
+            majors = [k for k in range(math.ceil(low), math.floor(high) + 1) if k % step == 0]
+            if vertical:
+                need = max(46.0, 1.6 * metrics.height())
+            else:
+                widest = max((metrics.horizontalAdvance(self.label_for(float(k))) for k in majors), default=0.0)
+                need = max(70.0, widest + 1.5 * metrics.horizontalAdvance("0"))
+            if per_unit * step >= need:
+                break
             step += 1
         majors = [float(k) for k in range(math.ceil(low), math.floor(high) + 1) if k % step == 0]
         levels: list[tuple[float, list[float]]] = [(float(step), majors)]
@@ -91,6 +103,10 @@ def si_tick(unit: str) -> Callable[[float], str]:
 
 
 def intensity_tick(v: float) -> str:
+    """'0.01' … '1000' as figures; beyond that '10⁴', '10⁻³': short, so ticks stay apart at large text."""
+    exponent = round(v)
+    if abs(v - exponent) < 1e-9 and not -2 <= exponent <= 3:
+        return "10" + str(exponent).translate(_SUPERSCRIPT)
     return format_number(10**v, 3)
 
 

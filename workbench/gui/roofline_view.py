@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QFont, QMouseEvent
+from PySide6.QtGui import QAction, QFont, QFontMetricsF, QMouseEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.analysis import Analysis
@@ -55,6 +55,7 @@ from workbench.gui.profile_view import ProfiledKernelLayer
 from workbench.label_layout import (
     Box,
     LabelLayout,
+    Placement,
     PointLabel,
     RoofLabel,
     Segment,
@@ -89,9 +90,10 @@ class PlacedLabels:
     height: float
     roofs: tuple[Segment, ...]
     marks: tuple[Box, ...]
+    roof_labels: tuple[RoofLabel, ...] = ()
 
     def faults(self) -> list[str]:
-        return layout_faults(self.layout, self.width, self.height, self.roofs, self.marks)
+        return layout_faults(self.layout, self.width, self.height, self.roofs, self.marks, self.roof_labels)
 
 
 
@@ -133,14 +135,16 @@ class RooflineView(RefreshWhenShown, QWidget):
         )
         self.widget.setObjectName("rooflinePlot")
         self.plot: pg.PlotItem = self.widget.getPlotItem()
-        self.plot.setLabel("bottom", "Arithmetic intensity (FLOP/B, compulsory HBM bytes)")
-        self._axis_text = "Arithmetic intensity (FLOP/B, compulsory HBM bytes)"
+        self._axis_memory = "HBM"
+        self._axis_hierarchical = False  # further interface roofs shown: the axis counts bytes per interface
+        self._axis_title = ""
+        self._fit_axis_title()
         self._roofs_shown: tuple[Any, ...] | None = None  # what the roof items show now (see refresh)
         self.plot.setLabel("left", "Attainable rate (FLOP/s)")
 
         self.memory_line = pg.PlotDataItem()
         self.memory_ghost = pg.PlotDataItem()
-        self.memory_label = tight_text(pg.TextItem(anchor=(0, 1), color=MEMORY_COLOUR))
+        self.memory_label = _roof_text(tight_text(pg.TextItem(anchor=(0, 1), color=MEMORY_COLOUR)))
         self.memory_label.setRotation(0)
         self.ridge_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#9e9e9e", width=1, style=Qt.PenStyle.DotLine))
         self.ridge_marker = pg.ScatterPlotItem(size=9, symbol="d", pen=pg.mkPen(SELECTED_COLOUR), brush=pg.mkBrush("w"))
@@ -153,7 +157,7 @@ class RooflineView(RefreshWhenShown, QWidget):
             self.plot.addItem(item)
         self.roof_lines = ItemPool(self.plot, pg.PlotDataItem)
         self.ghost_lines = ItemPool(self.plot, pg.PlotDataItem)
-        self.roof_labels = ItemPool(self.plot, lambda: tight_text(pg.TextItem(anchor=(1, 0))))
+        self.roof_labels = ItemPool(self.plot, lambda: _roof_text(tight_text(pg.TextItem(anchor=(1, 0)))))
         self.point_labels = ItemPool(self.plot, lambda: tight_text(pg.TextItem(anchor=(0, 0), color="#212121")))
         self.leader_lines = ItemPool(self.plot, lambda: pg.PlotDataItem(pen=pg.mkPen("#757575", width=1)))
         # the hierarchical roofline: a roof per further interface (L2, shared memory, host) and the
@@ -185,6 +189,8 @@ class RooflineView(RefreshWhenShown, QWidget):
         self._held = False  # the user zoomed or panned: edits keep the view until a fit
         self._device_key: str | None = None
         self._roof_heights: list[float] = []
+        self._roof_texts: dict[str, tuple[str, str]] = {}  # layout key ("memory", "roof 2") -> full and short text
+        self._text_widths: dict[tuple[str, str], float] = {}  # (font, text) -> advance: measured once per font
         self._roof_starts: list[float] = []  # log intensity where each roof begins (its ridge)
         self._point_positions: list[tuple[float, float]] = []
         self._point_rows: list[int] = []  # the operation each position belongs to
@@ -201,12 +207,13 @@ class RooflineView(RefreshWhenShown, QWidget):
         self._level_tips: list[str] = []
         self.operation_levels: dict[int, list[LevelPoint]] = {}  # row -> the operation at every interface
         self._label_mode = LABELS_ALL
-        self._legend_rows: list[tuple[str, str]] = []
-        self._legend_samples: list[pg.ScatterPlotItem] = []
+        self._legend_rows: list[tuple[str, str, str]] = []
+        self._legend_samples: list[Any] = []  # scatter samples for operations, line samples for roofs
         self.label_layout: PlacedLabels | None = None  # the last layout, for tests and benchmarks
         self._ridge: tuple[float, float] | None = None  # the selected path's ridge point
         view = self.plot.getViewBox()
         view.sigResized.connect(self._place_labels)
+        view.sigResized.connect(self._fit_axis_title)
         view.sigRangeChanged.connect(self._place_labels)
         view.sigRangeChangedManually.connect(self._hold_view)
         # pyqtgraph's "A" button (shown while the view is held) and a double-click fit to the data
@@ -427,7 +434,12 @@ class RooflineView(RefreshWhenShown, QWidget):
             self.memory_ghost.setData([start, memory_end], [g + start, g + memory_end])
             self.memory_ghost.setPen(roof_pen(GHOST_COLOUR, ghost, 1.5))
         self.memory_ghost.setVisible(ghost is not None)
-        self.memory_label.setText(f"{device.memory_name} {format_bandwidth(bandwidth, binary)} ({bw_rate.source})")
+        memory_text = f"{device.memory_name} {format_bandwidth(bandwidth, binary)}"
+        self._roof_texts = {"memory": (f"{memory_text} ({bw_rate.source})", memory_text)}
+        self.memory_label.setText(self._roof_texts["memory"][0])
+        if device.memory_name != self._axis_memory:  # relabel only on a change: a label change relays the plot out
+            self._axis_memory = device.memory_name
+            self._fit_axis_title()
         log_bw = math.log10(bandwidth)
         self._memory_segment = (start, log_bw + start, memory_end, log_bw + memory_end)  # its label is placed with the others
         segments: list[Segment] = [self._memory_segment]
@@ -439,7 +451,7 @@ class RooflineView(RefreshWhenShown, QWidget):
         labels = self.roof_labels.take(len(roofs))
         ghosts = self.ghost_lines.take(sum(1 for roof in roofs if roof.datasheet is not None))
         ghost_index = 0
-        for roof, ridge, line, label in zip(roofs, ridges, lines, labels):
+        for index, (roof, ridge, line, label) in enumerate(zip(roofs, ridges, lines, labels)):
             y = math.log10(roof.rate.value)
             selected = used_path in roof.paths
             colour = SELECTED_COLOUR if selected else ROOF_COLOUR
@@ -449,7 +461,10 @@ class RooflineView(RefreshWhenShown, QWidget):
             line.setZValue(2 if selected else 1)
             names = " / ".join(short_path(p) for p in roof.paths)
             source = "" if is_assumed(roof.rate) else f" ({roof.rate.source})"  # dashed already says datasheet
-            label.setText(f"{names}  {format_flop_rate(roof.rate.value)}{source}", color=colour)
+            rate_text = format_flop_rate(roof.rate.value)
+            # the short text, where the full one finds no room near the roof: the first path only, no source
+            self._roof_texts[f"roof {index}"] = (f"{names}  {rate_text}{source}", f"{short_path(roof.paths[0])}  {rate_text}")
+            label.setText(self._roof_texts[f"roof {index}"][0], color=colour)
             if roof.datasheet is not None:
                 ghost_line = ghosts[ghost_index]
                 ghost_index += 1
@@ -495,14 +510,9 @@ class RooflineView(RefreshWhenShown, QWidget):
                 ghost.setPen(roof_pen(GHOST_COLOUR, level.datasheet, 1.5))
                 self._roof_segments.append((start, g + start, top - g, top))
         self._roof_segments += self._level_segments
-        axis = (
-            "Arithmetic intensity (FLOP per byte across each interface)"
-            if further
-            else f"Arithmetic intensity (FLOP/B, compulsory {memory_name} bytes)"
-        )
-        if axis != self._axis_text:  # relabel only on a change: a label change relays the plot out
-            self._axis_text = axis
-            self.plot.setLabel("bottom", axis)
+        if bool(further) != self._axis_hierarchical:  # refit only on a change: a label change relays the plot out
+            self._axis_hierarchical = bool(further)
+            self._fit_axis_title()
 
     def _show_level_points(self, extra: Sequence[tuple[int, bool, LevelPoint]], positions: dict[int, tuple[float, float]]) -> None:
         """The operations at the further interfaces: the level's symbol in its colour, filled for the selected one."""
@@ -638,7 +648,8 @@ class RooflineView(RefreshWhenShown, QWidget):
     def _room_for_roof_labels(self, labels: Sequence[pg.TextItem], x_low: float, x_high: float, rightmost: float) -> float:
         """A fitted range's right end with room for the widest roof label right of every point (whole decades)."""
         width = self.plot.getViewBox().width()
-        need = max((label.boundingRect().width() for label in labels), default=0.0) + 2 * KERNEL_RADIUS
+        texts = [self._roof_texts.get(f"roof {index}", (label.toPlainText(),))[0] for index, label in enumerate(labels)]
+        need = max((self._text_width(label, text) for label, text in zip(labels, texts)), default=0.0) + 2 * KERNEL_RADIUS
         while width > 0 and x_high < rightmost + 12 and (x_high - rightmost) * width / (x_high - x_low) < need:
             x_high += 1.0
         return x_high
@@ -681,7 +692,18 @@ class RooflineView(RefreshWhenShown, QWidget):
             box = label.boundingRect()
             return box.width(), box.height()
 
-        def lay_out() -> tuple[LabelLayout, list[Segment], list[Box], list[pg.TextItem], list[pg.TextItem]]:
+        def roof_size(key: str, label: pg.TextItem) -> tuple[float, float, float | None]:
+            """The label's width with its full text and with its short one, and its height (from font metrics:
+            the label may show either text now)."""
+            w, h = size(label)
+            full, short = self._roof_texts.get(key, (label.toPlainText(), label.toPlainText()))
+            shown = label.toPlainText()
+            margin = w - self._text_width(label, shown)
+            full_width = margin + self._text_width(label, full)
+            short_width = margin + self._text_width(label, short) if short != full else None
+            return full_width, h, short_width
+
+        def lay_out() -> tuple[LabelLayout, list[Segment], list[Box], list[RoofLabel], list[pg.TextItem], list[pg.TextItem]]:
             marks: list[Box] = []  # the points: nothing may cover them
             for x, y in self._point_positions:
                 marks.append(box_around(px(x), py(y), OPERATION_RADIUS))
@@ -728,9 +750,9 @@ class RooflineView(RefreshWhenShown, QWidget):
             roof_labels: list[RoofLabel] = []
             roof_items: list[pg.TextItem] = []
             if self._memory_segment is not None:
-                w, h = size(self.memory_label)
+                w, h, short_w = roof_size("memory", self.memory_label)
                 a, b, c, d = self._memory_segment
-                roof_labels.append(RoofLabel("memory", w, h, (px(a), py(b), px(c), py(d)), from_left=True))
+                roof_labels.append(RoofLabel("memory", w, h, (px(a), py(b), px(c), py(d)), from_left=True, short_width=short_w))
                 roof_items.append(self.memory_label)
             level_labels = self.level_labels.items[: self.level_labels.used]
             for label, (a, b, c, d), level in zip(level_labels, self._level_segments, self._level_segment_keys):
@@ -739,8 +761,8 @@ class RooflineView(RefreshWhenShown, QWidget):
                 roof_items.append(label)
             labels = self.roof_labels.items[: self.roof_labels.used]
             for index, (label, y, start) in enumerate(zip(labels, self._roof_heights, self._roof_starts)):
-                w, h = size(label)
-                roof_labels.append(RoofLabel(f"roof {index}", w, h, (px(start), py(y), px(x_high) + 1e4, py(y))))
+                w, h, short_w = roof_size(f"roof {index}", label)
+                roof_labels.append(RoofLabel(f"roof {index}", w, h, (px(start), py(y), px(x_high) + 1e4, py(y)), short_width=short_w))
                 roof_items.append(label)
 
             point_labels: list[PointLabel] = []
@@ -754,20 +776,29 @@ class RooflineView(RefreshWhenShown, QWidget):
                 else:
                     label.setVisible(False)
 
-            return layout_labels(width, height, roofs, marks, roof_labels, point_labels), roofs, marks, roof_items, point_items
+            layout = layout_labels(width, height, roofs, marks, roof_labels, point_labels)
+            return layout, roofs, marks, roof_labels, roof_items, point_items
 
-        # Operations whose label found no room join the legend; the legend is itself a mark, so lay out again.
-        listed: set[int] = set()
-        for _ in range(len(self._point_rows) + 1):
+        # Operations and roofs whose label found no room (near its roof, for a roof) join the legend;
+        # the legend is itself a mark, so lay out again.
+        listed: set[str] = set()
+        for _ in range(len(self._point_rows) + self.roof_labels.used + 2):
             self._show_point_legend(listed)
-            layout, roofs, marks, roof_items, point_items = lay_out()
-            missing = {int(key.split()[1]) for key in layout.unplaced if key.startswith("operation ")} - listed
+            layout, roofs, marks, roof_labels, roof_items, point_items = lay_out()
+            missing = set(layout.unplaced) - listed
             if not missing:
                 break
             listed |= missing
-        self.label_layout = PlacedLabels(layout, width, height, tuple(roofs), tuple(marks))
+        self.label_layout = PlacedLabels(layout, width, height, tuple(roofs), tuple(marks), tuple(roof_labels))
         placements = iter(layout.placements)
-        for item in roof_items + point_items:
+        for item, label in zip(roof_items, roof_labels):
+            placement = next(placements)
+            texts = self._roof_texts.get(label.key)
+            if texts is not None:
+                item.setText(texts[1] if placement.short else texts[0])  # no work when the text is the same
+            put(item, placement.box)
+            _write_on_roof(item, placement)
+        for item in point_items:
             put(item, next(placements).box)
         leaders = [p for p in layout.placements if p.box is not None and p.leader_to is not None]
         for line, placement in zip(self.leader_lines.take(len(leaders)), leaders):
@@ -787,24 +818,32 @@ class RooflineView(RefreshWhenShown, QWidget):
     def label_mode(self) -> str:
         return self._label_mode
 
-    def _show_point_legend(self, listed: set[int]) -> None:
-        """With labels off, the legend lists the operations not labelled on the plot, and those in `listed`."""
-        rows: list[tuple[str, str]] = []
+    def _show_point_legend(self, listed: set[str]) -> None:
+        """With labels off, the legend lists the operations not labelled on the plot; and the operations and roofs
+        named in `listed` (layout keys: "operation 3", "roof 1", "memory") whose label found no room."""
+        rows: list[tuple[str, str, str]] = []  # text, colour, "point" or "roof"
+        roof_items = [self.memory_label, *self.roof_labels.items[: self.roof_labels.used]]
+        for key, item in zip(["memory", *(f"roof {index}" for index in range(self.roof_labels.used))], roof_items):
+            if key in listed:
+                rows.append((self._roof_texts.get(key, (item.toPlainText(),))[0], item.color.name(), "roof"))
         current = self.document.current
         for row, (x, y), text in zip(self._point_rows, self._point_positions, self._point_names):
             labelled = self._label_mode == LABELS_ALL or (self._label_mode == LABELS_SELECTED and row == current)
-            if labelled and row not in listed:
+            if labelled and f"operation {row}" not in listed:
                 continue
             colour = SELECTED_COLOUR if row == current else POINT_COLOUR
-            rows.append((f"{text} — {format_intensity(10 ** x)}, {format_flop_rate(10 ** y)}", colour))
+            rows.append((f"{text} — {format_intensity(10 ** x)}, {format_flop_rate(10 ** y)}", colour, "point"))
         if rows == self._legend_rows:
             return
         legend = self.plot.addLegend(offset=(12, 10))  # the plot's one legend, shared with the measured runs
         for sample in self._legend_samples:
             legend.removeItem(sample)
         self._legend_samples = []
-        for text, colour in rows:
-            sample = pg.ScatterPlotItem(symbol="o", size=10, pen=pg.mkPen(colour, width=2), brush=pg.mkBrush(colour))
+        for text, colour, kind in rows:
+            if kind == "roof":
+                sample = pg.PlotDataItem(pen=pg.mkPen(colour, width=2))
+            else:
+                sample = pg.ScatterPlotItem(symbol="o", size=10, pen=pg.mkPen(colour, width=2), brush=pg.mkBrush(colour))
             legend.addItem(sample, text)
             self._legend_samples.append(sample)
         legend.setBrush(pg.mkBrush(255, 255, 255, 220))
@@ -918,7 +957,64 @@ class RooflineView(RefreshWhenShown, QWidget):
         apply_plot_font(self.plot, font, [self.memory_label, self.ridge_label, self.message,
                                          *self.roof_labels.items, *self.point_labels.items, *self.level_labels.items])
         self.level_labels.make = lambda: with_font(tight_text(pg.TextItem(anchor=(0, 1))), font)
-        self.roof_labels.make = lambda: with_font(tight_text(pg.TextItem(anchor=(1, 0))), font)
+        self.roof_labels.make = lambda: with_font(_roof_text(tight_text(pg.TextItem(anchor=(1, 0)))), font)
         self.point_labels.make = lambda: with_font(tight_text(pg.TextItem(anchor=(0, 0), color="#212121")), font)
+        self._plot_font = QFont(font)
+        self._fit_axis_title()
         self._place_labels()
 
+    def _text_width(self, label: pg.TextItem, text: str) -> float:
+        """The advance of `text` in the label's font, measured once per font and text (a layout asks often)."""
+        font = label.textItem.font()
+        key = (font.key(), text)
+        width = self._text_widths.get(key)
+        if width is None:
+            if len(self._text_widths) > 512:
+                self._text_widths.clear()
+            width = self._text_widths[key] = QFontMetricsF(font).horizontalAdvance(text)
+        return width
+
+    def axis_titles(self) -> list[str]:
+        """The x axis's title, longest first: the first that fits the axis's width at the label font is shown."""
+        memory = self._axis_memory
+        if self._axis_hierarchical:
+            return [
+                "Arithmetic intensity (FLOP per byte across each interface)",
+                "Intensity (FLOP per byte across each interface)",
+                "Intensity (FLOP/B per interface)",
+                "FLOP/B per interface",
+            ]
+        return [
+            f"Arithmetic intensity (FLOP/B, compulsory {memory} bytes)",
+            f"Intensity (FLOP/B, compulsory {memory} bytes)",
+            f"Intensity (FLOP per {memory} byte)",
+            f"FLOP/B ({memory})",
+        ]
+
+    def _fit_axis_title(self, *_: object) -> None:
+        """Show the longest x-axis title that fits the axis at the current text size (measured, not guessed)."""
+        axis = self.plot.getAxis("bottom")
+        font = getattr(self, "_plot_font", None) or QFont(self.font())
+        metrics = QFontMetricsF(font)
+        room = axis.width() - 2 * metrics.horizontalAdvance("0")
+        titles = self.axis_titles()
+        title = next((text for text in titles if metrics.horizontalAdvance(text) <= room), titles[-1])
+        if axis.width() <= 0:
+            title = titles[0]
+        if title != self._axis_title:  # relabel only on a change: a label change relays the plot out
+            self._axis_title = title
+            axis.setLabel(title)
+
+
+def _roof_text(item: pg.TextItem) -> pg.TextItem:
+    """A roof label drawn above the roof lines, so one written on its roof hides the line under its text."""
+    item.setZValue(5)
+    return item
+
+
+def _write_on_roof(item: pg.TextItem, placement: Placement) -> None:
+    """A roof label placed on its own roof gets a white ground that breaks the line under the text."""
+    on_roof = placement.box is not None and placement.on_roof is not None
+    if on_roof != (item.fill.style() != Qt.BrushStyle.NoBrush):
+        item.fill = pg.mkBrush(255, 255, 255, 235) if on_roof else pg.mkBrush(None)
+        item.update()

@@ -13,7 +13,7 @@ import html
 import os
 from typing import Callable
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QFont, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDockWidget,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -29,8 +30,11 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QPushButton,
+    QScrollArea,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
+    QTabBar,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -65,6 +69,7 @@ DEFAULT_FONT_POINTS = 10.0
 FONT_RANGE = (7.0, 28.0)
 PRESENTATION_SCALE = 1.6  # presentation text: the start-up size × 1.6, and at least 16 pt
 PRESENTATION_MIN_POINTS = 16.0
+PRESENTATION_DOCK_SHARES = (0.18, 0.26)  # the operations and analysis docks' widths, as shares of the screen's width
 # Each mode keeps its own layout and text size (View ▸ Presentation): widened docks on a projector
 # do not become the normal layout.
 LAYOUT_KEYS = {False: ("window/state", "view/font_points"), True: ("presentation/state", "presentation/font_points")}
@@ -78,6 +83,75 @@ OVERLAP_CHOICES: tuple[tuple[float, str], ...] = (
 TABS = ("roofline", "sweep", "measurement", "profile", "compare", "timeline")
 
 DetectFunction = Callable[[], Detection]
+
+
+class _RoomyArea(QScrollArea):
+    """A frameless scroll area that shows its widget at the area's size, or at the widget's minimum size where
+    that is larger (then, and only then, it scrolls).
+
+    At presentation size the panels' minimum widths (a row of buttons, a long unwrapped label, a form of three
+    columns) would add up past the screen and grow the window beyond it; while `squeezable` (presentation mode)
+    the area asks for little room, so a squeezed panel scrolls instead and the window keeps the size the screen
+    allows. Otherwise it asks for its widget's minimum, as a plain container would. (QScrollArea's own
+    widgetResizable would size a panel with word-wrapped text to its preferred height, not to the room there is.)
+    """
+
+    squeezable = False
+
+    def __init__(self, widget: QWidget, vertical: bool = True) -> None:
+        super().__init__()
+        self.vertical = vertical  # False: only sideways; the area is as tall as the widget's minimum (and a scroll bar)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWidgetResizable(False)
+        self.setWidget(widget)
+        widget.installEventFilter(self)
+        self.viewport().installEventFilter(self)
+        if not vertical:
+            self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def _fit(self) -> None:
+        widget = self.widget()
+        room = self.viewport().size()
+        least = widget.minimumSizeHint().expandedTo(widget.minimumSize())
+        size = QSize(max(room.width(), least.width()), max(room.height(), least.height()))
+        if widget.size() != size:
+            widget.resize(size)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Resize) and watched in (self.widget(), self.viewport()):
+            self._fit()
+            if not self.vertical and event.type() == QEvent.Type.LayoutRequest:
+                self.updateGeometry()  # the widget's height changed (larger text): so does the area's
+        return super().eventFilter(watched, event)
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        hint = self.widget().sizeHint()
+        return QSize(hint.width(), self._height()) if not self.vertical else hint
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        if not self.squeezable:
+            return self.widget().minimumSizeHint()
+        return QSize(super().minimumSizeHint().width(), self._height()) if not self.vertical else super().minimumSizeHint()
+
+    def set_squeezable(self, on: bool) -> None:
+        if on != self.squeezable:
+            self.squeezable = on
+            self.updateGeometry()
+
+    def _height(self) -> int:
+        """Sideways only: the widget's least height, and room for the scroll bar while it is needed."""
+        widget = self.widget()
+        height = widget.minimumSizeHint().expandedTo(widget.minimumSize()).height()
+        if self.squeezable and widget.minimumSizeHint().width() > self.width():
+            height += self.horizontalScrollBar().sizeHint().height()
+        return height
+
+
+def _scrolled(widget: QWidget, vertical: bool = True) -> QScrollArea:
+    """`widget` in an area that may be narrower (and, unless `vertical` is False, shorter) than the widget's own
+    minimum (see _RoomyArea)."""
+    return _RoomyArea(widget, vertical)
 
 
 class MainWindow(QMainWindow):
@@ -142,7 +216,7 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(central)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(banner_row)
-        layout.addWidget(self.editor)
+        layout.addWidget(_scrolled(self.editor, vertical=False))  # the form scrolls sideways before the window grows
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
 
@@ -206,7 +280,7 @@ class MainWindow(QMainWindow):
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
-        dock.setWidget(widget)
+        dock.setWidget(_scrolled(widget))
         dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable | QDockWidget.DockWidgetFeature.DockWidgetClosable)
         self.addDockWidget(area, dock)
         return dock
@@ -562,20 +636,74 @@ class MainWindow(QMainWindow):
             self._normal_geometry = self.saveGeometry()
         self._presentation = on
         self.actions["presentation"].setChecked(on)
+        if on:
+            self._let_panels_scroll(True)
+        else:  # after the normal text size has reached every widget, or their large minimums would widen the window
+            QTimer.singleShot(0, lambda: self._let_panels_scroll(self._presentation))
         state_key, font_key = LAYOUT_KEYS[on]
         default = self._presentation_points() if on else self._startup_points
         self.set_font_points(s.value(font_key, default, type=float) or default)
         state = s.value(state_key)
         if isinstance(state, QByteArray) and not state.isEmpty():
             self.restoreState(state)
+            QTimer.singleShot(0, self._hide_stale_tab_bars)
         elif on:  # the first presentation: the plot gets the room (View ▸ Device brings the device panel back)
             self.device_dock.hide()
-            QTimer.singleShot(0, lambda: self.resizeDocks([self.operations_dock, self.panel_dock], [300, 420], Qt.Orientation.Horizontal))
+            QTimer.singleShot(0, self._presentation_dock_sizes)
         elif self._normal_state is not None:
             self.restoreState(self._normal_state)
+            QTimer.singleShot(0, self._hide_stale_tab_bars)
         if not on and self._normal_geometry is not None:  # the window's normal size, not the one larger text pushed it to
             self.restoreGeometry(self._normal_geometry)
+        if on:
+            self.fit_to_screen()
+            QTimer.singleShot(0, self.fit_to_screen)  # again once the panels' smaller minimum sizes are in force
         self.status.showMessage("Presentation mode: Ctrl+Shift+P leaves it" if on else "Normal mode", 4000)
+
+    def _hide_stale_tab_bars(self) -> None:
+        """Hide a tabified dock group's tab bar that restoreState left behind.
+
+        Switching layouts (presentation ⇄ normal) with restoreState gives the tabbed Analysis/Notes group a new
+        tab bar, but Qt leaves the previous one shown where it was: at the other mode's text size it sticks out
+        over the window's bottom corner. The bar in use sits right under its group's visible dock; any other
+        tab bar of the window naming the same docks is the stale one.
+        """
+        docks = [dock for dock in self.findChildren(QDockWidget) if self.tabifiedDockWidgets(dock)]
+        shown = [dock for dock in docks if dock.isVisible() and not dock.visibleRegion().isEmpty()]
+        for bar in self.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly):
+            if not bar.isVisible() or bar.count() == 0:
+                continue
+            names = {bar.tabText(index) for index in range(bar.count())}
+            group = [dock for dock in shown if dock.windowTitle() in names]
+            if group and not any(
+                abs(bar.x() - dock.x()) <= 2 and abs(bar.y() - dock.geometry().bottom() - 1) <= 2 for dock in group
+            ):
+                bar.hide()
+
+    def _let_panels_scroll(self, on: bool) -> None:
+        """Presentation: panels and plot pages too wide for the screen at the larger text scroll or clip, so the
+        window stays on the screen; normal mode: they ask for their full minimum, as before."""
+        for area in self.findChildren(_RoomyArea):
+            area.set_squeezable(on)
+        # the plot tabs' least width is their widest page's (the measurement table): in presentation the plots shrink
+        self.tabs.setMinimumWidth(self.tabs.tabBar().minimumSizeHint().width() // 2 if on else 0)
+
+    def _presentation_dock_sizes(self) -> None:
+        """The first presentation: docks as shares of the screen's width, so the plot keeps most of a small screen."""
+        width = self.available_screen().width()
+        shares = PRESENTATION_DOCK_SHARES
+        self.resizeDocks([self.operations_dock, self.panel_dock], [int(width * share) for share in shares], Qt.Orientation.Horizontal)
+
+    def available_screen(self):  # type: ignore[no-untyped-def]
+        """The room the window's screen leaves for windows (QRect)."""
+        screen = self.screen() or QApplication.primaryScreen()
+        return screen.availableGeometry()
+
+    def fit_to_screen(self) -> None:
+        """Shrink the window to its screen's available room if it is larger (a projector's screen is often small)."""
+        room = self.available_screen()
+        if self.width() > room.width() or self.height() > room.height():
+            self.resize(min(self.width(), room.width()), min(self.height(), room.height()))
 
     def set_font_points(self, points: float) -> None:
         points = min(max(points, FONT_RANGE[0]), FONT_RANGE[1])
