@@ -208,7 +208,9 @@ class RooflineView(RefreshWhenShown, QWidget):
         self.operation_levels: dict[int, list[LevelPoint]] = {}  # row -> the operation at every interface
         self._label_mode = LABELS_ALL
         self._legend_rows: list[tuple[str, str, str]] = []
-        self._legend_samples: list[Any] = []  # scatter samples for operations, line samples for roofs
+        self._legend_samples: list[Any] = []
+        self._listed: set[str] = set()  # layout keys whose labels the legend lists for want of room
+        self._listed_context: tuple[Any, ...] | None = None  # what `_listed` was found for (view size, font, points)  # scatter samples for operations, line samples for roofs
         self.label_layout: PlacedLabels | None = None  # the last layout, for tests and benchmarks
         self._ridge: tuple[float, float] | None = None  # the selected path's ridge point
         view = self.plot.getViewBox()
@@ -780,15 +782,19 @@ class RooflineView(RefreshWhenShown, QWidget):
             return layout, roofs, marks, roof_labels, roof_items, point_items
 
         # Operations and roofs whose label found no room (near its roof, for a roof) join the legend;
-        # the legend is itself a mark, so lay out again.
-        listed: set[str] = set()
+        # the legend is itself a mark, so lay out again. While only points move (an edit), those listed stay
+        # listed: the legend does not flicker (nor get rebuilt) on every keystroke.
+        context = (width, height, self._label_mode, tuple(self._point_rows), self.roof_labels.used,
+                   self.point_labels.items[0].textItem.font().key() if self.point_labels.items else "")
+        listed = self._listed if context == self._listed_context else set()
         for _ in range(len(self._point_rows) + self.roof_labels.used + 2):
             self._show_point_legend(listed)
             layout, roofs, marks, roof_labels, roof_items, point_items = lay_out()
             missing = set(layout.unplaced) - listed
             if not missing:
                 break
-            listed |= missing
+            listed = listed | missing
+        self._listed, self._listed_context = listed, context
         self.label_layout = PlacedLabels(layout, width, height, tuple(roofs), tuple(marks), tuple(roof_labels))
         placements = iter(layout.placements)
         for item, label in zip(roof_items, roof_labels):
