@@ -172,3 +172,17 @@ def test_the_bulk_search_agrees_with_the_one_place_check() -> None:
     bulk = room._free_many(array, np.array([(*m, 0.0) for m in marks] + [(600.0, 300.0, 700.0, 320.0, 2.0)]))
     assert [bool(b) for b in bulk] == [room.free(box) for box in boxes]
     assert 0 < sum(bulk) < len(boxes)
+
+
+def test_a_roof_label_too_long_for_its_roof_takes_its_short_text_before_going_off_the_roof() -> None:
+    """A roof whose visible part is shorter than its label, below another roof: the short text fits beside it."""
+    memory = (0.0, 560.0, 500.0, 60.0)
+    roofs = [memory, (500.0, 60.0, 800.0, 60.0), (470.0, 90.0, 800.0, 90.0)]
+    labels = [RoofLabel("top", 200.0, 20.0, roofs[1]), RoofLabel("lower", 330.0, 20.0, roofs[2], short_width=180.0)]
+    layout = layout_labels(W, H, roofs, [], labels)
+    lower = layout.placement("lower")
+    assert lower is not None and lower.box is not None and lower.short
+    assert lower.box[2] - lower.box[0] == pytest.approx(180.0) and lower.leader_to is None
+    assert layout_faults(layout, W, H, roofs, [], labels) == []
+    # beside its roof: not off the roof's left end, where it would label nothing
+    assert min(lower.box[2], 800.0) - max(lower.box[0], 470.0) >= 0.5 * 180.0

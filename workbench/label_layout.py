@@ -405,11 +405,14 @@ def _roof_places(label: RoofLabel, w: float, width: float, height: float) -> tup
     on: list[Candidate] = []
     far: list[Candidate] = []
     reach = roof_reach(h)
+    along = min(0.5 * w, 0.9 * (x1 - x0))  # a label beside a horizontal roof lies at least this far along it
     for t in positions:
         px, py = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
         if horizontal:
             # the label's right end at the position when reading from the right, its left end when from the left
             left = px if label.from_left else px - w
+            if min(left + w, x1) - max(left, x0) < along:
+                continue  # mostly off the end of its roof: it would read as a label of nothing
             above = (left, py - GAP - h, left + w, py - GAP)
             below = (left, py + GAP, left + w, py + GAP + h)
             near += [(above, None, None), (below, None, None)]

@@ -210,7 +210,7 @@ class RooflineView(RefreshWhenShown, QWidget):
         self._legend_rows: list[tuple[str, str, str]] = []
         self._legend_samples: list[Any] = []
         self._listed: set[str] = set()  # layout keys whose labels the legend lists for want of room
-        self._listed_context: tuple[Any, ...] | None = None  # what `_listed` was found for (view size, font, points)  # scatter samples for operations, line samples for roofs
+        self._listed_context: tuple[Any, ...] | None = None  # what `_listed` was found for (view size, font, points)
         self.label_layout: PlacedLabels | None = None  # the last layout, for tests and benchmarks
         self._ridge: tuple[float, float] | None = None  # the selected path's ridge point
         view = self.plot.getViewBox()
@@ -842,6 +842,9 @@ class RooflineView(RefreshWhenShown, QWidget):
         if rows == self._legend_rows:
             return
         legend = self.plot.addLegend(offset=(12, 10))  # the plot's one legend, shared with the measured runs
+        font = getattr(self, "_plot_font", None)
+        if font is not None:  # rows at the labels' size, also in a legend made after the text size was set
+            legend.setLabelTextSize(f"{max(font.pointSizeF() * 0.9, 6):.0f}pt")
         for sample in self._legend_samples:
             legend.removeItem(sample)
         self._legend_samples = []
