@@ -207,11 +207,12 @@ def test_switching_layouts_leaves_one_tab_bar_for_the_tabbed_docks(window, qtbot
         ]
 
     assert len(shown_bars()) == 1
+    window.resize(1600, 1000)
     for on in (True, False, True, False):
         window.set_presentation(on)
-        for _ in range(3):
+        for _ in range(10):  # the layouts that larger or smaller text posts, and the docks' sizes set after them
             QApplication.processEvents()
-        qtbot.wait(10)
+            qtbot.wait(10)
         bars = shown_bars()
         assert len(bars) == 1, f"{len(bars)} tab bars shown for the tabbed docks (presentation {on})"
         dock = window.panel_dock if window.panel_dock.isVisible() else window.notes_dock
