@@ -39,7 +39,18 @@ def test_every_example_at_three_text_sizes_has_labels_that_collide_with_nothing(
         assert placed.faults() == [], f"{key} at {points:g} pt"
         operations = [p for p in placed.layout.placements if p.key.startswith("operation")]
         assert len(operations) == len(window.document.operations)
-        assert placed.layout.unplaced == [], f"{key} at {points:g} pt: no room for {placed.layout.unplaced}"
+        # Every operation's label finds room. A roof label with no free place beside its own roof (a small plot
+        # at a large text size: the hierarchical roofline's extra roofs leave less room) is listed in the
+        # legend instead, never placed far from its roof or over something.
+        left_out = placed.layout.unplaced
+        assert not [k for k in left_out if k.startswith("operation")], f"{key} at {points:g} pt: no room for {left_out}"
+        legend = window.roofline.plot.legend
+        legend_texts = [label.text for _, label in legend.items] if legend is not None else []
+        for roof in left_out:
+            title = window.roofline._roof_texts[roof][0]
+            assert title in legend_texts, f"{key} at {points:g} pt: {roof} neither beside its roof nor in the legend"
+        if points <= 13.0:  # at the normal sizes the compute roofs and the HBM roof are labelled on the plot
+            assert not [k for k in left_out if k == "memory" or k.startswith("roof")], f"{key} at {points:g} pt: {left_out}"
         # what is drawn is what was laid out: each shown label sits at its box
         shown = [label for label in window.roofline.point_labels.items[: window.roofline.point_labels.used] if label.isVisible()]
         assert len(shown) == len(operations)

@@ -502,7 +502,12 @@ class RooflineView(RefreshWhenShown, QWidget):
             segment = (start, log_bw + start, end, log_bw + end)
             line.setData([start, end], [segment[1], segment[3]])
             line.setPen(roof_pen(colour, level.rate, 2.0))
-            label.setText(f"{level.title} {format_bandwidth(level.rate.value, binary)} ({level.rate.source})", color=colour)
+            rate_text = format_bandwidth(level.rate.value, binary)
+            self._roof_texts[f"memory {level.key}"] = (
+                f"{level.title} {rate_text} ({level.rate.source})",
+                f"{_LEVEL_SHORT_NAMES.get(level.key, level.title)} {rate_text}",
+            )
+            label.setText(self._roof_texts[f"memory {level.key}"][0], color=colour)
             self._level_segments.append(segment)
             if level.datasheet is not None:
                 g = math.log10(level.datasheet.value)
@@ -758,8 +763,8 @@ class RooflineView(RefreshWhenShown, QWidget):
                 roof_items.append(self.memory_label)
             level_labels = self.level_labels.items[: self.level_labels.used]
             for label, (a, b, c, d), level in zip(level_labels, self._level_segments, self._level_segment_keys):
-                w, h = size(label)
-                roof_labels.append(RoofLabel(f"memory {level}", w, h, (px(a), py(b), px(c), py(d)), from_left=True))
+                w, h, short_w = roof_size(f"memory {level}", label)
+                roof_labels.append(RoofLabel(f"memory {level}", w, h, (px(a), py(b), px(c), py(d)), from_left=True, short_width=short_w))
                 roof_items.append(label)
             labels = self.roof_labels.items[: self.roof_labels.used]
             for index, (label, y, start) in enumerate(zip(labels, self._roof_heights, self._roof_starts)):
@@ -828,8 +833,9 @@ class RooflineView(RefreshWhenShown, QWidget):
         """With labels off, the legend lists the operations not labelled on the plot; and the operations and roofs
         named in `listed` (layout keys: "operation 3", "roof 1", "memory") whose label found no room."""
         rows: list[tuple[str, str, str]] = []  # text, colour, "point" or "roof"
-        roof_items = [self.memory_label, *self.roof_labels.items[: self.roof_labels.used]]
-        for key, item in zip(["memory", *(f"roof {index}" for index in range(self.roof_labels.used))], roof_items):
+        roof_items = [self.memory_label, *self.level_labels.items[: self.level_labels.used], *self.roof_labels.items[: self.roof_labels.used]]
+        keys = ["memory", *(f"memory {level}" for level in self._level_segment_keys), *(f"roof {index}" for index in range(self.roof_labels.used))]
+        for key, item in zip(keys, roof_items):
             if key in listed:
                 rows.append((self._roof_texts.get(key, (item.toPlainText(),))[0], item.color.name(), "roof"))
         current = self.document.current
@@ -992,6 +998,7 @@ class RooflineView(RefreshWhenShown, QWidget):
                 "Intensity (FLOP per byte across each interface)",
                 "Intensity (FLOP/B per interface)",
                 "FLOP/B per interface",
+                "FLOP/B",
             ]
         return [
             f"Arithmetic intensity (FLOP/B, compulsory {memory} bytes)",
@@ -1013,6 +1020,10 @@ class RooflineView(RefreshWhenShown, QWidget):
         if title != self._axis_title:  # relabel only on a change: a label change relays the plot out
             self._axis_title = title
             axis.setLabel(title)
+
+
+# The further levels' roof labels when their full title finds no room beside the roof.
+_LEVEL_SHORT_NAMES = {"l2": "L2", "smem": "Shared mem.", "host": "Host link"}
 
 
 def _roof_text(item: pg.TextItem) -> pg.TextItem:

@@ -137,14 +137,24 @@ class _RoomyArea(QScrollArea):
     def set_squeezable(self, on: bool) -> None:
         if on != self.squeezable:
             self.squeezable = on
+            if not self.vertical:  # squeezed, a sideways area may also scroll down rather than push the plots off
+                policy = Qt.ScrollBarPolicy.ScrollBarAsNeeded if on else Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+                self.setVerticalScrollBarPolicy(policy)
             self.updateGeometry()
 
     def _height(self) -> int:
-        """Sideways only: the widget's least height, and room for the scroll bar while it is needed."""
+        """Sideways only: the widget's least height, and room for the scroll bar while it is needed.
+
+        While squeezable it is at most a third of the screen's height: the form then scrolls down too, and
+        the plots below it keep the room a projector's 800 lines leave them."""
         widget = self.widget()
         height = widget.minimumSizeHint().expandedTo(widget.minimumSize()).height()
         if self.squeezable and widget.minimumSizeHint().width() > self.width():
             height += self.horizontalScrollBar().sizeHint().height()
+        if self.squeezable:
+            screen = self.screen()
+            if screen is not None:
+                height = min(height, screen.availableGeometry().height() // 3)
         return height
 
 
