@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
@@ -43,6 +46,31 @@ class OperationState:
     @property
     def stale(self) -> bool:
         return self.error is not None and self.analysis is not None
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _one_change(method: _Method) -> _Method:
+    """Mark a Document method as one change: the views it touches redraw once, after all its signals.
+
+    A keystroke can emit analysis_changed, operations_changed, declaration_changed and
+    selection_changed; a view that redraws on each would redraw up to four times per edit.
+    Views ask `after_changes(refresh)` instead, and the refresh runs once when the outermost
+    change returns (see `Document.after_changes`).
+    """
+
+    @functools.wraps(method)
+    def wrapper(self: "Document", *args: Any, **kwargs: Any) -> Any:
+        self._change_depth += 1
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._change_depth -= 1
+            if self._change_depth == 0:
+                self._run_pending()
+
+    return wrapper  # type: ignore[return-value]
 
 
 def new_session() -> Session:
@@ -78,6 +106,8 @@ class Document(QObject):
         self.detected: dict[str, Device] = {}
         self.detected_facts: dict[str, dict[str, object]] = {}  # nvml-N -> DetectedGPU.to_dict()
         self._states: dict[int, OperationState] = {}
+        self._change_depth = 0  # how many `_one_change` methods are running (they nest)
+        self._pending: dict[Callable[[], object], None] = {}  # callbacks due when the change ends, in order, once each
         self.replace_session(session if session is not None else new_session())
 
     # ------------------------------------------------------------------ reading
@@ -107,7 +137,28 @@ class Document(QObject):
     def catalogue_key(self) -> str:
         return self.session.device.key
 
+    # ------------------------------------------------------------------ coalesced redraws
+    def after_changes(self, callback: Callable[[], object]) -> None:
+        """Run `callback` once the change under way has emitted all its signals; at once when none is.
+
+        However many signals one change emits, a callback asked for several times runs once
+        (callbacks compare equal as bound methods of the same view do). Views connect their
+        redraw through this, so one edit costs one redraw.
+        """
+        if self._change_depth == 0:
+            callback()
+        else:
+            self._pending[callback] = None
+
+    def _run_pending(self) -> None:
+        # A callback may start another change (which then runs its own callbacks), or ask again.
+        while self._pending:
+            callback = next(iter(self._pending))
+            del self._pending[callback]
+            callback()
+
     # ------------------------------------------------------------------ whole-session changes (not undoable)
+    @_one_change
     def replace_session(self, session: Session, path: str | None = None) -> None:
         """Show another session (new, opened, example); the undo history starts afresh."""
         self.undo_stack.clear()
@@ -141,6 +192,7 @@ class Document(QObject):
             self.current = index
             self.selection_changed.emit(index)
 
+    @_one_change
     def set_detection(self, detection: Detection) -> None:
         """Take NVML's answer: detected GPUs become choosable devices (keys nvml-N)."""
         self.detection = detection
@@ -288,6 +340,7 @@ class Document(QObject):
             self.undo_stack.push(SetSetting(self, name, old, value))
 
     # ------------------------------------------------------------------ appliers (called by commands)
+    @_one_change
     def _apply_declaration(self, entry: OperationEntry, text: str) -> None:
         entry.declaration = text
         renamed = entry.follow_declaration()
@@ -300,6 +353,7 @@ class Document(QObject):
         self.declaration_changed.emit(index)
         self.analysis_changed.emit(index)
 
+    @_one_change
     def _apply_insert(self, index: int, entry: OperationEntry) -> None:
         self.session.operations.insert(index, entry)
         self._recompute(entry)
@@ -307,6 +361,7 @@ class Document(QObject):
         self._select(index, force=True)
         self.analysis_changed.emit(-1)
 
+    @_one_change
     def _apply_remove(self, index: int) -> OperationEntry:
         entry = self.session.operations.pop(index)
         self.operations_changed.emit()
@@ -314,6 +369,7 @@ class Document(QObject):
         self.analysis_changed.emit(-1)
         return entry
 
+    @_one_change
     def _apply_rename(self, entry: OperationEntry, name: str, automatic: bool = False) -> None:
         entry.name = name
         entry.name_automatic = automatic
@@ -321,6 +377,7 @@ class Document(QObject):
         self.operations_changed.emit()
         self.analysis_changed.emit(self.index_of(entry))
 
+    @_one_change
     def _apply_move(self, index: int, to: int) -> None:
         entry = self.session.operations.pop(index)
         self.session.operations.insert(to, entry)
@@ -328,6 +385,7 @@ class Document(QObject):
         self._select(to, force=True)
         self.analysis_changed.emit(-1)
 
+    @_one_change
     def _apply_notes(self, entry: OperationEntry | None, text: str) -> None:
         if entry is None:
             self.session.description = text
@@ -352,6 +410,7 @@ class Document(QObject):
             overrides[path] = rate
         self._device_edited()
 
+    @_one_change
     def _apply_setting(self, name: str, value: object) -> None:
         setattr(self.session.settings, name, value)
         self._recompute_all()
@@ -359,6 +418,7 @@ class Document(QObject):
         self.analysis_changed.emit(-1)
 
     # ------------------------------------------------------------------ internals
+    @_one_change
     def _device_edited(self) -> None:
         self._resolve_device()
         self._recompute_all()

@@ -203,10 +203,10 @@ class DeclarationEditor(QWidget):
         layout.addWidget(self.message)
         layout.addWidget(self.empty)
 
-        document.declaration_changed.connect(self.refresh)
-        document.selection_changed.connect(self.refresh)
-        document.analysis_changed.connect(self.refresh)
-        document.operations_changed.connect(self.refresh)
+        document.declaration_changed.connect(self._refresh_after_change)
+        document.selection_changed.connect(self._refresh_after_change)
+        document.analysis_changed.connect(self._refresh_after_change)
+        document.operations_changed.connect(self._refresh_after_change)
         self.refresh()
 
     def set_base_font(self, font: QFont) -> None:
@@ -271,6 +271,10 @@ class DeclarationEditor(QWidget):
         return None
 
     # ------------------------------------------------------------------ reading
+    def _refresh_after_change(self, *_: object) -> None:
+        """One refresh per document change, after all its signals (Document.after_changes)."""
+        self.document.after_changes(self.refresh)
+
     def refresh(self, *_: object) -> None:
         entry = self.document.current_entry
         has_entry = entry is not None

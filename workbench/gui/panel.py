@@ -153,9 +153,9 @@ class AnalysisPanel(QWidget):
         layout.addWidget(self.empty, 1)
 
         self.set_base_font(self.font())
-        document.analysis_changed.connect(self.refresh)
-        document.selection_changed.connect(self.refresh)
-        document.operations_changed.connect(self.refresh)
+        document.analysis_changed.connect(self._refresh_after_change)
+        document.selection_changed.connect(self._refresh_after_change)
+        document.operations_changed.connect(self._refresh_after_change)
         self.refresh()
 
     def set_base_font(self, font: QFont) -> None:
@@ -172,6 +172,10 @@ class AnalysisPanel(QWidget):
         self.refresh()
 
     # ------------------------------------------------------------------
+    def _refresh_after_change(self, *_: object) -> None:
+        """One refresh per document change, after all its signals (Document.after_changes)."""
+        self.document.after_changes(self.refresh)
+
     def refresh(self, *_: object) -> None:
         entry = self.document.current_entry
         if entry is None:
