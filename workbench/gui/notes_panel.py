@@ -92,9 +92,13 @@ class MarkdownNote(QWidget):
             self._setting = False
         done, total = progress(text)
         self.progress.setText(f"{done} of {total} ticked" if total else "")
-        self._render()
+        if (text, self.empty_text) != self._rendered_for:  # an edit elsewhere re-shows the same notes: nothing to render
+            self._render()
+
+    _rendered_for: tuple[str, str] | None = None  # the text (and empty-state text) the rendered view shows
 
     def _render(self) -> None:
+        self._rendered_for = (self._text, self.empty_text)
         if not self._text.strip():
             self.rendered.setHtml(f"<p style='color:#777'>{self.empty_text}</p>")
             return

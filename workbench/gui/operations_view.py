@@ -34,18 +34,32 @@ class OperationsView(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
         self._filling = False
-        document.operations_changed.connect(self.refresh)
+        document.operations_changed.connect(self._refresh_after_change)
         document.selection_changed.connect(self._show_selection)
-        document.analysis_changed.connect(self._show_errors)
+        document.analysis_changed.connect(self._show_errors_after_change)
         self.refresh()
 
+    def _refresh_after_change(self, *_: object) -> None:
+        self.document.after_changes(self.refresh)  # once per change, after all its signals
+
+    def _show_errors_after_change(self, *_: object) -> None:
+        self.document.after_changes(self._show_errors)
+
     def refresh(self, *_: object) -> None:
+        """The list's rows follow the document's operations: names set in place (an edit renames one), rows
+        added or taken away only when the count changes."""
         self._filling = True
-        self.list.clear()
-        for entry in self.document.operations:
-            item = QListWidgetItem(entry.name)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
-            self.list.addItem(item)
+        operations = self.document.operations
+        while self.list.count() > len(operations):
+            self.list.takeItem(self.list.count() - 1)
+        for row, entry in enumerate(operations):
+            item = self.list.item(row)
+            if item is None:
+                item = QListWidgetItem(entry.name)
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+                self.list.addItem(item)
+            elif item.text() != entry.name:
+                item.setText(entry.name)
         self._filling = False
         self._show_errors()
         self._show_selection(self.document.current)

@@ -196,7 +196,12 @@ class AnalysisPanel(QWidget):
         self._show_stale(state)
         self._show_figures(analysis)
         self._show_tensors(analysis)
-        self.derivation.setHtml(derivation_html(analysis))
+        html = derivation_html(analysis)
+        if html != self._derivation_shown:  # most keystrokes elsewhere leave it as it was: keep the laid-out text
+            self._derivation_shown = html
+            self.derivation.setHtml(html)
+
+    _derivation_shown = ""  # the HTML the derivation view holds
 
     def _empty(self, text: str) -> None:
         self.body.setVisible(False)

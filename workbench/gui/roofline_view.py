@@ -11,6 +11,7 @@ or another label.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -18,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QFont, QFontMetricsF, QMouseEvent
+from PySide6.QtGui import QAction, QBrush, QFont, QFontMetricsF, QMouseEvent, QPen
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.analysis import Analysis
@@ -193,6 +194,7 @@ class RooflineView(RefreshWhenShown, QWidget):
         self._text_widths: dict[tuple[str, str], float] = {}  # (font, text) -> advance: measured once per font
         self._roof_starts: list[float] = []  # log intensity where each roof begins (its ridge)
         self._point_positions: list[tuple[float, float]] = []
+        self._shown_spots: list[tuple[Any, ...]] | None = None  # what the operation scatter holds (setData is skipped when equal)
         self._point_rows: list[int] = []  # the operation each position belongs to
         self._point_names: list[str] = []
         self._roof_segments: list[Segment] = []  # every roof line in log coordinates, for the label layout
@@ -297,6 +299,7 @@ class RooflineView(RefreshWhenShown, QWidget):
         if device is None or BANDWIDTH not in {*device.peak, *device.overrides}:
             self._hide_roofs()
             self.points.setData([])
+            self._shown_spots = None
             self.kernels.show([])
             self.measured.show([])
             self.point_labels.take(0)
@@ -393,12 +396,15 @@ class RooflineView(RefreshWhenShown, QWidget):
                 {
                     "pos": positions[row],
                     "size": 13 if selected else 10,
-                    "pen": pg.mkPen(colour, width=2),
-                    "brush": pg.mkBrush("w" if stale else colour),
+                    "pen": _point_pen(colour),  # the same pen object each time: the symbol atlas keys on it
+                    "brush": _point_brush("w" if stale else colour),
                     "data": row,
                 }
             )
-        self.points.setData(spots)
+        shown_spots = [(spot["pos"], spot["size"], spot["pen"], spot["brush"], spot["data"]) for spot in spots]
+        if shown_spots != self._shown_spots:  # an edit moves one point at most; often none
+            self._shown_spots = shown_spots
+            self.points.setData(spots)
         self._show_level_points(extra, positions)
         self.kernels.show(kernel_marks)
         self._show_kernel_levels(kernel_marks, further_keys)
@@ -692,8 +698,11 @@ class RooflineView(RefreshWhenShown, QWidget):
         def put(label: pg.TextItem, box: Box | None) -> None:
             label.setVisible(box is not None)
             if box is not None:
-                label.setAnchor((0, 0))
-                label.setPos(x_low + box[0] / per_x, y_high - box[1] / per_y)
+                if tuple(label.anchor) != (0.0, 0.0):
+                    label.setAnchor((0, 0))
+                at = (x_low + box[0] / per_x, y_high - box[1] / per_y)
+                if (label.pos().x(), label.pos().y()) != at:  # most labels stay where they were
+                    label.setPos(*at)
 
         def size(label: pg.TextItem) -> tuple[float, float]:
             box = label.boundingRect()
@@ -815,7 +824,10 @@ class RooflineView(RefreshWhenShown, QWidget):
         for line, placement in zip(self.leader_lines.take(len(leaders)), leaders):
             assert placement.box is not None and placement.leader_to is not None
             (ax, ay), (bx, by) = placement.leader_to, nearest_on_box(placement.box, *placement.leader_to)
-            line.setData([x_low + ax / per_x, x_low + bx / per_x], [y_high - ay / per_y, y_high - by / per_y])
+            ends = ([x_low + ax / per_x, x_low + bx / per_x], [y_high - ay / per_y, y_high - by / per_y])
+            if getattr(line, "_leader_ends", None) != ends:  # unchanged leaders are not set again
+                line._leader_ends = ends
+                line.setData(*ends)
 
     def set_label_mode(self, mode: str) -> None:
         """Which operations are labelled: LABELS_ALL, LABELS_SELECTED or LABELS_NONE (then the legend lists them)."""
@@ -847,6 +859,8 @@ class RooflineView(RefreshWhenShown, QWidget):
             rows.append((f"{text} — {format_intensity(10 ** x)}, {format_flop_rate(10 ** y)}", colour, "point"))
         if rows == self._legend_rows:
             return
+        if self._relabel_legend(rows):
+            return
         legend = self.plot.addLegend(offset=(12, 10))  # the plot's one legend, shared with the measured runs
         font = getattr(self, "_plot_font", None)
         if font is not None:  # rows at the labels' size, also in a legend made after the text size was set
@@ -863,6 +877,22 @@ class RooflineView(RefreshWhenShown, QWidget):
             self._legend_samples.append(sample)
         legend.setBrush(pg.mkBrush(255, 255, 255, 220))
         self._legend_rows = rows
+
+    def _relabel_legend(self, rows: list[tuple[str, str, str]]) -> bool:
+        """When only the rows' texts changed (an edit moves the selected point: its figures change), set those
+        texts in place rather than rebuild every row; False when the legend must be rebuilt."""
+        legend = self.plot.legend
+        old = self._legend_rows
+        if legend is None or len(rows) != len(old) or any(a[1:] != b[1:] for a, b in zip(rows, old)):
+            return False
+        labels = {id(getattr(sample, "item", sample)): label for sample, label in legend.items}  # ItemSample wraps ours
+        if any(id(sample) not in labels for sample in self._legend_samples):
+            return False
+        for (text, _, _), (old_text, _, _), sample in zip(rows, old, self._legend_samples):
+            if text != old_text:
+                labels[id(sample)].setText(text)
+        self._legend_rows = rows
+        return True
 
     def _hide_roofs(self) -> None:
         self._roofs_shown = None
@@ -1024,6 +1054,17 @@ class RooflineView(RefreshWhenShown, QWidget):
 
 # The further levels' roof labels when their full title finds no room beside the roof.
 _LEVEL_SHORT_NAMES = {"l2": "L2", "smem": "Shared mem.", "host": "Host link"}
+
+
+@functools.cache
+def _point_pen(colour: str) -> QPen:
+    """One pen per colour for the operation points (pyqtgraph's symbol atlas renders each new pen object anew)."""
+    return pg.mkPen(colour, width=2)
+
+
+@functools.cache
+def _point_brush(colour: str) -> QBrush:
+    return pg.mkBrush(colour)
 
 
 def _roof_text(item: pg.TextItem) -> pg.TextItem:
