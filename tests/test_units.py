@@ -87,3 +87,34 @@ def test_less_than_a_byte_reads_in_bits_not_millibytes() -> None:
     assert format_bytes(1.5) == "1.5 B"  # a byte and more keeps bytes
     assert format_bandwidth(0.25) == "2 bit/s"
     assert format_bytes(0) == "0 B"
+
+
+def test_plain_figures_read_as_the_registry_reads_them() -> None:
+    """The start-up fast path (units.plain_figure) gives the registry's value for every catalogue figure it reads,
+    and leaves anything else to the registry."""
+    from workbench.devices.catalogue import catalogue_data
+    from workbench.scratchpad import parse_quantity
+    from workbench.units import plain_figure, require_dimension
+
+    units = {"FLOP/s", "B/s", "Hz", "B"}
+    read = 0
+
+    def walk(value: object) -> None:
+        nonlocal read
+        if isinstance(value, dict):
+            for inner in value.values():
+                walk(inner)
+        elif isinstance(value, str):
+            for unit in units:
+                fast = plain_figure(value, unit)
+                if fast is not None:
+                    read += 1
+                    assert fast == pytest.approx(require_dimension(parse_quantity(value), unit, value), rel=1e-12), value
+
+    walk(catalogue_data())
+    assert read > 100  # the catalogue's figures do take the fast path
+    assert plain_figure("80 GiB", "B") == 80 * 1024**3
+    assert plain_figure("1.5 TB/s", "B/s") == 1.5e12
+    assert plain_figure("400 Gb/s", "B/s") == 50e9
+    for other in ("989 TFLOPS", "2 GFLOP/s + 1 GFLOP/s", "1e3 mFLOP/s", "TFLOP/s", "5 µs", "3.35 TB/s"):
+        assert plain_figure(other, "FLOP/s") is None, other  # the registry reads (or refuses) these

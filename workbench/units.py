@@ -13,6 +13,7 @@ pint; quantities are built at the boundary (user input, the scratchpad).
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Iterable
@@ -38,6 +39,36 @@ _SI_PREFIXES: tuple[tuple[int, str], ...] = (
     (18, "E"),
 )
 _BINARY_PREFIXES: tuple[str, ...] = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+_PLAIN_FIGURE = re.compile(
+    r"\s*(?P<number>[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*(?P<prefix>[kMGTPE]i|[kMGTPE]|)(?P<unit>\S+)\s*"
+)
+
+
+def plain_figure(text: str, unit: str) -> float | None:
+    """The value of a figure written plainly as "<number> <prefix><unit>" ("989 TFLOP/s", "80 GiB") in `unit`;
+    None for anything else, which then goes through the registry (`scratchpad.parse_quantity`).
+
+    Start-up reads the device catalogue before the window's first paint; its figures are all this simple, and
+    loading pint costs half a second. The prefixes are this module's (the ones units.txt defines);
+    tests/test_units.py checks every catalogue figure gives the registry's value.
+    """
+    match = _PLAIN_FIGURE.fullmatch(text)
+    if match is None:
+        return None
+    written = match["unit"]
+    per_unit = 1.0
+    if written != unit:
+        if not (unit.startswith("B") and written == "b" + unit[1:]):  # network line rates are in bits ("400 Gb/s")
+            return None
+        per_unit = 1 / 8
+    prefix = match["prefix"]
+    if prefix.endswith("i"):
+        scale = 1024 ** _BINARY_PREFIXES.index(prefix)
+    else:
+        scale = 10 ** dict((symbol, power) for power, symbol in _SI_PREFIXES)[prefix]
+    return float(match["number"]) * scale * per_unit
 
 
 @lru_cache(maxsize=1)

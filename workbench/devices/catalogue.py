@@ -212,6 +212,10 @@ class Device:
 
 def _quantity_value(text: Any, unit: str, where: str) -> float:
     """A catalogue figure such as "989 TFLOP/s" in base units, checked by the registry."""
+    from workbench.units import plain_figure
+
+    if isinstance(text, str) and (value := plain_figure(text, unit)) is not None:
+        return value  # a plain "<number> <prefix><unit>": no need to load the unit registry before the first paint
     from workbench.scratchpad import parse_quantity
     from workbench.units import require_dimension
 
