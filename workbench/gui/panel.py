@@ -263,13 +263,16 @@ class AnalysisPanel(QWidget):
                 if item is None:
                     item = QTableWidgetItem()
                     self.tensors.setItem(row, column, item)
-                item.setText(text)
-                item.setToolTip(text)  # the whole text when the column is too narrow (widen the dock to read it)
+                tip = text  # the whole text when the column is too narrow (widen the dock to read it)
                 if column == 4:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                    item.setToolTip(f"{format_int(t.bytes)} B")
+                    tip = f"{format_int(t.bytes)} B"
                 elif column == 0 and t.note:
-                    item.setToolTip(t.note)
+                    tip = t.note
+                if item.text() != text:  # an edit changes a few cells: the others are not set (nor repainted) again
+                    item.setText(text)
+                if item.toolTip() != tip:
+                    item.setToolTip(tip)
         rows_height = sum(self.tensors.rowHeight(r) for r in range(len(a.tensors)))
         self.tensors.setFixedHeight(self.tensors.horizontalHeader().height() + rows_height + 4)
 
