@@ -75,7 +75,7 @@ class DeviceBound:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class DeviceComparison:
     """Operations (rows) × devices (columns), each cell a DeviceBound."""
 
     devices: tuple[Device, ...]
@@ -253,18 +253,18 @@ def compare_declaration(
     convention: str = "fma2",
     overlap: Any = "full",
     binary: bool = False,
-) -> Comparison:
+) -> DeviceComparison:
     """One declaration bounded on each device (a bad declaration raises, as `calc` does)."""
     from workbench.declare import parse
 
     canonical = str(parse(declaration))  # a syntax error is the user's, once, not one per device
     row = tuple(_cell(canonical, canonical, device, convention, overlap, binary) for device in devices)
-    return Comparison(tuple(devices), (row,), convention)
+    return DeviceComparison(tuple(devices), (row,), convention)
 
 
 def compare_session(
     session: "Session", devices: Sequence[Device], host: Device | None = None, cache: AnalysisCache | None = None
-) -> Comparison:
+) -> DeviceComparison:
     """The session's operations × devices under its settings, with measured times where runs exist.
 
     `cache` (a dict the caller keeps) reuses the analyses of unchanged operations on unchanged devices.
@@ -286,7 +286,7 @@ def compare_session(
             measured, count = measured_on(entry_runs, device, host)
             row.append(DeviceBound(cell.operation, cell.declaration, device, cell.analysis, cell.error, measured, count))
         rows.append(tuple(row))
-    return Comparison(tuple(devices), tuple(rows), settings.convention)
+    return DeviceComparison(tuple(devices), tuple(rows), settings.convention)
 
 
 # -- the roofs, for an overlaid plot -------------------------------------------------
@@ -330,7 +330,7 @@ EXPORT_COLUMNS = (
 )
 
 
-def comparison_csv(comparison: Comparison) -> str:
+def comparison_csv(comparison: DeviceComparison) -> str:
     """One line per operation and device, seconds and FLOP/B as plain numbers."""
     from workbench.report import CSV_LINE_END, spreadsheet_text  # names come from shared sessions: untrusted
 
@@ -383,7 +383,7 @@ def _escape(text: str) -> str:
     return markdown_inline(text)
 
 
-def comparison_markdown(comparison: Comparison) -> str:
+def comparison_markdown(comparison: DeviceComparison) -> str:
     """A Markdown table of bounds (rows: operations, columns: devices) and one of ridge points."""
     devices = comparison.devices
     lines = [
@@ -406,7 +406,7 @@ def comparison_markdown(comparison: Comparison) -> str:
     return "\n".join(lines) + "\n"
 
 
-def comparison_text(comparison: Comparison) -> str:
+def comparison_text(comparison: DeviceComparison) -> str:
     """The terminal table of `workbench compare`: one line per device."""
     header = ("device", "bound", "limiter", "compute", "memory", "ridge", "path")
     table = [header]

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from workbench.compare import (
     AnalysisCache,
-    Comparison,
+    DeviceComparison,
     DeviceBound,
     compare_session,
     comparison_csv,
@@ -74,7 +74,7 @@ class CompareView(RefreshWhenShown, QWidget):
         super().__init__(parent)
         self.document = document
         self.state = CompareState()
-        self.comparison: Comparison | None = None
+        self.comparison: DeviceComparison | None = None
         self._analyses: AnalysisCache = {}  # reused across refreshes: an edit recomputes only its own row
         self._text_cache: dict[tuple[Any, ...], tuple[Any, str, str]] = {}
 
@@ -258,7 +258,7 @@ class CompareView(RefreshWhenShown, QWidget):
         for button in (self.export_csv_button, self.export_md_button, self.copy_button):
             button.setEnabled(has)
 
-    def _fill_table(self, comparison: Comparison) -> None:
+    def _fill_table(self, comparison: DeviceComparison) -> None:
         """Show the comparison, touching only the cells whose text or style changed (edits stay cheap)."""
         table = self.table
         headers = [short_name(device) for device in comparison.devices]
@@ -327,7 +327,7 @@ class CompareView(RefreshWhenShown, QWidget):
             self.table.blockSignals(False)
             self._draw_plot(self.comparison)
 
-    def _draw_plot(self, comparison: Comparison | None) -> None:
+    def _draw_plot(self, comparison: DeviceComparison | None) -> None:
         entries: list[tuple[pg.PlotDataItem, str]] = []
         try:
             self._draw_roofs(comparison, entries)
@@ -343,7 +343,7 @@ class CompareView(RefreshWhenShown, QWidget):
         for line, text in entries:
             self.legend.addItem(line, text)
 
-    def _draw_roofs(self, comparison: Comparison | None, entries: list[tuple[pg.PlotDataItem, str]]) -> None:
+    def _draw_roofs(self, comparison: DeviceComparison | None, entries: list[tuple[pg.PlotDataItem, str]]) -> None:
         for roof in self.roofs:
             roof.setVisible(False)
         self.points.setData([])
