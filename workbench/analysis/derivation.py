@@ -252,8 +252,9 @@ def _compute_memory_bound_steps(a: "Analysis", inner: list[Term]) -> list[Step]:
     memory_title = memory
     if inner:
         hierarchy = [term for term in a.terms if term.name in HIERARCHY]
-        slowest = max(hierarchy, key=lambda term: term.time_s or 0.0)
-        memory_side = max(term.time_s or 0.0 for term in hierarchy)
+        slowest = a.memory_side_term
+        assert slowest is not None and slowest.time_s is not None
+        memory_side = slowest.time_s
         memory_title = memory if slowest.name == HBM else slowest.title
         steps.append(
             Step(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.analysis.derivation import Step, convention_words, derivation_notes, derivation_steps
 from workbench.analysis.link import LinkTerm
 from workbench.analysis.rates import Overlap
-from workbench.analysis.terms import COMPUTE, LINK, Term
+from workbench.analysis.terms import COMPUTE, LINK, Term, memory_side
 from workbench.declare import Declaration
 from workbench.devices.catalogue import Device, Rate
 from workbench.devices.interfaces import HOST
@@ -117,6 +117,11 @@ class Analysis:
     def notes(self) -> tuple[str, ...]:
         """What the derivation assumes, in sentences (built on first access)."""
         return derivation_notes(self)
+
+    @property
+    def memory_side_term(self) -> Term | None:
+        """The memory side's slowest interface (HBM unless an inner level is slower, as under a naive kernel)."""
+        return memory_side(self.terms)
 
     def term(self, name: str) -> Term | None:
         """The term called `name` ("compute", "hbm", "l2", "smem", "host", "link"), or None."""

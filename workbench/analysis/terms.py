@@ -154,6 +154,14 @@ def side_times(terms: Sequence[Term]) -> list[tuple[str, Any, Term]]:
     return sides
 
 
+def memory_side(terms: Sequence[Term]) -> Term | None:
+    """The term that sets the memory side: its slowest interface with a time (HBM on a tie; None without one).
+
+    The one answer the derivation, the calculator panel and the limiter share."""
+    timed = [term for term in terms if term.side == MEMORY and term.time_s is not None]
+    return side_times(timed)[0][2] if timed else None
+
+
 def _slower(time: Any, slowest: Term, term: Term) -> tuple[Any, Term]:
     if isinstance(time, float) and isinstance(term.time_s, float):
         return (term.time_s, term) if term.time_s > time else (time, slowest)
@@ -188,6 +196,7 @@ __all__ = [
     "combine",
     "compute_term",
     "link_term",
+    "memory_side",
     "side_times",
     "transfer_term",
 ]

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.analysis import COMPUTE, Analysis
-from workbench.analysis.terms import HIERARCHY
+from workbench.devices.interfaces import HBM
 from workbench.gui.document import Document, OperationState
 from workbench.conventions import CONVENTION_LABELS
 from workbench.units import (
@@ -290,9 +290,8 @@ def _memory_figure(a: Analysis, binary: bool) -> tuple[str, str]:
         if a.bandwidth
         else "needs a memory bandwidth"
     )
-    inner = [term for term in a.terms if term.name in HIERARCHY and term.name != "hbm" and term.time_s is not None]
-    slowest = max(inner, key=lambda term: term.time_s or 0.0, default=None)
-    if a.memory_time is None or slowest is None or slowest.time_s is None or slowest.time_s <= a.memory_time:
+    slowest = a.memory_side_term
+    if a.memory_time is None or slowest is None or slowest.time_s is None or slowest.name == HBM:
         return (format_time(a.memory_time) if a.memory_time is not None else "—", hbm)
     assert slowest.rate is not None
     return (

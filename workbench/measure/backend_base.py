@@ -25,6 +25,23 @@ FILL_CHUNK_GPU = 1 << 25
 TRITON_FLUSH_BYTES = 256_000_000  # triton.testing.do_bench clears a 256 MB buffer before each call
 
 
+def fill_in_chunks(
+    array: Any, chunk: int, draw: Callable[[int], Any], low: float, high: float, should_stop: Callable[[], bool]
+) -> bool:
+    """Fill `array` with uniform values in [low, high), `chunk` elements at a time from `draw(count)` (values in
+    [0, 1)), asking `should_stop` between chunks: False when it stopped early, True when the array is full."""
+    flat = array.reshape(-1)
+    for start in range(0, flat.size, chunk):
+        stop = min(start + chunk, flat.size)
+        values = draw(stop - start)
+        values *= high - low
+        values += low
+        flat[start:stop] = values
+        if should_stop():
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class BackendStatus:
     """Whether a backend can run here, and why not when it cannot."""

@@ -15,6 +15,7 @@ from workbench.measure.backend_base import (
     STORAGE_TYPES,
     TRITON_FLUSH_BYTES,
     Backend,
+    fill_in_chunks,
     refuse_dtype,
 )
 from workbench.measure.cublas_plan import (
@@ -182,17 +183,10 @@ class CupyBackend(Backend):
     def fill_uniform(self, array: Any, low: float, high: float, seed: int, should_stop: Callable[[], bool]) -> bool:
         cupy = self._cupy
         state = cupy.random.RandomState(seed)
-        flat = array.reshape(-1)
         generated = cupy.float64 if array.dtype == cupy.float64 else cupy.float32
-        for start in range(0, flat.size, FILL_CHUNK_GPU):
-            stop = min(start + FILL_CHUNK_GPU, flat.size)
-            values = state.random_sample(size=stop - start, dtype=generated)
-            values *= high - low
-            values += low
-            flat[start:stop] = values
-            if should_stop():
-                return False
-        return True
+        return fill_in_chunks(
+            array, FILL_CHUNK_GPU, lambda count: state.random_sample(size=count, dtype=generated), low, high, should_stop
+        )
 
     def to_host(self, array: Any) -> Any:
         return self._cupy.asnumpy(array)

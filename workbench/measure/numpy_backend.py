@@ -12,6 +12,7 @@ from workbench.measure.backend_base import (
     FILL_CHUNK_CPU,
     STORAGE_TYPES,
     Backend,
+    fill_in_chunks,
     refuse_dtype,
 )
 from workbench.measure.errors import MeasurementError
@@ -64,17 +65,8 @@ class NumpyBackend(Backend):
     def fill_uniform(self, array: Any, low: float, high: float, seed: int, should_stop: Callable[[], bool]) -> bool:
         np = self.xp
         rng = np.random.default_rng(seed)
-        flat = array.reshape(-1)
         generated = np.float64 if array.dtype == np.float64 else np.float32
-        for start in range(0, flat.size, FILL_CHUNK_CPU):
-            stop = min(start + FILL_CHUNK_CPU, flat.size)
-            values = rng.random(stop - start, dtype=generated)
-            values *= high - low
-            values += low
-            flat[start:stop] = values
-            if should_stop():
-                return False
-        return True
+        return fill_in_chunks(array, FILL_CHUNK_CPU, lambda count: rng.random(count, dtype=generated), low, high, should_stop)
 
     def to_host(self, array: Any) -> Any:
         return self.xp.asarray(array)
