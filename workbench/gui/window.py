@@ -14,7 +14,7 @@ import os
 from typing import Callable
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QFont, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QFont, QHelpEvent, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
     QTabBar,
     QTabWidget,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -122,8 +123,22 @@ class _RoomyArea(QScrollArea):
         if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Resize) and watched in (self.widget(), self.viewport()):
             self._fit()
             if not self.vertical and event.type() == QEvent.Type.LayoutRequest:
-                self.updateGeometry()  # the widget's height changed (larger text): so does the area's
+                self._tell_layout_if_changed()
         return super().eventFilter(watched, event)
+
+    _hints_told: tuple[QSize, QSize] | None = None  # the size hints the enclosing layout last heard of
+
+    def _tell_layout_if_changed(self) -> None:
+        """Sideways only: the widget's height may have changed (larger text, a form with another row), and with it
+        the area's; the enclosing layout is told, but only then.
+
+        Most of the widget's layout requests (the form's fields and summary retyped on every keystroke) leave the
+        area's hints as they were; an updateGeometry for each would lay out the whole main window (and every dock
+        in it) again on every keystroke."""
+        hints = (self.sizeHint(), self.minimumSizeHint())
+        if hints != self._hints_told:
+            self._hints_told = hints
+            self.updateGeometry()
 
     def sizeHint(self) -> QSize:  # noqa: N802
         hint = self.widget().sizeHint()
@@ -156,6 +171,30 @@ class _RoomyArea(QScrollArea):
             if screen is not None:
                 height = min(height, screen.availableGeometry().height() // 3)
         return height
+
+
+class _StepTips(QObject):
+    """The undo and redo buttons' tooltips: the step they would take ("Undo Edit gemm 4096³ fp16"), read from
+    the undo stack when the tooltip is asked for.
+
+    Kept on the actions instead, the tooltip would change on every keystroke (each renames the step), and a
+    changed action makes the tool bar, and with it the whole main window and every dock, lay out again."""
+
+    def __init__(self, stack: QUndoStack, parent: QObject) -> None:
+        super().__init__(parent)
+        self.stack = stack
+
+    def text(self, step: str) -> str:
+        done = self.stack.undoText() if step == "undo" else self.stack.redoText()
+        verb = "Undo" if step == "undo" else "Redo"
+        return f"{verb} {done}" if done else verb
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        step = watched.property("step")
+        if event.type() == QEvent.Type.ToolTip and step in ("undo", "redo") and isinstance(event, QHelpEvent):
+            QToolTip.showText(event.globalPos(), self.text(step), watched)  # type: ignore[arg-type]
+            return True
+        return super().eventFilter(watched, event)
 
 
 def _scrolled(widget: QWidget, vertical: bool = True) -> QScrollArea:
@@ -328,8 +367,7 @@ class MainWindow(QMainWindow):
         redo.setEnabled(False)
         stack.canUndoChanged.connect(undo.setEnabled)
         stack.canRedoChanged.connect(redo.setEnabled)
-        stack.undoTextChanged.connect(self._show_undo_text)
-        stack.redoTextChanged.connect(self._show_redo_text)
+        # Their tool-bar tooltips name the step ("Undo Edit gemm 4096³ fp16"), read when asked for (_StepTips).
         a("add", "&Add operation", lambda: doc.add_operation(), "Ctrl+Shift+N", "Add an operation (a 4096³ GEMM to edit)")
         a("duplicate", "&Duplicate", lambda: doc.duplicate_operation(doc.current), "Ctrl+D", "Duplicate the selected operation")
         a("rename", "Re&name…", lambda: self.operations.rename_current(), "F2", "Rename the selected operation")
@@ -435,6 +473,11 @@ class MainWindow(QMainWindow):
                 bar.addSeparator()
             else:
                 bar.addAction(self.actions[key])
+        self._step_tips = _StepTips(self.document.undo_stack, self)
+        for key in ("undo", "redo"):
+            button = bar.widgetForAction(self.actions[key])
+            button.setProperty("step", key)
+            button.installEventFilter(self._step_tips)
         bar.addSeparator()
         bar.addWidget(QLabel(" FLOP: "))
         self.convention_box = QComboBox()
@@ -484,12 +527,6 @@ class MainWindow(QMainWindow):
             extra = f", {entered} rate{'s' if entered != 1 else ''} entered or measured" if entered else ""
             self.device_status.setText(f"Device: {device.name}{extra}")
         self.actions["reset_rates"].setEnabled(bool(entered))
-
-    def _show_undo_text(self, text: str) -> None:
-        self.actions["undo"].setToolTip(f"Undo {text}" if text else "Undo")
-
-    def _show_redo_text(self, text: str) -> None:
-        self.actions["redo"].setToolTip(f"Redo {text}" if text else "Redo")
 
     def _enable_actions(self, *_: object) -> None:
         doc = self.document

@@ -1,0 +1,116 @@
+"""A keystroke redraws what it changed and lays out no more than that: not the main window, not its docks.
+
+Speed itself is benchmarks/bench_gui.py's; these tests count the work a keystroke asks of Qt, so a change
+that brings a whole-window layout back on every keystroke fails here whatever the machine's speed.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt
+
+from workbench.gui.app import build_window
+from workbench.session import OperationEntry
+
+
+class _Events(QObject):
+    """Counts the events of one type that reach the watched objects."""
+
+    def __init__(self, kind: QEvent.Type) -> None:
+        super().__init__()
+        self.kind = kind
+        self.seen: list[str] = []
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == self.kind:
+            self.seen.append(watched.objectName() or type(watched).__name__)
+        return False
+
+
+def _typing_window(qtbot, operations: int = 1):  # type: ignore[no-untyped-def]
+    window = build_window()
+    qtbot.addWidget(window)
+    window.resize(1600, 1000)
+    window.show()
+    qtbot.waitExposed(window)
+    for size in range(operations - 1):
+        window.document.add_operation(OperationEntry.automatic(f"gemm(M={256 + 173 * size}, N=2048, K=512, dtype=fp16)"))
+    window.document.select(0)
+    window.tabs.setCurrentWidget(window.roofline)
+    line = window.editor.line
+    line.setFocus()
+    line.setText("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
+    line.setCursorPosition(len("gemm(M=4096"))
+    qtbot.wait(20)
+    return window, line
+
+
+def _type(qtbot, line, keys: int = 4) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QApplication
+
+    for index in range(keys):
+        qtbot.keyClick(line, Qt.Key.Key_1 if index % 2 == 0 else Qt.Key.Key_Backspace)
+        QApplication.processEvents()
+
+
+def test_a_keystroke_does_not_lay_the_main_window_out(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Each keystroke renames the operation (its automatic name), changes the undo step's text and the
+    figures; none of that may reach the main window's layout (which sets every dock's geometry again and
+    repaints the window), in normal or presentation mode."""
+    window, line = _typing_window(qtbot, operations=5)
+    _type(qtbot, line, 2)  # the first edits may settle sizes (a longer name, the undo step appearing)
+    for presentation in (False, True):
+        window.set_presentation(presentation)
+        qtbot.wait(20)
+        line.setFocus()
+        line.setCursorPosition(len("gemm(M=4096"))
+        _type(qtbot, line, 2)
+        requests = _Events(QEvent.Type.LayoutRequest)
+        window.installEventFilter(requests)
+        _type(qtbot, line, 6)
+        window.removeEventFilter(requests)
+        assert requests.seen == [], f"presentation={presentation}: the main window was laid out {len(requests.seen)}× in 6 keystrokes"
+    window.set_presentation(False)
+    assert window.document.state(window.document.current_entry).error is None
+    window.close()
+    window.wait_for_workers()
+
+
+def test_the_undo_button_names_the_step_without_the_action_changing(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The undo button's tooltip says what it undoes, read when asked; the action itself does not change per
+    keystroke (a changed action lays the tool bar and the main window out again)."""
+    window, line = _typing_window(qtbot)
+    undo = window.actions["undo"]
+    _type(qtbot, line, 1)
+    changed: list[int] = []
+    undo.changed.connect(lambda: changed.append(1))
+    _type(qtbot, line, 5)
+    assert changed == []
+    stack = window.document.undo_stack
+    assert stack.undoText().startswith("Edit GEMM")  # the step names the operation (as it was named when typing began)
+    assert window._step_tips.text("undo") == f"Undo {stack.undoText()}"
+    assert window._step_tips.text("redo") == "Redo"
+    window.document.undo_stack.undo()
+    assert window._step_tips.text("redo").startswith("Redo Edit ")
+    window.close()
+    window.wait_for_workers()
+
+
+def test_level_points_are_set_only_when_they_change(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The hierarchical roofline's points at the further levels: a refresh that moves none sets none (and makes
+    no pens); hovering still names the operation."""
+    window, _ = _typing_window(qtbot, operations=4)
+    roofline = window.roofline
+    roofline.refresh()
+    assert roofline._level_tips, "the device shows further levels (L2, shared memory): their points are drawn"
+    calls: list[int] = []
+    original = roofline.level_points.setData
+    monkeypatch.setattr(roofline.level_points, "setData", lambda *a, **k: (calls.append(1), original(*a, **k)))
+    roofline.refresh()
+    assert calls == []
+    window.document.edit_declaration(0, "gemm(M=64, N=64, K=64, dtype=fp16)")
+    roofline.refresh()
+    assert calls, "a moved operation moves its level points"
+    row, point = roofline._level_tips[0]
+    assert roofline._level_tip(row, point).startswith(window.document.operations[row].name)
+    window.close()
+    window.wait_for_workers()
