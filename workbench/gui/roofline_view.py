@@ -206,7 +206,7 @@ class RooflineView(RefreshWhenShown, QWidget):
         self._hbm_segments: list[Segment] = []  # the HBM roof and its ghost
         self._level_marks: list[tuple[float, float]] = []  # the operations' points at further levels
         self._kernel_level_marks: list[tuple[float, float]] = []  # imported kernels at further levels
-        self._level_tips: list[str] = []
+        self._level_tips: list[tuple[int, LevelPoint]] = []  # what each level point's tooltip names (built on hover)
         self.operation_levels: dict[int, list[LevelPoint]] = {}  # row -> the operation at every interface
         self._label_mode = LABELS_ALL
         self._legend_rows: list[tuple[str, str, str]] = []
@@ -528,7 +528,11 @@ class RooflineView(RefreshWhenShown, QWidget):
             self._fit_axis_title()
 
     def _show_level_points(self, extra: Sequence[tuple[int, bool, LevelPoint]], positions: dict[int, tuple[float, float]]) -> None:
-        """The operations at the further interfaces: the level's symbol in its colour, filled for the selected one."""
+        """The operations at the further interfaces: the level's symbol in its colour, filled for the selected one.
+
+        Pens and brushes are one object per colour (`_point_pen`: pyqtgraph's symbol atlas renders each new pen
+        object anew), and the scatter is set only when a spot changed: an edit moves one operation's points at
+        most. A tooltip is written when its point is hovered (`_level_tips` holds what it names)."""
         current = self.document.current
         spots = []
         self._level_marks = []
@@ -538,25 +542,36 @@ class RooflineView(RefreshWhenShown, QWidget):
             colour = STALE_COLOUR if stale else LEVEL_COLOURS[point.key]
             position = (math.log10(point.intensity), math.log10(point.rate or 1.0))
             spots.append(
-                {
-                    "pos": position,
-                    "size": 12 if selected else 9,
-                    "symbol": LEVEL_SYMBOLS[point.key],
-                    "pen": pg.mkPen(SELECTED_COLOUR if selected and not stale else colour, width=2),
-                    "brush": pg.mkBrush(colour if selected and not stale else "w"),
-                    "data": len(self._level_tips),
-                }
+                (
+                    position,
+                    12 if selected else 9,
+                    LEVEL_SYMBOLS[point.key],
+                    _point_pen(SELECTED_COLOUR if selected and not stale else colour),
+                    _point_brush(colour if selected and not stale else "w"),
+                    len(self._level_tips),
+                )
             )
             self._level_marks.append(position)
-            self._level_tips.append(self._level_tip(row, point))
-        self.level_points.setData(spots)
+            self._level_tips.append((row, point))
+        if spots != self._shown_level_spots:
+            self._shown_level_spots = spots
+            self.level_points.setData(
+                [{"pos": pos, "size": size, "symbol": symbol, "pen": pen, "brush": brush, "data": data}
+                 for pos, size, symbol, pen, brush, data in spots]
+            )
         # the selected operation's points joined at their common height, so they read as one operation
         xs = [x for (row, _, _), (x, _) in zip(extra, self._level_marks) if row == current]
         if current in positions and xs:
             x, y = positions[current]
             xs.append(x)
-            self.level_connector.setData([min(xs), max(xs)], [y, y])
+            ends = ([min(xs), max(xs)], [y, y])
+            if ends != self._level_connector_ends:
+                self._level_connector_ends = ends
+                self.level_connector.setData(*ends)
         self.level_connector.setVisible(current in positions and bool(xs))
+
+    _shown_level_spots: list[tuple[Any, ...]] | None = None  # what the level scatter holds (setData is skipped when equal)
+    _level_connector_ends: tuple[list[float], list[float]] | None = None
 
     def _show_kernel_levels(self, marks: Sequence[Any], further_keys: set[str]) -> None:
         """Each imported kernel's stars at the further levels shown: same rate, FLOP over the bytes counted there."""
@@ -603,7 +618,8 @@ class RooflineView(RefreshWhenShown, QWidget):
         )
 
     def _level_hovered(self, item: Any, points: Any, event: Any) -> None:
-        tips = [self._level_tips[int(point.data())] for point in list(points)[:3] if 0 <= int(point.data()) < len(self._level_tips)]
+        tips = [self._level_tip(*self._level_tips[int(point.data())])
+                for point in list(points)[:3] if 0 <= int(point.data()) < len(self._level_tips)]
         self.plot.getViewBox().setToolTip("\n\n".join(tips))
 
     # ------------------------------------------------------------------ levels on and off
@@ -903,6 +919,7 @@ class RooflineView(RefreshWhenShown, QWidget):
         self._level_segments = []
         self._level_marks = []
         self.level_points.setData([])
+        self._shown_level_spots = None
         self.kernel_levels.setData([])
         self._kernel_level_marks = []
         self.level_connector.setVisible(False)
