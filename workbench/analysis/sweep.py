@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from workbench.analysis.rates import Setting, compute_rate, interface_rate, resolve_setting
 from workbench.analysis.terms import HIERARCHY, Term, compute_term, side_times, transfer_term
@@ -41,6 +41,61 @@ class SweepTerm:
 
 
 
+class PointErrors(Sequence):
+    """Each point's refusal: None for a point with figures, else the exception analyze() raises there.
+
+    A point the arrays refuse outright (its tensors clearly beyond the
+    device's memory) is not analysed while sweeping: the error is taken from
+    analyze() at that point when it is first read, so a sweep of 10,000 sizes
+    does not build 6,000 declarations to say why they are left out, and the
+    error is still the very one analyze() raises (the sweep's tests hold the
+    two to that). `refused` is the mask of points without figures.
+    """
+
+    def __init__(self, known: list[WorkbenchError | None], deferred: Any, analyse_point: Any) -> None:
+        import numpy as np
+
+        self._known = known
+        self._deferred = deferred  # bool array: refused by the arrays, error read from analyze() on demand
+        self._analyse_point = analyse_point  # index -> analyze()'s result at that point (raises its refusal)
+        self.refused = np.array([error is not None for error in known], dtype=bool) | deferred
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        index = range(len(self))[index]  # negative indices, and IndexError beyond the end
+        if self._deferred[index] and self._known[index] is None:
+            self._known[index] = self._refusal_at(index)
+        return self._known[index]
+
+    def _refusal_at(self, index: int) -> WorkbenchError:
+        try:
+            self._analyse_point(index)
+        except WorkbenchError as exc:
+            return exc
+        raise AssertionError(f"sweep refused point {index} as beyond memory, but analyze() accepts it")
+
+    def first(self) -> WorkbenchError | None:
+        """The first point's refusal, or None when every point has figures."""
+        import numpy as np
+
+        found = np.flatnonzero(self.refused)
+        return self[int(found[0])] if found.size else None
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (tuple, list, PointErrors)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PointErrors({tuple(self)!r})"
+
+
 @dataclass(frozen=True)
 class Sweep:
     """Bounds over many shapes at once: numpy float64 arrays, one entry per point.
@@ -56,7 +111,7 @@ class Sweep:
     compute_time: Any
     memory_time: Any
     bound_time: Any
-    errors: tuple[WorkbenchError | None, ...] = ()
+    errors: Sequence[WorkbenchError | None] = ()  # a PointErrors from sweep()
     footprint: Any = None  # bytes resident at once (each distinct tensor stored once)
     terms: tuple[SweepTerm, ...] = ()  # every term analyze() gives at these points, in analyze()'s order
 
@@ -69,10 +124,14 @@ class Sweep:
         """Boolean mask of the points with figures."""
         import numpy as np
 
+        if isinstance(self.errors, PointErrors):
+            return ~self.errors.refused
         return np.array([error is None for error in self.errors], dtype=bool)
 
     @property
     def first_error(self) -> WorkbenchError | None:
+        if isinstance(self.errors, PointErrors):
+            return self.errors.first()
         return next((error for error in self.errors if error is not None), None)
 
     def limiter_changes(self) -> list[int]:
@@ -172,13 +231,14 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
     if any(spec.param(name) is None and not spec.extra_dims for name in columns):
         return None, every_point  # an implementation keyword: its own limits are checked the exact way
     params: dict[str, Any] = dict(decl.params)
-    exact = np.zeros(length, dtype=bool)
+    doubtful_size = np.zeros(length, dtype=bool)  # below its minimum, not whole, beyond 2^53: figured at the minimum
     for param in swept_params:
         sizes = _as_float_sizes(columns[param.name], param.minimum)
         if sizes is None:
             return None, every_point
         params[param.name], doubtful = sizes
-        exact |= doubtful
+        doubtful_size |= doubtful
+    exact = doubtful_size.copy()
     try:
         workload = spec.build(params)
         flop = _column(workload.flop(setting.convention), length)
@@ -187,8 +247,13 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
             exact |= np.asarray(tensor.bytes_each, dtype=np.float64) > 2**60 * (1 - 1e-9)
         footprint = _column(workload.footprint_bytes, length)
         dev = setting.device
+        refused = np.zeros(length, dtype=bool)
         if dev is not None and dev.memory_bytes:
+            # Clearly beyond the memory (float rounding cannot bring it back): analyze() refuses such a point,
+            # for its footprint or for an earlier check of the declaration; which one, the error says when read.
+            refused = (footprint > dev.memory_bytes * (1 + 1e-9)) & ~doubtful_size
             exact |= footprint > dev.memory_bytes * (1 - 1e-9)
+            exact &= ~refused
         physical = None
         if decl.implementation != "compulsory":
             from workbench.analysis import physical_work_of
@@ -198,7 +263,7 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
     except (TypeError, ValueError):
         # The builder needs a plain int for this field (a count of tensors, a branch on a value).
         return None, every_point
-    return (workload, flop, traffic, footprint, physical), exact
+    return (workload, flop, traffic, footprint, physical, refused), exact
 
 
 def _column(values: Any, length: int) -> Any:
@@ -250,18 +315,24 @@ class _Points:
         self.times: dict[str, Any] = {}
         self.shapes: dict[str, Term] = {}  # each term's name, kind, resource and title, in analyze()'s order
 
-    def take_fast(self, terms: list[Term], exact: Any, figures: tuple[Any, Any, Any], overlap: Any) -> None:
-        """Every point but the `exact` ones from the vectorised terms (those hold NaN until filled)."""
+    def take_fast(self, terms: list[Term], exact: Any, refused: Any, figures: tuple[Any, Any, Any], overlap: Any) -> None:
+        """Every point but the `exact` ones from the vectorised terms (those hold NaN until filled).
+
+        `refused` points (clearly beyond the device's memory) hold NaN for good,
+        but their footprint, so the view can shade them.
+        """
         import numpy as np
 
-        some_exact = bool(exact.any())
+        without = exact | refused
+        some_without = bool(without.any())
 
-        def fast_only(values: Any) -> Any:
-            if some_exact:
-                return np.where(exact, math.nan, values)
+        def fast_only(values: Any, missing: Any = without) -> Any:
+            if some_without:
+                return np.where(missing, math.nan, values)
             return _column(values, self.length)
 
-        self.flop, self.traffic, self.footprint = (fast_only(values) for values in figures)
+        flop, traffic, footprint = figures
+        self.flop, self.traffic, self.footprint = fast_only(flop), fast_only(traffic), fast_only(footprint, exact)
         for term in terms:
             self.shapes[term.name] = term
             self.amounts[term.name] = fast_only(term.amount)
@@ -294,7 +365,7 @@ class _Points:
             self.amounts[term.name][index] = term.amount
             self.times[term.name][index] = math.nan if term.time_s is None else term.time_s
 
-    def sweep(self, errors: list[WorkbenchError | None]) -> Sweep:
+    def sweep(self, errors: PointErrors) -> Sweep:
         import numpy as np
 
         self.filled()
@@ -311,7 +382,7 @@ class _Points:
         compute_time = self.times["compute"] if "compute" in self.times else np.full(self.length, math.nan)
         memory_time = self.times[HBM] if HBM in self.times else np.full(self.length, math.nan)
         return Sweep(flop, traffic, intensity, compute_time, memory_time,
-                     self.bound, tuple(errors), self.footprint, terms)
+                     self.bound, errors, self.footprint, terms)
 
 
 def sweep(
@@ -348,30 +419,38 @@ def sweep(
         raise UnitError("a sweep of resident=host needs a device with a host link: choose one")
     errors: list[WorkbenchError | None] = [None] * length
     fast, exact = _vectorised(decl, columns, setting, length)
+    refused = np.zeros(length, dtype=bool)  # beyond the device's memory, known from the arrays alone
     if decl.workload().link_traffic is not None:
         exact = np.ones(length, dtype=bool)  # the link term and nccl-tests' figures: analyze() per point
     points = _Points(length)
     if fast is not None and not exact.all():
-        workload, fast_flop, fast_traffic, fast_footprint, physical = fast
+        workload, fast_flop, fast_traffic, fast_footprint, physical, refused = fast
         try:
             terms = _fast_terms(decl, workload, setting, fast_flop, fast_traffic, physical)
         except WorkbenchError as exc:  # the device has no rate for this path: every point says so
-            for index in np.flatnonzero(~exact):
+            for index in np.flatnonzero(~exact & ~refused):
                 errors[index] = exc
+            points.filled().footprint[refused] = fast_footprint[refused]
         else:
-            points.take_fast(terms, exact, (fast_flop, fast_traffic, fast_footprint), setting.overlap)
+            points.take_fast(terms, exact, refused, (fast_flop, fast_traffic, fast_footprint), setting.overlap)
+
+    def analyse_point(index: int) -> Any:
+        """analyze() of point `index`, refusing as analyze() does (and a point it leaves without a bound)."""
+        point = decl.replace(**{name: _plain(values[index]) for name, values in columns.items()})
+        result = analyze(point, setting.device, setting.entered_rate, setting.entered_bandwidth, convention, setting.overlap)
+        if result.bound_time is None:
+            raise UnitError(NO_BOUND)
+        return result
+
     for index in np.flatnonzero(exact):
         try:
-            point = decl.replace(**{name: _plain(values[index]) for name, values in columns.items()})
-            result = analyze(point, setting.device, setting.entered_rate, setting.entered_bandwidth, convention, setting.overlap)
-            if result.bound_time is None:
-                raise UnitError(NO_BOUND)
+            result = analyse_point(int(index))
         except WorkbenchError as exc:
             errors[index] = exc
             _footprint_of_refused(decl, columns, index, points)
             continue
         points.take_exact(index, result)
-    return points.sweep(errors)
+    return points.sweep(PointErrors(errors, refused, analyse_point))
 
 
 def _footprint_of_refused(decl: Declaration, columns: Mapping[str, Any], index: int, points: _Points) -> None:
@@ -382,4 +461,4 @@ def _footprint_of_refused(decl: Declaration, columns: Mapping[str, Any], index: 
         pass
 
 
-__all__ = ["Sweep", "SweepTerm", "sweep"]
+__all__ = ["PointErrors", "Sweep", "SweepTerm", "sweep"]
