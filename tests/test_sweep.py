@@ -26,6 +26,14 @@ def analyze_each(decl: Declaration, fields: dict[str, list[Any]], index: int, **
         return exc
 
 
+def footprint_of(decl: Declaration, fields: dict[str, list[Any]], index: int) -> int | None:
+    """The bytes resident at once at one point, None where the declaration itself is refused."""
+    try:
+        return decl.replace(**{name: values[index] for name, values in fields.items()}).workload().footprint_bytes
+    except WorkbenchError:
+        return None
+
+
 def assert_sweep_is_analyze_per_point(decl: Declaration, fields: dict[str, list[Any]], **options: Any) -> None:
     result = sweep(decl, {name: np.array(values, dtype=object) for name, values in fields.items()}, **options)
     length = len(next(iter(fields.values())))
@@ -35,9 +43,17 @@ def assert_sweep_is_analyze_per_point(decl: Declaration, fields: dict[str, list[
         if isinstance(expected, WorkbenchError):
             error = result.errors[index]
             assert type(error) is type(expected) and str(error) == str(expected), (index, error, expected)
+            assert not result.valid[index] and result.limiter[index] is None, index
             assert math.isnan(result.flop[index]) and math.isnan(result.bound_time[index])
+            for term in result.terms:
+                assert math.isnan(term.amount[index]) and math.isnan(term.time_s[index]), (index, term.name)
+            footprint = footprint_of(decl, fields, index)
+            if footprint is not None:  # a size refused for its memory is still shaded by its footprint
+                assert result.footprint[index] == pytest.approx(float(footprint), rel=1e-12), index
             continue
         assert result.errors[index] is None, (index, result.errors[index])
+        assert result.valid[index] and result.limiter[index] == expected.limiter, (index, result.limiter[index], expected.limiter)
+        assert result.footprint[index] == pytest.approx(float(expected.basis.workload.footprint_bytes), rel=1e-12), index
         for got, want in (
             (result.flop[index], expected.flop),
             (result.bytes[index], expected.bytes),
@@ -139,3 +155,69 @@ def test_a_collective_sweep_carries_its_link_term() -> None:
     decl = parse("allreduce(n=2**28, dtype=fp32, ranks=8)")
     assert_sweep_is_analyze_per_point(decl, {"n": [2**20, 2**28]}, device="h100-sxm")
     assert_sweep_is_analyze_per_point(decl, {"ranks": [2, 8, 1]}, device="h100-sxm")
+
+
+def test_the_edge_of_device_memory_is_where_analyze_puts_it() -> None:
+    # fp16 M=N=K=s holds 6·s² bytes: s = 115,470 fits the H100's 80 GB (79,999,925,400 B), 115,471 does not
+    # (80,001,311,046 B). Sizes beyond memory are refused from the arrays alone; each must be a size analyze()
+    # refuses, and the error read back must be analyze()'s own. 2^30 also has a tensor over 1 EiB (its own error).
+    decl = parse("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
+    sizes = [115_000, 115_469, 115_470, 115_471, 116_000, 2**20, 2**30]
+    result = sweep(decl, {"M": np.array(sizes), "N": np.array(sizes), "K": np.array(sizes)}, device="h100-sxm")
+    assert list(result.valid) == [True, True, True, False, False, False, False]
+    assert str(result.errors[3]) == "the tensors need 80 GB, more than the 80 GB of NVIDIA H100 SXM memory"
+    assert "over 1 EiB" in str(result.errors[6])
+    assert result.first_error is result.errors[3]
+    assert result.footprint[3] == 6 * 115_471**2 and result.footprint[5] == 6 * 2**40
+    assert_sweep_is_analyze_per_point(decl, {"M": sizes, "N": sizes, "K": sizes}, device="h100-sxm")
+    assert_sweep_is_analyze_per_point(decl, {"K": sizes}, device="h100-sxm", overlap="none")
+
+
+def test_the_ten_thousand_size_sweep_of_the_view_is_analyze_at_every_size_sampled() -> None:
+    # What the bound-vs-size view asks for (10,000 exponents, M=N=K; from 2^4 so the limiter changes near s = 900):
+    # every 23rd size, and both neighbours of the limiter change and of the first size beyond memory, against
+    # analyze() at that size.
+    decl = parse("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
+    sizes = np.unique(np.round(2.0 ** np.linspace(4, 30, 10_000)))
+    result = sweep(decl, {"M": sizes, "N": sizes, "K": sizes}, device="h100-sxm")
+    assert len(sizes) == 8_571 and int(result.valid.sum()) == 3_501  # whole sizes; those up to 115,470 fit in 80 GB
+    (change,) = result.limiter_changes()  # memory- then compute-limited; no change into the refused sizes
+    assert (result.limiter[change - 1], result.limiter[change]) == ("memory", "compute")
+    beyond = result.first_beyond(80e9)
+    assert beyond is not None and result.valid[beyond - 1] and not result.valid[beyond]
+    picked = sorted({*range(0, len(sizes), 23), change - 1, change, beyond - 1, beyond, len(sizes) - 1})
+    values = [int(sizes[i]) for i in picked]
+    assert_sweep_is_analyze_per_point(decl, {"M": values, "N": values, "K": values}, device="h100-sxm")
+    sampled = sweep(decl, {"M": np.array(values), "N": np.array(values), "K": np.array(values)}, device="h100-sxm")
+    for position, index in enumerate(picked):  # the 10,000-size sweep holds the same figures as the sample
+        assert result.bound_time[index] == sampled.bound_time[position] or not result.valid[index]
+        assert result.limiter[index] == sampled.limiter[position]
+
+
+def test_a_tie_between_compute_and_memory_names_the_limiter_analyze_names() -> None:
+    # fp16 M=N=K=75 does 843,750 FLOP over 33,750 B: at 50 TFLOP/s and 2 TB/s both take 16.875 ns exactly.
+    # analyze() gives a tie to compute (link, host, compute, then memory); the sweep must too, point by point.
+    decl = parse("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
+    sizes = [74, 75, 76]
+    options: dict[str, Any] = {"device": "h100-sxm", "rate": "50 TFLOP/s", "bandwidth": "2 TB/s"}
+    tie = analyze(decl.replace(M=75, N=75, K=75), **options)
+    assert tie.compute_time == tie.memory_time and tie.limiter == "compute"
+    result = sweep(decl, {name: np.array(sizes) for name in ("M", "N", "K")}, **options)
+    assert list(result.limiter) == ["memory", "compute", "compute"]
+    assert result.limiter_changes() == [1]
+    assert_sweep_is_analyze_per_point(decl, {name: sizes for name in ("M", "N", "K")}, **options)
+
+
+def test_refusals_read_back_as_a_sequence_of_analyze_errors() -> None:
+    decl = parse("add(n=1024, dtype=fp32)")
+    sizes = np.array([2**10, 2**40, 2**12])  # 2^40 fp32 elements × 3 arrays: 13 TB, beyond 80 GB
+    result = sweep(decl, {"n": sizes}, device="h100-sxm")
+    assert len(result.errors) == 3 and result.errors[0] is None and result.errors[-1] is None
+    assert result.errors == (None, result.errors[1], None) and result.errors[1] is result.errors[-2]
+    assert result.errors[0:2] == (None, result.errors[1])
+    assert list(result.valid) == [True, False, True]
+    with pytest.raises(DeclarationError) as refused:
+        analyze(decl.replace(n=2**40), device="h100-sxm")
+    assert str(result.errors[1]) == str(refused.value)
+    with pytest.raises(IndexError):
+        result.errors[3]

@@ -7,7 +7,7 @@ import math
 import numpy as np
 from PySide6.QtCore import Qt
 
-from workbench.analysis import sweep
+from workbench.analysis import analyze, sweep
 
 
 def shown_sweep(window, declaration: str):  # type: ignore[no-untyped-def]
@@ -55,3 +55,20 @@ def test_the_size_where_the_limiter_changes_is_marked(window) -> None:  # type: 
     assert not view.limiter_line.isVisible()
     assert view.beyond_region.isVisible() == (12 * 2**30 > 80e9)
     assert math.isfinite(at)
+
+
+def test_the_limiter_mark_is_analyze_s_limiter_change_not_the_edge_of_memory(window) -> None:  # type: ignore[no-untyped-def]
+    # A square fp16 GEMM on the H100 is compute-limited from 2^10 on until its tensors pass 80 GB: there is no
+    # change of limiter to mark, and the sizes left out beyond memory are no "memory-limited" stretch.
+    view = shown_sweep(window, "gemm(M=4096, N=4096, K=4096, dtype=fp16)")
+    view.high.setValue(30)
+    view.low.setValue(10)  # 2^10..2^30, as bench_gui.py sweeps it
+    assert view.beyond_region.isVisible()
+    assert not view.limiter_line.isVisible() and not view.limiter_label.isVisible()
+    # from 2^8 it starts memory-limited: the mark sits where analyze()'s limiter changes, and says so
+    view.low.setValue(8)
+    assert view.limiter_line.isVisible()
+    at = view.limiter_line.value()
+    below, above = (analyze(f"gemm(M={s}, N={s}, K={s}, dtype=fp16)", "h100-sxm") for s in (round(2 ** (at - 0.02)), round(2 ** (at + 0.02))))
+    assert (below.limiter, above.limiter) == ("memory", "compute")
+    assert view.limiter_label.textItem.toPlainText().startswith("memory- → compute-limited")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from workbench.analysis.rates import Setting, compute_rate, interface_rate, resolve_setting
-from workbench.analysis.terms import HIERARCHY, Term, compute_term, side_times, transfer_term
+from workbench.analysis.terms import HIERARCHY, Term, compute_term, limiters, side_times, transfer_term
 from workbench.declare import Declaration, parse
 from workbench.devices.interfaces import HBM
 from workbench.errors import DeclarationError, UnitError, WorkbenchError
@@ -114,6 +114,7 @@ class Sweep:
     errors: Sequence[WorkbenchError | None] = ()  # a PointErrors from sweep()
     footprint: Any = None  # bytes resident at once (each distinct tensor stored once)
     terms: tuple[SweepTerm, ...] = ()  # every term analyze() gives at these points, in analyze()'s order
+    limiter: Any = None  # object array: analyze()'s limiter at each point ("compute" | "memory" | "link"), None where refused
 
     def term(self, name: str) -> SweepTerm | None:
         """The term called `name` ("compute", "hbm", "smem", ...), or None."""
@@ -135,15 +136,12 @@ class Sweep:
         return next((error for error in self.errors if error is not None), None)
 
     def limiter_changes(self) -> list[int]:
-        """Indices i where the limiter differs from entry i − 1 (compute-limited vs memory-limited)."""
+        """Indices i where the limiter (analyze()'s, point by point) differs from entry i − 1's, both points having one."""
         import numpy as np
 
-        memory_side = np.asarray(self.memory_time)
-        for term in self.terms:
-            if term.name in HIERARCHY:
-                memory_side = np.fmax(memory_side, term.time_s)
-        compute_limited = np.asarray(self.compute_time) > memory_side
-        return [int(i) for i in np.nonzero(compute_limited[1:] != compute_limited[:-1])[0] + 1]
+        limiter = np.asarray(self.limiter, dtype=object)
+        both = (limiter[1:] != None) & (limiter[:-1] != None)  # noqa: E711 - elementwise on an object array
+        return [int(i) for i in np.nonzero(both & (limiter[1:] != limiter[:-1]))[0] + 1]
 
     def first_beyond(self, capacity: float | None) -> int | None:
         """The first index whose footprint exceeds `capacity` bytes (a device's memory), or None."""
@@ -311,6 +309,7 @@ class _Points:
         self.traffic: Any = None
         self.footprint: Any = None
         self.bound: Any = None
+        self.limiter: Any = None
         self.amounts: dict[str, Any] = {}
         self.times: dict[str, Any] = {}
         self.shapes: dict[str, Term] = {}  # each term's name, kind, resource and title, in analyze()'s order
@@ -338,7 +337,11 @@ class _Points:
             self.amounts[term.name] = fast_only(term.amount)
             self.times[term.name] = fast_only(term.time_s)
         filled = [replace(t, amount=self.amounts[t.name], time_s=self.times[t.name]) for t in terms]
-        self.bound = overlap.combine_all([time for _side, time, _term in side_times(filled)])
+        sides = side_times(filled)
+        self.bound = overlap.combine_all([time for _side, time, _term in sides])
+        self.limiter = limiters(sides)
+        if some_without:
+            self.limiter[without] = None
 
     def filled(self) -> "_Points":
         """These points with every figure array allocated (NaN where nothing is known yet)."""
@@ -347,6 +350,8 @@ class _Points:
         for name in ("flop", "traffic", "footprint", "bound"):
             if getattr(self, name) is None:
                 setattr(self, name, np.full(self.length, math.nan))
+        if self.limiter is None:
+            self.limiter = np.full(self.length, None, dtype=object)
         return self
 
     def take_exact(self, index: int, result: Any) -> None:
@@ -356,6 +361,7 @@ class _Points:
         self.filled()
         self.flop[index], self.traffic[index] = result.flop, result.bytes
         self.bound[index] = result.bound_time
+        self.limiter[index] = result.limiter
         self.footprint[index] = result.basis.workload.footprint_bytes if result.basis is not None else math.nan
         for term in result.terms:
             if term.name not in self.shapes:
@@ -382,7 +388,7 @@ class _Points:
         compute_time = self.times["compute"] if "compute" in self.times else np.full(self.length, math.nan)
         memory_time = self.times[HBM] if HBM in self.times else np.full(self.length, math.nan)
         return Sweep(flop, traffic, intensity, compute_time, memory_time,
-                     self.bound, errors, self.footprint, terms)
+                     self.bound, errors, self.footprint, terms, self.limiter)
 
 
 def sweep(
@@ -430,7 +436,7 @@ def sweep(
         except WorkbenchError as exc:  # the device has no rate for this path: every point says so
             for index in np.flatnonzero(~exact & ~refused):
                 errors[index] = exc
-            points.filled().footprint[refused] = fast_footprint[refused]
+            points.filled().footprint[~exact] = fast_footprint[~exact]  # still shaded where beyond memory
         else:
             points.take_fast(terms, exact, refused, (fast_flop, fast_traffic, fast_footprint), setting.overlap)
 

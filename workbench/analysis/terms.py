@@ -179,9 +179,35 @@ def combine(terms: Sequence[Term], overlap: Any) -> Bounds:
     full = max(times)
     none = sum(times)
     bound = overlap.combine_all(times)
-    longest = max(sides, key=lambda entry: (entry[1], -_TIE_ORDER.index(entry[0])))
-    side, _time, term = longest
+    side, _time, term = sides[_longest_side(sides)]
     return Bounds(full, none, bound, _LIMITER_OF_SIDE[side], term.name)
+
+
+def _tie_ordered(sides: Sequence[tuple[str, Any, Term]]) -> list[int]:
+    """Indices of `sides` in the order ties are settled: link, host, compute, then memory."""
+    return sorted(range(len(sides)), key=lambda index: _TIE_ORDER.index(sides[index][0]))
+
+
+def _longest_side(sides: Sequence[tuple[str, Any, Term]]) -> int:
+    """Index of the side that limits: the longest, a tie going to the side earliest in the tie order."""
+    return max(_tie_ordered(sides), key=lambda index: sides[index][1])  # max keeps the first of equals
+
+
+def limiters(sides: Sequence[tuple[str, Any, Term]]) -> Any:
+    """The limiter at every point of a sweep: side_times() over arrays → an array of "compute" | "memory" | "link".
+
+    The rule combine() names one operation's limiter by — the longest side,
+    ties going to link, host, compute, then memory — applied point by point:
+    numpy's argmax keeps the first of equal maxima, as max() does. A point
+    whose times are NaN (refused) gets the tie order's first side: the sweep
+    masks those.
+    """
+    import numpy as np
+
+    order = _tie_ordered(sides)
+    longest = np.argmax(np.vstack([np.asarray(sides[index][1], dtype=np.float64) for index in order]), axis=0)
+    names = np.array([_LIMITER_OF_SIDE[sides[index][0]] for index in order], dtype=object)
+    return names[longest]
 
 
 __all__ = [
@@ -195,6 +221,7 @@ __all__ = [
     "Term",
     "combine",
     "compute_term",
+    "limiters",
     "link_term",
     "memory_side",
     "side_times",

@@ -299,8 +299,7 @@ class SweepView(RefreshWhenShown, QWidget):
             i = changes[0]
             at = float((x[i - 1] + x[i]) / 2)
             self.limiter_line.setPos(at)
-            now = "compute" if result.compute_time[i] > result.memory_time[i] else "memory"
-            before = "memory" if now == "compute" else "compute"
+            before, now = result.limiter[i - 1], result.limiter[i]  # analyze()'s limiter at each size
             size = int(round(2.0**at))
             self.limiter_label.setText(f"{before}- → {now}-limited\nnear {' = '.join(fields)} ≈ {size:,}")
         self.limiter_line.setVisible(bool(changes))
