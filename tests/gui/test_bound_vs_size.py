@@ -72,3 +72,17 @@ def test_the_limiter_mark_is_analyze_s_limiter_change_not_the_edge_of_memory(win
     below, above = (analyze(f"gemm(M={s}, N={s}, K={s}, dtype=fp16)", "h100-sxm") for s in (round(2 ** (at - 0.02)), round(2 ** (at + 0.02))))
     assert (below.limiter, above.limiter) == ("memory", "compute")
     assert view.limiter_label.textItem.toPlainText().startswith("memory- → compute-limited")
+
+
+def test_a_host_link_that_limits_small_sizes_is_named_in_the_mark(window) -> None:  # type: ignore[no-untyped-def]
+    # Tensors in host memory: small GEMMs wait on PCIe (analyze() says link-limited), large ones on compute.
+    declaration = "gemm(M=4096, N=4096, K=4096, dtype=fp16, resident=host)"
+    view = shown_sweep(window, declaration)
+    view.high.setValue(20)
+    view.low.setValue(10)
+    assert view.limiter_line.isVisible()
+    at = view.limiter_line.value()
+    below, above = (analyze(declaration.replace("M=4096, N=4096, K=4096", f"M={s}, N={s}, K={s}"), "h100-sxm")
+                    for s in (round(2 ** (at - 0.03)), round(2 ** (at + 0.03))))
+    assert (below.limiter, above.limiter) == ("link", "compute")
+    assert view.limiter_label.textItem.toPlainText().startswith("link- → compute-limited")
