@@ -140,7 +140,9 @@ def main() -> int:
     load_before = os.getloadavg()[0]
     here = measure(options.repeats)
     if options.json:
-        print(json.dumps(here))
+        import workbench
+
+        print(json.dumps({**here, "source": str(Path(workbench.__file__).parent)}))
         return 0
     other = None
     if options.against:
@@ -152,6 +154,7 @@ def main() -> int:
         if child.returncode != 0:
             raise SystemExit(f"the run against {options.against} failed:\n{child.stderr}")
         other = json.loads(child.stdout.strip().splitlines()[-1])
+        print(f"against: workbench from {other['source']}")
     load_after = os.getloadavg()[0]
     import workbench
 
