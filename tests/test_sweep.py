@@ -221,3 +221,10 @@ def test_refusals_read_back_as_a_sequence_of_analyze_errors() -> None:
     assert str(result.errors[1]) == str(refused.value)
     with pytest.raises(IndexError):
         result.errors[3]
+
+
+def test_a_refusal_read_later_is_of_the_size_swept_even_if_the_caller_reuses_its_array() -> None:
+    sizes = np.array([2**10, 2**40])
+    result = sweep("add(n=1024, dtype=fp32)", {"n": sizes}, device="h100-sxm")
+    sizes[1] = 2**41  # the caller's array changes after the sweep; the refusal is still that of n = 2^40
+    assert str(result.errors[1]).startswith("the tensors need 13.19 TB, more than the 80 GB")

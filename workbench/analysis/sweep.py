@@ -184,7 +184,7 @@ def _swept_values(decl: Declaration, fields: Mapping[str, Any]) -> tuple[dict[st
     for name, values in fields.items():
         if name not in params:
             raise DeclarationError(f"{decl.op} has no field '{name}' to sweep", field=name)
-        array = np.asarray(values)
+        array = np.array(values)  # a copy: refusals read later (PointErrors) see the values swept, whatever the caller does
         if array.ndim != 1 or (length is not None and array.shape[0] != length):
             raise DeclarationError("swept fields must be 1-D arrays of one length", field=name)
         length = array.shape[0]
