@@ -86,3 +86,24 @@ def test_a_host_link_that_limits_small_sizes_is_named_in_the_mark(window) -> Non
                     for s in (round(2 ** (at - 0.03)), round(2 ** (at + 0.03))))
     assert (below.limiter, above.limiter) == ("link", "compute")
     assert view.limiter_label.textItem.toPlainText().startswith("link- → compute-limited")
+
+
+def test_lines_leave_out_sizes_without_figures_and_break_at_a_gap(window) -> None:  # type: ignore[no-untyped-def]
+    import pyqtgraph as pg
+
+    from workbench.gui.sweep_view import set_line_data
+
+    line = pg.PlotDataItem()
+    x = np.arange(6.0)
+    set_line_data(line, x, np.array([-np.inf, 1.0, 2.0, 3.0, np.nan, np.nan]))  # one run: drawn alone, unbroken
+    drawn_x, drawn_y = line.getData()
+    assert list(drawn_x) == [1.0, 2.0, 3.0] and list(drawn_y) == [1.0, 2.0, 3.0]
+    assert line.opts["connect"] == "all"
+    set_line_data(line, x, np.array([0.0, 1.0, np.nan, 3.0, 4.0, np.nan]))  # a gap: the line breaks there
+    drawn_x, drawn_y = line.getData()
+    assert len(drawn_x) == 6 and math.isnan(drawn_y[2]) and line.opts["connect"] == "finite"
+    path = line.curve.getPath()
+    starts = [path.elementAt(i).x for i in range(path.elementCount()) if path.elementAt(i).isMoveTo()]
+    assert starts == [0.0, 3.0]  # two pieces: 0–1 and 3–4
+    set_line_data(line, x, np.full(6, np.nan))  # nothing to draw
+    assert len(line.getData()[0] if line.getData()[0] is not None else []) == 0

@@ -58,24 +58,24 @@ class PointErrors(Sequence):
     two to that). `refused` is the mask of points without figures.
     """
 
-    def __init__(self, known: list[WorkbenchError | None], deferred: Any, analyse_point: Any) -> None:
-        import numpy as np
-
+    def __init__(self, known: dict[int, WorkbenchError], deferred: Any, analyse_point: Any) -> None:
+        """`known`: the refusals met while sweeping, by index; `deferred`: the points refused from the arrays."""
         self._known = known
         self._deferred = deferred  # bool array: refused by the arrays, error read from analyze() on demand
         self._analyse_point = analyse_point  # index -> analyze()'s result at that point (raises its refusal)
-        self.refused = np.array([error is not None for error in known], dtype=bool) | deferred
+        self.refused = deferred.copy()
+        self.refused[list(known)] = True
 
     def __len__(self) -> int:
-        return len(self._known)
+        return len(self._deferred)
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return tuple(self[i] for i in range(*index.indices(len(self))))
         index = range(len(self))[index]  # negative indices, and IndexError beyond the end
-        if self._deferred[index] and self._known[index] is None:
+        if index not in self._known and self._deferred[index]:
             self._known[index] = self._refusal_at(index)
-        return self._known[index]
+        return self._known.get(index)
 
     def _refusal_at(self, index: int) -> WorkbenchError:
         try:
@@ -148,8 +148,8 @@ class Sweep:
         if self.limiter is None:
             return []
         limiter = np.asarray(self.limiter, dtype=object)
-        both = (limiter[1:] != None) & (limiter[:-1] != None)  # noqa: E711 - elementwise on an object array
-        return [int(i) for i in np.nonzero(both & (limiter[1:] != limiter[:-1]))[0] + 1]
+        differ = np.flatnonzero(limiter[1:] != limiter[:-1]) + 1  # one pass over the points; few differ
+        return [int(i) for i in differ if limiter[i] is not None and limiter[i - 1] is not None]
 
     def first_beyond(self, capacity: float | None) -> int | None:
         """The first index whose footprint exceeds `capacity` bytes (a device's memory), or None."""
@@ -431,7 +431,7 @@ def sweep(
 
     if resident_on_host(decl) and setting.device is None:
         raise UnitError("a sweep of resident=host needs a device with a host link: choose one")
-    errors: list[WorkbenchError | None] = [None] * length
+    errors: dict[int, WorkbenchError] = {}  # the refusals met here, by index (PointErrors reads the rest from analyze())
     fast, exact = _vectorised(decl, columns, setting, length)
     refused = np.zeros(length, dtype=bool)  # beyond the device's memory, known from the arrays alone
     if decl.workload().link_traffic is not None:
@@ -443,7 +443,7 @@ def sweep(
             terms = _fast_terms(decl, workload, setting, fast_flop, fast_traffic, physical)
         except WorkbenchError as exc:  # the device has no rate for this path: every point says so
             for index in np.flatnonzero(~exact & ~refused):
-                errors[index] = exc
+                errors[int(index)] = exc
             points.filled().footprint[~exact] = fast_footprint[~exact]  # still shaded where beyond memory
         else:
             points.take_fast(terms, exact, refused, (fast_flop, fast_traffic, fast_footprint), setting.overlap)
@@ -460,7 +460,7 @@ def sweep(
         try:
             result = analyse_point(int(index))
         except WorkbenchError as exc:
-            errors[index] = exc
+            errors[int(index)] = exc
             _footprint_of_refused(decl, columns, index, points)
             continue
         points.take_exact(index, result)

@@ -45,6 +45,26 @@ SWEEP_POINTS = 241
 from workbench.measure.sweep import sweep_choices  # noqa: E402 - moved to the core (Qt-free); kept importable here
 
 
+def set_line_data(line: pg.PlotDataItem, x: Any, y: Any) -> None:
+    """Draw y against x, leaving out the points without a figure (NaN, −inf): the same line, cheaper when it can be.
+
+    A sweep's figures usually form one unbroken run (the sizes beyond memory
+    come last), and a run is handed to pyqtgraph alone as a plain polyline,
+    checked already: with 10,000 sizes, building the path point by point and
+    checking each for NaN cost more than drawing it. A line with gaps is
+    drawn with connect="finite", which breaks it at each gap.
+    """
+    finite = np.isfinite(y)
+    where = np.flatnonzero(finite)
+    if where.size == 0:
+        line.setData([], [])
+    elif where[-1] - where[0] + 1 == where.size:  # one unbroken run
+        run = slice(int(where[0]), int(where[-1]) + 1)
+        line.setData(x[run], y[run], connect="all", skipFiniteCheck=True)
+    else:
+        line.setData(x, y, connect="finite", skipFiniteCheck=False)
+
+
 def default_range(fields: tuple[str, ...]) -> tuple[int, int]:
     """Exponents of 2 to sweep: 2^10..2^30 for one size, narrower when sizes multiply."""
     return {1: (10, 30), 2: (8, 20)}.get(len(fields), (4, 16))
@@ -116,8 +136,10 @@ class SweepView(RefreshWhenShown, QWidget):
         layout.addWidget(self.caption)
 
         self._choices: list[tuple[str, ...]] = []
+        self._bottom_label = "Swept size"
         self._op: str | None = None
         self._dirty = True
+        self.sizes: Any = np.array([])  # the sizes of the sweep drawn last (the lines leave out those without figures)
         self.field_choice.activated.connect(self._field_chosen)
         self.low.valueChanged.connect(self._range_changed)
         self.high.valueChanged.connect(self._range_changed)
@@ -177,6 +199,7 @@ class SweepView(RefreshWhenShown, QWidget):
             return
         exponents = np.linspace(low, high, SWEEP_POINTS)
         sizes = np.unique(np.round(2.0**exponents))
+        self.sizes = sizes
         settings = self.document.session.settings
         try:
             result = sweep(
@@ -198,9 +221,9 @@ class SweepView(RefreshWhenShown, QWidget):
             compute = np.log10(result.compute_time)
             memory = np.log10(result.memory_time)
             bound = np.log10(result.bound_time)
-        self.compute_line.setData(x, compute, connect="finite")
-        self.memory_line.setData(x, memory, connect="finite")
-        self.bound_line.setData(x, bound, connect="finite")
+        set_line_data(self.compute_line, x, compute)
+        set_line_data(self.memory_line, x, memory)
+        set_line_data(self.bound_line, x, bound)
         for item in (self.compute_line, self.memory_line, self.bound_line):
             item.setVisible(True)
         further = self._show_term_lines(result, x)
@@ -229,7 +252,10 @@ class SweepView(RefreshWhenShown, QWidget):
         overlap = analysis.overlap.label
         refused = int((~result.valid).sum())
         left_out = f" {refused} of {len(sizes)} sizes are left out: {result.first_error}." if refused else ""
-        self.plot.setLabel("bottom", f"{' = '.join(fields)} (swept; {len(sizes)} sizes)")
+        bottom = f"{' = '.join(fields)} (swept; {len(sizes)} sizes)"
+        if bottom != self._bottom_label:  # an axis label set lays the plot out again: only when it changes
+            self.plot.setLabel("bottom", bottom)
+            self._bottom_label = bottom
         device = self.document.device
         device_name = device.name if device is not None else self.document.session.device.key
         memory = (
@@ -272,7 +298,7 @@ class SweepView(RefreshWhenShown, QWidget):
                 self._in_legend[term.name] = legend_text
             with np.errstate(divide="ignore", invalid="ignore"):
                 y = np.log10(np.asarray(term.time_s, dtype=float))
-            line.setData(x, y, connect="finite")
+            set_line_data(line, x, y)
             line.setVisible(True)
             drawn.append(y)
         for name, line in self.term_lines.items():
