@@ -199,7 +199,6 @@ class SweepView(RefreshWhenShown, QWidget):
             return
         exponents = np.linspace(low, high, SWEEP_POINTS)
         sizes = np.unique(np.round(2.0**exponents))
-        self.sizes = sizes
         settings = self.document.session.settings
         try:
             result = sweep(
@@ -216,6 +215,7 @@ class SweepView(RefreshWhenShown, QWidget):
             self._show_message(f"No bounds to plot: {result.first_error}")
             return
         self.message.setVisible(False)
+        self.sizes = sizes
         x = np.log2(sizes)
         with np.errstate(divide="ignore"):
             compute = np.log10(result.compute_time)
