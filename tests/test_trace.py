@@ -476,11 +476,12 @@ def test_cli_fifo_trace_is_refused_in_one_line(tmp_path: Path, capsys: pytest.Ca
     assert "report1.sqlite: it is a named pipe (FIFO), not a regular file" in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("chunk", [2, 3, 20_000])
-def test_csv_chunks_of_any_size_read_the_same(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
-    # Small chunks put record boundaries everywhere: a quoted name with commas, one spanning two lines,
-    # a quote in another column (the csv module's path), CRLF line ends, a blank line, then the next report.
+@pytest.mark.parametrize(("chunk", "block"), [(2, 1), (3, 40), (20_000, 97), (20_000, 4 * 2**20)])
+def test_csv_chunks_of_any_size_read_the_same(monkeypatch: pytest.MonkeyPatch, chunk: int, block: int) -> None:
+    # Small chunks and blocks put record boundaries everywhere: a quoted name with commas, one spanning two
+    # lines, a quote in another column (the csv module's path), CRLF line ends, a blank line, then the next report.
     monkeypatch.setattr(trace_module, "_CSV_CHUNK", chunk)
+    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", block)
     text = (
         "Start (ns),Duration (ns),CorrId,Device,Strm,Name\r\n"
         '10,5,1,GPU (0),7,"void k<4, F>(int, T2)"\r\n'
@@ -507,3 +508,111 @@ def test_csv_error_after_many_rows_names_its_line(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(TraceError) as caught:
         read_trace_text("Start (ns),Duration (ns),CorrId,Device,Strm,Name\n" + rows, "t.csv")
     assert "t.csv, line 11: 'Duration (ns)' is -5" in one_line(caught.value)
+
+
+# -- the CSV's two ways: NumPy's, for plain blocks, and the csv module's, the reference ---------------
+
+
+def mixed_rows(count: int) -> list[tuple[str, str, int, int, int, int | None]]:
+    """Kernels (names with commas and doubled quotes), copies with sizes, memsets, on three streams."""
+    kernels = [GEMM_KERNEL, FILL_KERNEL, NCCL_KERNEL, 'void k<"x", 2>(int)']
+    rows: list[tuple[str, str, int, int, int, int | None]] = []
+    clock = 1_000
+    for i in range(count):
+        if i % 7 == 3:
+            rows.append(("memcpy", "Device-to-Host" if i % 2 else "Host-to-Device", clock, clock + 500 + i, 21, 4_000 * (i + 1)))  # MB with 3 decimals: kB exact
+        elif i % 11 == 5:
+            rows.append(("memset", "", clock, clock + 40, 7, 2**20))
+        else:
+            rows.append(("kernel", kernels[i % 4], clock, clock + 1_000 + 37 * i, 7 if i % 3 else 13, None))
+        clock += 997 + i
+    return rows
+
+
+def trace_rows(trace) -> list[tuple]:  # type: ignore[no-untyped-def]
+    return [(iv.name, iv.kind, iv.stream, iv.start_ns, iv.end_ns, iv.bytes) for iv in map(trace.interval, range(len(trace)))]
+
+
+def csv_module_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trace_module, "_csv_block_fast", lambda data, state, line: None)
+
+
+@pytest.mark.parametrize("block", [64, 1000, 4 * 2**20])
+@pytest.mark.parametrize("line_end", ["\n", "\r\n"])
+def test_numpy_way_reads_what_the_csv_module_reads(monkeypatch: pytest.MonkeyPatch, block: int, line_end: str) -> None:
+    text = csv_text(mixed_rows(300)).replace("\n", line_end)
+    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", block)
+    taken = []
+    fast = trace_module._csv_block_fast
+    monkeypatch.setattr(trace_module, "_csv_block_fast", lambda *args: taken.append(fast(*args)) or taken[-1])
+    numpy_way = read_trace_text(text)
+    assert taken and all(lines for lines in taken[1:]), "every block after the header's went NumPy's way"
+    monkeypatch.undo()
+    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", block)
+    csv_module_only(monkeypatch)
+    reference = read_trace_text(text)
+    assert trace_rows(numpy_way) == trace_rows(reference)
+    assert numpy_way.names == reference.names and numpy_way.streams == reference.streams
+    rows = trace_rows(numpy_way)
+    assert len(rows) == 300 and rows[3][1:] == ("memcpy", "stream 21", rows[3][3], rows[3][3] + 503, 16_000)
+    assert rows[1][0] == FILL_KERNEL and rows[3][0] == "[CUDA memcpy Device-to-Host]"
+    assert 'void k<"x", 2>(int)' in numpy_way.names
+
+
+@pytest.mark.parametrize(
+    ("row", "fragment"),
+    [
+        ('-5,30,1,GPU (0),7,"k"\n', "line 13: 'Start (ns)' is -5: a time cannot be negative"),
+        ('5,-30,1,GPU (0),7,"k"\n', "line 13: 'Duration (ns)' is -30: a duration cannot be negative"),
+        ('5,3e1,1,GPU (0),7,"k"\n', None),  # a valid float: the csv module's way reads it as 30 ns
+        ('5,x1,1,GPU (0),7,"k"\n', "line 13: 'Duration (ns)' is 'x1': expected a time"),
+        ('5,,1,GPU (0),7,"k"\n', "line 13: 'Duration (ns)' is empty"),
+        ('5,1234567890123456789,1,GPU (0),7,"k"\n', "line 13: 'Duration (ns)' − 'Start (ns)' is 1.23457e+09 s: longer than a day"),
+        ('4611686018427387900,300,1,GPU (0),7,"k"\n', "line 13: 'Start (ns)' is 4611686018427387900: too large to be a timestamp"),
+        ('5,30,1,GPU (0),7\n', "line 13: the row has 5 cells"),
+        ('5,30,1,GPU (0),7,\n', "line 13: the Name cell is empty"),
+        ('5,30,1,GPU (0),7,"unterminated\n', None),  # one quoted cell to the file's end: a name with a newline
+    ],
+)
+def test_bad_row_after_numpy_blocks_names_its_line(monkeypatch: pytest.MonkeyPatch, row: str, fragment: str | None) -> None:
+    # Eleven plain rows (lines 2–12) fill blocks of 64 bytes NumPy's way; line 13 is the bad one.
+    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", 64)
+    rows = "".join(f'{i * 100},50,{i},GPU (0),7,"k<1, 2>"\n' for i in range(11))
+    text = "Start (ns),Duration (ns),CorrId,Device,Strm,Name\n" + rows + row + '9000,5,99,GPU (0),7,"k<1, 2>"\n'
+    if fragment is None:
+        trace = read_trace_text(text, "t.csv")
+        assert len(trace) in (12, 13)
+        return
+    with pytest.raises(TraceError) as caught:
+        read_trace_text(text, "t.csv")
+    assert f"t.csv, {fragment}" in one_line(caught.value)
+
+
+@pytest.mark.parametrize("size", ["inf", "nan", "1e300", "-4", "many"])
+def test_bad_copy_size_is_one_line_either_way(monkeypatch: pytest.MonkeyPatch, size: str) -> None:
+    # An infinite or absurd byte count once escaped as OverflowError (a traceback).
+    text = "Start (ns),Duration (ns),Bytes (MB),Device,Strm,Name\n10,5,1.5,GPU (0),7,[CUDA memcpy Host-to-Device]\n" \
+           f"20,5,{size},GPU (0),7,[CUDA memcpy Host-to-Device]\n"
+    for way in ("numpy", "csv module"):
+        if way == "csv module":
+            csv_module_only(monkeypatch)
+        with pytest.raises(TraceError) as caught:
+            read_trace_text(text, "t.csv")
+        assert "t.csv, line 3: 'Bytes (MB)' is" in one_line(caught.value)
+
+
+def test_a_line_without_end_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trace_module, "MAX_CSV_LINE_BYTES", 1000)
+    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", 100)
+    text = "Start (ns),Duration (ns),Strm,Name\n1,2,7,k\n" + "x" * 5000
+    with pytest.raises(TraceError) as caught:
+        read_trace_text(text, "t.csv")
+    assert "t.csv, line 3: no line end in" in one_line(caught.value)
+
+
+def test_numpy_way_keeps_the_row_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trace_module, "MAX_TRACE_ROWS", 5)
+    rows = "".join(f"{i * 10},5,GPU (0),7,k\n" for i in range(8))
+    with pytest.raises(TraceError) as caught:
+        read_trace_text("Start (ns),Duration (ns),Device,Strm,Name\n" + rows, "t.csv")
+    assert "t.csv, line 7: more than 5 intervals" in one_line(caught.value)

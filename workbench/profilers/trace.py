@@ -48,7 +48,7 @@ from operator import itemgetter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Iterable, Iterator
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -65,6 +65,7 @@ MAX_CSV_BYTES = 4 * 2**30  # a cuda_gpu_trace CSV of tens of millions of rows
 MAX_SQLITE_BYTES = 64 * 2**30  # a whole nsys database (every table) may be large; only three are read
 MAX_TRACE_ROWS = 20_000_000  # ~25 B a row held: 0.5 GB at the limit
 MAX_INTERVAL_NS = 86_400 * 10**9  # an interval longer than a day is not a GPU activity
+MAX_COPY_BYTES = 2**62  # past this a byte count is not one copy's
 MAX_TIMESTAMP_NS = 2**62  # past this a timestamp is not one (nsys counts ns from the session start or the epoch)
 MAX_HEADER_SEARCH_LINES = 10_000  # progress lines nsys stats writes before the header
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -514,42 +515,153 @@ def _check_text(path: Path, source: str) -> None:
         raise TraceError("this is a binary file, not CSV text", source)
 
 
-def read_trace_csv_lines(lines: Iterable[str], source: str = "trace.csv") -> Trace:
-    """Parse the text of `nsys stats --report cuda_gpu_trace --format csv` (progress lines before the header skipped)."""
+def read_trace_csv_stream(stream: BinaryIO, source: str = "trace.csv") -> Trace:
+    """Parse `nsys stats --report cuda_gpu_trace --format csv` from a binary stream (progress lines before
+    the header skipped), block by block: see the section's comment."""
     builder = _Builder(source, CSV)
-    reader = csv.reader(lines)
-    columns: _CsvColumns | None = None
-    try:
-        for cells in reader:
-            if reader.line_num > MAX_HEADER_SEARCH_LINES:
+    blocks = _Blocks(stream, source)
+    columns, header_line = _find_csv_header(blocks, source)
+    state = _CsvState(columns, builder, source)
+    line = header_line + 1
+    while True:
+        data = blocks.next(line)
+        if not data:
+            break
+        lines = _csv_block_fast(data, state, line) if state.fast else None
+        if lines is None:
+            lines, stopped = _csv_block_slow(data, line, state)
+            if stopped:
                 break
-            if cells and _is_trace_header(cells):
-                columns = _csv_columns([c.strip() for c in cells], source, reader.line_num)
-                break
-        if columns is None:
-            raise TraceError(
-                "no cuda_gpu_trace header (Start (ns), Duration (ns), …, Strm, Name) found; expected the output of "
-                "`nsys stats --report cuda_gpu_trace --format csv`",
-                source,
-            )
-        _read_csv_rows(reader, columns, builder, source)
-    except csv.Error as exc:
-        raise TraceError(f"malformed CSV: {exc}", source, reader.line_num) from None
+        line += lines
     return builder.finish([])
 
 
-_CSV_CHUNK = 20_000
+# The rows after the header are read in blocks of about _CSV_BLOCK_BYTES that end where a record ends (a
+# newline with an even count of '"' before it in the block, so no quoted cell is cut). A block goes one of
+# two ways:
+# - NumPy's way (_csv_block_fast), for the plain rows nsys writes: times in ns, the Name cell last, no quote
+#   before it. The newlines and commas of the whole block are found at once, each line's cells are located
+#   by counting commas, the Start and Duration digits are converted column-wise, and the cells from the
+#   first lane column to the line's end (device, context, stream, name) are one key, looked up in a dict:
+#   a few objects per row, where the csv module makes one per cell (21). Anything unusual in the block (a
+#   blank line, a short row, a quote before the Name, a digit string that is not one, a bad value, a new
+#   key that is not a clean cell) hands the whole block to
+# - the csv module's way (_csv_block_slow), which is the reference: column-wise in chunks, then row by row
+#   where a chunk holds anything unusual, with every check naming the line.
+# Both ways fill the same Trace and _CsvState, so a file may mix them block by block.
+
+_CSV_BLOCK_BYTES = 4 * 2**20
+MAX_CSV_LINE_BYTES = 64 * 2**20  # a line longer than this is not a trace row
+_STRAY_QUOTE_BYTES = 2**20  # past this, a block whose every newline is inside quotes ends at its last one
+_CSV_CHUNK = 20_000  # rows per column-wise chunk on the csv module's way
+
+
+def _record_end(data: bytes, anyway: bool) -> int:
+    """The index just after the block's last newline outside quotes (an even count of '"' before it), else 0;
+    when every newline is inside quotes and `anyway`, after the last one (a stray quote, which the csv
+    module reads as it does: a quoted cell cannot be this long, its limit is 128 KiB)."""
+    last = data.rfind(b"\n")
+    if last < 0:
+        return 0
+    import numpy as np
+
+    position = last
+    quotes = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8, count=position) == 34))  # 6× bytes.count
+    while quotes % 2:
+        previous = data.rfind(b"\n", 0, position)
+        if previous < 0:
+            return last + 1 if anyway else 0
+        quotes -= data.count(b'"', previous, position)
+        position = previous
+    return position + 1
+
+
+class _Blocks:
+    """A CSV file's bytes in blocks that each end at a record's end (see the section's comment)."""
+
+    def __init__(self, stream: BinaryIO, source: str) -> None:
+        self.stream, self.source = stream, source
+        self.carry = b""
+        self.eof = False
+
+    def push_back(self, data: bytes) -> None:
+        """Give back the bytes after a record's end, to come first in the next block."""
+        self.carry = data + self.carry
+
+    def next(self, line: int) -> bytes:
+        """The next block, b"" at the end; `line` (the block's first line) names a line that never ends."""
+        pieces, size = [self.carry], len(self.carry)
+        self.carry = b""
+        want = _CSV_BLOCK_BYTES
+        while True:
+            while size < want and not self.eof:
+                chunk = self.stream.read(want - size)
+                if not chunk:
+                    self.eof = True
+                    break
+                pieces.append(chunk)
+                size += len(chunk)
+            data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            if self.eof:
+                return data
+            cut = _record_end(data, size >= _STRAY_QUOTE_BYTES)
+            if cut:
+                self.carry = data[cut:]
+                return data[:cut]
+            if size > MAX_CSV_LINE_BYTES:
+                raise TraceError(
+                    f"no line end in {size / 2**20:.0f} MiB: a line this long is not a cuda_gpu_trace row", self.source, line
+                )
+            pieces, want = [data], size + _CSV_BLOCK_BYTES
+
+
+def _find_csv_header(blocks: _Blocks, source: str) -> tuple[_CsvColumns, int]:
+    """The header's columns and line; the bytes after it go back to `blocks`."""
+    seen = 0  # lines before the current block
+    first = True
+    while seen < MAX_HEADER_SEARCH_LINES:
+        data = blocks.next(seen + 1)
+        if not data:
+            break
+        text = io.StringIO(data.decode("utf-8-sig" if first else "utf-8", errors="replace"), newline="")
+        first = False
+        reader = csv.reader(text)
+        try:
+            for cells in reader:
+                if seen + reader.line_num > MAX_HEADER_SEARCH_LINES:
+                    break
+                if cells and _is_trace_header(cells):
+                    line = seen + reader.line_num
+                    columns = _csv_columns([c.strip() for c in cells], source, line)
+                    blocks.push_back(text.read().encode("utf-8", errors="replace"))
+                    return columns, line
+        except csv.Error as exc:
+            raise TraceError(f"malformed CSV: {exc}", source, seen + reader.line_num) from None
+        seen += reader.line_num
+    raise TraceError(
+        "no cuda_gpu_trace header (Start (ns), Duration (ns), …, Strm, Name) found; expected the output of "
+        "`nsys stats --report cuda_gpu_trace --format csv`",
+        source,
+    )
 
 
 class _CsvState:
-    """What the CSV rows so far have established: each name's kind, each lane."""
+    """What the CSV rows so far have established: each name's kind, each lane, and (NumPy's way) each key."""
 
     def __init__(self, c: _CsvColumns, builder: _Builder, source: str) -> None:
         self.c, self.builder, self.source = c, builder, source
         self.kinds: list[int] = []  # by name id
         self.raw_names: dict[str, int] = {}
         self.lanes: dict[tuple[str, str], int] = {}
-        self.width = max(i for i in (c.start, c.duration, c.name, c.stream, c.device, c.bytes) if i is not None) + 1
+        needed = [i for i in (c.start, c.duration, c.name, c.stream, c.device, c.bytes) if i is not None]
+        self.width = max(needed) + 1
+        # NumPy's way: times in ns and the Name cell last (it may hold commas), every other needed cell before it.
+        self.fast = c.start_factor == 1 and c.duration_factor == 1 and c.name == len(c.titles) - 1 and c.name > 0
+        self.key_column = min(c.stream, c.device if c.device is not None else c.stream)
+        self.keys: dict[bytes, int] = {}  # the raw cells from key_column to the line's end → a key index
+        self.key_lane: list[int] = []
+        self.key_name: list[int] = []
+        self.key_kind: list[int] = []
 
     def name_id(self, raw: str, line: int | None) -> int:
         found = self.raw_names.get(raw)
@@ -570,30 +682,176 @@ class _CsvState:
             found = self.lanes[key] = self.builder.stream_id(device.strip() or "GPU", stream.strip() or "?")
         return found
 
+    def add_key(self, key: bytes) -> bool:
+        """Learn a key (the cells from key_column to the line's end, no quote before the Name): False when its
+        Name cell is not one clean cell (quoted with doubled inner quotes, or unquoted without quote or comma)."""
+        c = self.c
+        cells = key.decode("utf-8", errors="replace").split(",", c.name - self.key_column)
+        raw = cells[-1]
+        if raw.startswith('"'):
+            inner = raw[1:-1]
+            if len(raw) < 2 or not raw.endswith('"') or '"' in inner.replace('""', ""):
+                return False
+            raw = inner.replace('""', '"')
+        elif '"' in raw or "," in raw:
+            return False
+        if not raw.strip():
+            return False
+        name = self.name_id(raw, None)
+        device = cells[c.device - self.key_column] if c.device is not None else "GPU"
+        self.key_lane.append(self.lane(device, cells[c.stream - self.key_column]))
+        self.key_name.append(name)
+        self.key_kind.append(self.kinds[name])
+        self.keys[key] = len(self.key_name) - 1
+        return True
 
-def _read_csv_rows(reader: "csv._reader", c: _CsvColumns, builder: _Builder, source: str) -> None:  # type: ignore[name-defined]
-    """The rows after the header, in chunks taken by islice (no Python per row): each chunk read column-wise
+
+def _digit_column(a: "np.ndarray", begins: "np.ndarray", ends: "np.ndarray") -> "np.ndarray | None":
+    """The non-negative integers written in a[begins[i]:ends[i]], each 1 to 18 ASCII digits; None otherwise."""
+    import numpy as np
+
+    lengths = ends - begins
+    if not len(lengths) or lengths.min() < 1 or lengths.max() > 18:
+        return None
+    width = int(lengths.max())
+    offsets = np.arange(width)
+    digits = a[np.maximum(ends[:, None] - width + offsets, 0)] - np.uint8(48)  # right-aligned; not a digit → > 9
+    digits[offsets < (width - lengths)[:, None]] = 0  # the cells to the left of a shorter number
+    if digits.max() > 9:
+        return None
+    values = digits[:, 0].astype(np.int64)
+    for k in range(1, width):
+        values *= 10
+        values += digits[:, k]
+    return values
+
+
+def _csv_block_fast(data: bytes, state: _CsvState, line: int) -> int | None:
+    """Append a block's rows the NumPy way and return its line count; None (nothing appended) when the
+    block holds anything unusual, for the csv module's way to read and name."""
+    import numpy as np
+
+    c, trace = state.c, state.builder.trace
+    if not data.endswith(b"\n"):
+        data += b"\n"  # the file's last line
+    a = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(a == 10)
+    count = len(newlines)
+    begins = np.empty(count, dtype=np.int64)
+    begins[0] = 0
+    begins[1:] = newlines[:-1] + 1
+    ends = newlines.astype(np.int64)
+    returns = np.flatnonzero(a == 13)
+    if len(returns):
+        if (a[returns + 1] != 10).any():  # a carriage return only as part of CRLF
+            return None
+        ends -= a[ends - 1] == 13
+    if (ends <= begins).any():  # a blank line
+        return None
+    commas = np.flatnonzero(a == 44)
+    first = np.searchsorted(commas, begins)  # each line's first comma
+    before_name = first + (c.name - 1)  # the comma before the Name cell
+    if before_name[-1] >= len(commas) or (commas[before_name] >= ends).any():  # fewer cells than the header
+        return None
+    name_begins = commas[before_name] + 1
+    quotes = np.flatnonzero(a == 34)
+    if len(quotes):
+        next_quote = np.searchsorted(quotes, begins)
+        inside = next_quote < len(quotes)
+        if (quotes[np.minimum(next_quote, len(quotes) - 1)][inside] < name_begins[inside]).any():
+            return None
+
+    def cell(column: int, rows: "np.ndarray | slice" = slice(None)) -> "tuple[np.ndarray, np.ndarray]":
+        found = first[rows] + column
+        return (begins[rows] if column == 0 else commas[found - 1] + 1), commas[found]
+
+    starts = _digit_column(a, *cell(c.start))
+    durations = _digit_column(a, *cell(c.duration))
+    if starts is None or durations is None:
+        return None
+    finishes = starts + durations
+    if durations.max() > MAX_INTERVAL_NS or finishes.max() > MAX_TIMESTAMP_NS:
+        return None
+    if len(trace) + count > MAX_TRACE_ROWS:
+        raise TraceError(f"more than {MAX_TRACE_ROWS:,} intervals: over the limit for one trace", state.source,
+                         line + MAX_TRACE_ROWS - len(trace))
+    key_begins = begins if state.key_column == 0 else commas[first + state.key_column - 1] + 1
+    keys = list(map(data.__getitem__, map(slice, key_begins.tolist(), ends.tolist())))
+    known = state.keys
+    found = list(map(known.get, keys))
+    if None in found:
+        for key in dict.fromkeys(key for key, index in zip(keys, found) if index is None):
+            if not state.add_key(key):
+                return None
+        found = list(map(known.__getitem__, keys))
+    rows_key = np.array(found, dtype=np.int64)
+    kinds = np.array(state.key_kind, dtype=np.int8)[rows_key]
+    sizes = np.full(count, -1, dtype=np.int64)
+    if c.bytes is not None:
+        copies = np.flatnonzero(kinds)  # copies and memsets (kind ≠ KERNEL = 0)
+        if len(copies):
+            factor = c.bytes_factor
+            low, high = cell(c.bytes, copies)
+            values = []
+            for lo, hi in zip(low.tolist(), high.tolist()):
+                text = data[lo:hi].strip()
+                if not text:
+                    values.append(-1)
+                    continue
+                try:
+                    size = round(float(text) * factor)
+                except (ValueError, OverflowError):
+                    return None
+                if not 0 <= size <= MAX_COPY_BYTES:
+                    return None
+                values.append(size)
+            sizes[copies] = values
+    lanes = np.array(state.key_lane, dtype=f"i{trace.stream.itemsize}")[rows_key]
+    names = np.array(state.key_name, dtype=f"i{trace.name.itemsize}")[rows_key]
+    trace.start.frombytes(starts.tobytes())
+    trace.end.frombytes(finishes.tobytes())
+    trace.name.frombytes(names.tobytes())
+    trace.stream.frombytes(lanes.tobytes())
+    trace.kind.frombytes(kinds.tobytes())
+    trace.nbytes.frombytes(sizes.tobytes())
+    return count
+
+
+def _csv_block_slow(data: bytes, line: int, state: _CsvState) -> tuple[int, bool]:
+    """A block the csv module's way: (its line count, whether the table ended in it)."""
+    reader = csv.reader(io.StringIO(data.decode("utf-8", errors="replace"), newline=""))
+    try:
+        stopped = _read_csv_rows(reader, state, line - 1)
+    except csv.Error as exc:
+        raise TraceError(f"malformed CSV: {exc}", state.source, line - 1 + reader.line_num) from None
+    return reader.line_num, stopped
+
+
+def _read_csv_rows(reader: "csv._reader", state: _CsvState, offset: int) -> bool:  # type: ignore[name-defined]
+    """The rows of one block, in chunks taken by islice (no Python per row): each chunk read column-wise
     (C-speed conversions); a chunk with anything unusual (a bad number, a short or blank row, a new name)
-    goes row by row, which names the line."""
-    state = _CsvState(c, builder, source)
+    goes row by row, which names the line (`offset` + the reader's line). True when the table ends (the
+    heading of the next report in a multi-report file)."""
+    source, builder = state.source, state.builder
     while True:
         before = reader.line_num
         rows = list(islice(reader, _CSV_CHUNK))
         if not rows:
-            return
+            return False
         if len(builder.trace) + len(rows) > MAX_TRACE_ROWS:
-            raise TraceError(f"more than {MAX_TRACE_ROWS:,} intervals: over the limit for one trace", source, reader.line_num)
+            raise TraceError(f"more than {MAX_TRACE_ROWS:,} intervals: over the limit for one trace", source, offset + reader.line_num)
         if _csv_chunk_fast(rows, state):
             continue
         # Each row one line, unless a quoted cell spans lines: then the rows are counted instead.
         exact = reader.line_num - before == len(rows)
-        for offset, cells in enumerate(rows, start=1):
+        for number, cells in enumerate(rows, start=1):
             if len(cells) < state.width:
                 if not cells or not "".join(cells).strip():
                     continue
                 if len(cells) == 1 and cells[0].lstrip().startswith("**"):
-                    return  # the heading of the next report in a multi-report file
-            _csv_row_slow(cells, before + offset if exact else None, state, None if exact else offset + before)
+                    return True  # the heading of the next report in a multi-report file
+            line = offset + before + number
+            _csv_row_slow(cells, line if exact else None, state, None if exact else line)
 
 
 def _csv_chunk_fast(rows: list[list[str]], state: _CsvState) -> bool:
@@ -608,7 +866,10 @@ def _csv_chunk_fast(rows: list[list[str]], state: _CsvState) -> bool:
         durations = list(map(int, columns[c.duration]))
     except ValueError:
         return False
-    if min(starts) < 0 or min(durations) < 0 or max(durations) > MAX_INTERVAL_NS or max(starts) > MAX_TIMESTAMP_NS:
+    if min(starts) < 0 or min(durations) < 0 or max(durations) > MAX_INTERVAL_NS:
+        return False
+    ends = list(map(int.__add__, starts, durations))
+    if max(ends) > MAX_TIMESTAMP_NS:
         return False
     raw_names = state.raw_names
     names = list(map(raw_names.get, columns[c.name]))
@@ -629,13 +890,13 @@ def _csv_chunk_fast(rows: list[list[str]], state: _CsvState) -> bool:
             if text:
                 try:
                     size = round(float(text) * factor)
-                except ValueError:
+                except (ValueError, OverflowError):  # not a number, NaN or infinite
                     return False
-                if size < 0:
+                if not 0 <= size <= MAX_COPY_BYTES:
                     return False
                 sizes[i] = size
     trace.start.extend(starts)
-    trace.end.extend(map(int.__add__, starts, durations))
+    trace.end.extend(ends)
     trace.name.extend(names)
     trace.stream.extend(lanes)
     trace.kind.extend(row_kinds)
@@ -669,8 +930,12 @@ def _csv_row_slow(cells: list[str], line: int | None, state: _CsvState, row: int
                 size = round(float(text) * c.bytes_factor)
             except ValueError:
                 raise TraceError(f"'{c.titles[c.bytes]}' is '{text[:40]}': expected a number", source, line) from None
+            except OverflowError:
+                raise TraceError(f"'{c.titles[c.bytes]}' is {text[:40]}: not a finite number", source, line) from None
             if size < 0:
                 raise TraceError(f"'{c.titles[c.bytes]}' is {text}: bytes cannot be negative", source, line)
+            if size > MAX_COPY_BYTES:
+                raise TraceError(f"'{c.titles[c.bytes]}' is {text[:40]}: too large for one copy", source, line)
     trace.start.append(start)
     trace.end.append(start + duration)
     trace.name.append(name)
@@ -680,21 +945,20 @@ def _csv_row_slow(cells: list[str], line: int | None, state: _CsvState, row: int
 
 
 def read_trace_csv(path: str | os.PathLike[str]) -> Trace:
-    """A cuda_gpu_trace CSV file, streamed through the bounded reader (never held whole)."""
+    """A cuda_gpu_trace CSV file, streamed through the bounded reader in blocks (never held whole)."""
     file = Path(path)
     source = file.name
     _check_text(file, source)
     try:
-        stream = open_bounded(file, MAX_CSV_BYTES, "trace CSV")
-        with io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline="") as text, _collector_paused():
-            return read_trace_csv_lines(text, source)
+        with open_bounded(file, MAX_CSV_BYTES, "trace CSV") as stream, _collector_paused():
+            return read_trace_csv_stream(stream, source)
     except FileReadError as exc:  # refused on opening, or grown past the limit while read
         raise TraceError(str(exc), source) from None
 
 
 def read_trace_text(text: str, source: str = "trace.csv") -> Trace:
     """cuda_gpu_trace CSV text already in memory."""
-    return read_trace_csv_lines(io.StringIO(text, newline=""), source)
+    return read_trace_csv_stream(io.BytesIO(text.encode("utf-8", errors="replace")), source)
 
 
 def read_trace(path: str | os.PathLike[str]) -> Trace:
@@ -737,6 +1001,7 @@ __all__ = [
     "is_communication",
     "read_trace",
     "read_trace_csv",
+    "read_trace_csv_stream",
     "read_trace_sqlite",
     "read_trace_text",
 ]
