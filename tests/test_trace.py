@@ -201,6 +201,25 @@ def test_missing_string_table_is_named(tmp_path: Path) -> None:
     assert "no StringIds table" in one_line(caught.value)
 
 
+@pytest.mark.parametrize("orphan", [999, None])
+def test_kernel_name_id_missing_from_the_strings_is_named(tmp_path: Path, orphan: int | None) -> None:
+    # Found while the rows are read (no scan beforehand): the row and the id are still named.
+    path = tmp_path / "orphan.sqlite"
+    connection = sqlite3.connect(path)
+    create_tables(connection)
+    insert_rows(connection, [("kernel", GEMM_KERNEL, 5, 9, 7, None), ("kernel", FILL_KERNEL, 10, 19, 7, None)])
+    connection.execute("PRAGMA ignore_check_constraints = ON")
+    connection.execute("CREATE TABLE k2 AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL")  # demangledName without NOT NULL
+    connection.execute("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL")
+    connection.execute("ALTER TABLE k2 RENAME TO CUPTI_ACTIVITY_KIND_KERNEL")
+    connection.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET demangledName = ? WHERE start = 10", (orphan,))
+    connection.commit()
+    connection.close()
+    with pytest.raises(TraceError) as caught:
+        read_trace(path)
+    assert f"CUPTI_ACTIVITY_KIND_KERNEL row 2: the name id {orphan!r} (demangledName) is not in StringIds" in one_line(caught.value)
+
+
 def test_missing_column_is_named(tmp_path: Path) -> None:
     path = tmp_path / "nostream.sqlite"
     connection = sqlite3.connect(path)

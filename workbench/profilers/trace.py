@@ -362,15 +362,7 @@ def _read_rows(
     builder.untimed += untimed_count or 0
     if len(trace) + (timed_count or 0) > MAX_TRACE_ROWS:
         raise TraceError(f"more than {MAX_TRACE_ROWS:,} intervals: over the limit for one trace", source)
-    if name_of is not None and name_column is not None and default_name is None:
-        orphan = connection.execute(
-            f'SELECT rowid, "{name_column}" FROM {table} WHERE "{name_column}" IS NULL OR "{name_column}" NOT IN (SELECT id FROM {STRINGS_TABLE}) LIMIT 1'
-        ).fetchone()
-        if orphan is not None:
-            raise TraceError(f"{table} row {orphan[0]}: the name id {orphan[1]!r} ({name_column}) is not in {STRINGS_TABLE}", source)
-    lanes: dict[tuple[object, object], int] = {}
-    for device, stream in connection.execute(f"SELECT DISTINCT deviceId, streamId FROM {table} WHERE NOT ({untimed})"):
-        lanes[(device, stream)] = builder.stream_id(f"GPU {device}", str(stream))
+    lanes: dict[tuple[object, object], int] = {}  # learnt as the rows come (a DISTINCT pass costs a scan)
     columns = ['start', '"end"', "deviceId", "streamId", f'"{name_column}"' if name_column else "0", f'"{bytes_column}"' if bytes_column else "-1"]
     cursor = connection.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE NOT ({untimed})")
     while True:
@@ -378,15 +370,30 @@ def _read_rows(
         if not rows:
             return
         starts, ends, devices, streams, labels, sizes = (list(map(itemgetter(i), rows)) for i in range(6))
-        trace.start.extend(starts)
-        trace.end.extend(ends)
-        trace.stream.extend(map(lanes.__getitem__, zip(devices, streams)))
+        keys = list(zip(devices, streams))
+        row_lanes = list(map(lanes.get, keys))
+        if None in row_lanes:
+            for device, stream in dict.fromkeys(key for key, lane in zip(keys, row_lanes) if lane is None):
+                lanes[(device, stream)] = builder.stream_id(f"GPU {device}", str(stream))
+            row_lanes = list(map(lanes.__getitem__, keys))
         if name_of is None:
             trace.name.extend([fixed_name] * len(rows))
         elif default_name is None:
-            trace.name.extend(map(name_of.__getitem__, labels))
+            try:
+                trace.name.extend(map(name_of.__getitem__, labels))
+            except KeyError:  # a name id not in StringIds (rare: asked only then, not checked by a scan first)
+                orphan = connection.execute(
+                    f'SELECT rowid, "{name_column}" FROM {table} WHERE NOT ({untimed}) AND ("{name_column}" IS NULL '
+                    f'OR "{name_column}" NOT IN (SELECT id FROM {STRINGS_TABLE})) LIMIT 1'
+                ).fetchone()
+                label = next(label for label in labels if label not in name_of)
+                where = f"{table} row {orphan[0]}" if orphan is not None else table
+                raise TraceError(f"{where}: the name id {label!r} ({name_column}) is not in {STRINGS_TABLE}", source) from None
         else:
             trace.name.extend([name_of.get(label, default_name) for label in labels])
+        trace.start.extend(starts)
+        trace.end.extend(ends)
+        trace.stream.extend(row_lanes)
         trace.kind.extend(bytes([kind]) * len(rows))
         trace.nbytes.extend([size if type(size) is int and size >= 0 else -1 for size in sizes])
 
