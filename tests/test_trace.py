@@ -15,9 +15,12 @@ from trace_fixtures import (
     FILL_KERNEL,
     GEMM_KERNEL,
     NCCL_KERNEL,
+    SPLITK_GEMM_KERNEL,
+    SPLITK_REDUCE_KERNEL,
     create_tables,
     csv_text,
     insert_rows,
+    splitk_rows,
     write_sqlite,
 )
 from workbench.devices.catalogue import find_device
@@ -440,6 +443,65 @@ def test_operations_without_an_interval_keep_their_bound(tmp_path: Path) -> None
     assert set(timeline.measured.unmatched_operations) == {"fwd", "bwd1", "bwd2", "ar2", "opt"}
 
 
+# -- an operation made of several kernels: a split-K GEMM and its reduction ------------------------
+
+SPLITK_RULES = ("*splitk_kernel*=gemm", "splitKreduce*=gemm")
+
+
+def test_split_k_gemm_is_one_operation_timed_per_iteration(tmp_path: Path) -> None:
+    # tests/trace_fixtures.py splitk_rows(): iterations span 1.61, 1.725, 1.56 ms (first start → last end),
+    # busy 1.6, 1.72, 1.54 ms (GEMM + reduction durations) → median span 1.61 ms, median busy 1.6 ms.
+    plan = parse_step(CHAPTER_STEP)
+    for trace in both_formats(tmp_path, splitk_rows()):
+        match = match_trace(plan, trace, [parse_trace_match(text, plan) for text in SPLITK_RULES]).matches["gemm"]
+        assert match.median_s == pytest.approx(1.61e-3) and match.median_busy_s == pytest.approx(1.6e-3)
+        assert match.iterations == 3 and len(match.intervals) == 6 and match.left_out == 1  # the reduction at 0.5 ms
+        assert [part.kernel for part in match.parts] == [SPLITK_GEMM_KERNEL, SPLITK_REDUCE_KERNEL]
+        assert [part.median_s for part in match.parts] == pytest.approx([1.5e-3, 0.1e-3])
+        assert match.first_rows == (1, 2) and match.first.start_ns == 1_000_000 and match.first_end_ns == 2_610_000
+        assert match.rule == "*splitk_kernel* + splitKreduce*"
+        assert "median of 3 iterations of" in match.detail() and "kernels busy 1.6 ms" in match.detail()
+        timeline = step_timeline(plan, find_device("h100-sxm"), trace=trace, rules=[parse_trace_match(t, plan) for t in SPLITK_RULES])
+        assert timeline.step_time == pytest.approx(1.61e-3) and timeline.times["gemm"].source == TRACE
+        assert [u.name for u in timeline.measured.unmatched] == [FILL_KERNEL]
+        # Kernel by kernel (one rule) the operation would be the GEMM kernel alone: median(1.5, 1.6, 1.45) = 1.5 ms.
+        alone = match_trace(plan, trace, [parse_trace_match(SPLITK_RULES[0], plan)]).matches["gemm"]
+        assert alone.median_s == pytest.approx(1.5e-3) and not alone.parts
+
+
+def test_the_first_rule_starts_each_iteration(tmp_path: Path) -> None:
+    # Rules the other way round: the reductions start the iterations. Windows [0.5, 2.51), [2.51, 4.605),
+    # [4.605, 6.47) ms hold the GEMMs at 1.0, 3.0, 5.0 → spans 2.5 − 0.5 = 2.0, 4.6 − 2.51 = 2.09,
+    # 6.45 − 4.605 = 1.845 ms; the last reduction (6.47) has no GEMM after it: left out. Median 2.0 ms.
+    plan = parse_step(CHAPTER_STEP)
+    trace = both_formats(tmp_path, splitk_rows())[1]
+    match = match_trace(plan, trace, [parse_trace_match(text, plan) for text in reversed(SPLITK_RULES)]).matches["gemm"]
+    assert match.median_s == pytest.approx(2.0e-3) and match.iterations == 3 and match.left_out == 1
+
+
+def test_several_split_k_operations_share_their_kernels_in_time_order(tmp_path: Path) -> None:
+    # Without the early reduction: GEMMs at 1.0, 3.0, 5.0 ms dealt fwd, bwd, fwd; reductions at 2.51, 4.605,
+    # 6.47 dealt fwd, bwd, fwd. fwd: spans 2.61 − 1.0 = 1.61 and 6.56 − 5.0 = 1.56 → median 1.585 ms;
+    # bwd: 4.725 − 3.0 = 1.725 ms.
+    plan = parse_step("fwd = gemm(M=4096, N=4096, K=4096, dtype=fp16)\nbwd = gemm(M=4096, N=4096, K=4096, dtype=fp16) after fwd\n")
+    texts = ["*splitk_kernel*=fwd", "*splitk_kernel*=bwd", "splitKreduce*=fwd", "splitKreduce*=bwd"]
+    trace = both_formats(tmp_path, splitk_rows()[1:])[0]
+    matches = match_trace(plan, trace, [parse_trace_match(text, plan) for text in texts]).matches
+    assert matches["fwd"].median_s == pytest.approx(1.585e-3) and matches["fwd"].iterations == 2
+    assert matches["bwd"].median_s == pytest.approx(1.725e-3) and matches["bwd"].median_busy_s == pytest.approx(1.72e-3)
+
+
+def test_an_operation_whose_parts_never_meet_is_not_matched(tmp_path: Path) -> None:
+    # Every reduction comes before the only GEMM: no iteration holds both, so the GEMM keeps its bound.
+    rows = [("kernel", SPLITK_REDUCE_KERNEL, 0, 10, 7, None), ("kernel", SPLITK_GEMM_KERNEL, 100, 200, 7, None)]
+    plan = parse_step(CHAPTER_STEP)
+    trace = both_formats(tmp_path, rows)[0]
+    measured = match_trace(plan, trace, [parse_trace_match(text, plan) for text in reversed(SPLITK_RULES)])
+    assert measured.matches["gemm"].median_s == pytest.approx(200e-9)  # the reduction first: 0 → 200 ns holds both
+    measured = match_trace(plan, trace, [parse_trace_match(text, plan) for text in SPLITK_RULES])
+    assert measured.unmatched_operations == ("gemm",) and not measured.matches
+
+
 # -- the CLI --------------------------------------------------------------------------------------
 
 
@@ -459,6 +521,35 @@ def test_cli_step_with_a_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["step", str(step), "--device", "h100-sxm", "--trace", str(database), "--match", f"{FILL_KERNEL}=gemm"]) == 0
     out = capsys.readouterr().out
     assert "trace report1.sqlite (sqlite): 6 intervals on 1 streams" in out and "11 µs measured" in out
+
+
+def test_cli_split_k_gemm_with_two_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from workbench.cli import main
+
+    step = tmp_path / "chapter.step"
+    step.write_text(CHAPTER_STEP)
+    path = tmp_path / "splitk_cuda_gpu_trace.csv"
+    path.write_text(csv_text(splitk_rows()))
+    rules = [arg for text in SPLITK_RULES for arg in ("--match", text)]
+    assert main(["step", str(step), "--device", "h100-sxm", "--trace", str(path), *rules, "--json"]) == 0
+    op = json.loads(capsys.readouterr().out)["operations"][0]
+    # Hand figures in trace_fixtures.splitk_rows: median span 1.61 ms, median busy 1.6 ms over 3 iterations.
+    assert op["time_s"] == pytest.approx(1.61e-3) and op["source"] == "trace"
+    block = op["trace"]
+    assert block["iterations"] == 3 and block["intervals"] == 6 and block["left_out_intervals"] == 1
+    assert block["median_s"] == pytest.approx(1.61e-3) and block["median_busy_s"] == pytest.approx(1.6e-3)
+    # The first iteration, from the trace's first interval (the early reduction at 0.5 ms): 0.5 → 2.11 ms.
+    assert (block["first_start_s"], block["first_end_s"]) == pytest.approx((0.5e-3, 2.11e-3))
+    assert [(part["rule"], part["intervals"]) for part in block["parts"]] == [("*splitk_kernel*", 3), ("splitKreduce*", 3)]
+    assert block["parts"][1]["median_s"] == pytest.approx(0.1e-3) and block["combined"].startswith("span")
+    assert main(["step", str(step), "--device", "h100-sxm", "--trace", str(path), *rules]) == 0
+    out = capsys.readouterr().out
+    # Bound on the datasheet H100: 137,438,953,472 FLOP / 989 TFLOP/s = 139.0 µs; 1.61 ms is 11.59× that.
+    assert "gemm: 1.61 ms measured, bound 139 µs (11.59× the bound)" in out
+    assert "splitKreduce*: 3 × splitKreduce_kernel, median 100 µs" in out
+    assert main(["step", str(step), "--device", "h100-sxm", "--trace", str(path), *rules, "--match", "splitKreduce*=nope"]) == 2
+    err = capsys.readouterr().err
+    assert "--match 'splitKreduce*=nope': the step has no operation 'nope'" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize(

@@ -60,6 +60,40 @@ CHAPTER_ROWS: list[tuple[str, str, int, int, int, int | None]] = [
 ]
 
 
+# A split-K GEMM as cuBLAS runs it: the GEMM kernel writes partial sums, a reduction kernel adds them.
+SPLITK_GEMM_KERNEL = "sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_splitk_kernel__5x_cublas"
+SPLITK_REDUCE_KERNEL = (
+    "void splitKreduce_kernel<32, 16, int, float, __half, float, __half, true, false, false>"
+    "(cublasSplitKParams<float>, const float *, const __half *, __half *, const float *, const float *, "
+    "const __half *, const float *, __half *, void *, long, float *, int *)"
+)
+
+
+def splitk_rows() -> list[tuple[str, str, int, int, int, int | None]]:
+    """Three iterations of a split-K GEMM on stream 7 (each its GEMM kernel, then its reduction, a fill kernel
+    between iterations), after a reduction whose GEMM began before the trace did. Hand figures (ns):
+
+        iteration  GEMM                      reduction                 span (first start → last end)  busy (sum)
+        1          1,000,000 → 2,500,000     2,510,000 → 2,610,000     1,610,000                      1,600,000
+        2          3,000,000 → 4,600,000     4,605,000 → 4,725,000     1,725,000                      1,720,000
+        3          5,000,000 → 6,450,000     6,470,000 → 6,560,000     1,560,000                      1,540,000
+
+    median span 1,610,000 ns = 1.61 ms; median busy 1,600,000 ns = 1.6 ms; the GEMM kernel alone has a median
+    of 1.5 ms, the reduction 0.1 ms; the reduction at 500,000 (before the first GEMM) is left out."""
+    g, r = SPLITK_GEMM_KERNEL, SPLITK_REDUCE_KERNEL
+    return [
+        ("kernel", r, 500_000, 590_000, 7, None),
+        ("kernel", g, 1_000_000, 2_500_000, 7, None),
+        ("kernel", r, 2_510_000, 2_610_000, 7, None),
+        ("kernel", FILL_KERNEL, 2_700_000, 2_720_000, 7, None),
+        ("kernel", g, 3_000_000, 4_600_000, 7, None),
+        ("kernel", r, 4_605_000, 4_725_000, 7, None),
+        ("kernel", FILL_KERNEL, 4_800_000, 4_820_000, 7, None),
+        ("kernel", g, 5_000_000, 6_450_000, 7, None),
+        ("kernel", r, 6_470_000, 6_560_000, 7, None),
+    ]
+
+
 def data_parallel_rows() -> list[tuple[str, str, int, int, int, int | None]]:
     """One iteration of the example data-parallel step as a trace: GEMMs 3.9 ms each on stream 7 (the bound
     on an H100 SXM is 2 × 8192³ / 989 TFLOP/s = 1.112 ms), all-reduces 1.3 ms on stream 13, axpy 0.35 ms,

@@ -284,6 +284,8 @@ def _add_step(sub: Any) -> None:
     p.add_argument(
         "--match", metavar="PATTERN=OPERATION", action="append", default=[],
         help="pair trace kernels with a step operation (repeatable): 'regex:gemm=fwd', 'nccl*AllReduce*=ar1'; "
+        "several rules naming one operation make it of several kernels, timed per iteration from the first "
+        "kernel's start to the last's end ('gemm*splitk*=fwd' then 'splitKreduce*=fwd'); "
         "operations without a rule take the kernels their kind's names suggest",
     )
     p.add_argument("--json", action="store_true", help="print the timeline as JSON")

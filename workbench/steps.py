@@ -536,35 +536,87 @@ def step_timeline(
 # are dealt to them in time order, so a trace of several iterations of the
 # step gives each operation one interval per iteration. An operation's time
 # is the median of its intervals; its first one is the one drawn.
+#
+# An operation that runs as several kernels (a split-K GEMM: the GEMM kernel
+# and its reduction, `splitKreduce_kernel`) takes several rules, one per
+# kernel, all naming it: `--match 'gemm*splitk*=fwd' --match
+# 'splitKreduce*=fwd'`. Each rule's intervals (dealt as above where the rule
+# names several operations) are one part of the operation; the first rule's
+# kernel starts each iteration, and every interval of the other parts that
+# starts before the next such start belongs to that iteration. An iteration
+# lasts from its first kernel's start to its last kernel's end (the span),
+# and the operation's time is the median span: that is how long the
+# operation holds its stream in the step, gaps between its kernels included
+# (a cost of splitting it), and kernels of one operation on two streams that
+# overlap are not counted twice, as a sum would. The median of the summed
+# kernel durations (the busy time) is shown beside it, so span − busy is
+# the gap. Intervals before the first iteration's start (a trace that begins
+# mid-iteration) and iterations missing a part are left out, and counted.
+
+
+@dataclass(frozen=True)
+class TracePart:
+    """One kernel of an operation made of several: its rule and the intervals it took (see the section's comment)."""
+
+    rule: str
+    kernel: str  # the name of its first interval in a combined iteration
+    intervals: int  # in the combined iterations
+    median_s: float  # of its own durations
 
 
 @dataclass(frozen=True)
 class TraceMatch:
-    """The trace intervals dealt to one operation, and how they were chosen."""
+    """The trace intervals dealt to one operation, and how they were chosen.
+
+    For an operation of one kernel each interval is an iteration; for one made of several kernels
+    (`parts`), an iteration is one interval of each part combined: its time is the span from the first
+    kernel's start to the last's end, and `median_busy_s` the median sum of the kernels' durations."""
 
     operation: str
-    rule: str  # the pattern, or 'suggested (gemm)'
+    rule: str  # the pattern, or 'suggested (gemm)'; the parts' patterns joined by ' + '
     intervals: Any = field(compare=False)  # row indices into the trace, by start (a NumPy array)
     median_s: float
-    first: Interval
+    first: Interval  # the first iteration's first kernel
+    iterations: int = 0  # combined intervals (one kernel: len(intervals))
+    median_busy_s: float = 0.0
+    first_rows: tuple[int, ...] = ()  # the first iteration's kernels (one kernel: the first interval's row)
+    first_end_ns: int = 0  # the first iteration's last end
+    parts: tuple[TracePart, ...] = ()  # two or more for an operation made of several kernels
+    left_out: int = 0  # intervals of the parts outside any complete iteration
 
     def detail(self) -> str:
         kernel = kernel_base_name(self.first.name)
+        if self.parts:
+            kernels = " + ".join(kernel_base_name(part.kernel) for part in self.parts)
+            count = f"median of {self.iterations} iterations" if self.iterations > 1 else "one iteration"
+            left = f"; {self.left_out} intervals outside an iteration left out" if self.left_out else ""
+            return (f"trace: {count} of {kernels} on {self.first.stream}, first kernel's start to last's end "
+                    f"(kernels busy {format_time(self.median_busy_s)}){left}")
         if len(self.intervals) == 1:
             return f"trace: {kernel} on {self.first.stream}"
         return f"trace: median of {len(self.intervals)} intervals of {kernel} on {self.first.stream}"
 
     def to_dict(self, measured: "MeasuredTrace") -> dict[str, Any]:
         origin = measured.origin_ns
-        return {
+        out: dict[str, Any] = {
             "kernel": self.first.name,
             "rule": self.rule,
             "intervals": len(self.intervals),
+            "iterations": self.iterations,
             "stream": self.first.stream,
             "first_start_s": (self.first.start_ns - origin) / 1e9,
-            "first_end_s": (self.first.end_ns - origin) / 1e9,
+            "first_end_s": (self.first_end_ns - origin) / 1e9,
             "median_s": self.median_s,
+            "median_busy_s": self.median_busy_s,
         }
+        if self.parts:
+            out["combined"] = "span: the first kernel's start to the last kernel's end, per iteration"
+            out["parts"] = [
+                {"rule": part.rule, "kernel": part.kernel, "intervals": part.intervals, "median_s": part.median_s}
+                for part in self.parts
+            ]
+            out["left_out_intervals"] = self.left_out
+        return out
 
 
 @dataclass(frozen=True)
@@ -607,6 +659,8 @@ class MeasuredTrace:
             bound = times[name].bound_s if name in times else None
             versus = f", bound {format_time(bound)} ({match.median_s / bound:.2f}× the bound)" if bound else ""
             lines.append(f"  {name}: {format_time(match.median_s)} measured{versus}  [{match.detail()}; rule {match.rule}]")
+            for part in match.parts:
+                lines.append(f"      {part.rule}: {part.intervals} × {kernel_base_name(part.kernel)}, median {format_time(part.median_s)}")
         if self.unmatched_operations:
             lines.append(f"  no interval matched: {', '.join(self.unmatched_operations)}")
         if self.unmatched:
@@ -682,22 +736,30 @@ def match_trace(plan: StepPlan, trace: Trace, rules: Sequence[MatchRule] = ()) -
 
     names, starts, ends = trace.columns()
     row_groups = np.array([-1 if g is None else g for g in group_of_name], dtype=np.int64)[names] if len(trace) else names
-    dealt: dict[str, tuple[str, list[Any]]] = {}
+    dealt: dict[str, dict[str, Any]] = {}  # operation → its parts' rows by label
     for group, (label, operations) in enumerate(groups):
         rows = np.flatnonzero(row_groups == group)
         rows = rows[np.argsort(starts[rows], kind="stable")]
         for position, name in enumerate(operations):  # the k-th operation takes every len(operations)-th interval
             if position < len(rows):
-                dealt.setdefault(name, (label, []))[1].append(rows[position :: len(operations)])
+                dealt.setdefault(name, {})[label] = rows[position :: len(operations)]
+    # An operation's parts in the order of its own rules: the first rule's kernel starts each iteration.
+    rule_order = {(rule.name, rule.pattern): index for index, rule in reversed(list(enumerate(rules)))}
     matches: dict[str, TraceMatch] = {}
     for op in plan.operations:
         if op.name not in dealt:
             continue
-        label, parts = dealt[op.name]
-        rows = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        rows = rows[np.argsort(starts[rows], kind="stable")] if len(parts) > 1 else rows
-        median_ns = float(np.median(ends[rows] - starts[rows]))
-        matches[op.name] = TraceMatch(op.name, label, rows, median_ns / 1e9, trace.interval(int(rows[0])))
+        parts = sorted(dealt[op.name].items(), key=lambda item: rule_order.get((op.name, item[0]), len(rules)))
+        if len(parts) == 1:
+            label, rows = parts[0]
+            median_ns = float(np.median(ends[rows] - starts[rows]))
+            first = trace.interval(int(rows[0]))
+            matches[op.name] = TraceMatch(op.name, label, rows, median_ns / 1e9, first, len(rows), median_ns / 1e9,
+                                          (first.index,), first.end_ns)
+            continue
+        combined = _combine_parts(op.name, parts, trace, starts, ends)
+        if combined is not None:
+            matches[op.name] = combined
     unmatched = [
         Unmatched(trace.names[index], KIND_NAMES[name_kinds[index]], count, total / 1e9)
         for index, count, total in trace.name_totals()
@@ -706,6 +768,51 @@ def match_trace(plan: StepPlan, trace: Trace, rules: Sequence[MatchRule] = ()) -
     unmatched.sort(key=lambda item: (-item.total_s, item.name))
     missing = tuple(name for name in plan.names() if name not in matches)
     return MeasuredTrace(trace, matches, tuple(unmatched), missing, trace.origin_ns())
+
+
+def _combine_parts(operation: str, parts: Sequence[tuple[str, Any]], trace: Trace, starts: Any, ends: Any) -> TraceMatch | None:
+    """One operation made of several kernels: each part's intervals (rows by start) grouped into iterations
+    that the first part's intervals start, each timed from its first start to its last end (see the section's
+    comment). None when no iteration holds every part."""
+    import numpy as np
+
+    anchor = parts[0][1]
+    count = len(anchor)
+    iteration_starts = starts[anchor]
+    span_end = ends[anchor].copy()
+    busy = (ends[anchor] - starts[anchor]).astype(np.float64)
+    complete = np.ones(count, dtype=bool)
+    owners = []  # per later part: the iteration of each of its intervals (−1 before the first)
+    for _, rows in parts[1:]:
+        owner = np.searchsorted(iteration_starts, starts[rows], side="right") - 1
+        owners.append(owner)
+        inside = owner >= 0
+        complete &= np.bincount(owner[inside], minlength=count) > 0
+        np.maximum.at(span_end, owner[inside], ends[rows][inside])
+        busy += np.bincount(owner[inside], weights=(ends[rows] - starts[rows])[inside], minlength=count)
+    if not complete.any():
+        return None
+    used = [anchor[complete]]
+    part_figures = [TracePart(parts[0][0], trace.names[trace.name[int(anchor[complete][0])]], int(complete.sum()),
+                              float(np.median(ends[anchor[complete]] - starts[anchor[complete]])) / 1e9)]
+    first_iteration = int(np.flatnonzero(complete)[0])
+    first_rows = [int(anchor[first_iteration])]
+    for (label, rows), owner in zip(parts[1:], owners):
+        keep = (owner >= 0) & complete[np.maximum(owner, 0)]
+        taken = rows[keep]
+        used.append(taken)
+        first_rows += [int(row) for row in rows[owner == first_iteration]]
+        part_figures.append(TracePart(label, trace.names[trace.name[int(taken[0])]], len(taken),
+                                      float(np.median(ends[taken] - starts[taken])) / 1e9))
+    rows = np.concatenate(used)
+    rows = rows[np.argsort(starts[rows], kind="stable")]
+    spans = span_end[complete] - iteration_starts[complete]
+    total = sum(len(part_rows) for _, part_rows in parts)
+    return TraceMatch(
+        operation, " + ".join(label for label, _ in parts), rows, float(np.median(spans)) / 1e9,
+        trace.interval(first_rows[0]), int(complete.sum()), float(np.median(busy[complete])) / 1e9,
+        tuple(first_rows), int(span_end[first_iteration]), tuple(part_figures), total - len(rows),
+    )
 
 
 # -- files --------------------------------------------------------------------
@@ -797,6 +904,7 @@ __all__ = [
     "TRACE",
     "MeasuredTrace",
     "TraceMatch",
+    "TracePart",
     "Unmatched",
     "match_trace",
     "parse_trace_match",
