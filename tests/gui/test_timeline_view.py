@@ -139,3 +139,26 @@ def test_a_bad_trace_shows_inline_and_keeps_the_step(window, qtbot, tmp_path: Pa
     view.rules_edit.editingFinished.emit()
     qtbot.waitUntil(lambda: view.error.isVisible())
     assert "the step has no operation 'nope'" in view.error.text()
+
+
+def test_an_operation_of_two_kernels_from_the_rules_field(window, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from trace_fixtures import SPLITK_GEMM_KERNEL, SPLITK_REDUCE_KERNEL
+
+    # fwd runs split-K: its GEMM kernel 0.3 → 3.9 ms, its reduction 3.95 → 4.2 ms: span 3.9 ms, busy 3.6 + 0.25 = 3.85 ms.
+    rows = dp_trace_rows()
+    rows[1:2] = [("kernel", SPLITK_GEMM_KERNEL, 300_000, 3_900_000, 7, None), ("kernel", SPLITK_REDUCE_KERNEL, 3_950_000, 4_200_000, 7, None)]
+    view = show_example(window, qtbot)
+    import_trace(view, qtbot, write_sqlite(tmp_path / "splitk.sqlite", rows))
+    view.rules_edit.setText("*splitk_kernel*=fwd; splitKreduce*=fwd")
+    view.rules_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: view.timeline.times["fwd"].trace is not None and bool(view.timeline.times["fwd"].trace.parts))
+    # fwd 3.9 + bwd1 3.9 + bwd2 3.9 = 11.7 ms; ar2 + 1.3 = 13.0 ms; opt 0.35 ms: 13.35 ms, as with one GEMM kernel.
+    assert view.timeline.step_time == pytest.approx(13.35e-3)
+    assert view.table.item(0, 2).text() == "3.9 ms" and view.table.item(0, 3).text() == "trace, 1 iteration of 2 kernels"
+    assert "kernels busy 3.85 ms" in view.table.item(0, 3).toolTip()
+    labels = [item.toPlainText() for item in view.trace_plot.getPlotItem().items if hasattr(item, "toPlainText")]
+    assert "fwd 3.9 ms" in labels and "Unmatched kernels and copies (2 names)" in view.unmatched.toPlainText()
+    view.rules_edit.setText("*splitk_kernel*=fwd; splitKreduce*=nope")
+    view.rules_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: view.error.isVisible())
+    assert "--match 'splitKreduce*=nope': the step has no operation 'nope'" in view.error.text()

@@ -14,7 +14,9 @@ the kernel matching's rules and suggestions) and time them. A second plot
 shows the measured timeline: a lane per trace stream, each matched interval
 with its bound drawn beside it (a thin bar of the bound's length from the
 same start), the other intervals grey; the kernels no operation took are
-listed. The trace is a view setting like the what-ifs: it is not stored in
+listed. An operation made of several kernels (several rules naming it, e.g.
+`*splitk_kernel*=fwd; splitKreduce*=fwd`) has each kernel of its first
+iteration drawn and its name and time over the iteration's span. The trace is a view setting like the what-ifs: it is not stored in
 the session (a trace is the profiler's file, often a million rows; import it
 again, or use `workbench step FILE --trace TRACE`).
 """
@@ -174,7 +176,11 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.rules_edit = QLineEdit()
         self.rules_edit.setObjectName("traceMatch")
         self.rules_edit.setPlaceholderText("match rules: PATTERN=OPERATION; …  (none: each operation takes the kernels its kind suggests)")
-        self.rules_edit.setToolTip("e.g. regex:gemm=fwd; nccl*AllReduce*=ar1 (several rules for one pattern deal its intervals in time order)")
+        self.rules_edit.setToolTip(
+            "e.g. regex:gemm=fwd; nccl*AllReduce*=ar1. One pattern for several operations deals its intervals to them in "
+            "time order; several patterns for one operation make it of several kernels (*splitk_kernel*=fwd; "
+            "splitKreduce*=fwd), timed per iteration from the first rule's kernel's start to the last kernel's end"
+        )
         self.rules_edit.editingFinished.connect(self.mark_dirty)
         self.trace_label = QLabel("No trace imported: Import trace… times the operations from an Nsight Systems trace.")
         self.trace_label.setObjectName("traceLabel")
@@ -373,7 +379,11 @@ class TimelineView(RefreshWhenShown, QWidget):
             source = timeline.times[item.name]
             what = timeline.what_if[item.name]
             if source.source == TRACE:
-                short = "trace" + (f", {len(source.trace.intervals)} intervals" if source.trace is not None and len(source.trace.intervals) > 1 else "")
+                match = source.trace
+                if match is not None and match.parts:
+                    short = f"trace, {_count(match.iterations, 'iteration')} of {len(match.parts)} kernels"
+                else:
+                    short = "trace" + (f", {len(match.intervals)} intervals" if match is not None and len(match.intervals) > 1 else "")
             elif source.source == "measured":
                 short = "measured"
             else:
@@ -494,16 +504,16 @@ class TimelineView(RefreshWhenShown, QWidget):
         origin = measured.origin_ns
         firsts = [match.first for match in measured.matches.values()]
         if firsts:
-            window = (min(i.start_ns for i in firsts), max(i.end_ns for i in firsts))
+            window = (min(i.start_ns for i in firsts), max(match.first_end_ns for match in measured.matches.values()))
         else:
             window = (origin, max(trace.end[: MAX_TRACE_BARS]) if len(trace) else origin)
         margin = (window[1] - window[0]) // 20
         low, high = window[0] - margin, window[1] + margin
         shown = self._rows_in_window(trace, low, high)
-        streams = sorted({trace.stream[i] for i in shown} | {trace.stream[i.index] for i in firsts})
+        matched_rows = {row: name for name, match in measured.matches.items() for row in match.first_rows}
+        streams = sorted({trace.stream[i] for i in shown} | {trace.stream[row] for row in matched_rows})
         lane = {stream: index for index, stream in enumerate(streams)}
         plot.getAxis("left").setTicks([[(index, trace.stream_label(stream)) for stream, index in lane.items()]])
-        matched_rows = {match.first.index: name for name, match in measured.matches.items()}
         grey = [i for i in shown if i not in matched_rows]
         if grey:
             plot.addItem(pg.BarGraphItem(
@@ -516,8 +526,12 @@ class TimelineView(RefreshWhenShown, QWidget):
             start, end = (item.start_ns - origin) / 1e9, (item.end_ns - origin) / 1e9
             brush = COMMUNICATION_BRUSH if item.communication else COMPUTE_BRUSH
             plot.addItem(pg.BarGraphItem(x0=[start], x1=[end], y=[y + 0.08], height=0.42, brush=brush, pen=pg.mkPen(QColor(40, 40, 40))))
+        for name, match in measured.matches.items():  # one label and one bound per operation, over its first iteration
+            y = lane[trace.stream[match.first.index]]
+            start, end = (match.first.start_ns - origin) / 1e9, (match.first_end_ns - origin) / 1e9
+            longest = max(match.first_rows, key=lambda row: trace.end[row] - trace.start[row])  # white text on its bar
             label = pg.TextItem(f"{name} {format_time(end - start)}", color=(255, 255, 255), anchor=(0.5, 0.5))
-            label.setPos((start + end) / 2, y + 0.08)
+            label.setPos((trace.start[longest] + trace.end[longest] - 2 * origin) / 2e9, lane[trace.stream[longest]] + 0.08)
             plot.addItem(label)
             bound = timeline.times[name].bound_s if timeline is not None and name in timeline.times else None
             if bound:
