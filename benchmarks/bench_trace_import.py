@@ -147,23 +147,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--format", choices=("both", "sqlite", "csv"), default="both", help="which export to time")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         results = {}
         for name, writer in (("sqlite", write_sqlite), ("csv", write_csv)):
+            if args.format not in ("both", name):
+                continue
             path = Path(folder) / f"trace.{name}"
             t0 = time.perf_counter()
             writer(path, args.rows)
             print(f"{name}: wrote {args.rows:,} rows, {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - t0:.1f} s", flush=True)
             runs, floors = [], []
+            load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
             for _ in range(args.repeat):  # interleaved, so both see the same load
                 runs.append(run_child(path))
                 floors.append(run_child(path, FLOOR[name]))
+            load_after = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
             floor_cpu = statistics.median(run["cpu_s"] for run in floors)
             assert all(run["rows"] == args.rows for run in runs), runs
             median = {key: statistics.median(run[key] for run in runs)
                       for key in ("read_s", "wall_s", "cpu_s", "process_wall_s", "peak_rss_bytes")}
             median["floor_cpu_s"] = floor_cpu
+            median["load_average_1min"] = [load_before, load_after]  # the machine may be shared: say how busy it was
             results[name] = median
             ok = median["process_wall_s"] <= TARGET_S and median["peak_rss_bytes"] <= TARGET_BYTES
             print(
@@ -177,6 +183,7 @@ def main() -> None:
             print(f"  floor ({'csv.reader alone' if name == 'csv' else 'sqlite3 fetching the rows alone'}): CPU {floor_cpu:.2f} s; "
                   f"import + match ÷ floor = {median['cpu_s'] / floor_cpu:.2f} (CPU)", flush=True)
             print(f"  matched: {runs[0]['matched']}", flush=True)
+            print(f"  load average (1 min) before and after: {load_before:.2f}, {load_after:.2f}", flush=True)
         print(json.dumps(results))
 
 

@@ -19,7 +19,10 @@ Two exports are read:
   Device,Ctx,GreenCtx,Strm,Name` (older releases have fewer columns; the time
   unit is read from each title, so `--timeunit` converts). Copies and memsets
   are named `[CUDA memcpy Host-to-Device]`, `[CUDA memset]`. The file goes
-  through `workbench.files.open_bounded` and is streamed, never held.
+  through `workbench.files.open_bounded` and is streamed in 4 MiB blocks,
+  never held: plain blocks are read by NumPy a column at a time, any block
+  with something unusual by the csv module row by row, which names the line
+  (see "the cuda_gpu_trace CSV" below).
 
 A million-row trace is held column-wise (arrays of integers, each name kept
 once), so it imports in seconds and tens of megabytes (benchmarks/
@@ -662,9 +665,12 @@ class _CsvState:
         self.lanes: dict[tuple[str, str], int] = {}
         needed = [i for i in (c.start, c.duration, c.name, c.stream, c.device, c.bytes) if i is not None]
         self.width = max(needed) + 1
-        # NumPy's way: times in ns and the Name cell last (it may hold commas), every other needed cell before it.
-        self.fast = c.start_factor == 1 and c.duration_factor == 1 and c.name == len(c.titles) - 1 and c.name > 0
+        # NumPy's way: times in ns and the Name cell last (it may hold commas), the lane's cells before it and
+        # after the numbers (a key holding a time would be new on every row).
         self.key_column = min(c.stream, c.device if c.device is not None else c.stream)
+        numbers = max(i for i in (c.start, c.duration, c.bytes) if i is not None)
+        self.fast = (c.start_factor == 1 and c.duration_factor == 1 and c.name == len(c.titles) - 1
+                     and numbers < self.key_column)
         self.keys: dict[bytes, int] = {}  # the raw cells from key_column to the line's end → a key index
         self.key_lane: list[int] = []
         self.key_name: list[int] = []
