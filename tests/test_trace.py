@@ -740,3 +740,18 @@ def test_columns_in_another_order_go_the_csv_module_s_way(monkeypatch: pytest.Mo
     assert not taken
     read_trace_text("Start (ns),Duration (ns),Strm,Name\n10,5,7,k\n")
     assert taken
+
+
+def test_a_stray_quote_parses_as_the_whole_file_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A quote inside an unquoted cell is text to the csv module, but it upsets the quote count that blocks end
+    # by; a later name missing its closing quote then runs on past a block's end. Small blocks must read the
+    # file as one block (one csv.reader over the whole text) does.
+    plain = "".join(f'{i * 100},50,{i},GPU (0),7,"k<1, 2>"\n' for i in range(10))
+    text = ("Start (ns),Duration (ns),CorrId,Device,Strm,Name\n" + plain + '1000,50,1"0,GPU (0),7,"k<1, 2>"\n' + plain
+            + '2000,50,20,GPU (0),7,"open name\n' + plain + '3000,50,30,GPU (0),7,"k"\n')
+    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", 4 * 2**20)
+    whole = trace_rows(read_trace_text(text))
+    assert len(whole) == 32 and whole[21][0] == "open name\n0,50,0,GPU (0),7,k<1"  # up to the next quote, then text
+    for block in (40, 64, 300):
+        monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", block)
+        assert trace_rows(read_trace_text(text)) == whole, block

@@ -46,6 +46,7 @@ import sqlite3
 import stat
 import urllib.parse
 from array import array
+from collections import deque
 from itertools import compress, islice
 from operator import itemgetter
 from contextlib import contextmanager
@@ -539,7 +540,7 @@ def read_trace_csv_stream(stream: BinaryIO, source: str = "trace.csv") -> Trace:
             break
         lines = _csv_block_fast(data, state, line) if state.fast else None
         if lines is None:
-            lines, stopped = _csv_block_slow(data, line, state)
+            lines, stopped = _csv_block_slow(data, line, state, blocks)
             if stopped:
                 break
         line += lines
@@ -557,7 +558,9 @@ def read_trace_csv_stream(stream: BinaryIO, source: str = "trace.csv") -> Trace:
 #   blank line, a short row, a quote before the Name, a digit string that is not one, a bad value, a new
 #   key that is not a clean cell) hands the whole block to
 # - the csv module's way (_csv_block_slow), which is the reference: column-wise in chunks, then row by row
-#   where a chunk holds anything unusual, with every check naming the line.
+#   where a chunk holds anything unusual, with every check naming the line. Where a malformed file leaves
+#   a quoted cell open at the block's end, the csv module is given the next blocks' lines until its record
+#   ends (_BlockLines), so such a file parses as a whole-file csv.reader would.
 # Both ways fill the same Trace and _CsvState, so a file may mix them block by block.
 
 _CSV_BLOCK_BYTES = 4 * 2**20
@@ -830,25 +833,63 @@ def _csv_block_fast(data: bytes, state: _CsvState, line: int) -> int | None:
     return count
 
 
-def _csv_block_slow(data: bytes, line: int, state: _CsvState) -> tuple[int, bool]:
-    """A block the csv module's way: (its line count, whether the table ended in it)."""
-    reader = csv.reader(io.StringIO(data.decode("utf-8", errors="replace"), newline=""))
+def _text_lines(data: bytes) -> list[str]:
+    """A block's lines as the csv module wants them (any of \\n, \\r\\n, \\r ends one, kept)."""
+    return list(io.StringIO(data.decode("utf-8", errors="replace"), newline=""))
+
+
+class _BlockLines:
+    """A block's lines for the csv module, and more blocks' only while a record is still open at its end.
+
+    The blocks end where the quotes balance, which is where the csv module's records end in any CSV that
+    quotes as nsys does; in a malformed one (a stray quote inside a cell, which the csv module keeps as text)
+    a quoted cell may run past that point, and the csv module asks for more lines: it gets them, so a block
+    read this way parses as the whole file would."""
+
+    def __init__(self, data: bytes, blocks: _Blocks, line: int) -> None:
+        self.pending = deque(_text_lines(data))
+        self.blocks, self.line = blocks, line
+
+    def __iter__(self) -> "_BlockLines":
+        return self
+
+    def __next__(self) -> str:
+        if not self.pending:
+            more = self.blocks.next(self.line)
+            if not more:
+                raise StopIteration
+            self.pending.extend(_text_lines(more))
+        return self.pending.popleft()
+
+
+def _records(reader: "csv._reader", lines: _BlockLines) -> Iterator[list[str]]:  # type: ignore[name-defined]
+    """The reader's records up to the first that ends where the lines given to it end."""
+    for cells in reader:
+        yield cells
+        if not lines.pending:
+            return
+
+
+def _csv_block_slow(data: bytes, line: int, state: _CsvState, blocks: _Blocks) -> tuple[int, bool]:
+    """A block the csv module's way: (the lines it took, whether the table ended in it)."""
+    lines = _BlockLines(data, blocks, line)
+    reader = csv.reader(lines)
     try:
-        stopped = _read_csv_rows(reader, state, line - 1)
+        stopped = _read_csv_rows(reader, _records(reader, lines), state, line - 1)
     except csv.Error as exc:
         raise TraceError(f"malformed CSV: {exc}", state.source, line - 1 + reader.line_num) from None
     return reader.line_num, stopped
 
 
-def _read_csv_rows(reader: "csv._reader", state: _CsvState, offset: int) -> bool:  # type: ignore[name-defined]
-    """The rows of one block, in chunks taken by islice (no Python per row): each chunk read column-wise
+def _read_csv_rows(reader: "csv._reader", records: Iterator[list[str]], state: _CsvState, offset: int) -> bool:  # type: ignore[name-defined]
+    """The records of one block, in chunks taken by islice (no Python per row): each chunk read column-wise
     (C-speed conversions); a chunk with anything unusual (a bad number, a short or blank row, a new name)
     goes row by row, which names the line (`offset` + the reader's line). True when the table ends (the
     heading of the next report in a multi-report file)."""
     source, builder = state.source, state.builder
     while True:
         before = reader.line_num
-        rows = list(islice(reader, _CSV_CHUNK))
+        rows = list(islice(records, _CSV_CHUNK))
         if not rows:
             return False
         if len(builder.trace) + len(rows) > MAX_TRACE_ROWS:
