@@ -755,3 +755,38 @@ def test_a_stray_quote_parses_as_the_whole_file_would(monkeypatch: pytest.Monkey
     for block in (40, 64, 300):
         monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", block)
         assert trace_rows(read_trace_text(text)) == whole, block
+
+
+def test_numpy_way_and_csv_module_agree_on_damaged_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A seeded fuzz: 200 copies of a mixed trace, each with a few characters changed, inserted or deleted
+    # (quotes, commas, line ends, digits, signs, NUL, non-ASCII), read in blocks of 64, 300 or 4 MiB bytes:
+    # NumPy's way (falling back per block) gives the same intervals, or the same one-line error, as the
+    # csv module's way alone.
+    import random
+
+    base = csv_text(mixed_rows(40))
+    alphabet = ['"', ",", "\n", "\r", "0", "9", "-", " ", "x", "\x00", ".", "é", '""', "\r\n"]
+    rng = random.Random(13)
+    fast = trace_module._csv_block_fast
+
+    def read(text: str, way) -> tuple:  # type: ignore[no-untyped-def]
+        monkeypatch.setattr(trace_module, "_csv_block_fast", way)
+        try:
+            trace = read_trace_text(text, "t.csv")
+        except TraceError as exc:
+            return ("error", one_line(exc))
+        return ("trace", trace_rows(trace), trace.names, trace.streams)
+
+    for _ in range(200):
+        text = list(base)
+        for _ in range(rng.randint(1, 4)):
+            position, choice = rng.randrange(len(text)), rng.random()
+            if choice < 0.4:
+                text[position] = rng.choice(alphabet)
+            elif choice < 0.7:
+                text.insert(position, rng.choice(alphabet))
+            else:
+                del text[position]
+        damaged = "".join(text)
+        monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", rng.choice([64, 300, 4 * 2**20]))
+        assert read(damaged, fast) == read(damaged, lambda data, state, line: None), damaged
