@@ -589,7 +589,7 @@ class TraceMatch:
         if self.parts:
             kernels = " + ".join(kernel_base_name(part.kernel) for part in self.parts)
             count = f"median of {self.iterations} iterations" if self.iterations > 1 else "one iteration"
-            left = f"; {self.left_out} intervals outside an iteration left out" if self.left_out else ""
+            left = f"; {self.left_out} interval{'s' if self.left_out > 1 else ''} outside an iteration left out" if self.left_out else ""
             return (f"trace: {count} of {kernels} on {self.first.stream}, first kernel's start to last's end "
                     f"(kernels busy {format_time(self.median_busy_s)}){left}")
         if len(self.intervals) == 1:
