@@ -790,3 +790,31 @@ def test_numpy_way_and_csv_module_agree_on_damaged_files(monkeypatch: pytest.Mon
         damaged = "".join(text)
         monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", rng.choice([64, 300, 4 * 2**20]))
         assert read(damaged, fast) == read(damaged, lambda data, state, line: None), damaged
+
+
+def test_a_writer_that_quotes_every_text_cell_is_read_numpy_s_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Python's csv.writer with QUOTE_NONNUMERIC: numbers bare, every text cell quoted ("" when empty), a
+    # device name holding a comma. The commas before the lane's cells are outside quotes (an even count of
+    # quotes before each), so the blocks go NumPy's way and read what the csv module reads.
+    import csv as csv_module
+    import io
+
+    out = io.StringIO()
+    writer = csv_module.writer(out, quoting=csv_module.QUOTE_NONNUMERIC, lineterminator="\n")
+    writer.writerow(["Start (ns)", "Duration (ns)", "CorrId", "Bytes (MB)", "SrcMemKd", "Device", "Ctx", "Strm", "Name"])
+    for i, (kind, name, start, end, stream, size) in enumerate(mixed_rows(200)):
+        label = name if kind == "kernel" else f"[CUDA memcpy {name}]" if kind == "memcpy" else "[CUDA memset]"
+        writer.writerow([start, end - start, i, "" if size is None else size / 1e6, "Pageable" if kind == "memcpy" else "",
+                         "NVIDIA H100, SXM (0)", 1, stream, label])
+    text = out.getvalue()
+    assert '"Pageable","NVIDIA H100, SXM (0)",1,' in text
+    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", 1000)
+    taken = []
+    fast = trace_module._csv_block_fast
+    monkeypatch.setattr(trace_module, "_csv_block_fast", lambda *args: taken.append(fast(*args)) or taken[-1])
+    numpy_way = read_trace_text(text)
+    assert len(taken) > 5 and all(taken[1:]), "every block after the header's went NumPy's way"
+    csv_module_only(monkeypatch)
+    reference = read_trace_text(text)
+    assert trace_rows(numpy_way) == trace_rows(reference) and len(reference) == 200
+    assert numpy_way.streams == reference.streams == [("NVIDIA H100, SXM (0)", "13"), ("NVIDIA H100, SXM (0)", "7"), ("NVIDIA H100, SXM (0)", "21")]

@@ -550,13 +550,14 @@ def read_trace_csv_stream(stream: BinaryIO, source: str = "trace.csv") -> Trace:
 # The rows after the header are read in blocks of about _CSV_BLOCK_BYTES that end where a record ends (a
 # newline with an even count of '"' before it in the block, so no quoted cell is cut). A block goes one of
 # two ways:
-# - NumPy's way (_csv_block_fast), for the plain rows nsys writes: times in ns, the Name cell last, no quote
-#   before it. The newlines and commas of the whole block are found at once, each line's cells are located
-#   by counting commas, the Start and Duration digits are converted column-wise, and the cells from the
-#   first lane column to the line's end (device, context, stream, name) are one key, looked up in a dict:
+# - NumPy's way (_csv_block_fast), for the plain rows nsys writes: times in ns, the Name cell last. The
+#   newlines and commas of the whole block are found at once, each line's cells are located by counting
+#   commas (where no comma before the lane's cells is inside quotes), the Start and Duration digits are
+#   converted column-wise, and the cells from the first lane column to the line's end (device, context,
+#   stream, name) are one key, looked up in a dict and read by the csv module the first time it is seen:
 #   a few objects per row, where the csv module makes one per cell (21). Anything unusual in the block (a
-#   blank line, a short row, a quote before the Name, a digit string that is not one, a bad value, a new
-#   key that is not a clean cell) hands the whole block to
+#   blank line, a short row, a quoted comma before the lane's cells, a digit string that is not one, a bad
+#   value, a new key that is not a whole record) hands the whole block to
 # - the csv module's way (_csv_block_slow), which is the reference: column-wise in chunks, then row by row
 #   where a chunk holds anything unusual, with every check naming the line. Where a malformed file leaves
 #   a quoted cell open at the block's end, the csv module is given the next blocks' lines until its record
@@ -699,18 +700,17 @@ class _CsvState:
         return found
 
     def add_key(self, key: bytes) -> bool:
-        """Learn a key (the cells from key_column to the line's end, no quote before the Name): False when its
-        Name cell is not one clean cell (quoted with doubled inner quotes, or unquoted without quote or comma)."""
+        """Learn a key (the cells from key_column to the line's end), read by the csv module in strict mode:
+        False when it is not a whole record (a quoted cell left open, text after a closing quote), has fewer
+        cells than the header or an empty Name."""
         c = self.c
-        cells = key.decode("utf-8", errors="replace").split(",", c.name - self.key_column)
-        raw = cells[-1]
-        if raw.startswith('"'):
-            inner = raw[1:-1]
-            if len(raw) < 2 or not raw.endswith('"') or '"' in inner.replace('""', ""):
-                return False
-            raw = inner.replace('""', '"')
-        elif '"' in raw or "," in raw:
+        try:
+            cells = next(csv.reader([key.decode("utf-8", errors="replace")], strict=True))
+        except (csv.Error, StopIteration):
             return False
+        if len(cells) <= c.name - self.key_column:
+            return False
+        raw = cells[c.name - self.key_column]
         if not raw.strip():
             return False
         name = self.name_id(raw, None)
@@ -766,16 +766,21 @@ def _csv_block_fast(data: bytes, state: _CsvState, line: int) -> int | None:
         return None
     commas = np.flatnonzero(a == 44)
     first = np.searchsorted(commas, begins)  # each line's first comma
-    before_name = first + (c.name - 1)  # the comma before the Name cell
-    if before_name[-1] >= len(commas) or (commas[before_name] >= ends).any():  # fewer cells than the header
+    before_key = first + (state.key_column - 1)  # the comma before the key's first cell
+    if before_key[-1] >= len(commas) or (commas[before_key] >= ends).any():  # fewer cells than the header
         return None
-    name_begins = commas[before_name] + 1
+    key_begins = commas[before_key] + 1
     quotes = np.flatnonzero(a == 34)
     if len(quotes):
-        next_quote = np.searchsorted(quotes, begins)
-        inside = next_quote < len(quotes)
-        if (quotes[np.minimum(next_quote, len(quotes) - 1)][inside] < name_begins[inside]).any():
-            return None
+        # The commas before the key split its cells only where none is inside quotes: an even count of quotes
+        # before each (a quoted cell, doubled quotes and all, has an odd count inside it). Asked only of the
+        # lines with a quote there (a quoted name alone leaves none; a writer that quotes every text cell does).
+        at_begin = np.searchsorted(quotes, begins)
+        quoted = np.flatnonzero(np.searchsorted(quotes, key_begins) > at_begin)
+        if len(quoted):
+            before = np.searchsorted(quotes, commas[first[quoted, None] + np.arange(state.key_column)])
+            if ((before - at_begin[quoted, None]) % 2).any():
+                return None
 
     def cell(column: int, rows: "np.ndarray | slice" = slice(None)) -> "tuple[np.ndarray, np.ndarray]":
         found = first[rows] + column
@@ -791,7 +796,6 @@ def _csv_block_fast(data: bytes, state: _CsvState, line: int) -> int | None:
     if len(trace) + count > MAX_TRACE_ROWS:
         raise TraceError(f"more than {MAX_TRACE_ROWS:,} intervals: over the limit for one trace", state.source,
                          line + MAX_TRACE_ROWS - len(trace))
-    key_begins = begins if state.key_column == 0 else commas[first + state.key_column - 1] + 1
     keys = list(map(data.__getitem__, map(slice, key_begins.tolist(), ends.tolist())))
     known = state.keys
     found = list(map(known.get, keys))
