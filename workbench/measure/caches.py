@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.measure.errors import MeasurementError
-from workbench.measure.links import CACHE, MIN_TRANSFER_ITERATIONS, StopCheck, TransferMeasurement, _cupy, _gpu_name, _size_words, _stop
+from workbench.measure.links import CACHE, MIN_TRANSFER_ITERATIONS, StopCheck, TransferMeasurement, _cupy, _gpu_name, _size_words, _stop, time_on_stream
 
 _L2_READ_SOURCE = r"""
 extern "C" __global__ void l2_read(const float4* __restrict__ data, unsigned long long n4, int passes,
@@ -94,15 +94,8 @@ def measure_l2_read(
         expected = float(n4 * 4 * passes)
         if read != expected:
             raise MeasurementError(f"the L2 kernel read {read:.0f} elements, not the {expected:.0f} it counts")
-        starts = [cupy.cuda.Event() for _ in range(iterations)]
-        ends = [cupy.cuda.Event() for _ in range(iterations)]
-        for start, end in zip(starts, ends):
-            _stop(should_stop)
-            start.record(stream)
-            call()
-            end.record(stream)
-        ends[-1].synchronize()
-        samples = tuple(cupy.cuda.get_elapsed_time(start, end) * 1e-3 for start, end in zip(starts, ends))
+        # warmed up and checked above; kernels that only read may be queued back to back
+        samples = tuple(time_on_stream(cupy, stream, call, iterations, should_stop, warmup=0, one_at_a_time=False))
         where = _gpu_name(cupy, device_index)
         del data, sink
         cupy.get_default_memory_pool().free_all_blocks()

@@ -254,9 +254,21 @@ def _gpu_name(cupy: Any, index: int) -> str:
 _EVENT_TIMER = "CUDA events on a non-blocking stream around each call (cupy.cuda.get_elapsed_time, ms → s)"
 
 
-def _time_on_stream(cupy: Any, stream: Any, call: Callable[[], None], iterations: int, should_stop: StopCheck | None) -> list[float]:
-    """Warm up, then time each call between two events recorded on `stream`; seconds per call."""
-    for _ in range(_WARMUP_CALLS):
+def time_on_stream(
+    cupy: Any,
+    stream: Any,
+    call: Callable[[], None],
+    iterations: int,
+    should_stop: StopCheck | None,
+    *,
+    warmup: int = _WARMUP_CALLS,
+    one_at_a_time: bool = True,
+) -> list[float]:
+    """Warm up with `warmup` calls, then time each call between two events recorded on `stream`; seconds per call.
+
+    `one_at_a_time` waits for each call before queueing the next: copies need it (queued copies would overlap
+    their host-side staging); kernels that only read device memory may be queued back to back."""
+    for _ in range(warmup):
         _stop(should_stop)
         call()
     stream.synchronize()
@@ -267,7 +279,9 @@ def _time_on_stream(cupy: Any, stream: Any, call: Callable[[], None], iterations
         start.record(stream)
         call()
         end.record(stream)
-        end.synchronize()  # one copy at a time: queued copies would overlap their host-side staging
+        if one_at_a_time:
+            end.synchronize()
+    ends[-1].synchronize()
     return [cupy.cuda.get_elapsed_time(start, end) * 1e-3 for start, end in zip(starts, ends)]
 
 
@@ -310,8 +324,8 @@ def measure_host_device(
             def download(back: Any = back) -> None:
                 on_device.get(stream=stream, out=back)
 
-            up = _time_on_stream(cupy, stream, upload, iterations, should_stop)
-            down = _time_on_stream(cupy, stream, download, iterations, should_stop)
+            up = time_on_stream(cupy, stream, upload, iterations, should_stop)
+            down = time_on_stream(cupy, stream, download, iterations, should_stop)
             stream.synchronize()
             if not _same_bytes(numpy, back, pattern):
                 raise MeasurementError(f"the {memory_kind} copies did not round-trip the bytes on {where}")
@@ -382,7 +396,7 @@ def measure_peer_copies(
                     buffers[destination].data.ptr, destination, buffers[source].data.ptr, source, nbytes, stream.ptr
                 )
 
-            samples = _time_on_stream(cupy, stream, copy, iterations, should_stop)
+            samples = time_on_stream(cupy, stream, copy, iterations, should_stop)
         with cupy.cuda.Device(destination):
             if int(buffers[destination][-1]) != source + 7:
                 raise MeasurementError(f"the peer copy GPU {source} → GPU {destination} did not arrive")
