@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QBrush, QColor
-from PySide6.QtWidgets import QAbstractItemView, QGridLayout, QListWidget, QListWidgetItem, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem, QToolButton, QVBoxLayout, QWidget
 
 from workbench.gui.document import Document
+from workbench.gui.flow_layout import FlowLayout
 
 
 class OperationsView(QWidget):
@@ -21,14 +22,12 @@ class OperationsView(QWidget):
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed)
         self.list.currentRowChanged.connect(self._row_chosen)
         self.list.itemChanged.connect(self._item_renamed)
-        buttons = QGridLayout()  # two rows of three: the dock stays narrow at presentation text sizes
-        buttons.setSpacing(2)
-        for position, key in enumerate(("add", "duplicate", "remove", "move_up", "move_down")):
+        buttons = FlowLayout()  # rows that wrap at the dock's width: the dock stays narrow at presentation text sizes
+        for key in ("add", "duplicate", "remove", "move_up", "move_down"):
             button = QToolButton()
             button.setDefaultAction(actions[key])
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-            buttons.addWidget(button, *divmod(position, 3))
-        buttons.setColumnStretch(3, 1)
+            buttons.addWidget(button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.addWidget(self.list, 1)

@@ -736,10 +736,19 @@ class MainWindow(QMainWindow):
         self.tabs.setMinimumWidth(self.tabs.tabBar().minimumSizeHint().width() // 2 if on else 0)
 
     def _presentation_dock_sizes(self) -> None:
-        """The first presentation: docks as shares of the screen's width, so the plot keeps most of a small screen."""
+        """The first presentation: docks as shares of the screen's width, so the plot keeps most of a small screen.
+
+        The layout is run at once: left to the event loop, the resize was often lost (the first presentation
+        posts a relayout of every widget at the larger text in the same turn) and the docks kept the normal
+        layout's widths, a third of the window. The right-hand group is sized through its dock on top.
+        """
         width = self.available_screen().width()
-        shares = PRESENTATION_DOCK_SHARES
-        self.resizeDocks([self.operations_dock, self.panel_dock], [int(width * share) for share in shares], Qt.Orientation.Horizontal)
+        right = next((dock for dock in (self.panel_dock, self.notes_dock) if not dock.visibleRegion().isEmpty()), self.panel_dock)
+        wanted = [(dock, int(width * share)) for dock, share in zip((self.operations_dock, right), PRESENTATION_DOCK_SHARES)
+                  if dock.isVisible()]
+        if wanted and self._presentation:
+            self.resizeDocks([dock for dock, _ in wanted], [size for _, size in wanted], Qt.Orientation.Horizontal)
+            self.layout().activate()
 
     def available_screen(self):  # type: ignore[no-untyped-def]
         """The room the window's screen leaves for windows (QRect)."""
