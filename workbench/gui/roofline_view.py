@@ -1067,6 +1067,12 @@ class RooflineView(RefreshWhenShown, QWidget):
         if title != self._axis_title:  # relabel only on a change: a label change relays the plot out
             self._axis_title = title
             axis.setLabel(title)
+        shown = (title, font.key())
+        if shown != getattr(self, "_axis_title_centred", None):
+            # pyqtgraph centres the title on its axis only when the axis is resized, measured with the text (and
+            # font) it had then: a longer title, or the presentation font, ran off the plot's right edge
+            self._axis_title_centred = shown
+            axis.resizeEvent()
 
 
 # The further levels' roof labels when their full title finds no room beside the roof.
