@@ -435,7 +435,7 @@ def calibration_screenshots(window: Any, app: QApplication, out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
-    parser.add_argument("--only", choices=("compare", "timeline", "calibration", "hierarchy", "presentation"), help="take one group of screenshots only")
+    parser.add_argument("--only", choices=("compare", "timeline", "calibration", "hierarchy", "batched-gemm", "presentation"), help="take one group of screenshots only")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -463,7 +463,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.only is not None:
         {"compare": compare_screenshots, "timeline": timeline_screenshots, "calibration": calibration_screenshots,
-         "hierarchy": hierarchy_screenshots, "presentation": presentation_screenshots}[args.only](
+         "hierarchy": hierarchy_screenshots, "batched-gemm": batched_gemm_screenshots,
+         "presentation": presentation_screenshots}[args.only](
             window, app, out
         )
         window.close()

@@ -19,6 +19,15 @@ Rules, in order of placement:
 2. Operation labels take the first free place around their point, nearest
    first (eight directions, widening rings), then the nearest free place
    anywhere in the view, with a leader line.
+   Leader lines count too: each crossing of another leader, each label or
+   other point a leader runs through, and each earlier leader running
+   through the label costs `TANGLE_COST` pixels of leader length; a crowded
+   label takes the free place (around its point, or among the
+   `ANYWHERE_CHOICES` nearest anywhere) with the least cost; once all are
+   placed, each label still tangled is placed once more among all the
+   others (an early label cannot know the later leaders). With points
+   packed along a roof, "which label is whose" must not need crossing
+   leaders untangled by eye.
 
 A place is free when the box lies inside the view, covers no mark, overlaps
 no label already placed (with `PADDING` of air) and no roof segment passes
@@ -53,6 +62,8 @@ RINGS = 6  # rings of places tried around a point before searching the whole vie
 ROOF_REACH_LINES = 2  # a roof label stepped off its roof goes at most this many text lines away
 CELL = 40.0  # pixels per side of the grid cells that index what is already in the view
 CACHE_SIZE = 8  # layouts remembered by their inputs
+TANGLE_COST = 120.0  # pixels of leader line worth one crossing: a label goes this much further to avoid one
+ANYWHERE_CHOICES = 16  # free places anywhere in the view (nearest first) weighed for a label that has none clean near
 
 
 @dataclass(frozen=True)
@@ -222,7 +233,8 @@ class _Room:
     """The view, what must stay uncovered, and the labels placed so far, indexed by grid cell.
 
     A box is checked only against the marks, labels and roofs in the cells it
-    covers; the bulk search (`first_free`) tests many boxes at once with NumPy.
+    covers; the bulk search (`free_places`) tests many boxes at once with NumPy; `tangles` counts what a
+    place's leader would cross.
     """
 
     def __init__(self, width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box]) -> None:
@@ -239,6 +251,52 @@ class _Room:
         for index, roof in enumerate(self.roofs):
             self._add_segment(index, roof)
         self._boxes_array: np.ndarray | None = None  # marks and taken labels as rows, for the bulk search
+        self.leaders: list[Segment] = []  # the leader lines drawn so far: no label goes over one
+
+    def add_leader(self, leader: Segment) -> None:
+        self.leaders.append(leader)
+
+    def tangles(self, placement: Placement) -> int:
+        """How often a placement would tangle: leaders drawn so far through its box, and its own leader crossing
+        one of them or running through a label or another point (those in the cells the leader spans)."""
+        box = placement.box
+        assert box is not None
+        count = sum(1 for other in self.leaders if _near(other, box) and segment_crosses_box(other, box))
+        leader = leader_segment(placement)
+        if leader is None:
+            return count
+        count += sum(1 for other in self.leaders if segments_cross(leader, other))
+        x, y = leader[0], leader[1]
+        span = (min(leader[0], leader[2]), min(leader[1], leader[3]), max(leader[0], leader[2]), max(leader[1], leader[3]))
+        c0, c1, r0, r1 = self._cell_range(span)
+        seen: set[tuple[int, int]] = set()
+        for row in range(r0, r1 + 1):
+            for column in range(c0, c1 + 1):
+                for entry in self.cells[row * self.columns + column]:
+                    kind, index = entry
+                    if kind == 2 or entry in seen:
+                        continue
+                    seen.add(entry)
+                    other_box = self.marks[index] if kind == 0 else self.taken[index]
+                    if other_box[0] <= x <= other_box[2] and other_box[1] <= y <= other_box[3]:
+                        continue  # its own point's mark
+                    if segment_crosses_box(leader, other_box):
+                        count += 1
+        return count
+
+    def free_places(self, boxes: np.ndarray, order: np.ndarray, count: int) -> list[int]:
+        """The first `count` free boxes in `order` (rows of `boxes`), tested in growing batches."""
+        if self._boxes_array is None:
+            rows = [(*m, 0.0) for m in self.marks] + [(*t, PADDING) for t in self.taken]
+            self._boxes_array = np.array(rows, dtype=float).reshape(-1, 5)
+        found: list[int] = []
+        start, batch = 0, 4 * count
+        while start < len(order) and len(found) < count:
+            chosen = order[start : start + batch]
+            found += [int(row) for row in chosen[self._free_many(boxes[chosen], self._boxes_array)]]
+            start += batch
+            batch *= 4
+        return found[:count]
 
     # --- indexing
     def _cell_range(self, box: Box, padding: float = 0.0) -> tuple[int, int, int, int]:
@@ -314,23 +372,6 @@ class _Room:
         return True
 
     # --- many places at once
-    def first_free(self, boxes: np.ndarray, order: np.ndarray) -> int | None:
-        """The first box (in `order`) that is free, tested in growing batches; its row in `boxes`, or None."""
-        if self._boxes_array is None:
-            rows = [(*m, 0.0) for m in self.marks] + [(*t, PADDING) for t in self.taken]
-            self._boxes_array = np.array(rows, dtype=float).reshape(-1, 5)
-        obstacles = self._boxes_array
-        start, batch = 0, 64
-        while start < len(order):
-            chosen = order[start : start + batch]
-            free = self._free_many(boxes[chosen], obstacles)
-            hits = np.flatnonzero(free)
-            if len(hits):
-                return int(chosen[hits[0]])
-            start += batch
-            batch *= 4
-        return None
-
     def _free_many(self, boxes: np.ndarray, obstacles: np.ndarray) -> np.ndarray:
         left, top, right, bottom = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
         free = (left >= 1.0) & (top >= 1.0) & (right <= self.width - 1.0) & (bottom <= self.height - 1.0)
@@ -455,8 +496,9 @@ def _around_point(label: PointLabel) -> Iterator[Candidate]:
             yield box, leader, None
 
 
-def _anywhere(room: _Room, label: PointLabel) -> Placement:
-    """The free place nearest the point on a grid of half a line over the whole view, with a leader to it."""
+def _anywhere(room: _Room, label: PointLabel) -> list[Placement]:
+    """The `ANYWHERE_CHOICES` free places nearest the point on a grid of half a line over the whole view, nearest
+    first, each with a leader to the point."""
     w, h, cx, cy = label.width, label.height, label.x, label.y
     step = max(h / 2, 4.0)
     columns = int(max(room.width - w - 2, 0) // step) + 1
@@ -468,12 +510,10 @@ def _anywhere(room: _Room, label: PointLabel) -> Placement:
     ny = np.minimum(np.maximum(cy, boxes[:, 1]), boxes[:, 3])
     distance = (nx - cx) ** 2 + (ny - cy) ** 2
     order = np.argsort(distance, kind="stable")
-    found = room.first_free(boxes, order)
-    if found is None:
-        return Placement(label.key, None)
-    box = (float(boxes[found, 0]), float(boxes[found, 1]), float(boxes[found, 2]), float(boxes[found, 3]))
-    room.take(box)
-    return Placement(label.key, box, (cx, cy))
+    return [
+        Placement(label.key, (float(boxes[row, 0]), float(boxes[row, 1]), float(boxes[row, 2]), float(boxes[row, 3])), (cx, cy))
+        for row in room.free_places(boxes, order, ANYWHERE_CHOICES)
+    ]
 
 
 # ---------------------------------------------------------------- laying out
@@ -533,11 +573,81 @@ def _lay_out(
         if not (0 <= point_label.x <= width and 0 <= point_label.y <= height):
             result.placements.append(Placement(point_label.key, None))  # its point is out of view
             continue
-        placement = _place(room, point_label.key, _around_point(point_label))
-        if placement.box is None:
-            placement = _anywhere(room, point_label)
+        placement = _place_point_label(room, point_label)
+        leader = leader_segment(placement)
+        if leader is not None:
+            room.add_leader(leader)
         result.placements.append(placement)
+    _place_again(width, height, roofs, marks, result.placements, len(roof_labels), point_labels)
     return result
+
+
+def _place_again(
+    width: float,
+    height: float,
+    roofs: Sequence[Segment],
+    marks: Sequence[Box],
+    placements: list[Placement],
+    first: int,
+    labels: Sequence[PointLabel],
+    passes: int = 1,
+) -> None:
+    """Labels placed early cannot know the leaders that come later: each operation label that still tangles
+    (see `_Room.tangles`, now against every other label) is taken up and placed again among all the others,
+    and keeps the new place when it tangles less. Placements from `first` on are the point labels."""
+    by_key = {label.key: label for label in labels}
+    for _ in range(passes):
+        better = False
+        for index in range(first, len(placements)):
+            current = placements[index]
+            if current.box is None:
+                continue
+            room = _Room(width, height, roofs, marks)
+            for other_index, other in enumerate(placements):
+                if other_index != index and other.box is not None:
+                    room.take(other.box)
+                    leader = leader_segment(other)
+                    if leader is not None:
+                        room.add_leader(leader)
+            before = room.tangles(current)
+            if before == 0:
+                continue
+            again = _place_point_label(room, by_key[current.key])
+            if again.box is not None and room.tangles(again) < before:
+                placements[index] = again
+                better = True
+        if not better:
+            return
+
+
+def leader_segment(placement: Placement) -> Segment | None:
+    """The leader line a placement draws: from its point to the nearest point of its box (None without one)."""
+    if placement.box is None or placement.leader_to is None:
+        return None
+    x, y = placement.leader_to
+    nx, ny = nearest_on_box(placement.box, x, y)
+    return (x, y, nx, ny)
+
+
+def _near(segment: Segment, box: Box) -> bool:
+    """True when the segment's bounding box meets the box (a cheap test before the exact one)."""
+    return (
+        min(segment[0], segment[2]) < box[2] and box[0] < max(segment[0], segment[2])
+        and min(segment[1], segment[3]) < box[3] and box[1] < max(segment[1], segment[3])
+    )
+
+
+def segments_cross(a: Segment, b: Segment) -> bool:
+    """True when the two segments properly cross (sharing an end, or touching, does not count)."""
+
+    def side(x0: float, y0: float, x1: float, y1: float, x: float, y: float) -> float:
+        return (x1 - x0) * (y - y0) - (y1 - y0) * (x - x0)
+
+    d1 = side(*a, b[0], b[1])
+    d2 = side(*a, b[2], b[3])
+    d3 = side(*b, a[0], a[1])
+    d4 = side(*b, a[2], a[3])
+    return d1 * d2 < 0 and d3 * d4 < 0
 
 
 def _place(room: _Room, key: str, places: Iterable[Candidate]) -> Placement:
@@ -546,6 +656,37 @@ def _place(room: _Room, key: str, places: Iterable[Candidate]) -> Placement:
             room.take(box)
             return Placement(key, box, leader, on_roof)
     return Placement(key, None)
+
+
+def _leader_length(placement: Placement) -> float:
+    leader = leader_segment(placement)
+    return 0.0 if leader is None else math.hypot(leader[2] - leader[0], leader[3] - leader[1])
+
+
+def _place_point_label(room: _Room, label: PointLabel) -> Placement:
+    """The nearest free place around the point that tangles nothing; failing that, of the free places around the
+    point and the nearest ones anywhere, the one with the least leader length plus `TANGLE_COST` per tangle."""
+    best: tuple[float, Placement] | None = None
+    for box, leader, _ in _around_point(label):
+        if not room.free(box):
+            continue
+        placement = Placement(label.key, box, leader)
+        tangles = room.tangles(placement)
+        if tangles == 0:
+            room.take(box)
+            return placement
+        cost = _leader_length(placement) + TANGLE_COST * tangles
+        if best is None or cost < best[0]:
+            best = (cost, placement)
+    for placement in _anywhere(room, label):
+        cost = _leader_length(placement) + TANGLE_COST * room.tangles(placement)
+        if best is None or cost < best[0]:
+            best = (cost, placement)
+    if best is None:
+        return Placement(label.key, None)
+    assert best[1].box is not None
+    room.take(best[1].box)
+    return best[1]
 
 
 # ---------------------------------------------------------------- checking
@@ -585,3 +726,25 @@ def layout_faults(
             if distance > roof_reach(label.height) + 1e-6:
                 faults.append(f"{label.key!r} is {distance:.0f} px from its roof (at most {roof_reach(label.height):.0f})")
     return faults
+
+
+def leader_tangles(layout: LabelLayout) -> list[str]:
+    """Every crossing of two leader lines, and every leader that runs through another label, one line each."""
+    tangles = []
+    placed = [p for p in layout.placements if p.box is not None]
+    for index, placement in enumerate(placed):
+        leader = leader_segment(placement)
+        if leader is None:
+            continue
+        for other in placed:
+            if other is placement:
+                continue
+            assert other.box is not None
+            if segment_crosses_box(leader, other.box):
+                tangles.append(f"{placement.key!r}'s leader runs through {other.key!r}")
+        for other in placed[index + 1 :]:
+            other_leader = leader_segment(other)
+            if other_leader is not None and segments_cross(leader, other_leader):
+                tangles.append(f"{placement.key!r}'s leader crosses {other.key!r}'s")
+    return tangles
+

@@ -73,6 +73,7 @@ from workbench.units import format_bandwidth, format_flop_rate, format_intensity
 FIT_SHORTCUT = "Ctrl+Shift+F"  # View ▸ Fit plot to data (Ctrl+0 is the normal text size)
 HELD_TEXT = f"View held — {FIT_SHORTCUT} fits"
 ROOF_REACH = 8.0  # decades the roofs run past the fitted range, so a panned view still shows them
+ROOF_LABEL_ROOM = 1.0  # decades the fitted range may grow to its right for the roof labels (_room_for_roof_labels)
 # Pixel radius of each kind of mark that labels keep clear of (marker half-size plus a little air).
 OPERATION_RADIUS = 8.0
 KERNEL_RADIUS = 10.0
@@ -675,13 +676,24 @@ class RooflineView(RefreshWhenShown, QWidget):
                 control.blockSignals(False)
 
     def _room_for_roof_labels(self, labels: Sequence[pg.TextItem], x_low: float, x_high: float, rightmost: float) -> float:
-        """A fitted range's right end with room for the widest roof label right of every point (whole decades)."""
+        """The fitted range's right end: half a decade past the rightmost point or ridge, and further (in half
+        decades) until the widest roof label fits right of both, but never more than
+        `ROOF_LABEL_ROOM` decades past the end fitted to the data (`x_high`).
+
+        On a small plot, or at presentation size, the labels cannot all have that room (each added decade narrows
+        every decade): a range stretched for them (it ran to 1e10) squeezed the points into a corner, their labels
+        onto long leaders. A roof label without room right of the points goes along its roof between them, on it,
+        or in its short text (workbench.label_layout).
+        """
         width = self.plot.getViewBox().width()
-        texts = [self._roof_texts.get(f"roof {index}", (label.toPlainText(),))[0] for index, label in enumerate(labels)]
-        need = max((self._text_width(label, text) for label, text in zip(labels, texts)), default=0.0) + 2 * KERNEL_RADIUS
-        while width > 0 and x_high < rightmost + 12 and (x_high - rightmost) * width / (x_high - x_low) < need:
-            x_high += 1.0
-        return x_high
+        texts = [self._roof_texts.get(f"roof {index}", (label.toPlainText(),) * 2) for index, label in enumerate(labels)]
+        need = max((self._text_width(label, full) for label, (full, _) in zip(labels, texts)), default=0.0) + 2 * KERNEL_RADIUS
+        clear = max([rightmost, *self._roof_starts])  # right of every point and of every roof's start (its ridge)
+        end = math.ceil(2 * (clear + 0.5)) / 2
+        limit = x_high + ROOF_LABEL_ROOM
+        while width > 0 and end < limit and (end - clear) * width / (end - x_low) < need:
+            end += 0.5
+        return end
 
     def _place_labels(self, *_: object) -> None:
         """Lay out the labels in the view's pixels so none covers a point, a roof or another label.
@@ -819,6 +831,9 @@ class RooflineView(RefreshWhenShown, QWidget):
         listed = self._listed if context == self._listed_context else set()
         for _ in range(len(self._point_rows) + self.roof_labels.used + 2):
             self._show_point_legend(listed)
+            legend = self.plot.legend
+            if legend is not None and legend.isVisible() != bool(legend.items):  # an empty legend is a white box
+                legend.setVisible(bool(legend.items))  # over the plot's top-left corner (it faded a roof label there)
             layout, roofs, marks, roof_labels, roof_items, point_items = lay_out()
             missing = set(layout.unplaced) - listed
             if not missing:
