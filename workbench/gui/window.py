@@ -711,9 +711,10 @@ class MainWindow(QMainWindow):
         """Hide a tabified dock group's tab bar that restoreState left behind.
 
         Switching layouts (presentation ⇄ normal) with restoreState gives the tabbed Analysis/Notes group a new
-        tab bar, but Qt leaves the previous one shown where it was: at the other mode's text size it sticks out
-        over the window's bottom corner. The bar in use sits right under its group's visible dock; any other
-        tab bar of the window naming the same docks is the stale one.
+        tab bar, and Qt hands the previous one to deleteLater, shown where it was: until an event loop deletes
+        it (never, where events are processed without one, as in the screenshot script) it sticks out over the
+        window's bottom corner at the other mode's text size. The bar in use sits right under its group's
+        visible dock; any other tab bar of the window naming the same docks is the stale one.
         """
         docks = [dock for dock in self.findChildren(QDockWidget) if self.tabifiedDockWidgets(dock)]
         shown = [dock for dock in docks if dock.isVisible() and not dock.visibleRegion().isEmpty()]
