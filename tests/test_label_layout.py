@@ -13,8 +13,10 @@ from workbench.label_layout import (
     boxes_overlap,
     layout_faults,
     layout_labels,
+    leader_tangles,
     roof_reach,
     segment_crosses_box,
+    segments_cross,
 )
 
 W, H = 800.0, 600.0
@@ -186,3 +188,24 @@ def test_a_roof_label_too_long_for_its_roof_takes_its_short_text_before_going_of
     assert layout_faults(layout, W, H, roofs, [], labels) == []
     # beside its roof: not off the roof's left end, where it would label nothing
     assert min(lower.box[2], 800.0) - max(lower.box[0], 470.0) >= 0.5 * 180.0
+
+
+def test_segments_cross() -> None:
+    assert segments_cross((0, 0, 10, 10), (0, 10, 10, 0))
+    assert not segments_cross((0, 0, 10, 10), (10, 10, 20, 0))  # sharing an end
+    assert not segments_cross((0, 0, 10, 0), (0, 5, 10, 5))  # parallel
+
+
+def test_labels_of_points_packed_along_a_roof_under_the_top_edge_get_leaders_that_do_not_cross() -> None:
+    """Six points along a compute roof just under the plot's top (a batched-GEMM sweep at presentation size):
+    every label has to go below, on a leader. Placed greedily, each on the nearest free place, the later leaders
+    crossed the earlier labels and each other; which label was whose could not be read."""
+    roofs = [(0.0, 400.0, 200.0, 40.0), (200.0, 40.0, 800.0, 40.0)]
+    points = [(200.0 + 30.0 * index, 40.0) for index in range(6)]
+    marks = [(x - 8, y - 8, x + 8, y + 8) for x, y in points]
+    labels = [PointLabel(f"operation {index}", 170.0, 26.0, x, y) for index, (x, y) in enumerate(points)]
+    layout = layout_labels(W, 300.0, roofs, marks, (), labels)
+    assert layout_faults(layout, W, 300.0, roofs, marks) == []
+    assert all(p.box is not None for p in layout.placements)
+    assert [t for t in leader_tangles(layout) if " crosses " in t] == []
+

@@ -71,6 +71,29 @@ def test_at_a_size_too_large_for_the_plot_a_label_goes_to_the_legend_rather_than
             assert any(text.startswith(name) for text in legend_texts)
 
 
+@pytest.mark.parametrize("key", [key for key, _ in list_examples()])
+def test_the_x_range_grows_for_the_roof_labels_by_at_most_a_decade_on_a_small_plot(window, key: str) -> None:  # type: ignore[no-untyped-def]
+    """On a small plot at presentation text size the roof labels cannot all have room right of the points; the
+    range stretched for them ran to 1e10 and squeezed the points into a corner. It grows by at most
+    ROOF_LABEL_ROOM decades past the end fitted to the points and ridges, and the labels are still laid out
+    without a fault."""
+    import math
+
+    from workbench.gui.roofline_view import ROOF_LABEL_ROOM
+
+    window.resize(1000, 700)
+    window.open_example(key)
+    window.tabs.setCurrentWidget(window.roofline)
+    window.set_font_points(16.0)
+    placed = laid_out(window)
+    roofline = window.roofline
+    xs = [x for x, _ in roofline._point_positions] + [x for x, _ in roofline._level_marks] + roofline._roof_starts
+    fitted = math.ceil(max([*xs, 1.0]) + 1.6)
+    x_high = roofline.plot.getViewBox().viewRange()[0][1]
+    assert x_high <= fitted + ROOF_LABEL_ROOM, f"{key}: the x axis runs to 1e{x_high:g} for data fitted to 1e{fitted}"
+    assert placed.faults() == []
+
+
 def test_the_batched_gemm_labels_that_moved_have_leaders_to_their_points(window) -> None:  # type: ignore[no-untyped-def]
     window.resize(1400, 900)
     window.open_example("batched-gemm-sweep")

@@ -111,6 +111,17 @@ def _presenting_batched_gemm(window, qtbot):  # type: ignore[no-untyped-def]
     QApplication.processEvents()
 
 
+def _settle_without_an_event_loop(seconds: float = 0.3) -> None:
+    """Process events as the screenshot script does: no nested event loop (qtbot.wait runs one, which carries out
+    what a plain processEvents leaves, such as deleteLater), so what the script's pictures show is tested."""
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        QApplication.processEvents()
+        time.sleep(0.01)
+
+
 def test_presentation_never_grows_the_window_beyond_the_screen(window, qtbot) -> None:  # type: ignore[no-untyped-def]
     room = window.available_screen()
     window.resize(room.width(), room.height())
@@ -225,3 +236,63 @@ def test_switching_layouts_leaves_one_tab_bar_for_the_tabbed_docks(window) -> No
         dock = window.panel_dock if window.panel_dock.isVisible() else window.notes_dock
         assert bars[0].geometry().top() == dock.geometry().bottom() + 1
         assert window.rect().contains(bars[0].geometry())
+
+
+def test_presentation_on_a_1600_by_1000_screen_gives_the_roofline_the_room_and_labels_beside_their_marks(  # type: ignore[no-untyped-def]
+    window, qtbot, monkeypatch
+) -> None:
+    """The batched-GEMM example at presentation size on a 1600×1000 screen (the screenshot's): the docks take
+    their shares, the plot page fits its tab, the x-axis title its axis; the HBM roof and the compute roof in use
+    are labelled on the plot, every operation's label sits near its point, and no two leaders cross."""
+    import math
+
+    from PySide6.QtCore import QRect
+
+    from workbench.gui.roofline_view import device_roofs
+    from workbench.gui.window import PRESENTATION_DOCK_SHARES
+    from workbench.label_layout import leader_tangles, nearest_on_box
+
+    screen = QRect(0, 0, 1600, 1000)
+    monkeypatch.setattr(window, "available_screen", lambda: screen)
+    window.resize(1600, 1000)
+    window.open_example("batched-gemm-sweep")
+    window.tabs.setCurrentWidget(window.roofline)
+    window.set_presentation(True)
+    _settle_without_an_event_loop()  # as the screenshot script: there the docks' new widths were lost
+    right = window.panel_dock if not window.panel_dock.visibleRegion().isEmpty() else window.notes_dock
+    for dock, share in zip((window.operations_dock, right), PRESENTATION_DOCK_SHARES):
+        assert dock.width() <= share * screen.width() + 8, f"{dock.windowTitle()} is {dock.width()} px wide"
+    assert window.tabs.width() >= 0.5 * window.width()
+    # the operations' buttons wrap at the dock's width rather than run past it (they set no wide least width)
+    assert window.operations.minimumSizeHint().width() <= window.operations_dock.widget().viewport().width()
+    roofline = window.roofline
+    assert roofline.width() <= window.tabs.width()  # the page is not wider than its tab (nothing clipped)
+    axis = roofline.plot.getAxis("bottom")
+    title = axis.label
+    assert 0 <= title.pos().x() and title.pos().x() + title.boundingRect().width() <= axis.width() + 1, "x-axis title cut"
+
+    roofline._place_labels()
+    placed = roofline.label_layout
+    assert placed is not None and placed.faults() == []
+    analysis = window.document.state(window.document.current_entry).analysis
+    in_use = next(index for index, roof in enumerate(device_roofs(window.document.device)) if analysis.path in roof.paths)
+    for key in ("memory", f"roof {in_use}"):
+        placement = placed.layout.placement(key)
+        assert placement is not None and placement.box is not None, f"{key} is not labelled on the plot"
+    points = [p for p in placed.layout.placements if p.key.startswith("operation")]
+    assert len(points) == len(window.document.operations) and all(p.box is not None for p in points)
+    reach = 0.25 * math.hypot(placed.width, placed.height)
+    for placement, (x, y) in zip(points, roofline._point_positions):
+        view = roofline.plot.getViewBox()
+        (x_low, x_high), (y_low, y_high) = view.viewRange()
+        px = (x - x_low) / (x_high - x_low) * placed.width
+        py = (y_high - y) / (y_high - y_low) * placed.height
+        assert placement.box is not None
+        nx, ny = nearest_on_box(placement.box, px, py)
+        assert math.hypot(nx - px, ny - py) <= reach, f"{placement.key} is {math.hypot(nx - px, ny - py):.0f} px from its point"
+    # no two leaders cross (which label is whose reads without untangling); a leader may still graze another label
+    # where the packed points leave no other place near (label_layout weighs that against the leader's length)
+    assert [tangle for tangle in leader_tangles(placed.layout) if " crosses " in tangle] == []
+    # the x range keeps the data: at most a decade past the end fitted to the points and ridges for the roof labels
+    rightmost = max([x for x, _ in roofline._point_positions] + roofline._roof_starts)
+    assert roofline.plot.getViewBox().viewRange()[0][1] <= math.ceil(rightmost + 1.6) + 1
