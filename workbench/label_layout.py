@@ -62,8 +62,8 @@ RINGS = 6  # rings of places tried around a point before searching the whole vie
 ROOF_REACH_LINES = 2  # a roof label stepped off its roof goes at most this many text lines away
 CELL = 40.0  # pixels per side of the grid cells that index what is already in the view
 CACHE_SIZE = 8  # layouts remembered by their inputs
-TANGLE_COST = 120.0  # pixels of leader line worth one crossing: a label goes this much further to avoid one
-ANYWHERE_CHOICES = 16  # free places anywhere in the view (nearest first) weighed for a label that has none clean near
+TANGLE_COST = 300.0  # pixels of leader line worth one tangle: a label goes this much further to avoid one
+ANYWHERE_CHOICES = 48  # free places anywhere in the view (nearest first) weighed for a label that has none clean near
 
 
 @dataclass(frozen=True)
@@ -258,45 +258,40 @@ class _Room:
 
     def tangles(self, placement: Placement) -> int:
         """How often a placement would tangle: leaders drawn so far through its box, and its own leader crossing
-        one of them or running through a label or another point (those in the cells the leader spans)."""
+        one of them or running through a label or another point (each tested exactly only where the bounding
+        boxes meet: a layout asks this of many places)."""
         box = placement.box
         assert box is not None
         count = sum(1 for other in self.leaders if _near(other, box) and segment_crosses_box(other, box))
         leader = leader_segment(placement)
         if leader is None:
             return count
-        count += sum(1 for other in self.leaders if segments_cross(leader, other))
+        span = _span(leader)
         x, y = leader[0], leader[1]
-        span = (min(leader[0], leader[2]), min(leader[1], leader[3]), max(leader[0], leader[2]), max(leader[1], leader[3]))
-        c0, c1, r0, r1 = self._cell_range(span)
-        seen: set[tuple[int, int]] = set()
-        for row in range(r0, r1 + 1):
-            for column in range(c0, c1 + 1):
-                for entry in self.cells[row * self.columns + column]:
-                    kind, index = entry
-                    if kind == 2 or entry in seen:
-                        continue
-                    seen.add(entry)
-                    other_box = self.marks[index] if kind == 0 else self.taken[index]
-                    if other_box[0] <= x <= other_box[2] and other_box[1] <= y <= other_box[3]:
-                        continue  # its own point's mark
-                    if segment_crosses_box(leader, other_box):
-                        count += 1
+        count += sum(1 for other in self.leaders if _near(other, span) and segments_cross(leader, other))
+        for other_box in (*self.marks, *self.taken):
+            if (
+                other_box[0] < span[2] and span[0] < other_box[2] and other_box[1] < span[3] and span[1] < other_box[3]
+                and not (other_box[0] <= x <= other_box[2] and other_box[1] <= y <= other_box[3])  # its own point's mark
+                and segment_crosses_box(leader, other_box)
+            ):
+                count += 1
         return count
 
-    def free_places(self, boxes: np.ndarray, order: np.ndarray, count: int) -> list[int]:
-        """The first `count` free boxes in `order` (rows of `boxes`), tested in growing batches."""
+    def free_places(self, boxes: np.ndarray, order: np.ndarray, count: int) -> Iterator[int]:
+        """The first `count` free boxes in `order` (rows of `boxes`), found in growing batches as they are asked
+        for (a caller that has what it needs stops the search)."""
         if self._boxes_array is None:
             rows = [(*m, 0.0) for m in self.marks] + [(*t, PADDING) for t in self.taken]
             self._boxes_array = np.array(rows, dtype=float).reshape(-1, 5)
-        found: list[int] = []
-        start, batch = 0, 4 * count
-        while start < len(order) and len(found) < count:
+        start, batch = 0, 64
+        while start < len(order) and count > 0:
             chosen = order[start : start + batch]
-            found += [int(row) for row in chosen[self._free_many(boxes[chosen], self._boxes_array)]]
+            for row in chosen[self._free_many(boxes[chosen], self._boxes_array)][:count]:
+                yield int(row)
+                count -= 1
             start += batch
             batch *= 4
-        return found[:count]
 
     # --- indexing
     def _cell_range(self, box: Box, padding: float = 0.0) -> tuple[int, int, int, int]:
@@ -496,24 +491,32 @@ def _around_point(label: PointLabel) -> Iterator[Candidate]:
             yield box, leader, None
 
 
-def _anywhere(room: _Room, label: PointLabel) -> list[Placement]:
-    """The `ANYWHERE_CHOICES` free places nearest the point on a grid of half a line over the whole view, nearest
-    first, each with a leader to the point."""
+def _anywhere(room: _Room, label: PointLabel, reach: float | None = None) -> Iterator[Placement]:
+    """The `ANYWHERE_CHOICES` free places nearest the point on a grid of half a line over the view (only those
+    whose nearest edge is within `reach` of the point, when given), nearest first, each with a leader to it."""
     w, h, cx, cy = label.width, label.height, label.x, label.y
     step = max(h / 2, 4.0)
     columns = int(max(room.width - w - 2, 0) // step) + 1
     rows = int(max(room.height - h - 2, 0) // step) + 1
-    lefts = np.repeat(1.0 + np.arange(columns) * step, rows)  # column by column, as the places are numbered
-    tops = np.tile(1.0 + np.arange(rows) * step, columns)
+    first_column, first_row = 0, 0
+    if reach is not None:  # the grid's places that can lie within reach: the same grid, cut to a window
+        first_column = max(int((cx - reach - w - 1.0) // step), 0)
+        first_row = max(int((cy - reach - h - 1.0) // step), 0)
+        columns = min(columns, int((cx + reach - 1.0) // step) + 2) - first_column
+        rows = min(rows, int((cy + reach - 1.0) // step) + 2) - first_row
+        if columns <= 0 or rows <= 0:
+            return
+    lefts = np.repeat(1.0 + (first_column + np.arange(columns)) * step, rows)  # column by column
+    tops = np.tile(1.0 + (first_row + np.arange(rows)) * step, columns)
     boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
     nx = np.minimum(np.maximum(cx, boxes[:, 0]), boxes[:, 2])
     ny = np.minimum(np.maximum(cy, boxes[:, 1]), boxes[:, 3])
     distance = (nx - cx) ** 2 + (ny - cy) ** 2
     order = np.argsort(distance, kind="stable")
-    return [
-        Placement(label.key, (float(boxes[row, 0]), float(boxes[row, 1]), float(boxes[row, 2]), float(boxes[row, 3])), (cx, cy))
-        for row in room.free_places(boxes, order, ANYWHERE_CHOICES)
-    ]
+    if reach is not None:
+        order = order[distance[order] < reach * reach]
+    for row in room.free_places(boxes, order, ANYWHERE_CHOICES):
+        yield Placement(label.key, (float(boxes[row, 0]), float(boxes[row, 1]), float(boxes[row, 2]), float(boxes[row, 3])), (cx, cy))
 
 
 # ---------------------------------------------------------------- laying out
@@ -629,6 +632,11 @@ def leader_segment(placement: Placement) -> Segment | None:
     return (x, y, nx, ny)
 
 
+def _span(segment: Segment) -> Box:
+    """The segment's bounding box."""
+    return (min(segment[0], segment[2]), min(segment[1], segment[3]), max(segment[0], segment[2]), max(segment[1], segment[3]))
+
+
 def _near(segment: Segment, box: Box) -> bool:
     """True when the segment's bounding box meets the box (a cheap test before the exact one)."""
     return (
@@ -665,21 +673,28 @@ def _leader_length(placement: Placement) -> float:
 
 def _place_point_label(room: _Room, label: PointLabel) -> Placement:
     """The nearest free place around the point that tangles nothing; failing that, of the free places around the
-    point and the nearest ones anywhere, the one with the least leader length plus `TANGLE_COST` per tangle."""
+    point and the nearest ones anywhere, the one with the least leader length plus `TANGLE_COST` per tangle (a
+    place whose leader alone is longer than the best cost so far is not weighed further)."""
     best: tuple[float, Placement] | None = None
     for box, leader, _ in _around_point(label):
         if not room.free(box):
             continue
         placement = Placement(label.key, box, leader)
+        length = _leader_length(placement)
+        if best is not None and length >= best[0]:
+            continue
         tangles = room.tangles(placement)
         if tangles == 0:
             room.take(box)
             return placement
-        cost = _leader_length(placement) + TANGLE_COST * tangles
-        if best is None or cost < best[0]:
-            best = (cost, placement)
-    for placement in _anywhere(room, label):
-        cost = _leader_length(placement) + TANGLE_COST * room.tangles(placement)
+        if best is None or length + TANGLE_COST * tangles < best[0]:
+            best = (length + TANGLE_COST * tangles, placement)
+    for placement in _anywhere(room, label, None if best is None else best[0]):  # nearest first: once a leader
+        # alone costs more than the best so far, none further off is better
+        length = _leader_length(placement)
+        if best is not None and length >= best[0]:
+            break
+        cost = length + TANGLE_COST * room.tangles(placement)
         if best is None or cost < best[0]:
             best = (cost, placement)
     if best is None:
