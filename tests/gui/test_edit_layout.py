@@ -114,3 +114,34 @@ def test_level_points_are_set_only_when_they_change(qtbot, monkeypatch) -> None:
     assert roofline._level_tip(row, point).startswith(window.document.operations[row].name)
     window.close()
     window.wait_for_workers()
+
+
+def test_the_derivation_is_retexted_in_place(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A keystroke replaces the changed figures of the derivation in place (no setHtml: no whole relayout, no
+    scroll bar hiding and showing); what it shows is what setHtml would have shown. Another kind of operation
+    (another shape of derivation) is set afresh."""
+    from PySide6.QtWidgets import QTextBrowser
+
+    from workbench.gui.panel import derivation_html
+
+    window, line = _typing_window(qtbot)
+    panel = window.panel
+    set_afresh: list[str] = []
+    original = panel.derivation.setHtml
+    monkeypatch.setattr(panel.derivation, "setHtml", lambda html: (set_afresh.append(html), original(html)))
+
+    def shown_as_set_afresh() -> bool:
+        reference = QTextBrowser()
+        reference.setFont(panel.derivation.font())
+        reference.setHtml(derivation_html(window.document.state(window.document.current_entry).analysis))
+        return panel.derivation.document().toHtml() == reference.document().toHtml()
+
+    _type(qtbot, line, 5)
+    assert set_afresh == []
+    assert "40,961" in panel.derivation.toPlainText()
+    assert shown_as_set_afresh()
+    window.document.edit_declaration(0, "add(n=2**24, dtype=fp32)")
+    panel.refresh()
+    assert len(set_afresh) == 1 and shown_as_set_afresh()
+    window.close()
+    window.wait_for_workers()

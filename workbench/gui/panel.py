@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QGuiApplication
+from PySide6.QtGui import QFont, QGuiApplication, QTextBlock, QTextCharFormat, QTextCursor, QTextDocument, QTextFragment
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QGridLayout,
@@ -184,22 +184,23 @@ class AnalysisPanel(QWidget):
             self.declaration.setText("")
             return
         state = self.document.state(entry)
-        self.title.setText(entry.name)
+        _show(self.title, entry.name)
         analysis = state.analysis
         if analysis is None:
-            self.declaration.setText(entry.declaration)
+            _show(self.declaration, entry.declaration)
             self._empty(f"No figures yet: {state.error}" if state.error else "No figures yet.")
             return
         self.empty.setVisible(False)
         self.body.setVisible(True)
-        self.declaration.setText(str(analysis.declaration))
+        _show(self.declaration, str(analysis.declaration))
         self._show_stale(state)
         self._show_figures(analysis)
         self._show_tensors(analysis)
         html = derivation_html(analysis)
         if html != self._derivation_shown:  # most keystrokes elsewhere leave it as it was: keep the laid-out text
             self._derivation_shown = html
-            self.derivation.setHtml(html)
+            if not retext_in_place(self.derivation.document(), html):
+                self.derivation.setHtml(html)
 
     _derivation_shown = ""  # the HTML the derivation view holds
 
@@ -215,7 +216,7 @@ class AnalysisPanel(QWidget):
                 f"Stale: these figures are for the last valid declaration. The current one has an error: {state.error}"
             )
         self.notice.setVisible(bool(state.notice))
-        self.notice.setText(f"Bounds missing: {state.notice}" if state.notice else "")
+        _show(self.notice, f"Bounds missing: {state.notice}" if state.notice else "")
 
     def _show_figures(self, a: Analysis) -> None:
         binary = self.document.binary
@@ -239,20 +240,20 @@ class AnalysisPanel(QWidget):
             ),
         }
         for key, (value, detail) in figures.items():
-            self.values[key].setText(value)
-            self.details[key].setText(detail)
-        self.details["work"].setToolTip(CONVENTION_LABELS.get(a.convention, a.convention))
-        self.details["bytes"].setToolTip(f"compulsory traffic, {a.interface}")
+            _show(self.values[key], value)
+            _show(self.details[key], detail)
+        _show_tip(self.details["work"], CONVENTION_LABELS.get(a.convention, a.convention))
+        _show_tip(self.details["bytes"], f"compulsory traffic, {a.interface}")
         sentence = a.limiter_sentence()
         colour = "#b71c1c" if a.limiter == COMPUTE else "#0d47a1" if a.limiter else "#555"
-        self.limiter.setText(sentence[:1].upper() + sentence[1:] + ".")
-        self.limiter.setStyleSheet(
-            f"color: {colour}; font-weight: 600; border-left: 4px solid {colour}; padding: 3px 6px; background: #fafafa;"
-        )
+        _show(self.limiter, sentence[:1].upper() + sentence[1:] + ".")
+        style = f"color: {colour}; font-weight: 600; border-left: 4px solid {colour}; padding: 3px 6px; background: #fafafa;"
+        if self.limiter.styleSheet() != style:  # a new style sheet re-polishes the label (font, palette, layout)
+            self.limiter.setStyleSheet(style)
 
     def _show_tensors(self, a: Analysis) -> None:
         binary = self.document.binary
-        self.tensors_title.setText(f"Tensors crossing {a.interface}")
+        _show(self.tensors_title, f"Tensors crossing {a.interface}")
         self.tensors.setRowCount(len(a.tensors))
         for row, t in enumerate(a.tensors):
             name = f"{t.name}[{', '.join(t.shape_symbols)}]" if t.shape_symbols else t.name
@@ -274,13 +275,76 @@ class AnalysisPanel(QWidget):
                 if item.toolTip() != tip:
                     item.setToolTip(tip)
         rows_height = sum(self.tensors.rowHeight(r) for r in range(len(a.tensors)))
-        self.tensors.setFixedHeight(self.tensors.horizontalHeader().height() + rows_height + 4)
+        height = self.tensors.horizontalHeader().height() + rows_height + 4
+        if (self.tensors.minimumHeight(), self.tensors.maximumHeight()) != (height, height):
+            self.tensors.setFixedHeight(height)
 
     def copy_derivation(self) -> None:
         entry = self.document.current_entry
         analysis = self.document.state(entry).analysis if entry is not None else None
         if analysis is not None:
             QGuiApplication.clipboard().setText(analysis.derivation_text())
+
+
+def retext_in_place(document: QTextDocument, html: str) -> bool:
+    """Make `document` show `html` by replacing the text of the paragraphs that changed, where the new HTML has
+    the same structure (paragraphs, their formats, tables, lists) and each changed paragraph is one run of one
+    format; False (and `document` untouched) otherwise.
+
+    A keystroke in the declaration changes figures in most derivation steps but not its shape. setHtml would
+    clear the view (its scroll bar hides and shows again), parse and lay out every paragraph and repaint the
+    whole view; replaced in place, only the changed paragraphs are laid out and repainted."""
+    fresh = QTextDocument()
+    fresh.setHtml(html)
+    if fresh.blockCount() != document.blockCount():
+        return False
+    edits: list[tuple[int, int, str, QTextCharFormat]] = []
+    new, old = fresh.begin(), document.begin()
+    while new.isValid() and old.isValid():
+        if new.blockFormat() != old.blockFormat() or (new.textList() is None) != (old.textList() is None):
+            return False
+        if (QTextCursor(new).currentTable() is None) != (QTextCursor(old).currentTable() is None):
+            return False
+        new_runs, old_runs = _runs(new), _runs(old)
+        if new.text() != old.text():
+            if len(new_runs) != 1 or len(old_runs) != 1 or new_runs[0].charFormat() != old_runs[0].charFormat():
+                return False
+            edits.append((old.position(), old.length() - 1, new.text(), new_runs[0].charFormat()))
+        elif [run.charFormat() for run in new_runs] != [run.charFormat() for run in old_runs]:
+            return False
+        new, old = new.next(), old.next()
+    cursor = QTextCursor(document)
+    cursor.beginEditBlock()
+    for position, length, text, char_format in reversed(edits):  # from the end: earlier positions stay valid
+        cursor.setPosition(position)
+        cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(text, char_format)
+    cursor.endEditBlock()
+    return True
+
+
+def _runs(block: QTextBlock) -> list[QTextFragment]:
+    """A paragraph's runs of text of one format."""
+    runs = []
+    it = block.begin()
+    while not it.atEnd():
+        fragment = it.fragment()
+        if fragment.isValid():
+            runs.append(fragment)
+        it += 1
+    return runs
+
+
+def _show(label: QLabel, text: str) -> None:
+    """Set a label's text only when it differs: most keystrokes change a few figures, and each new text is
+    laid out, may change the label's size hint (and so the panel's layout) and repaints the label."""
+    if label.text() != text:
+        label.setText(text)
+
+
+def _show_tip(widget: QWidget, tip: str) -> None:
+    if widget.toolTip() != tip:
+        widget.setToolTip(tip)
 
 
 def _memory_figure(a: Analysis, binary: bool) -> tuple[str, str]:
