@@ -126,6 +126,10 @@ def test_the_derivation_is_retexted_in_place(qtbot, monkeypatch) -> None:  # typ
 
     window, line = _typing_window(qtbot)
     panel = window.panel
+    for declaration in ("add(n=2**24, dtype=fp32)", "gemm(M=4096, N=4096, K=4096, dtype=fp16)"):  # set afresh twice:
+        window.document.edit_declaration(0, declaration)  # the document's own numbering of its lists has moved on
+        panel.refresh()
+    line.setCursorPosition(len("gemm(M=4096"))
     set_afresh: list[str] = []
     original = panel.derivation.setHtml
     monkeypatch.setattr(panel.derivation, "setHtml", lambda html: (set_afresh.append(html), original(html)))
@@ -143,5 +147,24 @@ def test_the_derivation_is_retexted_in_place(qtbot, monkeypatch) -> None:  # typ
     window.document.edit_declaration(0, "add(n=2**24, dtype=fp32)")
     panel.refresh()
     assert len(set_afresh) == 1 and shown_as_set_afresh()
+    window.close()
+    window.wait_for_workers()
+
+
+def test_the_panel_keeps_its_layout_while_figures_change(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The figures' column is as wide as a wide figure: 4096 ↔ 40961 changes every figure's width, and neither
+    the details beside them nor the derivation below may move (each move lays out and repaints the panel)."""
+    window, line = _typing_window(qtbot)
+    panel = window.panel
+    _type(qtbot, line, 2)
+    places = set()
+    from PySide6.QtWidgets import QApplication
+
+    for key in (Qt.Key.Key_1, Qt.Key.Key_Backspace) * 3:  # M=40961, M=4096, …
+        qtbot.keyClick(line, key)
+        QApplication.processEvents()
+        places.add((panel.details["memory"].geometry().getRect(), panel.derivation.geometry().getRect()))
+    assert "40961" not in line.text()
+    assert len(places) == 1, places
     window.close()
     window.wait_for_workers()

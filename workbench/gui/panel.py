@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QGuiApplication, QTextBlock, QTextCharFormat, QTextCursor, QTextDocument, QTextFragment
+from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication, QTextBlock, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat, QTextFragment
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QGridLayout,
@@ -48,6 +48,8 @@ FIGURE_TITLES = {
     "memory": "Memory bound",
     "bound": "Time bound",
 }
+
+FIGURE_SAMPLES = ("8.888 TFLOP", "888.8 MiB", "8888 FLOP/B", "888.8 ms")  # as wide as most figures get
 
 
 class AnalysisPanel(QWidget):
@@ -167,8 +169,13 @@ class AnalysisPanel(QWidget):
         value = QFont(font)
         value.setBold(True)
         value.setPointSizeF(font.pointSizeF() * 1.15)
+        # The figures' column is as wide as a wide figure, not as the figures shown now: otherwise each keystroke
+        # that changes a figure's width moves the details column, rewraps its texts and lays the panel out again.
+        metrics = QFontMetrics(value)
+        widest = max(metrics.boundingRect(sample).width() for sample in FIGURE_SAMPLES) + metrics.horizontalAdvance(" ")
         for label in self.values.values():
             label.setFont(value)
+            label.setMinimumWidth(widest)
         self.refresh()
 
     # ------------------------------------------------------------------
@@ -301,16 +308,18 @@ def retext_in_place(document: QTextDocument, html: str) -> bool:
     edits: list[tuple[int, int, str, QTextCharFormat]] = []
     new, old = fresh.begin(), document.begin()
     while new.isValid() and old.isValid():
-        if new.blockFormat() != old.blockFormat() or (new.textList() is None) != (old.textList() is None):
+        if not _same_format(new.blockFormat(), old.blockFormat()) or (new.textList() is None) != (old.textList() is None):
             return False
         if (QTextCursor(new).currentTable() is None) != (QTextCursor(old).currentTable() is None):
             return False
         new_runs, old_runs = _runs(new), _runs(old)
         if new.text() != old.text():
-            if len(new_runs) != 1 or len(old_runs) != 1 or new_runs[0].charFormat() != old_runs[0].charFormat():
+            if len(new_runs) != 1 or len(old_runs) != 1 or not _same_format(new_runs[0].charFormat(), old_runs[0].charFormat()):
                 return False
             edits.append((old.position(), old.length() - 1, new.text(), new_runs[0].charFormat()))
-        elif [run.charFormat() for run in new_runs] != [run.charFormat() for run in old_runs]:
+        elif len(new_runs) != len(old_runs) or not all(
+            _same_format(a.charFormat(), b.charFormat()) for a, b in zip(new_runs, old_runs)
+        ):
             return False
         new, old = new.next(), old.next()
     cursor = QTextCursor(document)
@@ -321,6 +330,17 @@ def retext_in_place(document: QTextDocument, html: str) -> bool:
         cursor.insertText(text, char_format)
     cursor.endEditBlock()
     return True
+
+
+def _same_format(a: QTextFormat, b: QTextFormat) -> bool:
+    """Equal formats, but for the index of the object (a list, a table) they belong to, which is the
+    document's own numbering (it grows with every setHtml)."""
+    if a == b:
+        return True
+    ours, theirs = a.properties(), b.properties()
+    for properties in (ours, theirs):
+        properties.pop(int(QTextFormat.Property.ObjectIndex.value), None)
+    return ours == theirs
 
 
 def _runs(block: QTextBlock) -> list[QTextFragment]:
