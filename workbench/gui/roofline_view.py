@@ -19,8 +19,8 @@ from typing import Any, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QBrush, QFont, QFontMetricsF, QMouseEvent, QPen
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPen
+from PySide6.QtWidgets import QCheckBox, QGraphicsLineItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.analysis import Analysis
 from workbench.devices import BANDWIDTH, Device, Rate
@@ -161,7 +161,7 @@ class RooflineView(RefreshWhenShown, QWidget):
         self.ghost_lines = ItemPool(self.plot, pg.PlotDataItem)
         self.roof_labels = ItemPool(self.plot, lambda: _roof_text(tight_text(pg.TextItem(anchor=(1, 0)))))
         self.point_labels = ItemPool(self.plot, lambda: tight_text(pg.TextItem(anchor=(0, 0), color="#212121")))
-        self.leader_lines = ItemPool(self.plot, lambda: pg.PlotDataItem(pen=pg.mkPen("#757575", width=1)))
+        self.leader_lines = ItemPool(self.plot, _LeaderLine)
         # the hierarchical roofline: a roof per further interface (L2, shared memory, host) and the
         # operations at each of those interfaces' intensities; the HBM roof and points are the ones above
         self.level_lines = ItemPool(self.plot, pg.PlotDataItem)
@@ -1103,6 +1103,30 @@ def _point_pen(colour: str) -> QPen:
 @functools.cache
 def _point_brush(colour: str) -> QBrush:
     return pg.mkBrush(colour)
+
+
+class _LeaderLine(QGraphicsLineItem):
+    """A label's leader line to its point: one straight segment in the plot's coordinates, a grey hairline.
+
+    A plain line item: an edit that re-places the labels moves every leader, and pyqtgraph's PlotDataItem
+    (data arrays, bounds, a path rebuilt) made each move cost more than laying the labels out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        pen = QPen(QColor("#757575"))
+        pen.setWidth(0)  # a cosmetic one-pixel line at any zoom, and a bounding box no wider than the segment
+        self.setPen(pen)
+
+    def setData(self, xs: Sequence[float], ys: Sequence[float]) -> None:  # noqa: N802 (as PlotDataItem's)
+        self.setLine(xs[0], ys[0], xs[1], ys[1])
+
+    def getData(self) -> tuple[list[float], list[float]]:  # noqa: N802
+        line = self.line()
+        return [line.x1(), line.x2()], [line.y1(), line.y2()]
+
+    def paint(self, painter: QPainter, option: Any, widget: Any = None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)  # as the plot's curves are drawn
+        super().paint(painter, option, widget)
 
 
 def _roof_text(item: pg.TextItem) -> pg.TextItem:
