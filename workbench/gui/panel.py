@@ -66,6 +66,11 @@ class AnalysisPanel(QWidget):
         self.declaration.setWordWrap(True)
         self.declaration.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.declaration.setStyleSheet("color: #555; font-family: 'DejaVu Sans Mono', monospace;")
+        # The name and the declaration wrap at the panel's width; their longest word ("40961×4096×4096") does not
+        # set the panel's least width, which would then change with every keystroke (and, in a narrow dock, make
+        # the panel scroll and lay it out again). A word longer than the panel is cut; the tooltip has it whole.
+        for label in (self.title, self.declaration):
+            label.setMinimumWidth(1)
 
         self.stale = QLabel()
         self.stale.setObjectName("staleBanner")
@@ -192,14 +197,17 @@ class AnalysisPanel(QWidget):
             return
         state = self.document.state(entry)
         _show(self.title, entry.name)
+        _show_tip(self.title, entry.name)
         analysis = state.analysis
         if analysis is None:
             _show(self.declaration, entry.declaration)
+            _show_tip(self.declaration, entry.declaration)
             self._empty(f"No figures yet: {state.error}" if state.error else "No figures yet.")
             return
         self.empty.setVisible(False)
         self.body.setVisible(True)
         _show(self.declaration, str(analysis.declaration))
+        _show_tip(self.declaration, str(analysis.declaration))
         self._show_stale(state)
         self._show_figures(analysis)
         self._show_tensors(analysis)
