@@ -171,3 +171,27 @@ def test_the_figures_column_keeps_its_width_while_figures_change(qtbot) -> None:
         assert "40961" not in line.text()
     window.close()
     window.wait_for_workers()
+
+
+def test_a_keystroke_moves_and_resizes_nothing_in_the_notes_dock_or_around_the_docks(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Typing changes texts (names, figures) in widgets that stay where they are: nothing in the Notes dock
+    behind the Analysis tab moves or resizes (Qt keeps a tabbed dock 'visible' off-screen, and its title, which
+    follows the operation's name, laid the dock out on every key), nor do the docks, the tabs or the editor."""
+    from PySide6.QtWidgets import QWidget
+
+    window, line = _typing_window(qtbot, operations=5)
+    _type(qtbot, line, 2)
+    watched = {window.notes_dock, *window.notes_dock.findChildren(QWidget), window.panel_dock, window.operations_dock,
+               window.device_dock, window.centralWidget(), window.tabs, window.editor}
+    moves = _Events(QEvent.Type.Move)
+    resizes = _Events(QEvent.Type.Resize)
+    for widget in watched:
+        widget.installEventFilter(moves)
+        widget.installEventFilter(resizes)
+    _type(qtbot, line, 6)
+    for widget in watched:
+        widget.removeEventFilter(moves)
+        widget.removeEventFilter(resizes)
+    assert moves.seen == [] and resizes.seen == [], (moves.seen[:10], resizes.seen[:10])
+    window.close()
+    window.wait_for_workers()

@@ -176,6 +176,10 @@ class NotesPanel(QWidget):
         self.description.box_toggled.connect(lambda box, checked: document.set_checked(-1, box, checked))
         self.notes.edited.connect(self._notes_edited)
         self.notes.box_toggled.connect(self._box_toggled)
+        # The title follows the operation's name, which changes with every keystroke in the declaration: its
+        # longest word ("40961×4096×4096") must not set the panel's least width (the dock would be laid out on
+        # every keystroke, even behind the Analysis tab). A word longer than the panel is cut; the tooltip has it.
+        self.notes.title.setMinimumWidth(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.addWidget(self.description, 1)
@@ -192,7 +196,10 @@ class NotesPanel(QWidget):
         self.description.show_text(session.description)
         entry = self.document.current_entry
         self.notes.setEnabled(entry is not None)
-        self.notes.title.setText(f"Notes — {entry.name}" if entry is not None else "Notes (no operation selected)")
+        title = f"Notes — {entry.name}" if entry is not None else "Notes (no operation selected)"
+        if self.notes.title.text() != title:
+            self.notes.title.setText(title)
+            self.notes.title.setToolTip(title)
         self.notes.show_text(entry.notes if entry is not None else "")
 
     def _notes_changed(self, index: int) -> None:
