@@ -213,3 +213,19 @@ def test_labels_follow_a_zoomed_view_and_stay_clear_of_points(qtbot, window) -> 
     for text, rect in label_rects(roofline).items():
         assert view_box.adjusted(-1, -1, 1, 1).contains(rect), f"label {text!r} lies outside the zoomed view"
     assert_labels_clear(qtbot, roofline)
+
+
+def test_a_resized_plot_keeps_the_range_an_edit_would_fit(qtbot, window) -> None:
+    """The room right of the points for the roof labels is measured in pixels: after a resize the fitted range is
+    the one a refresh at the new size gives, not the one fitted at the old size (which stayed until the next edit)."""
+    roofline = window.roofline
+    window.tabs.setCurrentWidget(roofline)
+    ranges = []
+    for width in (2400, 1500):  # (the window is at least ~1,470 px wide in normal mode)
+        window.resize(width, 800)
+        qtbot.wait(30)
+        after_resize = view_range(window)
+        roofline.refresh()
+        assert_range(after_resize, view_range(window))
+        ranges.append(after_resize)
+    assert ranges[0][1] < ranges[1][1]  # the narrower plot keeps more decades for the same labels

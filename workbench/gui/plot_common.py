@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen
 
 from workbench.devices import DATASHEET, DERIVED, Rate
 from workbench.label_layout import Box
@@ -220,3 +220,16 @@ def apply_plot_font(plot: pg.PlotItem, font: QFont, texts: Sequence[pg.TextItem]
 def point_in_view(view: pg.ViewBox, x: float, y: float) -> QPointF:
     """Scene position of a data point (tests hover with it)."""
     return view.mapViewToScene(QPointF(x, y))
+
+
+@functools.cache
+def point_pen(colour: str) -> QPen:
+    """One pen per colour for plotted points (pyqtgraph's symbol atlas renders each new pen object anew, so a new
+    pen per refresh would render every symbol again and grow the atlas)."""
+    return pg.mkPen(colour, width=2)
+
+
+@functools.cache
+def point_brush(colour: str) -> QBrush:
+    """One brush per colour for plotted points (see point_pen)."""
+    return pg.mkBrush(colour)

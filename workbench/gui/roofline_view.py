@@ -11,7 +11,6 @@ or another label.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -19,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPen
+from PySide6.QtGui import QAction, QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QCheckBox, QGraphicsLineItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.analysis import Analysis
@@ -32,13 +31,14 @@ from workbench.gui.plot_common import (
     GHOST_COLOUR,
     LEVEL_COLOURS,
     LEVEL_MARKS,
-    LEVEL_SYMBOLS,
     MEMORY_COLOUR,
     POINT_COLOUR,
     ROOF_COLOUR,
     SELECTED_COLOUR,
     STALE_COLOUR,
     LogAxis,
+    point_brush,
+    point_pen,
     box_around,
     with_font,
     intensity_tick,
@@ -53,6 +53,7 @@ from workbench.gui.plot_common import (
     short_path,
 )
 from workbench.gui.profile_view import ProfiledKernelLayer
+from workbench.gui.roofline_levels import RoofLevels
 from workbench.label_layout import (
     Box,
     LabelLayout,
@@ -123,7 +124,7 @@ def device_roofs(device: Device) -> list[Roof]:
 
 
 
-class RooflineView(RefreshWhenShown, QWidget):
+class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
     """Log-log roofline of the current device with every declared operation on it."""
 
     redraw_off_screen_windows = True  # exports render a roofline in a window never shown
@@ -217,6 +218,7 @@ class RooflineView(RefreshWhenShown, QWidget):
         self.label_layout: PlacedLabels | None = None  # the last layout, for tests and benchmarks
         self._ridge: tuple[float, float] | None = None  # the selected path's ridge point
         view = self.plot.getViewBox()
+        view.sigResized.connect(self._refit_label_room)  # first: the labels are then placed in the new range
         view.sigResized.connect(self._place_labels)
         view.sigResized.connect(self._fit_axis_title)
         view.sigRangeChanged.connect(self._place_labels)
@@ -373,7 +375,8 @@ class RooflineView(RefreshWhenShown, QWidget):
         labels = self.roof_labels.take(len(roofs))
         self._roof_heights = [math.log10(roof.rate.value) for roof in roofs]
         self._roof_starts = list(ridges)
-        x_high = self._room_for_roof_labels(labels, x_low, x_high, max(xs, default=x_low))
+        self._label_room_inputs = (labels, x_low, x_high, max(xs, default=x_low))
+        x_high = self._room_for_roof_labels(*self._label_room_inputs)
 
         # ridge point of the selected operation's path (against the HBM roof: shown with it)
         ridge = current_analysis.ridge if current_analysis is not None and hbm_shown else None
@@ -397,8 +400,8 @@ class RooflineView(RefreshWhenShown, QWidget):
                 {
                     "pos": positions[row],
                     "size": 13 if selected else 10,
-                    "pen": _point_pen(colour),  # the same pen object each time: the symbol atlas keys on it
-                    "brush": _point_brush("w" if stale else colour),
+                    "pen": point_pen(colour),  # the same pen object each time: the symbol atlas keys on it
+                    "brush": point_brush("w" if stale else colour),
                     "data": row,
                 }
             )
@@ -483,198 +486,6 @@ class RooflineView(RefreshWhenShown, QWidget):
                 ghost_line.setPen(roof_pen(GHOST_COLOUR, roof.datasheet, 1.5))
         self._roof_segments = segments
 
-    def _draw_level_roofs(
-        self, further: Sequence[RoofLevel], hbm_shown: bool, binary: bool, start: float, top: float, memory_name: str
-    ) -> None:
-        """A roof per further interface shown (L2, shared memory, host), each rising until the highest compute roof.
-
-        With the HBM level switched off its roof, ghost and label are hidden and
-        left out of the label layout.
-        """
-        if not hbm_shown:
-            for item in (self.memory_line, self.memory_ghost, self.memory_label):
-                item.setVisible(False)
-            self._roof_segments = [segment for segment in self._roof_segments if segment not in self._hbm_segments]
-            self._memory_segment = None
-        lines = self.level_lines.take(len(further))
-        labels = self.level_labels.take(len(further))
-        ghosts = self.level_ghosts.take(sum(1 for level in further if level.datasheet is not None))
-        ghost_index = 0
-        self._level_segments = []
-        self._level_segment_keys = [level.key for level in further]
-        for level, line, label in zip(further, lines, labels):
-            colour = LEVEL_COLOURS[level.key]
-            log_bw = math.log10(level.rate.value)
-            end = top - log_bw  # where rate = intensity × bandwidth meets the highest compute roof
-            segment = (start, log_bw + start, end, log_bw + end)
-            line.setData([start, end], [segment[1], segment[3]])
-            line.setPen(roof_pen(colour, level.rate, 2.0))
-            rate_text = format_bandwidth(level.rate.value, binary)
-            self._roof_texts[f"memory {level.key}"] = (
-                f"{level.title} {rate_text} ({level.rate.source})",
-                f"{_LEVEL_SHORT_NAMES.get(level.key, level.title)} {rate_text}",
-            )
-            label.setText(self._roof_texts[f"memory {level.key}"][0], color=colour)
-            self._level_segments.append(segment)
-            if level.datasheet is not None:
-                g = math.log10(level.datasheet.value)
-                ghost = ghosts[ghost_index]
-                ghost_index += 1
-                ghost.setData([start, top - g], [g + start, top])
-                ghost.setPen(roof_pen(GHOST_COLOUR, level.datasheet, 1.5))
-                self._roof_segments.append((start, g + start, top - g, top))
-        self._roof_segments += self._level_segments
-        if bool(further) != self._axis_hierarchical:  # refit only on a change: a label change relays the plot out
-            self._axis_hierarchical = bool(further)
-            self._fit_axis_title()
-
-    def _show_level_points(self, extra: Sequence[tuple[int, bool, LevelPoint]], positions: dict[int, tuple[float, float]]) -> None:
-        """The operations at the further interfaces: the level's symbol in its colour, filled for the selected one.
-
-        Pens and brushes are one object per colour (`_point_pen`: pyqtgraph's symbol atlas renders each new pen
-        object anew), and the scatter is set only when a spot changed: an edit moves one operation's points at
-        most. A tooltip is written when its point is hovered (`_level_tips` holds what it names)."""
-        current = self.document.current
-        spots = []
-        self._level_marks = []
-        self._level_tips = []
-        for row, stale, point in extra:
-            selected = row == current
-            colour = STALE_COLOUR if stale else LEVEL_COLOURS[point.key]
-            position = (math.log10(point.intensity), math.log10(point.rate or 1.0))
-            spots.append(
-                (
-                    position,
-                    12 if selected else 9,
-                    LEVEL_SYMBOLS[point.key],
-                    _point_pen(SELECTED_COLOUR if selected and not stale else colour),
-                    _point_brush(colour if selected and not stale else "w"),
-                    len(self._level_tips),
-                )
-            )
-            self._level_marks.append(position)
-            self._level_tips.append((row, point))
-        if spots != self._shown_level_spots:
-            self._shown_level_spots = spots
-            self.level_points.setData(
-                [{"pos": pos, "size": size, "symbol": symbol, "pen": pen, "brush": brush, "data": data}
-                 for pos, size, symbol, pen, brush, data in spots]
-            )
-        # the selected operation's points joined at their common height, so they read as one operation
-        xs = [x for (row, _, _), (x, _) in zip(extra, self._level_marks) if row == current]
-        if current in positions and xs:
-            x, y = positions[current]
-            xs.append(x)
-            ends = ([min(xs), max(xs)], [y, y])
-            if ends != self._level_connector_ends:
-                self._level_connector_ends = ends
-                self.level_connector.setData(*ends)
-        self.level_connector.setVisible(current in positions and bool(xs))
-
-    _shown_level_spots: list[tuple[Any, ...]] | None = None  # what the level scatter holds (setData is skipped when equal)
-    _level_connector_ends: tuple[list[float], list[float]] | None = None
-
-    def _show_kernel_levels(self, marks: Sequence[Any], further_keys: set[str]) -> None:
-        """Each imported kernel's stars at the further levels shown: same rate, FLOP over the bytes counted there."""
-        spots = []
-        self._kernel_level_tips = []
-        self._kernel_level_marks = []
-        current = self.document.current
-        for mark in marks:
-            for key, x in mark.levels:
-                if key not in further_keys:
-                    continue
-                colour = LEVEL_COLOURS[key]
-                spots.append(
-                    {
-                        "pos": (x, mark.y),
-                        "size": 16 if mark.operation == current else 12,
-                        "pen": pg.mkPen(colour, width=1.5),
-                        "brush": pg.mkBrush(255, 255, 255, 230),
-                        "data": len(self._kernel_level_tips),
-                    }
-                )
-                self._kernel_level_marks.append((x, mark.y))
-                title = interface(key).name
-                first = mark.tip.split("\n", 1)[0]
-                self._kernel_level_tips.append(
-                    f"{first}\nat {title}: intensity {format_intensity(10 ** x)} "
-                    f"(the kernel's FLOP over the bytes ncu counted across {title})"
-                )
-        self.kernel_levels.setData(spots)
-
-    def _kernel_level_hovered(self, item: Any, points: Any, event: Any) -> None:
-        tips = [self._kernel_level_tips[int(p.data())] for p in list(points)[:3] if 0 <= int(p.data()) < len(self._kernel_level_tips)]
-        self.kernel_levels.setToolTip("\n\n".join(tips))
-
-    def _level_tip(self, row: int, point: LevelPoint) -> str:
-        entry = self.document.operations[row]
-        title = interface(point.key).name
-        return "\n".join(
-            [
-                f"{entry.name} at {title}",
-                f"intensity {format_intensity(point.intensity)} ({point.flop:,} FLOP over {point.bytes:,} B across {title})",
-                f"attainable {format_flop_rate(point.rate or 0.0)} (every roof applied)",
-            ]
-        )
-
-    def _level_hovered(self, item: Any, points: Any, event: Any) -> None:
-        tips = [self._level_tip(*self._level_tips[int(point.data())])
-                for point in list(points)[:3] if 0 <= int(point.data()) < len(self._level_tips)]
-        self.plot.getViewBox().setToolTip("\n\n".join(tips))
-
-    # ------------------------------------------------------------------ levels on and off
-    def _show_level_choices(self, levels: Sequence[RoofLevel]) -> None:
-        """A check box (and an enabled View-menu action) for every interface the device has a rate for."""
-        have = {level.key for level in levels}
-        memory = next((level.title for level in levels if level.key == BANDWIDTH), "HBM")
-        self.level_boxes[BANDWIDTH].setText(f"{LEVEL_MARKS[BANDWIDTH]} {memory}")  # 'DRAM' on a GDDR card or a CPU
-        if have == {level.key for level in self._levels} and len(levels) == len(self._levels):
-            self._levels = list(levels)
-            return
-        self._levels = list(levels)
-        for key in LEVEL_KEYS:
-            self.level_boxes[key].setVisible(key in have and len(have) > 1)
-            self.level_actions[key].setEnabled(key in have)
-
-    @property
-    def hidden_levels(self) -> tuple[str, ...]:
-        """Interface keys switched off, in registry order (the window keeps them in QSettings)."""
-        return tuple(key for key in LEVEL_KEYS if key in self._hidden_levels)
-
-    @property
-    def shown_levels(self) -> tuple[str, ...]:
-        """The interface keys drawn now: every level the device has a rate for that is not switched off."""
-        return tuple(level.key for level in self._levels if level.key not in self._hidden_levels)
-
-    def set_hidden_levels(self, keys: Sequence[str]) -> None:
-        """Switch these levels off and every other on (unknown keys, from an older settings file, are ignored)."""
-        hidden = {key for key in keys if key in LEVEL_KEYS}
-        for key in LEVEL_KEYS:
-            self._sync_level_controls(key, key not in hidden)
-        if hidden != self._hidden_levels:
-            self._hidden_levels = hidden
-            self.levels_changed.emit(list(self.hidden_levels))
-            self.mark_dirty()
-
-    def set_level_shown(self, key: str, shown: bool) -> None:
-        """Toggle one level: its roof and the operations' points at its intensity."""
-        if key not in LEVEL_KEYS:
-            raise ValueError(f"unknown roofline level {key!r}")
-        self._sync_level_controls(key, shown)
-        hidden = (self._hidden_levels - {key}) if shown else (self._hidden_levels | {key})
-        if hidden != self._hidden_levels:
-            self._hidden_levels = hidden
-            self.levels_changed.emit(list(self.hidden_levels))
-            self.mark_dirty()
-
-    def _sync_level_controls(self, key: str, shown: bool) -> None:
-        for control in (self.level_boxes[key], self.level_actions[key]):
-            if control.isChecked() != shown:
-                control.blockSignals(True)
-                control.setChecked(shown)
-                control.blockSignals(False)
-
     def _room_for_roof_labels(self, labels: Sequence[pg.TextItem], x_low: float, x_high: float, rightmost: float) -> float:
         """The fitted range's right end: half a decade past the rightmost point or ridge, and further (in half
         decades) until the widest roof label fits right of both, but never more than
@@ -694,6 +505,19 @@ class RooflineView(RefreshWhenShown, QWidget):
         while width > 0 and end < limit and (end - clear) * width / (end - x_low) < need:
             end += 0.5
         return end
+
+    _label_room_inputs: tuple[Any, ...] | None = None  # what the last refresh measured the label room from
+
+    def _refit_label_room(self, *_: object) -> None:
+        """The plot was resized: the room kept right of the points for the roof labels is measured in pixels, so
+        the fitted range's right end is measured again (without this, the range fitted while the window was
+        still being laid out stayed until the next edit, and the same operation could be fitted two ways)."""
+        if self._label_room_inputs is None or self._range is None:
+            return
+        x_low, x_high, y_low, y_high = self._range
+        end = self._room_for_roof_labels(*self._label_room_inputs)
+        if end != x_high:
+            self._set_range(x_low, end, y_low, y_high)
 
     def _place_labels(self, *_: object) -> None:
         """Lay out the labels in the view's pixels so none covers a point, a roof or another label.
@@ -1091,18 +915,6 @@ class RooflineView(RefreshWhenShown, QWidget):
 
 
 # The further levels' roof labels when their full title finds no room beside the roof.
-_LEVEL_SHORT_NAMES = {"l2": "L2", "smem": "Shared mem.", "host": "Host link"}
-
-
-@functools.cache
-def _point_pen(colour: str) -> QPen:
-    """One pen per colour for the operation points (pyqtgraph's symbol atlas renders each new pen object anew)."""
-    return pg.mkPen(colour, width=2)
-
-
-@functools.cache
-def _point_brush(colour: str) -> QBrush:
-    return pg.mkBrush(colour)
 
 
 class _LeaderLine(QGraphicsLineItem):

@@ -1,0 +1,231 @@
+"""The roofline's further memory levels: a roof per interface beyond HBM (L2, shared memory, the host link),
+the operations' points at each level's intensity, imported kernels' stars at the levels ncu counted, and the
+controls that switch levels on and off.
+
+`RoofLevels` is a part of `RooflineView` (a mixin): it draws into the view's plot and reads the items and state
+the view's `__init__` creates — `plot`, `level_lines`, `level_labels`, `level_ghosts` (item pools),
+`level_points`, `level_connector`, `kernel_levels`, `level_boxes`, `level_actions`, `memory_line`,
+`memory_ghost`, `memory_label`, `_levels`, `_hidden_levels`, `_roof_segments`, `_hbm_segments`, `_roof_texts`,
+`_axis_hierarchical` — and the view's `document`, `levels_changed`, `mark_dirty` and `_fit_axis_title`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import pyqtgraph as pg
+
+from workbench.devices import BANDWIDTH
+from workbench.devices.interfaces import interface
+from workbench.gui.plot_common import (
+    GHOST_COLOUR,
+    LEVEL_COLOURS,
+    LEVEL_MARKS,
+    LEVEL_SYMBOLS,
+    SELECTED_COLOUR,
+    STALE_COLOUR,
+    point_brush,
+    point_pen,
+    roof_pen,
+)
+from workbench.roofline import LEVEL_KEYS, LevelPoint, RoofLevel
+from workbench.units import format_bandwidth, format_flop_rate, format_intensity
+
+LEVEL_SHORT_NAMES = {"l2": "L2", "smem": "Shared mem.", "host": "Host link"}
+
+
+class RoofLevels:
+    """The further levels of a `RooflineView` (see the module text for what it reads from the view)."""
+
+    def _draw_level_roofs(
+        self, further: Sequence[RoofLevel], hbm_shown: bool, binary: bool, start: float, top: float, memory_name: str
+    ) -> None:
+        """A roof per further interface shown (L2, shared memory, host), each rising until the highest compute roof.
+
+        With the HBM level switched off its roof, ghost and label are hidden and
+        left out of the label layout.
+        """
+        if not hbm_shown:
+            for item in (self.memory_line, self.memory_ghost, self.memory_label):
+                item.setVisible(False)
+            self._roof_segments = [segment for segment in self._roof_segments if segment not in self._hbm_segments]
+            self._memory_segment = None
+        lines = self.level_lines.take(len(further))
+        labels = self.level_labels.take(len(further))
+        ghosts = self.level_ghosts.take(sum(1 for level in further if level.datasheet is not None))
+        ghost_index = 0
+        self._level_segments = []
+        self._level_segment_keys = [level.key for level in further]
+        for level, line, label in zip(further, lines, labels):
+            colour = LEVEL_COLOURS[level.key]
+            log_bw = math.log10(level.rate.value)
+            end = top - log_bw  # where rate = intensity × bandwidth meets the highest compute roof
+            segment = (start, log_bw + start, end, log_bw + end)
+            line.setData([start, end], [segment[1], segment[3]])
+            line.setPen(roof_pen(colour, level.rate, 2.0))
+            rate_text = format_bandwidth(level.rate.value, binary)
+            self._roof_texts[f"memory {level.key}"] = (
+                f"{level.title} {rate_text} ({level.rate.source})",
+                f"{LEVEL_SHORT_NAMES.get(level.key, level.title)} {rate_text}",
+            )
+            label.setText(self._roof_texts[f"memory {level.key}"][0], color=colour)
+            self._level_segments.append(segment)
+            if level.datasheet is not None:
+                g = math.log10(level.datasheet.value)
+                ghost = ghosts[ghost_index]
+                ghost_index += 1
+                ghost.setData([start, top - g], [g + start, top])
+                ghost.setPen(roof_pen(GHOST_COLOUR, level.datasheet, 1.5))
+                self._roof_segments.append((start, g + start, top - g, top))
+        self._roof_segments += self._level_segments
+        if bool(further) != self._axis_hierarchical:  # refit only on a change: a label change relays the plot out
+            self._axis_hierarchical = bool(further)
+            self._fit_axis_title()
+
+    def _show_level_points(self, extra: Sequence[tuple[int, bool, LevelPoint]], positions: dict[int, tuple[float, float]]) -> None:
+        """The operations at the further interfaces: the level's symbol in its colour, filled for the selected one.
+
+        Pens and brushes are one object per colour (`point_pen`: pyqtgraph's symbol atlas renders each new pen
+        object anew), and the scatter is set only when a spot changed: an edit moves one operation's points at
+        most. A tooltip is written when its point is hovered (`_level_tips` holds what it names)."""
+        current = self.document.current
+        spots = []
+        self._level_marks = []
+        self._level_tips = []
+        for row, stale, point in extra:
+            selected = row == current
+            colour = STALE_COLOUR if stale else LEVEL_COLOURS[point.key]
+            position = (math.log10(point.intensity), math.log10(point.rate or 1.0))
+            spots.append(
+                (
+                    position,
+                    12 if selected else 9,
+                    LEVEL_SYMBOLS[point.key],
+                    point_pen(SELECTED_COLOUR if selected and not stale else colour),
+                    point_brush(colour if selected and not stale else "w"),
+                    len(self._level_tips),
+                )
+            )
+            self._level_marks.append(position)
+            self._level_tips.append((row, point))
+        if spots != self._shown_level_spots:
+            self._shown_level_spots = spots
+            self.level_points.setData(
+                [{"pos": pos, "size": size, "symbol": symbol, "pen": pen, "brush": brush, "data": data}
+                 for pos, size, symbol, pen, brush, data in spots]
+            )
+        # the selected operation's points joined at their common height, so they read as one operation
+        xs = [x for (row, _, _), (x, _) in zip(extra, self._level_marks) if row == current]
+        if current in positions and xs:
+            x, y = positions[current]
+            xs.append(x)
+            ends = ([min(xs), max(xs)], [y, y])
+            if ends != self._level_connector_ends:
+                self._level_connector_ends = ends
+                self.level_connector.setData(*ends)
+        self.level_connector.setVisible(current in positions and bool(xs))
+
+    _shown_level_spots: list[tuple[Any, ...]] | None = None  # what the level scatter holds (setData is skipped when equal)
+    _level_connector_ends: tuple[list[float], list[float]] | None = None
+
+    def _show_kernel_levels(self, marks: Sequence[Any], further_keys: set[str]) -> None:
+        """Each imported kernel's stars at the further levels shown: same rate, FLOP over the bytes counted there."""
+        spots = []
+        self._kernel_level_tips = []
+        self._kernel_level_marks = []
+        current = self.document.current
+        for mark in marks:
+            for key, x in mark.levels:
+                if key not in further_keys:
+                    continue
+                colour = LEVEL_COLOURS[key]
+                spots.append(
+                    {
+                        "pos": (x, mark.y),
+                        "size": 16 if mark.operation == current else 12,
+                        "pen": pg.mkPen(colour, width=1.5),
+                        "brush": pg.mkBrush(255, 255, 255, 230),
+                        "data": len(self._kernel_level_tips),
+                    }
+                )
+                self._kernel_level_marks.append((x, mark.y))
+                title = interface(key).name
+                first = mark.tip.split("\n", 1)[0]
+                self._kernel_level_tips.append(
+                    f"{first}\nat {title}: intensity {format_intensity(10 ** x)} "
+                    f"(the kernel's FLOP over the bytes ncu counted across {title})"
+                )
+        self.kernel_levels.setData(spots)
+
+    def _kernel_level_hovered(self, item: Any, points: Any, event: Any) -> None:
+        tips = [self._kernel_level_tips[int(p.data())] for p in list(points)[:3] if 0 <= int(p.data()) < len(self._kernel_level_tips)]
+        self.kernel_levels.setToolTip("\n\n".join(tips))
+
+    def _level_tip(self, row: int, point: LevelPoint) -> str:
+        entry = self.document.operations[row]
+        title = interface(point.key).name
+        return "\n".join(
+            [
+                f"{entry.name} at {title}",
+                f"intensity {format_intensity(point.intensity)} ({point.flop:,} FLOP over {point.bytes:,} B across {title})",
+                f"attainable {format_flop_rate(point.rate or 0.0)} (every roof applied)",
+            ]
+        )
+
+    def _level_hovered(self, item: Any, points: Any, event: Any) -> None:
+        tips = [self._level_tip(*self._level_tips[int(point.data())])
+                for point in list(points)[:3] if 0 <= int(point.data()) < len(self._level_tips)]
+        self.plot.getViewBox().setToolTip("\n\n".join(tips))
+
+    # ------------------------------------------------------------------ levels on and off
+    def _show_level_choices(self, levels: Sequence[RoofLevel]) -> None:
+        """A check box (and an enabled View-menu action) for every interface the device has a rate for."""
+        have = {level.key for level in levels}
+        memory = next((level.title for level in levels if level.key == BANDWIDTH), "HBM")
+        self.level_boxes[BANDWIDTH].setText(f"{LEVEL_MARKS[BANDWIDTH]} {memory}")  # 'DRAM' on a GDDR card or a CPU
+        if have == {level.key for level in self._levels} and len(levels) == len(self._levels):
+            self._levels = list(levels)
+            return
+        self._levels = list(levels)
+        for key in LEVEL_KEYS:
+            self.level_boxes[key].setVisible(key in have and len(have) > 1)
+            self.level_actions[key].setEnabled(key in have)
+
+    @property
+    def hidden_levels(self) -> tuple[str, ...]:
+        """Interface keys switched off, in registry order (the window keeps them in QSettings)."""
+        return tuple(key for key in LEVEL_KEYS if key in self._hidden_levels)
+
+    @property
+    def shown_levels(self) -> tuple[str, ...]:
+        """The interface keys drawn now: every level the device has a rate for that is not switched off."""
+        return tuple(level.key for level in self._levels if level.key not in self._hidden_levels)
+
+    def set_hidden_levels(self, keys: Sequence[str]) -> None:
+        """Switch these levels off and every other on (unknown keys, from an older settings file, are ignored)."""
+        hidden = {key for key in keys if key in LEVEL_KEYS}
+        for key in LEVEL_KEYS:
+            self._sync_level_controls(key, key not in hidden)
+        if hidden != self._hidden_levels:
+            self._hidden_levels = hidden
+            self.levels_changed.emit(list(self.hidden_levels))
+            self.mark_dirty()
+
+    def set_level_shown(self, key: str, shown: bool) -> None:
+        """Toggle one level: its roof and the operations' points at its intensity."""
+        if key not in LEVEL_KEYS:
+            raise ValueError(f"unknown roofline level {key!r}")
+        self._sync_level_controls(key, shown)
+        hidden = (self._hidden_levels - {key}) if shown else (self._hidden_levels | {key})
+        if hidden != self._hidden_levels:
+            self._hidden_levels = hidden
+            self.levels_changed.emit(list(self.hidden_levels))
+            self.mark_dirty()
+
+    def _sync_level_controls(self, key: str, shown: bool) -> None:
+        for control in (self.level_boxes[key], self.level_actions[key]):
+            if control.isChecked() != shown:
+                control.blockSignals(True)
+                control.setChecked(shown)
+                control.blockSignals(False)
