@@ -209,3 +209,94 @@ def test_labels_of_points_packed_along_a_roof_under_the_top_edge_get_leaders_tha
     assert all(p.box is not None for p in layout.placements)
     assert [t for t in leader_tangles(layout) if " crosses " in t] == []
 
+
+
+def test_the_bulk_geometry_agrees_with_the_one_at_a_time_geometry() -> None:
+    """The NumPy tables (segments × boxes, segments × segments, boxes' distance to a segment) say what the
+    plain-Python tests say of each pair, upright and flat segments and touching ends included."""
+    import numpy as np
+
+    from workbench.label_layout import _boxes_to_segment_distance, _segments_cross_boxes, _segments_cross_many
+
+    rng = random.Random(11)
+    segments = [tuple(rng.choice((10.0, 50.0, 90.0)) if rng.random() < 0.2 else rng.uniform(0, 100) for _ in range(4)) for _ in range(150)]
+    segments += [(50.0, 0.0, 50.0, 100.0), (0.0, 50.0, 100.0, 50.0), (10.0, 10.0, 90.0, 90.0)]
+    boxes = [(x, y, x + rng.uniform(0, 40), y + rng.uniform(0, 40)) for x, y in ((rng.uniform(0, 100), rng.uniform(0, 100)) for _ in range(120))]
+    boxes += [(10.0, 10.0, 50.0, 50.0), (40.0, 40.0, 60.0, 60.0)]
+    for inset in (0.5, -2.0):  # (at 0 the one-at-a-time test counts a segment along an edge; only distances use 0)
+        table = _segments_cross_boxes(np.array(segments), np.array(boxes), inset)
+        assert [[bool(v) for v in row] for row in table] == [[segment_crosses_box(s, b, inset) for b in boxes] for s in segments]
+    table = _segments_cross_many(np.array(segments), np.array(segments))
+    assert [[bool(v) for v in row] for row in table] == [[segments_cross(a, b) for b in segments] for a in segments]
+    for segment in segments[:30]:
+        assert np.allclose(_boxes_to_segment_distance(np.array(boxes), segment), [box_to_segment_distance(b, segment) for b in boxes])
+
+
+def test_places_weighed_in_bulk_tangle_as_each_weighed_alone() -> None:
+    """`tangles_many` (the layout weighs a point's places at once) counts what `tangles` counts for each place."""
+    import numpy as np
+
+    from workbench.label_layout import Placement, _leaders_to, _Room
+
+    roofs, marks, _, labels = roofline(12, 3, 19.0)
+    layout = layout_labels(W, H, roofs, marks, (), labels)
+    room = _Room(W, H, roofs, marks)
+    for placement in layout.placements[:8]:
+        room.take(placement.box)
+        if placement.leader_to is not None:
+            room.add_leader((*placement.leader_to, *nearest_on_box_of(placement)))
+    rng = random.Random(4)
+    for label in labels[8:]:
+        boxes = np.array([(x, y, x + label.width, y + label.height) for x, y in ((rng.uniform(0, W), rng.uniform(0, H)) for _ in range(60))])
+        with_leader = np.array([rng.random() < 0.8 for _ in range(len(boxes))])
+        bulk = room.tangles_many(boxes, _leaders_to(boxes, label.x, label.y), with_leader, label.x, label.y)
+        alone = [
+            room.tangles(Placement(label.key, tuple(box), (label.x, label.y) if drawn else None))
+            for box, drawn in zip(boxes.tolist(), with_leader)
+        ]
+        assert list(bulk) == alone
+        assert sum(alone) > 0
+
+
+def nearest_on_box_of(placement):  # type: ignore[no-untyped-def]
+    from workbench.label_layout import leader_segment
+
+    segment = leader_segment(placement)
+    return segment[2], segment[3]
+
+
+def test_a_leader_through_or_grazing_a_roof_label_tangles_and_one_clear_of_it_does_not() -> None:
+    """A roof label is a label: a point label's leader running through it, or passing within LEADER_AIR of its
+    end (read as pointing at it), costs a tangle; two pixels further off it does not."""
+    from workbench.label_layout import LEADER_AIR, Placement, _Room
+
+    room = _Room(W, H, [], [])
+    room.take((300.0, 100.0, 500.0, 120.0))  # "FP64 TC / FP32 67 TFLOP/s"
+    through = Placement("op", (280.0, 40.0, 360.0, 54.0), (400.0, 300.0))
+    grazing = Placement("op", (220.0, 40.0, 299.0, 54.0), (299.0, 300.0))  # an upright leader 1 px left of its end
+    clear = Placement("op", (216.0, 40.0, 296.0, 54.0), (296.0, 300.0))  # 4 px left of it
+    assert LEADER_AIR < 4.0
+    assert room.tangles(through) == 1
+    assert not segment_crosses_box((299.0, 300.0, 299.0, 54.0), (300.0, 100.0, 500.0, 120.0))  # not through it
+    assert room.tangles(grazing) == 1
+    assert room.tangles(clear) == 0
+    layout = LabelLayout_of([Placement("roof 3", (300.0, 100.0, 500.0, 120.0)), through])
+    assert leader_tangles(layout) == ["'op''s leader runs through 'roof 3'"]
+
+
+def LabelLayout_of(placements):  # type: ignore[no-untyped-def]
+    from workbench.label_layout import LabelLayout
+
+    return LabelLayout(list(placements))
+
+
+def test_leader_tangles_names_the_roofs_a_leader_crosses_but_not_the_roof_its_point_sits_on() -> None:
+    from workbench.label_layout import Placement
+
+    roofs = [(0.0, 100.0, 800.0, 100.0), (0.0, 200.0, 800.0, 200.0)]
+    on_its_roof = Placement("op", (380.0, 150.0, 460.0, 164.0), (400.0, 100.0 + 1e-9))  # starts on roof 0
+    assert leader_tangles(LabelLayout_of([on_its_roof]), roofs) == []
+    across = Placement("op", (380.0, 250.0, 460.0, 264.0), (400.0, 100.0))
+    assert leader_tangles(LabelLayout_of([across]), roofs) == ["'op''s leader crosses roof 1"]
+    marks = [(395.0, 180.0, 405.0, 190.0), (395.0, 95.0, 405.0, 105.0)]  # another point's mark, then its own
+    assert leader_tangles(LabelLayout_of([across]), roofs, marks) == ["'op''s leader crosses roof 1", "'op''s leader runs through mark 0"]

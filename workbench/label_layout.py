@@ -69,6 +69,16 @@ ANYWHERE_CHOICES = 48  # free places anywhere in the view (nearest first) weighe
 # Weighing leaders costs several times the plain search when many labels crowd (20 packed labels: about 6×, some
 # 100 ms, on every edit that moves a point); beyond this many operation labels they take the first free place.
 UNTANGLED_LABELS = 12
+CROSSING_WEIGHT = 3  # two leaders crossing count as this many tangles: which label is whose must read at a glance
+# A leader crossing a roof (away from its point) counts as this many tangles. Measured on the recorded window
+# layouts (benchmarks/label_layout_inputs.json): every weight from 0.01 to 1 removed no roof crossing there (the
+# places within reach all lie beyond the same packed compute roofs, the bands between them taken by roof labels)
+# and traded them for leaders through labels, or (from 0.5) two crossing leaders at presentation size. So roofs
+# crossed are reported (`leader_tangles`, the tests bound them) but not weighed.
+ROOF_WEIGHT = 0.0
+LEADER_REACH = 0.25  # of the view's diagonal: how far a label goes from its point to spare its leader a tangle
+LEADER_AIR = PADDING  # a leader passing this close to a label runs through it (grazing one reads as pointing at it)
+LEADER_START = 4.0  # pixels of a leader at its point where crossing a roof does not count (a point drawn on its roof)
 
 
 @dataclass(frozen=True)
@@ -250,35 +260,91 @@ class _Room:
         self.taken: list[Box] = []
         self.columns = int(width // CELL) + 1
         self.rows = int(height // CELL) + 1
-        self.cells: list[list[tuple[int, int]]] = [[] for _ in range(self.columns * self.rows)]  # (kind, index)
-        for index, mark in enumerate(self.marks):
-            self._add_box(0, index, mark)
-        for index, roof in enumerate(self.roofs):
-            self._add_segment(index, roof)
+        self._cells: list[list[tuple[int, int]]] | None = None  # (kind, index) per cell, built when first asked
         self._boxes_array: np.ndarray | None = None  # marks and taken labels as rows, for the bulk search
+        self._roofs_array = np.array(self.roofs, dtype=float).reshape(-1, 4)
+        self._marks_array = np.array(self.marks, dtype=float).reshape(-1, 4)
+        self._taken_array: np.ndarray | None = None
         self.leaders: list[Segment] = []  # the leader lines drawn so far: no label goes over one
+        self._leaders_array: np.ndarray | None = None
+
+    @property
+    def cells(self) -> list[list[tuple[int, int]]]:
+        """The grid index, built on the first one-place check (the bulk checks need none; a layout that only
+        weighs places in bulk never builds it)."""
+        if self._cells is None:
+            self._cells = [[] for _ in range(self.columns * self.rows)]
+            for index, mark in enumerate(self.marks):
+                self._add_box(0, index, mark)
+            for index, roof in enumerate(self.roofs):
+                self._add_segment(index, roof)
+            for index, box in enumerate(self.taken):
+                self._add_box(1, index, box)
+        return self._cells
 
     def add_leader(self, leader: Segment) -> None:
         self.leaders.append(leader)
+        self._leaders_array = None
 
-    def tangles(self, placement: Placement) -> int:
-        """How often a placement would tangle: leaders drawn so far through its box, and its own leader crossing
-        one of them or running through a label or another point (each tested exactly only where the bounding
-        boxes meet: a layout asks this of many places)."""
+    def tangles_many(self, boxes: np.ndarray, leaders: np.ndarray, with_leader: np.ndarray, x: float, y: float) -> np.ndarray:
+        """`tangles` for many places of the label of the point (x, y) at once (rows of `boxes`, their leaders
+        in `leaders`, drawn where `with_leader`), plus, for each leader, every roof it crosses (away from its
+        point) and a label it passes within `LEADER_AIR` of: each costs as much as a crossing of two leaders."""
+        if self._leaders_array is None:
+            self._leaders_array = np.array(self.leaders, dtype=float).reshape(-1, 4)
+        if self._taken_array is None:
+            self._taken_array = np.array(self.taken, dtype=float).reshape(-1, 4)
+        count = _segments_cross_boxes(self._leaders_array, boxes, -LEADER_AIR).sum(axis=0).astype(float)
+        drawn = np.flatnonzero(with_leader)
+        if len(drawn):
+            own = leaders[drawn]
+            extra = CROSSING_WEIGHT * _segments_cross_many(own, self._leaders_array).sum(axis=1)
+            if ROOF_WEIGHT:
+                extra = extra + ROOF_WEIGHT * _segments_cross_many(own, self._roofs_array, LEADER_START).sum(axis=1)
+            extra += _segments_cross_boxes(own, self._taken_array, -LEADER_AIR).sum(axis=1)
+            marks = self._marks_array
+            if len(marks):
+                others = ~((marks[:, 0] <= x) & (x <= marks[:, 2]) & (marks[:, 1] <= y) & (y <= marks[:, 3]))  # not its own point's
+                extra += _segments_cross_boxes(own, marks[others]).sum(axis=1)
+            count[drawn] += extra
+        return count
+
+    def free_many(self, boxes: np.ndarray, own_roof: Segment | None = None, on_roof: np.ndarray | None = None) -> np.ndarray:
+        """`free` for many boxes at once; those marked in `on_roof` are written on `own_roof`."""
+        if self._boxes_array is None:
+            rows = [(*m, 0.0) for m in self.marks] + [(*t, PADDING) for t in self.taken]
+            self._boxes_array = np.array(rows, dtype=float).reshape(-1, 5)
+        return self._free_many(boxes, self._boxes_array, own_roof, on_roof)
+
+    def tangles(self, placement: Placement) -> float:
+        """How often a placement would tangle: leaders drawn so far through its box (or within `LEADER_AIR` of
+        it), and its own leader crossing one of them, crossing a roof (away from its point) or running through
+        (or within `LEADER_AIR` of) a label or another point. One place, weighed in plain Python (each test
+        exact only where the bounding boxes meet); `tangles_many` weighs many at once by the same rule."""
         box = placement.box
         assert box is not None
-        count = sum(1 for other in self.leaders if _near(other, box) and segment_crosses_box(other, box))
+        air = (box[0] - LEADER_AIR, box[1] - LEADER_AIR, box[2] + LEADER_AIR, box[3] + LEADER_AIR)
+        count = sum(1 for other in self.leaders if _near(other, air) and segment_crosses_box(other, box, -LEADER_AIR))
         leader = leader_segment(placement)
         if leader is None:
             return count
         span = _span(leader)
         x, y = leader[0], leader[1]
-        count += sum(1 for other in self.leaders if _near(other, span) and segments_cross(leader, other))
-        for other_box in (*self.marks, *self.taken):
+        count += CROSSING_WEIGHT * sum(1 for other in self.leaders if _near(other, span) and segments_cross(leader, other))
+        if ROOF_WEIGHT:
+            count += ROOF_WEIGHT * sum(1 for roof in self.roofs if _crosses_away_from_start(leader, roof))
+        for other_box, inset in ((m, 0.5) for m in self.marks):
             if (
                 other_box[0] < span[2] and span[0] < other_box[2] and other_box[1] < span[3] and span[1] < other_box[3]
                 and not (other_box[0] <= x <= other_box[2] and other_box[1] <= y <= other_box[3])  # its own point's mark
-                and segment_crosses_box(leader, other_box)
+                and segment_crosses_box(leader, other_box, inset)
+            ):
+                count += 1
+        for other_box in self.taken:
+            if (
+                other_box[0] - LEADER_AIR < span[2] and span[0] < other_box[2] + LEADER_AIR
+                and other_box[1] - LEADER_AIR < span[3] and span[1] < other_box[3] + LEADER_AIR
+                and segment_crosses_box(leader, other_box, -LEADER_AIR)
             ):
                 count += 1
         return count
@@ -289,7 +355,7 @@ class _Room:
         if self._boxes_array is None:
             rows = [(*m, 0.0) for m in self.marks] + [(*t, PADDING) for t in self.taken]
             self._boxes_array = np.array(rows, dtype=float).reshape(-1, 5)
-        start, batch = 0, 64
+        start, batch = 0, 256
         while start < len(order) and count > 0:
             chosen = order[start : start + batch]
             for row in chosen[self._free_many(boxes[chosen], self._boxes_array)][:count]:
@@ -311,7 +377,7 @@ class _Room:
         for row in range(r0, r1 + 1):
             base = row * self.columns
             for column in range(c0, c1 + 1):
-                self.cells[base + column].append((kind, index))
+                self._cells[base + column].append((kind, index))  # type: ignore[index]
 
     def _add_segment(self, index: int, segment: Segment) -> None:
         """Every cell the segment passes through (a band of rows at a time: a roof spans many cells)."""
@@ -335,12 +401,14 @@ class _Room:
             c1 = min(max(int(high // CELL) + 1, 0), self.columns - 1)
             base = row * self.columns
             for column in range(c0, c1 + 1):
-                self.cells[base + column].append((2, index))
+                self._cells[base + column].append((2, index))  # type: ignore[index]
 
     def take(self, box: Box) -> None:
         self.taken.append(box)
-        self._add_box(1, len(self.taken) - 1, box)
+        if self._cells is not None:
+            self._add_box(1, len(self.taken) - 1, box)
         self._boxes_array = None
+        self._taken_array = None
 
     # --- one place
     def free(self, box: Box, own_roof: Segment | None = None) -> bool:
@@ -372,20 +440,45 @@ class _Room:
         return True
 
     # --- many places at once
-    def _free_many(self, boxes: np.ndarray, obstacles: np.ndarray) -> np.ndarray:
+    def _free_many(
+        self, boxes: np.ndarray, obstacles: np.ndarray, own_roof: Segment | None = None, on_roof: np.ndarray | None = None
+    ) -> np.ndarray:
         left, top, right, bottom = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
-        free = (left >= 1.0) & (top >= 1.0) & (right <= self.width - 1.0) & (bottom <= self.height - 1.0)
-        if len(obstacles):
-            pad = obstacles[None, :, 4]
-            hit = (
-                (left[:, None] - pad < obstacles[None, :, 2])
-                & (obstacles[None, :, 0] < right[:, None] + pad)
-                & (top[:, None] - pad < obstacles[None, :, 3])
-                & (obstacles[None, :, 1] < bottom[:, None] + pad)
+        rows = np.flatnonzero((left >= 1.0) & (top >= 1.0) & (right <= self.width - 1.0) & (bottom <= self.height - 1.0))
+        # Each test only on the boxes still free, against what lies near them (within the boxes' bounding box):
+        # the boxes of one search are the places nearest one point, most obstacles and roofs are far from them.
+        if len(rows) and len(obstacles):
+            b = boxes[rows]
+            pad = obstacles[:, 4]
+            near = (
+                (obstacles[:, 0] < b[:, 2].max() + pad) & (b[:, 0].min() - pad < obstacles[:, 2])
+                & (obstacles[:, 1] < b[:, 3].max() + pad) & (b[:, 1].min() - pad < obstacles[:, 3])
             )
-            free &= ~hit.any(axis=1)
-        for roof in self.roofs:
-            free &= ~_segment_crosses_boxes(roof, boxes)
+            if near.any():
+                o = obstacles[near]
+                pad = o[None, :, 4]
+                hit = (
+                    (b[:, 0:1] - pad < o[None, :, 2]) & (o[None, :, 0] < b[:, 2:3] + pad)
+                    & (b[:, 1:2] - pad < o[None, :, 3]) & (o[None, :, 1] < b[:, 3:4] + pad)
+                )
+                rows = rows[~hit.any(axis=1)]
+        if len(rows) and self.roofs:
+            b = boxes[rows]
+            r = self._roofs_array
+            near = (
+                (np.minimum(r[:, 0], r[:, 2]) < b[:, 2].max()) & (b[:, 0].min() < np.maximum(r[:, 0], r[:, 2]))
+                & (np.minimum(r[:, 1], r[:, 3]) < b[:, 3].max()) & (b[:, 1].min() < np.maximum(r[:, 1], r[:, 3]))
+            )
+            indices = np.flatnonzero(near)
+            if len(indices):
+                crossed = _segments_cross_boxes(r[indices], b)  # roofs near × boxes
+                if own_roof is not None and on_roof is not None:
+                    for row, index in enumerate(indices):
+                        if _collinear(own_roof, self.roofs[int(index)]):
+                            crossed[row] &= ~on_roof[rows]  # a label written on its roof
+                rows = rows[~crossed.any(axis=0)]
+        free = np.zeros(len(boxes), dtype=bool)
+        free[rows] = True
         return free
 
 
@@ -410,6 +503,51 @@ def _segment_crosses_boxes(segment: Segment, boxes: np.ndarray, inset: float = 0
     return possible & (t0 < t1)
 
 
+def _segments_cross_boxes(segments: np.ndarray, boxes: np.ndarray, inset: float | np.ndarray = 0.5) -> np.ndarray:
+    """`segment_crosses_box` for every segment (rows of x0, y0, x1, y1) against every box: a segments × boxes
+    table (a negative `inset` widens the boxes: a line passing that close counts as through; one inset per box
+    may be given). The slab method: the part of each segment within the box's columns and within its rows."""
+    if len(segments) == 0 or len(boxes) == 0:
+        return np.zeros((len(segments), len(boxes)), dtype=bool)
+    left, top = boxes[:, 0] + inset, boxes[:, 1] + inset
+    right, bottom = boxes[:, 2] - inset, boxes[:, 3] - inset
+    x0, y0 = segments[:, 0:1], segments[:, 1:2]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ix = 1.0 / (segments[:, 2:3] - x0)  # ±inf for an upright segment: its slab is all or nothing
+        iy = 1.0 / (segments[:, 3:4] - y0)
+        ax, bx = (left - x0) * ix, (right - x0) * ix
+        ay, by = (top - y0) * iy, (bottom - y0) * iy
+        t0 = np.fmax(np.fmax(np.fmin(ax, bx), np.fmin(ay, by)), 0.0)
+        t1 = np.fmin(np.fmin(np.fmax(ax, bx), np.fmax(ay, by)), 1.0)
+    return (t0 < t1) & (left < right) & (top < bottom)
+
+
+def _segments_cross_many(a: np.ndarray, b: np.ndarray, skip_start: float = 0.0) -> np.ndarray:
+    """`segments_cross` for every segment of `a` against every one of `b` (an a × b table); a crossing within
+    `skip_start` pixels of an `a` segment's start does not count (a point drawn on a roof: its leader starts
+    on the roof, which float noise may put a hair to either side)."""
+    if len(a) == 0 or len(b) == 0:
+        return np.zeros((len(a), len(b)), dtype=bool)
+    ax0, ay0, ax1, ay1 = (a[:, k : k + 1] for k in range(4))
+    bx0, by0, bx1, by1 = (b[None, :, k] for k in range(4))
+
+    def side(x0, y0, x1, y1, x, y):  # type: ignore[no-untyped-def]
+        return (x1 - x0) * (y - y0) - (y1 - y0) * (x - x0)
+
+    d1 = side(ax0, ay0, ax1, ay1, bx0, by0)
+    d2 = side(ax0, ay0, ax1, ay1, bx1, by1)
+    d3 = side(bx0, by0, bx1, by1, ax0, ay0)
+    d4 = side(bx0, by0, bx1, by1, ax1, ay1)
+    cross = (d1 * d2 < 0) & (d3 * d4 < 0)
+    if skip_start > 0.0:
+        # where along `a` the crossing lies: d3 / (d3 - d4) of its length
+        length = np.hypot(ax1 - ax0, ay1 - ay0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            along = np.where(cross, d3 / np.where(cross, d3 - d4, 1.0), 1.0) * length
+        cross &= along > skip_start
+    return cross
+
+
 # ---------------------------------------------------------------- places to try
 
 Candidate = tuple[Box, "tuple[float, float] | None", "Segment | None"]  # box, leader to, roof written on
@@ -424,7 +562,7 @@ def _along_roof(label: RoofLabel, width: float, height: float) -> Iterator[tuple
         near, far = _roof_places(label, w, width, height)
         yield from ((place, w != label.width) for place in near)
         stepped += [(place, w != label.width) for place in far]
-    yield from stepped
+    yield from _within_reach(label, stepped)  # only reached when no place beside or on the roof is free
 
 
 def _roof_places(label: RoofLabel, w: float, width: float, height: float) -> tuple[list[Candidate], list[Candidate]]:
@@ -473,7 +611,32 @@ def _roof_places(label: RoofLabel, w: float, width: float, height: float) -> tup
             for k in range(1, ROOF_REACH_LINES + 1):
                 far.append(((above[0] - k * h, above[1] - k * h, above[2] - k * h, above[3] - k * h), (px, py), None))
                 far.append(((below[0] + k * h, below[1] + k * h, below[2] + k * h, below[3] + k * h), (px, py), None))
-    return near + on, [(box, to, roof) for box, to, roof in far if box_to_segment_distance(box, label.roof) <= reach]
+    return near + on, far  # the stepped places still to be cut to those within `roof_reach` (see `_within_reach`)
+
+
+def _within_reach(label: RoofLabel, places: list[tuple[Candidate, bool]]) -> list[tuple[Candidate, bool]]:
+    if not places:
+        return []
+    boxes = np.array([place[0] for place, _ in places], dtype=float)
+    near = _boxes_to_segment_distance(boxes, label.roof) <= roof_reach(label.height)
+    return [entry for entry, keep in zip(places, near) if keep]
+
+
+def _boxes_to_segment_distance(boxes: np.ndarray, segment: Segment) -> np.ndarray:
+    """`box_to_segment_distance` for many boxes at once."""
+    x0, y0, x1, y1 = segment
+    dx, dy = x1 - x0, y1 - y0
+    length2 = dx * dx + dy * dy
+    best = np.full(len(boxes), np.inf)
+    for cx, cy in ((boxes[:, 0], boxes[:, 1]), (boxes[:, 2], boxes[:, 1]), (boxes[:, 2], boxes[:, 3]), (boxes[:, 0], boxes[:, 3])):
+        t = np.zeros(len(boxes)) if length2 == 0 else np.clip(((cx - x0) * dx + (cy - y0) * dy) / length2, 0.0, 1.0)
+        best = np.minimum(best, np.hypot(x0 + t * dx - cx, y0 + t * dy - cy))
+    for x, y in ((x0, y0), (x1, y1)):
+        nx = np.minimum(np.maximum(x, boxes[:, 0]), boxes[:, 2])
+        ny = np.minimum(np.maximum(y, boxes[:, 1]), boxes[:, 3])
+        best = np.minimum(best, np.hypot(nx - x, ny - y))
+    crossed = _segments_cross_boxes(np.array([segment], dtype=float), boxes, 0.0)[0]
+    return np.where(crossed, 0.0, best)
 
 
 def _around_point(label: PointLabel) -> Iterator[Candidate]:
@@ -496,8 +659,8 @@ def _around_point(label: PointLabel) -> Iterator[Candidate]:
             yield box, leader, None
 
 
-def _anywhere(room: _Room, label: PointLabel, reach: float | None = None) -> Iterator[Placement]:
-    """The `ANYWHERE_CHOICES` free places nearest the point on a grid of half a line over the view (only those
+def _anywhere_boxes(room: _Room, label: PointLabel, reach: float | None = None, count: int = ANYWHERE_CHOICES) -> np.ndarray:
+    """The `count` free places nearest the point on a grid of half a line over the view (only those
     whose nearest edge is within `reach` of the point, when given), nearest first, each with a leader to it."""
     w, h, cx, cy = label.width, label.height, label.x, label.y
     step = max(h / 2, 4.0)
@@ -510,7 +673,7 @@ def _anywhere(room: _Room, label: PointLabel, reach: float | None = None) -> Ite
         columns = min(columns, int((cx + reach - 1.0) // step) + 2) - first_column
         rows = min(rows, int((cy + reach - 1.0) // step) + 2) - first_row
         if columns <= 0 or rows <= 0:
-            return
+            return np.zeros((0, 4))
     lefts = np.repeat(1.0 + (first_column + np.arange(columns)) * step, rows)  # column by column
     tops = np.tile(1.0 + (first_row + np.arange(rows)) * step, columns)
     boxes = np.column_stack((lefts, tops, lefts + w, tops + h))
@@ -520,8 +683,13 @@ def _anywhere(room: _Room, label: PointLabel, reach: float | None = None) -> Ite
     order = np.argsort(distance, kind="stable")
     if reach is not None:
         order = order[distance[order] < reach * reach]
-    for row in room.free_places(boxes, order, ANYWHERE_CHOICES):
-        yield Placement(label.key, (float(boxes[row, 0]), float(boxes[row, 1]), float(boxes[row, 2]), float(boxes[row, 3])), (cx, cy))
+    return boxes[list(room.free_places(boxes, order, count))].reshape(-1, 4)
+
+
+def _anywhere(room: _Room, label: PointLabel, reach: float | None = None, count: int = ANYWHERE_CHOICES) -> Iterator[Placement]:
+    """The `count` free places nearest the point (see `_anywhere_boxes`), each with a leader to it."""
+    for box in _anywhere_boxes(room, label, reach, count):
+        yield Placement(label.key, (float(box[0]), float(box[1]), float(box[2]), float(box[3])), (label.x, label.y))
 
 
 # ---------------------------------------------------------------- laying out
@@ -570,13 +738,11 @@ def _lay_out(
     room = _Room(width, height, roofs, marks)
     result = LabelLayout()
     for roof_label in roof_labels:
-        placement = Placement(roof_label.key, None)
-        for (box, leader, on_roof), short in _along_roof(roof_label, width, height):
-            if room.free(box, on_roof):
-                room.take(box)
-                placement = Placement(roof_label.key, box, leader, on_roof, short)
-                break
+        placement = _place_roof_label(room, roof_label)
         result.placements.append(placement)
+        leader = leader_segment(placement)
+        if leader is not None:
+            room.add_leader(leader)
     untangle = len(point_labels) <= UNTANGLED_LABELS
     for point_label in point_labels:
         if not (0 <= point_label.x <= width and 0 <= point_label.y <= height):
@@ -588,14 +754,19 @@ def _lay_out(
             if leader is not None:
                 room.add_leader(leader)
         else:
-            placement = _place(room, point_label.key, _around_point(point_label))
-            if placement.box is None:
-                placement = next(_anywhere(room, point_label), Placement(point_label.key, None))
+            placement = _place_first_free(room, point_label.key, list(_around_point(point_label)))
+            if placement.box is None:  # the nearest free place: looked for near the point first (a small window
+                # of the grid: the nearest there is the nearest anywhere), then in the whole view
+                near = LEADER_REACH * math.hypot(width, height)
+                placement = next(_anywhere(room, point_label, near, 1), None) or next(
+                    _anywhere(room, point_label, None, 1), Placement(point_label.key, None)
+                )
                 if placement.box is not None:
                     room.take(placement.box)
         result.placements.append(placement)
     if untangle:
         _place_again(width, height, roofs, marks, result.placements, len(roof_labels), point_labels)
+        _swap_crossed(width, height, roofs, marks, result.placements, len(roof_labels))
     return result
 
 
@@ -637,6 +808,68 @@ def _place_again(
             return
 
 
+def _room_without(
+    width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box], placements: list[Placement], left_out: set[int]
+) -> _Room:
+    """A room with every placement taken (and its leader drawn) but those at the indices `left_out`."""
+    room = _Room(width, height, roofs, marks)
+    for index, placement in enumerate(placements):
+        if index not in left_out and placement.box is not None:
+            room.take(placement.box)
+            leader = leader_segment(placement)
+            if leader is not None:
+                room.add_leader(leader)
+    return room
+
+
+def _swap_crossed(
+    width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box], placements: list[Placement], first: int
+) -> None:
+    """Two leaders that still cross: the two labels trade places (each centred where the other was), when both
+    places are free for them and the pair tangles less so. Swapping the ends of two crossing lines uncrosses
+    them; placed one by one, neither label could see that trade. Placements from `first` on are point labels."""
+    for _ in range(len(placements)):
+        swapped = False
+        for a in range(first, len(placements)):
+            for b in range(a + 1, len(placements)):
+                pa, pb = placements[a], placements[b]
+                la, lb = leader_segment(pa), leader_segment(pb)
+                if la is None or lb is None or not segments_cross(la, lb):
+                    continue
+                assert pa.box is not None and pb.box is not None
+                room = _room_without(width, height, roofs, marks, placements, {a, b})
+                before = room.tangles(pa)
+                room.take(pa.box)
+                room.add_leader(la)
+                before += room.tangles(pb)
+                room = _room_without(width, height, roofs, marks, placements, {a, b})
+                new_a = Placement(pa.key, _centred(pa.box, pb.box), pa.leader_to)
+                new_b = Placement(pb.key, _centred(pb.box, pa.box), pb.leader_to)
+                assert new_a.box is not None and new_b.box is not None
+                if not room.free(new_a.box):
+                    continue
+                after = room.tangles(new_a)
+                room.take(new_a.box)
+                leader = leader_segment(new_a)
+                assert leader is not None
+                room.add_leader(leader)
+                if not room.free(new_b.box):
+                    continue
+                after += room.tangles(new_b)
+                if after < before:
+                    placements[a], placements[b] = new_a, new_b
+                    swapped = True
+        if not swapped:
+            return
+
+
+def _centred(box: Box, at: Box) -> Box:
+    """`box` moved to be centred where `at` is."""
+    cx, cy = (at[0] + at[2]) / 2, (at[1] + at[3]) / 2
+    w, h = box[2] - box[0], box[3] - box[1]
+    return (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+
+
 def leader_segment(placement: Placement) -> Segment | None:
     """The leader line a placement draws: from its point to the nearest point of its box (None without one)."""
     if placement.box is None or placement.leader_to is None:
@@ -672,12 +905,48 @@ def segments_cross(a: Segment, b: Segment) -> bool:
     return d1 * d2 < 0 and d3 * d4 < 0
 
 
-def _place(room: _Room, key: str, places: Iterable[Candidate]) -> Placement:
-    for box, leader, on_roof in places:
-        if room.free(box, on_roof):
+def _crosses_away_from_start(leader: Segment, roof: Segment) -> bool:
+    """True when the leader properly crosses the roof further than `LEADER_START` pixels from its point."""
+    if not segments_cross(leader, roof):
+        return False
+    x0, y0, x1, y1 = roof
+    d3 = (x1 - x0) * (leader[1] - y0) - (y1 - y0) * (leader[0] - x0)
+    d4 = (x1 - x0) * (leader[3] - y0) - (y1 - y0) * (leader[2] - x0)
+    return d3 / (d3 - d4) * math.hypot(leader[2] - leader[0], leader[3] - leader[1]) > LEADER_START
+
+
+def _place_roof_label(room: _Room, label: RoofLabel) -> Placement:
+    """The first free place of `_along_roof`'s, its places beside and on the roof tested in one bulk check, the
+    stepped ones (found and cut to reach only when none of those is free) in another."""
+    widths = [label.width] + ([label.short_width] if label.short_width is not None and label.short_width < label.width else [])
+    near: list[tuple[Candidate, bool]] = []
+    stepped: list[tuple[Candidate, bool]] = []
+    for w in widths:
+        beside, far = _roof_places(label, w, room.width, room.height)
+        near += [(place, w != label.width) for place in beside]
+        stepped += [(place, w != label.width) for place in far]
+    for group in (near, None):
+        places = group if group is not None else _within_reach(label, stepped)
+        if not places:
+            continue
+        boxes = np.array([place[0] for place, _ in places], dtype=float)
+        on = np.array([place[2] is not None for place, _ in places])
+        free = np.flatnonzero(room.free_many(boxes, label.roof, on))
+        if len(free):
+            (box, leader, on_roof), short = places[int(free[0])]
             room.take(box)
-            return Placement(key, box, leader, on_roof)
-    return Placement(key, None)
+            return Placement(label.key, box, leader, on_roof, short)
+    return Placement(label.key, None)
+
+
+def _place_first_free(room: _Room, key: str, places: list[Candidate]) -> Placement:
+    """The first free place of `places` (checked in one bulk test), taken."""
+    free = np.flatnonzero(room.free_many(np.array([box for box, _, _ in places], dtype=float)))
+    if not len(free):
+        return Placement(key, None)
+    box, leader, on_roof = places[int(free[0])]
+    room.take(box)
+    return Placement(key, box, leader, on_roof)
 
 
 def _leader_length(placement: Placement) -> float:
@@ -685,37 +954,61 @@ def _leader_length(placement: Placement) -> float:
     return 0.0 if leader is None else math.hypot(leader[2] - leader[0], leader[3] - leader[1])
 
 
+def _leaders_to(boxes: np.ndarray, x: float, y: float) -> np.ndarray:
+    """The leader from (x, y) to the nearest point of each box (rows of x0, y0, x1, y1)."""
+    nx = np.minimum(np.maximum(x, boxes[:, 0]), boxes[:, 2])
+    ny = np.minimum(np.maximum(y, boxes[:, 1]), boxes[:, 3])
+    return np.column_stack((np.full(len(boxes), x), np.full(len(boxes), y), nx, ny))
+
+
 def _place_point_label(room: _Room, label: PointLabel) -> Placement:
     """The nearest free place around the point that tangles nothing; failing that, of the free places around the
-    point and the nearest ones anywhere, the one with the least leader length plus `TANGLE_COST` per tangle (a
-    place whose leader alone is longer than the best cost so far is not weighed further)."""
-    best: tuple[float, Placement] | None = None
-    for box, leader, _ in _around_point(label):
-        if not room.free(box):
-            continue
-        placement = Placement(label.key, box, leader)
-        length = _leader_length(placement)
-        if best is not None and length >= best[0]:
-            continue
-        tangles = room.tangles(placement)
-        if tangles == 0:
-            room.take(box)
-            return placement
-        if best is None or length + TANGLE_COST * tangles < best[0]:
-            best = (length + TANGLE_COST * tangles, placement)
-    for placement in _anywhere(room, label, None if best is None else best[0]):  # nearest first: once a leader
-        # alone costs more than the best so far, none further off is better
-        length = _leader_length(placement)
-        if best is not None and length >= best[0]:
-            break
-        cost = length + TANGLE_COST * room.tangles(placement)
-        if best is None or cost < best[0]:
-            best = (cost, placement)
-    if best is None:
+    point and the nearest ones anywhere, the one with the least leader length plus `TANGLE_COST` per tangle.
+
+    In bulk: the places around the point are checked and weighed all at once, in the order `_around_point`
+    gives them; the first that tangles nothing and whose leader is shorter than the cost of every free place
+    before it wins (as if weighed one by one). Else the free places anywhere within that best cost of the point
+    are weighed at once, and the cheapest of all (the earliest on a tie) wins."""
+    cx, cy = label.x, label.y
+    candidates = list(_around_point(label))
+    boxes = np.array([box for box, _, _ in candidates], dtype=float)
+    free = np.flatnonzero(room.free_many(boxes))
+    best_cost, best_box, best_leader = math.inf, None, False
+    if len(free):
+        boxes = boxes[free]
+        with_leader = np.array([candidates[int(index)][1] is not None for index in free])
+        leaders = _leaders_to(boxes, cx, cy)
+        lengths = np.where(with_leader, np.hypot(leaders[:, 2] - cx, leaders[:, 3] - cy), 0.0)
+        tangles = room.tangles_many(boxes, leaders, with_leader, cx, cy)
+        costs = lengths + TANGLE_COST * tangles
+        before = np.minimum.accumulate(np.concatenate(([math.inf], costs[:-1])))
+        clean = np.flatnonzero((tangles == 0) & (lengths < before))
+        chosen = int(clean[0]) if len(clean) else int(np.argmin(costs))
+        best_cost, best_box, best_leader = float(costs[chosen]), boxes[chosen], bool(with_leader[chosen])
+        if len(clean):
+            return _take(room, label, best_box, best_leader)
+    # Anywhere within the best cost so far, and within `LEADER_REACH` of the view's diagonal: a label further off
+    # than that reads as nobody's, tangled or not (only a label with no place nearer goes further).
+    reach = LEADER_REACH * math.hypot(room.width, room.height)
+    anywhere = _anywhere_boxes(room, label, min(best_cost, reach))
+    if best_box is None and not len(anywhere):
+        anywhere = _anywhere_boxes(room, label)
+    if len(anywhere):
+        leaders = _leaders_to(anywhere, cx, cy)
+        lengths = np.hypot(leaders[:, 2] - cx, leaders[:, 3] - cy)
+        costs = lengths + TANGLE_COST * room.tangles_many(anywhere, leaders, np.ones(len(anywhere), dtype=bool), cx, cy)
+        chosen = int(np.argmin(costs))
+        if costs[chosen] < best_cost:
+            best_box, best_leader = anywhere[chosen], True
+    if best_box is None:
         return Placement(label.key, None)
-    assert best[1].box is not None
-    room.take(best[1].box)
-    return best[1]
+    return _take(room, label, best_box, best_leader)
+
+
+def _take(room: _Room, label: PointLabel, box: np.ndarray, with_leader: bool) -> Placement:
+    placed = (float(box[0]), float(box[1]), float(box[2]), float(box[3]))
+    room.take(placed)
+    return Placement(label.key, placed, (label.x, label.y) if with_leader else None)
 
 
 # ---------------------------------------------------------------- checking
@@ -757,8 +1050,10 @@ def layout_faults(
     return faults
 
 
-def leader_tangles(layout: LabelLayout) -> list[str]:
-    """Every crossing of two leader lines, and every leader that runs through another label, one line each."""
+def leader_tangles(layout: LabelLayout, roofs: Sequence[Segment] = (), marks: Sequence[Box] = ()) -> list[str]:
+    """Every crossing of two leader lines, every leader that runs through (or within `LEADER_AIR` of) another
+    label, and, given the roofs and marks, every roof a leader crosses away from its point and every other
+    point's mark it runs through; one line each."""
     tangles = []
     placed = [p for p in layout.placements if p.box is not None]
     for index, placement in enumerate(placed):
@@ -769,11 +1064,17 @@ def leader_tangles(layout: LabelLayout) -> list[str]:
             if other is placement:
                 continue
             assert other.box is not None
-            if segment_crosses_box(leader, other.box):
+            if segment_crosses_box(leader, other.box, -LEADER_AIR):
                 tangles.append(f"{placement.key!r}'s leader runs through {other.key!r}")
         for other in placed[index + 1 :]:
             other_leader = leader_segment(other)
             if other_leader is not None and segments_cross(leader, other_leader):
                 tangles.append(f"{placement.key!r}'s leader crosses {other.key!r}'s")
+        for number, roof in enumerate(roofs):
+            if _crosses_away_from_start(leader, roof):
+                tangles.append(f"{placement.key!r}'s leader crosses roof {number}")
+        x, y = leader[0], leader[1]
+        for number, mark in enumerate(marks):
+            if not (mark[0] <= x <= mark[2] and mark[1] <= y <= mark[3]) and segment_crosses_box(leader, mark):
+                tangles.append(f"{placement.key!r}'s leader runs through mark {number}")
     return tangles
-
