@@ -38,10 +38,19 @@ no free place anywhere is left unplaced (`box` None): the view lists it in
 the legend rather than draw it over something. `layout_faults` checks a
 finished layout against the same rules; tests use it.
 
-Speed: the placed boxes, marks and roofs sit in a grid of cells, so a place
-is checked against what lies near it only; the search of the whole view tests
-its candidate places in bulk with NumPy, nearest first; and a layout asked for
-again with the same inputs (an edit undone, a repaint) comes from a small cache.
+Two leaders that cross count `CROSSING_WEIGHT` tangles, and two labels whose
+leaders still cross once all are placed trade places when that tangles less.
+A label does not go further than `LEADER_REACH` of the view's diagonal from its
+point to spare a tangle. Roofs a leader crosses are named by `leader_tangles`
+but not weighed (`ROOF_WEIGHT`, measured).
+
+Speed: a label's places (beside its roof, around its point, anywhere in the
+view) are checked and weighed in bulk with NumPy: boxes against the marks and
+labels near them, segments against boxes and against segments, as tables; the
+search of the whole view goes nearest first in growing batches; a grid of cells
+indexes the view for the one-place check only (built when first asked); and a
+layout asked for again with the same inputs (an edit undone, a repaint) comes
+from a small cache.
 """
 
 from __future__ import annotations
@@ -487,27 +496,6 @@ class _Room:
         return free
 
 
-def _segment_crosses_boxes(segment: Segment, boxes: np.ndarray, inset: float = 0.5) -> np.ndarray:
-    """`segment_crosses_box` for many boxes at once (rows of left, top, right, bottom)."""
-    left, top = boxes[:, 0] + inset, boxes[:, 1] + inset
-    right, bottom = boxes[:, 2] - inset, boxes[:, 3] - inset
-    x0, y0, x1, y1 = segment
-    dx, dy = x1 - x0, y1 - y0
-    t0 = np.zeros(len(boxes))
-    t1 = np.ones(len(boxes))
-    possible = (left < right) & (top < bottom)
-    for p, q in ((-dx, x0 - left), (dx, right - x0), (-dy, y0 - top), (dy, bottom - y0)):
-        if p == 0.0:
-            possible &= q >= 0.0
-            continue
-        r = q / p
-        if p < 0.0:
-            t0 = np.maximum(t0, r)
-        else:
-            t1 = np.minimum(t1, r)
-    return possible & (t0 < t1)
-
-
 def _segments_cross_boxes(segments: np.ndarray, boxes: np.ndarray, inset: float | np.ndarray = 0.5) -> np.ndarray:
     """`segment_crosses_box` for every segment (rows of x0, y0, x1, y1) against every box: a segments × boxes
     table (a negative `inset` widens the boxes: a line passing that close counts as through; one inset per box
@@ -556,18 +544,6 @@ def _segments_cross_many(a: np.ndarray, b: np.ndarray, skip_start: float = 0.0) 
 # ---------------------------------------------------------------- places to try
 
 Candidate = tuple[Box, "tuple[float, float] | None", "Segment | None"]  # box, leader to, roof written on
-
-
-def _along_roof(label: RoofLabel, width: float, height: float) -> Iterator[tuple[Candidate, bool]]:
-    """Places beside the roof and on it, with the full text, then the short one; then stepped off the roof a line
-    or two (with a leader), full text then short. Each with whether it is the short text."""
-    widths = [label.width] + ([label.short_width] if label.short_width is not None and label.short_width < label.width else [])
-    stepped: list[tuple[Candidate, bool]] = []
-    for w in widths:
-        near, far = _roof_places(label, w, width, height)
-        yield from ((place, w != label.width) for place in near)
-        stepped += [(place, w != label.width) for place in far]
-    yield from _within_reach(label, stepped)  # only reached when no place beside or on the roof is free
 
 
 def _roof_places(label: RoofLabel, w: float, width: float, height: float) -> tuple[list[Candidate], list[Candidate]]:
@@ -921,8 +897,9 @@ def _crosses_away_from_start(leader: Segment, roof: Segment) -> bool:
 
 
 def _place_roof_label(room: _Room, label: RoofLabel) -> Placement:
-    """The first free place of `_along_roof`'s, its places beside and on the roof tested in one bulk check, the
-    stepped ones (found and cut to reach only when none of those is free) in another."""
+    """The first free place for a roof label, in the order of rule 1: beside and on its roof with the full text,
+    then the short one (all tested in one bulk check); then stepped off the roof (found and cut to reach only
+    when none of those is free), full text then short, in another."""
     widths = [label.width] + ([label.short_width] if label.short_width is not None and label.short_width < label.width else [])
     near: list[tuple[Candidate, bool]] = []
     stepped: list[tuple[Candidate, bool]] = []
