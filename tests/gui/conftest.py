@@ -45,6 +45,18 @@ def session_files_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
 
 
 @pytest.fixture(autouse=True)
+def application_font_restored(qapp) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """A test that changes the text size (Ctrl++, View ▸ Presentation, set_font_points) changes the application's
+    font, which outlives its window: the next test must start at the start-up size, or what it lays out (which
+    roof label gets its short text, where a label goes) depends on the tests that ran before it."""
+    from PySide6.QtGui import QFont
+
+    font = QFont(qapp.font())
+    yield
+    qapp.setFont(font)
+
+
+@pytest.fixture(autouse=True)
 def fail_on_qt_warnings() -> Iterator[list[str]]:
     """Fail the test on any qWarning, qCritical or qFatal it causes."""
     messages: list[str] = []
