@@ -105,41 +105,16 @@ def main() -> int:
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
-    from workbench.devices.nvml import NO_DRIVER, Detection
-    from workbench.gui.app import build_window, ensure_application
+    from window_bench import PaintCounter, add_twenty_labelled, shown_window
 
     from workbench import label_layout
-    from workbench.gui.session_io import DISCARD
 
-    app = ensure_application()
-    window = build_window(detect=lambda: Detection(NO_DRIVER, "benchmark"))
-    window.session_io.ask_unsaved_changes = lambda action: DISCARD  # closing must not wait on the unsaved-changes question
-    # As on a 1600×1000 screen: the offscreen platform's screen is 800×800, and presentation mode keeps the window
-    # within its screen (the labelled runs below are meant with the plot a 1600×1000 window gives).
-    from PySide6.QtCore import QRect
-
-    window.available_screen = lambda: QRect(0, 0, 1600, 1000)
-    window.resize(1600, 1000)
-    window.show()
-    for _ in range(20):
-        app.processEvents()
-        time.sleep(0.01)
-    window.wait_for_workers()
+    app, window = shown_window()
     app.processEvents()
 
     # What a keystroke costs the user: the edit, then Qt painting what the edit invalidated (the events it posted
     # are delivered, the update requests among them); not a forced repaint of every widget in the window, which
     # no keystroke asks for. Each timed edit must have painted the plot (counted below) for its time to count.
-    from PySide6.QtCore import QEvent, QObject
-
-    class PaintCounter(QObject):
-        count = 0
-
-        def eventFilter(self, obj, event):  # noqa: N802
-            if event.type() == QEvent.Type.Paint:
-                self.count += 1
-            return False
-
     painted = PaintCounter()
     window.roofline.widget.viewport().installEventFilter(painted)
 
@@ -171,17 +146,7 @@ def main() -> int:
 
     # 2b. edit to repaint with 20 labelled operations on the roofline, at normal and at presentation size
     labelled = {}
-    from workbench.session import OperationEntry
-
-    for size in range(19):
-        window.document.add_operation(OperationEntry.automatic(f"gemm(M={256 + 173 * size}, N=2048, K={128 * (size + 1)}, dtype=fp16)"))
-    # Short names, as a presenter gives them: at presentation size the automatic names ("gemm 1987×2048×1536 fp16")
-    # of 20 operations do not fit a 1600×1000 window's plot, and every label would go to the legend instead.
-    # The edited operation keeps its automatic name, so each keystroke renames it too.
-    for index in range(1, 20):
-        window.document.rename_operation(index, f"op {index + 1}")
-    window.document.select(0)
-    window.tabs.setCurrentWidget(window.roofline)
+    add_twenty_labelled(window)
     app.processEvents()
     forget = getattr(label_layout, "clear_layout_cache", lambda: None)  # (absent before the layout had a cache)
     for mode in ("normal", "presentation", "presentation, layout afresh"):

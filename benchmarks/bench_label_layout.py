@@ -126,14 +126,13 @@ def record() -> dict:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("PERF_WORKBENCH_DATA_DIR", tempfile.mkdtemp(prefix="workbench-bench-data-"))
     sys.path.insert(0, str(ROOT))
-    from PySide6.QtCore import QRect, QSettings
+    from PySide6.QtCore import QSettings
 
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp(prefix="workbench-bench-"))
-    from workbench.devices.nvml import NO_DRIVER, Detection
+    import window_bench
+    from window_bench import add_twenty_labelled, shown_window
+
     from workbench.gui import roofline_view
-    from workbench.gui.app import build_window, ensure_application
-    from workbench.gui.session_io import DISCARD
-    from workbench.session import OperationEntry
 
     asked: list[tuple] = []
     layout_labels = roofline_view.layout_labels
@@ -143,18 +142,11 @@ def record() -> dict:
         return layout_labels(*args)
 
     roofline_view.layout_labels = recording
-    app = ensure_application()
-    window = build_window(detect=lambda: Detection(NO_DRIVER, "benchmark"))
-    window.session_io.ask_unsaved_changes = lambda action: DISCARD
-    window.available_screen = lambda: QRect(0, 0, 1600, 1000)
-    window.resize(1600, 1000)
-    window.show()
+    app, window = shown_window(settled=False)
     window.move(0, 0)
 
     def settle() -> None:
-        for _ in range(20):
-            app.processEvents()
-            time.sleep(0.01)
+        window_bench.settle(app)
 
     def last_asked() -> dict:
         asked.clear()
@@ -177,12 +169,7 @@ def record() -> dict:
     settle()
     window.wait_for_workers()
     # 20 labelled operations first, on the start-up session (as bench_gui.py builds them)
-    for size in range(19):
-        window.document.add_operation(OperationEntry.automatic(f"gemm(M={256 + 173 * size}, N=2048, K={128 * (size + 1)}, dtype=fp16)"))
-    for index in range(1, 20):
-        window.document.rename_operation(index, f"op {index + 1}")
-    window.document.select(0)
-    window.tabs.setCurrentWidget(window.roofline)
+    add_twenty_labelled(window)
     twenty = {}
     for presentation in (False, True):
         window.set_presentation(presentation)

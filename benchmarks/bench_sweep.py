@@ -49,26 +49,16 @@ TARGET_S = 0.050
 
 def measure(repeats: int) -> dict[str, float]:
     """Medians in seconds of the three rows, on the workbench this interpreter imports."""
-    from PySide6.QtCore import QEvent, QObject, QRect, QSettings
+    from PySide6.QtCore import QSettings
 
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp(prefix="workbench-bench-"))
     import numpy as np
 
-    from workbench.devices.nvml import NO_DRIVER, Detection
-    from workbench.gui import sweep_view
-    from workbench.gui.app import build_window, ensure_application
-    from workbench.gui.session_io import DISCARD
+    from window_bench import PaintCounter, shown_window
 
-    app = ensure_application()
-    window = build_window(detect=lambda: Detection(NO_DRIVER, "benchmark"))
-    window.session_io.ask_unsaved_changes = lambda action: DISCARD
-    window.available_screen = lambda: QRect(0, 0, 1600, 1000)
-    window.resize(1600, 1000)
-    window.show()
-    for _ in range(20):
-        app.processEvents()
-        time.sleep(0.01)
-    window.wait_for_workers()
+    from workbench.gui import sweep_view
+
+    app, window = shown_window()
     window.document.edit_declaration(0, DECLARATION)
     sweep_view.SWEEP_POINTS = POINTS
     view = window.sweep
@@ -99,14 +89,6 @@ def measure(repeats: int) -> dict[str, float]:
         result = real_sweep(*args, **kwargs)
         analysis_times.append(time.perf_counter() - start)
     assert int(np.count_nonzero(result.valid)) > 0
-
-    class PaintCounter(QObject):
-        count = 0
-
-        def eventFilter(self, obj, event):  # noqa: N802
-            if event.type() == QEvent.Type.Paint:
-                self.count += 1
-            return False
 
     painted = PaintCounter()
     viewport = view.widget.viewport()
