@@ -15,8 +15,9 @@ import math
 from typing import Any, Callable, Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QLineF, QPointF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen
+from PySide6.QtWidgets import QGraphicsLineItem
 
 from workbench.devices import DATASHEET, DERIVED, Rate
 from workbench.label_layout import Box
@@ -168,11 +169,41 @@ class ItemPool:
 
 
 
+class SegmentItem(QGraphicsLineItem):
+    """One straight segment in the plot's coordinates (a roof, a ghost roof, a leader line), drawn by Qt alone.
+
+    pyqtgraph's PlotDataItem keeps data arrays and a path, and reports its bounds and paints in Python; the
+    scene asks every item meeting a repainted region for both, so a roofline with a dozen roofs and twenty
+    leaders spent milliseconds of each keystroke on lines that had not moved. The pen is pyqtgraph's cosmetic
+    one (its width in pixels at any zoom); `log_plot_widget` antialiases what
+    draws without its own render hints, as pyqtgraph's items are drawn.
+    `setData`/`getData` take and give the two ends as PlotDataItem's do."""
+
+    def __init__(self, pen: QPen | None = None) -> None:
+        super().__init__()
+        if pen is not None:
+            self.setPen(pen)
+
+    def setData(self, xs: Sequence[float], ys: Sequence[float]) -> None:  # noqa: N802 (as PlotDataItem's)
+        line = QLineF(xs[0], ys[0], xs[1], ys[1])
+        if line != self.line():  # an unchanged segment is not invalidated (nor repainted)
+            self.setLine(line)
+
+    def getData(self) -> tuple[list[float], list[float]]:  # noqa: N802
+        line = self.line()
+        return [line.x1(), line.x2()], [line.y1(), line.y2()]
+
+    def setPen(self, pen: QPen) -> None:  # noqa: N802
+        if pen != self.pen():
+            super().setPen(pen)
+
+
 def log_plot_widget(bottom: pg.AxisItem, left: pg.AxisItem) -> pg.PlotWidget:
     widget = pg.PlotWidget(axisItems={"bottom": bottom, "left": left})
     widget.setMenuEnabled(False)  # its Export… offers pyqtgraph's SVG exporter, which fails with PySide6 6.12
     widget.sceneObj.contextMenu = []
     widget.hideButtons()
+    widget.setAntialiasing(True)  # plain Qt items (SegmentItem) as smooth as pyqtgraph's, which set their own hints
     plot = widget.getPlotItem()
     plot.showGrid(x=True, y=True, alpha=0.15)
     for name in ("bottom", "left", "top", "right"):  # the axes' grid beneath the data, not across it (LogAxis.drawPicture)

@@ -18,8 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QColor, QFont, QFontMetricsF, QMouseEvent, QPainter, QPen
-from PySide6.QtWidgets import QCheckBox, QGraphicsLineItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction, QFont, QFontMetricsF, QMouseEvent
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.analysis import Analysis
 from workbench.devices import BANDWIDTH, Device, Rate
@@ -45,6 +45,7 @@ from workbench.gui.plot_common import (
     is_assumed,
     log_plot_widget,
     ItemPool,
+    SegmentItem,
     scene_box,
     apply_plot_font,
     si_tick,
@@ -80,6 +81,7 @@ OPERATION_RADIUS = 8.0
 KERNEL_RADIUS = 10.0
 MEASURED_RADIUS = 7.5
 RIDGE_RADIUS = 6.5
+LEADER_PEN = pg.mkPen("#757575", width=0)  # a label's leader to its point: a grey hairline at any zoom
 LABELS_ALL, LABELS_SELECTED, LABELS_NONE = "all", "selected", "none"  # View ▸ Labels
 LABEL_MODES = (LABELS_ALL, LABELS_SELECTED, LABELS_NONE)
 
@@ -145,8 +147,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._roofs_shown: tuple[Any, ...] | None = None  # what the roof items show now (see refresh)
         self.plot.setLabel("left", "Attainable rate (FLOP/s)")
 
-        self.memory_line = pg.PlotDataItem()
-        self.memory_ghost = pg.PlotDataItem()
+        self.memory_line = SegmentItem()
+        self.memory_ghost = SegmentItem()
         self.memory_label = _roof_text(tight_text(pg.TextItem(anchor=(0, 1), color=MEMORY_COLOUR)))
         self.memory_label.setRotation(0)
         self.ridge_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#9e9e9e", width=1, style=Qt.PenStyle.DotLine))
@@ -158,19 +160,19 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.message = pg.TextItem(anchor=(0.5, 0.5), color="#424242")
         for item in (self.memory_ghost, self.memory_line, self.ridge_line, self.memory_label, self.ridge_label):
             self.plot.addItem(item)
-        self.roof_lines = ItemPool(self.plot, pg.PlotDataItem)
-        self.ghost_lines = ItemPool(self.plot, pg.PlotDataItem)
+        self.roof_lines = ItemPool(self.plot, SegmentItem)
+        self.ghost_lines = ItemPool(self.plot, SegmentItem)
         self.roof_labels = ItemPool(self.plot, lambda: _roof_text(tight_text(pg.TextItem(anchor=(1, 0)))))
         self.point_labels = ItemPool(self.plot, lambda: tight_text(pg.TextItem(anchor=(0, 0), color="#212121")))
-        self.leader_lines = ItemPool(self.plot, _LeaderLine)
+        self.leader_lines = ItemPool(self.plot, lambda: SegmentItem(LEADER_PEN))
         # the hierarchical roofline: a roof per further interface (L2, shared memory, host) and the
         # operations at each of those interfaces' intensities; the HBM roof and points are the ones above
-        self.level_lines = ItemPool(self.plot, pg.PlotDataItem)
-        self.level_ghosts = ItemPool(self.plot, pg.PlotDataItem)
+        self.level_lines = ItemPool(self.plot, SegmentItem)
+        self.level_ghosts = ItemPool(self.plot, SegmentItem)
         self.level_labels = ItemPool(self.plot, lambda: tight_text(pg.TextItem(anchor=(0, 1))))
         self.level_points = pg.ScatterPlotItem(hoverable=True, tip=None, hoverSize=14)
         self.level_points.sigHovered.connect(self._level_hovered)
-        self.level_connector = pg.PlotDataItem(pen=pg.mkPen(SELECTED_COLOUR, width=1, style=Qt.PenStyle.DotLine))
+        self.level_connector = SegmentItem(pg.mkPen(SELECTED_COLOUR, width=1, style=Qt.PenStyle.DotLine))
         self.plot.addItem(self.level_connector)
         # imported ncu kernels at their L2 and L1 / shared-memory intensities (counters), beside their DRAM star
         self.kernel_levels = pg.ScatterPlotItem(symbol="star", hoverable=True, tip=None, hoverSize=17)
@@ -915,30 +917,6 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
 
 
 # The further levels' roof labels when their full title finds no room beside the roof.
-
-
-class _LeaderLine(QGraphicsLineItem):
-    """A label's leader line to its point: one straight segment in the plot's coordinates, a grey hairline.
-
-    A plain line item: an edit that re-places the labels moves every leader, and pyqtgraph's PlotDataItem
-    (data arrays, bounds, a path rebuilt) made each move cost more than laying the labels out."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        pen = QPen(QColor("#757575"))
-        pen.setWidth(0)  # a cosmetic one-pixel line at any zoom, and a bounding box no wider than the segment
-        self.setPen(pen)
-
-    def setData(self, xs: Sequence[float], ys: Sequence[float]) -> None:  # noqa: N802 (as PlotDataItem's)
-        self.setLine(xs[0], ys[0], xs[1], ys[1])
-
-    def getData(self) -> tuple[list[float], list[float]]:  # noqa: N802
-        line = self.line()
-        return [line.x1(), line.x2()], [line.y1(), line.y2()]
-
-    def paint(self, painter: QPainter, option: Any, widget: Any = None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)  # as the plot's curves are drawn
-        super().paint(painter, option, widget)
 
 
 def _roof_text(item: pg.TextItem) -> pg.TextItem:
