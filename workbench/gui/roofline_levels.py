@@ -173,9 +173,9 @@ class RoofLevels:
             ]
         )
 
-    def _level_hovered(self, item: Any, points: Any, event: Any) -> None:
-        tips = [self._level_tip(*self._level_tips[int(point.data())])
-                for point in list(points)[:3] if 0 <= int(point.data()) < len(self._level_tips)]
+    def _level_hovered(self, data: Sequence[Any]) -> None:
+        tips = [self._level_tip(*self._level_tips[int(datum)])
+                for datum in list(data)[:3] if 0 <= int(datum) < len(self._level_tips)]
         self.plot.getViewBox().setToolTip("\n\n".join(tips))
 
     # ------------------------------------------------------------------ levels on and off

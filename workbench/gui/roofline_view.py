@@ -53,6 +53,7 @@ from workbench.gui.plot_common import (
     roof_pen,
     short_path,
 )
+from workbench.gui.plot_marks import MarkSet
 from workbench.gui.profile_view import ProfiledKernelLayer
 from workbench.gui.roofline_levels import RoofLevels
 from workbench.label_layout import (
@@ -152,11 +153,11 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.memory_label = _roof_text(tight_text(pg.TextItem(anchor=(0, 1), color=MEMORY_COLOUR)))
         self.memory_label.setRotation(0)
         self.ridge_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#9e9e9e", width=1, style=Qt.PenStyle.DotLine))
-        self.ridge_marker = pg.ScatterPlotItem(size=9, symbol="d", pen=pg.mkPen(SELECTED_COLOUR), brush=pg.mkBrush("w"))
+        # marks above the lines and labels at z 0, below the roofs (z 1 and 2): operations over their further levels
+        self.ridge_marker = MarkSet(self.plot, symbol="d", size=9, pen=pg.mkPen(SELECTED_COLOUR), brush=pg.mkBrush("w"), z=0.01)
         self.ridge_label = tight_text(pg.TextItem(anchor=(0, 1), color="#424242"))
         # Hover text is set from the signal, so it can name the operation from the document.
-        self.points = pg.ScatterPlotItem(hoverable=True, tip=None, hoverSize=14)
-        self.points.sigHovered.connect(self._hovered)
+        self.points = MarkSet(self.plot, hover_size=14, z=0.03, on_hover=self._hovered)
         self.message = pg.TextItem(anchor=(0.5, 0.5), color="#424242")
         for item in (self.memory_ghost, self.memory_line, self.ridge_line, self.memory_label, self.ridge_label):
             self.plot.addItem(item)
@@ -170,8 +171,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.level_lines = ItemPool(self.plot, SegmentItem)
         self.level_ghosts = ItemPool(self.plot, SegmentItem)
         self.level_labels = ItemPool(self.plot, lambda: tight_text(pg.TextItem(anchor=(0, 1))))
-        self.level_points = pg.ScatterPlotItem(hoverable=True, tip=None, hoverSize=14)
-        self.level_points.sigHovered.connect(self._level_hovered)
+        self.level_points = MarkSet(self.plot, hover_size=14, z=0.02, on_hover=self._level_hovered)
         self.level_connector = SegmentItem(pg.mkPen(SELECTED_COLOUR, width=1, style=Qt.PenStyle.DotLine))
         self.plot.addItem(self.level_connector)
         # imported ncu kernels at their L2 and L1 / shared-memory intensities (counters), beside their DRAM star
@@ -180,9 +180,6 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.kernel_levels.sigHovered.connect(self._kernel_level_hovered)
         self._kernel_level_tips: list[str] = []
         self.plot.addItem(self.kernel_levels)
-        self.plot.addItem(self.ridge_marker)
-        self.plot.addItem(self.level_points)
-        self.plot.addItem(self.points)
         self.plot.addItem(self.message)
         # imported profiler kernels: a third kind of point (gui/profile_view.py)
         self.kernels = ProfiledKernelLayer(self.plot, document)
@@ -829,8 +826,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
                 self.fit_view()
         return super().eventFilter(watched, event)
 
-    def _hovered(self, item: Any, points: Any, event: Any) -> None:
-        text = "\n\n".join(self._tip(point.data()) for point in list(points)[:3])
+    def _hovered(self, data: Sequence[Any]) -> None:
+        text = "\n\n".join(self._tip(datum) for datum in list(data)[:3])
         self.plot.getViewBox().setToolTip(text)
 
     def _tip(self, data: Any) -> str:

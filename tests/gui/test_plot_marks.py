@@ -1,0 +1,85 @@
+"""The roofline's marks (operation points, level points, the ridge point) are Qt items of their own: hovering one
+names its operation, an unchanged mark is not set again, and a very large set goes to one pyqtgraph scatter."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QPoint
+from PySide6.QtTest import QTest
+
+from workbench.gui.plot_marks import MANY, MarkSet, symbol_path
+
+
+def _viewport_point(view: pg.PlotWidget, item) -> QPoint:  # type: ignore[no-untyped-def]
+    return view.mapFromScene(item.scenePos())
+
+
+def test_hovering_an_operations_point_names_it_and_grows_it(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    window.resize(1400, 900)
+    window.open_example("batched-gemm-sweep")
+    qtbot.wait(50)
+    roofline = window.roofline
+    marks = roofline.points
+    names = [entry.name for entry in window.document.operations]
+    assert len(marks) == len(names) and marks.used == len(names)
+    mark = marks.items[2]
+    assert mark.datum == 2
+    viewport = roofline.widget.viewport()
+    QTest.mouseMove(viewport, _viewport_point(roofline.widget, mark))
+    qtbot.waitUntil(lambda: names[2] in roofline.plot.getViewBox().toolTip(), timeout=2000)
+    assert mark.path().boundingRect().width() == symbol_path("o", 14).boundingRect().width()
+    QTest.mouseMove(viewport, QPoint(5, 5))  # away from every mark
+    qtbot.waitUntil(lambda: roofline.plot.getViewBox().toolTip() == "", timeout=2000)
+    assert mark.path().boundingRect().width() == symbol_path("o", mark.shown[1]).boundingRect().width()
+
+
+def test_an_edit_sets_only_the_mark_that_moved(window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    window.open_example("batched-gemm-sweep")
+    marks = window.roofline.points
+    moved: list[int] = []
+    for index, item in enumerate(marks.items[: marks.used]):
+        original = item.setPos
+        monkeypatch.setattr(item, "setPos", lambda *a, i=index, o=original: (moved.append(i), o(*a)))
+    first = window.document.operations[0].declaration
+    assert "K=" in first
+    window.document.edit_declaration(0, first.replace("K=", "K=3", 1))
+    assert moved == [0]
+
+
+def test_marks_hide_and_show_with_their_set(qtbot) -> None:  # type: ignore[no-untyped-def]
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    marks = MarkSet(widget.getPlotItem(), symbol="d", size=9)
+    marks.setData([0.0, 1.0], [2.0, 3.0])
+    assert [item.isVisible() for item in marks.items] == [True, True]
+    marks.setVisible(False)
+    assert [item.isVisible() for item in marks.items] == [False, False]
+    marks.setData([0.0], [2.0])  # set while hidden: stays hidden
+    assert [item.isVisible() for item in marks.items] == [False, False]
+    marks.setVisible(True)
+    assert [item.isVisible() for item in marks.items] == [True, False]
+    assert marks.getData()[0].tolist() == [0.0] and marks.getData()[1].tolist() == [2.0]
+
+
+def test_more_than_many_marks_go_to_one_scatter_and_back(qtbot) -> None:  # type: ignore[no-untyped-def]
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    heard: list[list[object]] = []
+    marks = MarkSet(widget.getPlotItem(), hover_size=14, on_hover=heard.append)
+    xs = [float(i) for i in range(MANY + 1)]
+    marks.setData(xs, xs, size=6, data=list(range(MANY + 1)))
+    shown = marks.shown_items()
+    assert len(shown) == 1 and isinstance(shown[0], pg.ScatterPlotItem) and len(shown[0].data) == MANY + 1
+    assert not any(item.isVisible() for item in marks.items)
+    marks.setData([{"pos": (1.0, 2.0), "data": 7}])
+    assert not shown[0].isVisible() and len(shown[0].data) == 0
+    assert [item.datum for item in marks.shown_items()] == [7] and marks.getData()[0].tolist() == [1.0]
+
+
+def test_set_data_refuses_what_it_cannot_read(qtbot) -> None:  # type: ignore[no-untyped-def]
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    marks = MarkSet(widget.getPlotItem())
+    with pytest.raises(TypeError, match="list of spots"):
+        marks.setData([1.0], [2.0], [3.0])

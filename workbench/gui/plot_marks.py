@@ -1,0 +1,195 @@
+"""Marks on a plot (the operations' points, their points at further memory levels, the ridge point) drawn by Qt.
+
+pyqtgraph's ScatterPlotItem is one item for all its points: it computes its bounds and paints in Python, and
+setting one point anew invalidates the rectangle around all of them. On the roofline a keystroke moves one
+operation's point, and the scene repainted, and asked for the bounds of, every scatter meeting any changed
+pixel. A `MarkSet` keeps one Qt path item per mark instead: the scene indexes, hit-tests and paints them
+without Python, and a mark that did not move is neither invalidated nor repainted. Past `MANY` marks (a
+stress test, not a session) one ScatterPlotItem takes over, as its array code is then the faster.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from pyqtgraph.graphicsItems.ScatterPlotItem import Symbols
+from PySide6.QtGui import QBrush, QPainterPath, QPen, QTransform
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
+
+MANY = 400  # more marks than this are drawn by one pyqtgraph scatter
+
+
+@functools.cache
+def symbol_path(symbol: str, size: float) -> QPainterPath:
+    """pyqtgraph's symbol (a unit path about the origin) at `size` pixels across, as its scatter draws it."""
+    return QTransform.fromScale(size, size).map(Symbols[symbol])
+
+
+class _Mark(QGraphicsPathItem):
+    """One mark: a symbol of fixed pixel size at a point in the plot's coordinates; it tells its set when the
+    pointer enters or leaves it."""
+
+    def __init__(self, owner: "MarkSet") -> None:
+        super().__init__()
+        self.owner = owner
+        self.datum: Any = None
+        self.shown: tuple[Any, ...] | None = None  # (symbol, size, pen, brush) drawn now
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)  # pixels, at any zoom
+
+    def hoverEnterEvent(self, event: Any) -> None:  # noqa: N802
+        self.owner._entered(self)
+
+    def hoverLeaveEvent(self, event: Any) -> None:  # noqa: N802
+        self.owner._left(self)
+
+
+class MarkSet:
+    """Marks of one kind on a plot, set as pyqtgraph's scatter is: `setData(spots)` with dicts of `pos`, `size`,
+    `symbol`, `pen`, `brush` and `data` (each but `pos` defaulting to the set's own), or `setData(xs, ys,
+    size=…, data=…)`; `getData()` gives the x and y arrays. `on_hover(data)` hears the data of the marks under
+    the pointer (an empty list when it leaves them); a hovered mark grows to `hover_size`."""
+
+    def __init__(
+        self,
+        plot: pg.PlotItem,
+        symbol: str = "o",
+        size: float = 10.0,
+        pen: QPen | None = None,
+        brush: QBrush | None = None,
+        hover_size: float | None = None,
+        z: float = 0.0,
+        on_hover: Callable[[list[Any]], None] | None = None,
+    ) -> None:
+        self.plot = plot
+        self.opts = {"symbol": symbol, "size": size, "pen": pen if pen is not None else pg.mkPen("k"),
+                     "brush": brush if brush is not None else pg.mkBrush("w")}
+        self.hover_size = hover_size
+        self.z = z
+        self.on_hover = on_hover
+        self.items: list[_Mark] = []
+        self.used = 0
+        self.visible = True
+        self._xs = np.zeros(0)
+        self._ys = np.zeros(0)
+        self._scatter: pg.ScatterPlotItem | None = None  # made for more than MANY marks
+        self._hovered: list[_Mark] = []
+
+    # ------------------------------------------------------------------ setting
+    def setData(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (as pyqtgraph's)
+        spots = self._spots(*args, **kwargs)
+        self._xs = np.array([spot["pos"][0] for spot in spots], dtype=float)
+        self._ys = np.array([spot["pos"][1] for spot in spots], dtype=float)
+        if len(spots) > MANY:
+            self._take(0)
+            scatter = self._many()
+            scatter.setData(spots)
+            scatter.setVisible(self.visible)
+            return
+        if self._scatter is not None and self._scatter.isVisible():
+            self._scatter.setData([])
+            self._scatter.setVisible(False)
+        for item, spot in zip(self._take(len(spots)), spots):
+            self._show(item, spot)
+
+    def _spots(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        if len(args) == 1 and not kwargs:
+            return list(args[0])
+        if len(args) == 2:  # xs, ys and one size, pen, brush for all, `data` per mark
+            xs, ys = args
+            data = kwargs.get("data")
+            common = {key: kwargs[key] for key in ("size", "symbol", "pen", "brush") if key in kwargs}
+            return [{"pos": (float(x), float(y)), "data": None if data is None else data[i], **common}
+                    for i, (x, y) in enumerate(zip(xs, ys))]
+        if not args and not kwargs:
+            return []
+        raise TypeError("MarkSet.setData takes a list of spots, or xs and ys")
+
+    def _take(self, count: int) -> list[_Mark]:
+        while len(self.items) < count:
+            item = _Mark(self)
+            item.setZValue(self.z)
+            item.setAcceptHoverEvents(self.on_hover is not None)
+            self.plot.addItem(item, ignoreBounds=True)
+            self.items.append(item)
+        for index in range(max(count, self.used) - 1, -1, -1):  # only those whose state changes are touched
+            item = self.items[index]
+            shown = index < count and self.visible
+            if item.isVisible() != shown:
+                item.setVisible(shown)
+        self.used = count
+        return self.items[:count]
+
+    def _show(self, item: _Mark, spot: dict[str, Any]) -> None:
+        """Draw one spot on `item`, touching only what differs from what it draws now."""
+        x, y = spot["pos"]
+        if item.pos().x() != x or item.pos().y() != y:
+            item.setPos(x, y)
+        look = (spot.get("symbol", self.opts["symbol"]), spot.get("size", self.opts["size"]),
+                spot.get("pen", self.opts["pen"]), spot.get("brush", self.opts["brush"]))
+        item.datum = spot.get("data")
+        if look != item.shown:
+            item.shown = look
+            symbol, size, pen, brush = look
+            item.setPath(symbol_path(symbol, size))
+            item.setPen(pen)
+            item.setBrush(brush)
+
+    def _many(self) -> pg.ScatterPlotItem:
+        if self._scatter is None:
+            self._scatter = pg.ScatterPlotItem(symbol=self.opts["symbol"], size=self.opts["size"], pen=self.opts["pen"],
+                                               brush=self.opts["brush"], hoverable=self.on_hover is not None, tip=None,
+                                               hoverSize=self.hover_size or -1)
+            self._scatter.setZValue(self.z)
+            if self.on_hover is not None:
+                on_hover = self.on_hover
+                self._scatter.sigHovered.connect(lambda _item, points, _event: on_hover([p.data() for p in points]))
+            self.plot.addItem(self._scatter)
+        return self._scatter
+
+    # ------------------------------------------------------------------ reading, showing
+    def getData(self) -> tuple[np.ndarray, np.ndarray]:  # noqa: N802
+        return self._xs, self._ys
+
+    def __len__(self) -> int:
+        return len(self._xs)
+
+    def setVisible(self, visible: bool) -> None:  # noqa: N802
+        self.visible = visible
+        self._take(self.used)
+        if self._scatter is not None:
+            self._scatter.setVisible(visible and len(self._xs) > MANY)
+
+    def isVisible(self) -> bool:  # noqa: N802
+        return self.visible
+
+    def shown_items(self) -> Sequence[QGraphicsItem]:
+        """The items drawing the marks now (the mark items, or the one scatter past MANY)."""
+        if len(self._xs) > MANY and self._scatter is not None:
+            return [self._scatter]
+        return self.items[: self.used]
+
+    # ------------------------------------------------------------------ hover
+    def _entered(self, item: _Mark) -> None:
+        if item not in self._hovered:
+            self._hovered.append(item)
+        self._grow(item, True)
+        self._tell()
+
+    def _left(self, item: _Mark) -> None:
+        if item in self._hovered:
+            self._hovered.remove(item)
+        self._grow(item, False)
+        self._tell()
+
+    def _grow(self, item: _Mark, hovered: bool) -> None:
+        if self.hover_size is None or item.shown is None:
+            return
+        symbol, size = item.shown[0], item.shown[1]
+        item.setPath(symbol_path(symbol, self.hover_size if hovered else size))
+
+    def _tell(self) -> None:
+        if self.on_hover is not None:
+            self.on_hover([item.datum for item in self._hovered if item.isVisible()])
