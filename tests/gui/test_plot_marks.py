@@ -26,6 +26,8 @@ def test_hovering_an_operations_point_names_it_and_grows_it(window, qtbot) -> No
     mark = marks.items[2]
     assert mark.datum == 2
     viewport = roofline.widget.viewport()
+    QTest.mouseMove(viewport, QPoint(5, 5))  # from off every mark (an earlier test may have left the pointer there)
+    qtbot.wait(20)
     QTest.mouseMove(viewport, _viewport_point(roofline.widget, mark))
     qtbot.waitUntil(lambda: names[2] in roofline.plot.getViewBox().toolTip(), timeout=2000)
     assert mark.path().boundingRect().width() == symbol_path("o", 14).boundingRect().width()
@@ -83,3 +85,41 @@ def test_set_data_refuses_what_it_cannot_read(qtbot) -> None:  # type: ignore[no
     marks = MarkSet(widget.getPlotItem())
     with pytest.raises(TypeError, match="list of spots"):
         marks.setData([1.0], [2.0], [3.0])
+
+
+def test_a_label_without_ground_has_no_contents_of_its_own_and_keeps_its_size_when_zoomed(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QGraphicsItem
+
+    from workbench.gui.plot_common import PlotLabel
+
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    widget.resize(400, 300)
+    widget.show()
+    qtbot.waitExposed(widget)
+    label = PlotLabel("FP16 TC  989 TFLOP/s", anchor=(0, 0))
+    widget.getPlotItem().addItem(label)
+    label.setPos(0.5, 0.5)
+    no_contents = QGraphicsItem.GraphicsItemFlag.ItemHasNoContents
+    assert label.flags() & no_contents  # the text is its child's; the scene neither measures nor paints the label
+    label.set_ground(pg.mkBrush("w"))
+    assert not label.flags() & no_contents  # a ground to paint
+    label.set_ground(pg.mkBrush(None))
+    assert label.flags() & no_contents
+
+    def text_pixels() -> tuple[float, float]:
+        box = widget.mapFromScene(label.textItem.mapToScene(label.textItem.boundingRect())).boundingRect()
+        return box.width(), box.height()
+
+    widget.getPlotItem().getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+    qtbot.wait(20)
+    before = text_pixels()
+    widget.getPlotItem().getViewBox().setRange(xRange=(0.4, 0.6), yRange=(0.4, 0.6), padding=0)  # 5× zoom
+    widget.viewport().repaint()
+    after = text_pixels()
+    assert abs(after[0] - before[0]) <= 1 and abs(after[1] - before[1]) <= 1, (before, after)
+    widget.resize(700, 200)  # another aspect: the view's scale changes on both axes
+    qtbot.wait(20)
+    widget.viewport().repaint()
+    resized = text_pixels()
+    assert abs(resized[0] - before[0]) <= 1 and abs(resized[1] - before[1]) <= 1, (before, resized)

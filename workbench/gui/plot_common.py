@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 import pyqtgraph as pg
 from PySide6.QtCore import QLineF, QPointF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen
-from PySide6.QtWidgets import QGraphicsLineItem
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem
 
 from workbench.devices import DATASHEET, DERIVED, Rate
 from workbench.label_layout import Box
@@ -196,6 +196,32 @@ class SegmentItem(QGraphicsLineItem):
     def setPen(self, pen: QPen) -> None:  # noqa: N802
         if pen != self.pen():
             super().setPen(pen)
+
+
+class PlotLabel(pg.TextItem):
+    """pyqtgraph's text label, drawing nothing of its own unless it has a ground or a border.
+
+    The text is the label's child QGraphicsTextItem, which Qt draws. TextItem itself paints in Python only to
+    fill a ground, yet the scene asks every item with contents for its bounds, and paints it, whenever a
+    repainted region meets it: with twenty labels on the roofline that was a millisecond of each keystroke.
+    So the item is flagged as having no contents while it has neither (`set_ground` gives it one). Its text
+    keeps its size in pixels as before: TextItem follows the view's transform when the view box tells its
+    items of a change (zoom, resize) and when it is shown, not only when it paints."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._flag_contents()
+
+    def set_ground(self, brush: QBrush) -> None:
+        """A ground under the text (a white one breaks a roof line under its label), or none (NoBrush)."""
+        self.fill = brush
+        self._flag_contents()
+        self.update()
+
+    def _flag_contents(self) -> None:
+        bare = self.fill.style() == Qt.BrushStyle.NoBrush and self.border.style() == Qt.PenStyle.NoPen
+        if bool(self.flags() & QGraphicsItem.GraphicsItemFlag.ItemHasNoContents) != bare:
+            self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, bare)
 
 
 def log_plot_widget(bottom: pg.AxisItem, left: pg.AxisItem) -> pg.PlotWidget:

@@ -45,6 +45,7 @@ from workbench.gui.plot_common import (
     is_assumed,
     log_plot_widget,
     ItemPool,
+    PlotLabel,
     SegmentItem,
     scene_box,
     apply_plot_font,
@@ -150,12 +151,12 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
 
         self.memory_line = SegmentItem()
         self.memory_ghost = SegmentItem()
-        self.memory_label = _roof_text(tight_text(pg.TextItem(anchor=(0, 1), color=MEMORY_COLOUR)))
+        self.memory_label = _roof_text(tight_text(PlotLabel(anchor=(0, 1), color=MEMORY_COLOUR)))
         self.memory_label.setRotation(0)
         self.ridge_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#9e9e9e", width=1, style=Qt.PenStyle.DotLine))
         # marks above the lines and labels at z 0, below the roofs (z 1 and 2): operations over their further levels
         self.ridge_marker = MarkSet(self.plot, symbol="d", size=9, pen=pg.mkPen(SELECTED_COLOUR), brush=pg.mkBrush("w"), z=0.01)
-        self.ridge_label = tight_text(pg.TextItem(anchor=(0, 1), color="#424242"))
+        self.ridge_label = tight_text(PlotLabel(anchor=(0, 1), color="#424242"))
         # Hover text is set from the signal, so it can name the operation from the document.
         self.points = MarkSet(self.plot, hover_size=14, z=0.03, on_hover=self._hovered)
         self.message = pg.TextItem(anchor=(0.5, 0.5), color="#424242")
@@ -163,14 +164,14 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             self.plot.addItem(item)
         self.roof_lines = ItemPool(self.plot, SegmentItem)
         self.ghost_lines = ItemPool(self.plot, SegmentItem)
-        self.roof_labels = ItemPool(self.plot, lambda: _roof_text(tight_text(pg.TextItem(anchor=(1, 0)))))
-        self.point_labels = ItemPool(self.plot, lambda: tight_text(pg.TextItem(anchor=(0, 0), color="#212121")))
+        self.roof_labels = ItemPool(self.plot, lambda: _roof_text(tight_text(PlotLabel(anchor=(1, 0)))))
+        self.point_labels = ItemPool(self.plot, lambda: tight_text(PlotLabel(anchor=(0, 0), color="#212121")))
         self.leader_lines = ItemPool(self.plot, lambda: SegmentItem(LEADER_PEN))
         # the hierarchical roofline: a roof per further interface (L2, shared memory, host) and the
         # operations at each of those interfaces' intensities; the HBM roof and points are the ones above
         self.level_lines = ItemPool(self.plot, SegmentItem)
         self.level_ghosts = ItemPool(self.plot, SegmentItem)
-        self.level_labels = ItemPool(self.plot, lambda: tight_text(pg.TextItem(anchor=(0, 1))))
+        self.level_labels = ItemPool(self.plot, lambda: tight_text(PlotLabel(anchor=(0, 1))))
         self.level_points = MarkSet(self.plot, hover_size=14, z=0.02, on_hover=self._level_hovered)
         self.level_connector = SegmentItem(pg.mkPen(SELECTED_COLOUR, width=1, style=Qt.PenStyle.DotLine))
         self.plot.addItem(self.level_connector)
@@ -856,9 +857,9 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
     def set_plot_font(self, font: QFont) -> None:
         apply_plot_font(self.plot, font, [self.memory_label, self.ridge_label, self.message,
                                          *self.roof_labels.items, *self.point_labels.items, *self.level_labels.items])
-        self.level_labels.make = lambda: with_font(tight_text(pg.TextItem(anchor=(0, 1))), font)
-        self.roof_labels.make = lambda: with_font(_roof_text(tight_text(pg.TextItem(anchor=(1, 0)))), font)
-        self.point_labels.make = lambda: with_font(tight_text(pg.TextItem(anchor=(0, 0), color="#212121")), font)
+        self.level_labels.make = lambda: with_font(tight_text(PlotLabel(anchor=(0, 1))), font)
+        self.roof_labels.make = lambda: with_font(_roof_text(tight_text(PlotLabel(anchor=(1, 0)))), font)
+        self.point_labels.make = lambda: with_font(tight_text(PlotLabel(anchor=(0, 0), color="#212121")), font)
         self._plot_font = QFont(font)
         self._fit_axis_title()
         self._place_labels()
@@ -922,9 +923,8 @@ def _roof_text(item: pg.TextItem) -> pg.TextItem:
     return item
 
 
-def _write_on_roof(item: pg.TextItem, placement: Placement) -> None:
+def _write_on_roof(item: PlotLabel, placement: Placement) -> None:
     """A roof label placed on its own roof gets a white ground that breaks the line under the text."""
     on_roof = placement.box is not None and placement.on_roof is not None
     if on_roof != (item.fill.style() != Qt.BrushStyle.NoBrush):
-        item.fill = pg.mkBrush(255, 255, 255, 235) if on_roof else pg.mkBrush(None)
-        item.update()
+        item.set_ground(pg.mkBrush(255, 255, 255, 235) if on_roof else pg.mkBrush(None))
