@@ -2,10 +2,10 @@
 # GPU check of the measurement engine, for a machine with an NVIDIA GPU: at most 6 min 20 s on one H200.
 #
 # Runs the gpu-marked tests and benchmarks/bench_measure.py from this tree (PYTHONPATH points here;
-# the project need not be installed, CuPy must be), prints the ratio table, and writes
-# benchmarks/results/gpu-check-<date>.json (the table's rows, the test summary, the GPU before and
-# after). Reads clocks and temperatures; changes no GPU setting. Without a usable GPU it prints one
-# line saying why and exits 2.
+# the project need not be installed, CuPy must be: see the resources link below), prints the ratio
+# table, and writes benchmarks/results/gpu-check-<date>.json (the table's rows, the test summary,
+# the GPU before and after). Reads clocks and temperatures; changes no GPU setting. Without a usable
+# GPU it prints one line saying why and exits 2.
 #
 #   scripts/gpu_check.sh                      # PYTHON=/path/to/python scripts/gpu_check.sh to pick one
 #   OUT=/some/dir scripts/gpu_check.sh        # also copies the JSON and the pytest log there
@@ -22,6 +22,31 @@ LINKS_LIMIT_S=${GPU_CHECK_LINKS_S:-20}    # measured links and L2 (benchmarks/be
 LINKS_RESULT="benchmarks/results/gpu-check-$(date -u +%Y-%m-%d)-links.json"
 RESULT="benchmarks/results/gpu-check-$(date -u +%Y-%m-%d).json"
 LOG_DIR="${OUT:-${TMPDIR:-/tmp}}"
+
+# The data files live in the top-level resources/ folder, which an install maps to the package
+# `workbench.resources` (pyproject.toml's package-dir). An uninstalled tree has no such package, and the
+# device catalogue, units and examples cannot load. For this run only, a link workbench/resources ->
+# ../resources makes the tree importable as it stands; it is removed on exit (also on Ctrl+C or a kill
+# by TERM/HUP). A link left by a run that was killed outright (KILL) is recognised and removed too.
+RESOURCES_LINK=workbench/resources
+remove_resources_link() {
+  if [ -L "$RESOURCES_LINK" ] && [ "$(readlink "$RESOURCES_LINK")" = "../resources" ]; then rm -f "$RESOURCES_LINK"; fi
+}
+if ! "$PY" -c "import workbench.resources" >/dev/null 2>&1 || [ -L "$RESOURCES_LINK" ]; then
+  if [ -e "$RESOURCES_LINK" ] && ! [ -L "$RESOURCES_LINK" ]; then
+    echo "gpu_check: cannot run: $RESOURCES_LINK exists and is not this script's link to ../resources; move it away"
+    exit 2
+  fi
+  trap remove_resources_link EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM HUP
+  [ -L "$RESOURCES_LINK" ] || ln -s ../resources "$RESOURCES_LINK"
+  if ! "$PY" -c "import workbench.resources" >/dev/null 2>&1; then
+    echo "gpu_check: cannot run: workbench.resources does not import even with $RESOURCES_LINK -> ../resources (install the project: pip install -e .)"
+    exit 2
+  fi
+fi
+
 # One line and exit 2 when this machine cannot run the check (the measurement engine's own probe).
 "$PY" - <<'EOF' || exit 2
 import importlib, sys
@@ -35,6 +60,7 @@ if missing:
     print(f"gpu_check: cannot run: {', '.join(missing)} not importable by {sys.executable} (pip install -e \".[test,cuda12]\" or [test,cuda13])")
     sys.exit(2)
 try:
+    import workbench.resources  # noqa: F401 - the data files (device catalogue, units) the checks read
     from workbench.measure.backends import backend_status
 except Exception as exc:  # the project's own dependencies are missing
     print(f"gpu_check: cannot run: the workbench does not import here ({type(exc).__name__}: {exc})")
