@@ -133,6 +133,17 @@ class Backend(ABC):
         self.synchronize()
         return time.perf_counter() - start
 
+    def prepare_timing(self) -> None:
+        """A run's timing begins (after its first call, before warm-up): forget what earlier runs taught the timer."""
+
+    def iteration_overhead_s(self) -> float:
+        """Untimed device time the timer adds to each timed iteration (sizes the batches between stop checks)."""
+        return 0.0
+
+    def timing_notes(self) -> list[str]:
+        """What the timer did to the timed calls since `prepare_timing`, in words for the run record."""
+        return []
+
     @abstractmethod
     def time_calls(
         self, call: Callable[[], None], count: int, flush: Callable[[], None] | None, sync_each: bool

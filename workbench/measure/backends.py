@@ -12,7 +12,11 @@ read with `cupy.cuda.get_elapsed_time` (milliseconds, converted to seconds).
 In warm mode every iteration is synchronised before the next starts, as
 `cupyx.profiler.benchmark` does; in cold mode a flush buffer is written
 before each iteration and the host does not wait between iterations, as
-`triton.testing.do_bench` does.
+`triton.testing.do_bench` does. Unlike either tool, each start event is
+queued behind a short device-side delay that keeps the stream busy while the
+host queues the call (`launch_cover`): without it an idle stream stamps the
+start event at once and the sample includes the host's launch time, which
+for a small kernel is as long as the kernel.
 
 CuPy is imported lazily: its absence is a normal state, reported by
 `backend_status()` and by `select_backend("cupy")` as BackendUnavailable.

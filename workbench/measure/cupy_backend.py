@@ -1,12 +1,16 @@
 """CuPy on one CUDA device, timed with CUDA events on the current stream.
 
-Imported only when the CuPy backend is chosen: `import cupy` happens in the constructor.
+Each start event waits behind a device-side delay long enough for the host to
+queue the call, so the events time the call's device work and not its launch
+(`workbench.measure.launch_cover`). Imported only when the CuPy backend is
+chosen: `import cupy` happens in the constructor.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import time
 from typing import Any, Callable, Sequence
 
 from workbench.errors import WorkbenchError
@@ -39,15 +43,21 @@ from workbench.measure.gpu_facts import (
     nvml_uuid,
     optional_figure,
 )
+from workbench.measure.launch_cover import COVER_KERNEL, COVER_SOURCE, CYCLE_CAP_PER_NS, LaunchCover, format_us
 
 
 class CupyBackend(Backend):
-    """CuPy on one CUDA device, timed with CUDA events on the current stream."""
+    """CuPy on one CUDA device, timed with CUDA events on the current stream.
+
+    cover_launch=False times each call from an idle stream without the delay
+    before the start event, as cupyx.profiler.benchmark does: the events then
+    include the host's launch time (for comparisons with that tool only).
+    """
 
     name = "cupy"
     kind = "gpu"
 
-    def __init__(self, device_index: int | None = None) -> None:
+    def __init__(self, device_index: int | None = None, *, cover_launch: bool = True) -> None:
         import cupy
 
         self.xp = cupy
@@ -61,6 +71,13 @@ class CupyBackend(Backend):
         self._bf16_reason = ""
         self._nvml_index: int | None = None
         self._nvml_looked_up = False
+        self._init_timing(cover_launch)
+
+    def _init_timing(self, cover_launch: bool, clock: Callable[[], float] = time.perf_counter) -> None:
+        """The timer's state: the launch cover (None when off), its kernel (built on first use), the host clock."""
+        self._cover: LaunchCover | None = LaunchCover() if cover_launch else None
+        self._cover_kernel: Any = None
+        self._clock = clock
 
     # -- identity ------------------------------------------------------------
     @property
@@ -226,18 +243,62 @@ class CupyBackend(Backend):
     def synchronize(self) -> None:
         self._device.synchronize()
 
+    def wall_time(self, call: Callable[[], None]) -> float:
+        """Seconds of one call including its completion; the time the host took to queue it seeds the launch cover."""
+        clock = self._clock
+        start = clock()
+        call()
+        queued = clock()
+        self.synchronize()
+        finished = clock()
+        if self._cover is not None:
+            self._cover.seed(queued - start)
+        return finished - start
+
+    def prepare_timing(self) -> None:
+        if self._cover is not None:
+            self._cover.reset()
+            self._cover_kernel_ready()
+
+    def iteration_overhead_s(self) -> float:
+        return self._cover.cover_s() if self._cover is not None else 0.0
+
+    def timing_notes(self) -> list[str]:
+        if self._cover is None:
+            return ["no launch cover: each start event was stamped as soon as it was recorded, so on an idle stream "
+                    "the samples include the host's launch time (as cupyx.profiler.benchmark times)"]
+        return self._cover.notes()
+
+    def _cover_kernel_ready(self) -> Any:
+        if self._cover_kernel is None:
+            self._cover_kernel = self._cupy.RawKernel(COVER_SOURCE, COVER_KERNEL)
+        return self._cover_kernel
+
+    def _queue_cover(self, seconds: float) -> None:
+        """Queue the one-thread spin that keeps the stream busy for `seconds` (launch_cover.py)."""
+        nanoseconds = int(seconds * 1e9)
+        cupy = self._cupy
+        self._cover_kernel_ready()((1,), (1,), (cupy.uint64(nanoseconds), cupy.uint64(nanoseconds * CYCLE_CAP_PER_NS)))
+
     def time_calls(
         self, call: Callable[[], None], count: int, flush: Callable[[], None] | None, sync_each: bool
     ) -> list[float]:
         cuda = self._cupy.cuda
+        cover, clock = self._cover, self._clock
         starts = [cuda.Event() for _ in range(count)]
         ends = [cuda.Event() for _ in range(count)]
         for start, end in zip(starts, ends):
             if flush is not None:
                 flush()
+            if cover is not None:
+                covered = cover.cover_s()
+                self._queue_cover(covered)  # the stream stays busy while the host queues what follows
+                queue_started = clock()
             start.record()
             call()
             end.record()
+            if cover is not None:
+                cover.observe(clock() - queue_started, covered)
             if sync_each:
                 end.synchronize()
         ends[-1].synchronize()
@@ -246,7 +307,14 @@ class CupyBackend(Backend):
 
     @property
     def timer_name(self) -> str:
-        return "CUDA events on the current stream around each call (cupy.cuda.get_elapsed_time, ms → s)"
+        events = "CUDA events on the current stream around each call (cupy.cuda.get_elapsed_time, ms → s)"
+        if self._cover is None:
+            return f"{events}; no launch cover (the samples include the host's launch on an idle stream)"
+        return (
+            f"{events}; each start event queued behind a device-side delay (a one-thread kernel spinning on the "
+            f"global timer, at least {format_us(self._cover.minimum_s)} and twice the host's time to queue a call) "
+            "so the events time the call's device work, not its launch"
+        )
 
     # -- matrix products -----------------------------------------------------------
     def _gemm_types(self, dtype: Any, tf32: bool) -> tuple[int, int, Any]:

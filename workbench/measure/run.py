@@ -11,9 +11,12 @@ Protocol: sizes checked against free memory before anything is allocated;
 inputs random (never zeros) and outputs NaN; one untimed call (compilation,
 library handles, page faults); warm-up; at least 30 timed iterations whose raw
 samples are all kept; in cold mode a buffer at least the size of the
-last-level cache is written before each iteration; conditions read just
-before and just after timing; then the reference check and a checksum. A run
-whose check fails is recorded as invalid.
+last-level cache is written before each iteration; on a GPU each start event
+waits behind a device-side delay while the host queues the call, so the
+events time the device work and not the launch (launch_cover.py; the run's
+notes say what it did); conditions read just before and just after timing;
+then the reference check and a checksum. A run whose check fails is recorded
+as invalid.
 
 Cancellation is cooperative: `should_stop()` (and `cancel()`) is consulted
 between calls, and timed calls go in batches of about 50 ms, so a cancel
@@ -261,13 +264,15 @@ class MeasurementRun(StoppableRun):
             if self.should_stop():
                 raise StopRequested
 
+            backend.prepare_timing()  # after the first call (compilation), before the warm-up that sizes the timer
             yield PhaseChanged(WARMUP)
             warmup_calls, per_call = self._warm_up(backend, kernel, first_call)
 
             before = backend.conditions()
             timing_started = True
             yield PhaseChanged(TIMING, f"{self.iterations} timed iterations, {self.mode}")
-            batch = max(1, min(1000, int(CANCEL_SLICE_S / max(per_call + flush_time, 1e-7))))
+            per_iteration = per_call + flush_time + backend.iteration_overhead_s()
+            batch = max(1, min(1000, int(CANCEL_SLICE_S / max(per_iteration, 1e-7))))
             while len(samples) < self.iterations:
                 if self.should_stop():
                     raise StopRequested
@@ -307,6 +312,8 @@ class MeasurementRun(StoppableRun):
         finally:
             kernel.release()
             backend.release()
+        if timing_started:
+            notes.extend(backend.timing_notes())  # what the timer did to the samples (the GPU's launch cover)
 
         record = RunRecord(
             id=uuid.uuid4().hex[:12],
