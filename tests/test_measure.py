@@ -358,15 +358,18 @@ def test_cupy_runs_record_gpu_conditions_and_event_timing() -> None:
     from workbench.measure.backends import select_backend
 
     backend = select_backend("cupy")
-    record = measure("gemm(M=512, N=512, K=512, dtype=fp16)", backend=backend, **FAST)
+    record = measure("gemm(M=512, N=512, K=512, dtype=fp16)", backend=backend, mode="warm", **FAST)
     assert record.status == OK, record.message
     assert record.kernel.executed_path == "fp16_tc"
     assert record.environment["backend"] == "cupy" and record.environment["device_name"] == backend.device_name
     assert record.conditions_before.get("sm_clock_mhz") and record.conditions_after.get("temperature_c") is not None
-    # Event times are in seconds and cover the kernel alone: never more than a synchronised wall-clock call.
+    # Event times are in seconds and cover the kernel alone: never more than a synchronised wall-clock call of the
+    # same kernel in the same (warm) mode, which also pays the launch and the wait. Without the launch cover an
+    # idle stream stamps the start event before the host has queued the GEMM, and the events exceeded the wall
+    # clock on an H200 (38.3 µs against 34.8 µs).
     with prepared_kernel("gemm(M=512, N=512, K=512, dtype=fp16)", backend) as kernel:
         walls = sorted(backend.wall_time(kernel) for _ in range(30))
-    assert 0 < record.median_s <= walls[15] * 1.05
+    assert 0 < record.median_s <= walls[15] * 1.05, (record.median_s, walls[15], record.notes)
 
 
 @pytest.mark.gpu
