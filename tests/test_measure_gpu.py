@@ -221,8 +221,13 @@ def test_bench_measure_runs_as_a_smoke_test(tmp_path: Path) -> None:
     assert data["complete"] is True
     verdicts = {row["check"]: row["verdict"] for row in data["rows"]}
     assert "ERROR" not in verdicts.values(), data["rows"]
-    add = next(row for row in data["rows"] if row["check"].startswith("vector add 2^22 fp32, cold"))
+    add = next(row for row in data["rows"] if row["check"] == "vector add 2^22 fp32, cold, vs device copy (cudaMemcpy)")
     assert add["ratio"] is not None and 0.2 < add["ratio"] < 1.5
+    same_kind = next(row for row in data["rows"] if row["check"].startswith("vector add 2^22 fp32, cold, vs CuPy elementwise copy"))
+    assert same_kind["ratio"] is not None and same_kind["ratio"] > 0.2
+    # The diagnostic kernels ran and passed the harness's reference check (an invalid run is an ERROR row).
+    assert {f"diagnostic 2^22 fp32, {mode}: {label}" for mode in ("cold", "warm")
+            for label in ("elementwise copy", "float4 copy", "float4 add")} <= set(verdicts)
     assert any(check.startswith("warm median vs cupyx") for check in verdicts)
 
 
