@@ -30,7 +30,8 @@ COVER_LAUNCH_COST = 4 * US  # host time of launching the cover kernel
 class SimulatedStream:
     """One CUDA stream and the host that feeds it, on a virtual clock (seconds)."""
 
-    def __init__(self) -> None:
+    def __init__(self, backlog_s: float = 1.0) -> None:
+        self.backlog_s = backlog_s  # queued work beyond this makes the host wait (the launch queue is full)
         self.host = 0.0  # the host's clock
         self.free_at = 0.0  # when the stream has finished everything queued so far
         self.log: list[str] = []  # what was queued, in order
@@ -42,6 +43,7 @@ class SimulatedStream:
     def queue(self, what: str, host_cost: float, device_s: float) -> None:
         """An API call that takes `host_cost` on the host and queues `device_s` of work when it returns."""
         self.host += host_cost
+        self.host = max(self.host, self.free_at - self.backlog_s)  # waits for room in the launch queue
         begins = max(self.host, self.free_at)
         self.free_at = begins + device_s
         self.log.append(what)
@@ -62,6 +64,10 @@ class SimulatedStream:
 
             def synchronize(self) -> None:
                 stream.host = max(stream.host, self.stamp)
+
+            @property
+            def done(self) -> bool:
+                return self.stamp <= stream.host
 
         class RawKernel:
             def __init__(self, source: str, name: str) -> None:
@@ -143,6 +149,23 @@ def test_cold_iterations_queue_the_flush_then_the_cover_then_the_events() -> Non
     samples = backend.time_calls(kernel_call(stream, 20 * US, 8 * US), 30, flush, sync_each=False)
     assert samples == pytest.approx([8 * US] * 30, rel=1e-9)
     assert stream.log[-5 * 30:] == ["flush", "cover", "event", "kernel", "event"] * 30
+
+
+def test_cold_iterations_behind_a_full_launch_queue_do_not_lengthen_the_cover() -> None:
+    # The host runs ahead in cold mode until the launch queue is full, then waits inside its calls. That wait is
+    # not launch time: were it to size the cover, each longer cover would lengthen the wait (up to 5 ms a call).
+    stream = SimulatedStream(backlog_s=400 * US)
+    backend = simulated_backend(stream)
+    backend.prepare_timing()
+    backend.wall_time(kernel_call(stream, 10 * US, 5 * US))
+
+    def flush() -> None:
+        stream.launch("flush", 2 * US, 100 * US)
+
+    samples = backend.time_calls(kernel_call(stream, 10 * US, 5 * US), 300, flush, sync_each=False)
+    assert samples == pytest.approx([5 * US] * 300, rel=1e-9)
+    assert max(stream.covers) == pytest.approx(MIN_COVER_S)
+    assert len(backend.timing_notes()) == 1  # nothing counted as exposed
 
 
 def test_a_call_slower_to_queue_than_the_cover_is_counted_and_the_cover_grows() -> None:

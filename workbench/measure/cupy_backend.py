@@ -287,7 +287,11 @@ class CupyBackend(Backend):
         cover, clock = self._cover, self._clock
         starts = [cuda.Event() for _ in range(count)]
         ends = [cuda.Event() for _ in range(count)]
+        previous_end = None  # each batch starts on an idle stream: the warm-up or the last batch was waited for
+        covered, queue_started, idle = 0.0, 0.0, True
         for start, end in zip(starts, ends):
+            if cover is not None:
+                idle = previous_end is None or previous_end.done  # no earlier work left to keep the stream busy
             if flush is not None:
                 flush()
             if cover is not None:
@@ -298,9 +302,10 @@ class CupyBackend(Backend):
             call()
             end.record()
             if cover is not None:
-                cover.observe(clock() - queue_started, covered)
+                cover.observe(clock() - queue_started, covered, idle)
             if sync_each:
                 end.synchronize()
+            previous_end = end
         ends[-1].synchronize()
         # get_elapsed_time answers in milliseconds.
         return [cuda.get_elapsed_time(start, end) * 1e-3 for start, end in zip(starts, ends)]

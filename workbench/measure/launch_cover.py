@@ -18,11 +18,15 @@ call's device work alone. The cover runs before the start event and is in no
 sample. It touches no memory, so the caches are as the mode left them.
 
 The cover lasts COVER_FACTOR × the longest time the host took to queue one call
-(start event, call, end event) over the last WINDOW calls, at least MIN_COVER_S
-and at most MAX_COVER_S; the warm-up calls seed that window before timing. A
-timed call that took longer to queue than the cover before it may include part
-of its launch: such calls are counted and the run's notes say how many (the
-samples are kept as measured, never dropped or corrected).
+(start event, call, end event) over the last WINDOW calls made on an idle
+stream, at least MIN_COVER_S and at most MAX_COVER_S; the warm-up calls seed
+that window before timing. A timed call queued on an idle stream that took
+longer to queue than the cover before it may include part of its launch: such
+calls are counted and the run's notes say how many (the samples are kept as
+measured, never dropped or corrected). Behind queued work (cold mode, where the
+host does not wait between iterations) the start event cannot be stamped before
+the earlier work and the cover are done; the host may also have waited there
+for room in the launch queue, so those calls neither count nor size the cover.
 """
 
 from __future__ import annotations
@@ -88,11 +92,19 @@ class LaunchCover:
         """An untimed call's queueing time (warm-up): it sizes the cover, counts nowhere."""
         self._remember(queued_s)
 
-    def observe(self, queued_s: float, cover_s: float) -> None:
-        """A timed call took `queued_s` on the host to queue behind a cover of `cover_s`."""
-        self._remember(queued_s)
+    def observe(self, queued_s: float, cover_s: float, idle: bool = True) -> None:
+        """A timed call took `queued_s` on the host to queue behind a cover of `cover_s`.
+
+        `idle`: the stream had finished everything before the cover when it was queued. Only then can the
+        start event be stamped before the call is queued, and only then is `queued_s` the host's own time:
+        behind queued work (cold mode, where the host does not wait) the host may have waited for room in
+        the launch queue, and letting that wait lengthen the cover would lengthen the wait in turn.
+        """
         self._queued_s.append(queued_s)
         self._covers_s.append(cover_s)
+        if not idle:
+            return
+        self._remember(queued_s)
         if queued_s >= cover_s:
             self.exposed += 1
 
