@@ -131,7 +131,8 @@ def test_warm_events_time_the_kernel_alone_behind_the_cover(launch_us: int) -> N
     # One cover per timed iteration, queued before its start event: cover, start, kernel, end.
     timed = stream.log[-4 * 30:]
     assert timed == ["cover", "event", "kernel", "event"] * 30
-    assert all(cover >= MIN_COVER_S - 1e-9 for cover in stream.covers)
+    assert stream.covers[0] == 0.0  # prepare_timing launched it once, empty: compiled before anything is timed
+    assert all(cover >= MIN_COVER_S - 1e-9 for cover in stream.covers[1:])
     assert backend.timing_notes()[0].startswith("launch cover: each timed call's start event waited behind")
     assert len(backend.timing_notes()) == 1  # nothing exposed
     assert "device-side delay" in backend.timer_name
@@ -177,7 +178,7 @@ def test_a_call_slower_to_queue_than_the_cover_is_counted_and_the_cover_grows() 
     samples = backend.time_calls(call, 30, None, sync_each=True)
     assert samples[0] > 9 * US * 1.5  # exposed: the launch gaps are in the first sample, as measured
     assert samples[1:] == pytest.approx([9 * US] * 29, rel=1e-9)  # the cover grew to twice the queueing time
-    assert stream.covers[0] == pytest.approx(MIN_COVER_S) and stream.covers[1] >= 2 * 120 * US
+    assert stream.covers[1] == pytest.approx(MIN_COVER_S) and stream.covers[2] >= 2 * 120 * US
     notes = backend.timing_notes()
     assert notes[1].startswith("1 of 30 timed calls took longer to queue than the delay before them")
 

@@ -258,7 +258,7 @@ class CupyBackend(Backend):
     def prepare_timing(self) -> None:
         if self._cover is not None:
             self._cover.reset()
-            self._cover_kernel_ready()
+            self._queue_cover(0.0)  # compiled and loaded now (CuPy compiles a RawKernel at its first launch)
 
     def iteration_overhead_s(self) -> float:
         return self._cover.cover_s() if self._cover is not None else 0.0
