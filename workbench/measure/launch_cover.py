@@ -15,7 +15,9 @@ a set time, the *cover*. The host records the start event, queues the call and
 records the end event while the cover runs; when it ends, the start event is
 stamped with the whole call already queued behind it, so the events bracket the
 call's device work alone. The cover runs before the start event and is in no
-sample. It touches no memory, so the caches are as the mode left them.
+sample. It touches no memory, and in cold mode it runs before the flush, so
+the flush still directly precedes the call (as in triton.testing.do_bench)
+and the caches are as the mode leaves them.
 
 The cover lasts COVER_FACTOR × the longest time the host took to queue one call
 (start event, call, end event) over the last WINDOW calls made on an idle
