@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QPoint
-from PySide6.QtTest import QTest
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication
 
 from workbench.gui.plot_marks import MANY, MarkSet, symbol_path
 
 
 def _viewport_point(view: pg.PlotWidget, item) -> QPoint:  # type: ignore[no-untyped-def]
     return view.mapFromScene(item.scenePos())
+
+
+def _move_pointer(viewport, at: QPoint) -> None:  # type: ignore[no-untyped-def]
+    """The pointer moved to `at` with no button held (sent directly: QTest's own button state may be left
+    pressed by an earlier test's double click, and a move with a button held hovers nothing)."""
+    event = QMouseEvent(QEvent.Type.MouseMove, QPointF(at), QPointF(viewport.mapToGlobal(at)),
+                        Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(viewport, event)
 
 
 def test_hovering_an_operations_point_names_it_and_grows_it(window, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -26,12 +35,11 @@ def test_hovering_an_operations_point_names_it_and_grows_it(window, qtbot) -> No
     mark = marks.items[2]
     assert mark.datum == 2
     viewport = roofline.widget.viewport()
-    QTest.mouseMove(viewport, QPoint(5, 5))  # from off every mark (an earlier test may have left the pointer there)
-    qtbot.wait(20)
-    QTest.mouseMove(viewport, _viewport_point(roofline.widget, mark))
+    _move_pointer(viewport, QPoint(5, 5))  # from off every mark
+    _move_pointer(viewport, _viewport_point(roofline.widget, mark))
     qtbot.waitUntil(lambda: names[2] in roofline.plot.getViewBox().toolTip(), timeout=2000)
     assert mark.path().boundingRect().width() == symbol_path("o", 14).boundingRect().width()
-    QTest.mouseMove(viewport, QPoint(5, 5))  # away from every mark
+    _move_pointer(viewport, QPoint(5, 5))  # away from every mark
     qtbot.waitUntil(lambda: roofline.plot.getViewBox().toolTip() == "", timeout=2000)
     assert mark.path().boundingRect().width() == symbol_path("o", mark.shown[1]).boundingRect().width()
 
