@@ -162,8 +162,11 @@ class ItemPool:
             item = self.make()
             self.plot.addItem(item)
             self.items.append(item)
-        for index, item in enumerate(self.items):
-            item.setVisible(index < count)
+        for index in range(min(max(count, self.used), len(self.items))):  # past both counts all are hidden already
+            shown = index < count
+            item = self.items[index]
+            if item.isVisible() != shown:  # (pyqtgraph's TextItem recomputes its transform on every setVisible)
+                item.setVisible(shown)
         self.used = count
         return self.items[:count]
 

@@ -114,6 +114,8 @@ class ProfiledKernelLayer:
             return []
 
     def show(self, marks: Sequence[KernelMark]) -> None:
+        if not marks and not self.marks and not self._in_legend:
+            return  # nothing drawn, nothing to draw: every edit of a session without imported kernels
         self.marks = list(marks)
         current = self.document.current
         spots = []

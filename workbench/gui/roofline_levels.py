@@ -156,7 +156,11 @@ class RoofLevels:
                     f"{first}\nat {title}: intensity {format_intensity(10 ** x)} "
                     f"(the kernel's FLOP over the bytes ncu counted across {title})"
                 )
-        self.kernel_levels.setData(spots)
+        if spots or self._kernel_level_count:  # no kernels before and none now: nothing to set (most edits)
+            self._kernel_level_count = len(spots)
+            self.kernel_levels.setData(spots)
+
+    _kernel_level_count = 0  # stars the kernel-level scatter holds
 
     def _kernel_level_hovered(self, item: Any, points: Any, event: Any) -> None:
         tips = [self._kernel_level_tips[int(p.data())] for p in list(points)[:3] if 0 <= int(p.data()) < len(self._kernel_level_tips)]

@@ -198,6 +198,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._point_positions: list[tuple[float, float]] = []
         self._shown_spots: list[tuple[Any, ...]] | None = None  # what the operation scatter holds (setData is skipped when equal)
         self._point_rows: list[int] = []  # the operation each position belongs to
+        self._level_cache: dict[int, tuple[Analysis, list[LevelPoint]]] = {}  # id(analysis) -> it and its levels
         self._point_names: list[str] = []
         self._roof_segments: list[Segment] = []  # every roof line in log coordinates, for the label layout
         self._memory_segment: Segment | None = None  # the memory roof (its label lies along it)
@@ -331,7 +332,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         further_keys = {level.key for level in further}
         # Each operation at every interface it has a term for: the point at HBM (or, with HBM switched
         # off, at the first level shown) carries the label; the others are drawn beside it at the same height.
-        self.operation_levels = {row: operation_levels(a) for row, a, _ in placed}
+        self.operation_levels = {row: self._levels_of(a) for row, a, _ in placed}
         shown_keys = further_keys | ({BANDWIDTH} if hbm_shown else set())
         positions: dict[int, tuple[float, float]] = {}
         extra: list[tuple[int, bool, LevelPoint]] = []  # row, stale, the point at a further level
@@ -416,12 +417,26 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         texts = self.point_labels.take(len(placed))
         for (row, a, stale), text in zip(placed, texts):
             name = self.document.operations[row].name + (" (stale)" if stale else "")
-            text.setText(name, color=STALE_COLOUR if stale else SELECTED_COLOUR if row == self.document.current else "#212121")
+            colour = STALE_COLOUR if stale else SELECTED_COLOUR if row == self.document.current else "#212121"
+            if (name, colour) != getattr(text, "_shown", None):  # most labels keep their text and colour
+                text._shown = (name, colour)
+                text.setText(name, color=colour)
         self._point_positions = [positions[row] for row, _, _ in placed]
         self._point_rows = [row for row, _, _ in placed]
         self._point_names = [self.document.operations[row].name for row, _, _ in placed]
         self._set_range(x_low, x_high, y_low, y_high)
         self._place_labels()
+
+    def _levels_of(self, a: Analysis) -> list[LevelPoint]:
+        """The operation's points at every interface, worked out once per analysis (an edit replaces one)."""
+        known = self._level_cache.get(id(a))
+        if known is None or known[0] is not a:
+            known = (a, operation_levels(a))
+            self._level_cache[id(a)] = known
+            if len(self._level_cache) > 4 * len(self.document.operations) + 16:  # analyses of past edits
+                live = {id(self.document.state(entry).analysis) for entry in self.document.operations}
+                self._level_cache = {key: value for key, value in self._level_cache.items() if key in live}
+        return known[1]
 
     def _draw_roofs(
         self,
@@ -548,7 +563,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             return (y_high - y) * per_y
 
         def put(label: pg.TextItem, box: Box | None) -> None:
-            label.setVisible(box is not None)
+            if label.isVisible() != (box is not None):
+                label.setVisible(box is not None)
             if box is not None:
                 if tuple(label.anchor) != (0.0, 0.0):
                     label.setAnchor((0, 0))
