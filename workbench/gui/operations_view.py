@@ -70,7 +70,10 @@ class OperationsView(QWidget):
             if item is None:
                 continue
             state = self.document.state(entry)
-            item.setForeground(QBrush(QColor("#b71c1c" if state.error else "#202020")))
+            # Only what changed is set: a keystroke in one operation's declaration builds no brushes for the others.
+            colour = QColor("#b71c1c" if state.error else "#202020")
+            if item.foreground().color() != colour:
+                item.setForeground(QBrush(colour))
             font = item.font()
             if font.italic() != entry.name_automatic:
                 font.setItalic(entry.name_automatic)
@@ -81,7 +84,9 @@ class OperationsView(QWidget):
                 else "Your name; clear it (rename to nothing) to name it after its declaration again."
             )
             tip = f"{entry.name}\n{entry.declaration}\n{how}"
-            item.setToolTip(f"{tip}\n{state.error}" if state.error else tip)
+            tip = f"{tip}\n{state.error}" if state.error else tip
+            if item.toolTip() != tip:
+                item.setToolTip(tip)
         self._filling = False
 
     def _show_selection(self, index: int) -> None:
