@@ -153,7 +153,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.memory_ghost = SegmentItem()
         self.memory_label = _roof_text(tight_text(PlotLabel(anchor=(0, 1), color=MEMORY_COLOUR)))
         self.memory_label.setRotation(0)
-        self.ridge_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#9e9e9e", width=1, style=Qt.PenStyle.DotLine))
+        # the ridge's vertical: a segment reaching as far past the fitted range as the roofs do (see refresh)
+        self.ridge_line = SegmentItem(pg.mkPen("#9e9e9e", width=1, style=Qt.PenStyle.DotLine))
         # marks above the lines and labels at z 0, below the roofs (z 1 and 2): operations over their further levels
         self.ridge_marker = MarkSet(self.plot, symbol="d", size=9, pen=pg.mkPen(SELECTED_COLOUR), brush=pg.mkBrush("w"), z=0.01)
         self.ridge_label = tight_text(PlotLabel(anchor=(0, 1), color="#424242"))
@@ -383,7 +384,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         ridge = current_analysis.ridge if current_analysis is not None and hbm_shown else None
         if ridge is not None and current_analysis is not None and current_analysis.compute_rate is not None and ridge > 0:
             rx, ry = math.log10(ridge), math.log10(current_analysis.compute_rate.value)
-            self.ridge_line.setPos(rx)
+            self.ridge_line.setData([rx, rx], [y_low - ROOF_REACH, y_high + ROOF_REACH])
             self.ridge_marker.setData([rx], [ry])
             self.ridge_label.setText(f"ridge {format_intensity(ridge)}")
             self._ridge = (rx, ry)  # its label is placed at the bottom of the view
