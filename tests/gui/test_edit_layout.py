@@ -7,6 +7,7 @@ that brings a whole-window layout back on every keystroke fails here whatever th
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import QToolBar, QToolButton
 
 from workbench.gui.app import build_window
 from workbench.session import OperationEntry
@@ -71,6 +72,35 @@ def test_a_keystroke_does_not_lay_the_main_window_out(qtbot) -> None:  # type: i
         assert requests.seen == [], f"presentation={presentation}: the main window was laid out {len(requests.seen)}× in 6 keystrokes"
     window.set_presentation(False)
     assert window.document.state(window.document.current_entry).error is None
+    window.close()
+    window.wait_for_workers()
+
+
+def test_undo_enabled_and_disabled_by_typing_lays_nothing_out(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Typing a digit and taking it out again from the saved text enables Undo and disables it again on every
+    keystroke; the button follows, and neither the tool bar nor the main window is laid out again."""
+    window, line = _typing_window(qtbot)
+    window.wait_for_workers()  # detection done: its answer lays the window out once, unrelated to typing
+    window.document.undo_stack.clear()
+    _type(qtbot, line, 2)  # a digit typed and taken out: back at the cleared stack, Undo disabled
+    undo = window.actions["undo"]
+    assert not undo.isEnabled()
+    button = next(b for b in window.findChildren(QToolButton) if b.property("step") == "undo")
+    line.setFocus()
+    line.setCursorPosition(len("gemm(M=4096"))
+    bar = window.findChild(QToolBar, "mainToolbar")
+    requests = _Events(QEvent.Type.LayoutRequest)
+    window.installEventFilter(requests)
+    bar.installEventFilter(requests)
+    states = []
+    for index in range(6):
+        qtbot.keyClick(line, Qt.Key.Key_1 if index % 2 == 0 else Qt.Key.Key_Backspace)
+        qtbot.wait(5)
+        states.append((undo.isEnabled(), button.isEnabled()))
+    window.removeEventFilter(requests)
+    bar.removeEventFilter(requests)
+    assert states == [(True, True), (False, False)] * 3
+    assert requests.seen == [], f"laid out {len(requests.seen)}× in 6 keystrokes"
     window.close()
     window.wait_for_workers()
 

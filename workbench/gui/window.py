@@ -36,6 +36,8 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
     QTabBar,
     QTabWidget,
+    QToolBar,
+    QToolButton,
     QToolTip,
     QVBoxLayout,
     QWidget,
@@ -468,16 +470,14 @@ class MainWindow(QMainWindow):
         bar = self.addToolBar("Main")
         bar.setObjectName("mainToolbar")
         bar.setMovable(False)
+        self._step_tips = _StepTips(self.document.undo_stack, self)
         for key in ("undo", "redo", None, "add", "duplicate", "remove", None, "binary"):
             if key is None:
                 bar.addSeparator()
+            elif key in ("undo", "redo"):
+                bar.addWidget(self._step_button(bar, key))
             else:
                 bar.addAction(self.actions[key])
-        self._step_tips = _StepTips(self.document.undo_stack, self)
-        for key in ("undo", "redo"):
-            button = bar.widgetForAction(self.actions[key])
-            button.setProperty("step", key)
-            button.installEventFilter(self._step_tips)
         bar.addSeparator()
         bar.addWidget(QLabel(" FLOP: "))
         self.convention_box = QComboBox()
@@ -495,6 +495,28 @@ class MainWindow(QMainWindow):
             self.overlap_box.addItem(label, fraction)
         self.overlap_box.activated.connect(lambda i: self.document.set_setting("overlap", self.overlap_box.itemData(i)))
         bar.addWidget(self.overlap_box)
+
+    def _step_button(self, bar: QToolBar, key: str) -> QToolButton:
+        """The undo or redo button: a widget of its own on the tool bar, following its action's enabled state.
+
+        Undo is enabled by the first keystroke after a save (or the start) and disabled again when typing returns
+        to the saved text. A tool bar lays itself, and with it the main window and every dock, out again on
+        every change of an action it holds, and a button made for the action (setDefaultAction) re-sets its
+        text and font on each change, which lays the bar out too. This button only follows `enabledChanged` and
+        triggers the action; its tooltip names the step (_StepTips)."""
+        action = self.actions[key]
+        button = QToolButton(bar)
+        button.setText(action.text().replace("&", ""))
+        button.setEnabled(action.isEnabled())
+        action.enabledChanged.connect(button.setEnabled)
+        button.clicked.connect(action.trigger)
+        button.setAutoRaise(True)
+        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        button.setToolButtonStyle(bar.toolButtonStyle())
+        bar.toolButtonStyleChanged.connect(button.setToolButtonStyle)
+        button.setProperty("step", key)
+        button.installEventFilter(self._step_tips)
+        return button
 
     # ------------------------------------------------------------------ showing state
     def _show_title(self, *_: object) -> None:
