@@ -23,3 +23,23 @@ def test_an_edit_of_one_operation_changes_only_its_row(window) -> None:  # type:
     first = window.document.operations[0].declaration
     window.document.edit_declaration(0, first.replace("M=", "M=3", 1))
     assert changed and all(top == bottom == 0 for top, bottom in changed), changed
+
+
+def test_rows_removed_and_added_show_their_own_state(window) -> None:  # type: ignore[no-untyped-def]
+    from workbench.session import OperationEntry
+
+    window.open_example("batched-gemm-sweep")
+    rows = window.operations.list
+    last = len(window.document.operations) - 1
+    bad = "gemm(M=0, N=8, K=8)"
+    window.document.edit_declaration(last, bad)
+    assert rows.item(last).foreground().color().name() == "#b71c1c"
+    window.document.remove_operation(last)
+    window.document.add_operation(OperationEntry.automatic("gemm(M=8, N=8, K=8, dtype=fp16)"))
+    item = rows.item(last)
+    assert item.foreground().color().name() == "#202020" and "must be" not in item.toolTip()
+    assert "gemm(M=8, N=8, K=8, dtype=fp16)" in item.toolTip() and item.font().italic()
+    window.document.add_operation(OperationEntry.automatic(bad))
+    assert rows.item(last + 1).foreground().color().name() == "#b71c1c"
+    window.document.undo_stack.undo()  # the bad one taken away again
+    assert rows.count() == last + 1 and rows.item(last).foreground().color().name() == "#202020"

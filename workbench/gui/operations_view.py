@@ -33,6 +33,7 @@ class OperationsView(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
         self._filling = False
+        self._rows_shown: list[tuple[object, ...]] = []  # what _show_errors last gave each row
         document.operations_changed.connect(self._refresh_after_change)
         document.selection_changed.connect(self._show_selection)
         document.analysis_changed.connect(self._show_errors_after_change)
@@ -51,6 +52,7 @@ class OperationsView(QWidget):
         operations = self.document.operations
         while self.list.count() > len(operations):
             self.list.takeItem(self.list.count() - 1)
+        del self._rows_shown[len(operations):]
         for row, entry in enumerate(operations):
             item = self.list.item(row)
             if item is None:
@@ -65,11 +67,21 @@ class OperationsView(QWidget):
 
     def _show_errors(self, *_: object) -> None:
         self._filling = True
+        shown = self._rows_shown
         for row, entry in enumerate(self.document.operations):
             item = self.list.item(row)
             if item is None:
                 continue
             state = self.document.state(entry)
+            # What the row shows depends on these alone: a keystroke in one operation leaves the others' rows
+            # untouched (no Qt calls for them).
+            key = (entry.name, entry.declaration, entry.name_automatic, str(state.error) if state.error else "", id(item))
+            if row < len(shown) and shown[row] == key:
+                continue
+            if row < len(shown):
+                shown[row] = key
+            else:
+                shown.append(key)
             # Only what changed is set: a keystroke in one operation's declaration builds no brushes for the others.
             colour = QColor("#b71c1c" if state.error else "#202020")
             if item.foreground().color() != colour:
