@@ -236,7 +236,11 @@ def log_plot_widget(bottom: pg.AxisItem, left: pg.AxisItem) -> pg.PlotWidget:
     plot = widget.getPlotItem()
     plot.showGrid(x=True, y=True, alpha=0.15)
     for name in ("bottom", "left", "top", "right"):  # the axes' grid beneath the data, not across it (LogAxis.drawPicture)
-        plot.getAxis(name).setZValue(-0.5)
+        axis = plot.getAxis(name)
+        axis.setZValue(-0.5)
+        # The grid spans the plot, so every repainted region meets it: drawn once into a pixmap until the axis
+        # changes (range, size, font), a repaint copies pixels instead of replaying ~110 lines and their ticks.
+        axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
     plot.getViewBox().disableAutoRange()
     return widget
 

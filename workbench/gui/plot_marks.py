@@ -3,8 +3,9 @@
 pyqtgraph's ScatterPlotItem is one item for all its points: it computes its bounds and paints in Python, and
 setting one point anew invalidates the rectangle around all of them. On the roofline a keystroke moves one
 operation's point, and the scene repainted, and asked for the bounds of, every scatter meeting any changed
-pixel. A `MarkSet` keeps one Qt path item per mark instead: the scene indexes, hit-tests and paints them
-without Python, and a mark that did not move is neither invalidated nor repainted. Past `MANY` marks (a
+pixel. A `MarkSet` keeps one Qt pixmap item per mark instead (the symbol drawn once per look, as pyqtgraph's
+atlas does): the scene indexes, hit-tests and paints them without Python, and a mark that did not move is
+neither invalidated nor repainted. Past `MANY` marks (a
 stress test, not a session) one ScatterPlotItem takes over, as its array code is then the faster.
 """
 
@@ -16,8 +17,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.graphicsItems.ScatterPlotItem import Symbols
-from PySide6.QtGui import QBrush, QPainterPath, QPen, QTransform
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QBrush, QGuiApplication, QPainter, QPainterPath, QPen, QPixmap, QTransform
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPixmapItem
 
 MANY = 400  # more marks than this are drawn by one pyqtgraph scatter
 
@@ -28,9 +30,36 @@ def symbol_path(symbol: str, size: float) -> QPainterPath:
     return QTransform.fromScale(size, size).map(Symbols[symbol])
 
 
-class _Mark(QGraphicsPathItem):
-    """One mark: a symbol of fixed pixel size at a point in the plot's coordinates; it tells its set when the
-    pointer enters or leaves it."""
+_PIXMAPS: dict[tuple[Any, ...], QPixmap] = {}
+
+
+def symbol_pixmap(symbol: str, size: float, pen: QPen, brush: QBrush) -> QPixmap:
+    """The symbol drawn once, antialiased, at the screen's pixel ratio (as pyqtgraph's symbol atlas keeps them):
+    a mark then paints by copying pixels, and twenty marks in a repainted region cost little."""
+    ratio = QGuiApplication.primaryScreen().devicePixelRatio() if QGuiApplication.primaryScreen() else 1.0
+    key = (symbol, size, pen.color().rgba(), pen.widthF(), pen.style(), brush.color().rgba(), brush.style(), ratio)
+    pixmap = _PIXMAPS.get(key)
+    if pixmap is None:
+        side = size + pen.widthF() + 2  # the outline straddles the path's edge; a pixel of air for antialiasing
+        pixmap = QPixmap(int(round(side * ratio)), int(round(side * ratio)))
+        pixmap.setDevicePixelRatio(ratio)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.translate(side / 2, side / 2)
+        painter.setPen(pen)
+        painter.setBrush(brush)
+        painter.drawPath(symbol_path(symbol, size))
+        painter.end()
+        if len(_PIXMAPS) > 512:  # looks come and go with colours and sizes; keep the cache bounded
+            _PIXMAPS.clear()
+        _PIXMAPS[key] = pixmap
+    return pixmap
+
+
+class _Mark(QGraphicsPixmapItem):
+    """One mark: a symbol of fixed pixel size at a point in the plot's coordinates, centred on it; it tells its
+    set when the pointer enters or leaves it."""
 
     def __init__(self, owner: "MarkSet") -> None:
         super().__init__()
@@ -38,6 +67,13 @@ class _Mark(QGraphicsPathItem):
         self.datum: Any = None
         self.shown: tuple[Any, ...] | None = None  # (symbol, size, pen, brush) drawn now
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)  # pixels, at any zoom
+        self.setShapeMode(QGraphicsPixmapItem.ShapeMode.BoundingRectShape)  # hover on the square, as the scatter's
+
+    def draw(self, symbol: str, size: float, pen: QPen, brush: QBrush) -> None:
+        pixmap = symbol_pixmap(symbol, size, pen, brush)
+        self.setPixmap(pixmap)
+        side = pixmap.width() / pixmap.devicePixelRatio()
+        self.setOffset(QPointF(-side / 2, -side / 2))
 
     def hoverEnterEvent(self, event: Any) -> None:  # noqa: N802
         self.owner._entered(self)
@@ -132,10 +168,7 @@ class MarkSet:
         item.datum = spot.get("data")
         if look != item.shown:
             item.shown = look
-            symbol, size, pen, brush = look
-            item.setPath(symbol_path(symbol, size))
-            item.setPen(pen)
-            item.setBrush(brush)
+            item.draw(*look)
 
     def _many(self) -> pg.ScatterPlotItem:
         if self._scatter is None:
@@ -187,8 +220,8 @@ class MarkSet:
     def _grow(self, item: _Mark, hovered: bool) -> None:
         if self.hover_size is None or item.shown is None:
             return
-        symbol, size = item.shown[0], item.shown[1]
-        item.setPath(symbol_path(symbol, self.hover_size if hovered else size))
+        symbol, size, pen, brush = item.shown
+        item.draw(symbol, self.hover_size if hovered else size, pen, brush)
 
     def _tell(self) -> None:
         if self.on_hover is not None:
