@@ -8,9 +8,10 @@ they are stale.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication, QTextBlock, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat, QTextFragment
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QGridLayout,
@@ -64,7 +65,6 @@ class AnalysisPanel(QWidget):
         self.declaration = QLabel()
         self.declaration.setObjectName("panelDeclaration")
         self.declaration.setWordWrap(True)
-        self.declaration.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.declaration.setStyleSheet("color: #555; font-family: 'DejaVu Sans Mono', monospace;")
         # The name and the declaration wrap at the panel's width; their longest word ("40961×4096×4096") does not
         # set the panel's least width, which would then change with every keystroke (and, in a narrow dock, make
@@ -91,7 +91,6 @@ class AnalysisPanel(QWidget):
             name.setStyleSheet("color: #444;")
             value = QLabel()
             value.setObjectName(f"figure_{key}")
-            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             detail = QLabel()
             detail.setObjectName(f"detail_{key}")
             detail.setWordWrap(True)
@@ -102,6 +101,8 @@ class AnalysisPanel(QWidget):
             self.values[key] = value
             self.details[key] = detail
         grid.setColumnStretch(2, 1)
+        # The declaration and the figures can be selected with the mouse (to copy a figure), from the first press on.
+        self.selectable = SelectableOnPress([self.declaration, *self.values.values()], self)
 
         self.limiter = QLabel()
         self.limiter.setObjectName("limiter")
@@ -119,9 +120,8 @@ class AnalysisPanel(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
 
-        self.derivation = QTextBrowser()
+        self.derivation = DerivationView()
         self.derivation.setObjectName("derivation")
-        self.derivation.setOpenLinks(False)
         copy_button = QPushButton("Copy derivation")
         copy_button.setObjectName("copyDerivation")
         copy_button.clicked.connect(self.copy_derivation)
@@ -200,24 +200,18 @@ class AnalysisPanel(QWidget):
         _show_tip(self.title, entry.name)
         analysis = state.analysis
         if analysis is None:
-            _show(self.declaration, entry.declaration)
+            self.selectable.show(self.declaration, entry.declaration)
             _show_tip(self.declaration, entry.declaration)
             self._empty(f"No figures yet: {state.error}" if state.error else "No figures yet.")
             return
         self.empty.setVisible(False)
         self.body.setVisible(True)
-        _show(self.declaration, str(analysis.declaration))
+        self.selectable.show(self.declaration, str(analysis.declaration))
         _show_tip(self.declaration, str(analysis.declaration))
         self._show_stale(state)
         self._show_figures(analysis)
         self._show_tensors(analysis)
-        html = derivation_html(analysis)
-        if html != self._derivation_shown:  # most keystrokes elsewhere leave it as it was: keep the laid-out text
-            self._derivation_shown = html
-            if not retext_in_place(self.derivation.document(), html):
-                self.derivation.setHtml(html)
-
-    _derivation_shown = ""  # the HTML the derivation view holds
+        self.derivation.show_rich_text(derivation_rich_text(analysis))
 
     def _empty(self, text: str) -> None:
         self.body.setVisible(False)
@@ -255,7 +249,7 @@ class AnalysisPanel(QWidget):
             ),
         }
         for key, (value, detail) in figures.items():
-            _show(self.values[key], value)
+            self.selectable.show(self.values[key], value)
             _show(self.details[key], detail)
         _show_tip(self.details["work"], CONVENTION_LABELS.get(a.convention, a.convention))
         _show_tip(self.details["bytes"], f"compulsory traffic, {a.interface}")
@@ -270,6 +264,7 @@ class AnalysisPanel(QWidget):
         binary = self.document.binary
         _show(self.tensors_title, f"Tensors crossing {a.interface}")
         self.tensors.setRowCount(len(a.tensors))
+        changed: list[tuple[int, int, str, str]] = []  # the cells whose text or tooltip differs
         for row, t in enumerate(a.tensors):
             name = f"{t.name}[{', '.join(t.shape_symbols)}]" if t.shape_symbols else t.name
             shape = " × ".join(format_int(x) for x in t.shape) or "scalar"
@@ -278,17 +273,17 @@ class AnalysisPanel(QWidget):
                 item = self.tensors.item(row, column)
                 if item is None:
                     item = QTableWidgetItem()
+                    if column == 4:
+                        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                     self.tensors.setItem(row, column, item)
                 tip = text  # the whole text when the column is too narrow (widen the dock to read it)
                 if column == 4:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                     tip = f"{format_int(t.bytes)} B"
                 elif column == 0 and t.note:
                     tip = t.note
-                if item.text() != text:  # an edit changes a few cells: the others are not set (nor repainted) again
-                    item.setText(text)
-                if item.toolTip() != tip:
-                    item.setToolTip(tip)
+                if item.text() != text or item.toolTip() != tip:  # an edit changes a few cells: not the others
+                    changed.append((row, column, text, tip))
+        _set_cells(self.tensors, changed)
         rows_height = sum(self.tensors.rowHeight(r) for r in range(len(a.tensors)))
         height = self.tensors.horizontalHeader().height() + rows_height + 4
         if (self.tensors.minimumHeight(), self.tensors.maximumHeight()) != (height, height):
@@ -301,66 +296,187 @@ class AnalysisPanel(QWidget):
             QGuiApplication.clipboard().setText(analysis.derivation_text())
 
 
-def retext_in_place(document: QTextDocument, html: str) -> bool:
-    """Make `document` show `html` by replacing the text of the paragraphs that changed, where the new HTML has
-    the same structure (paragraphs, their formats, tables, lists) and each changed paragraph is one run of one
-    format; False (and `document` untouched) otherwise.
+class SelectableOnPress(QObject):
+    """Labels whose text the mouse can select (to copy a figure or the declaration), made selectable by the press
+    that starts a selection rather than for good.
 
-    A keystroke in the declaration changes figures in most derivation steps but not its shape. setHtml would
-    clear the view (its scroll bar hides and shows again), parse and lay out every paragraph and repaint the
-    whole view; replaced in place, only the changed paragraphs are laid out and repainted."""
-    fresh = QTextDocument()
-    fresh.setHtml(html)
-    if fresh.blockCount() != document.blockCount():
-        return False
-    edits: list[tuple[int, int, str, QTextCharFormat]] = []
-    new, old = fresh.begin(), document.begin()
-    while new.isValid() and old.isValid():
-        if not _same_format(new.blockFormat(), old.blockFormat()) or (new.textList() is None) != (old.textList() is None):
-            return False
-        if (QTextCursor(new).currentTable() is None) != (QTextCursor(old).currentTable() is None):
-            return False
-        new_runs, old_runs = _runs(new), _runs(old)
-        if new.text() != old.text():
-            if len(new_runs) != 1 or len(old_runs) != 1 or not _same_format(new_runs[0].charFormat(), old_runs[0].charFormat()):
-                return False
-            edits.append((old.position(), old.length() - 1, new.text(), new_runs[0].charFormat()))
-        elif len(new_runs) != len(old_runs) or not all(
-            _same_format(a.charFormat(), b.charFormat()) for a, b in zip(new_runs, old_runs)
-        ):
-            return False
-        new, old = new.next(), old.next()
-    cursor = QTextCursor(document)
-    cursor.beginEditBlock()
-    for position, length, text, char_format in reversed(edits):  # from the end: earlier positions stay valid
-        cursor.setPosition(position)
-        cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
-        cursor.insertText(text, char_format)
-    cursor.endEditBlock()
-    return True
+    A QLabel that is selectable keeps its text in a QTextDocument (a text control), which it fills and lays out
+    again for every new text, for its size hints and again to paint it: ≈ 0.5 ms a label, and a keystroke in the
+    declaration changes the declaration and six figures. A label that is not selectable draws its text directly.
+    A mouse press on one of these labels makes it selectable before the press reaches it, so the press starts a
+    selection (a double click selects a word) or, with the right button, opens the label's Copy / Select All menu,
+    as on a label selectable from the start. A label goes back to drawing its text directly when its text changes
+    while it has no focus: the new text has no selection to keep (and a label loses its selection with its focus)."""
+
+    SELECTABLE = Qt.TextInteractionFlag.TextSelectableByMouse
+
+    def __init__(self, labels: list[QLabel], parent: QObject) -> None:
+        super().__init__(parent)
+        self.labels = labels
+        self._plain = {label: label.textInteractionFlags() for label in labels}  # the flags of a label not selectable
+        for label in labels:
+            label.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() in (QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonDblClick) and watched in self._plain:
+            assert isinstance(watched, QLabel)
+            if not watched.textInteractionFlags() & self.SELECTABLE:
+                watched.setTextInteractionFlags(self.SELECTABLE)
+        return False  # the label then takes the press as a selectable label does
+
+    def show(self, label: QLabel, text: str) -> None:
+        """Set `label`'s text where it differs (_show); a label selectable but without focus stops being so."""
+        if label.text() == text:
+            return
+        label.setText(text)
+        if label.textInteractionFlags() & self.SELECTABLE and not label.hasFocus():
+            label.setTextInteractionFlags(self._plain[label])
 
 
-def _same_format(a: QTextFormat, b: QTextFormat) -> bool:
-    """Equal formats, but for the index of the object (a list, a table) they belong to, which is the
-    document's own numbering (it grows with every setHtml)."""
-    if a == b:
-        return True
-    ours, theirs = a.properties(), b.properties()
-    for properties in (ours, theirs):
-        properties.pop(int(QTextFormat.Property.ObjectIndex.value), None)
-    return ours == theirs
+class DerivationView(QTextBrowser):
+    """The derivation, read-only, shown from a RichText.
+
+    A keystroke in the declaration changes figures in most steps of the derivation but not its shape (its steps,
+    tables and notes). A new text of the shape shown replaces the changed paragraphs' text in place: no parse of
+    the HTML, no layout of the unchanged paragraphs, no clearing of the view (its scroll bar would hide and show
+    again and the whole view repaint). Another shape is set afresh with setHtml. Either way the document is the one
+    setHtml would make of the new HTML: a paragraph is retexted only where setHtml was seen to show each text of
+    the shape as the one run of its own paragraph, and where it would show the new text as it is (but for the
+    no-break spaces of a cell that does not wrap, which setHtml was seen to make of that paragraph's spaces)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self._shown: RichText | None = None
+        # Where setHtml put each text shown (None for an empty text); None as a whole where it did not show the
+        # texts one paragraph each: the shape is then set afresh until a render shows them so.
+        self._places: tuple[_Place | None, ...] | None = None
+
+    def show_rich_text(self, text: RichText) -> None:
+        """Show `text`: in place where it has the shape shown, else afresh."""
+        shown = self._shown
+        if text == shown:  # most keystrokes elsewhere leave it as it was
+            return
+        edits = self._edits(shown, text) if shown is not None else None
+        if edits is not None:
+            self._retext(edits)
+        else:
+            self.setHtml(text.html)
+            self._places = _text_places(self.document(), text.texts)
+        self._shown = text
+
+    def _edits(self, shown: RichText, text: RichText) -> list[tuple[_Place, str]] | None:
+        """The paragraphs to retext and their new texts as setHtml would show them; None if it cannot be in place."""
+        if self._places is None or text.shape != shown.shape:
+            return None
+        edits = []
+        for old, new, place in zip(shown.texts, text.texts, self._places):
+            if new != old:
+                shown_as = place.shows(new) if place is not None else None
+                if shown_as is None:
+                    return None
+                edits.append((place, shown_as))
+        return edits
+
+    def _retext(self, edits: list[tuple[_Place, str]]) -> None:
+        document = self.document()
+        cursor = QTextCursor(document)
+        cursor.beginEditBlock()  # one layout of the changed paragraphs when it ends, not one for each
+        for place, text in edits:
+            block = document.findBlockByNumber(place.block)
+            cursor.setPosition(block.position())
+            cursor.setPosition(block.position() + block.length() - 1, QTextCursor.MoveMode.KeepAnchor)
+            cursor.insertText(text, place.char_format)
+        cursor.endEditBlock()
 
 
-def _runs(block: QTextBlock) -> list[QTextFragment]:
-    """A paragraph's runs of text of one format."""
-    runs = []
-    it = block.begin()
-    while not it.atEnd():
-        fragment = it.fragment()
-        if fragment.isValid():
-            runs.append(fragment)
-        it += 1
-    return runs
+@dataclass(frozen=True)
+class _Place:
+    """The paragraph where setHtml put one text of a RichText: its number, the format of its one run, and what it
+    made of the text's spaces (a cell that does not wrap has no-break spaces; None: the text had none to see)."""
+
+    block: int
+    char_format: QTextCharFormat
+    space: str | None
+
+    def shows(self, text: str) -> str | None:
+        """What setHtml would show of `text` in this paragraph, or None where that is not known."""
+        if not _verbatim(text):
+            return None
+        if " " not in text:
+            return text
+        return text.replace(" ", self.space) if self.space is not None else None
+
+
+def _text_places(document: QTextDocument, texts: tuple[str, ...]) -> tuple[_Place | None, ...] | None:
+    """Where setHtml put each text (None for an empty text): the paragraph that shows it alone, in one run, as it
+    is or with no-break spaces for its spaces; None if the document's non-empty paragraphs are not the texts, one
+    each, in order."""
+    places: list[_Place | None] = []
+    block = document.begin()
+    for text in texts:
+        if not text:
+            places.append(None)
+            continue
+        while block.isValid() and not block.text():
+            block = block.next()
+        if not block.isValid():
+            return None
+        shown = block.text()
+        if " " not in text:
+            space = None
+        elif shown == text:
+            space = " "
+        elif shown == text.replace(" ", NO_BREAK_SPACE):
+            space = NO_BREAK_SPACE
+        else:
+            return None
+        if space is None and shown != text:
+            return None
+        runs = block.begin()
+        fragment = runs.fragment()
+        runs += 1
+        if not runs.atEnd():  # more than one run of text in the paragraph
+            return None
+        places.append(_Place(block.blockNumber(), fragment.charFormat(), space))
+        block = block.next()
+    while block.isValid():
+        if block.text():
+            return None
+        block = block.next()
+    return tuple(places)
+
+
+NO_BREAK_SPACE = "\u00a0"
+
+
+def _verbatim(text: str) -> bool:
+    """Whether HTML shows `text` as it is (but for no-break spaces where it does not wrap): no white space but
+    single spaces between words (HTML collapses white space and drops it at the ends), no control, format or
+    separator characters; not empty."""
+    return bool(text) and text.isprintable() and text.strip(" ") == text and "  " not in text
+
+
+def _set_cells(table: QTableWidget, cells: list[tuple[int, int, str, str]]) -> None:
+    """Set the cells' (row, column) texts and tooltips, and tell the table once.
+
+    Each change to a QTableWidgetItem tells the table on its own, and the table, whose columns fit their contents,
+    measures every cell again for each (a keystroke changes four texts and four tooltips). The changes are made
+    with the model quiet, then reported as one change of the rows and columns they span."""
+    if not cells:
+        return
+    model = table.model()
+    was_blocked = model.blockSignals(True)
+    try:
+        for row, column, text, tip in cells:
+            item = table.item(row, column)
+            item.setText(text)
+            item.setToolTip(tip)
+    finally:
+        model.blockSignals(was_blocked)
+    rows = [row for row, _, _, _ in cells]
+    columns = [column for _, column, _, _ in cells]
+    model.dataChanged.emit(model.index(min(rows), min(columns)), model.index(max(rows), max(columns)), [])
 
 
 def _show(label: QLabel, text: str) -> None:
@@ -408,29 +524,71 @@ SIDE_BY_SIDE = ": logical | physical"  # a step whose expression reads "logical 
 _MONO = "font-family:\"DejaVu Sans Mono\",monospace"
 
 
-def _side_by_side_html(rows: list[tuple[str, str, str, str]]) -> str:
+@dataclass(frozen=True)
+class RichText:
+    """HTML kept as its markup and the texts between: `markup[i]` comes before `texts[i]`, `markup[-1]` last.
+
+    Two rich texts of one `shape` (the same markup, the same texts empty) make documents of the same blocks and
+    formats that differ only in the texts; DerivationView replaces those in place."""
+
+    markup: tuple[str, ...]
+    texts: tuple[str, ...]
+
+    @property
+    def html(self) -> str:
+        escaped = (html.escape(text) for text in self.texts)
+        return "".join(part for pair in zip(self.markup, escaped) for part in pair) + self.markup[-1]
+
+    @property
+    def shape(self) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+        return self.markup, tuple(bool(text) for text in self.texts)
+
+
+class _RichTextBuilder:
+    """Markup and texts appended in document order (texts escaped only when the HTML is made)."""
+
+    def __init__(self) -> None:
+        self._markup: list[str] = [""]
+        self._texts: list[str] = []
+
+    def tag(self, markup: str) -> None:
+        self._markup[-1] += markup
+
+    def text(self, text: str) -> None:
+        self._texts.append(text)
+        self._markup.append("")
+
+    def element(self, opening: str, text: str, closing: str) -> None:
+        self.tag(opening)
+        self.text(text)
+        self.tag(closing)
+
+    def build(self) -> RichText:
+        return RichText(tuple(self._markup), tuple(self._texts))
+
+
+def _side_by_side(out: _RichTextBuilder, rows: list[tuple[str, str, str, str]]) -> None:
     """Logical beside physical work as one table: what, logical, physical, and what the physical figure means."""
     cell = "padding:1px 12px 1px 0; white-space:nowrap"
-    head = (f"<tr><th></th><th align='right' style='{cell}; color:#37474f'>Logical</th>"
-            f"<th align='right' style='{cell}; color:#b71c1c'>Physical</th></tr>")
-    body = "".join(
-        f"<tr><td colspan='3' style='padding-top:4px; color:#37474f'><b>{html.escape(what)}</b></td></tr>"
-        f"<tr><td width='10'></td><td align='right' style='{cell}; {_MONO}'>{html.escape(logical)}</td>"
-        f"<td align='right' style='{cell}; {_MONO}; color:#b71c1c'>{html.escape(physical)}</td></tr>"
-        f"<tr><td></td><td colspan='2' align='right' style='{cell}; color:#555'>{html.escape(result)}</td></tr>"
-        for what, logical, physical, result in rows
-    )
-    return f"<table style='margin:4px 0 0 0' cellspacing='0'>{head}{body}</table>"
+    out.tag("<table style='margin:4px 0 0 0' cellspacing='0'><tr><th></th>")
+    out.element(f"<th align='right' style='{cell}; color:#37474f'>", "Logical", "</th>")
+    out.element(f"<th align='right' style='{cell}; color:#b71c1c'>", "Physical", "</th></tr>")
+    for what, logical, physical, result in rows:
+        out.element("<tr><td colspan='3' style='padding-top:4px; color:#37474f'><b>", what, "</b></td></tr>")
+        out.element(f"<tr><td width='10'></td><td align='right' style='{cell}; {_MONO}'>", logical, "</td>")
+        out.element(f"<td align='right' style='{cell}; {_MONO}; color:#b71c1c'>", physical, "</td></tr>")
+        out.element(f"<tr><td></td><td colspan='2' align='right' style='{cell}; color:#555'>", result, "</td></tr>")
+    out.tag("</table>")
 
 
-def derivation_html(a: Analysis) -> str:
-    """The derivation as HTML: label, then expression = result in monospace; notes below.
+def derivation_rich_text(a: Analysis) -> RichText:
+    """The derivation: label, then expression = result in monospace; notes below.
 
     Consecutive logical-versus-physical steps (an implementation model's
     work and bytes per interface) become one table with a Logical and a
     Physical column, so the two read side by side.
     """
-    rows: list[str] = []
+    out = _RichTextBuilder()
     table: list[tuple[str, str, str, str]] = []
     for step in a.steps:
         if step.label.endswith(SIDE_BY_SIDE) and step.expression.count(" | ") == 1:
@@ -438,17 +596,20 @@ def derivation_html(a: Analysis) -> str:
             table.append((step.label[: -len(SIDE_BY_SIDE)], logical, physical, step.result))
             continue
         if table:
-            rows.append(_side_by_side_html(table))
+            _side_by_side(out, table)
             table = []
-        rows.append(
-            f"<p style='margin:6px 0 0 0; color:#37474f'><b>{html.escape(step.label)}</b></p>"
-            f"<p style='margin:0 0 0 14px; {_MONO}'>{html.escape(step.body)}</p>"
-        )
+        out.element("<p style='margin:6px 0 0 0; color:#37474f'><b>", step.label, "</b></p>")
+        out.element(f"<p style='margin:0 0 0 14px; {_MONO}'>", step.body, "</p>")
     if table:
-        rows.append(_side_by_side_html(table))
-    notes = "".join(f"<li>{html.escape(note)}</li>" for note in a.notes)
-    return "".join(rows) + (
-        f"<p style='margin-top:10px; color:#37474f'><b>Notes</b></p><ul style='margin-top:0; color:#444'>{notes}</ul>"
-        if notes
-        else ""
-    )
+        _side_by_side(out, table)
+    if a.notes:
+        out.element("<p style='margin-top:10px; color:#37474f'><b>", "Notes", "</b></p><ul style='margin-top:0; color:#444'>")
+        for note in a.notes:
+            out.element("<li>", note, "</li>")
+        out.tag("</ul>")
+    return out.build()
+
+
+def derivation_html(a: Analysis) -> str:
+    """The derivation as HTML (derivation_rich_text)."""
+    return derivation_rich_text(a).html

@@ -1,0 +1,313 @@
+"""What a keystroke in the declaration asks of the Analysis panel: the same content as a fresh render, with the
+least work Qt can do for it (counted here, not timed; benchmarks/bench_gui.py times the whole keystroke).
+
+- The derivation is retexted in place where its shape is unchanged, and the document is then the one setHtml
+  makes of the new HTML (text and formats); another shape, or a text HTML would not show as it is, sets it afresh.
+- The figures and the declaration are selectable with the mouse, but a keystroke builds no text document for them.
+- The tensor table hears of a keystroke's changed cells once.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt
+from PySide6.QtGui import QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtWidgets import QApplication, QTextBrowser
+
+from workbench.gui.document import Document
+from workbench.gui.panel import AnalysisPanel, DerivationView, RichText, derivation_rich_text
+from workbench.session import OperationEntry
+
+GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
+TILED = "gemm(M=4096, N=4096, K=4096, dtype=fp32, impl=tiled, tile_m=128, tile_n=128, tile_k=32)"
+
+
+class _Events(QObject):
+    """Counts the events of one type that reach the objects it filters."""
+
+    def __init__(self, kind: QEvent.Type) -> None:
+        super().__init__()
+        self.kind = kind
+        self.count = 0
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == self.kind:
+            self.count += 1
+        return False
+
+
+def _properties(text_format: QTextFormat) -> dict[int, object]:
+    """A format's properties but for the index of its list or table (the document's own numbering)."""
+    properties = dict(text_format.properties())
+    properties.pop(int(QTextFormat.Property.ObjectIndex.value), None)
+    return properties
+
+
+def _content(document: QTextDocument) -> list[tuple[object, ...]]:
+    """Every paragraph: its text, format, list and table membership, and each run's text and format."""
+    paragraphs = []
+    block = document.begin()
+    while block.isValid():
+        runs = []
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            runs.append((fragment.text(), _properties(fragment.charFormat())))
+            it += 1
+        table = QTextCursor(block).currentTable()
+        cell = table.cellAt(block.position()) if table is not None else None
+        paragraphs.append((
+            block.text(),
+            _properties(block.blockFormat()),
+            _properties(block.charFormat()),
+            block.textList() is not None,
+            (cell.row(), cell.column()) if cell is not None else None,
+            runs,
+        ))
+        block = block.next()
+    return paragraphs
+
+
+def _assert_shows_as_set_afresh(view: DerivationView, text: RichText) -> None:
+    fresh = QTextBrowser()
+    fresh.setFont(view.font())
+    fresh.setHtml(text.html)
+    assert view.toPlainText() == fresh.toPlainText()
+    assert _content(view.document()) == _content(fresh.document())
+    assert view.document().toHtml() == fresh.document().toHtml()
+
+
+def _rich_texts(declarations: list[str]) -> list[RichText]:
+    document = Document()
+    texts = []
+    for declaration in declarations:
+        document.edit_declaration(0, declaration)
+        analysis = document.state(document.current_entry).analysis
+        assert analysis is not None, declaration
+        texts.append(derivation_rich_text(analysis))
+    return texts
+
+
+def _counting_set_html(view: DerivationView, monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    calls: list[str] = []
+    original = view.setHtml
+    monkeypatch.setattr(view, "setHtml", lambda html: (calls.append(html), original(html)))
+    return calls
+
+
+def test_the_derivation_retexted_in_place_is_what_a_fresh_render_shows(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Edits that keep the derivation's shape (the GEMM's sizes; a tiled kernel with its logical-versus-physical
+    table) are made in place, edit after edit, and the document equals setHtml's of the same HTML each time, in
+    text, paragraph and run formats, lists and table cells."""
+    view = DerivationView()
+    qtbot.addWidget(view)
+    view.resize(500, 400)
+    view.show()
+    for family in (
+        [GEMM, "gemm(M=40961, N=4096, K=4096, dtype=fp16)", "gemm(M=4096, N=40961, K=4095, dtype=fp16)", GEMM],
+        [TILED, TILED.replace("M=4096", "M=40961"), TILED.replace("K=4096", "K=1000"), TILED],
+    ):
+        texts = _rich_texts(family)
+        assert len({text.shape for text in texts}) == 1, "the sizes change the figures, not the derivation's shape"
+        assert len(set(texts)) == len(family) - 1  # the last declaration is the first again
+        set_afresh = _counting_set_html(view, monkeypatch)
+        for text in texts:
+            view.show_rich_text(text)
+            _assert_shows_as_set_afresh(view, text)
+        assert len(set_afresh) == 1, "only the first of a family is set afresh"
+        monkeypatch.undo()
+    assert "<table" in texts[0].html and "Physical" in view.toPlainText()
+
+
+def test_another_shape_or_a_text_html_would_change_sets_the_derivation_afresh(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Another kind of operation (other steps and notes) is set with setHtml; so is a text of the same shape that
+    HTML would not show as it is (white space it collapses), and then the shape is set afresh until a render
+    shows its texts as they are again."""
+    view = DerivationView()
+    qtbot.addWidget(view)
+    gemm, add = _rich_texts([GEMM, "add(n=2**24, dtype=fp32)"])
+    set_afresh = _counting_set_html(view, monkeypatch)
+    for text in (gemm, add, gemm):
+        view.show_rich_text(text)
+        _assert_shows_as_set_afresh(view, text)
+    assert len(set_afresh) == 3
+
+    spaced = RichText(gemm.markup, (gemm.texts[0] + "  (two spaces)",) + gemm.texts[1:])
+    assert spaced.shape == gemm.shape
+    view.show_rich_text(spaced)
+    _assert_shows_as_set_afresh(view, spaced)
+    assert len(set_afresh) == 4 and view._places is None, "HTML collapsed the spaces: the texts are not where they were"
+    view.show_rich_text(gemm)
+    _assert_shows_as_set_afresh(view, gemm)
+    assert len(set_afresh) == 5 and view._places is not None
+    for awkward in (" leading space", "trailing space ", "a\ttab", "a line\nbreak", "no-break\u00a0space", "soft\u00adhyphen", ""):
+        changed = RichText(gemm.markup, gemm.texts[:1] + (awkward,) + gemm.texts[2:])
+        before = len(set_afresh)
+        view.show_rich_text(changed)
+        _assert_shows_as_set_afresh(view, changed)
+        assert len(set_afresh) == before + 1, repr(awkward)
+        view.show_rich_text(gemm)
+        _assert_shows_as_set_afresh(view, gemm)
+
+    # A cell that does not wrap shows its spaces as no-break spaces: a text with spaces where the one shown had
+    # none cannot say which it will get, and is set afresh; one with spaces where the one shown had some is not.
+    cell = ("<table><tr><td style='white-space:nowrap'>", "</td><td>", "</td></tr></table>")
+    for texts, afresh in (
+        (("1,024", "x"), True),  # another shape
+        (("1 024", "x y"), True),  # spaces where there were none
+        (("2 048", "x z"), False),
+        (("4,096", "x z"), False),
+        (("4 096", "x"), False),
+    ):
+        before = len(set_afresh)
+        view.show_rich_text(RichText(cell, texts))
+        _assert_shows_as_set_afresh(view, RichText(cell, texts))
+        assert len(set_afresh) == before + afresh, texts
+
+
+def _typing_window(qtbot, operations: int = 1):  # type: ignore[no-untyped-def]
+    from workbench.gui.app import build_window
+
+    window = build_window()
+    qtbot.addWidget(window)
+    window.resize(1600, 1000)
+    window.show()
+    qtbot.waitExposed(window)
+    for size in range(operations - 1):
+        window.document.add_operation(OperationEntry.automatic(f"gemm(M={256 + 173 * size}, N=2048, K=512, dtype=fp16)"))
+    window.document.select(0)
+    line = window.editor.line
+    line.setFocus()
+    line.setText(GEMM)
+    qtbot.wait(20)
+    return window, line
+
+
+def _type(line, keys: list[Qt.Key]) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtTest import QTest
+
+    for key in keys:
+        QTest.keyClick(line, key)
+        QApplication.processEvents()
+
+
+def test_the_derivation_scroll_bar_repaints_only_when_the_derivation_changes_height(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """An edit that leaves the derivation as tall as it was (K=4096 ↔ 4095: the same lines) repaints the changed
+    paragraphs, not the scroll bar beside them; one that makes it taller or shorter (M=4096 ↔ 40961, a figure
+    wraps onto another line) repaints the scroll bar too, whose handle then has another length."""
+    window, _ = _typing_window(qtbot)
+    derivation = window.panel.derivation
+    bar = derivation.verticalScrollBar()
+    assert bar.isVisible(), "the derivation is taller than its view"
+    bar_paints, view_paints = _Events(QEvent.Type.Paint), _Events(QEvent.Type.Paint)
+    bar.installEventFilter(bar_paints)
+    derivation.viewport().installEventFilter(view_paints)
+
+    def heights_and_paints(other: str) -> tuple[set[float], int, int]:
+        for declaration in (other, GEMM):  # the window's first edits may still settle its sizes
+            window.document.edit_declaration(0, declaration)
+            QApplication.processEvents()
+        bar_paints.count = view_paints.count = 0
+        heights = set()
+        for declaration in (other, GEMM) * 3:
+            window.document.edit_declaration(0, declaration)
+            QApplication.processEvents()
+            heights.add(derivation.document().size().height())
+        return heights, bar_paints.count, view_paints.count
+
+    heights, bar_count, view_count = heights_and_paints(GEMM.replace("K=4096", "K=4095"))
+    assert len(heights) == 1 and view_count >= 6 and bar_count == 0, (heights, view_count, bar_count)
+    heights, bar_count, view_count = heights_and_paints(GEMM.replace("M=4096", "M=40961"))
+    assert len(heights) == 2 and view_count >= 6 and bar_count >= 6, (heights, view_count, bar_count)
+    window.close()
+    window.wait_for_workers()
+
+
+def test_a_keystroke_builds_no_text_document_for_the_figures(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The figures and the declaration change on every keystroke; a label selectable with the mouse would rebuild
+    and lay out a text document for each new text. None is made (nor destroyed) by typing, and none of the
+    panel's labels is selectable until a press on it."""
+    window, line = _typing_window(qtbot, operations=3)
+    panel = window.panel
+    line.setCursorPosition(len("gemm(M=4096"))
+    _type(line, [Qt.Key.Key_1, Qt.Key.Key_Backspace])
+    made = _Events(QEvent.Type.ChildAdded)
+    documents = [document for document in panel.findChildren(QTextDocument) if document is not panel.derivation.document()]
+    for document in documents:
+        document.installEventFilter(made)
+    for label in (panel.declaration, *panel.values.values()):
+        label.installEventFilter(made)  # a selectable label's text control is its child, and its document the control's
+    texts_before = [label.text() for label in panel.values.values()]
+    _type(line, [Qt.Key.Key_1, Qt.Key.Key_Backspace] * 3)
+    _type(line, [Qt.Key.Key_1])
+    assert [label.text() for label in panel.values.values()] != texts_before
+    assert made.count == 0
+    assert not [document for document in panel.findChildren(QTextDocument) if document not in documents and document is not panel.derivation.document()]
+    for label in (panel.declaration, *panel.values.values()):
+        assert not label.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse, label.objectName()
+    window.close()
+    window.wait_for_workers()
+
+
+def test_the_figures_are_selected_with_the_mouse_from_the_first_press(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A drag across a figure selects it (as on a label selectable from the start), a double click selects a
+    word of the declaration, a right press makes the label's Copy / Select All menu available; the next new text
+    of a label without focus is drawn directly again."""
+    from PySide6.QtTest import QTest
+
+    document = Document()
+    document.edit_declaration(0, GEMM)
+    panel = AnalysisPanel(document)
+    qtbot.addWidget(panel)
+    panel.resize(540, 900)
+    panel.show()
+    qtbot.waitExposed(panel)
+    work = panel.values["work"]
+    assert work.text() == "137.4 GFLOP" and not work.hasSelectedText()
+    middle = work.height() // 2
+    QTest.mousePress(work, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(1, middle))
+    QTest.mouseMove(work, QPoint(work.width() - 1, middle))
+    QTest.mouseRelease(work, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(work.width() - 1, middle))
+    assert work.selectedText() == "137.4 GFLOP"
+
+    declaration = panel.declaration
+    QTest.mouseDClick(declaration, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(4, declaration.height() // 2))
+    assert declaration.selectedText() == "gemm"
+
+    bytes_label = panel.values["bytes"]
+    QTest.mousePress(bytes_label, Qt.MouseButton.RightButton, Qt.KeyboardModifier.NoModifier, QPoint(4, middle))
+    assert bytes_label.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse
+    QTest.mouseRelease(bytes_label, Qt.MouseButton.RightButton, Qt.KeyboardModifier.NoModifier, QPoint(4, middle))
+
+    document.edit_declaration(0, "gemm(M=40961, N=4096, K=4096, dtype=fp16)")
+    QApplication.processEvents()
+    for label in (work, declaration, bytes_label):
+        if not label.hasFocus():
+            assert not label.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse, label.objectName()
+            assert not label.hasSelectedText()
+    assert work.text() == "1.374 TFLOP"
+
+
+def test_the_tensor_table_hears_of_a_keystroke_once(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A new size changes A's and C's shapes and bytes (texts and tooltips): the table shows them, and is told of
+    the change once (its columns fit their contents, and it measures every cell for each change it hears of);
+    an edit that changes no cell tells it nothing."""
+    document = Document()
+    document.edit_declaration(0, GEMM)
+    panel = AnalysisPanel(document)
+    qtbot.addWidget(panel)
+    panel.show()
+    table = panel.tensors
+    changes: list[tuple[int, int, int, int]] = []
+    table.model().dataChanged.connect(
+        lambda top, bottom, roles=None: changes.append((top.row(), top.column(), bottom.row(), bottom.column()))
+    )
+    document.edit_declaration(0, "gemm(M=40961, N=4096, K=4096, dtype=fp16)")
+    QApplication.processEvents()
+    assert changes == [(0, 1, 2, 4)]
+    assert [table.item(row, 1).text() for row in range(3)] == ["40,961 × 4,096", "4,096 × 4,096", "40,961 × 4,096"]
+    assert table.item(0, 4).text() == "335.6 MB" and table.item(0, 4).toolTip() == "335,552,512 B"  # 40,961 × 4,096 × 2 B
+    assert table.item(0, 1).toolTip() == "40,961 × 4,096"
+    changes.clear()
+    document.edit_declaration(0, "gemm(M=40961, N=4096, K=4096, dtype=fp16) ")
+    QApplication.processEvents()
+    assert changes == []
