@@ -115,6 +115,7 @@ class _RoomyArea(QScrollArea):
 
     def _fit(self) -> None:
         widget = self.widget()
+        _activate_nested_layouts(widget)
         room = self.viewport().size()
         least = widget.minimumSizeHint().expandedTo(widget.minimumSize())
         size = QSize(max(room.width(), least.width()), max(room.height(), least.height()))
@@ -173,6 +174,19 @@ class _RoomyArea(QScrollArea):
             if screen is not None:
                 height = min(height, screen.availableGeometry().height() // 3)
         return height
+
+
+def _activate_nested_layouts(widget: QWidget) -> None:
+    """Lay out now the widgets inside `widget` that have a layout request pending, innermost first.
+
+    A widget nested in another's layout (the analysis panel's body under its title) tells the outer layout of a
+    new least size only when its own layout is activated, and the outer layout's request, posted then, waits for
+    the next pass of the event loop. Fitted before that, the area would size its widget to the least size of the
+    previous text (in presentation mode the panel, narrower than its least width, squeezed a column: each keystroke
+    laid out and repainted the whole panel twice, the first time wrongly)."""
+    for child in reversed(widget.findChildren(QWidget)):
+        if child.layout() is not None:
+            QApplication.sendPostedEvents(child, QEvent.Type.LayoutRequest)
 
 
 class _StepTips(QObject):
