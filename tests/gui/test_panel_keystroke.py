@@ -313,6 +313,40 @@ def test_the_tensor_table_hears_of_a_keystroke_once(qtbot) -> None:  # type: ign
     assert changes == []
 
 
+def test_in_presentation_typing_leaves_the_panel_its_width(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """At presentation size the panel is wider than its dock and scrolls sideways. Its least width does not follow
+    the details' longest word from keystroke to keystroke (137,438,953,472 ↔ 1,374,389,534,720 FLOP): the details'
+    column is as wide as a long count. So typing neither resizes the panel nor squeezes its column of names."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtWidgets import QLabel
+
+    from workbench.gui.panel import FIGURE_TITLES
+
+    window, line = _typing_window(qtbot)
+    window.available_screen = lambda: QRect(0, 0, 1600, 1000)
+    window.set_presentation(True)
+    qtbot.wait(50)
+    panel = window.panel
+    names = [label for label in panel.findChildren(QLabel) if label.text() in FIGURE_TITLES.values()]
+    line.setFocus()
+    line.setCursorPosition(len("gemm(M=4096"))
+    _type(line, [Qt.Key.Key_1, Qt.Key.Key_Backspace])
+    assert panel.width() > panel.parentWidget().width(), "the panel is wider than the dock in presentation"
+    resizes = _Events(QEvent.Type.Resize)
+    panel.installEventFilter(resizes)
+    widths = set()
+    for key in [Qt.Key.Key_1, Qt.Key.Key_Backspace] * 3:
+        _type(line, [key])
+        assert panel.width() == max(panel.minimumSizeHint().width(), panel.parentWidget().width())
+        for name in names:
+            assert name.width() >= name.sizeHint().width(), (name.text(), name.width(), name.sizeHint().width())
+        widths.add(panel.width())
+    assert resizes.count == 0 and len(widths) == 1, (resizes.count, widths)
+    window.set_presentation(False)
+    window.close()
+    window.wait_for_workers()
+
+
 def test_a_scrolled_panel_is_fitted_to_its_nested_layouts_in_the_same_pass(qtbot) -> None:  # type: ignore[no-untyped-def]
     """A panel whose own label and a label in a nested widget change together (the analysis panel's title and its
     body's details): the area fits it to its new least width in that pass, once, not first to the least width the

@@ -51,6 +51,7 @@ FIGURE_TITLES = {
 }
 
 FIGURE_SAMPLES = ("8.888 TFLOP", "888.8 MiB", "8888 FLOP/B", "888.8 ms")  # as wide as most figures get
+DETAIL_SAMPLE = "8,888,888,888,888"  # as long as the details' longest word (an exact FLOP count) mostly gets
 
 
 class AnalysisPanel(QWidget):
@@ -101,6 +102,7 @@ class AnalysisPanel(QWidget):
             self.values[key] = value
             self.details[key] = detail
         grid.setColumnStretch(2, 1)
+        self.figures_grid = grid
         # The declaration and the figures can be selected with the mouse (to copy a figure), from the first press on.
         self.selectable = SelectableOnPress([self.declaration, *self.values.values()], self)
 
@@ -181,6 +183,14 @@ class AnalysisPanel(QWidget):
         for label in self.values.values():
             label.setFont(value)
             label.setMinimumWidth(widest)
+        # The details' column is at least as wide as a long exact count: its least width is the details' longest
+        # word, which changes with every keystroke (137,438,953,472 ↔ 1,374,389,534,720 FLOP); where the panel is
+        # narrower than its least width (presentation), that width would change, and the panel be laid out again.
+        sample = QLabel(DETAIL_SAMPLE)  # measured as a detail measures its longest word
+        sample.setWordWrap(True)
+        sample.setStyleSheet(self.details["work"].styleSheet())
+        sample.setFont(font)
+        self.figures_grid.setColumnMinimumWidth(2, sample.minimumSizeHint().width())
         self.refresh()
 
     # ------------------------------------------------------------------
