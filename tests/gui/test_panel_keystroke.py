@@ -287,30 +287,79 @@ def test_the_figures_are_selected_with_the_mouse_from_the_first_press(qtbot) -> 
     assert work.text() == "1.374 TFLOP"
 
 
-def test_the_tensor_table_hears_of_a_keystroke_once(qtbot) -> None:  # type: ignore[no-untyped-def]
-    """A new size changes A's and C's shapes and bytes (texts and tooltips): the table shows them, and is told of
-    the change once (its columns fit their contents, and it measures every cell for each change it hears of);
-    an edit that changes no cell tells it nothing."""
+def test_the_tensor_columns_fit_their_contents_measuring_only_what_changed(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The tensor table's columns (but the stretched shape column) are as wide as Qt's ResizeToContents makes them,
+    after edits that change cells, the number of tensors and the text size; an edit measures only the columns whose
+    cells changed (a new size: the bytes column), not every column for every changed cell."""
+    from PySide6.QtWidgets import QHeaderView
+
     document = Document()
     document.edit_declaration(0, GEMM)
     panel = AnalysisPanel(document)
     qtbot.addWidget(panel)
+    panel.resize(540, 900)
     panel.show()
+    qtbot.waitExposed(panel)
     table = panel.tensors
-    changes: list[tuple[int, int, int, int]] = []
-    table.model().dataChanged.connect(
-        lambda top, bottom, roles=None: changes.append((top.row(), top.column(), bottom.row(), bottom.column()))
-    )
+    header = table.horizontalHeader()
+
+    def as_resize_to_contents_makes_them() -> None:
+        ours = [header.sectionSize(column) for column in range(5)]
+        for column in (0, 2, 3, 4):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        QApplication.processEvents()
+        theirs = [header.sectionSize(column) for column in range(5)]
+        for column in (0, 2, 3, 4):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+        assert ours == theirs, table.item(0, 0).text()
+
+    measured: list[int] = []
+    original = table.sizeHintForColumn
+    monkeypatch.setattr(table, "sizeHintForColumn", lambda column: (measured.append(column), original(column))[1])
     document.edit_declaration(0, "gemm(M=40961, N=4096, K=4096, dtype=fp16)")
     QApplication.processEvents()
-    assert changes == [(0, 1, 2, 4)]
+    assert measured == [4]
     assert [table.item(row, 1).text() for row in range(3)] == ["40,961 × 4,096", "4,096 × 4,096", "40,961 × 4,096"]
     assert table.item(0, 4).text() == "335.6 MB" and table.item(0, 4).toolTip() == "335,552,512 B"  # 40,961 × 4,096 × 2 B
-    assert table.item(0, 1).toolTip() == "40,961 × 4,096"
-    changes.clear()
-    document.edit_declaration(0, "gemm(M=40961, N=4096, K=4096, dtype=fp16) ")
+    as_resize_to_contents_makes_them()
+    for declaration in (
+        "attention(B=8, H=16, Sq=2048, Skv=2048, D=128, causal=false, fused=false, dtype=fp16)",
+        "allreduce(n=2**27, dtype=bf16, ranks=8)",
+        GEMM,
+    ):
+        document.edit_declaration(0, declaration)
+        QApplication.processEvents()
+        as_resize_to_contents_makes_them()
+    font = QApplication.font()
+    font.setPointSizeF(17)
+    QApplication.setFont(font)
     QApplication.processEvents()
-    assert changes == []
+    assert table.font().pointSizeF() == 17
+    as_resize_to_contents_makes_them()
+
+
+def test_fitted_columns_follow_rows_removed_and_added() -> None:
+    """Rows removed (the widest cell with them) or added: every fitted column is as ResizeToContents makes it."""
+    from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem
+
+    from workbench.gui.panel import FittedColumns
+
+    table = QTableWidget(3, 2)
+    fitted = FittedColumns(table, (0, 1))
+    for row, text in enumerate(("a", "b", "a much longer cell")):
+        table.setItem(row, 0, QTableWidgetItem(text))
+    fitted.fit({0})
+    wide = table.horizontalHeader().sectionSize(0)
+    for rows in (2, 4, 3):
+        table.setRowCount(rows)
+        reference = QTableWidget(rows, 2)
+        reference.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        for row in range(rows):
+            item = table.item(row, 0)
+            reference.setItem(row, 0, QTableWidgetItem(item.text() if item is not None else ""))
+        reference.horizontalHeader().resizeSections(QHeaderView.ResizeMode.ResizeToContents)
+        assert table.horizontalHeader().sectionSize(0) == reference.horizontalHeader().sectionSize(0), rows
+    assert table.horizontalHeader().sectionSize(0) < wide
 
 
 def test_in_presentation_typing_leaves_the_panel_its_width(qtbot) -> None:  # type: ignore[no-untyped-def]

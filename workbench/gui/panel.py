@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import Shiboken
 
 from workbench.analysis import COMPUTE, Analysis
 from workbench.devices.interfaces import HBM
@@ -119,8 +120,9 @@ class AnalysisPanel(QWidget):
         self.tensors.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.tensors.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         header = self.tensors.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # fitted to their contents: FittedColumns
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.tensor_columns = FittedColumns(self.tensors, (0, 2, 3, 4))
 
         self.derivation = DerivationView()
         self.derivation.setObjectName("derivation")
@@ -293,17 +295,63 @@ class AnalysisPanel(QWidget):
                     tip = t.note
                 if item.text() != text or item.toolTip() != tip:  # an edit changes a few cells: not the others
                     changed.append((row, column, text, tip))
-        _set_cells(self.tensors, changed)
+        for row, column, text, tip in changed:
+            item = self.tensors.item(row, column)
+            item.setText(text)
+            item.setToolTip(tip)
         rows_height = sum(self.tensors.rowHeight(r) for r in range(len(a.tensors)))
         height = self.tensors.horizontalHeader().height() + rows_height + 4
         if (self.tensors.minimumHeight(), self.tensors.maximumHeight()) != (height, height):
             self.tensors.setFixedHeight(height)
+        self.tensor_columns.fit({column for _, column, _, _ in changed})
 
     def copy_derivation(self) -> None:
         entry = self.document.current_entry
         analysis = self.document.state(entry).analysis if entry is not None else None
         if analysis is not None:
             QGuiApplication.clipboard().setText(analysis.derivation_text())
+
+
+class FittedColumns(QObject):
+    """Table columns as wide as their contents, as QHeaderView's ResizeToContents makes them, but measured again
+    only for the columns whose cells changed (`fit` with those columns, after changing them), and all of them on
+    a new font, style or number of rows.
+
+    A header that fits its columns to their contents measures every cell of every such column for each cell
+    change it hears of: a keystroke changes four texts and four tooltips of the tensor table, and the header
+    measured the table eight times. Fitted here, a keystroke measures the bytes column once, and each changed
+    cell is repainted alone rather than the whole table."""
+
+    def __init__(self, table: QTableWidget, columns: tuple[int, ...]) -> None:
+        super().__init__(table)
+        self.table = table
+        self.columns = columns
+        for widget in (table, table.horizontalHeader()):
+            widget.installEventFilter(self)
+        model = table.model()
+        for rows_changed in (model.rowsInserted, model.rowsRemoved, model.modelReset):
+            rows_changed.connect(lambda *_: self._rows_changed())
+
+    def fit(self, columns: set[int] | None = None) -> None:
+        """Fit `columns` (all the fitted ones by default) as ResizeToContents would: the widest of the cells'
+        and the header's size hints, within the header's least and largest section size."""
+        header = self.table.horizontalHeader()
+        for column in self.columns:
+            if columns is not None and column not in columns:
+                continue
+            width = max(self.table.sizeHintForColumn(column), header.sectionSizeHint(column))
+            width = max(header.minimumSectionSize(), min(width, header.maximumSectionSize()))
+            if header.sectionSize(column) != width:
+                header.resizeSection(column, width)
+
+    def _rows_changed(self) -> None:
+        if Shiboken.isValid(self.table):  # not while the table is being destroyed (its model empties itself)
+            self.fit()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange, QEvent.Type.Polish):
+            self.fit()
+        return False
 
 
 class SelectableOnPress(QObject):
@@ -465,28 +513,6 @@ def _verbatim(text: str) -> bool:
     single spaces between words (HTML collapses white space and drops it at the ends), no control, format or
     separator characters; not empty."""
     return bool(text) and text.isprintable() and text.strip(" ") == text and "  " not in text
-
-
-def _set_cells(table: QTableWidget, cells: list[tuple[int, int, str, str]]) -> None:
-    """Set the cells' (row, column) texts and tooltips, and tell the table once.
-
-    Each change to a QTableWidgetItem tells the table on its own, and the table, whose columns fit their contents,
-    measures every cell again for each (a keystroke changes four texts and four tooltips). The changes are made
-    with the model quiet, then reported as one change of the rows and columns they span."""
-    if not cells:
-        return
-    model = table.model()
-    was_blocked = model.blockSignals(True)
-    try:
-        for row, column, text, tip in cells:
-            item = table.item(row, column)
-            item.setText(text)
-            item.setToolTip(tip)
-    finally:
-        model.blockSignals(was_blocked)
-    rows = [row for row, _, _, _ in cells]
-    columns = [column for _, column, _, _ in cells]
-    model.dataChanged.emit(model.index(min(rows), min(columns)), model.index(max(rows), max(columns)), [])
 
 
 def _show(label: QLabel, text: str) -> None:
