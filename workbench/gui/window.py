@@ -115,7 +115,6 @@ class _RoomyArea(QScrollArea):
 
     def _fit(self) -> None:
         widget = self.widget()
-        _activate_nested_layouts(widget)
         room = self.viewport().size()
         least = widget.minimumSizeHint().expandedTo(widget.minimumSize())
         size = QSize(max(room.width(), least.width()), max(room.height(), least.height()))
@@ -124,6 +123,8 @@ class _RoomyArea(QScrollArea):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Resize) and watched in (self.widget(), self.viewport()):
+            if event.type() == QEvent.Type.LayoutRequest and watched is self.widget():
+                _activate_nested_layouts(self.widget())
             self._fit()
             if not self.vertical and event.type() == QEvent.Type.LayoutRequest:
                 self._tell_layout_if_changed()
