@@ -115,20 +115,27 @@ class MarkSet:
 
     # ------------------------------------------------------------------ setting
     def setData(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (as pyqtgraph's)
+        if len(args) == 2 and len(args[0]) > MANY:  # arrays of many marks go to the scatter as they are
+            self._xs, self._ys = np.asarray(args[0], dtype=float), np.asarray(args[1], dtype=float)
+            self._show_many(*args, **kwargs)
+            return
         spots = self._spots(*args, **kwargs)
         self._xs = np.array([spot["pos"][0] for spot in spots], dtype=float)
         self._ys = np.array([spot["pos"][1] for spot in spots], dtype=float)
         if len(spots) > MANY:
-            self._take(0)
-            scatter = self._many()
-            scatter.setData(spots)
-            scatter.setVisible(self.visible)
+            self._show_many(spots)
             return
         if self._scatter is not None and self._scatter.isVisible():
             self._scatter.setData([])
             self._scatter.setVisible(False)
         for item, spot in zip(self._take(len(spots)), spots):
             self._show(item, spot)
+
+    def _show_many(self, *args: Any, **kwargs: Any) -> None:
+        self._take(0)
+        scatter = self._many()
+        scatter.setData(*args, **kwargs)
+        scatter.setVisible(self.visible)
 
     def _spots(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         if len(args) == 1 and not kwargs:
