@@ -229,3 +229,28 @@ def test_a_resized_plot_keeps_the_range_an_edit_would_fit(qtbot, window) -> None
         assert_range(after_resize, view_range(window))
         ranges.append(after_resize)
     assert ranges[0][1] < ranges[1][1]  # the narrower plot keeps more decades for the same labels
+
+
+def test_a_digit_typed_and_taken_out_keeps_the_fitted_range_at_any_dock_width(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """M=4096 ↔ 40961 moves the point a quarter decade: within its half decade, the fitted range (and the room kept
+    for the roof labels) stays, at every width of the Analysis dock (at 365 px the range flipped between 10^5.5
+    and 10^6 on every keystroke, and the whole plot was redrawn each time)."""
+    from PySide6.QtWidgets import QDockWidget
+
+    window.resize(1600, 1000)
+    dock = window.findChild(QDockWidget, "analysisDock")
+    line = window.editor.line
+    line.setText("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
+    line.setFocus()
+    flipped = []
+    for width in range(300, 531, 15):
+        window.resizeDocks([dock], [width], Qt.Orientation.Horizontal)
+        qtbot.wait(5)
+        line.setCursorPosition(len("gemm(M=4096"))
+        ranges = []
+        for key in (Qt.Key.Key_1, Qt.Key.Key_Backspace, Qt.Key.Key_1, Qt.Key.Key_Backspace):
+            qtbot.keyClick(line, key)
+            ranges.append(window.roofline._range)
+        if len(set(ranges)) > 1:
+            flipped.append((width, sorted(set(ranges))))
+    assert flipped == []

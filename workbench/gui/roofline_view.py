@@ -503,8 +503,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._roof_segments = segments
 
     def _room_for_roof_labels(self, labels: Sequence[pg.TextItem], x_low: float, x_high: float, rightmost: float) -> float:
-        """The fitted range's right end: half a decade past the rightmost point or ridge, and further (in half
-        decades) until the widest roof label fits right of both, but never more than
+        """The fitted range's right end: half a decade past the rightmost point or ridge (taken to the next half
+        decade), and further (in half decades) until the widest roof label fits right of both, but never more than
         `ROOF_LABEL_ROOM` decades past the end fitted to the data (`x_high`).
 
         On a small plot, or at presentation size, the labels cannot all have that room (each added decade narrows
@@ -515,7 +515,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         width = self.plot.getViewBox().width()
         texts = [self._roof_texts.get(f"roof {index}", (label.toPlainText(),) * 2) for index, label in enumerate(labels)]
         need = max((self._text_width(label, full) for label, (full, _) in zip(labels, texts)), default=0.0) + 2 * KERNEL_RADIUS
-        clear = max([rightmost, *self._roof_starts])  # right of every point and of every roof's start (its ridge)
+        # Right of every point and of every roof's start (its ridge), taken to the next half decade: a point that
+        # moves within a half decade (a digit typed and taken out again) keeps the range, which otherwise
+        # flipped on each keystroke wherever the room needed fell between the two positions.
+        clear = math.ceil(2 * max([rightmost, *self._roof_starts])) / 2
         end = math.ceil(2 * (clear + 0.5)) / 2
         limit = x_high + ROOF_LABEL_ROOM
         while width > 0 and end < limit and (end - clear) * width / (end - x_low) < need:
