@@ -182,10 +182,12 @@ class SegmentItem(QGraphicsLineItem):
     draws without its own render hints, as pyqtgraph's items are drawn.
     `setData`/`getData` take and give the two ends as PlotDataItem's do."""
 
-    def __init__(self, pen: QPen | None = None) -> None:
+    def __init__(self, pen: QPen | None = None, cached: bool = False) -> None:
         super().__init__()
         if pen is not None:
             self.setPen(pen)
+        if cached:  # a line that seldom changes (a roof): drawn once into a pixmap, copied on each repaint
+            self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def setData(self, xs: Sequence[float], ys: Sequence[float]) -> None:  # noqa: N802 (as PlotDataItem's)
         line = QLineF(xs[0], ys[0], xs[1], ys[1])

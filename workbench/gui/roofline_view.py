@@ -149,8 +149,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._roofs_shown: tuple[Any, ...] | None = None  # what the roof items show now (see refresh)
         self.plot.setLabel("left", "Attainable rate (FLOP/s)")
 
-        self.memory_line = SegmentItem()
-        self.memory_ghost = SegmentItem()
+        self.memory_line = SegmentItem(cached=True)
+        self.memory_ghost = SegmentItem(cached=True)
         self.memory_label = _roof_text(tight_text(PlotLabel(anchor=(0, 1), color=MEMORY_COLOUR)))
         self.memory_label.setRotation(0)
         # the ridge's vertical: a segment reaching as far past the fitted range as the roofs do (see refresh)
@@ -163,15 +163,15 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.message = pg.TextItem(anchor=(0.5, 0.5), color="#424242")
         for item in (self.memory_ghost, self.memory_line, self.ridge_line, self.memory_label, self.ridge_label):
             self.plot.addItem(item)
-        self.roof_lines = ItemPool(self.plot, SegmentItem)
-        self.ghost_lines = ItemPool(self.plot, SegmentItem)
+        self.roof_lines = ItemPool(self.plot, lambda: SegmentItem(cached=True))
+        self.ghost_lines = ItemPool(self.plot, lambda: SegmentItem(cached=True))
         self.roof_labels = ItemPool(self.plot, lambda: _roof_text(tight_text(PlotLabel(anchor=(1, 0)))))
         self.point_labels = ItemPool(self.plot, lambda: tight_text(PlotLabel(anchor=(0, 0), color="#212121")))
         self.leader_lines = ItemPool(self.plot, lambda: SegmentItem(LEADER_PEN))
         # the hierarchical roofline: a roof per further interface (L2, shared memory, host) and the
         # operations at each of those interfaces' intensities; the HBM roof and points are the ones above
-        self.level_lines = ItemPool(self.plot, SegmentItem)
-        self.level_ghosts = ItemPool(self.plot, SegmentItem)
+        self.level_lines = ItemPool(self.plot, lambda: SegmentItem(cached=True))
+        self.level_ghosts = ItemPool(self.plot, lambda: SegmentItem(cached=True))
         self.level_labels = ItemPool(self.plot, lambda: tight_text(PlotLabel(anchor=(0, 1))))
         self.level_points = MarkSet(self.plot, hover_size=14, z=0.02, on_hover=self._level_hovered)
         self.level_connector = SegmentItem(pg.mkPen(SELECTED_COLOUR, width=1, style=Qt.PenStyle.DotLine))
