@@ -394,37 +394,3 @@ def test_in_presentation_typing_leaves_the_panel_its_width(qtbot) -> None:  # ty
     window.set_presentation(False)
     window.close()
     window.wait_for_workers()
-
-
-def test_a_scrolled_panel_is_fitted_to_its_nested_layouts_in_the_same_pass(qtbot) -> None:  # type: ignore[no-untyped-def]
-    """A panel whose own label and a label in a nested widget change together (the analysis panel's title and its
-    body's details): the area fits it to its new least width in that pass, once, not first to the least width the
-    nested widget had (its layout request used to be delivered after the panel's, and the panel's next one wait
-    for the next pass of the event loop)."""
-    from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
-
-    from workbench.gui.window import _scrolled
-
-    panel = QWidget()
-    title = QLabel("title")
-    body = QWidget()
-    detail = QLabel("short")
-    QVBoxLayout(body).addWidget(detail)
-    layout = QVBoxLayout(panel)
-    layout.addWidget(title)
-    layout.addWidget(body)
-    area = _scrolled(panel)
-    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)  # the room stays as tall
-    qtbot.addWidget(area)
-    area.resize(120, 200)
-    area.show()
-    qtbot.waitExposed(area)
-    resizes = _Events(QEvent.Type.Resize)
-    panel.installEventFilter(resizes)
-    for text in ("a detail much longer than the area is wide", "short", "another long detail, longer still than that"):
-        resizes.count = 0
-        title.setText(f"title for {len(text)}")
-        detail.setText(text)
-        QApplication.processEvents()
-        assert panel.width() == max(panel.minimumSizeHint().width(), area.viewport().width()), text
-        assert resizes.count == 1, (text, resizes.count)

@@ -123,8 +123,6 @@ class _RoomyArea(QScrollArea):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Resize) and watched in (self.widget(), self.viewport()):
-            if event.type() == QEvent.Type.LayoutRequest and watched is self.widget():
-                _activate_nested_layouts(self.widget())
             self._fit()
             if not self.vertical and event.type() == QEvent.Type.LayoutRequest:
                 self._tell_layout_if_changed()
@@ -175,19 +173,6 @@ class _RoomyArea(QScrollArea):
             if screen is not None:
                 height = min(height, screen.availableGeometry().height() // 3)
         return height
-
-
-def _activate_nested_layouts(widget: QWidget) -> None:
-    """Lay out now the widgets inside `widget` that have a layout request pending, innermost first.
-
-    A widget nested in another's layout (the analysis panel's body under its title) tells the outer layout of a
-    new least size only when its own layout is activated, and the outer layout's request, posted then, waits for
-    the next pass of the event loop. Fitted before that, the area would size its widget to the least size of the
-    previous text (in presentation mode the panel, narrower than its least width, squeezed a column: each keystroke
-    laid out and repainted the whole panel twice, the first time wrongly)."""
-    for child in reversed(widget.findChildren(QWidget)):
-        if child.layout() is not None:
-            QApplication.sendPostedEvents(child, QEvent.Type.LayoutRequest)
 
 
 class _StepTips(QObject):
