@@ -216,6 +216,9 @@ class PlotLabel(pg.TextItem):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._flag_contents()
+        # Moved on most keystrokes, and no plot of ours fits its range to a label: its moves need not reach
+        # pyqtgraph's itemChange (Python) to tell the view box of new bounds.
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, False)
 
     def set_ground(self, brush: QBrush) -> None:
         """A ground under the text (a white one breaks a roof line under its label), or none (NoBrush)."""
