@@ -104,3 +104,31 @@ def window(qtbot):  # type: ignore[no-untyped-def]
     yield win
     win.close()
     win.wait_for_workers()
+
+
+@pytest.fixture
+def typing_window(qtbot):  # type: ignore[no-untyped-def]
+    """Make a window ready for typing: `typing_window(operations=N)` gives (window, declaration line), the window
+    1600×1000 showing the roofline, N GEMMs (the first selected, its line 'gemm(M=4096, …)' with the cursor
+    after 4096) — as the keystroke tests type into it."""
+    from workbench.gui.app import build_window
+    from workbench.session import OperationEntry
+
+    def make(operations: int = 1):  # type: ignore[no-untyped-def]
+        window = build_window()
+        qtbot.addWidget(window)
+        window.resize(1600, 1000)
+        window.show()
+        qtbot.waitExposed(window)
+        for size in range(operations - 1):
+            window.document.add_operation(OperationEntry.automatic(f"gemm(M={256 + 173 * size}, N=2048, K=512, dtype=fp16)"))
+        window.document.select(0)
+        window.tabs.setCurrentWidget(window.roofline)
+        line = window.editor.line
+        line.setFocus()
+        line.setText("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
+        line.setCursorPosition(len("gemm(M=4096"))
+        qtbot.wait(20)
+        return window, line
+
+    return make

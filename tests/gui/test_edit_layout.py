@@ -9,8 +9,6 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QToolBar, QToolButton
 
-from workbench.gui.app import build_window
-from workbench.session import OperationEntry
 
 
 class _Events(QObject):
@@ -27,24 +25,6 @@ class _Events(QObject):
         return False
 
 
-def _typing_window(qtbot, operations: int = 1):  # type: ignore[no-untyped-def]
-    window = build_window()
-    qtbot.addWidget(window)
-    window.resize(1600, 1000)
-    window.show()
-    qtbot.waitExposed(window)
-    for size in range(operations - 1):
-        window.document.add_operation(OperationEntry.automatic(f"gemm(M={256 + 173 * size}, N=2048, K=512, dtype=fp16)"))
-    window.document.select(0)
-    window.tabs.setCurrentWidget(window.roofline)
-    line = window.editor.line
-    line.setFocus()
-    line.setText("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
-    line.setCursorPosition(len("gemm(M=4096"))
-    qtbot.wait(20)
-    return window, line
-
-
 def _type(qtbot, line, keys: int = 4) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtWidgets import QApplication
 
@@ -53,11 +33,11 @@ def _type(qtbot, line, keys: int = 4) -> None:  # type: ignore[no-untyped-def]
         QApplication.processEvents()
 
 
-def test_a_keystroke_does_not_lay_the_main_window_out(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_a_keystroke_does_not_lay_the_main_window_out(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
     """Each keystroke renames the operation (its automatic name), changes the undo step's text and the
     figures; none of that may reach the main window's layout (which sets every dock's geometry again and
     repaints the window), in normal or presentation mode."""
-    window, line = _typing_window(qtbot, operations=5)
+    window, line = typing_window(operations=5)
     _type(qtbot, line, 2)  # the first edits may settle sizes (a longer name, the undo step appearing)
     for presentation in (False, True):
         window.set_presentation(presentation)
@@ -76,10 +56,10 @@ def test_a_keystroke_does_not_lay_the_main_window_out(qtbot) -> None:  # type: i
     window.wait_for_workers()
 
 
-def test_undo_enabled_and_disabled_by_typing_lays_nothing_out(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_undo_enabled_and_disabled_by_typing_lays_nothing_out(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
     """Typing a digit and taking it out again from the saved text enables Undo and disables it again on every
     keystroke; the button follows, and neither the tool bar nor the main window is laid out again."""
-    window, line = _typing_window(qtbot)
+    window, line = typing_window()
     window.wait_for_workers()  # detection done: its answer lays the window out once, unrelated to typing
     window.document.undo_stack.clear()
     _type(qtbot, line, 2)  # a digit typed and taken out: back at the cleared stack, Undo disabled
@@ -105,10 +85,10 @@ def test_undo_enabled_and_disabled_by_typing_lays_nothing_out(qtbot) -> None:  #
     window.wait_for_workers()
 
 
-def test_the_undo_button_names_the_step_without_the_action_changing(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_the_undo_button_names_the_step_without_the_action_changing(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
     """The undo button's tooltip says what it undoes, read when asked; the action itself does not change per
     keystroke (a changed action lays the tool bar and the main window out again)."""
-    window, line = _typing_window(qtbot)
+    window, line = typing_window()
     undo = window.actions["undo"]
     _type(qtbot, line, 1)
     changed: list[int] = []
@@ -125,10 +105,10 @@ def test_the_undo_button_names_the_step_without_the_action_changing(qtbot) -> No
     window.wait_for_workers()
 
 
-def test_level_points_are_set_only_when_they_change(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_level_points_are_set_only_when_they_change(qtbot, typing_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The hierarchical roofline's points at the further levels: a refresh that moves none sets none (and makes
     no pens); hovering still names the operation."""
-    window, _ = _typing_window(qtbot, operations=4)
+    window, _ = typing_window(operations=4)
     roofline = window.roofline
     roofline.refresh()
     assert roofline._level_tips, "the device shows further levels (L2, shared memory): their points are drawn"
@@ -146,7 +126,7 @@ def test_level_points_are_set_only_when_they_change(qtbot, monkeypatch) -> None:
     window.wait_for_workers()
 
 
-def test_the_derivation_is_retexted_in_place(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_derivation_is_retexted_in_place(qtbot, typing_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A keystroke replaces the changed figures of the derivation in place (no setHtml: no whole relayout, no
     scroll bar hiding and showing); what it shows is what setHtml would have shown. Another kind of operation
     (another shape of derivation) is set afresh."""
@@ -154,7 +134,7 @@ def test_the_derivation_is_retexted_in_place(qtbot, monkeypatch) -> None:  # typ
 
     from workbench.gui.panel import derivation_html
 
-    window, line = _typing_window(qtbot)
+    window, line = typing_window()
     panel = window.panel
     for declaration in ("add(n=2**24, dtype=fp32)", "gemm(M=4096, N=4096, K=4096, dtype=fp16)"):  # set afresh twice:
         window.document.edit_declaration(0, declaration)  # the document's own numbering of its lists has moved on
@@ -181,13 +161,13 @@ def test_the_derivation_is_retexted_in_place(qtbot, monkeypatch) -> None:  # typ
     window.wait_for_workers()
 
 
-def test_the_figures_column_keeps_its_width_while_figures_change(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_the_figures_column_keeps_its_width_while_figures_change(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
     """The figures' column is as wide as a wide figure: 4096 ↔ 40961 changes every figure's width, and the
     column (so the details beside it, their wrapping, and the derivation below) may not move with it: each
     move lays out and repaints the panel. At larger text too."""
     from PySide6.QtWidgets import QApplication
 
-    window, line = _typing_window(qtbot)
+    window, line = typing_window()
     panel = window.panel
     for points in (10.0, 16.0):
         window.set_font_points(points)
@@ -203,13 +183,13 @@ def test_the_figures_column_keeps_its_width_while_figures_change(qtbot) -> None:
     window.wait_for_workers()
 
 
-def test_a_keystroke_moves_and_resizes_nothing_in_the_notes_dock_or_around_the_docks(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_a_keystroke_moves_and_resizes_nothing_in_the_notes_dock_or_around_the_docks(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
     """Typing changes texts (names, figures) in widgets that stay where they are: nothing in the Notes dock
     behind the Analysis tab moves or resizes (Qt keeps a tabbed dock 'visible' off-screen, and its title, which
     follows the operation's name, laid the dock out on every key), nor do the docks, the tabs or the editor."""
     from PySide6.QtWidgets import QWidget
 
-    window, line = _typing_window(qtbot, operations=5)
+    window, line = typing_window(operations=5)
     _type(qtbot, line, 2)
     watched = {window.notes_dock, *window.notes_dock.findChildren(QWidget), window.panel_dock, window.operations_dock,
                window.device_dock, window.centralWidget(), window.tabs, window.editor}

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import QApplication, QTextBrowser
 
 from workbench.gui.document import Document
 from workbench.gui.panel import AnalysisPanel, DerivationView, RichText, derivation_rich_text
-from workbench.session import OperationEntry
 
 GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 TILED = "gemm(M=4096, N=4096, K=4096, dtype=fp32, impl=tiled, tile_m=128, tile_n=128, tile_k=32)"
@@ -164,24 +163,6 @@ def test_another_shape_or_a_text_html_would_change_sets_the_derivation_afresh(qt
         assert len(set_afresh) == before + afresh, texts
 
 
-def _typing_window(qtbot, operations: int = 1):  # type: ignore[no-untyped-def]
-    from workbench.gui.app import build_window
-
-    window = build_window()
-    qtbot.addWidget(window)
-    window.resize(1600, 1000)
-    window.show()
-    qtbot.waitExposed(window)
-    for size in range(operations - 1):
-        window.document.add_operation(OperationEntry.automatic(f"gemm(M={256 + 173 * size}, N=2048, K=512, dtype=fp16)"))
-    window.document.select(0)
-    line = window.editor.line
-    line.setFocus()
-    line.setText(GEMM)
-    qtbot.wait(20)
-    return window, line
-
-
 def _type(line, keys: list[Qt.Key]) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtTest import QTest
 
@@ -190,11 +171,11 @@ def _type(line, keys: list[Qt.Key]) -> None:  # type: ignore[no-untyped-def]
         QApplication.processEvents()
 
 
-def test_the_derivation_scroll_bar_repaints_only_when_the_derivation_changes_height(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_the_derivation_scroll_bar_repaints_only_when_the_derivation_changes_height(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
     """An edit that leaves the derivation as tall as it was (K=4096 ↔ 4095: the same lines) repaints the changed
     paragraphs, not the scroll bar beside them; one that makes it taller or shorter (M=4096 ↔ 40961, a figure
     wraps onto another line) repaints the scroll bar too, whose handle then has another length."""
-    window, _ = _typing_window(qtbot)
+    window, _ = typing_window()
     derivation = window.panel.derivation
     bar = derivation.verticalScrollBar()
     assert bar.isVisible(), "the derivation is taller than its view"
@@ -222,11 +203,11 @@ def test_the_derivation_scroll_bar_repaints_only_when_the_derivation_changes_hei
     window.wait_for_workers()
 
 
-def test_a_keystroke_builds_no_text_document_for_the_figures(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_a_keystroke_builds_no_text_document_for_the_figures(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
     """The figures and the declaration change on every keystroke; a label selectable with the mouse would rebuild
     and lay out a text document for each new text. None is made (nor destroyed) by typing, and none of the
     panel's labels is selectable until a press on it."""
-    window, line = _typing_window(qtbot, operations=3)
+    window, line = typing_window(operations=3)
     panel = window.panel
     line.setCursorPosition(len("gemm(M=4096"))
     _type(line, [Qt.Key.Key_1, Qt.Key.Key_Backspace])
@@ -362,7 +343,7 @@ def test_fitted_columns_follow_rows_removed_and_added() -> None:
     assert table.horizontalHeader().sectionSize(0) < wide
 
 
-def test_in_presentation_typing_leaves_the_panel_its_width(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_in_presentation_typing_leaves_the_panel_its_width(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
     """At presentation size the panel is wider than its dock and scrolls sideways. Its least width does not follow
     the details' longest word from keystroke to keystroke (137,438,953,472 ↔ 1,374,389,534,720 FLOP): the details'
     column is as wide as a long count. So typing neither resizes the panel nor squeezes its column of names."""
@@ -371,7 +352,7 @@ def test_in_presentation_typing_leaves_the_panel_its_width(qtbot) -> None:  # ty
 
     from workbench.gui.panel import FIGURE_TITLES
 
-    window, line = _typing_window(qtbot)
+    window, line = typing_window()
     window.available_screen = lambda: QRect(0, 0, 1600, 1000)
     window.set_presentation(True)
     qtbot.wait(50)

@@ -699,10 +699,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         for line, placement in zip(self.leader_lines.take(len(leaders)), leaders):
             assert placement.box is not None and placement.leader_to is not None
             (ax, ay), (bx, by) = placement.leader_to, nearest_on_box(placement.box, *placement.leader_to)
-            ends = ([x_low + ax / per_x, x_low + bx / per_x], [y_high - ay / per_y, y_high - by / per_y])
-            if getattr(line, "_leader_ends", None) != ends:  # unchanged leaders are not set again
-                line._leader_ends = ends
-                line.setData(*ends)
+            line.setData([x_low + ax / per_x, x_low + bx / per_x], [y_high - ay / per_y, y_high - by / per_y])  # same ends: no-op
 
     def set_label_mode(self, mode: str) -> None:
         """Which operations are labelled: LABELS_ALL, LABELS_SELECTED or LABELS_NONE (then the legend lists them)."""
