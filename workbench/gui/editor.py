@@ -34,6 +34,7 @@ from workbench.declaration_text import CallText, split_call, with_field, with_po
 from workbench.declare import COMPULSORY, IMPL_PARAMS, TILE_FIELDS, TILED, known_operations
 from workbench.dtypes import DTYPES
 from workbench.errors import DeclarationError, WorkbenchError
+from workbench.gui.cached_frames import cached_frame_style
 from workbench.gui.document import Document
 from workbench.ops import REGISTRY, OpSpec, Param
 from workbench.session import OperationEntry
@@ -99,6 +100,7 @@ class FieldEditor:
             elif not param.required:
                 line.setPlaceholderText(f"{param.default}" if param.default not in (None, "") else "default")
             line.textEdited.connect(self._text_edited)
+            line.setStyle(cached_frame_style())  # its text follows every keystroke: the frame is drawn once
             self.widget = line
         self.widget.setObjectName(f"field_{param.name}")
         help_text = f"{param.name}: {param.doc}" if param.doc else param.name
@@ -159,6 +161,7 @@ class DeclarationEditor(QWidget):
         self.document = document
         self.line = QLineEdit()
         self.line.setObjectName("declarationLine")
+        self.line.setStyle(cached_frame_style())  # repainted on every keystroke: the frame is drawn once
         self.line.setPlaceholderText("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
         self.set_base_font(self.font())
         self.line.setProperty("help", "One declaration, e.g. " + ", ".join(f"{op}(…)" for op in known_operations()))
