@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QEvent, QObject, QRect
+
+from workbench.gui.operations_view import OperationList
+
 
 def test_an_error_reddens_its_row_and_a_fix_restores_it(window) -> None:  # type: ignore[no-untyped-def]
     window.open_example("batched-gemm-sweep")
@@ -43,3 +47,65 @@ def test_rows_removed_and_added_show_their_own_state(window) -> None:  # type: i
     assert rows.item(last + 1).foreground().color().name() == "#b71c1c"
     window.document.undo_stack.undo()  # the bad one taken away again
     assert rows.count() == last + 1 and rows.item(last).foreground().color().name() == "#202020"
+
+
+class _Paints(QObject):
+    """The rectangles painted on a widget."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rects: list[QRect] = []
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Paint:
+            self.rects.append(event.region().boundingRect())
+        return False
+
+
+def _list_with_rows(qtbot, rows: int = 12):  # type: ignore[no-untyped-def]
+    view = OperationList()
+    qtbot.addWidget(view)
+    for row in range(rows):
+        view.addItem(f"op {row}")
+    view.resize(300, 120)
+    view.show()
+    qtbot.waitExposed(view)
+    qtbot.wait(10)
+    paints = _Paints()
+    view.viewport().installEventFilter(paints)
+    return view, paints
+
+
+def test_a_renamed_row_repaints_alone_and_a_tooltip_repaints_nothing(qtbot) -> None:  # type: ignore[no-untyped-def]
+    view, paints = _list_with_rows(qtbot)
+    item = view.item(2)
+    item.setText("GEMM 40961×4096×4096 fp16")
+    qtbot.wait(10)
+    assert paints.rects == [view.visualItemRect(item)]
+    assert view.visualItemRect(item).height() < view.viewport().height() // 3
+    paints.rects.clear()
+    item.setToolTip("GEMM 40961×4096×4096 fp16\ngemm(M=40961, N=4096, K=4096, dtype=fp16)")
+    qtbot.wait(10)
+    assert paints.rects == []
+    # what the row shows is the new name: drawn as a freshly laid-out list draws it
+    fresh = OperationList()
+    qtbot.addWidget(fresh)
+    for row in range(view.count()):
+        fresh.addItem(view.item(row).text())
+    fresh.resize(view.size())
+    fresh.show()
+    qtbot.waitExposed(fresh)
+    qtbot.wait(10)
+    assert fresh.viewport().grab().toImage() == view.viewport().grab().toImage()
+
+
+def test_a_row_grown_past_the_width_lays_the_list_out_again(qtbot) -> None:  # type: ignore[no-untyped-def]
+    view, paints = _list_with_rows(qtbot)
+    assert view.horizontalScrollBar().maximum() == 0
+    view.item(1).setText("an operation named at such length that its row is wider than the list " * 2)
+    qtbot.wait(10)
+    assert view.horizontalScrollBar().maximum() > 0  # scrollable to read the long name
+    assert paints.rects and paints.rects[-1].height() == view.viewport().height()
+    view.item(1).setText("op 1")
+    qtbot.wait(10)
+    assert view.horizontalScrollBar().maximum() == 0

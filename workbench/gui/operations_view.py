@@ -2,12 +2,70 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QBrush, QColor
-from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem, QToolButton, QVBoxLayout, QWidget
+from collections.abc import Sequence
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QAccessible, QAction, QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QListWidget,
+    QListWidgetItem,
+    QStyleOptionViewItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from workbench.gui.document import Document
 from workbench.gui.flow_layout import FlowLayout
+
+
+UNDRAWN_ROLES = frozenset({Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.StatusTipRole, Qt.ItemDataRole.WhatsThisRole})
+
+
+class OperationList(QListWidget):
+    """A list whose one changed row repaints that row alone.
+
+    QListView answers any change of one item, even of its tooltip, by laying
+    out every row again and repainting the whole viewport. A keystroke renames
+    its operation's row (the name follows the declaration) and retitles its
+    tooltip: here a change that leaves the row's height and the list's width
+    as they were repaints that row only, and a tooltip's change repaints
+    nothing (nothing drawn changed). Anything else, an open editor, or an
+    accessibility client listening goes through QListView's own handling.
+    """
+
+    def dataChanged(  # noqa: N802 (Qt's name)
+        self, top_left: QModelIndex | QPersistentModelIndex, bottom_right: QModelIndex | QPersistentModelIndex,
+        roles: Sequence[int] = (),
+    ) -> None:
+        if (
+            top_left == bottom_right
+            and top_left.isValid()
+            and self.state() != QAbstractItemView.State.EditingState
+            and not QAccessible.isActive()
+        ):
+            if roles and all(Qt.ItemDataRole(role) in UNDRAWN_ROLES for role in roles):
+                return
+            if self._keeps_its_place(top_left):
+                self.update(top_left)
+                return
+        super().dataChanged(top_left, bottom_right, roles)
+
+    def _keeps_its_place(self, index: QModelIndex | QPersistentModelIndex) -> bool:
+        """The row's new size needs no layout: its height is the one laid out, and the row (as every row, which
+        spans the viewport) fits the viewport's width with no horizontal scrolling before or after."""
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        wanted = self.itemDelegateForIndex(index).sizeHint(option, index)
+        laid_out = self.visualRect(index)
+        viewport = self.viewport().width()
+        return (
+            laid_out.isValid()
+            and wanted.height() == laid_out.height()
+            and wanted.width() <= viewport
+            and self.horizontalScrollBar().maximum() == 0
+        )
 
 
 class OperationsView(QWidget):
@@ -16,7 +74,7 @@ class OperationsView(QWidget):
     def __init__(self, document: Document, actions: dict[str, QAction], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        self.list = QListWidget()
+        self.list = OperationList()
         self.list.setObjectName("operationList")
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed)
