@@ -297,3 +297,63 @@ def test_leader_tangles_names_the_roofs_a_leader_crosses_but_not_the_roof_its_po
     assert leader_tangles(LabelLayout_of([across]), roofs) == ["'op''s leader crosses roof 1"]
     marks = [(395.0, 180.0, 405.0, 190.0), (395.0, 95.0, 405.0, 105.0)]  # another point's mark, then its own
     assert leader_tangles(LabelLayout_of([across]), roofs, marks) == ["'op''s leader crosses roof 1", "'op''s leader runs through mark 0"]
+
+
+# ---------------------------------------------------------------- holding labels while points move
+
+
+def _moved(labels: list[PointLabel], marks: list, index: int, dx: float, dy: float):  # type: ignore[no-untyped-def]
+    """The same scene with one point moved (its mark and its label's point)."""
+    label = labels[index]
+    x, y = label.x + dx, label.y + dy
+    labels = [*labels[:index], PointLabel(label.key, label.width, label.height, x, y), *labels[index + 1 :]]
+    marks = [*marks[:index], (x - 8, y - 8, x + 8, y + 8), *marks[index + 1 :]]
+    return labels, marks
+
+
+@pytest.mark.parametrize("count", [8, 20])  # fewer than UNTANGLED_LABELS, and more
+@pytest.mark.parametrize("seed", range(4))
+def test_labels_whose_points_stayed_keep_their_places_when_one_point_moves(count: int, seed: int) -> None:
+    roofs, marks, roof_labels, labels = roofline(count, seed, 14.0)
+    before = layout_labels(W, H, roofs, marks, roof_labels, labels)
+    moved_labels, moved_marks = _moved(labels, marks, 0, 37.0, -23.0)
+    after = layout_labels(W, H, roofs, moved_marks, roof_labels, moved_labels, keep=before)
+    assert layout_faults(after, W, H, roofs, moved_marks, roof_labels) == []
+    assert [p.key for p in after.placements] == [p.key for p in before.placements]
+    kept = [p.key for p in after.placements if p == before.placement(p.key)]
+    # every label that stays free where it was keeps its place: all but the moved one and those it now covers
+    moved_box = moved_marks[0]
+    covered = {p.key for p in before.placements if p.box is not None and boxes_overlap(p.box, moved_box)}
+    assert set(kept) >= {p.key for p in before.placements if p.key != "op0" and p.key not in covered and p.box is not None}
+    assert after.placement("op0") != before.placement("op0")  # it follows its point
+    # without `keep` the same scene is laid out afresh (and that is what the view shows once typing pauses)
+    assert layout_labels(W, H, roofs, moved_marks, roof_labels, moved_labels).placements == (
+        layout_labels(W, H, roofs, moved_marks, roof_labels, moved_labels, keep=None).placements
+    )
+
+
+def test_a_held_label_that_a_moved_point_now_covers_is_placed_again() -> None:
+    roofs, marks, roof_labels, labels = roofline(6, 1, 14.0)
+    before = layout_labels(W, H, roofs, marks, roof_labels, labels)
+    victim = before.placement("op3")
+    assert victim is not None and victim.box is not None
+    cx, cy = (victim.box[0] + victim.box[2]) / 2, (victim.box[1] + victim.box[3]) / 2
+    moved_labels, moved_marks = _moved(labels, marks, 0, cx - labels[0].x, cy - labels[0].y)  # op0's point onto it
+    after = layout_labels(W, H, roofs, moved_marks, roof_labels, moved_labels, keep=before)
+    assert after.placement("op3") != victim
+    assert layout_faults(after, W, H, roofs, moved_marks, roof_labels) == []
+
+
+def test_a_roof_label_keeps_its_short_text_while_it_is_free_and_a_resized_label_is_placed_again() -> None:
+    roof = (100.0, 300.0, 700.0, 300.0)
+    full = RoofLabel("fp16", 400.0, 14.0, roof, short_width=120.0)
+    # marks along the roof leave room for the short text only
+    blockers = [(x, 270.0, x + 12, 330.0) for x in (150.0, 300.0, 450.0, 600.0)]
+    crowded = layout_labels(W, H, [roof], blockers, [full])
+    assert crowded.placements[0].short
+    held = layout_labels(W, H, [roof], blockers[:1], [full], keep=crowded)  # room again for the full text
+    assert held.placements[0] == crowded.placements[0]  # kept: no flicker between the texts while typing
+    assert not layout_labels(W, H, [roof], blockers[:1], [full]).placements[0].short  # afresh: the full text
+    wider = RoofLabel("fp16", 400.0, 18.0, roof, short_width=150.0)  # a larger font: its old box is not its size
+    again = layout_labels(W, H, [roof], blockers[:1], [wider], keep=crowded)
+    assert again.placements[0].box is not None and again.placements[0].box[3] - again.placements[0].box[1] == 18.0

@@ -685,18 +685,29 @@ def layout_labels(
     marks: Sequence[Box],
     roof_labels: Sequence[RoofLabel] = (),
     point_labels: Sequence[PointLabel] = (),
+    keep: LabelLayout | None = None,
 ) -> LabelLayout:
     """Place the roof labels, then the point labels, each in the first free place it is offered.
+
+    `keep` is the layout shown now, of the same view with the same roofs, when an edit moved some points
+    (typing a declaration moves its operation's point on every keystroke): each label whose place there is
+    still its own and still free keeps it, and only the others are placed, by the rules, around them. While
+    one point moves, the other labels stay put instead of all taking new places on every keystroke (the
+    first-free rule passes a change on to every label placed after it), and a roof label keeps its text. The
+    result keeps every rule of a fresh layout (nothing overlaps, covers a point or is crossed by a roof); it
+    may be less tidy than a fresh one (a leader a fresh layout would untangle): the view lays its labels out
+    afresh once the edits pause.
 
     The same inputs give the same layout, so one asked for again (an edit undone, a view resized back)
     comes from a cache of the last `CACHE_SIZE` layouts.
     """
-    key = (width, height, tuple(roofs), tuple(marks), tuple(roof_labels), tuple(point_labels))
+    kept = tuple(keep.placements) if keep is not None else None
+    key = (width, height, tuple(roofs), tuple(marks), tuple(roof_labels), tuple(point_labels), kept)
     cached = _cache.get(key)
     if cached is not None:
         _cache.move_to_end(key)
         return LabelLayout(list(cached))
-    layout = _lay_out(width, height, roofs, marks, roof_labels, point_labels)
+    layout = _lay_out(width, height, roofs, marks, roof_labels, point_labels, kept or ())
     _cache[key] = tuple(layout.placements)
     while len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
@@ -715,21 +726,29 @@ def _lay_out(
     marks: Sequence[Box],
     roof_labels: Sequence[RoofLabel],
     point_labels: Sequence[PointLabel],
+    keep: Sequence[Placement] = (),
 ) -> LabelLayout:
     room = _Room(width, height, roofs, marks)
     result = LabelLayout()
+    held = _held_places(room, roof_labels, point_labels, keep) if keep else {}
     for roof_label in roof_labels:
-        placement = _place_roof_label(room, roof_label)
+        placement = held.get(roof_label.key) or _place_roof_label(room, roof_label)
         result.placements.append(placement)
         leader = leader_segment(placement)
-        if leader is not None:
+        if leader is not None and roof_label.key not in held:
             room.add_leader(leader)
-    untangle = len(point_labels) <= UNTANGLED_LABELS
+    untangle = len(point_labels) <= UNTANGLED_LABELS and not held
+    # Around held labels the few placed again are weighed for tangles too (as when few are laid out), unless many are.
+    weigh = untangle or (held and len([p for p in point_labels if p.key not in held]) <= UNTANGLED_LABELS)
     for point_label in point_labels:
         if not (0 <= point_label.x <= width and 0 <= point_label.y <= height):
             result.placements.append(Placement(point_label.key, None))  # its point is out of view
             continue
-        if untangle:
+        placement = held.get(point_label.key)
+        if placement is not None:
+            result.placements.append(placement)
+            continue
+        if weigh:
             placement = _place_point_label(room, point_label)
             leader = leader_segment(placement)
             if leader is not None:
@@ -749,6 +768,50 @@ def _lay_out(
         _place_again(width, height, roofs, marks, result.placements, len(roof_labels), point_labels)
         _swap_crossed(width, height, roofs, marks, result.placements, len(roof_labels))
     return result
+
+
+def _held_places(
+    room: _Room, roof_labels: Sequence[RoofLabel], point_labels: Sequence[PointLabel], keep: Sequence[Placement]
+) -> dict[str, Placement]:
+    """The labels that keep their place from `keep`, taken in `room` (with their leaders) before any other is
+    placed: a roof label whose box still has its size and lies within reach of its roof; a point label whose
+    point has not moved (a leader still runs to it, or the box is still one of the places beside it) and whose
+    box still has its size; and each of them only where its box is still free."""
+    before = {placement.key: placement for placement in keep if placement.box is not None}
+    held: dict[str, Placement] = {}
+    for label in roof_labels:
+        placement = before.get(label.key)
+        if placement is None or placement.box is None:
+            continue
+        box = placement.box
+        width = label.short_width if placement.short and label.short_width is not None else label.width
+        if not (_same_size(box, width, label.height) and box_to_segment_distance(box, label.roof) <= roof_reach(label.height)):
+            continue
+        written = np.array([placement.on_roof is not None])
+        if room.free_many(np.array([box], dtype=float), label.roof, written)[0]:
+            held[label.key] = placement
+            room.take(box)
+    for label in point_labels:
+        placement = before.get(label.key)
+        if placement is None or placement.box is None or not _same_size(placement.box, label.width, label.height):
+            continue
+        if placement.leader_to is not None:
+            if placement.leader_to != (label.x, label.y):
+                continue
+        elif not any(candidate == placement.box for candidate, leader, _ in _around_point(label) if leader is None):
+            continue
+        if room.free_many(np.array([placement.box], dtype=float))[0]:
+            held[label.key] = placement
+            room.take(placement.box)
+    for placement in held.values():  # their leaders, once every held box is in (a leader keeps clear of boxes)
+        leader = leader_segment(placement)
+        if leader is not None:
+            room.add_leader(leader)
+    return held
+
+
+def _same_size(box: Box, width: float, height: float) -> bool:
+    return abs((box[2] - box[0]) - width) < 1e-6 and abs((box[3] - box[1]) - height) < 1e-6
 
 
 def _place_again(

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QFont, QFontMetricsF, QMouseEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -77,6 +77,7 @@ from workbench.units import format_bandwidth, format_flop_rate, format_intensity
 FIT_SHORTCUT = "Ctrl+Shift+F"  # View ▸ Fit plot to data (Ctrl+0 is the normal text size)
 HELD_TEXT = f"View held — {FIT_SHORTCUT} fits"
 ROOF_REACH = 8.0  # decades the roofs run past the fitted range, so a panned view still shows them
+TIDY_AFTER_MS = 700  # after the last edit that held labels in place, they are laid out afresh (typing has paused)
 ROOF_LABEL_ROOM = 1.0  # decades the fitted range may grow to its right for the roof labels (_room_for_roof_labels)
 # Pixel radius of each kind of mark that labels keep clear of (marker half-size plus a little air).
 OPERATION_RADIUS = 8.0
@@ -98,6 +99,7 @@ class PlacedLabels:
     roofs: tuple[Segment, ...]
     marks: tuple[Box, ...]
     roof_labels: tuple[RoofLabel, ...] = ()
+    point_labels: tuple[PointLabel, ...] = ()
 
     def faults(self) -> list[str]:
         return layout_faults(self.layout, self.width, self.height, self.roofs, self.marks, self.roof_labels)
@@ -218,6 +220,14 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._listed: set[str] = set()  # layout keys whose labels the legend lists for want of room
         self._listed_context: tuple[Any, ...] | None = None  # what `_listed` was found for (view size, font, points)
         self.label_layout: PlacedLabels | None = None  # the last layout, for tests and benchmarks
+        # What the last layout was made for (view, range, roofs, labels, mode, font): a layout for the same
+        # context keeps the labels whose points did not move where they are (see `layout_labels`' `keep`).
+        self._layout_context: tuple[Any, ...] | None = None
+        # Labels held while points move (typing) are laid out afresh once the edits pause.
+        self._tidy_timer = QTimer(self)
+        self._tidy_timer.setSingleShot(True)
+        self._tidy_timer.setInterval(TIDY_AFTER_MS)
+        self._tidy_timer.timeout.connect(lambda: self._place_labels(fresh=True))
         self._ridge: tuple[float, float] | None = None  # the selected path's ridge point
         view = self.plot.getViewBox()
         view.sigResized.connect(self._refit_label_room)  # first: the labels are then placed in the new range
@@ -538,7 +548,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         if end != x_high:
             self._set_range(x_low, end, y_low, y_high)
 
-    def _place_labels(self, *_: object) -> None:
+    def _place_labels(self, *_: object, fresh: bool = False) -> None:
         """Lay out the labels in the view's pixels so none covers a point, a roof or another label.
 
         The geometry is `workbench.label_layout`'s: every mark on the plot
@@ -549,6 +559,9 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         place around their point, or further off with a leader line. Which
         operations are labelled follows View ▸ Labels. The view in use (fitted
         or held) is read from the view box, so a zoom or pan re-places them too.
+
+        When only points moved (an edit; same view, roofs, labels and font), labels whose points stayed keep
+        their places, and `TIDY_AFTER_MS` after the last such layout (or with `fresh`) they are laid out afresh.
         """
         if self._range is None:
             return
@@ -591,7 +604,9 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             short_width = margin + self._text_width(label, short) if short != full else None
             return full_width, h, short_width
 
-        def lay_out() -> tuple[LabelLayout, list[Segment], list[Box], list[RoofLabel], list[pg.TextItem], list[pg.TextItem]]:
+        def lay_out() -> tuple[
+            LabelLayout, list[Segment], list[Box], list[RoofLabel], list[PointLabel], list[pg.TextItem], list[pg.TextItem]
+        ]:
             marks: list[Box] = []  # the points: nothing may cover them
             for x, y in self._point_positions:
                 marks.append(box_around(px(x), py(y), OPERATION_RADIUS))
@@ -664,8 +679,16 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
                 else:
                     label.setVisible(False)
 
-            layout = layout_labels(width, height, roofs, marks, roof_labels, point_labels)
-            return layout, roofs, marks, roof_labels, roof_items, point_items
+            context = (width, height, x_low, x_high, y_low, y_high, tuple(roofs), tuple(label.key for label in roof_labels),
+                       tuple(label.key for label in point_labels), self._label_mode,
+                       self.point_labels.items[0].textItem.font().key() if self.point_labels.items else "")
+            held = self.label_layout if not fresh and context == self._layout_context else None
+            layout = layout_labels(width, height, roofs, marks, roof_labels, point_labels,
+                                   keep=held.layout if held is not None else None)
+            self._layout_context = context
+            if held is not None:
+                self._tidy_timer.start()  # (again): afresh once the edits pause
+            return layout, roofs, marks, roof_labels, point_labels, roof_items, point_items
 
         # Operations and roofs whose label found no room (near its roof, for a roof) join the legend;
         # the legend is itself a mark, so lay out again. While only points move (an edit), those listed stay
@@ -678,13 +701,13 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             legend = self.plot.legend
             if legend is not None and legend.isVisible() != bool(legend.items):  # an empty legend is a white box
                 legend.setVisible(bool(legend.items))  # over the plot's top-left corner (it faded a roof label there)
-            layout, roofs, marks, roof_labels, roof_items, point_items = lay_out()
+            layout, roofs, marks, roof_labels, point_labels, roof_items, point_items = lay_out()
             missing = set(layout.unplaced) - listed
             if not missing:
                 break
             listed = listed | missing
         self._listed, self._listed_context = listed, context
-        self.label_layout = PlacedLabels(layout, width, height, tuple(roofs), tuple(marks), tuple(roof_labels))
+        self.label_layout = PlacedLabels(layout, width, height, tuple(roofs), tuple(marks), tuple(roof_labels), tuple(point_labels))
         placements = iter(layout.placements)
         for item, label in zip(roof_items, roof_labels):
             placement = next(placements)
