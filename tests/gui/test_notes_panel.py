@@ -81,9 +81,11 @@ def test_notes_round_trip_through_save_and_report(qtbot, window, tmp_path: Path)
     assert note.source.toPlainText() == doc.operations[0].notes
 
 
-def test_notes_follow_the_selection_and_an_empty_note_says_how_to_start(window) -> None:  # type: ignore[no-untyped-def]
+def test_notes_follow_the_selection_and_an_empty_note_says_how_to_start(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     doc = window.document
     panel = window.notes_panel
+    window.notes_dock.raise_()  # its tab chosen (it shares the right-hand area with the Analysis panel)
+    qtbot.waitUntil(lambda: not panel.visibleRegion().isEmpty())
     assert "No notes for this operation" in panel.notes.rendered.toPlainText()
     doc.add_operation()
     doc.set_notes(1, "- [ ] second")
@@ -92,3 +94,19 @@ def test_notes_follow_the_selection_and_an_empty_note_says_how_to_start(window) 
     doc.select(1)
     assert panel.notes.progress.text() == "0 of 1 ticked"
     assert panel.notes.title.text() == f"Notes — {doc.operations[1].name}"
+
+
+def test_behind_the_analysis_tab_the_notes_wait_and_catch_up_when_chosen(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """Typing renames the operation on every keystroke; the covered notes panel is not retitled (nor laid out)
+    each time, and shows the name as it is when its tab is chosen."""
+    doc = window.document
+    panel = window.notes_panel
+    window.panel_dock.raise_()
+    qtbot.waitUntil(lambda: panel.visibleRegion().isEmpty())
+    title = panel.notes.title.text()
+    doc.edit_declaration(doc.current, "add(n=2**20, dtype=fp32)")
+    assert doc.current_entry.name != "" and panel.notes.title.text() == title  # covered: waits
+    window.notes_dock.raise_()
+    qtbot.waitUntil(lambda: panel.notes.title.text() == f"Notes — {doc.current_entry.name}")
+    doc.edit_declaration(doc.current, "add(n=2**21, dtype=fp32)")  # in view: follows at once
+    assert panel.notes.title.text() == f"Notes — {doc.current_entry.name}"

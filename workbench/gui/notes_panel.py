@@ -10,8 +10,9 @@ and ticked in the text by `workbench.notes`.
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Signal
-from PySide6.QtGui import QFont, QMouseEvent, QTextBlockFormat, QTextDocument
+from PySide6.QtGui import QFont, QMouseEvent, QShowEvent, QTextBlockFormat, QTextDocument
 from PySide6.QtWidgets import (
+    QDockWidget,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.gui.document import Document
+from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.notes import as_markdown, checklist, progress
 
 _MARKERS = (QTextBlockFormat.MarkerType.Unchecked, QTextBlockFormat.MarkerType.Checked)
@@ -160,8 +162,12 @@ class MarkdownNote(QWidget):
         self._render()
 
 
-class NotesPanel(QWidget):
-    """The session's description above the selected operation's notes."""
+class NotesPanel(RefreshWhenShown, QWidget):
+    """The session's description above the selected operation's notes.
+
+    Behind another dock's tab (where Qt keeps it visible, but covered) it waits: its title follows the
+    operation's name, which changes with every keystroke in the declaration, and each new title laid the
+    covered panel out again. Its tab chosen (the dock's visibilityChanged), it shows everything anew."""
 
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -185,12 +191,13 @@ class NotesPanel(QWidget):
         layout.addWidget(self.description, 1)
         layout.addWidget(self.notes, 3)
         document.notes_changed.connect(self._notes_changed)
-        document.session_replaced.connect(self.refresh)
-        document.selection_changed.connect(self.refresh)
-        document.operations_changed.connect(self.refresh)
+        document.session_replaced.connect(self.mark_dirty)
+        document.selection_changed.connect(self.mark_dirty)
+        document.operations_changed.connect(self.mark_dirty)
         self.refresh()
 
     def refresh(self, *_: object) -> None:
+        self._dirty = False
         session = self.document.session
         self.description.title.setText(session.title or "Session")
         self.description.show_text(session.description)
@@ -202,7 +209,25 @@ class NotesPanel(QWidget):
             self.notes.title.setToolTip(title)
         self.notes.show_text(entry.notes if entry is not None else "")
 
+    def _refresh_if_due(self) -> None:
+        if self._dirty and self.isVisible() and not self.visibleRegion().isEmpty():
+            self.refresh()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        dock = self.parentWidget()
+        while dock is not None and not isinstance(dock, QDockWidget):
+            dock = dock.parentWidget()
+        if dock is not None and dock is not self._dock:  # its tab chosen: uncovered
+            self._dock = dock
+            dock.visibilityChanged.connect(lambda shown: shown and self._refresh_if_due())
+
+    _dock: QDockWidget | None = None
+
     def _notes_changed(self, index: int) -> None:
+        if self._dirty:  # hidden and behind: shown, it shows everything anew
+            self._refresh_if_due()
+            return
         if index < 0:
             self.description.show_text(self.document.session.description)
         elif index == self.document.current:
