@@ -113,7 +113,10 @@ class Document(QObject):
     # ------------------------------------------------------------------ reading
     def state(self, entry: OperationEntry) -> OperationState:
         """The analysis state of one operation (created on first use)."""
-        return self._states.setdefault(id(entry), OperationState())
+        state = self._states.get(id(entry))
+        if state is None:  # (not setdefault: that builds a state on every call, and views ask often)
+            state = self._states[id(entry)] = OperationState()
+        return state
 
     @property
     def operations(self) -> list[OperationEntry]:

@@ -220,6 +220,19 @@ class PlotLabel(pg.TextItem):
         # pyqtgraph's itemChange (Python) to tell the view box of new bounds.
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, False)
 
+    def setFont(self, font: QFont) -> None:  # noqa: N802 (pyqtgraph's name)
+        super().setFont(font)
+        self._font_key = font.key()
+
+    def font_key(self) -> str:
+        """Its font's key (QFont.key), kept from the last setFont: a layout asks for it on every edit, and
+        asking the text item builds a QFont and its key each time."""
+        if self._font_key is None:
+            self._font_key = self.textItem.font().key()
+        return self._font_key
+
+    _font_key: str | None = None
+
     def set_ground(self, brush: QBrush) -> None:
         """A ground under the text (a white one breaks a roof line under its label), or none (NoBrush)."""
         self.fill = brush

@@ -395,8 +395,9 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         if ridge is not None and current_analysis is not None and current_analysis.compute_rate is not None and ridge > 0:
             rx, ry = math.log10(ridge), math.log10(current_analysis.compute_rate.value)
             self.ridge_line.setData([rx, rx], [y_low - ROOF_REACH, y_high + ROOF_REACH])
-            self.ridge_marker.setData([rx], [ry])
-            self.ridge_label.setText(f"ridge {format_intensity(ridge)}")
+            if (rx, ry) != self._ridge:  # it moves only with the selected operation's path
+                self.ridge_marker.setData([rx], [ry])
+                self.ridge_label.setText(f"ridge {format_intensity(ridge)}")
             self._ridge = (rx, ry)  # its label is placed at the bottom of the view
         else:
             self._ridge = None
@@ -583,10 +584,16 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             if label.isVisible() != (box is not None):
                 label.setVisible(box is not None)
             if box is not None:
+                # Most labels stay where they were (held while a point moves): the same box in the same view
+                # is the same place, and nothing but this moves a label.
+                placed = (box, x_low, y_high, per_x, per_y)
+                if getattr(label, "_placed_at", None) == placed:
+                    return
+                label._placed_at = placed
                 if tuple(label.anchor) != (0.0, 0.0):
                     label.setAnchor((0, 0))
                 at = (x_low + box[0] / per_x, y_high - box[1] / per_y)
-                if (label.pos().x(), label.pos().y()) != at:  # most labels stay where they were
+                if (label.pos().x(), label.pos().y()) != at:
                     label.setPos(*at)
 
         def size(label: pg.TextItem) -> tuple[float, float]:
@@ -681,7 +688,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
 
             context = (width, height, x_low, x_high, y_low, y_high, tuple(roofs), tuple(label.key for label in roof_labels),
                        tuple(label.key for label in point_labels), self._label_mode,
-                       self.point_labels.items[0].textItem.font().key() if self.point_labels.items else "")
+                       self.point_labels.items[0].font_key() if self.point_labels.items else "")
             held = self.label_layout if not fresh and context == self._layout_context else None
             layout = layout_labels(width, height, roofs, marks, roof_labels, point_labels,
                                    keep=held.layout if held is not None else None)
@@ -694,7 +701,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         # the legend is itself a mark, so lay out again. While only points move (an edit), those listed stay
         # listed: the legend does not flicker (nor get rebuilt) on every keystroke.
         context = (width, height, self._label_mode, tuple(self._point_rows), self.roof_labels.used,
-                   self.point_labels.items[0].textItem.font().key() if self.point_labels.items else "")
+                   self.point_labels.items[0].font_key() if self.point_labels.items else "")
         listed = self._listed if context == self._listed_context else set()
         for _ in range(len(self._point_rows) + self.roof_labels.used + 2):
             self._show_point_legend(listed)
@@ -906,13 +913,12 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
 
     def _text_width(self, label: pg.TextItem, text: str) -> float:
         """The advance of `text` in the label's font, measured once per font and text (a layout asks often)."""
-        font = label.textItem.font()
-        key = (font.key(), text)
+        key = (label.font_key() if isinstance(label, PlotLabel) else label.textItem.font().key(), text)
         width = self._text_widths.get(key)
         if width is None:
             if len(self._text_widths) > 512:
                 self._text_widths.clear()
-            width = self._text_widths[key] = QFontMetricsF(font).horizontalAdvance(text)
+            width = self._text_widths[key] = QFontMetricsF(label.textItem.font()).horizontalAdvance(text)
         return width
 
     def axis_titles(self) -> list[str]:
