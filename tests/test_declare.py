@@ -182,3 +182,16 @@ def test_build_declaration_validates_like_parse() -> None:
     with pytest.raises(DeclarationError, match="positive"):
         build_declaration("add", {"n": 0})
     assert parse("add(n=1024)").replace(n=2048) == parse("add(n=2048)")
+
+
+def test_a_line_parsed_again_is_remembered_and_a_fault_raises_each_time() -> None:
+    """A keystroke's line is parsed for its name and for its analysis: the second parse is the first's result
+    (Declaration is frozen, so sharing it is safe); a faulty line raises every time it is parsed."""
+    from workbench.declare import parse
+    from workbench.errors import DeclarationError
+
+    first = parse("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
+    assert parse("  gemm(M=4096, N=4096, K=4096, dtype=fp16)  ") is first
+    for _ in range(2):
+        with pytest.raises(DeclarationError, match="positive"):
+            parse("gemm(M=0, N=8, K=8)")

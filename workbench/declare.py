@@ -14,6 +14,7 @@ written as 2**k.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -97,6 +98,14 @@ def parse(text: str) -> Declaration:
         raise DeclarationError("empty declaration; write e.g. gemm(M=4096, N=4096, K=4096, dtype=fp16)")
     if len(line) > MAX_LINE:
         raise DeclarationError(f"declaration longer than {MAX_LINE} characters")
+    return _parse_line(line)
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_line(line: str) -> Declaration:
+    """`parse` of a stripped line of at most MAX_LINE characters. Remembered: a keystroke's line is parsed for its
+    name and for its analysis, and an undo brings an earlier line back (a Declaration is frozen; faults are not
+    remembered, they raise each time)."""
     try:
         tree = ast.parse(line, mode="eval")
     except SyntaxError as exc:
