@@ -132,3 +132,26 @@ def test_a_label_without_ground_has_no_contents_of_its_own_and_keeps_its_size_wh
     widget.viewport().repaint()
     resized = text_pixels()
     assert abs(resized[0] - before[0]) <= 1 and abs(resized[1] - before[1]) <= 1, (before, resized)
+
+
+def test_of_spots_given_again_only_the_changed_one_is_drawn(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An edit moves one operation's point: the set touches that mark alone, and its coordinates follow."""
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    marks = MarkSet(widget.getPlotItem())
+    pen, brush = pg.mkPen("k"), pg.mkBrush("w")
+    spots = [{"pos": (float(i), float(i)), "size": 10, "pen": pen, "brush": brush, "data": i} for i in range(6)]
+    marks.setData(spots)
+    shown: list[int] = []
+    original = MarkSet._show
+    monkeypatch.setattr(MarkSet, "_show", lambda self, item, spot: (shown.append(spot["data"]), original(self, item, spot)))
+    again = [dict(spot) for spot in spots]
+    again[3]["pos"] = (3.5, 2.0)
+    marks.setData(again)
+    assert shown == [3]
+    assert marks.items[3].pos() == QPointF(3.5, 2.0) and list(marks.getData()[0]) == [0, 1, 2, 3.5, 4, 5]
+    marks.setData(again)  # the same again: nothing drawn
+    assert shown == [3]
+    again[0]["brush"] = pg.mkBrush("r")  # a look changed: that mark only
+    marks.setData(again)
+    assert shown == [3, 0] and list(marks.getData()[1]) == [0, 1, 2, 2.0, 4, 5]

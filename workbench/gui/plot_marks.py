@@ -111,6 +111,7 @@ class MarkSet:
         self._xs = np.zeros(0)
         self._ys = np.zeros(0)
         self._scatter: pg.ScatterPlotItem | None = None  # made for more than MANY marks
+        self._given: list[dict[str, Any]] = []  # the spots last given as dicts, one per mark shown
         self._hovered: list[_Mark] = []
 
     # ------------------------------------------------------------------ setting
@@ -120,18 +121,32 @@ class MarkSet:
             self._show_many(*args, **kwargs)
             return
         spots = self._spots(*args, **kwargs)
-        self._xs = np.array([spot["pos"][0] for spot in spots], dtype=float)
-        self._ys = np.array([spot["pos"][1] for spot in spots], dtype=float)
         if len(spots) > MANY:
+            self._xs = np.array([spot["pos"][0] for spot in spots], dtype=float)
+            self._ys = np.array([spot["pos"][1] for spot in spots], dtype=float)
+            self._given = []
             self._show_many(spots)
             return
         if self._scatter is not None and self._scatter.isVisible():
             self._scatter.setData([])
             self._scatter.setVisible(False)
-        for item, spot in zip(self._take(len(spots)), spots):
+        # An edit moves one mark of a set at most: marks given the same spot as last time (equal dicts: the same
+        # position, size and the same pen and brush objects) are left as they are.
+        given = self._given
+        items = self._take(len(spots))
+        moved = len(given) != len(spots)
+        for index, (item, spot) in enumerate(zip(items, spots)):
+            if index < len(given) and given[index] == spot:
+                continue
+            moved = moved or index >= len(given) or given[index].get("pos") != spot.get("pos")
             self._show(item, spot)
+        if moved or len(self._xs) != len(spots):
+            self._xs = np.array([spot["pos"][0] for spot in spots], dtype=float)
+            self._ys = np.array([spot["pos"][1] for spot in spots], dtype=float)
+        self._given = [dict(spot) for spot in spots]
 
     def _show_many(self, *args: Any, **kwargs: Any) -> None:
+        self._given = []
         self._take(0)
         scatter = self._many()
         scatter.setData(*args, **kwargs)
