@@ -109,3 +109,17 @@ def test_a_row_grown_past_the_width_lays_the_list_out_again(qtbot) -> None:  # t
     view.item(1).setText("op 1")
     qtbot.wait(10)
     assert view.horizontalScrollBar().maximum() == 0
+
+
+def test_a_row_renamed_to_what_changes_nothing_shows_the_name_again(window) -> None:  # type: ignore[no-untyped-def]
+    """Typed into the row: blanks on an automatically named operation change nothing (no undo step) and the row
+    shows its name again; a name with spaces around it is taken without them, and the row shows it so."""
+    rows = window.operations.list
+    name = window.document.operations[0].name
+    before = window.document.undo_stack.count()
+    rows.item(0).setText("   ")  # as the row's editor commits it
+    assert rows.item(0).text() == name and window.document.undo_stack.count() == before
+    rows.item(0).setText("  my gemm  ")
+    assert window.document.operations[0].name == "my gemm" and rows.item(0).text() == "my gemm"
+    rows.item(0).setText("my gemm   ")  # its own name again: no step, and the row without the spaces
+    assert rows.item(0).text() == "my gemm" and window.document.undo_stack.count() == before + 1

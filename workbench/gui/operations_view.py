@@ -92,6 +92,10 @@ class OperationsView(QWidget):
         layout.addLayout(buttons)
         self._filling = False
         self._rows_shown: list[tuple[object, ...]] = []  # what _show_errors last gave each row
+        # The rows' items and the names they were given, row by row (asking the list for each item and its text
+        # on every keystroke cost more than the one row it renames)
+        self._items: list[QListWidgetItem] = []
+        self._names: list[str] = []
         document.operations_changed.connect(self._refresh_after_change)
         document.selection_changed.connect(self._show_selection)
         document.analysis_changed.connect(self._show_errors_after_change)
@@ -111,14 +115,18 @@ class OperationsView(QWidget):
         while self.list.count() > len(operations):
             self.list.takeItem(self.list.count() - 1)
         del self._rows_shown[len(operations):]
+        del self._items[len(operations):]
+        del self._names[len(operations):]
         for row, entry in enumerate(operations):
-            item = self.list.item(row)
-            if item is None:
+            if row >= len(self._items):
                 item = QListWidgetItem(entry.name)
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
                 self.list.addItem(item)
-            elif item.text() != entry.name:
-                item.setText(entry.name)
+                self._items.append(item)
+                self._names.append(entry.name)
+            elif self._names[row] != entry.name:
+                self._items[row].setText(entry.name)
+                self._names[row] = entry.name
         self._filling = False
         self._show_errors()
         self._show_selection(self.document.current)
@@ -127,9 +135,9 @@ class OperationsView(QWidget):
         self._filling = True
         shown = self._rows_shown
         for row, entry in enumerate(self.document.operations):
-            item = self.list.item(row)
-            if item is None:
+            if row >= len(self._items):
                 continue
+            item = self._items[row]
             state = self.document.state(entry)
             # What the row shows depends on these alone: a keystroke in one operation leaves the others' rows
             # untouched (no Qt calls for them).
@@ -173,6 +181,8 @@ class OperationsView(QWidget):
         if self._filling:
             return
         row = self.list.row(item)
+        if 0 <= row < len(self._names):
+            self._names[row] = item.text()  # typed into the row: what it shows now
         before = self.document.undo_stack.index()
         self.document.rename_operation(row, item.text())  # empty: the automatic name again
         if self.document.undo_stack.index() == before:  # nothing changed (or refused): show the name as it is
