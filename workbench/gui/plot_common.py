@@ -190,9 +190,15 @@ class SegmentItem(QGraphicsLineItem):
             self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def setData(self, xs: Sequence[float], ys: Sequence[float]) -> None:  # noqa: N802 (as PlotDataItem's)
-        line = QLineF(xs[0], ys[0], xs[1], ys[1])
-        if line != self.line():  # an unchanged segment is not invalidated (nor repainted)
+        ends = (xs[0], ys[0], xs[1], ys[1])
+        if ends == self._ends:  # an unchanged segment is not invalidated (nor repainted), nor asked of Qt
+            return
+        self._ends = ends
+        line = QLineF(*ends)
+        if line != self.line():
             self.setLine(line)
+
+    _ends: tuple[float, float, float, float] | None = None  # what setData was last given
 
     def getData(self) -> tuple[list[float], list[float]]:  # noqa: N802
         line = self.line()
