@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import os
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QFont, QHelpEvent, QKeySequence, QUndoStack
@@ -49,8 +49,7 @@ from workbench.devices.nvml import OK, Detection
 from workbench.errors import WorkbenchError
 from workbench.examples import list_examples, load_example
 from workbench.gui.application import APP_NAME, make_settings
-from workbench.gui.compare_view import CompareView
-from workbench.gui.timeline_view import TimelineView
+from workbench.gui.deferred_pages import DeferredPage, DeferredPages
 from workbench.gui.device_panel import DevicePanel
 from workbench.gui.document import Document, new_session
 from workbench.gui.editor import DeclarationEditor
@@ -60,13 +59,17 @@ from workbench.gui.notes_panel import NotesPanel
 from workbench.gui.operations_view import OperationsView
 from workbench.gui.panel import AnalysisPanel
 from workbench.gui.roofline_view import FIT_SHORTCUT, LABEL_MODES, LABELS_ALL, LABELS_NONE, LABELS_SELECTED, RooflineView
-from workbench.gui.sweep_view import SweepView
 from workbench.gui.profile_import import ProfileImporter
 from workbench.gui.profile_view import ProfileComparisonView
 from workbench.gui.session_io import SessionFiles, WindowHooks
 from workbench.gui.workers import DetectionWorker
 from workbench.conventions import CONVENTION_LABELS
 from workbench.session import DeviceChoice
+
+if TYPE_CHECKING:  # built when first needed (_make_deferred_pages), their modules imported then
+    from workbench.gui.compare_view import CompareView
+    from workbench.gui.sweep_view import SweepView
+    from workbench.gui.timeline_view import TimelineView
 
 DEFAULT_FONT_POINTS = 10.0
 FONT_RANGE = (7.0, 28.0)
@@ -208,6 +211,12 @@ def _scrolled(widget: QWidget, vertical: bool = True) -> QScrollArea:
 class MainWindow(QMainWindow):
     """The workbench window over one Document."""
 
+    # Plot tabs built when first shown or asked for, or after the first paint (gui/deferred_pages.py).
+    sweep: DeferredPage[SweepView] = DeferredPage("sweep")
+    profile_view: DeferredPage[ProfileComparisonView] = DeferredPage("profile")
+    compare: DeferredPage[CompareView] = DeferredPage("compare")
+    timeline: DeferredPage[TimelineView] = DeferredPage("timeline")
+
     def __init__(
         self,
         document: Document | None = None,
@@ -244,22 +253,13 @@ class MainWindow(QMainWindow):
         self.banner_close.clicked.connect(self.hide_banner)
         self.editor = DeclarationEditor(self.document)
         self.roofline = RooflineView(self.document)
-        self.sweep = SweepView(self.document)
-        self.measurement = MeasurementTab(self.document)  # runs, their table and samples (gui/measure_tab.py)
+        # runs, their table and samples (gui/measure_tab.py): built at start, the largest page sizes the tabs
+        self.measurement = MeasurementTab(self.document)
+        self.profile_importer = ProfileImporter(self.document, self)  # File ▸ Import profile… and dropped .csv files
         self.tabs = QTabWidget()
         self.tabs.setObjectName("plotTabs")
-        self.tabs.addTab(self.roofline, "&Roofline")
-        self.tabs.addTab(self.sweep, "&Bound vs size")
-        self.tabs.addTab(self.measurement, "&Measurement")
-        self.profile_importer = ProfileImporter(self.document, self)  # File ▸ Import profile… and dropped .csv files
-        self.profile_view = ProfileComparisonView(
-            self.document, self.import_profile_dialog, self.profile_importer.edit_matches, self.profile_importer.remove
-        )
-        self.tabs.addTab(self.profile_view, "&Profile")
-        self.compare = CompareView(self.document)  # operations × devices, overlaid rooflines (gui/compare_view.py)
-        self.tabs.addTab(self.compare, "&Compare devices")
-        self.timeline = TimelineView(self.document)  # a step of several operations in time (gui/timeline_view.py)
-        self.tabs.addTab(self.timeline, "Step &timeline")
+        self.deferred_pages = DeferredPages(self.tabs)
+        self._make_tabs()
         banner_row = QHBoxLayout()
         banner_row.addWidget(self.banner, 1)
         banner_row.addWidget(self.banner_close, 0, Qt.AlignmentFlag.AlignTop)
@@ -312,6 +312,38 @@ class MainWindow(QMainWindow):
         self._restore_preferences()
 
     # ------------------------------------------------------------------ construction
+    def _make_tabs(self) -> None:
+        """The plot tabs: the roofline and the measurement tab now, the other views when first needed
+        (`self.sweep` and the like build theirs when read; gui/deferred_pages.py)."""
+        doc, pages = self.document, self.deferred_pages
+
+        def sweep() -> QWidget:
+            from workbench.gui.sweep_view import SweepView
+
+            return SweepView(doc)
+
+        def profile() -> QWidget:
+            importer = self.profile_importer
+            return ProfileComparisonView(doc, self.import_profile_dialog, importer.edit_matches, importer.remove)
+
+        def compare() -> QWidget:  # operations × devices, overlaid rooflines (gui/compare_view.py)
+            from workbench.gui.compare_view import CompareView
+
+            return CompareView(doc)
+
+        def timeline() -> QWidget:  # a step of several operations in time (gui/timeline_view.py)
+            from workbench.gui.timeline_view import TimelineView
+
+            return TimelineView(doc)
+
+        self.tabs.addTab(self.roofline, "&Roofline")
+        pages.add("sweep", "&Bound vs size", sweep)
+        self.tabs.addTab(self.measurement, "&Measurement")
+        pages.add("profile", "&Profile", profile)
+        pages.add("compare", "&Compare devices", compare)
+        pages.add("timeline", "Step &timeline", timeline)
+        pages.build_after_first_paint(self.tabs.tabBar())
+
     def _session_files(self) -> SessionFiles:
         """The window's file life, given what it needs and no more; its menu entries join the window's actions."""
         hooks = WindowHooks(
