@@ -195,3 +195,23 @@ def test_the_feature_check_spares_start_up_the_source_reads() -> None:
     """
     )
     assert report["cached"] < 20, report
+
+
+def test_the_package_imports_without_qt_and_the_view_modules_say_what_is_missing() -> None:
+    """Where PySide6 is missing, `import workbench.gui` still works (nothing to prepare) and importing the window
+    fails on the missing module itself, as it did before the preparation."""
+    report = run_fresh(
+        """
+    import json, sys
+    sys.modules["PySide6"] = None  # as if it were not installed
+    import workbench.gui
+    try:
+        import workbench.gui.app
+        error = ""
+    except ImportError as exc:
+        error = str(exc)
+    print(json.dumps({"pyqtgraph": "pyqtgraph" in sys.modules, "error": error}))
+    """
+    )
+    assert report["pyqtgraph"] is False
+    assert "PySide6" in report["error"]

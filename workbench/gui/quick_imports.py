@@ -54,9 +54,15 @@ OWN_ATTRIBUTES = frozenset({"__file__", "__path__", "__cached__", "__spec__", "_
 
 
 def prepare() -> None:
-    """Both cuts, where they apply (see the module's docstring); a no-op once pyqtgraph is imported."""
-    quicker_feature_check()
-    import_pyqtgraph()
+    """Both cuts, where they apply (see the module's docstring); a no-op once pyqtgraph is imported.
+
+    Without PySide6 or pyqtgraph nothing happens here: the import that needs them says what is missing, as before.
+    """
+    try:
+        quicker_feature_check()
+        import_pyqtgraph()
+    except ImportError:
+        pass
 
 
 # ---------------------------------------------------------------------------------------------- 1. feature check
