@@ -110,8 +110,12 @@ class DeferredPages(QObject):
         if watched is self._watched and event.type() == QEvent.Type.Paint:
             watched.removeEventFilter(self)
             self._watched = None
-            QTimer.singleShot(0, self, self.build_all)
+            QTimer.singleShot(0, self, self._build_after_paint)
         return False
+
+    def _build_after_paint(self) -> None:
+        if self.tabs.isVisible():  # a window closed at once (a script, a test) is left as it is
+            self.build_all()
 
     def build_all(self) -> None:
         """Build every page not built yet."""

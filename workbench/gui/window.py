@@ -66,7 +66,7 @@ from workbench.gui.workers import DetectionWorker
 from workbench.conventions import CONVENTION_LABELS
 from workbench.session import DeviceChoice
 
-if TYPE_CHECKING:  # built when first needed (_make_deferred_pages), their modules imported then
+if TYPE_CHECKING:  # built when first needed (_make_tabs), their modules imported then
     from workbench.gui.compare_view import CompareView
     from workbench.gui.sweep_view import SweepView
     from workbench.gui.timeline_view import TimelineView
