@@ -14,10 +14,11 @@ yet. `DeferredPages` puts an empty page in the tab widget for each and builds th
   middle of what it counts.)
 
 The built view takes its placeholder's place at the same index with the same text; the tab widget's
-`currentChanged` is not emitted for the exchange. A page whose size hints exceed the others' must not be
-deferred: the tab widget's minimum size is its largest page's, and the window's first layout depends on it
-(the window builds the measurement tab, the largest, at start; tests/gui/test_start_pages.py compares the
-first paint and the settled window pixel for pixel with a window whose pages were all built at start).
+`currentChanged` is not emitted for the exchange. Only a page whose minimum size is within that of a page
+built at start may be deferred: a tab widget asks for its largest page's minimum, and the window's first
+layout follows it (the window builds the measurement tab, the largest, at start; tests/gui/test_start_pages.py
+compares the first paint, the settled window and each tab pixel for pixel with a window whose pages were all
+built before it showed).
 """
 
 from __future__ import annotations
@@ -68,9 +69,9 @@ class DeferredPages(QObject):
         if built is not None:
             return built
         placeholder = self._placeholders[key]
-        view = self._factories.pop(key)()
+        view = self._factories[key]()
         self._built[key] = view
-        del self._placeholders[key]
+        del self._placeholders[key], self._factories[key]
         self._exchange(placeholder, view)
         return view
 
