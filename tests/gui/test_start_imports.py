@@ -51,9 +51,9 @@ def test_the_window_starts_without_creating_every_qt_class(tmp_path: Path) -> No
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, {str(tmp_path)!r})
     from workbench.gui.app import build_window, ensure_application
     import pyqtgraph as pg
-    from workbench.gui.quick_imports import _ForwardingModule
+    from workbench.gui.quick_imports import is_forwarding_mirror
     app = ensure_application(); window = build_window(); window.show(); window._detect_timer.stop(); app.processEvents()
-    mirrors = [isinstance(m, _ForwardingModule) for m in (pg.QtCore, pg.QtGui, pg.QtWidgets)]
+    mirrors = [is_forwarding_mirror(m) for m in (pg.QtCore, pg.QtGui, pg.QtWidgets)]
     print(json.dumps({{"created": created(), "offered": offered(), "mirrors": mirrors}}))
     window.close(); window.wait_for_workers()
     """

@@ -16,8 +16,8 @@ leaves it alone: the import is then as slow as it was, never different.
 2. **pyqtgraph's import creates every Qt class.** `pyqtgraph/Qt/__init__.py` copies each name in `dir()`
    of PySide6's QtCore, QtGui and QtWidgets into its own `pyqtgraph.Qt.QtCore` (…) packages, and the
    `getattr` of each name makes PySide6 create the class it would otherwise create when first used (with
-   its Python enums): about 0.3 s, for ~900 classes of which the window uses ~150. `import_pyqtgraph`
-   puts forwarding modules in their place (`_ForwardingModule`: a name is looked up in the PySide6
+   its Python enums): about 0.3 s for the ~720 names, of which the window's start needs about half. `import_pyqtgraph`
+   puts forwarding modules in their place (`forwarding_mirror`: a name is looked up in the PySide6
    module when first asked for, then kept), and while pyqtgraph imports, `dir()` of the three PySide6
    modules is empty, so its copy loop copies nothing; the forwarding modules then answer what the copy
    would have held.
@@ -101,28 +101,40 @@ def _quick_check(original: Callable[[types.ModuleType], bool]) -> Callable[[type
 # ---------------------------------------------------------------------------------------------- 2. pyqtgraph
 
 
-class _ForwardingModule(types.ModuleType):
-    """Stands for pyqtgraph's mirror of one PySide6 module: a name is looked up there when first asked for.
+FORWARDS_TO = "__workbench_forwards_to__"  # a forwarding mirror's PySide6 module, kept in the mirror's dict
 
-    What pyqtgraph (or anyone) sets on the mirror stays the mirror's own, as it did on the copy; `dir()`
-    lists the PySide6 module's names and the mirror's own, as the copy's did.
+
+def forwarding_mirror(name: str, source: types.ModuleType) -> types.ModuleType:
+    """A plain module standing for pyqtgraph's mirror of `source`: a name is looked up there when first asked for,
+    then kept in the mirror (PEP 562: the module's own `__getattr__` runs only for a name it does not hold yet,
+    so a name it holds costs what it costs in any module).
+
+    What pyqtgraph (or anyone) sets on the mirror stays the mirror's own, as it did on the copy; `dir()` lists
+    the PySide6 module's names and the mirror's own, as the copy's did.
     """
+    mirror = types.ModuleType(name, f"pyqtgraph's mirror of {source.__name__}; names are looked up there when first used.")
+    mirror.__package__ = name.rpartition(".")[0]
 
-    def __init__(self, name: str, source: types.ModuleType) -> None:
-        super().__init__(name, f"pyqtgraph's mirror of {source.__name__}; names are looked up there when first used.")
-        self.__package__ = name.rpartition(".")[0]
-        self._workbench_source = source
-
-    def __getattr__(self, name: str) -> object:
-        if name in OWN_ATTRIBUTES or name == "_workbench_source":
-            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
-        value = getattr(self._workbench_source, name)  # AttributeError from PySide6 if it has no such name
-        setattr(self, name, value)  # kept: the next look-up is a plain module attribute
+    def __getattr__(attribute: str) -> object:  # noqa: N807
+        if attribute in OWN_ATTRIBUTES:
+            raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
+        value = getattr(source, attribute)  # AttributeError from PySide6 if it has no such name
+        setattr(mirror, attribute, value)
         return value
 
-    def __dir__(self) -> list[str]:
-        own = (name for name in vars(self) if name != "_workbench_source")
-        return sorted(set(dir(self._workbench_source)).union(own))
+    def __dir__() -> list[str]:  # noqa: N807
+        own = (key for key in vars(mirror) if key not in (FORWARDS_TO, "__getattr__", "__dir__"))
+        return sorted(set(dir(source)).union(own))
+
+    namespace = vars(mirror)
+    namespace["__getattr__"] = __getattr__
+    namespace["__dir__"] = __dir__
+    namespace[FORWARDS_TO] = source
+    return mirror
+
+
+def is_forwarding_mirror(module: object) -> bool:
+    return isinstance(module, types.ModuleType) and FORWARDS_TO in vars(module)
 
 
 def import_pyqtgraph() -> bool:
@@ -133,11 +145,11 @@ def import_pyqtgraph() -> bool:
     copy it would have made (`_fill_mirrors`), so a surprise costs the time saved, not a missing name.
     """
     if "pyqtgraph" in sys.modules:
-        return all(isinstance(sys.modules.get(name), _ForwardingModule) for name, _ in MIRRORED)
+        return all(is_forwarding_mirror(sys.modules.get(name)) for name, _ in MIRRORED)
     if not _shim_reads_as_expected():
         return False
     sources = [importlib.import_module(qt_name) for _, qt_name in MIRRORED]
-    mirrors = [_ForwardingModule(name, source) for (name, _), source in zip(MIRRORED, sources)]
+    mirrors = [forwarding_mirror(name, source) for (name, _), source in zip(MIRRORED, sources)]
     placed: list[str] = []
     try:
         for mirror in mirrors:
@@ -147,7 +159,7 @@ def import_pyqtgraph() -> bool:
             importlib.import_module("pyqtgraph")
     except BaseException:
         for name in placed:  # a failed import leaves nothing of ours behind
-            if sys.modules.get(name) is not None and isinstance(sys.modules[name], _ForwardingModule):
+            if is_forwarding_mirror(sys.modules.get(name)):
                 del sys.modules[name]
         raise
     return _fill_mirrors(sources)
@@ -189,7 +201,7 @@ def _fill_mirrors(sources: list[types.ModuleType]) -> bool:
     ours = True
     for (name, _), source in zip(MIRRORED, sources):
         mirror = getattr(pyqtgraph_qt, name.rpartition(".")[2], None)
-        if isinstance(mirror, _ForwardingModule) and sys.modules.get(name) is mirror:
+        if is_forwarding_mirror(mirror) and sys.modules.get(name) is mirror:
             continue
         ours = False
         if mirror is not None:
