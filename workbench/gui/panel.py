@@ -163,6 +163,12 @@ class AnalysisPanel(QWidget):
         layout.addWidget(self.body, 1)
         layout.addWidget(self.empty, 1)
 
+        # The labels a keystroke retexts are opaque: a label repainted with its new text is then all that repaints,
+        # not also the panel and the body behind it (the parents of a label with a transparent background paint
+        # its region first). Each fills its background with the window colour its parents show there. (The
+        # limiter's and the banner's style sheets paint their backgrounds, which an opaque widget would skip.)
+        for label in (self.title, self.declaration, self.notice, *self.values.values(), *self.details.values()):
+            label.setAutoFillBackground(True)
         self.set_base_font(self.font())
         document.analysis_changed.connect(self._refresh_after_change)
         document.selection_changed.connect(self._refresh_after_change)
