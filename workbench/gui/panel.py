@@ -165,10 +165,11 @@ class AnalysisPanel(QWidget):
 
         # The labels a keystroke retexts are opaque: a label repainted with its new text is then all that repaints,
         # not also the panel and the body behind it (the parents of a label with a transparent background paint
-        # its region first). Each fills its background with the window colour its parents show there. (The
-        # limiter's and the banner's style sheets paint their backgrounds, which an opaque widget would skip.)
+        # its region first). Each fills its background with the window colour its parents show there; the
+        # limiter's and the banner's style sheets then paint their own backgrounds over all of it.
         for label in (self.title, self.declaration, self.notice, *self.values.values(), *self.details.values()):
             label.setAutoFillBackground(True)
+        self.refilled = FilledAfterStyle([self.stale, self.limiter], self)
         self.set_base_font(self.font())
         document.analysis_changed.connect(self._refresh_after_change)
         document.selection_changed.connect(self._refresh_after_change)
@@ -357,6 +358,27 @@ class FittedColumns(QObject):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange, QEvent.Type.Polish):
             self.fit()
+        return False
+
+
+class FilledAfterStyle(QObject):
+    """Widgets whose style sheet paints a background over their whole rectangle, made opaque (their background
+    filled first, autoFillBackground) so that repainting one does not repaint its parents behind it.
+
+    A style sheet that paints a background turns autoFillBackground off when it polishes the widget (on every new
+    style sheet: the limiter's colour follows the limiter); it is turned on again after each polish (the Polish
+    and StyleChange events come after the style has polished the widget). The fill is then painted over by the
+    style sheet's background and border, so the widget looks as it did."""
+
+    def __init__(self, widgets: list[QWidget], parent: QObject) -> None:
+        super().__init__(parent)
+        for widget in widgets:
+            widget.setAutoFillBackground(True)
+            widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() in (QEvent.Type.Polish, QEvent.Type.StyleChange) and isinstance(watched, QWidget):
+            watched.setAutoFillBackground(True)
         return False
 
 

@@ -1,0 +1,145 @@
+"""What a keystroke repaints in the Analysis panel, and that what it leaves on screen is what a fresh paint shows.
+
+- The labels a keystroke retexts paint their own background: the panel and its body behind them are not
+  repainted, and the screen after each keystroke is pixel for pixel a fresh render of the panel, at normal and at
+  presentation size.
+- The derivation's paragraphs keep their shaped text from layout to paint; painted after edits in place, the view
+  is pixel for pixel a fresh view of the same derivation.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
+from PySide6.QtGui import QImage, QPaintEvent, QRegion
+from PySide6.QtWidgets import QApplication, QWidget
+
+from workbench.gui.document import Document
+from workbench.gui.panel import DerivationView, RichText, derivation_rich_text
+
+GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
+TILED = "gemm(M=4096, N=4096, K=4096, dtype=fp32, impl=tiled, tile_m=128, tile_n=128, tile_k=32)"
+
+
+class _Paints(QObject):
+    """The paint events of each widget it filters: how many, and the region they repainted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: dict[QObject, int] = {}
+        self.regions: dict[QObject, QRegion] = {}
+
+    def clear(self) -> None:
+        self.counts.clear()
+        self.regions.clear()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Paint:
+            assert isinstance(event, QPaintEvent)
+            self.counts[watched] = self.counts.get(watched, 0) + 1
+            self.regions[watched] = self.regions.get(watched, QRegion()).united(event.region())
+        return False
+
+
+def _pixels(image: QImage) -> QImage:
+    return image.convertToFormat(QImage.Format.Format_RGB32)
+
+
+def _on_screen(widget: QWidget) -> QImage:
+    """What the window's backing store holds where `widget` is: what the keystrokes' repaints left there."""
+    window = widget.window()
+    top_left = widget.mapTo(window, QPoint(0, 0))
+    screen = QApplication.primaryScreen()
+    return _pixels(screen.grabWindow(window.winId(), top_left.x(), top_left.y(), widget.width(), widget.height()).toImage())
+
+
+def _type(line, keys: list[Qt.Key]) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtTest import QTest
+
+    for key in keys:
+        QTest.keyClick(line, key)
+        QApplication.processEvents()
+
+
+def test_a_keystroke_repaints_the_labels_it_retexts_not_the_panel_behind_them(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
+    """Each keystroke retexts the title, the declaration, the figures, some details and the limiter, and repaints
+    them; the panel and its body are not repainted behind them (only behind the derivation's scroll bar, whose
+    handle changes length where the derivation changes height). What is on screen after each keystroke is, pixel
+    for pixel, what a fresh render of the panel's dock shows, at normal and at presentation size."""
+    window, line = typing_window(operations=3)
+    window.available_screen = lambda: QRect(0, 0, 1600, 1000)
+    panel = window.panel
+    paints = _Paints()
+    retexted = [panel.title, panel.declaration, *panel.values.values(), panel.details["work"], panel.limiter]
+    for widget in (panel, panel.body, *retexted):
+        widget.installEventFilter(paints)
+    for presentation in (False, True):
+        window.set_presentation(presentation)
+        qtbot.wait(50)
+        line.setFocus()
+        line.setCursorPosition(len("gemm(M=4096"))
+        keys = [Qt.Key.Key_1, Qt.Key.Key_Backspace, Qt.Key.Key_2, Qt.Key.Key_Backspace, Qt.Key.Key_3, Qt.Key.Key_Backspace]
+        _type(line, keys)  # the first keystrokes after a change of size may still settle the layout
+        for key in keys:
+            paints.clear()
+            before = panel.values["work"].text()
+            _type(line, [key])
+            assert panel.values["work"].text() != before, "the keystroke changed the figures"
+            for label in retexted:
+                assert paints.counts.get(label, 0) >= 1, (presentation, label.objectName())
+                for parent in (parent for parent in (panel, panel.body) if parent.isAncestorOf(label)):
+                    behind = QRect(label.mapTo(parent, QPoint(0, 0)), label.size())
+                    assert not paints.regions.get(parent, QRegion()).intersects(behind), (presentation, key, label.objectName())
+            qtbot.wait(10)  # anything the keystroke left for the next turns of the event loop
+            dock = window.panel_dock
+            assert _on_screen(dock) == _pixels(dock.grab().toImage()), (presentation, key)
+    window.set_presentation(False)
+    window.close()
+    window.wait_for_workers()
+
+
+def _rich_texts(declarations: list[str]) -> list[RichText]:
+    document = Document()
+    texts = []
+    for declaration in declarations:
+        document.edit_declaration(0, declaration)
+        analysis = document.state(document.current_entry).analysis
+        assert analysis is not None, declaration
+        texts.append(derivation_rich_text(analysis))
+    return texts
+
+
+def _keeps_shaped_text(view: DerivationView) -> bool:
+    block = view.document().begin()
+    while block.isValid():
+        if not block.layout().cacheEnabled():
+            return False
+        block = block.next()
+    return True
+
+
+def test_the_derivation_painted_after_edits_in_place_is_a_fresh_view_of_it(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The derivation's paragraphs keep their glyphs from layout to paint (set afresh or retexted in place), and
+    what the view paints after each edit in place (figures longer and shorter, lines that wrap and unwrap, a
+    table's cells) is pixel for pixel what a fresh view of the same derivation paints."""
+    view = DerivationView()
+    qtbot.addWidget(view)
+    view.resize(420, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    for family in (
+        [GEMM, "gemm(M=40961, N=4096, K=4096, dtype=fp16)", "gemm(M=4096, N=40961, K=4095, dtype=fp16)", GEMM],
+        [TILED, TILED.replace("M=4096", "M=40961"), TILED.replace("K=4096", "K=1000"), TILED],
+    ):
+        for text in _rich_texts(family):
+            view.show_rich_text(text)
+            QApplication.processEvents()
+            assert _keeps_shaped_text(view)
+            fresh = DerivationView()
+            qtbot.addWidget(fresh)
+            fresh.resize(view.size())
+            fresh.show()
+            fresh.show_rich_text(text)
+            QApplication.processEvents()
+            assert view.toPlainText() == fresh.toPlainText()
+            assert _pixels(view.viewport().grab().toImage()) == _pixels(fresh.viewport().grab().toImage())
+            fresh.close()
