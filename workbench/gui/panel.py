@@ -144,28 +144,36 @@ class AnalysisPanel(QWidget):
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
-        self.body = QWidget()
-        body = QVBoxLayout(self.body)
-        body.setContentsMargins(0, 0, 0, 0)
-        body.addWidget(self.stale)
-        body.addLayout(grid)
-        body.addWidget(self.limiter)
-        body.addWidget(self.notice)
-        body.addWidget(tensors_title)
-        body.addWidget(self.tensors)
-        body.addLayout(derivation_row)
-        body.addWidget(self.derivation, 1)
-
+        # One layout for the whole panel: a keystroke retexts the title and the declaration and the figures, and
+        # each layout they are in is laid out again after it (and a nested one lays out its parent's again).
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
         layout.addWidget(self.title)
         layout.addWidget(self.declaration)
-        layout.addWidget(self.body, 1)
+        layout.addWidget(self.stale)
+        layout.addLayout(grid)
+        layout.addWidget(self.limiter)
+        layout.addWidget(self.notice)
+        layout.addWidget(tensors_title)
+        layout.addWidget(self.tensors)
+        layout.addLayout(derivation_row)
+        layout.addWidget(self.derivation, 1)
         layout.addWidget(self.empty, 1)
+        # What an operation with figures shows, and hides without them (the banner and the notice show as needed).
+        row_widgets = [derivation_row.itemAt(index).widget() for index in range(derivation_row.count())]
+        self.figure_widgets: list[QWidget] = [
+            *(grid.itemAt(index).widget() for index in range(grid.count())),
+            self.limiter,
+            tensors_title,
+            self.tensors,
+            *(widget for widget in row_widgets if widget is not None),
+            self.derivation,
+        ]
+        self._figures_shown = True
 
         # The labels a keystroke retexts are opaque: a label repainted with its new text is then all that repaints,
-        # not also the panel and the body behind it (the parents of a label with a transparent background paint
-        # its region first). Each fills its background with the window colour its parents show there; the
+        # not also the panel behind it (the parents of a label with a transparent background paint its region
+        # first). Each fills its background with the window colour its parents show there; the
         # limiter's and the banner's style sheets then paint their own backgrounds over all of it.
         for label in (self.title, self.declaration, self.notice, *self.values.values(), *self.details.values()):
             label.setAutoFillBackground(True)
@@ -223,8 +231,7 @@ class AnalysisPanel(QWidget):
             _show_tip(self.declaration, entry.declaration)
             self._empty(f"No figures yet: {state.error}" if state.error else "No figures yet.")
             return
-        self.empty.setVisible(False)
-        self.body.setVisible(True)
+        self._show_figure_widgets(True)
         self.selectable.show(self.declaration, str(analysis.declaration))
         _show_tip(self.declaration, str(analysis.declaration))
         self._show_stale(state)
@@ -233,9 +240,19 @@ class AnalysisPanel(QWidget):
         self.derivation.show_rich_text(derivation_rich_text(analysis))
 
     def _empty(self, text: str) -> None:
-        self.body.setVisible(False)
+        self._show_figure_widgets(False)
         self.empty.setText(text)
-        self.empty.setVisible(True)
+
+    def _show_figure_widgets(self, shown: bool) -> None:
+        """The figures, tensors and derivation, or instead the line saying why there are none."""
+        if shown != self._figures_shown:
+            self._figures_shown = shown
+            for widget in self.figure_widgets:
+                widget.setVisible(shown)
+            if not shown:
+                self.stale.setVisible(False)
+                self.notice.setVisible(False)
+        self.empty.setVisible(not shown)
 
     def _show_stale(self, state: OperationState) -> None:
         self.stale.setVisible(state.stale)
