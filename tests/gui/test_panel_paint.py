@@ -4,6 +4,8 @@
   presentation size.
 - The derivation's paragraphs keep their shaped text from layout to paint; painted after edits in place, the view
   is pixel for pixel a fresh view of the same derivation.
+- A keystroke lays the panel out once: its labels are in one layout, not in nested widgets with layouts of their
+  own, each laid out after the other.
 """
 
 from __future__ import annotations
@@ -141,3 +143,38 @@ def test_the_derivation_painted_after_edits_in_place_is_a_fresh_view_of_it(qtbot
             assert view.toPlainText() == fresh.toPlainText()
             assert _pixels(view.viewport().grab().toImage()) == _pixels(fresh.viewport().grab().toImage())
             fresh.close()
+
+
+class _LayoutRequests(QObject):
+    """Counts the layout requests each widget it filters receives."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: dict[QObject, int] = {}
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.counts[watched] = self.counts.get(watched, 0) + 1
+        return False
+
+
+def test_a_keystroke_lays_the_panel_out_once(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
+    """The title, the declaration, the figures and the limiter a keystroke retexts are all in the panel's one
+    layout: the keystroke lays out the panel, once, and no widget within it (a widget with a layout of its own
+    would be laid out first and then have the panel laid out again)."""
+    window, line = typing_window(operations=3)
+    panel = window.panel
+    requests = _LayoutRequests()
+    inside = [widget for widget in panel.findChildren(QWidget) if widget.layout() is not None]
+    for widget in (panel, *inside):
+        widget.installEventFilter(requests)
+    _type(line, [Qt.Key.Key_1, Qt.Key.Key_Backspace, Qt.Key.Key_2, Qt.Key.Key_Backspace])
+    for key in [Qt.Key.Key_1, Qt.Key.Key_Backspace, Qt.Key.Key_2, Qt.Key.Key_Backspace]:
+        requests.counts.clear()
+        before = panel.title.text()
+        _type(line, [key])
+        assert panel.title.text() != before
+        assert requests.counts.get(panel, 0) == 1, requests.counts
+        assert not [widget.objectName() or type(widget).__name__ for widget in inside if requests.counts.get(widget)]
+    window.close()
+    window.wait_for_workers()
