@@ -232,8 +232,9 @@ class AnalysisPanel(QWidget):
             self._empty(f"No figures yet: {state.error}" if state.error else "No figures yet.")
             return
         self._show_figure_widgets(True)
-        self.selectable.show(self.declaration, str(analysis.declaration))
-        _show_tip(self.declaration, str(analysis.declaration))
+        declaration = str(analysis.declaration)  # written out from its parts: once
+        self.selectable.show(self.declaration, declaration)
+        _show_tip(self.declaration, declaration)
         self._show_stale(state)
         self._show_figures(analysis)
         self._show_tensors(analysis)
