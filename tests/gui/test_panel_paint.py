@@ -178,3 +178,27 @@ def test_a_keystroke_lays_the_panel_out_once(qtbot, typing_window) -> None:  # t
         assert not [widget.objectName() or type(widget).__name__ for widget in inside if requests.counts.get(widget)]
     window.close()
     window.wait_for_workers()
+
+
+def test_a_keystroke_does_not_measure_the_panel_for_a_size_its_area_does_not_use(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
+    """The panel's scroll area sizes the panel itself (at least its least size, as large as the dock); QScrollArea
+    would ask the panel for its preferred size on every layout request (the preferred height for the preferred
+    width: every word-wrapped label laid out again at that width), only to size a resizable widget. A keystroke
+    asks the panel for its least size, and not for its preferred one."""
+    window, line = typing_window(operations=3)
+    panel = window.panel
+    asked: list[str] = []
+    panel.sizeHint = lambda: (asked.append("sizeHint"), QWidget.sizeHint(panel))[1]  # C++ asks it of Python
+    _type(line, [Qt.Key.Key_1, Qt.Key.Key_Backspace])
+    asked.clear()
+    for key in [Qt.Key.Key_1, Qt.Key.Key_Backspace, Qt.Key.Key_2, Qt.Key.Key_Backspace]:
+        before = panel.title.text()
+        _type(line, [key])
+        assert panel.title.text() != before
+    assert asked == []
+    window.resize(1500, 900)  # a new size of the dock: the panel still fills it
+    qtbot.wait(20)
+    area = panel.parentWidget().parentWidget()
+    assert panel.width() == max(area.viewport().width(), panel.minimumSizeHint().width())
+    window.close()
+    window.wait_for_workers()

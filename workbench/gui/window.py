@@ -131,6 +131,16 @@ class _RoomyArea(QScrollArea):
                 self._tell_layout_if_changed()
         return super().eventFilter(watched, event)
 
+    def event(self, event: QEvent) -> bool:  # noqa: N802
+        """A layout request is not passed on to QScrollArea, which would measure the widget's size hints for it
+        (qSmartMinSize: the widget's preferred size, and its height for that width, with every word-wrapped label
+        in it laid out again) only to size a resizable widget, which this area's is not (_fit sizes it). The
+        scroll bars follow the widget's and the viewport's sizes, which QScrollArea watches itself (their resize
+        events); a layout request changes neither."""
+        if event.type() == QEvent.Type.LayoutRequest:
+            return super(QScrollArea, self).event(event)  # QAbstractScrollArea's: past QScrollArea's
+        return super().event(event)
+
     _hints_told: tuple[QSize, QSize] | None = None  # the size hints the enclosing layout last heard of
 
     def _tell_layout_if_changed(self) -> None:
