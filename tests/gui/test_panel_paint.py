@@ -1,11 +1,11 @@
 """What a keystroke repaints in the Analysis panel, and that what it leaves on screen is what a fresh paint shows.
 
-- The labels a keystroke retexts paint their own background: the panel behind them is not repainted, and the screen after each keystroke is pixel for pixel a fresh render of the panel, at normal and at
-  presentation size.
+- The labels a keystroke retexts paint their own background: the panel behind them is not repainted, and the
+  screen after each keystroke is pixel for pixel a fresh render of the panel, at normal and presentation size.
 - The derivation's paragraphs keep their shaped text from layout to paint; painted after edits in place, the view
   is pixel for pixel a fresh view of the same derivation.
 - A keystroke lays the panel out once: its labels are in one layout, not in nested widgets with layouts of their
-  own, each laid out after the other.
+  own, each laid out after the other; and its scroll area does not ask it for a preferred size it does not use.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ def _on_screen(widget: QWidget) -> QImage:
     window = widget.window()
     top_left = widget.mapTo(window, QPoint(0, 0))
     screen = QApplication.primaryScreen()
-    return _pixels(screen.grabWindow(window.winId(), top_left.x(), top_left.y(), widget.width(), widget.height()).toImage())
+    grabbed = screen.grabWindow(window.winId(), top_left.x(), top_left.y(), widget.width(), widget.height())
+    return _pixels(grabbed.toImage())
 
 
 def _type(line, keys: list[Qt.Key]) -> None:  # type: ignore[no-untyped-def]
@@ -78,7 +79,8 @@ def test_a_keystroke_repaints_the_labels_it_retexts_not_the_panel_behind_them(qt
         qtbot.wait(50)
         line.setFocus()
         line.setCursorPosition(len("gemm(M=4096"))
-        keys = [Qt.Key.Key_1, Qt.Key.Key_Backspace, Qt.Key.Key_2, Qt.Key.Key_Backspace, Qt.Key.Key_3, Qt.Key.Key_Backspace]
+        keys = [Qt.Key.Key_1, Qt.Key.Key_Backspace, Qt.Key.Key_2, Qt.Key.Key_Backspace, Qt.Key.Key_3]
+        keys.append(Qt.Key.Key_Backspace)
         _type(line, keys)  # the first keystrokes after a change of size may still settle the layout
         for key in keys:
             paints.clear()
@@ -88,7 +90,8 @@ def test_a_keystroke_repaints_the_labels_it_retexts_not_the_panel_behind_them(qt
             for label in retexted:
                 assert paints.counts.get(label, 0) >= 1, (presentation, label.objectName())
                 behind = QRect(label.mapTo(panel, QPoint(0, 0)), label.size())
-                assert not paints.regions.get(panel, QRegion()).intersects(behind), (presentation, key, label.objectName())
+                repainted = paints.regions.get(panel, QRegion())
+                assert not repainted.intersects(behind), (presentation, key, label.objectName())
             qtbot.wait(10)  # anything the keystroke left for the next turns of the event loop
             dock = window.panel_dock
             assert _on_screen(dock) == _pixels(dock.grab().toImage()), (presentation, key)
