@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtGui import QAccessible, QAction, QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QListView,
     QListWidget,
     QListWidgetItem,
+    QStyledItemDelegate,
     QStyleOptionViewItem,
     QToolButton,
     QVBoxLayout,
@@ -23,6 +25,20 @@ from workbench.gui.flow_layout import FlowLayout
 UNDRAWN_ROLES = frozenset({Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.StatusTipRole, Qt.ItemDataRole.WhatsThisRole})
 
 
+class _RowsInView(QStyledItemDelegate):
+    """Rows no wider than the list's viewport: a name longer than the dock is cut with "…" (its tooltip and the
+    Analysis heading give it whole; the dock widens), instead of a horizontal scroll bar that came and went
+    as a name following its declaration grew and shrank with each keystroke (at presentation size, every one)."""
+
+    def __init__(self, view: QListWidget) -> None:
+        super().__init__(view)
+        self._view = view
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:  # noqa: N802
+        size = super().sizeHint(option, index)
+        return QSize(min(size.width(), max(self._view.viewport().width(), 1)), size.height())
+
+
 class OperationList(QListWidget):
     """A list whose one changed row repaints that row alone.
 
@@ -33,7 +49,16 @@ class OperationList(QListWidget):
     as they were repaints that row only, and a tooltip's change repaints
     nothing (nothing drawn changed). Anything else, an open editor, or an
     accessibility client listening goes through QListView's own handling.
+    Rows fit the viewport's width (`_RowsInView`; laid out again when it is
+    resized), so a rename never brings a horizontal scroll bar.
     """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setItemDelegate(_RowsInView(self))
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setResizeMode(QListView.ResizeMode.Adjust)  # rows fitted to the new width when the dock is resized
 
     def dataChanged(  # noqa: N802 (Qt's name)
         self, top_left: QModelIndex | QPersistentModelIndex, bottom_right: QModelIndex | QPersistentModelIndex,
