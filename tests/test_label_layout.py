@@ -357,3 +357,19 @@ def test_a_roof_label_keeps_its_short_text_while_it_is_free_and_a_resized_label_
     wider = RoofLabel("fp16", 400.0, 18.0, roof, short_width=150.0)  # a larger font: its old box is not its size
     again = layout_labels(W, H, [roof], blockers[:1], [wider], keep=crowded)
     assert again.placements[0].box is not None and again.placements[0].box[3] - again.placements[0].box[1] == 18.0
+
+
+def test_of_two_held_labels_too_close_to_each_other_the_first_keeps_its_place() -> None:
+    """Held places are checked in one bulk test and then against each other in order: a layout to keep that
+    was not made here (two boxes within PADDING) keeps the first, and the second is placed by the rules."""
+    from workbench.label_layout import PADDING, LabelLayout, Placement
+
+    a = PointLabel("a", 60.0, 14.0, 200.0, 300.0)
+    b = PointLabel("b", 60.0, 14.0, 200.0, 300.0 + 14.0 + PADDING / 2)
+    marks = [(p.x - 8, p.y - 8, p.x + 8, p.y + 8) for p in (a, b)]
+    right_of = lambda p: (p.x + 9.0, p.y - 7.0, p.x + 69.0, p.y + 7.0)  # noqa: E731 (the first ring's place to the right)
+    keep = LabelLayout([Placement("a", right_of(a)), Placement("b", right_of(b))])
+    layout = layout_labels(W, H, [], marks, point_labels=[a, b], keep=keep)
+    assert layout.placement("a") == keep.placements[0]
+    assert layout.placement("b") != keep.placements[1]
+    assert layout_faults(layout, W, H, [], marks) == []

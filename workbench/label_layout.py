@@ -55,6 +55,7 @@ from a small cache.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ GAP = 4.0  # pixels between a roof and its label
 POINT_GAP = 9.0  # pixels between a point's centre and its own label
 ROOF_STEP = 24.0  # pixels between places tried along a roof
 RINGS = 6  # rings of places tried around a point before searching the whole view
+FIRST_RING = 8  # places in the first ring (`_around_point`: right, the diagonals, left, above, below): no leader
 ROOF_REACH_LINES = 2  # a roof label stepped off its roof goes at most this many text lines away
 CELL = 40.0  # pixels per side of the grid cells that index what is already in the view
 CACHE_SIZE = 8  # layouts remembered by their inputs
@@ -791,6 +793,7 @@ def _held_places(
         if room.free_many(np.array([box], dtype=float), label.roof, written)[0]:
             held[label.key] = placement
             room.take(box)
+    staying: list[Placement] = []
     for label in point_labels:
         placement = before.get(label.key)
         if placement is None or placement.box is None or not _same_size(placement.box, label.width, label.height):
@@ -798,10 +801,24 @@ def _held_places(
         if placement.leader_to is not None:
             if placement.leader_to != (label.x, label.y):
                 continue
-        elif not any(candidate == placement.box for candidate, leader, _ in _around_point(label) if leader is None):
-            continue
-        if room.free_many(np.array([placement.box], dtype=float))[0]:
-            held[label.key] = placement
+        elif placement.box not in [box for box, _, _ in itertools.islice(_around_point(label), FIRST_RING)]:
+            continue  # not beside its point any more (the places of the first ring are the leaderless ones)
+        staying.append(placement)
+    if staying:  # checked in one bulk test against what is in the room, then against each other, in order
+        boxes = np.array([placement.box for placement in staying], dtype=float)
+        free = room.free_many(boxes)
+        taken = np.zeros((0, 4))
+        for placement, row, is_free in zip(staying, boxes, free):
+            if not is_free:
+                continue
+            if len(taken) and (
+                (row[0] - PADDING < taken[:, 2]) & (taken[:, 0] < row[2] + PADDING)
+                & (row[1] - PADDING < taken[:, 3]) & (taken[:, 1] < row[3] + PADDING)
+            ).any():
+                continue
+            taken = np.vstack((taken, row))
+            held[placement.key] = placement
+            assert placement.box is not None
             room.take(placement.box)
     for placement in held.values():  # their leaders, once every held box is in (a leader keeps clear of boxes)
         leader = leader_segment(placement)
