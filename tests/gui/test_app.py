@@ -94,3 +94,28 @@ def test_many_signals_and_paints_do_not_exhaust_none_or_true(qtbot) -> None:
     for _ in range(300):
         widget.repaint()
     assert sys.getrefcount(True) > 1000 and sys.getrefcount(None) > 1000
+
+
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        ({}, "1"),  # the window paints small areas: Qt's raster thread pool off
+        ({"QT_NO_GUI_THREADPOOL": "0"}, "0"),  # the user's own setting stands
+        ({"PERF_WORKBENCH_RASTER_THREADS": "1"}, None),  # asked to keep Qt's pool
+    ],
+)
+def test_the_application_paints_on_its_own_thread_unless_told_otherwise(
+    tmp_path: Path, environment: dict[str, str], expected: str | None
+) -> None:
+    """A fresh process: ensure_application sets Qt's switch before the QApplication (the pool reads it once)."""
+    script = (
+        "import os\n"
+        "from workbench.gui.application import ensure_application\n"
+        "ensure_application()\n"
+        "print(os.environ.get('QT_NO_GUI_THREADPOOL'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_NO_GUI_THREADPOOL", "PERF_WORKBENCH_RASTER_THREADS")}
+    env.update(environment, QT_QPA_PLATFORM="offscreen")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == str(expected)
