@@ -132,3 +132,23 @@ def typing_window(qtbot):  # type: ignore[no-untyped-def]
         return window, line
 
     return make
+
+
+@pytest.fixture
+def derivation_texts():  # type: ignore[no-untyped-def]
+    """`derivation_texts(declarations)`: the Analysis panel's derivation (RichText) of each declaration, analysed
+    in turn as the one operation of a Document (the panel tests retext a derivation view with them)."""
+    from workbench.gui.document import Document
+    from workbench.gui.panel import derivation_rich_text
+
+    def make(declarations: list[str]) -> list:  # type: ignore[type-arg]
+        document = Document()
+        texts = []
+        for declaration in declarations:
+            document.edit_declaration(0, declaration)
+            analysis = document.state(document.current_entry).analysis
+            assert analysis is not None, declaration
+            texts.append(derivation_rich_text(analysis))
+        return texts
+
+    return make

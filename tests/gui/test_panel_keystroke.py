@@ -14,7 +14,7 @@ from PySide6.QtGui import QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QApplication, QTextBrowser
 
 from workbench.gui.document import Document
-from workbench.gui.panel import AnalysisPanel, DerivationView, RichText, derivation_rich_text
+from workbench.gui.panel import AnalysisPanel, DerivationView, RichText
 
 GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 TILED = "gemm(M=4096, N=4096, K=4096, dtype=fp32, impl=tiled, tile_m=128, tile_n=128, tile_k=32)"
@@ -75,17 +75,6 @@ def _assert_shows_as_set_afresh(view: DerivationView, text: RichText) -> None:
     assert view.document().toHtml() == fresh.document().toHtml()
 
 
-def _rich_texts(declarations: list[str]) -> list[RichText]:
-    document = Document()
-    texts = []
-    for declaration in declarations:
-        document.edit_declaration(0, declaration)
-        analysis = document.state(document.current_entry).analysis
-        assert analysis is not None, declaration
-        texts.append(derivation_rich_text(analysis))
-    return texts
-
-
 def _counting_set_html(view: DerivationView, monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
     calls: list[str] = []
     original = view.setHtml
@@ -93,7 +82,7 @@ def _counting_set_html(view: DerivationView, monkeypatch) -> list[str]:  # type:
     return calls
 
 
-def test_the_derivation_retexted_in_place_is_what_a_fresh_render_shows(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_derivation_retexted_in_place_is_what_a_fresh_render_shows(derivation_texts, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Edits that keep the derivation's shape (the GEMM's sizes; a tiled kernel with its logical-versus-physical
     table) are made in place, edit after edit, and the document equals setHtml's of the same HTML each time, in
     text, paragraph and run formats, lists and table cells."""
@@ -105,7 +94,7 @@ def test_the_derivation_retexted_in_place_is_what_a_fresh_render_shows(qtbot, mo
         [GEMM, "gemm(M=40961, N=4096, K=4096, dtype=fp16)", "gemm(M=4096, N=40961, K=4095, dtype=fp16)", GEMM],
         [TILED, TILED.replace("M=4096", "M=40961"), TILED.replace("K=4096", "K=1000"), TILED],
     ):
-        texts = _rich_texts(family)
+        texts = derivation_texts(family)
         assert len({text.shape for text in texts}) == 1, "the sizes change the figures, not the derivation's shape"
         assert len(set(texts)) == len(family) - 1  # the last declaration is the first again
         set_afresh = _counting_set_html(view, monkeypatch)
@@ -117,13 +106,13 @@ def test_the_derivation_retexted_in_place_is_what_a_fresh_render_shows(qtbot, mo
     assert "<table" in texts[0].html and "Physical" in view.toPlainText()
 
 
-def test_another_shape_or_a_text_html_would_change_sets_the_derivation_afresh(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_another_shape_or_a_text_html_would_change_sets_the_derivation_afresh(derivation_texts, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Another kind of operation (other steps and notes) is set with setHtml; so is a text of the same shape that
     HTML would not show as it is (white space it collapses), and then the shape is set afresh until a render
     shows its texts as they are again."""
     view = DerivationView()
     qtbot.addWidget(view)
-    gemm, add = _rich_texts([GEMM, "add(n=2**24, dtype=fp32)"])
+    gemm, add = derivation_texts([GEMM, "add(n=2**24, dtype=fp32)"])
     set_afresh = _counting_set_html(view, monkeypatch)
     for text in (gemm, add, gemm):
         view.show_rich_text(text)

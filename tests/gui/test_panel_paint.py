@@ -14,8 +14,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
 from PySide6.QtGui import QImage, QPaintEvent, QRegion
 from PySide6.QtWidgets import QApplication, QWidget
 
-from workbench.gui.document import Document
-from workbench.gui.panel import DerivationView, RichText, derivation_rich_text
+from workbench.gui.panel import DerivationView
 
 GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 TILED = "gemm(M=4096, N=4096, K=4096, dtype=fp32, impl=tiled, tile_m=128, tile_n=128, tile_k=32)"
@@ -100,17 +99,6 @@ def test_a_keystroke_repaints_the_labels_it_retexts_not_the_panel_behind_them(qt
     window.wait_for_workers()
 
 
-def _rich_texts(declarations: list[str]) -> list[RichText]:
-    document = Document()
-    texts = []
-    for declaration in declarations:
-        document.edit_declaration(0, declaration)
-        analysis = document.state(document.current_entry).analysis
-        assert analysis is not None, declaration
-        texts.append(derivation_rich_text(analysis))
-    return texts
-
-
 def _keeps_shaped_text(view: DerivationView) -> bool:
     block = view.document().begin()
     while block.isValid():
@@ -120,7 +108,7 @@ def _keeps_shaped_text(view: DerivationView) -> bool:
     return True
 
 
-def test_the_derivation_painted_after_edits_in_place_is_a_fresh_view_of_it(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_the_derivation_painted_after_edits_in_place_is_a_fresh_view_of_it(derivation_texts, qtbot) -> None:  # type: ignore[no-untyped-def]
     """The derivation's paragraphs keep their glyphs from layout to paint (set afresh or retexted in place), and
     what the view paints after each edit in place (figures longer and shorter, lines that wrap and unwrap, a
     table's cells) is pixel for pixel what a fresh view of the same derivation paints."""
@@ -133,7 +121,7 @@ def test_the_derivation_painted_after_edits_in_place_is_a_fresh_view_of_it(qtbot
         [GEMM, "gemm(M=40961, N=4096, K=4096, dtype=fp16)", "gemm(M=4096, N=40961, K=4095, dtype=fp16)", GEMM],
         [TILED, TILED.replace("M=4096", "M=40961"), TILED.replace("K=4096", "K=1000"), TILED],
     ):
-        for text in _rich_texts(family):
+        for text in derivation_texts(family):
             view.show_rich_text(text)
             QApplication.processEvents()
             assert _keeps_shaped_text(view)
