@@ -27,6 +27,10 @@
    `setData` and its plot painted; and the bound-versus-size view recomputing and
    drawing a 10,000-size sweep, its plot painted (benchmarks/bench_sweep.py
    times the analysis and the drawing apart). Median of 30; target ≤ 50 ms.
+
+First row: how fast the machine was (a fixed pure-Python loop, before and after
+the runs; no target). On a shared machine the same tree runs up to 2× slower
+from one minute to the next: compare runs with this row beside them.
 """
 
 from __future__ import annotations
@@ -95,7 +99,21 @@ def startup_seconds(settings_dir: str) -> float:
     return float(lines[0].split()[1]) - start
 
 
+def reference_seconds() -> float:
+    """The machine's speed now: a fixed pure-Python loop (a million additions), median of 5. This shared 2-core
+    machine's speed swings by up to 2× within minutes; the row shows, beside each run, how fast the machine was."""
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        total = 0
+        for number in range(1_000_000):
+            total += number
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def main() -> int:
+    reference_before = reference_seconds()
     settings_dir = tempfile.mkdtemp(prefix="workbench-bench-")
     startup_seconds(settings_dir)  # fills the byte-code cache (not timed)
     startups = [startup_seconds(settings_dir) for _ in range(STARTUP_RUNS)]
@@ -219,7 +237,10 @@ def main() -> int:
     window.close()
     window.wait_for_workers()
 
+    reference_after = reference_seconds()
     rows = [
+        (f"machine speed: a fixed Python loop (before the runs: {reference_before * 1000:.0f} ms)", reference_after, None,
+         "5 loops"),
         ("window shown offscreen from process start", statistics.median(startups), 2.0, f"{STARTUP_RUNS} runs"),
         ("declaration edit to repaint", statistics.median(edits), 0.016, f"{EDITS} edits"),
         ("declaration edit, then the whole window repainted", statistics.median(whole), None, "50 edits"),
