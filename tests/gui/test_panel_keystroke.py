@@ -218,12 +218,8 @@ def test_a_keystroke_builds_no_text_document_for_the_figures(qtbot, typing_windo
     window.wait_for_workers()
 
 
-def test_the_figures_are_selected_with_the_mouse_from_the_first_press(qtbot) -> None:  # type: ignore[no-untyped-def]
-    """A drag across a figure selects it (as on a label selectable from the start), a double click selects a
-    word of the declaration, a right press makes the label's Copy / Select All menu available; the next new text
-    of a label without focus is drawn directly again."""
-    from PySide6.QtTest import QTest
-
+def _gemm_panel(qtbot):  # type: ignore[no-untyped-def]
+    """A document with GEMM as its operation and its Analysis panel, 540 × 900 and shown."""
     document = Document()
     document.edit_declaration(0, GEMM)
     panel = AnalysisPanel(document)
@@ -231,6 +227,16 @@ def test_the_figures_are_selected_with_the_mouse_from_the_first_press(qtbot) -> 
     panel.resize(540, 900)
     panel.show()
     qtbot.waitExposed(panel)
+    return document, panel
+
+
+def test_the_figures_are_selected_with_the_mouse_from_the_first_press(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A drag across a figure selects it (as on a label selectable from the start), a double click selects a
+    word of the declaration, a right press makes the label's Copy / Select All menu available; the next new text
+    of a label without focus is drawn directly again."""
+    from PySide6.QtTest import QTest
+
+    document, panel = _gemm_panel(qtbot)
     work = panel.values["work"]
     assert work.text() == "137.4 GFLOP" and not work.hasSelectedText()
     middle = work.height() // 2
@@ -263,13 +269,7 @@ def test_the_tensor_columns_fit_their_contents_measuring_only_what_changed(qtbot
     cells changed (a new size: the bytes column), not every column for every changed cell."""
     from PySide6.QtWidgets import QHeaderView
 
-    document = Document()
-    document.edit_declaration(0, GEMM)
-    panel = AnalysisPanel(document)
-    qtbot.addWidget(panel)
-    panel.resize(540, 900)
-    panel.show()
-    qtbot.waitExposed(panel)
+    document, panel = _gemm_panel(qtbot)
     table = panel.tensors
     header = table.horizontalHeader()
 

@@ -45,8 +45,8 @@ class OperationList(QListWidget):
     QListView answers any change of one item, even of its tooltip, by laying
     out every row again and repainting the whole viewport. A keystroke renames
     its operation's row (the name follows the declaration) and retitles its
-    tooltip: here a change that leaves the row's height and the list's width
-    as they were repaints that row only, and a tooltip's change repaints
+    tooltip: here a change that leaves the row's height as it was repaints
+    that row only, and a tooltip's change repaints
     nothing (nothing drawn changed). Anything else, an open editor, or an
     accessibility client listening goes through QListView's own handling.
     Rows fit the viewport's width (`_RowsInView`; laid out again when it is
@@ -78,19 +78,12 @@ class OperationList(QListWidget):
         super().dataChanged(top_left, bottom_right, roles)
 
     def _keeps_its_place(self, index: QModelIndex | QPersistentModelIndex) -> bool:
-        """The row's new size needs no layout: its height is the one laid out, and the row (as every row, which
-        spans the viewport) fits the viewport's width with no horizontal scrolling before or after."""
+        """The row's new size needs no layout: its height is the one laid out (its width never does: rows fit the
+        viewport, `_RowsInView`)."""
         option = QStyleOptionViewItem()
         self.initViewItemOption(option)
-        wanted = self.itemDelegateForIndex(index).sizeHint(option, index)
         laid_out = self.visualRect(index)
-        viewport = self.viewport().width()
-        return (
-            laid_out.isValid()
-            and wanted.height() == laid_out.height()
-            and wanted.width() <= viewport
-            and self.horizontalScrollBar().maximum() == 0
-        )
+        return laid_out.isValid() and self.itemDelegateForIndex(index).sizeHint(option, index).height() == laid_out.height()
 
 
 class OperationsView(QWidget):

@@ -133,16 +133,11 @@ class MarkSet:
         # An edit moves one mark of a set at most: marks given the same spot as last time (equal dicts: the same
         # position, size and the same pen and brush objects) are left as they are.
         given = self._given
-        items = self._take(len(spots))
-        moved = len(given) != len(spots)
-        for index, (item, spot) in enumerate(zip(items, spots)):
-            if index < len(given) and given[index] == spot:
-                continue
-            moved = moved or index >= len(given) or given[index].get("pos") != spot.get("pos")
-            self._show(item, spot)
-        if moved or len(self._xs) != len(spots):
-            self._xs = np.array([spot["pos"][0] for spot in spots], dtype=float)
-            self._ys = np.array([spot["pos"][1] for spot in spots], dtype=float)
+        for index, (item, spot) in enumerate(zip(self._take(len(spots)), spots)):
+            if index >= len(given) or given[index] != spot:
+                self._show(item, spot)
+        self._xs = np.array([spot["pos"][0] for spot in spots], dtype=float)
+        self._ys = np.array([spot["pos"][1] for spot in spots], dtype=float)
         self._given = [dict(spot) for spot in spots]
 
     def _show_many(self, *args: Any, **kwargs: Any) -> None:
