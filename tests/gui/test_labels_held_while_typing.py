@@ -37,3 +37,17 @@ def test_typing_moves_only_the_typed_operations_label_then_the_labels_are_tidied
     qtbot.waitUntil(lambda: not roofline._tidy_timer.isActive(), timeout=3000)
     assert roofline.label_layout.layout.placements == _afresh(window).placements
     assert line.text() == "gemm(M=40961, N=4096, K=4096, dtype=fp16)"
+
+
+def test_a_change_that_moves_several_points_lays_the_labels_out_afresh_at_once(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
+    """Labels are held only while one operation's point moves: counting a multiply-add as one FLOP (mac) moves
+    every point in the same view, and the labels are laid out afresh at once, not around where they were."""
+    window, line = typing_window(operations=6)
+    roofline = window.roofline
+    roofline._hold_view()  # as a zoom or pan by hand: the view stays where it is through the changes below
+    QTest.keyClick(line, Qt.Key.Key_1)  # typing: labels held, the tidy-up pending
+    assert roofline._tidy_timer.isActive()
+    view = roofline.plot.getViewBox().viewRange()
+    window.document.set_setting("convention", "mac")
+    assert roofline.plot.getViewBox().viewRange() == view  # the same view: only the rule tells the change apart
+    assert roofline.label_layout.layout.placements == _afresh(window).placements

@@ -689,7 +689,13 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             context = (width, height, x_low, x_high, y_low, y_high, tuple(roofs), tuple(label.key for label in roof_labels),
                        tuple(label.key for label in point_labels), self._label_mode,
                        self.point_labels.items[0].font_key() if self.point_labels.items else "")
+            # Labels are held only while one operation's point moves (an edit of its declaration): a session
+            # opened, a device chosen or a setting changed moves several, and gets a fresh layout at once.
             held = self.label_layout if not fresh and context == self._layout_context else None
+            if held is not None and sum(
+                (before.x, before.y) != (now.x, now.y) for before, now in zip(held.point_labels, point_labels)
+            ) > 1:
+                held = None
             layout = layout_labels(width, height, roofs, marks, roof_labels, point_labels,
                                    keep=held.layout if held is not None else None)
             self._layout_context = context
