@@ -9,6 +9,7 @@ is kept. Qt-free.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
 
@@ -21,7 +22,10 @@ class CallText:
     fields: dict[str, str]  # field name -> source text of its value
 
 
+@functools.lru_cache(maxsize=256)
 def _call(line: str) -> ast.Call | None:
+    """The line's call node (read, never changed, by the callers: kept for the next ask of the same line, as the
+    form reads the line the user is typing on every keystroke, and writes a field through it)."""
     try:
         tree = ast.parse(line.strip(), mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):

@@ -15,7 +15,7 @@ import math
 from typing import Any, Callable, Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import QLineF, QPointF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem
 
@@ -238,6 +238,38 @@ class PlotLabel(pg.TextItem):
         return self._font_key
 
     _font_key: str | None = None
+
+    def updateTextPos(self) -> None:  # noqa: N802 (pyqtgraph's name)
+        """pyqtgraph calls this after every change of the text, its font, width, margin or anchor: the only
+        changes of the label's bounds, which are kept from one to the next."""
+        super().updateTextPos()
+        self._kept_bounds = None
+        self._kept_size = None
+        self._kept_text = None
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt's name)
+        """The text's box in the label's coordinates, as pyqtgraph computes it, kept until `updateTextPos`: the
+        label layout asks every label for it on every edit, and Qt's scene asks again as it indexes and paints."""
+        if self._kept_bounds is None:
+            self._kept_bounds = super().boundingRect()
+        return QRectF(self._kept_bounds)
+
+    def pixel_size(self) -> tuple[float, float]:
+        """The width and height of its box, in pixels (kept as the box is)."""
+        if self._kept_size is None:
+            box = self.boundingRect()
+            self._kept_size = (box.width(), box.height())
+        return self._kept_size
+
+    def plain_text(self) -> str:
+        """The text shown (toPlainText, kept until the text changes)."""
+        if self._kept_text is None:
+            self._kept_text = self.toPlainText()
+        return self._kept_text
+
+    _kept_bounds: QRectF | None = None
+    _kept_size: tuple[float, float] | None = None
+    _kept_text: str | None = None
 
     def set_ground(self, brush: QBrush) -> None:
         """A ground under the text (a white one breaks a roof line under its label), or none (NoBrush)."""

@@ -115,6 +115,31 @@ class Roof:
     datasheet: Rate | None  # the datasheet figure beneath an override, drawn faintly
 
 
+class _PointFacts:
+    """An operation's points on the roofline, from its analysis alone: at every interface it has a term for, whether
+    it moves bytes over the host link, and (for the interfaces shown) the point that carries its label and the
+    points drawn beside it."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.levels = operation_levels(analysis)
+        self.uses_host = any(term.name == HOST for term in analysis.terms)
+        self._shown: tuple[frozenset[str], tuple[float, float] | None, tuple[LevelPoint, ...]] | None = None
+
+    def points(self, shown_keys: frozenset[str]) -> tuple[tuple[float, float] | None, tuple[LevelPoint, ...]]:
+        """Where the labelled point sits (log intensity, log rate; at HBM, or with HBM switched off at the first
+        interface shown; None if no interface shown has a rate) and the operation's points at the further ones."""
+        if self._shown is None or self._shown[0] != shown_keys:
+            drawn = [p for p in self.levels if p.key in shown_keys and p.rate is not None and p.rate > 0]
+            primary = next((p for p in drawn if p.key == BANDWIDTH), drawn[0] if drawn else None)
+            position = None
+            if primary is not None:
+                assert primary.rate is not None
+                position = (math.log10(primary.intensity), math.log10(primary.rate))
+            self._shown = (shown_keys, position, tuple(p for p in drawn if p is not primary))
+        return self._shown[1], self._shown[2]
+
+
 def device_roofs(device: Device) -> list[Roof]:
     """The compute roofs of a device, paths with the same rate and source merged, highest first."""
     groups: dict[tuple[float, str], list[str]] = {}
@@ -201,7 +226,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._point_positions: list[tuple[float, float]] = []
         self._shown_spots: list[tuple[Any, ...]] | None = None  # what the operation scatter holds (setData is skipped when equal)
         self._point_rows: list[int] = []  # the operation each position belongs to
-        self._level_cache: dict[int, tuple[Analysis, list[LevelPoint]]] = {}  # id(analysis) -> it and its levels
+        self._level_cache: dict[int, _PointFacts] = {}  # id(analysis) -> what is drawn of it
         self._point_names: list[str] = []
         self._roof_segments: list[Segment] = []  # every roof line in log coordinates, for the label layout
         self._memory_segment: Segment | None = None  # the memory roof (its label lies along it)
@@ -331,31 +356,27 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             self._release_view()
 
         bandwidth = device.bandwidth.value
-        roofs = device_roofs(device)
-        ridges = [math.log10(roof.rate.value / bandwidth) for roof in roofs]
+        roofs, ridges, device_interfaces = self._device_facts(device)
+        facts = [self._facts_of(a) for _, a, _ in placed]
         # The host link is a roof only where some operation moves bytes over it (resident=host): for
         # everything else it has no intensity, and its low roof would only cross the compute roofs.
-        host_used = any(term.name == HOST for _, a, _ in placed for term in a.terms)
-        levels = [level for level in device_levels(device) if level.key != HOST or host_used]
+        host_used = any(fact.uses_host for fact in facts)
+        levels = [level for level in device_interfaces if level.key != HOST or host_used]
         self._show_level_choices(levels)
         hbm_shown = BANDWIDTH not in self._hidden_levels
         further = [level for level in levels if level.key != BANDWIDTH and level.key not in self._hidden_levels]
         further_keys = {level.key for level in further}
         # Each operation at every interface it has a term for: the point at HBM (or, with HBM switched
         # off, at the first level shown) carries the label; the others are drawn beside it at the same height.
-        self.operation_levels = {row: self._levels_of(a) for row, a, _ in placed}
-        shown_keys = further_keys | ({BANDWIDTH} if hbm_shown else set())
+        self.operation_levels = {row: fact.levels for (row, _, _), fact in zip(placed, facts)}
+        shown_keys = frozenset(further_keys | ({BANDWIDTH} if hbm_shown else set()))
         positions: dict[int, tuple[float, float]] = {}
         extra: list[tuple[int, bool, LevelPoint]] = []  # row, stale, the point at a further level
-        for row, _a, stale in placed:
-            drawn = [p for p in self.operation_levels[row] if p.key in shown_keys and p.rate is not None and p.rate > 0]
-            primary = next((p for p in drawn if p.key == BANDWIDTH), drawn[0] if drawn else None)
-            for point in drawn:
-                assert point.rate is not None
-                if point is primary:
-                    positions[row] = (math.log10(point.intensity), math.log10(point.rate))
-                else:
-                    extra.append((row, stale, point))
+        for (row, _a, stale), fact in zip(placed, facts):
+            position, further_points = fact.points(shown_keys)
+            if position is not None:
+                positions[row] = position
+                extra += [(row, stale, point) for point in further_points]
         placed = [entry for entry in placed if entry[0] in positions]
         xs = [positions[row][0] for row, _, _ in placed] + [math.log10(point.intensity) for _, _, point in extra]
         ys = [positions[row][1] for row, _, _ in placed]
@@ -439,16 +460,30 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._set_range(x_low, x_high, y_low, y_high)
         self._place_labels()
 
-    def _levels_of(self, a: Analysis) -> list[LevelPoint]:
-        """The operation's points at every interface, worked out once per analysis (an edit replaces one)."""
+    def _facts_of(self, a: Analysis) -> "_PointFacts":
+        """What the plot draws of an operation, worked out once per analysis (an edit replaces one; the other
+        operations' analyses, and so their facts, stay as they were)."""
         known = self._level_cache.get(id(a))
-        if known is None or known[0] is not a:
-            known = (a, operation_levels(a))
+        if known is None or known.analysis is not a:
+            known = _PointFacts(a)
             self._level_cache[id(a)] = known
             if len(self._level_cache) > 4 * len(self.document.operations) + 16:  # analyses of past edits
                 live = {id(self.document.state(entry).analysis) for entry in self.document.operations}
                 self._level_cache = {key: value for key, value in self._level_cache.items() if key in live}
-        return known[1]
+        return known
+
+    def _device_facts(self, device: Device) -> tuple[list[Roof], list[float], list[RoofLevel]]:
+        """The device's compute roofs, where each meets its memory roof (log intensity) and its interfaces: once per
+        device (a change of the device or of one of its rates resolves a new Device; an operation's edit does not)."""
+        kept = self._device_facts_kept
+        if kept is None or kept[0] is not device:
+            roofs = device_roofs(device)
+            bandwidth = device.bandwidth.value
+            kept = (device, roofs, [math.log10(roof.rate.value / bandwidth) for roof in roofs], device_levels(device))
+            self._device_facts_kept = kept
+        return kept[1], kept[2], kept[3]
+
+    _device_facts_kept: tuple[Device, list[Roof], list[float], list[RoofLevel]] | None = None
 
     def _draw_roofs(
         self,
@@ -596,33 +631,38 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
                 if (label.pos().x(), label.pos().y()) != at:
                     label.setPos(*at)
 
-        def size(label: pg.TextItem) -> tuple[float, float]:
-            box = label.boundingRect()
-            return box.width(), box.height()
+        def size(label: PlotLabel) -> tuple[float, float]:
+            return label.pixel_size()
 
-        def roof_size(key: str, label: pg.TextItem) -> tuple[float, float, float | None]:
+        def roof_size(key: str, label: PlotLabel) -> tuple[float, float, float | None]:
             """The label's width with its full text and with its short one, and its height (from font metrics:
-            the label may show either text now)."""
-            w, h = size(label)
-            full, short = self._roof_texts.get(key, (label.toPlainText(), label.toPlainText()))
-            shown = label.toPlainText()
+            the label may show either text now); worked out again only when a text, the font or the box changed."""
+            shown = label.plain_text()
+            full, short = self._roof_texts.get(key, (shown, shown))
+            asked = (full, short, shown, label.font_key(), label.pixel_size())
+            kept = getattr(label, "_roof_size_for", None)
+            if kept is not None and kept[0] == asked:
+                return kept[1]
+            w, h = asked[4]
             margin = w - self._text_width(label, shown)
             full_width = margin + self._text_width(label, full)
             short_width = margin + self._text_width(label, short) if short != full else None
+            label._roof_size_for = (asked, (full_width, h, short_width))
             return full_width, h, short_width
 
         def lay_out() -> tuple[
             LabelLayout, list[Segment], list[Box], list[RoofLabel], list[PointLabel], list[pg.TextItem], list[pg.TextItem]
         ]:
-            marks: list[Box] = []  # the points: nothing may cover them
-            for x, y in self._point_positions:
-                marks.append(box_around(px(x), py(y), OPERATION_RADIUS))
+            radius = OPERATION_RADIUS
+            centres = [((x - x_low) * per_x, (y_high - y) * per_y) for x, y in self._point_positions]
+            marks: list[Box] = [(cx - radius, cy - radius, cx + radius, cy + radius) for cx, cy in centres]  # the points
             # a level point on top of its operation's point (compulsory: every level carries the same bytes)
-            # is already kept clear; only the ones apart from it are further marks
-            primary = {(round(px(x), 1), round(py(y), 1)) for x, y in self._point_positions}
-            apart = {(round(px(x), 1), round(py(y), 1)) for x, y in self._level_marks} - primary
-            for cx, cy in sorted(apart):
-                marks.append(box_around(cx, cy, OPERATION_RADIUS))
+            # is already kept clear; only the ones apart from it (by a tenth of a pixel) are further marks.
+            # (Tenths of a pixel as integers: round(v, 1) goes through decimal digits, slowly, 80 times an edit.)
+            primary = {(round(cx * 10), round(cy * 10)) for cx, cy in centres}
+            apart = {(round(px(x) * 10), round(py(y) * 10)) for x, y in self._level_marks} - primary
+            for tx, ty in sorted(apart):
+                marks.append(box_around(tx / 10, ty / 10, radius))
             for kernel in self.kernels.marks:
                 marks.append(box_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS))
             for x, y in self._kernel_level_marks:
@@ -734,8 +774,12 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         leaders = [p for p in layout.placements if p.box is not None and p.leader_to is not None]
         for line, placement in zip(self.leader_lines.take(len(leaders)), leaders):
             assert placement.box is not None and placement.leader_to is not None
+            drawn = (placement.box, placement.leader_to, x_low, y_high, per_x, per_y)
+            if getattr(line, "_drawn_for", None) == drawn:  # most leaders stay as they were (held labels)
+                continue
+            line._drawn_for = drawn
             (ax, ay), (bx, by) = placement.leader_to, nearest_on_box(placement.box, *placement.leader_to)
-            line.setData([x_low + ax / per_x, x_low + bx / per_x], [y_high - ay / per_y, y_high - by / per_y])  # same ends: no-op
+            line.setData([x_low + ax / per_x, x_low + bx / per_x], [y_high - ay / per_y, y_high - by / per_y])
 
     def set_label_mode(self, mode: str) -> None:
         """Which operations are labelled: LABELS_ALL, LABELS_SELECTED or LABELS_NONE (then the legend lists them)."""
