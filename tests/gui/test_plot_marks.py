@@ -155,3 +155,32 @@ def test_of_spots_given_again_only_the_changed_one_is_drawn(qtbot, monkeypatch) 
     again[0]["brush"] = pg.mkBrush("r")  # a look changed: that mark only
     marks.setData(again)
     assert shown == [3, 0] and list(marks.getData()[1]) == [0, 1, 2, 2.0, 4, 5]
+
+
+def test_a_label_keeps_its_box_only_until_its_text_font_margin_or_anchor_changes(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """PlotLabel keeps its box, size and text between asks (the label layout asks for every label on every
+    edit); each change that moves or resizes the text gives the box pyqtgraph computes afresh."""
+    from PySide6.QtGui import QFont
+
+    from workbench.gui.plot_common import PlotLabel, tight_text
+
+    def fresh_box(label: PlotLabel):  # type: ignore[no-untyped-def]
+        return pg.TextItem.boundingRect(label)  # pyqtgraph's own, computed now
+
+    label = PlotLabel("gemm 4096³ fp16", anchor=(0, 0))
+    assert label.boundingRect() == fresh_box(label) and label.plain_text() == "gemm 4096³ fp16"
+    narrow = label.pixel_size()
+    label.setText("gemm 40961×4096×4096 fp16")
+    assert label.boundingRect() == fresh_box(label) and label.pixel_size()[0] > narrow[0]
+    assert label.plain_text() == "gemm 40961×4096×4096 fp16"
+    wide = label.pixel_size()
+    font = QFont(label.textItem.font())
+    font.setPointSizeF(font.pointSizeF() * 2)
+    label.setFont(font)
+    assert label.boundingRect() == fresh_box(label) and label.pixel_size()[1] > wide[1]
+    tight_text(label)  # a one-pixel margin: a smaller box
+    assert label.boundingRect() == fresh_box(label) and label.pixel_size()[1] < fresh_box(label).height() + 7
+    label.setAnchor((1, 1))  # the text moves to the other side of the label's position
+    assert label.boundingRect() == fresh_box(label) and label.boundingRect().right() <= 0.5
+    label.setText("gemm 40961×4096×4096 fp16", color="#b71c1c")  # same text, another colour: the same box
+    assert label.boundingRect() == fresh_box(label)
