@@ -80,3 +80,63 @@ def test_the_lines_typed_into_use_the_cached_frames(window) -> None:  # type: ig
     assert isinstance(window.editor.line.style(), CachedFrameStyle)
     fields = [field.widget for field in window.editor.fields.values() if isinstance(field.widget, QLineEdit)]
     assert fields and all(isinstance(widget.style(), CachedFrameStyle) for widget in fields)
+
+
+@pytest.fixture
+def bars(qtbot):  # type: ignore[no-untyped-def]
+    """Two vertical scroll bars of the same size and range, one drawn by the application's style, one through the cache."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QHBoxLayout, QScrollBar
+
+    holder = QWidget()
+    qtbot.addWidget(holder)
+    layout = QHBoxLayout(holder)
+    plain, cached = QScrollBar(Qt.Orientation.Vertical), QScrollBar(Qt.Orientation.Vertical)
+    cached.setStyle(cached_frame_style())
+    for bar in (plain, cached):
+        bar.setRange(0, 241)
+        bar.setPageStep(455)
+        bar.setFixedSize(15, 455)
+        layout.addWidget(bar)
+    holder.show()
+    qtbot.waitExposed(holder)
+    return holder, plain, cached
+
+
+@pytest.mark.parametrize("change", ["as set", "taller document", "scrolled", "disabled", "horizontal"])
+def test_a_cached_scroll_bar_has_the_pixels_the_style_draws(bars, qtbot, change) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import Qt
+
+    _holder, plain, cached = bars
+    for bar in (plain, cached):
+        if change == "taller document":
+            bar.setRange(0, 255)
+        elif change == "scrolled":
+            bar.setValue(120)
+        elif change == "disabled":
+            bar.setEnabled(False)
+        elif change == "horizontal":
+            bar.setOrientation(Qt.Orientation.Horizontal)
+            bar.setFixedSize(300, 15)
+    assert _looks(cached, qtbot) == _looks(plain, qtbot)
+
+
+def test_a_scroll_bar_is_drawn_once_per_look(bars, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The bar of a document whose height goes back and forth (a figure wrapping onto another line and back) is drawn
+    once for each of its two looks; every other repaint copies one of them."""
+    _holder, _plain, cached = bars
+    drawn: list[tuple[int, int]] = []
+    original = QProxyStyle.drawComplexControl
+
+    def counting(self, control, option, painter, widget=None):  # type: ignore[no-untyped-def]
+        if control == QStyle.ComplexControl.CC_ScrollBar:
+            drawn.append((option.maximum, option.pageStep))
+        return original(self, control, option, painter, widget)
+
+    monkeypatch.setattr(QProxyStyle, "drawComplexControl", counting)
+    cached.setFixedHeight(457)  # a size no other test drew: not in the shared cache yet
+    qtbot.wait(1)
+    for maximum in (241, 255) * 4:
+        cached.setRange(0, maximum)
+        cached.repaint()
+    assert sorted(set(drawn)) == [(241, 455), (255, 455)] and len(drawn) == 2, drawn
