@@ -108,8 +108,9 @@ class MarkSet:
         self.items: list[_Mark] = []
         self.used = 0
         self.visible = True
-        self._xs = np.zeros(0)
-        self._ys = np.zeros(0)
+        self._xs: np.ndarray | None = np.zeros(0)  # None: not made from _positions yet
+        self._ys: np.ndarray | None = np.zeros(0)
+        self._positions: list[tuple[float, float]] = []  # the marks' positions while _xs and _ys are not made
         self._scatter: pg.ScatterPlotItem | None = None  # made for more than MANY marks
         self._given: list[dict[str, Any]] = []  # the spots last given as dicts, one per mark shown
         self._hovered: list[_Mark] = []
@@ -136,8 +137,8 @@ class MarkSet:
         for index, (item, spot) in enumerate(zip(self._take(len(spots)), spots)):
             if index >= len(given) or given[index] != spot:
                 self._show(item, spot)
-        self._xs = np.array([spot["pos"][0] for spot in spots], dtype=float)
-        self._ys = np.array([spot["pos"][1] for spot in spots], dtype=float)
+        self._positions = [spot["pos"] for spot in spots]  # as arrays when asked (getData): seldom, and not per edit
+        self._xs = self._ys = None
         self._given = [dict(spot) for spot in spots]
 
     def _show_many(self, *args: Any, **kwargs: Any) -> None:
@@ -201,23 +202,26 @@ class MarkSet:
 
     # ------------------------------------------------------------------ reading, showing
     def getData(self) -> tuple[np.ndarray, np.ndarray]:  # noqa: N802
+        if self._xs is None or self._ys is None:
+            self._xs = np.array([x for x, _ in self._positions], dtype=float)
+            self._ys = np.array([y for _, y in self._positions], dtype=float)
         return self._xs, self._ys
 
     def __len__(self) -> int:
-        return len(self._xs)
+        return len(self._xs) if self._xs is not None else len(self._positions)
 
     def setVisible(self, visible: bool) -> None:  # noqa: N802
         self.visible = visible
         self._take(self.used)
         if self._scatter is not None:
-            self._scatter.setVisible(visible and len(self._xs) > MANY)
+            self._scatter.setVisible(visible and len(self) > MANY)
 
     def isVisible(self) -> bool:  # noqa: N802
         return self.visible
 
     def shown_items(self) -> Sequence[QGraphicsItem]:
         """The items drawing the marks now (the mark items, or the one scatter past MANY)."""
-        if len(self._xs) > MANY and self._scatter is not None:
+        if len(self) > MANY and self._scatter is not None:
             return [self._scatter]
         return self.items[: self.used]
 

@@ -83,7 +83,9 @@ class RoofLevels:
             self._axis_hierarchical = bool(further)
             self._fit_axis_title()
 
-    def _show_level_points(self, extra: Sequence[tuple[int, bool, LevelPoint]], positions: dict[int, tuple[float, float]]) -> None:
+    def _show_level_points(
+        self, extra: Sequence[tuple[int, bool, LevelPoint, tuple[float, float]]], positions: dict[int, tuple[float, float]]
+    ) -> None:
         """The operations at the further interfaces: the level's symbol in its colour, filled for the selected one.
 
         Pens and brushes are one object per colour (`point_pen`: pyqtgraph's symbol atlas renders each new pen
@@ -93,10 +95,9 @@ class RoofLevels:
         spots = []
         self._level_marks = []
         self._level_tips = []
-        for row, stale, point in extra:
+        for row, stale, point, position in extra:
             selected = row == current
             colour = STALE_COLOUR if stale else LEVEL_COLOURS[point.key]
-            position = (math.log10(point.intensity), math.log10(point.rate or 1.0))
             spots.append(
                 (
                     position,
@@ -116,7 +117,7 @@ class RoofLevels:
                  for pos, size, symbol, pen, brush, data in spots]
             )
         # the selected operation's points joined at their common height, so they read as one operation
-        xs = [x for (row, _, _), (x, _) in zip(extra, self._level_marks) if row == current]
+        xs = [x for (row, _, _, _), (x, _) in zip(extra, self._level_marks) if row == current]
         if current in positions and xs:
             x, y = positions[current]
             xs.append(x)

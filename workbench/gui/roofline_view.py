@@ -115,6 +115,9 @@ class Roof:
     datasheet: Rate | None  # the datasheet figure beneath an override, drawn faintly
 
 
+Position = tuple[float, float]  # (log intensity, log rate) on the roofline
+
+
 class _PointFacts:
     """An operation's points on the roofline, from its analysis alone: at every interface it has a term for, whether
     it moves bytes over the host link, and (for the interfaces shown) the point that carries its label and the
@@ -124,19 +127,18 @@ class _PointFacts:
         self.analysis = analysis
         self.levels = operation_levels(analysis)
         self.uses_host = any(term.name == HOST for term in analysis.terms)
-        self._shown: tuple[frozenset[str], tuple[float, float] | None, tuple[LevelPoint, ...]] | None = None
+        self._shown: tuple[frozenset[str], Position | None, tuple[tuple[LevelPoint, Position], ...]] | None = None
 
-    def points(self, shown_keys: frozenset[str]) -> tuple[tuple[float, float] | None, tuple[LevelPoint, ...]]:
+    def points(self, shown_keys: frozenset[str]) -> tuple[Position | None, tuple[tuple[LevelPoint, Position], ...]]:
         """Where the labelled point sits (log intensity, log rate; at HBM, or with HBM switched off at the first
-        interface shown; None if no interface shown has a rate) and the operation's points at the further ones."""
+        interface shown; None if no interface shown has a rate) and the operation's points at the further ones,
+        each with where it sits."""
         if self._shown is None or self._shown[0] != shown_keys:
             drawn = [p for p in self.levels if p.key in shown_keys and p.rate is not None and p.rate > 0]
-            primary = next((p for p in drawn if p.key == BANDWIDTH), drawn[0] if drawn else None)
-            position = None
-            if primary is not None:
-                assert primary.rate is not None
-                position = (math.log10(primary.intensity), math.log10(primary.rate))
-            self._shown = (shown_keys, position, tuple(p for p in drawn if p is not primary))
+            at = [(p, (math.log10(p.intensity), math.log10(p.rate or 1.0))) for p in drawn]
+            primary = next((i for i, p in enumerate(drawn) if p.key == BANDWIDTH), 0 if drawn else None)
+            position = at[primary][1] if primary is not None else None
+            self._shown = (shown_keys, position, tuple(pair for i, pair in enumerate(at) if i != primary))
         return self._shown[1], self._shown[2]
 
 
@@ -371,14 +373,14 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.operation_levels = {row: fact.levels for (row, _, _), fact in zip(placed, facts)}
         shown_keys = frozenset(further_keys | ({BANDWIDTH} if hbm_shown else set()))
         positions: dict[int, tuple[float, float]] = {}
-        extra: list[tuple[int, bool, LevelPoint]] = []  # row, stale, the point at a further level
+        extra: list[tuple[int, bool, LevelPoint, Position]] = []  # row, stale, the point at a further level, where
         for (row, _a, stale), fact in zip(placed, facts):
             position, further_points = fact.points(shown_keys)
             if position is not None:
                 positions[row] = position
-                extra += [(row, stale, point) for point in further_points]
+                extra += [(row, stale, point, at) for point, at in further_points]
         placed = [entry for entry in placed if entry[0] in positions]
-        xs = [positions[row][0] for row, _, _ in placed] + [math.log10(point.intensity) for _, _, point in extra]
+        xs = [positions[row][0] for row, _, _ in placed] + [at[0] for _, _, _, at in extra]
         ys = [positions[row][1] for row, _, _ in placed]
         kernel_marks = self.kernels.compute()  # imported profiler kernels share the axes' range
         xs += [mark.x for mark in kernel_marks]
