@@ -140,3 +140,7 @@ def test_a_scroll_bar_is_drawn_once_per_look(bars, qtbot, monkeypatch) -> None: 
         cached.setRange(0, maximum)
         cached.repaint()
     assert sorted(set(drawn)) == [(241, 455), (255, 455)] and len(drawn) == 2, drawn
+
+
+def test_the_derivations_scroll_bar_uses_the_cached_style(window) -> None:  # type: ignore[no-untyped-def]
+    assert isinstance(window.panel.derivation.verticalScrollBar().style(), CachedFrameStyle)

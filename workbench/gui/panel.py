@@ -30,6 +30,7 @@ from shiboken6 import Shiboken
 from workbench.analysis import COMPUTE, Analysis
 from workbench.devices.interfaces import HBM
 from workbench.gui.document import Document, OperationState
+from workbench.gui.cached_frames import cached_frame_style
 from workbench.conventions import CONVENTION_LABELS
 from workbench.units import (
     format_bandwidth,
@@ -451,6 +452,9 @@ class DerivationView(QTextBrowser):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setOpenLinks(False)
+        # A figure that wraps onto another line (or back) changes the derivation's height and repaints its scroll
+        # bar, whose gradients Fusion draws pixel by pixel: drawn once per look, blitted after.
+        self.verticalScrollBar().setStyle(cached_frame_style())
         self._shown: RichText | None = None
         # Where setHtml put each text shown (None for an empty text); None as a whole where it did not show the
         # texts one paragraph each: the shape is then set afresh until a render shows them so.
