@@ -119,3 +119,34 @@ def test_the_application_paints_on_its_own_thread_unless_told_otherwise(
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == str(expected)
+
+
+def test_a_second_window_keeps_the_applications_style_and_no_collection_runs_while_qt_walks_the_widgets(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Setting the style again re-polished every widget of the process, and a garbage collection started by a
+    Python handler during that walk destroyed closed windows' widgets under it (a crash in QApplication.setStyle
+    with 3,584 widgets alive). The style is set once; Qt-wide walks run with collection held off."""
+    import gc
+
+    from shiboken6 import Shiboken
+
+    from workbench.gui.application import collection_paused, ensure_application
+
+    app = ensure_application()
+    style = Shiboken.getCppPointer(app.style())[0]
+    ensure_application()  # as each new window does
+    assert Shiboken.getCppPointer(app.style())[0] == style and app.style().name().lower() == "fusion"
+
+    assert gc.isenabled()
+    with collection_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collection_paused():
+        raise RuntimeError("a failure inside")
+    assert gc.isenabled()
+    gc.disable()  # held off by someone else already: left so
+    try:
+        with collection_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -7,8 +7,11 @@ the window, and the window imports nothing that imports it back.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import sys
+from collections.abc import Iterator
 from importlib import resources
 
 from PySide6.QtCore import QSettings
@@ -31,9 +34,29 @@ def ensure_application(argv: list[str] | None = None) -> QApplication:
     app.setOrganizationName(ORGANISATION)
     app.setApplicationName(APPLICATION)
     app.setApplicationDisplayName(APP_NAME)
-    app.setStyle("Fusion")
+    if app.style().name().lower() != STYLE.lower():  # a second window: the style is set (again, it would re-polish every widget)
+        with collection_paused():
+            app.setStyle(STYLE)
     app.setWindowIcon(application_icon())
     return app
+
+
+STYLE = "Fusion"
+
+
+@contextlib.contextmanager
+def collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector held off while Qt walks every widget of the process (a new style, an
+    application font): Qt sends each widget an event, a Python handler of one may start a collection, and a
+    collection that frees a closed window's widgets (held in reference cycles until then) destroys them under
+    Qt's walk, which then reads freed memory (seen as a crash in QApplication.setStyle)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def paint_on_the_gui_thread() -> None:

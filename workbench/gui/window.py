@@ -48,7 +48,7 @@ from workbench import session as session_module
 from workbench.devices.nvml import OK, Detection
 from workbench.errors import WorkbenchError
 from workbench.examples import list_examples, load_example
-from workbench.gui.application import APP_NAME, make_settings
+from workbench.gui.application import APP_NAME, collection_paused, make_settings
 from workbench.gui.deferred_pages import DeferredPage, DeferredPages
 from workbench.gui.device_panel import DevicePanel
 from workbench.gui.document import Document, new_session
@@ -460,8 +460,10 @@ class MainWindow(QMainWindow):
           "Measure this machine's sustained bandwidth and matrix rates and use them as the device's rates")
         a("shortcuts", "&Keyboard shortcuts", self.show_shortcuts, sk.HelpContents)
         a("about", "&About Performance Workbench", self.show_about)
+        self._example_keys: list[str] = []  # in menu order (reading the examples parses each file: once, here)
         for key, title in list_examples():
             a(f"example_{key}", title, lambda _=False, k=key: self.open_example(k))
+            self._example_keys.append(key)
 
     def _make_menus(self) -> None:
         bar = self.menuBar()
@@ -505,7 +507,7 @@ class MainWindow(QMainWindow):
         overlap_menu = analysis.addMenu("Compute/memory &overlap")
         overlap_menu.addActions(self.overlap_group.actions())
         menu("&Device", ["detect", "calibrate", "reset_rates"])
-        menu("E&xamples", [f"example_{key}" for key, _ in list_examples()])
+        menu("E&xamples", [f"example_{key}" for key in self._example_keys])
         menu("&Help", ["shortcuts", None, "about"])
 
     def _make_toolbar(self) -> None:
@@ -830,7 +832,8 @@ class MainWindow(QMainWindow):
         points = min(max(points, FONT_RANGE[0]), FONT_RANGE[1])
         font = QFont(QApplication.font())
         font.setPointSizeF(points)
-        QApplication.setFont(font)
+        with collection_paused():  # Qt sends every widget the new font
+            QApplication.setFont(font)
         for widget in self.findChildren(QWidget):  # a widget with a style sheet does not follow the application font
             if widget.styleSheet():
                 widget.setFont(font)
