@@ -847,6 +847,13 @@ class MainWindow(QMainWindow):
         self.measurement.set_base_font(font)
         self.settings.setValue(LAYOUT_KEYS[getattr(self, "_presentation", False)][1], points)
         self.status.showMessage(f"Text size {points:g} pt", 2000)
+        # The status bar takes the new height of its text only when it handles a layout request of its own, and
+        # the new font reaches it through posted events: its request then comes after the window's relayout, and
+        # the window (under X11) lays the status bar out at its new height one event-loop turn later, when the
+        # plot above it has already been laid out (its labels too) at a height 8 px too tall. The status bar gets
+        # the font now and handles its request at once, so the window's first relayout is its final one.
+        self.status.setFont(font)
+        QApplication.sendPostedEvents(self.status, QEvent.Type.LayoutRequest)
 
     # ------------------------------------------------------------------ help
     def shortcut_rows(self) -> list[tuple[str, str]]:
