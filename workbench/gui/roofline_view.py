@@ -71,6 +71,7 @@ from workbench.label_layout import (
     nearest_on_box,
     segment_crosses_box,
 )
+from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, best_trial, choose_corner, corner_box, covered
 from workbench.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, device_levels, level_title, operation_levels
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_time
 
@@ -85,6 +86,7 @@ KERNEL_RADIUS = 10.0
 MEASURED_RADIUS = 7.5
 RIDGE_RADIUS = 6.5
 LEADER_PEN = pg.mkPen("#757575", width=0)  # a label's leader to its point: a grey hairline at any zoom
+LEGEND_ROW_EXTRA = 40.0  # pixels of a legend row besides its text: the sample, the spacing and the frame's air
 LABELS_ALL, LABELS_SELECTED, LABELS_NONE = "all", "selected", "none"  # View ▸ Labels
 LABEL_MODES = (LABELS_ALL, LABELS_SELECTED, LABELS_NONE)
 
@@ -244,6 +246,11 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._label_mode = LABELS_ALL
         self._legend_rows: list[tuple[str, str, str]] = []
         self._legend_samples: list[Any] = []
+        self._legend_corner: Corner | None = None  # the corner of the view the legend takes (see _place_legend)
+        self._legend_context: tuple[Any, ...] | None = None  # what that corner was chosen for
+        self._legend_covering = 0  # how many marks the legend covers there (0 unless every corner covers some)
+        # whether the corner chosen afresh in this placing of the labels covered no mark (None: none was chosen)
+        self._legend_free: bool | None = None
         self._listed: set[str] = set()  # layout keys whose labels the legend lists for want of room
         self._listed_context: tuple[Any, ...] | None = None  # what `_listed` was found for (view size, font, points)
         self.label_layout: PlacedLabels | None = None  # the last layout, for tests and benchmarks
@@ -652,7 +659,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             label._roof_size_for = (asked, (full_width, h, short_width))
             return full_width, h, short_width
 
-        def lay_out() -> tuple[
+        def lay_out(corner: Corner | None = None) -> tuple[
             LabelLayout, list[Segment], list[Box], list[RoofLabel], list[PointLabel], list[pg.TextItem], list[pg.TextItem]
         ]:
             radius = OPERATION_RADIUS
@@ -679,9 +686,9 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
                         marks.append(scene_box(view, text))
             if self._ridge is not None:
                 marks.append(box_around(px(self._ridge[0]), py(self._ridge[1]), RIDGE_RADIUS))
-            legend = self.plot.legend
-            if legend is not None and legend.isVisible() and legend.items:
-                marks.append(scene_box(view, legend))
+            legend_box = self._place_legend(marks, width, height, (x_low, x_high, y_low, y_high), fresh, corner)
+            if legend_box is not None:
+                marks.append(legend_box)
 
             roofs: list[Segment] = [(px(a), py(b), px(c), py(d)) for a, b, c, d in self._roof_segments]
 
@@ -750,17 +757,41 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         # listed: the legend does not flicker (nor get rebuilt) on every keystroke.
         context = (width, height, self._label_mode, tuple(self._point_rows), self.roof_labels.used,
                    self.point_labels.items[0].font_key() if self.point_labels.items else "")
-        listed = self._listed if context == self._listed_context else set()
-        for _ in range(len(self._point_rows) + self.roof_labels.used + 2):
-            self._show_point_legend(listed)
-            legend = self.plot.legend
-            if legend is not None and legend.isVisible() != bool(legend.items):  # an empty legend is a white box
-                legend.setVisible(bool(legend.items))  # over the plot's top-left corner (it faded a roof label there)
-            layout, roofs, marks, roof_labels, point_labels, roof_items, point_items = lay_out()
-            missing = set(layout.unplaced) - listed
-            if not missing:
-                break
-            listed = listed | missing
+
+        def list_unplaced(listed: set[str], corner: Corner | None = None) -> tuple[Any, set[str], set[str] | None]:
+            """Lay out, listing each label that finds no room, until none is missing (the legend in `corner`, or
+            where `_place_legend` puts it); also what was listed when the legend first showed (None: it never did)."""
+            before: set[str] | None = None
+            for _ in range(len(self._point_rows) + self.roof_labels.used + 2):
+                self._show_point_legend(listed)
+                legend = self.plot.legend
+                if legend is not None and legend.isVisible() != bool(legend.items):  # an empty legend is a white box
+                    legend.setVisible(bool(legend.items))  # over the plot's corner (it faded a roof label there)
+                if before is None and legend is not None and legend.items:
+                    before = set(listed)
+                laid = lay_out(corner)
+                missing = set(laid[0].unplaced) - listed
+                if not missing:
+                    break
+                listed = listed | missing
+            return laid, listed, before
+
+        start = self._listed if context == self._listed_context else set()
+        self._legend_free = None
+        laid, listed, before = list_unplaced(start)
+        if self._legend_free and before is not None and self._legend_corner is not None and listed != before:
+            # The corner was chosen afresh and labels lost their room to the legend there (each is listed in it, so
+            # it grows): try the others too, and keep the one that covers no mark and takes the fewest labels' room.
+            first = Trial(self._legend_corner, self._legend_covering, len(listed - before))
+            trials = [first]
+            for corner in CORNERS:
+                if corner != first.corner:
+                    laid, listed, _ = list_unplaced(set(before), corner)
+                    trials.append(Trial(corner, self._legend_covering, len(listed - before)))
+            best = best_trial(trials)
+            if best != trials[-1]:
+                laid, listed, _ = list_unplaced(set(before), best.corner)
+        layout, roofs, marks, roof_labels, point_labels, roof_items, point_items = laid
         self._listed, self._listed_context = listed, context
         self.label_layout = PlacedLabels(layout, width, height, tuple(roofs), tuple(marks), tuple(roof_labels), tuple(point_labels))
         placements = iter(layout.placements)
@@ -805,17 +836,23 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             if key in listed:
                 rows.append((self._roof_texts.get(key, (item.toPlainText(),))[0], item.color.name(), "roof"))
         current = self.document.current
+        # the widest text a row may have: the legend (its sample, spacing and margins besides) within the view
+        room = self.plot.getViewBox().width() - 2 * LEGEND_MARGIN[0] - LEGEND_ROW_EXTRA
         for row, (x, y), text in zip(self._point_rows, self._point_positions, self._point_names):
             labelled = self._label_mode == LABELS_ALL or (self._label_mode == LABELS_SELECTED and row == current)
             if labelled and f"operation {row}" not in listed:
                 continue
             colour = SELECTED_COLOUR if row == current else POINT_COLOUR
-            rows.append((f"{text} — {format_intensity(10 ** x)}, {format_flop_rate(10 ** y)}", colour, "point"))
+            figures = f"{format_intensity(10 ** x)}, {format_flop_rate(10 ** y)}"
+            line = f"{text} — {figures}"
+            if self._legend_text_width(line) > room:  # two lines rather than a legend wider than the plot
+                line = f"{text}<br>{figures}"
+            rows.append((line, colour, "point"))
         if rows == self._legend_rows:
             return
         if self._relabel_legend(rows):
             return
-        legend = self.plot.addLegend(offset=(12, 10))  # the plot's one legend, shared with the measured runs
+        legend = self.plot.addLegend(offset=LEGEND_MARGIN)  # the plot's one legend, shared with the measured runs
         font = getattr(self, "_plot_font", None)
         if font is not None:  # rows at the labels' size, also in a legend made after the text size was set
             legend.setLabelTextSize(f"{max(font.pointSizeF() * 0.9, 6):.0f}pt")
@@ -832,6 +869,18 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         legend.setBrush(pg.mkBrush(255, 255, 255, 220))
         self._legend_rows = rows
 
+    def _legend_text_width(self, text: str) -> float:
+        """The advance of `text` in the legend's rows (the labels' font at `_show_point_legend`'s row size)."""
+        font = QFont(getattr(self, "_plot_font", None) or self.font())
+        font.setPointSizeF(round(max(font.pointSizeF() * 0.9, 6)) if hasattr(self, "_plot_font") else 9)
+        key = (font.key(), text)
+        width = self._text_widths.get(key)
+        if width is None:
+            if len(self._text_widths) > 512:
+                self._text_widths.clear()
+            width = self._text_widths[key] = QFontMetricsF(font).horizontalAdvance(text)
+        return width
+
     def _relabel_legend(self, rows: list[tuple[str, str, str]]) -> bool:
         """When only the rows' texts changed (an edit moves the selected point: its figures change), set those
         texts in place rather than rebuild every row; False when the legend must be rebuilt."""
@@ -842,11 +891,52 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         labels = {id(getattr(sample, "item", sample)): label for sample, label in legend.items}  # ItemSample wraps ours
         if any(id(sample) not in labels for sample in self._legend_samples):
             return False
+        changed = False
         for (text, _, _), (old_text, _, _), sample in zip(rows, old, self._legend_samples):
             if text != old_text:
                 labels[id(sample)].setText(text)
+                changed = True
+        if changed:  # the box grows with a longer text now (pyqtgraph sizes it only when a row is added or removed)
+            legend.updateSize()
         self._legend_rows = rows
         return True
+
+    def _place_legend(
+        self,
+        marks: Sequence[Box],
+        width: float,
+        height: float,
+        view_range: tuple[float, float, float, float],
+        fresh: bool,
+        corner: Corner | None = None,
+    ) -> Box | None:
+        """Put the legend, when shown, in the corner of the view that covers none of `marks` (the points, runs,
+        kernels and their labels, in the view's pixels), and return its box there (a mark for the labels).
+
+        The corner is chosen afresh (top left first, then bottom right: `workbench.legend_corner`) when the
+        labels are laid out afresh, the view's size or range, the text size or the legend's rows change; otherwise
+        it stays, unless a point moved under it: while one operation is edited the legend does not jump corners
+        on each keystroke. The box is worked out from the corner, not read from the item: while the view is being
+        resized the legend follows its corner only after this runs (pyqtgraph moves it on the view's
+        geometryChanged, which comes after the resize that lays out the labels)."""
+        legend = self.plot.legend
+        if legend is None or not legend.isVisible() or not legend.items:
+            return None
+        size = (legend.width(), legend.height())
+        context = (width, height, view_range, len(legend.items), tuple(row[1:] for row in self._legend_rows),
+                   self.point_labels.items[0].font_key() if self.point_labels.items else "")
+        if corner is None:
+            keep = self._legend_corner if not fresh and context == self._legend_context else None
+            corner = choose_corner(size, width, height, marks, keep=keep, keep_covering=self._legend_covering)
+            if corner is not keep and self._legend_free is None:
+                self._legend_free = covered(corner_box(corner, size, width, height), marks) == 0
+        box = corner_box(corner, size, width, height)
+        self._legend_context, self._legend_corner, self._legend_covering = context, corner, covered(box, marks)
+        # pyqtgraph's offsets: negative ones are measured from the right and bottom edges
+        offset = (-LEGEND_MARGIN[0] if corner.right else LEGEND_MARGIN[0], -LEGEND_MARGIN[1] if corner.bottom else LEGEND_MARGIN[1])
+        if tuple(legend.opts["offset"]) != offset:
+            legend.setOffset(offset)
+        return box
 
     def _hide_roofs(self) -> None:
         self._roofs_shown = None

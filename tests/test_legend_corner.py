@@ -1,0 +1,69 @@
+"""Which corner a plot's legend takes (workbench.legend_corner): pure geometry in the plot's pixels."""
+
+from __future__ import annotations
+
+from workbench.legend_corner import (
+    BOTTOM_LEFT,
+    BOTTOM_RIGHT,
+    CORNERS,
+    MARGIN,
+    TOP_LEFT,
+    TOP_RIGHT,
+    Trial,
+    best_trial,
+    choose_corner,
+    corner_box,
+    covered,
+)
+
+SIZE = (200.0, 60.0)
+WIDTH, HEIGHT = 700.0, 400.0
+
+
+def mark_in(corner) -> tuple[float, float, float, float]:  # type: ignore[no-untyped-def]
+    """An 8 px mark in the middle of where a legend of SIZE would sit in `corner`."""
+    left, top, right, bottom = corner_box(corner, SIZE, WIDTH, HEIGHT)
+    x, y = (left + right) / 2, (top + bottom) / 2
+    return (x - 4, y - 4, x + 4, y + 4)
+
+
+def test_each_corner_is_the_margin_away_from_its_two_edges() -> None:
+    assert corner_box(TOP_LEFT, SIZE, WIDTH, HEIGHT) == (MARGIN[0], MARGIN[1], MARGIN[0] + 200, MARGIN[1] + 60)
+    assert corner_box(BOTTOM_RIGHT, SIZE, WIDTH, HEIGHT) == (WIDTH - MARGIN[0] - 200, HEIGHT - MARGIN[1] - 60, WIDTH - MARGIN[0], HEIGHT - MARGIN[1])
+    assert corner_box(TOP_RIGHT, SIZE, WIDTH, HEIGHT)[1:] == (MARGIN[1], WIDTH - MARGIN[0], MARGIN[1] + 60)
+    box = corner_box(BOTTOM_LEFT, SIZE, WIDTH, HEIGHT)
+    assert (box[0], box[3]) == (MARGIN[0], HEIGHT - MARGIN[1])
+    assert CORNERS == (TOP_LEFT, BOTTOM_RIGHT, TOP_RIGHT, BOTTOM_LEFT)  # above the memory roof first, then below
+
+
+def test_the_first_corner_that_covers_no_mark_is_taken() -> None:
+    assert choose_corner(SIZE, WIDTH, HEIGHT, []) == TOP_LEFT
+    assert choose_corner(SIZE, WIDTH, HEIGHT, [mark_in(TOP_LEFT)]) == BOTTOM_RIGHT
+    assert choose_corner(SIZE, WIDTH, HEIGHT, [mark_in(TOP_LEFT), mark_in(BOTTOM_RIGHT)]) == TOP_RIGHT
+    assert choose_corner(SIZE, WIDTH, HEIGHT, [mark_in(c) for c in (TOP_LEFT, BOTTOM_RIGHT, TOP_RIGHT)]) == BOTTOM_LEFT
+
+
+def test_where_every_corner_covers_a_mark_the_one_that_covers_the_fewest() -> None:
+    marks = [mark_in(TOP_LEFT), mark_in(BOTTOM_RIGHT), mark_in(BOTTOM_RIGHT), mark_in(TOP_RIGHT), mark_in(BOTTOM_LEFT)]
+    assert choose_corner(SIZE, WIDTH, HEIGHT, marks) == TOP_LEFT  # one each but two bottom right: the first of those
+    marks.append(mark_in(TOP_LEFT))
+    assert choose_corner(SIZE, WIDTH, HEIGHT, marks) == TOP_RIGHT
+    assert covered(corner_box(BOTTOM_RIGHT, SIZE, WIDTH, HEIGHT), marks) == 2
+
+
+def test_a_kept_corner_stays_until_it_covers_more_than_when_it_was_chosen() -> None:
+    # kept although the top left is free again (a point moved away under typing): no jump on each keystroke
+    assert choose_corner(SIZE, WIDTH, HEIGHT, [], keep=BOTTOM_RIGHT) == BOTTOM_RIGHT
+    # a point moved under it: the legend moves
+    assert choose_corner(SIZE, WIDTH, HEIGHT, [mark_in(BOTTOM_RIGHT)], keep=BOTTOM_RIGHT) == TOP_LEFT
+    # chosen while covering one (every corner did): kept while it covers no more
+    marks = [mark_in(c) for c in CORNERS]
+    assert choose_corner(SIZE, WIDTH, HEIGHT, marks, keep=TOP_RIGHT, keep_covering=1) == TOP_RIGHT
+    assert choose_corner(SIZE, WIDTH, HEIGHT, [*marks, mark_in(TOP_RIGHT)], keep=TOP_RIGHT, keep_covering=1) == TOP_LEFT
+
+
+def test_the_trial_kept_covers_no_mark_then_takes_the_fewest_labels_room() -> None:
+    trials = [Trial(TOP_LEFT, 2, 0), Trial(BOTTOM_RIGHT, 0, 3), Trial(TOP_RIGHT, 0, 1), Trial(BOTTOM_LEFT, 0, 1)]
+    assert best_trial(trials).corner == TOP_RIGHT  # covers nothing; one label listed; before bottom left in order
+    assert best_trial([Trial(TOP_LEFT, 2, 0), Trial(BOTTOM_RIGHT, 1, 0)]).corner == BOTTOM_RIGHT
+    assert best_trial([Trial(BOTTOM_LEFT, 0, 0), Trial(TOP_LEFT, 0, 0)]).corner == TOP_LEFT

@@ -1,0 +1,89 @@
+"""Which corner of a plot its legend takes: the first, in an order of preference, where it covers no mark.
+
+A legend is drawn over the plot (a white, nearly opaque box), so wherever it
+sits it hides what is under it. On a roofline the top left lies above the
+memory roof and is usually empty, but a sweep whose largest operations reach
+the compute roof puts points there; the bottom right (below the compute roofs,
+right of the memory roof's foot) is then normally empty. Everything here is
+in the plot's pixels (x right, y down), the same as `workbench.label_layout`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from workbench.label_layout import Box, boxes_overlap
+
+
+@dataclass(frozen=True)
+class Corner:
+    """A corner of the plot: the legend's box is anchored to it, `MARGIN` away from both edges."""
+
+    name: str
+    right: bool
+    bottom: bool
+
+
+TOP_LEFT = Corner("top left", right=False, bottom=False)
+BOTTOM_RIGHT = Corner("bottom right", right=True, bottom=True)
+TOP_RIGHT = Corner("top right", right=True, bottom=False)
+BOTTOM_LEFT = Corner("bottom left", right=False, bottom=True)
+# Top left first (above the memory roof: where the legend always was), then the corner a roofline normally leaves
+# empty, then the others.
+CORNERS = (TOP_LEFT, BOTTOM_RIGHT, TOP_RIGHT, BOTTOM_LEFT)
+MARGIN = (12.0, 10.0)  # pixels between the legend and the plot's nearest edges: across, down
+
+
+def corner_box(corner: Corner, size: tuple[float, float], width: float, height: float) -> Box:
+    """The legend's box (left, top, right, bottom) when it takes `corner` of a `width` × `height` plot."""
+    w, h = size
+    left = width - MARGIN[0] - w if corner.right else MARGIN[0]
+    top = height - MARGIN[1] - h if corner.bottom else MARGIN[1]
+    return (left, top, left + w, top + h)
+
+
+def covered(box: Box, marks: Sequence[Box]) -> int:
+    """How many of the marks the box overlaps."""
+    return sum(1 for mark in marks if boxes_overlap(box, mark))
+
+
+def choose_corner(
+    size: tuple[float, float],
+    width: float,
+    height: float,
+    marks: Sequence[Box],
+    keep: Corner | None = None,
+    keep_covering: int = 0,
+) -> Corner:
+    """The corner for a legend of `size`: `keep` while it covers no more than `keep_covering` marks (what it
+    covered when it was chosen: a legend that jumped corners as a point moves under typing would be hard to
+    read), else the first of `CORNERS` that covers none, else the one that covers the fewest (the earlier on a
+    tie)."""
+    if keep is not None and covered(corner_box(keep, size, width, height), marks) <= keep_covering:
+        return keep
+    best, fewest = CORNERS[0], -1
+    for corner in CORNERS:
+        count = covered(corner_box(corner, size, width, height), marks)
+        if count == 0:
+            return corner
+        if fewest < 0 or count < fewest:
+            best, fewest = corner, count
+    return best
+
+
+@dataclass(frozen=True)
+class Trial:
+    """A layout tried with the legend in `corner`: how many marks the legend covered and how many labels found no
+    room with it there (each is then listed in the legend: the legend took their place)."""
+
+    corner: Corner
+    covering: int
+    evicted: int
+
+
+def best_trial(trials: Sequence[Trial]) -> Trial:
+    """The corner to keep of those tried: one that covers no mark before one that does (a legend drawn over a
+    point hides it; a label listed in the legend is still read there), then the fewest labels evicted, the fewest
+    marks covered, and the order of `CORNERS`."""
+    return min(trials, key=lambda t: (t.covering > 0, t.evicted, t.covering, CORNERS.index(t.corner)))
