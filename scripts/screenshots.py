@@ -40,6 +40,38 @@ def settle(app: QApplication, seconds: float = 0.3) -> None:
         time.sleep(0.02)
 
 
+def settle_window(app: QApplication, window: Any, seconds: float = 0.3, still: float = 0.3, limit: float = 10.0) -> None:
+    """Settle, then go on until the window's geometry and its roofline's labels have stayed the same for `still`
+    seconds (at most `limit` seconds in all): a picture taken after a fixed pause could catch the plot before a
+    late relayout (a status bar growing a turn after larger text, a first turn at presentation size that takes
+    most of a second) or labels held for a tidy-up that is still to come."""
+
+    def state() -> tuple[Any, ...]:
+        roofline = window.roofline
+        view = roofline.plot.getViewBox()
+        placed = roofline.label_layout
+        legend = roofline.plot.legend
+        return (
+            window.size().toTuple(), window.statusBar().height(), window.tabs.size().toTuple(),
+            view.width(), view.height(), view.viewRange(),
+            placed.layout.placements if placed is not None else None,
+            (legend.isVisible(), legend.pos().toTuple(), legend.width(), legend.height()) if legend is not None else None,
+            roofline._tidy_timer.isActive(),
+        )
+
+    start = time.monotonic()
+    settle(app, seconds)
+    last, since = state(), time.monotonic()
+    while time.monotonic() - start < limit and (time.monotonic() - since < still or window.roofline._tidy_timer.isActive()):
+        app.processEvents()
+        time.sleep(0.02)
+        now = state()
+        if now != last:
+            last, since = now, time.monotonic()
+    if time.monotonic() - start >= limit:
+        print(f"screenshots: the window was still changing after {limit:g} s", file=sys.stderr)
+
+
 def save(widget: QWidget, path: Path) -> None:
     image = widget.grab()
     if not image.save(str(path), "PNG"):
@@ -327,7 +359,7 @@ def batched_gemm_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The batched-GEMM sweep example's roofline: six labelled points packed along the memory roof and the ridge."""
     window.open_example("batched-gemm-sweep")
     window.tabs.setCurrentWidget(window.roofline)
-    settle(app)
+    settle_window(app, window)
     save(window, out / "roofline-batched-gemm-labels.png")
 
 
@@ -336,7 +368,7 @@ def presentation_screenshots(window: Any, app: QApplication, out: Path) -> None:
     window.open_example("batched-gemm-sweep")
     window.tabs.setCurrentWidget(window.roofline)
     window.set_presentation(True)
-    settle(app, 0.5)
+    settle_window(app, window, 0.5)
     save(window, out / "presentation-roofline-batched-gemm.png")
     window.set_presentation(False)
     window.resize(WIDTH, HEIGHT)
