@@ -871,8 +871,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
 
     def _legend_text_width(self, text: str) -> float:
         """The advance of `text` in the legend's rows (the labels' font at `_show_point_legend`'s row size)."""
-        font = QFont(getattr(self, "_plot_font", None) or self.font())
-        font.setPointSizeF(round(max(font.pointSizeF() * 0.9, 6)) if hasattr(self, "_plot_font") else 9)
+        plot_font = getattr(self, "_plot_font", None)
+        font = QFont(plot_font or self.font())
+        # the rows' size: the labels' less a tenth in whole points, as set in _show_point_legend; pyqtgraph's 9 pt before
+        font.setPointSizeF(round(max(plot_font.pointSizeF() * 0.9, 6)) if plot_font is not None else 9)
         key = (font.key(), text)
         width = self._text_widths.get(key)
         if width is None:
