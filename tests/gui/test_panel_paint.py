@@ -63,15 +63,17 @@ def _type(line, keys: list[Qt.Key]) -> None:  # type: ignore[no-untyped-def]
 
 def test_a_keystroke_repaints_the_labels_it_retexts_not_the_panel_behind_them(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
     """Each keystroke retexts the title, the declaration, the figures, some details and the limiter, and repaints
-    them; the panel is not repainted behind them (only behind the derivation's scroll bar, whose
-    handle changes length where the derivation changes height). What is on screen after each keystroke is, pixel
-    for pixel, what a fresh render of the panel's dock shows, at normal and at presentation size."""
+    them; the panel is not repainted behind them, nor behind the derivation's scroll bar (which repaints where the
+    derivation changes height, its handle then having another length, and fills its own background). What is on
+    screen after each keystroke is, pixel for pixel, what a fresh render of the panel's dock shows, at normal and
+    at presentation size."""
     window, line = typing_window(operations=3)
     window.available_screen = lambda: QRect(0, 0, 1600, 1000)
     panel = window.panel
     paints = _Paints()
     retexted = [panel.title, panel.declaration, *panel.values.values(), panel.details["work"], panel.limiter]
-    for widget in (panel, *retexted):
+    bar = panel.derivation.verticalScrollBar()
+    for widget in (panel, *retexted, bar):
         widget.installEventFilter(paints)
     for presentation in (False, True):
         window.set_presentation(presentation)
@@ -86,11 +88,14 @@ def test_a_keystroke_repaints_the_labels_it_retexts_not_the_panel_behind_them(qt
             before = panel.values["work"].text()
             _type(line, [key])
             assert panel.values["work"].text() != before, "the keystroke changed the figures"
+            repainted = paints.regions.get(panel, QRegion())
             for label in retexted:
                 assert paints.counts.get(label, 0) >= 1, (presentation, label.objectName())
                 behind = QRect(label.mapTo(panel, QPoint(0, 0)), label.size())
-                repainted = paints.regions.get(panel, QRegion())
                 assert not repainted.intersects(behind), (presentation, key, label.objectName())
+            if not presentation:  # the derivation grew or shrank by a line (at presentation size it is off screen)
+                assert paints.counts.get(bar, 0) >= 1, (key, "the derivation's scroll bar repainted")
+            assert not repainted.intersects(QRect(bar.mapTo(panel, QPoint(0, 0)), bar.size())), (presentation, key)
             qtbot.wait(10)  # anything the keystroke left for the next turns of the event loop
             dock = window.panel_dock
             assert _on_screen(dock) == _pixels(dock.grab().toImage()), (presentation, key)

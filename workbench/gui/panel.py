@@ -454,7 +454,11 @@ class DerivationView(QTextBrowser):
         self.setOpenLinks(False)
         # A figure that wraps onto another line (or back) changes the derivation's height and repaints its scroll
         # bar, whose gradients Fusion draws pixel by pixel: drawn once per look, blitted after.
-        self.verticalScrollBar().setStyle(cached_frame_style())
+        bar = self.verticalScrollBar()
+        bar.setStyle(cached_frame_style())
+        # The style draws the bar over the window colour; filled with that colour first (as behind it), the bar is
+        # opaque, and its repaint is the bar alone, not also the panel behind it.
+        bar.setAutoFillBackground(True)
         self._shown: RichText | None = None
         # Where setHtml put each text shown (None for an empty text); None as a whole where it did not show the
         # texts one paragraph each: the shape is then set afresh until a render shows them so.
