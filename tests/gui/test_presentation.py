@@ -301,6 +301,18 @@ def test_presentation_on_a_1600_by_1000_screen_gives_the_roofline_the_room_and_l
     placed = roofline.label_layout
     assert placed is not None and placed.faults() == []
     assert legend_faults(roofline) == []
+    # the ridge line's label is on the plot (up the line, where the legend takes its foot), clear of every mark,
+    # label and leader
+    from workbench.gui.plot_common import scene_box
+    from workbench.label_layout import boxes_overlap, leader_segment, segment_crosses_box
+
+    assert roofline.ridge_label.isVisible(), "the ridge label found no place"
+    ridge = scene_box(roofline.plot.getViewBox(), roofline.ridge_label)
+    others = [m for m in placed.marks if not all(abs(a - b) < 1.5 for a, b in zip(m, ridge))]
+    assert not any(boxes_overlap(ridge, m) for m in others)
+    assert not any(p.box is not None and boxes_overlap(ridge, p.box) for p in placed.layout.placements)
+    leaders = [line for line in map(leader_segment, placed.layout.placements) if line is not None]
+    assert not any(segment_crosses_box(line, ridge) for line in [*placed.roofs, *leaders])
     analysis = window.document.state(window.document.current_entry).analysis
     in_use = next(index for index, roof in enumerate(device_roofs(window.document.device)) if analysis.path in roof.paths)
     for key in ("memory", f"roof {in_use}"):

@@ -68,6 +68,7 @@ from workbench.label_layout import (
     inside,
     layout_faults,
     layout_labels,
+    leader_segment,
     nearest_on_box,
     segment_crosses_box,
 )
@@ -659,6 +660,43 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             label._roof_size_for = (asked, (full_width, h, short_width))
             return full_width, h, short_width
 
+        def ridge_place(bottom: float, taken: Sequence[Box], lines: Sequence[Segment]) -> Box | None:
+            """A place for the ridge label beside the ridge line (right, else left) with its foot at `bottom`,
+            inside the view, covering nothing `taken` and crossed by none of `lines`; None if neither is free."""
+            assert self._ridge is not None
+            w, h = size(self.ridge_label)
+            left = px(self._ridge[0]) + 3
+            for box in ((left, bottom - h, left + w, bottom), (left - w - 6, bottom - h, left - 6, bottom)):
+                if inside(box, width, height) and not any(boxes_overlap(box, m) for m in taken):
+                    if not any(segment_crosses_box(line, box) for line in lines):
+                        return box
+            return None
+
+        def ridge_up_the_line(layout: LabelLayout, marks: list[Box], roofs: list[Segment]) -> None:
+            """The ridge label whose foot was taken: the first free place up the ridge line, clear of every mark,
+            label and leader (it is placed last, after the operations' and roofs' labels), or not at all."""
+            if self._ridge is None or not x_low < self._ridge[0] < x_high or self.ridge_label.isVisible():
+                return
+            taken = marks + [placement.box for placement in layout.placements if placement.box is not None]
+            lines = roofs + [leader for leader in map(leader_segment, layout.placements) if leader is not None]
+            w, h = size(self.ridge_label)
+            left = px(self._ridge[0]) + 3
+            for x0 in (left, left - w - 6):  # right of the line, else left of it
+                bottom = height - 2
+                while bottom - h >= 2:
+                    box = (x0, bottom - h, x0 + w, bottom)
+                    if not inside(box, width, height):
+                        break
+                    below = [m[1] for m in taken if boxes_overlap(box, m)]
+                    if below:  # above the highest of what it covers
+                        bottom = min(below) - 1
+                    elif any(segment_crosses_box(line, box) for line in lines):
+                        bottom -= 3
+                    else:
+                        put(self.ridge_label, box)
+                        marks.append(box)  # a mark of the layout the view keeps (its checks see the label)
+                        return
+
         def lay_out(corner: Corner | None = None) -> tuple[
             LabelLayout, list[Segment], list[Box], list[RoofLabel], list[PointLabel], list[pg.TextItem], list[pg.TextItem]
         ]:
@@ -692,16 +730,11 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
 
             roofs: list[Segment] = [(px(a), py(b), px(c), py(d)) for a, b, c, d in self._roof_segments]
 
-            # the ridge label: at the foot of the ridge line, either side, or not at all
+            # the ridge label: at the foot of the ridge line, either side (where the foot is taken, as by a legend
+            # in a bottom corner, it goes up the line once the other labels are placed: `ridge_up_the_line`)
             ridge_box: Box | None = None
             if self._ridge is not None and x_low < self._ridge[0] < x_high:
-                w, h = size(self.ridge_label)
-                left = px(self._ridge[0]) + 3
-                for box in ((left, height - h - 2, left + w, height - 2), (left - w - 6, height - h - 2, left - 6, height - 2)):
-                    if inside(box, width, height) and not any(boxes_overlap(box, m) for m in marks):
-                        if not any(segment_crosses_box(roof, box) for roof in roofs):
-                            ridge_box = box
-                            break
+                ridge_box = ridge_place(height - 2, marks, roofs)
             put(self.ridge_label, ridge_box)
             if ridge_box is not None:
                 marks.append(ridge_box)
@@ -792,6 +825,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             if best != trials[-1]:
                 laid, listed, _ = list_unplaced(set(before), best.corner)
         layout, roofs, marks, roof_labels, point_labels, roof_items, point_items = laid
+        ridge_up_the_line(layout, marks, roofs)
         self._listed, self._listed_context = listed, context
         self.label_layout = PlacedLabels(layout, width, height, tuple(roofs), tuple(marks), tuple(roof_labels), tuple(point_labels))
         placements = iter(layout.placements)
