@@ -28,7 +28,7 @@ drawn by the style sheet's rules, as before.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QColor, QPainter, QPixmap, QPixmapCache
@@ -43,54 +43,46 @@ class CachedFrameStyle(QProxyStyle):
     def drawPrimitive(  # noqa: N802 (Qt's name)
         self, element: QStyle.PrimitiveElement, option: QStyleOption, painter: QPainter, widget: QWidget | None = None
     ) -> None:
-        rect = option.rect
-        if element not in CACHED or not isinstance(option, QStyleOptionFrame) or rect.isEmpty():
+        if element not in CACHED or not isinstance(option, QStyleOptionFrame) or option.rect.isEmpty():
             super().drawPrimitive(element, option, painter, widget)
             return
-        ratio = painter.device().devicePixelRatioF() if painter.device() is not None else 1.0
-        key = (
-            f"workbench-frame-{int(element.value)}-{rect.width()}x{rect.height()}-{int(option.state.value)}"
-            f"-{option.palette.cacheKey()}-{option.lineWidth}-{option.midLineWidth}-{int(option.features.value)}-{ratio}"
-        )
-        at_origin = QStyleOptionFrame(option)
-        at_origin.rect = QRect(QPoint(0, 0), rect.size())
-        _blit(key, rect, ratio, painter, lambda cache_painter: super(CachedFrameStyle, self).drawPrimitive(
+        look = (f"frame-{int(element.value)}-{int(option.state.value)}-{option.palette.cacheKey()}"
+                f"-{option.lineWidth}-{option.midLineWidth}-{int(option.features.value)}")
+        _blit(look, option, painter, lambda at_origin, cache_painter: super(CachedFrameStyle, self).drawPrimitive(
             element, at_origin, cache_painter, widget))
 
     def drawComplexControl(  # noqa: N802 (Qt's name)
         self, control: QStyle.ComplexControl, option: QStyleOptionComplex, painter: QPainter, widget: QWidget | None = None
     ) -> None:
-        rect = option.rect
-        if control != QStyle.ComplexControl.CC_ScrollBar or not isinstance(option, QStyleOptionSlider) or rect.isEmpty():
+        if control != QStyle.ComplexControl.CC_ScrollBar or not isinstance(option, QStyleOptionSlider) or option.rect.isEmpty():
             super().drawComplexControl(control, option, painter, widget)
             return
-        ratio = painter.device().devicePixelRatioF() if painter.device() is not None else 1.0
-        key = (
-            f"workbench-scrollbar-{rect.width()}x{rect.height()}-{int(option.state.value)}-{option.palette.cacheKey()}"
-            f"-{int(option.subControls.value)}-{int(option.activeSubControls.value)}-{int(option.orientation.value)}"
-            f"-{option.minimum}-{option.maximum}-{option.pageStep}-{option.sliderPosition}-{option.upsideDown}"
-            f"-{int(option.direction.value)}-{ratio}"
-        )
-        at_origin = QStyleOptionSlider(option)
-        at_origin.rect = QRect(QPoint(0, 0), rect.size())
+        look = (f"scrollbar-{int(option.state.value)}-{option.palette.cacheKey()}-{int(option.subControls.value)}"
+                f"-{int(option.activeSubControls.value)}-{int(option.orientation.value)}-{option.minimum}-{option.maximum}"
+                f"-{option.pageStep}-{option.sliderPosition}-{option.upsideDown}-{int(option.direction.value)}")
         # Opaque: the groove's gradient covers the whole bar, and the outlines then blend over it as they do
         # in the window's (opaque) backing store; over a transparent pixmap they round another way.
-        _blit(key, rect, ratio, painter, lambda cache_painter: super(CachedFrameStyle, self).drawComplexControl(
+        _blit(look, option, painter, lambda at_origin, cache_painter: super(CachedFrameStyle, self).drawComplexControl(
             control, at_origin, cache_painter, widget), under=option.palette.window().color())
 
 
-def _blit(key: str, rect: QRect, ratio: float, painter: QPainter, draw: Callable[[QPainter], None],
+def _blit(look: str, option: QStyleOption, painter: QPainter, draw: Callable[[Any, QPainter], None],
           under: QColor | None = None) -> None:
-    """Copy the pixmap cached under `key` to `rect`, drawing it first (with `draw`, at the origin, over `under`, or
-    over transparency) if it is not."""
+    """Copy the pixmap cached for `look` at the option's size to the option's rectangle, drawing it first if it is
+    not cached (`draw` with a copy of the option at the origin, over `under`, or over transparency)."""
+    rect = option.rect
+    ratio = painter.device().devicePixelRatioF() if painter.device() is not None else 1.0
+    key = f"workbench-{look}-{rect.width()}x{rect.height()}-{ratio}"
     pixmap = QPixmapCache.find(key)
     if pixmap is None:
         pixmap = QPixmap(round(rect.width() * ratio), round(rect.height() * ratio))
         pixmap.setDevicePixelRatio(ratio)
         # transparent: the rounded corners show what lies behind, as when drawn directly
         pixmap.fill(under if under is not None else Qt.GlobalColor.transparent)
+        at_origin = type(option)(option)
+        at_origin.rect = QRect(QPoint(0, 0), rect.size())
         cache_painter = QPainter(pixmap)
-        draw(cache_painter)
+        draw(at_origin, cache_painter)
         cache_painter.end()
         QPixmapCache.insert(key, pixmap)
     painter.drawPixmap(rect.topLeft(), pixmap)
