@@ -154,6 +154,26 @@ def test_presentation_never_grows_the_window_beyond_the_screen(window, qtbot) ->
     assert window.width() <= room.width()
 
 
+def test_leaving_presentation_gives_the_window_back_its_least_width(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The device panel's dock is hidden in a first presentation and shown again after it: its least width is the
+    normal text's again, not the one it had at the larger text (the window stayed 57 px wider than a 1600 px
+    screen after the screenshot script's presentation shot)."""
+    window.resize(1600, 1000)
+    window.open_example("batched-gemm-sweep")
+    window.tabs.setCurrentWidget(window.roofline)
+    qtbot.wait(50)
+    assert window.device_dock.isVisible()
+    least = window.minimumSizeHint().width()
+    window.set_presentation(True)
+    qtbot.wait(100)
+    assert not window.device_dock.isVisible()
+    window.set_presentation(False)
+    qtbot.wait(100)
+    assert window.device_dock.isVisible()
+    assert window.device_dock.minimumSizeHint().width() <= window.device_dock.widget().widget().minimumSizeHint().width() + 8
+    assert window.minimumSizeHint().width() == least
+
+
 def _tick_boxes(axis, low: float, high: float) -> list[tuple[float, float, str]]:  # type: ignore[no-untyped-def]
     """Each labelled x tick's text extent in the axis's pixels, measured with the tick font's metrics."""
     from PySide6.QtGui import QFontMetricsF

@@ -123,6 +123,15 @@ class _RoomyArea(QScrollArea):
         size = QSize(max(room.width(), least.width()), max(room.height(), least.height()))
         if widget.size() != size:
             widget.resize(size)
+        if self.vertical and least.width() != self._least_width_told:
+            # The dock's layout keeps the area's least width from when it last heard: a panel whose least width
+            # changed while its dock was hidden (the device panel, through presentation's larger text and back)
+            # otherwise kept the larger one, and the window stayed 57 px wider than the screen after presentation.
+            # (Its least height, which typing changes, is not told: the dock scrolls.)
+            self._least_width_told = least.width()
+            self.updateGeometry()
+
+    _least_width_told = -1  # the widget's least width the enclosing layout last heard of (vertical areas)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Resize) and watched in (self.widget(), self.viewport()):
