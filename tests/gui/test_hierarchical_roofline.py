@@ -70,6 +70,7 @@ def test_one_roof_per_interface_the_device_has_a_rate_for(window, device: str, r
     assert shown_level_roofs(view) == len(roofs)
     boxes = [key for key in LEVEL_KEYS if view.level_boxes[key].isVisible()]
     assert boxes == (list(roofs) if len(roofs) > 1 else [])  # a single roof needs no switch
+    assert view.levels_title.isVisible() == (len(roofs) > 1)  # nor a caption over an empty row
     assert [key for key in LEVEL_KEYS if view.level_actions[key].isEnabled()] == list(roofs)
     if len(roofs) > 1:
         assert view.plot.getAxis("bottom").labelText == "Arithmetic intensity (FLOP per byte across each interface)"

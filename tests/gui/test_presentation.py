@@ -154,10 +154,14 @@ def test_presentation_never_grows_the_window_beyond_the_screen(window, qtbot) ->
     assert window.width() <= room.width()
 
 
-def test_leaving_presentation_gives_the_window_back_its_least_width(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_leaving_presentation_gives_the_window_back_its_least_width(window, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The device panel's dock is hidden in a first presentation and shown again after it: its least width is the
-    normal text's again, not the one it had at the larger text (the window stayed 57 px wider than a 1600 px
-    screen after the screenshot script's presentation shot)."""
+    normal text's again, not the one it had at the larger text, and the window is within its screen again (it
+    stayed 1605 px wide on a 1600 px screen after the screenshot script's presentation shot)."""
+    from PySide6.QtCore import QRect
+
+    screen = QRect(0, 0, 1600, 1000)
+    monkeypatch.setattr(window, "available_screen", lambda: screen)
     window.resize(1600, 1000)
     window.open_example("batched-gemm-sweep")
     window.tabs.setCurrentWidget(window.roofline)
@@ -172,6 +176,7 @@ def test_leaving_presentation_gives_the_window_back_its_least_width(window, qtbo
     assert window.device_dock.isVisible()
     assert window.device_dock.minimumSizeHint().width() <= window.device_dock.widget().widget().minimumSizeHint().width() + 8
     assert window.minimumSizeHint().width() == least
+    assert window.width() <= screen.width()
 
 
 def _tick_boxes(axis, low: float, high: float) -> list[tuple[float, float, str]]:  # type: ignore[no-untyped-def]

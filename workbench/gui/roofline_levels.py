@@ -196,6 +196,7 @@ class RoofLevels:
         for key in LEVEL_KEYS:
             self.level_boxes[key].setVisible(key in have and len(have) > 1)
             self.level_actions[key].setEnabled(key in have)
+        self.levels_title.setVisible(len(have) > 1)  # no caption over an empty row (a CPU: one memory level)
 
     @property
     def hidden_levels(self) -> tuple[str, ...]:

@@ -293,7 +293,9 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.level_actions: dict[str, QAction] = {}
         levels_row = QHBoxLayout()
         levels_row.setContentsMargins(4, 0, 4, 0)
-        levels_title = QLabel("Memory roofs:")
+        levels_title = self.levels_title = QLabel("Memory roofs:")  # shown with the boxes (two levels or more)
+        levels_title.setObjectName("levelsTitle")
+        levels_title.setVisible(False)
         levels_title.setToolTip("One roof per interface the device has a rate for; each operation is drawn "
                                 "at its FLOP per byte across that interface (hierarchical roofline)")
         levels_row.addWidget(levels_title)

@@ -761,7 +761,7 @@ class MainWindow(QMainWindow):
         if on:
             self._let_panels_scroll(True)
         else:  # after the normal text size has reached every widget, or their large minimums would widen the window
-            QTimer.singleShot(0, lambda: self._let_panels_scroll(self._presentation))
+            QTimer.singleShot(0, self._back_from_presentation)
         state_key, font_key = LAYOUT_KEYS[on]
         default = self._presentation_points() if on else self._startup_points
         self.set_font_points(s.value(font_key, default, type=float) or default)
@@ -810,6 +810,20 @@ class MainWindow(QMainWindow):
             area.set_squeezable(on)
         # the plot tabs' least width is their widest page's (the measurement table): in presentation the plots shrink
         self.tabs.setMinimumWidth(self.tabs.tabBar().minimumSizeHint().width() // 2 if on else 0)
+
+    def _back_from_presentation(self) -> None:
+        """Normal mode again, once the normal text has reached every widget: the panels ask for their full least
+        widths, each tells its dock the one it has at the normal text (a dock hidden in presentation kept the larger
+        text's), and the window, pushed wider meanwhile, is brought back within its screen."""
+        if self._presentation:
+            return
+        QApplication.sendPostedEvents()  # the normal text's font and layout events first (a shown dock's panel's too)
+        self._let_panels_scroll(False)
+        for area in self.findChildren(_RoomyArea):
+            area._fit()
+        for _ in range(2):  # the docks take their areas' least widths, then the window its docks'
+            QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        self.fit_to_screen()
 
     def _presentation_dock_sizes(self) -> None:
         """The first presentation: docks as shares of the screen's width, so the plot keeps most of a small screen.
