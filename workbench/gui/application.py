@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication
 APP_NAME = "Performance Workbench"
 ORGANISATION = "perf-workbench"
 APPLICATION = "workbench"
+STYLE = "Fusion"  # the application's Qt style, on every platform
 RASTER_THREADS_VARIABLE = "PERF_WORKBENCH_RASTER_THREADS"  # "1": keep Qt's raster thread pool (see paint_on_the_gui_thread)
 
 
@@ -39,9 +40,6 @@ def ensure_application(argv: list[str] | None = None) -> QApplication:
             app.setStyle(STYLE)
     app.setWindowIcon(application_icon())
     return app
-
-
-STYLE = "Fusion"
 
 
 @contextlib.contextmanager

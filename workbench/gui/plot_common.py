@@ -324,10 +324,15 @@ def with_font(item: pg.TextItem, font: QFont) -> pg.TextItem:
     return item
 
 
+def legend_points(font: QFont) -> int:
+    """The point size of a legend's rows beside labels in `font`: a tenth smaller, in whole points, at least 6."""
+    return round(max(font.pointSizeF() * 0.9, 6))
+
+
 def apply_plot_font(plot: pg.PlotItem, font: QFont, texts: Sequence[pg.TextItem]) -> None:
     size = f"{max(font.pointSizeF(), 6):.0f}pt"
     if plot.legend is not None:  # the legend's rows at the labels' size
-        plot.legend.setLabelTextSize(f"{max(font.pointSizeF() * 0.9, 6):.0f}pt")
+        plot.legend.setLabelTextSize(f"{legend_points(font)}pt")
     for name in ("bottom", "left"):
         axis = plot.getAxis(name)
         axis.setStyle(tickFont=font)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -49,6 +49,7 @@ from workbench.gui.plot_common import (
     SegmentItem,
     scene_box,
     apply_plot_font,
+    legend_points,
     si_tick,
     tight_text,
     roof_pen,
@@ -662,13 +663,19 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             label._roof_size_for = (asked, (full_width, h, short_width))
             return full_width, h, short_width
 
-        def ridge_place(bottom: float, taken: Sequence[Box], lines: Sequence[Segment]) -> Box | None:
-            """A place for the ridge label beside the ridge line (right, else left) with its foot at `bottom`,
-            inside the view, covering nothing `taken` and crossed by none of `lines`; None if neither is free."""
+        def ridge_sides() -> tuple[float, float, list[float]]:
+            """The ridge label's width and height, and the left edges of its places beside the ridge line (right of
+            it, else left of it)."""
             assert self._ridge is not None
             w, h = size(self.ridge_label)
             left = px(self._ridge[0]) + 3
-            for box in ((left, bottom - h, left + w, bottom), (left - w - 6, bottom - h, left - 6, bottom)):
+            return w, h, [left, left - w - 6]
+
+        def ridge_place(bottom: float, taken: Sequence[Box], lines: Sequence[Segment]) -> Box | None:
+            """A place for the ridge label beside the ridge line (right, else left) with its foot at `bottom`,
+            inside the view, covering nothing `taken` and crossed by none of `lines`; None if neither is free."""
+            w, h, edges = ridge_sides()
+            for box in [(x0, bottom - h, x0 + w, bottom) for x0 in edges]:
                 if inside(box, width, height) and not any(boxes_overlap(box, m) for m in taken):
                     if not any(segment_crosses_box(line, box) for line in lines):
                         return box
@@ -681,9 +688,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
                 return
             taken = marks + [placement.box for placement in layout.placements if placement.box is not None]
             lines = roofs + [leader for leader in map(leader_segment, layout.placements) if leader is not None]
-            w, h = size(self.ridge_label)
-            left = px(self._ridge[0]) + 3
-            for x0 in (left, left - w - 6):  # right of the line, else left of it
+            w, h, edges = ridge_sides()
+            for x0 in edges:  # right of the line, else left of it
                 bottom = height - 2
                 while bottom - h >= 2:
                     box = (x0, bottom - h, x0 + w, bottom)
@@ -891,7 +897,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         legend = self.plot.addLegend(offset=LEGEND_MARGIN)  # the plot's one legend, shared with the measured runs
         font = getattr(self, "_plot_font", None)
         if font is not None:  # rows at the labels' size, also in a legend made after the text size was set
-            legend.setLabelTextSize(f"{max(font.pointSizeF() * 0.9, 6):.0f}pt")
+            legend.setLabelTextSize(f"{legend_points(font)}pt")
         for sample in self._legend_samples:
             legend.removeItem(sample)
         self._legend_samples = []
@@ -909,14 +915,18 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         """The advance of `text` in the legend's rows (the labels' font at `_show_point_legend`'s row size)."""
         plot_font = getattr(self, "_plot_font", None)
         font = QFont(plot_font or self.font())
-        # the rows' size: the labels' less a tenth in whole points, as set in _show_point_legend; pyqtgraph's 9 pt before
-        font.setPointSizeF(round(max(plot_font.pointSizeF() * 0.9, 6)) if plot_font is not None else 9)
-        key = (font.key(), text)
+        # the rows' size, as set in _show_point_legend; pyqtgraph's 9 pt before a text size was set
+        font.setPointSizeF(legend_points(plot_font) if plot_font is not None else 9)
+        return self._advance(font.key(), text, lambda: font)
+
+    def _advance(self, font_key: str, text: str, font: Callable[[], QFont]) -> float:
+        """The advance of `text` in the font `font()` whose key is `font_key`, measured once per font and text."""
+        key = (font_key, text)
         width = self._text_widths.get(key)
         if width is None:
             if len(self._text_widths) > 512:
                 self._text_widths.clear()
-            width = self._text_widths[key] = QFontMetricsF(font).horizontalAdvance(text)
+            width = self._text_widths[key] = QFontMetricsF(font()).horizontalAdvance(text)
         return width
 
     def _relabel_legend(self, rows: list[tuple[str, str, str]]) -> bool:
@@ -1093,13 +1103,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
 
     def _text_width(self, label: pg.TextItem, text: str) -> float:
         """The advance of `text` in the label's font, measured once per font and text (a layout asks often)."""
-        key = (label.font_key() if isinstance(label, PlotLabel) else label.textItem.font().key(), text)
-        width = self._text_widths.get(key)
-        if width is None:
-            if len(self._text_widths) > 512:
-                self._text_widths.clear()
-            width = self._text_widths[key] = QFontMetricsF(label.textItem.font()).horizontalAdvance(text)
-        return width
+        font_key = label.font_key() if isinstance(label, PlotLabel) else label.textItem.font().key()
+        return self._advance(font_key, text, label.textItem.font)
 
     def axis_titles(self) -> list[str]:
         """The x axis's title, longest first: the first that fits the axis's width at the label font is shown."""
