@@ -61,12 +61,16 @@ def _type(line, keys: list[Qt.Key]) -> None:  # type: ignore[no-untyped-def]
         QApplication.processEvents()
 
 
-def test_a_keystroke_repaints_the_labels_it_retexts_not_the_panel_behind_them(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
+def test_a_keystroke_repaints_the_labels_it_retexts_not_the_panel_behind_them(qtbot, typing_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Each keystroke retexts the title, the declaration, the figures, some details and the limiter, and repaints
-    them; the panel is not repainted behind them, nor behind the derivation's scroll bar (which repaints where the
-    derivation changes height, its handle then having another length, and fills its own background). What is on
+    them; the panel is not repainted behind them, nor, once the typing pauses and the derivation is written out,
+    behind the derivation's scroll bar (which repaints where the derivation changes height, its handle then having
+    another length, and fills its own background). What is on
     screen after each keystroke is, pixel for pixel, what a fresh render of the panel's dock shows, at normal and
     at presentation size."""
+    from workbench.gui import panel as panel_module
+
+    monkeypatch.setattr(panel_module, "TYPING_PAUSE_MS", 60_000)  # the pause comes when the test calls it
     window, line = typing_window(operations=3)
     window.available_screen = lambda: QRect(0, 0, 1600, 1000)
     panel = window.panel
@@ -93,8 +97,12 @@ def test_a_keystroke_repaints_the_labels_it_retexts_not_the_panel_behind_them(qt
                 assert paints.counts.get(label, 0) >= 1, (presentation, label.objectName())
                 behind = QRect(label.mapTo(panel, QPoint(0, 0)), label.size())
                 assert not repainted.intersects(behind), (presentation, key, label.objectName())
+            assert panel.derivation_due and paints.counts.get(bar, 0) == 0, "the derivation waits for a pause"
+            panel.catch_up_derivation()  # the typing pauses (the panel's timer slot)
+            QApplication.processEvents()
             if not presentation:  # the derivation grew or shrank by a line (at presentation size it is off screen)
                 assert paints.counts.get(bar, 0) >= 1, (key, "the derivation's scroll bar repainted")
+            repainted = paints.regions.get(panel, QRegion())
             assert not repainted.intersects(QRect(bar.mapTo(panel, QPoint(0, 0)), bar.size())), (presentation, key)
             qtbot.wait(10)  # anything the keystroke left for the next turns of the event loop
             dock = window.panel_dock

@@ -28,6 +28,9 @@ from workbench.naming import automatic_name
 from workbench.session import DeviceChoice, OperationEntry, Session
 
 NEW_DECLARATION = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
+# Views with a long text to rewrite on each keystroke into a declaration (the derivation) write it once the typing
+# has paused this long (Document.typing); what the edit changes at a glance (figures, points) follows every keystroke.
+TYPING_PAUSE_MS = 200
 
 
 @dataclass
@@ -108,6 +111,9 @@ class Document(QObject):
         self._states: dict[int, OperationState] = {}
         self._change_depth = 0  # how many `_one_change` methods are running (they nest)
         self._pending: dict[Callable[[], object], None] = {}  # callbacks due when the change ends, in order, once each
+        # While a keystroke's edit is applied: views may leave what only a reader of a long text needs until the
+        # typing pauses (TYPING_PAUSE_MS).
+        self.typing = False
         self.replace_session(session if session is not None else new_session())
 
     # ------------------------------------------------------------------ reading
@@ -225,12 +231,19 @@ class Document(QObject):
         return DeviceChoice(key=key)
 
     # ------------------------------------------------------------------ edits (each one an undo command)
-    def edit_declaration(self, index: int, text: str, source: str = "line") -> None:
+    def edit_declaration(self, index: int, text: str, source: str = "line", typed: bool = False) -> None:
+        """Change one operation's declaration (an undo step; typing merges into one). `typed`: the edit is a
+        keystroke in the line or a field, applied with `typing` set."""
         from workbench.gui.commands import EditDeclaration
 
         entry = self.session.operations[index]
-        if text != entry.declaration:
+        if text == entry.declaration:
+            return
+        self.typing = typed
+        try:
             self.undo_stack.push(EditDeclaration(self, entry, entry.declaration, text, source))
+        finally:
+            self.typing = False
 
     def add_operation(self, entry: OperationEntry | None = None, index: int | None = None) -> None:
         from workbench.gui.commands import InsertOperation

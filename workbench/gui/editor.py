@@ -111,11 +111,11 @@ class FieldEditor:
     # writing: each change becomes a text edit of the line
     def _text_edited(self, text: str) -> None:
         if self.param.kind == "spec":
-            self.editor.write_positional(0, '"' + text.replace('"', "") + '"', self.param.name)
+            self.editor.write_positional(0, '"' + text.replace('"', "") + '"', self.param.name, typed=True)
         elif text.strip():
-            self.editor.write_field(self.param.name, text.strip())
+            self.editor.write_field(self.param.name, text.strip(), typed=True)
         else:
-            self.editor.write_field(self.param.name, None)
+            self.editor.write_field(self.param.name, None, typed=True)
 
     def _dtype_chosen(self, index: int) -> None:
         combo = self.widget
@@ -223,11 +223,11 @@ class DeclarationEditor(QWidget):
     def _line_edited(self, text: str) -> None:
         index = self.document.current
         if index >= 0:
-            self.document.edit_declaration(index, text, source="line")
+            self.document.edit_declaration(index, text, source="line", typed=True)
 
-    def write_field(self, name: str, text: str | None) -> None:
-        """Set (or, with None, remove) one field in the current line."""
-        self._write(name, text, lambda line: without_field(line, name) if text is None else with_field(line, name, text))
+    def write_field(self, name: str, text: str | None, typed: bool = False) -> None:
+        """Set (or, with None, remove) one field in the current line; `typed`: as a keystroke in its box."""
+        self._write(name, text, lambda line: without_field(line, name) if text is None else with_field(line, name, text), typed)
 
     def write_implementation(self, name: str) -> None:
         """Choose an implementation model in one edit (one undo step): `impl=` set, or removed for the
@@ -244,10 +244,10 @@ class DeclarationEditor(QWidget):
 
         self._write("impl", name, compose)
 
-    def write_positional(self, index: int, text: str, name: str) -> None:
-        self._write(name, text, lambda line: with_positional(line, index, text))
+    def write_positional(self, index: int, text: str, name: str, typed: bool = False) -> None:
+        self._write(name, text, lambda line: with_positional(line, index, text), typed)
 
-    def _write(self, name: str, text: str | None, compose: Callable[[str], str | None]) -> None:
+    def _write(self, name: str, text: str | None, compose: Callable[[str], str | None], typed: bool = False) -> None:
         """Compose the new line from the current one, or, while this field's text breaks the line's
         syntax, from the line as it was before the field's edit began (so each keystroke is kept)."""
         entry = self.document.current_entry
@@ -264,7 +264,7 @@ class DeclarationEditor(QWidget):
         if line is None:
             return
         self._burst = _FieldEdit(entry, name, base, text or "", line)
-        self.document.edit_declaration(self.document.current, line, source=f"field:{name}")
+        self.document.edit_declaration(self.document.current, line, source=f"field:{name}", typed=typed)
 
     def _active_burst(self, entry: OperationEntry) -> "_FieldEdit | None":
         """The field edit that wrote the current line, if nothing changed the line since."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -29,8 +29,9 @@ from shiboken6 import Shiboken
 
 from workbench.analysis import COMPUTE, Analysis
 from workbench.devices.interfaces import HBM
-from workbench.gui.document import Document, OperationState
+from workbench.gui.document import TYPING_PAUSE_MS, Document, OperationState
 from workbench.gui.cached_frames import cached_frame_style
+from workbench.session import OperationEntry
 from workbench.conventions import CONVENTION_LABELS
 from workbench.units import (
     format_bandwidth,
@@ -127,6 +128,13 @@ class AnalysisPanel(QWidget):
 
         self.derivation = DerivationView()
         self.derivation.setObjectName("derivation")
+        # While the declaration is typed, the figures follow every keystroke and the derivation (the longest text
+        # of the window, to be read) is written out once the typing pauses: see _show_derivation.
+        self._derivation_of: OperationEntry | None = None
+        self._derivation_timer = QTimer(self)
+        self._derivation_timer.setSingleShot(True)
+        self._derivation_timer.setInterval(TYPING_PAUSE_MS)
+        self._derivation_timer.timeout.connect(self.catch_up_derivation)
         copy_button = QPushButton("Copy derivation")
         copy_button.setObjectName("copyDerivation")
         copy_button.clicked.connect(self.copy_derivation)
@@ -239,7 +247,30 @@ class AnalysisPanel(QWidget):
         self._show_stale(state)
         self._show_figures(analysis)
         self._show_tensors(analysis)
+        self._show_derivation(entry, analysis)
+
+    def _show_derivation(self, entry: OperationEntry, analysis: Analysis) -> None:
+        """The derivation of `analysis`: at once, or, for a keystroke into the declaration of the operation whose
+        derivation is shown (Document.typing), once the typing pauses."""
+        if self.document.typing and entry is self._derivation_of:
+            self._derivation_timer.start()  # (again): TYPING_PAUSE_MS after this keystroke
+            return
+        self._derivation_timer.stop()
+        self._derivation_of = entry
         self.derivation.show_rich_text(derivation_rich_text(analysis))
+
+    @property
+    def derivation_due(self) -> bool:
+        """Whether the derivation shown waits for the typing to pause."""
+        return self._derivation_timer.isActive()
+
+    def catch_up_derivation(self) -> None:
+        """Write out the derivation of the selected operation (the typing paused)."""
+        self._derivation_timer.stop()
+        entry = self.document.current_entry
+        analysis = self.document.state(entry).analysis if entry is not None else None
+        if entry is not None and analysis is not None:
+            self._show_derivation(entry, analysis)
 
     def _empty(self, text: str) -> None:
         self._show_figure_widgets(False)
