@@ -136,3 +136,17 @@ def test_the_derivation_of_an_error_fixed_by_typing_is_written_once_the_typing_p
     panel.catch_up_derivation()
     assert window.document.current_entry.declaration == GEMM
     assert panel.derivation.isVisible() and _shown(window) == _written(window)
+
+
+def test_copying_the_derivation_while_it_waits_writes_it_out_first(qtbot, typing_window, long_pause) -> None:  # type: ignore[no-untyped-def]
+    """Copy derivation right after a keystroke: the view shows what goes to the clipboard."""
+    window, line = typing_window()
+    panel = window.panel
+    _type(line, "9")
+    assert panel.derivation_due
+    panel.copy_derivation()
+    assert not panel.derivation_due
+    assert _shown(window) == _written(window)
+    copied = QApplication.clipboard().text()
+    assert "40,969" in copied or "40969" in copied
+    assert copied == window.document.state(window.document.current_entry).analysis.derivation_text()

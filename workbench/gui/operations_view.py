@@ -116,14 +116,11 @@ class OperationsView(QWidget):
         self._names: list[str] = []
         document.operations_changed.connect(self._refresh_after_change)
         document.selection_changed.connect(self._show_selection)
-        document.analysis_changed.connect(self._show_errors_after_change)
+        document.analysis_changed.connect(self._refresh_after_change)  # a keystroke renames and reanalyses: one pass
         self.refresh()
 
     def _refresh_after_change(self, *_: object) -> None:
         self.document.after_changes(self.refresh)  # once per change, after all its signals
-
-    def _show_errors_after_change(self, *_: object) -> None:
-        self.document.after_changes(self._show_errors)
 
     def refresh(self, *_: object) -> None:
         """The list's rows follow the document's operations: names set in place (an edit renames one), rows

@@ -363,6 +363,8 @@ class AnalysisPanel(QWidget):
         self.tensor_columns.fit({column for _, column, _, _ in changed})
 
     def copy_derivation(self) -> None:
+        if self.derivation_due:  # what is copied is what the view shows
+            self.catch_up_derivation()
         entry = self.document.current_entry
         analysis = self.document.state(entry).analysis if entry is not None else None
         if analysis is not None:
