@@ -393,3 +393,24 @@ def test_the_window_takes_its_last_layout_in_the_event_loop_turn_after_a_text_si
             QApplication.processEvents()
             time.sleep(0.005)
         assert (window.status.height(), view.height()) == first, f"{name}: the window was laid out again later"
+
+
+def test_the_tensor_table_shows_every_row_at_either_text_size(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The table is as tall as its header and rows. Its rows grow a turn of the event loop after the text does
+    (the header resizes its sections then), after the panel was refreshed at the new size: in presentation the
+    table kept the normal rows' height, and its last row was cut behind a scroll bar."""
+    window.resize(1600, 1000)
+    window.show()
+    qtbot.waitExposed(window)
+    table = window.panel.tensors
+
+    def shows_every_row() -> bool:
+        rows = sum(table.rowHeight(row) for row in range(table.rowCount()))
+        return table.height() >= table.horizontalHeader().height() + rows and not table.verticalScrollBar().isVisible()
+
+    assert table.rowCount() == 3  # the default GEMM's A, B and C
+    for presentation in (True, False, True):
+        window.set_presentation(presentation)
+        _settle_without_an_event_loop(window)
+        assert shows_every_row(), f"presentation={presentation}: {table.height()} px for rows of {table.rowHeight(0)} px"
+    window.set_presentation(False)

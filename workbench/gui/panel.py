@@ -125,6 +125,8 @@ class AnalysisPanel(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # fitted to their contents: FittedColumns
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.tensor_columns = FittedColumns(self.tensors, (0, 2, 3, 4))
+        self.tensors.verticalHeader().sectionResized.connect(self._fit_tensor_height)
+        self.tensors.horizontalHeader().geometriesChanged.connect(self._fit_tensor_height)
 
         self.derivation = DerivationView()
         self.derivation.setObjectName("derivation")
@@ -356,11 +358,17 @@ class AnalysisPanel(QWidget):
             item = self.tensors.item(row, column)
             item.setText(text)
             item.setToolTip(tip)
-        rows_height = sum(self.tensors.rowHeight(r) for r in range(len(a.tensors)))
-        height = self.tensors.horizontalHeader().height() + rows_height + 4
-        if (self.tensors.minimumHeight(), self.tensors.maximumHeight()) != (height, height):
-            self.tensors.setFixedHeight(height)
+        self._fit_tensor_height()
         self.tensor_columns.fit({column for _, column, _, _ in changed})
+
+    def _fit_tensor_height(self, *_: object) -> None:
+        """The tensor table as tall as its header and rows: all of them shown, none scrolled. Also when the rows
+        grow after the text size changed (the header resizes its sections on a later turn of the event loop, after
+        the panel has been refreshed at the new size)."""
+        table = self.tensors
+        height = table.horizontalHeader().height() + sum(table.rowHeight(r) for r in range(table.rowCount())) + 4
+        if (table.minimumHeight(), table.maximumHeight()) != (height, height):
+            table.setFixedHeight(height)
 
     def copy_derivation(self) -> None:
         if self.derivation_due:  # what is copied is what the view shows
