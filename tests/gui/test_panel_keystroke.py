@@ -334,8 +334,9 @@ def test_fitted_columns_follow_rows_removed_and_added() -> None:
 
 def test_in_presentation_typing_leaves_the_panel_its_width(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
     """At presentation size the panel is wider than its dock and scrolls sideways. Its least width does not follow
-    the details' longest word from keystroke to keystroke (137,438,953,472 ↔ 1,374,389,534,720 FLOP): the details'
-    column is as wide as a long count. So typing neither resizes the panel nor squeezes its column of names."""
+    the details' longest word from keystroke to keystroke (137,438,953,472 ↔ 1,374,389,534,720 FLOP, and on to
+    137,442,031,570,944 typing M=4096123): the details' column is as wide as a long count. So typing neither
+    resizes the panel (which lays all of it out and repaints it) nor squeezes its column of names."""
     from PySide6.QtCore import QRect
     from PySide6.QtWidgets import QLabel
 
@@ -354,7 +355,8 @@ def test_in_presentation_typing_leaves_the_panel_its_width(qtbot, typing_window)
     resizes = _Events(QEvent.Type.Resize)
     panel.installEventFilter(resizes)
     widths = set()
-    for key in [Qt.Key.Key_1, Qt.Key.Key_Backspace] * 3:
+    typing = [Qt.Key.Key_1, Qt.Key.Key_Backspace] * 3 + [Qt.Key.Key_1, Qt.Key.Key_2, Qt.Key.Key_3] + [Qt.Key.Key_Backspace] * 3
+    for key in typing:
         _type(line, [key])
         assert panel.width() == max(panel.minimumSizeHint().width(), panel.parentWidget().width())
         for name in names:

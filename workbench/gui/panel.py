@@ -54,7 +54,7 @@ FIGURE_TITLES = {
 }
 
 FIGURE_SAMPLES = ("8.888 TFLOP", "888.8 MiB", "8888 FLOP/B", "888.8 ms")  # as wide as most figures get
-DETAIL_SAMPLE = "8,888,888,888,888"  # as long as the details' longest word (an exact FLOP count) mostly gets
+DETAIL_SAMPLE = "8,888,888,888,888,888"  # as long as the details' longest word (an exact FLOP or byte count) gets: 8.9e18
 
 
 class AnalysisPanel(QWidget):
