@@ -28,7 +28,11 @@
    labels out afresh costs, as that pause does (reported, no target).
    After each of the normal and presentation edits, the frame the pause
    brings, timed apart: the derivation written out (the panel's timer slot)
-   and painted; a frame like the keystroke's, target ≤ 16 ms.
+   and painted; a frame like the keystroke's, target ≤ 16 ms. Then, as one
+   types, at each size: three digits onto M and back (4096 → 4096123 → 4096,
+   each keystroke a declaration the alternation never gives, the operation's
+   name and label longer with each digit), one sixth as many rounds as
+   alternating edits; target ≤ 16 ms.
 3. Plot redraw: the roofline's operation scatter with 10,000 points set with
    `setData` and its plot painted; and the bound-versus-size view recomputing and
    drawing a 10,000-size sweep, its plot painted (benchmarks/bench_sweep.py
@@ -173,6 +177,7 @@ def main() -> int:
     # 2b. edit to repaint with 20 labelled operations on the roofline, at normal and at presentation size
     labelled = {}
     caught_up = {}  # mode: the frames that wrote out the derivation once the typing paused
+    typed = {}  # mode: keystrokes typing digits onto M and taking them back
     panel = window.panel
     derivation_painted = PaintCounter()
     panel.derivation.viewport().installEventFilter(derivation_painted)
@@ -207,6 +212,22 @@ def main() -> int:
                 assert derivation_painted.count > before, "the derivation was not repainted once the typing paused"
         if pauses:
             caught_up[mode] = pauses
+        if not mode.endswith("afresh"):
+            # as one types: three digits onto M (4096 → 4096123, each a new declaration) and back
+            line.setCursorPosition(len("gemm(M=4096"))
+            typed_times = []
+            for _ in range(max(5, LABELLED_EDITS // 6)):
+                for key in (Qt.Key.Key_1, Qt.Key.Key_2, Qt.Key.Key_3, *[Qt.Key.Key_Backspace] * 3):
+                    start = time.perf_counter()
+                    before = painted.count
+                    QTest.keyClick(line, key)
+                    repaint_what_changed()
+                    typed_times.append(time.perf_counter() - start)
+                    assert painted.count > before, "the edit did not repaint the roofline"
+            typed[mode] = typed_times
+            assert line.text().startswith("gemm(M=4096,")
+            panel.catch_up_derivation()
+            repaint_what_changed()
         layout = window.roofline.label_layout
         shown = sum(1 for p in layout.layout.placements if p.key.startswith("operation") and p.box is not None) if layout else 0
         labelled[mode] = (times, shown)
@@ -269,6 +290,11 @@ def main() -> int:
             (f"edit to repaint, 20 operations ({shown} labelled), {mode}", statistics.median(times),
              None if mode.endswith("afresh") else 0.016, f"{LABELLED_EDITS} edits")
             for mode, (times, shown) in labelled.items()
+        ),
+        *(
+            (f"typing 3 digits onto M and back, 20 operations, {mode}", statistics.median(times), 0.016,
+             f"{len(times)} edits")
+            for mode, times in typed.items()
         ),
         *(
             (f"derivation written out once typing pauses, 20 operations, {mode}", statistics.median(times), 0.016,
