@@ -364,12 +364,20 @@ def batched_gemm_screenshots(window: Any, app: QApplication, out: Path) -> None:
 
 
 def presentation_screenshots(window: Any, app: QApplication, out: Path) -> None:
-    """The batched-GEMM example's roofline in presentation mode (View ▸ Presentation): larger text everywhere."""
+    """The batched-GEMM example's roofline in presentation mode (View ▸ Presentation): larger text everywhere; then
+    its Analysis panel, each figure's detail under it so that the panel fits its dock."""
     window.open_example("batched-gemm-sweep")
     window.tabs.setCurrentWidget(window.roofline)
     window.set_presentation(True)
     settle_window(app, window, 0.5)
     save(window, out / "presentation-roofline-batched-gemm.png")
+    notes_shown = not window.notes_dock.visibleRegion().isEmpty()
+    window.panel_dock.raise_()
+    settle_window(app, window)
+    save(window, out / "presentation-analysis-panel.png")
+    if notes_shown:
+        window.notes_dock.raise_()
+        settle_window(app, window)
     window.set_presentation(False)
     window.resize(WIDTH, HEIGHT)
     settle(app)

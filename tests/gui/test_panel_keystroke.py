@@ -332,37 +332,95 @@ def test_fitted_columns_follow_rows_removed_and_added() -> None:
     assert table.horizontalHeader().sectionSize(0) < wide
 
 
-def test_in_presentation_typing_leaves_the_panel_its_width(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
-    """At presentation size the panel is wider than its dock and scrolls sideways. Its least width does not follow
-    the details' longest word from keystroke to keystroke (137,438,953,472 ↔ 1,374,389,534,720 FLOP, and on to
-    137,442,031,570,944 typing M=4096123): the details' column is as wide as a long count. So typing neither
-    resizes the panel (which lays all of it out and repaints it) nor squeezes its column of names."""
+def test_in_presentation_typing_leaves_the_panel_its_width(qtbot, typing_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """At presentation size the details sit under their figures and the panel fits its dock (beside them, three
+    columns were wider than the dock, and the details were seen only by scrolling sideways). Typing, digits on
+    and off M (137,438,953,472 ↔ 1,374,389,534,720 FLOP, and on to 137,442,031,570,944 typing M=4096123), neither
+    resizes the panel (which lays all of it out and repaints it) nor moves its rows: the labels a keystroke
+    rewraps keep the tallest height they had until the typing pauses."""
     from PySide6.QtCore import QRect
     from PySide6.QtWidgets import QLabel
 
+    from workbench.gui import panel as panel_module
     from workbench.gui.panel import FIGURE_TITLES
 
+    monkeypatch.setattr(panel_module, "TYPING_PAUSE_MS", 60_000)  # the pause comes when the test calls it
     window, line = typing_window()
     window.available_screen = lambda: QRect(0, 0, 1600, 1000)
     window.set_presentation(True)
     qtbot.wait(50)
     panel = window.panel
+    assert panel.details_stacked
     names = [label for label in panel.findChildren(QLabel) if label.text() in FIGURE_TITLES.values()]
     line.setFocus()
     line.setCursorPosition(len("gemm(M=4096"))
     _type(line, [Qt.Key.Key_1, Qt.Key.Key_Backspace])
-    assert panel.width() > panel.parentWidget().width(), "the panel is wider than the dock in presentation"
+    assert panel.width() <= panel.parentWidget().width(), "the panel fits its dock in presentation"
+    for key, value in panel.values.items():
+        detail = panel.details[key]
+        assert detail.y() >= value.y() + value.height() - 1 and detail.x() < value.x(), (key, "under its figure")
     resizes = _Events(QEvent.Type.Resize)
     panel.installEventFilter(resizes)
+    moves = _Events(QEvent.Type.Move)
+    for label in [*names, *panel.values.values(), *panel.details.values(), panel.limiter]:
+        label.installEventFilter(moves)
     widths = set()
-    typing = [Qt.Key.Key_1, Qt.Key.Key_Backspace] * 3 + [Qt.Key.Key_1, Qt.Key.Key_2, Qt.Key.Key_3] + [Qt.Key.Key_Backspace] * 3
-    for key in typing:
+    tops = []  # where the last figure's row is after each keystroke
+    alternating = [Qt.Key.Key_1, Qt.Key.Key_Backspace] * 3
+    up_and_back = [Qt.Key.Key_1, Qt.Key.Key_2, Qt.Key.Key_3] + [Qt.Key.Key_Backspace] * 3
+    for index, key in enumerate(alternating + up_and_back):
         _type(line, [key])
         assert panel.width() == max(panel.minimumSizeHint().width(), panel.parentWidget().width())
         for name in names:
             assert name.width() >= name.sizeHint().width(), (name.text(), name.width(), name.sizeHint().width())
         widths.add(panel.width())
-    assert resizes.count == 0 and len(widths) == 1, (resizes.count, widths)
+        tops.append(panel.values["bound"].y())
+        if index == len(alternating) - 1:  # the same two texts again and again: nothing moves at all
+            assert resizes.count == 0 and moves.count == 0, (resizes.count, moves.count)
+    # Longer texts (M=4096123) may make a label taller, and the rows under it move down: never back up while typing.
+    assert len(widths) == 1, widths
+    assert tops == sorted(tops), tops
+    window.set_presentation(False)
+    qtbot.wait(50)
+    assert not panel.details_stacked
+    for key, value in panel.values.items():
+        assert panel.details[key].x() > value.x() + value.width() - 1, (key, "beside its figure again")
+    window.close()
+    window.wait_for_workers()
+
+
+def test_a_label_a_keystroke_rewraps_keeps_its_height_until_the_typing_pauses(qtbot, typing_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The title wraps onto two lines for "GEMM 40961×4096×4096 fp16" at presentation size and fits on one for
+    "GEMM 4096³ fp16": typed back to the short name it stays two lines tall, and takes one once the typing pauses
+    (and at once for an edit that is not a keystroke)."""
+    from PySide6.QtCore import QRect
+
+    from workbench.gui import panel as panel_module
+
+    monkeypatch.setattr(panel_module, "TYPING_PAUSE_MS", 60_000)
+    window, line = typing_window()
+    window.available_screen = lambda: QRect(0, 0, 1600, 1000)
+    window.set_presentation(True)
+    qtbot.wait(50)
+    panel = window.panel
+    title = panel.title
+    one_line = title.height()
+    line.setFocus()
+    line.setCursorPosition(len("gemm(M=4096"))
+    _type(line, [Qt.Key.Key_1])
+    assert title.text() == "GEMM 40961×4096×4096 fp16"
+    two_lines = title.height()
+    assert two_lines > one_line, "the long name wraps at presentation size"
+    _type(line, [Qt.Key.Key_Backspace, Qt.Key.Key_1, Qt.Key.Key_Backspace])
+    assert title.text() == "GEMM 4096³ fp16" and title.height() == two_lines and panel.heights_held
+    panel.catch_up_derivation()  # the typing pauses
+    QApplication.processEvents()
+    assert not panel.heights_held and title.height() == one_line
+    _type(line, [Qt.Key.Key_1])
+    assert title.height() == two_lines
+    window.document.undo_stack.undo()  # not a keystroke: the heights are let go at once
+    QApplication.processEvents()
+    assert not panel.heights_held and title.height() == one_line
     window.set_presentation(False)
     window.close()
     window.wait_for_workers()

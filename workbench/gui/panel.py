@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QTextBrowser,
@@ -99,13 +100,15 @@ class AnalysisPanel(QWidget):
             detail.setObjectName(f"detail_{key}")
             detail.setWordWrap(True)
             detail.setStyleSheet("color: #555;")
-            grid.addWidget(name, row, 0, Qt.AlignmentFlag.AlignTop)
-            grid.addWidget(value, row, 1, Qt.AlignmentFlag.AlignTop)
-            grid.addWidget(detail, row, 2, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(name, 2 * row, 0, Qt.AlignmentFlag.AlignTop)  # (the odd rows take the details when stacked)
+            grid.addWidget(value, 2 * row, 1, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(detail, 2 * row, 2, Qt.AlignmentFlag.AlignTop)
             self.values[key] = value
             self.details[key] = detail
         grid.setColumnStretch(2, 1)
         self.figures_grid = grid
+        self._details_stacked = False
+        self._detail_column_width = 0  # the details' column's least width beside the figures (set_base_font)
         # The declaration and the figures can be selected with the mouse (to copy a figure), from the first press on.
         self.selectable = SelectableOnPress([self.declaration, *self.values.values()], self)
 
@@ -127,12 +130,18 @@ class AnalysisPanel(QWidget):
         self.tensor_columns = FittedColumns(self.tensors, (0, 2, 3, 4))
         self.tensors.verticalHeader().sectionResized.connect(self._fit_tensor_height)
         self.tensors.horizontalHeader().geometriesChanged.connect(self._fit_tensor_height)
+        self.tensors.horizontalScrollBar().rangeChanged.connect(self._fit_tensor_height)
 
         self.derivation = DerivationView()
         self.derivation.setObjectName("derivation")
         # While the declaration is typed, the figures follow every keystroke and the derivation (the longest text
         # of the window, to be read) is written out once the typing pauses: see _show_derivation.
         self._derivation_of: OperationEntry | None = None
+        # Labels whose height is held while the declaration is typed (they grow, and shrink once it pauses): the
+        # rows under a label that wraps onto one line fewer for one keystroke and one more for the next do not
+        # jump up and down, nor is the panel under them laid out and repainted for it. Each with its own least
+        # height from before the hold.
+        self._held: list[tuple[QLabel, int]] = []
         self._derivation_timer = QTimer(self)
         self._derivation_timer.setSingleShot(True)
         self._derivation_timer.setInterval(TYPING_PAUSE_MS)
@@ -148,6 +157,7 @@ class AnalysisPanel(QWidget):
         derivation_row.addWidget(copy_button)
         tensors_title = QLabel("Tensors crossing HBM → on-chip caches")
         tensors_title.setStyleSheet("font-weight: 600;")
+        tensors_title.setWordWrap(True)  # (on one line it alone was wider than the dock at presentation size)
         self.tensors_title = tensors_title
 
         self.empty = QLabel("No operation selected.")
@@ -218,8 +228,39 @@ class AnalysisPanel(QWidget):
         sample.setWordWrap(True)
         sample.setStyleSheet(self.details["work"].styleSheet())
         sample.setFont(font)
-        self.figures_grid.setColumnMinimumWidth(2, sample.minimumSizeHint().width())
+        self._detail_column_width = sample.minimumSizeHint().width()
+        self.figures_grid.setColumnMinimumWidth(2, 0 if self._details_stacked else self._detail_column_width)
         self.refresh()
+
+    def stack_details(self, stacked: bool) -> None:
+        """Each figure's detail under its name and figure (presentation) or beside them, in a third column.
+
+        At presentation size the three columns are wider than the dock gives the panel: the details (the exact
+        counts, the rates and their sources) were off to the right, seen only by scrolling sideways. Under the
+        figures they wrap in the width of the names and figures, and the panel fits its dock."""
+        if stacked == self._details_stacked:
+            return
+        self._details_stacked = stacked
+        grid = self.figures_grid
+        for row, key in enumerate(FIGURES):
+            detail = self.details[key]
+            grid.removeWidget(detail)
+            # Under the figures a detail is as wide as the names and figures are, and wraps in that width: its own
+            # widths (which change with its text on every keystroke) are not asked, or they would move the columns.
+            policy = detail.sizePolicy()
+            policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored if stacked else QSizePolicy.Policy.Preferred)
+            detail.setSizePolicy(policy)
+            if stacked:
+                grid.addWidget(detail, 2 * row + 1, 0, 1, 2, Qt.AlignmentFlag.AlignTop)
+            else:
+                grid.addWidget(detail, 2 * row, 2, Qt.AlignmentFlag.AlignTop)
+        grid.setColumnStretch(1, 1 if stacked else 0)
+        grid.setColumnStretch(2, 0 if stacked else 1)
+        grid.setColumnMinimumWidth(2, 0 if stacked else self._detail_column_width)
+
+    @property
+    def details_stacked(self) -> bool:
+        return self._details_stacked
 
     # ------------------------------------------------------------------
     def _refresh_after_change(self, *_: object) -> None:
@@ -227,6 +268,11 @@ class AnalysisPanel(QWidget):
         self.document.after_changes(self.refresh)
 
     def refresh(self, *_: object) -> None:
+        if self.document.typing:
+            self._hold_heights()
+            self._derivation_timer.start()  # (again): the pause writes the derivation and lets the heights go
+        elif self._held:
+            self._release_heights()
         entry = self.document.current_entry
         if entry is None:
             self._empty("No operation selected. Add one with Edit ▸ Add operation, or open an example.")
@@ -255,20 +301,45 @@ class AnalysisPanel(QWidget):
         """The derivation of `analysis`: at once, or, for a keystroke into the declaration of the operation whose
         derivation is shown (Document.typing), once the typing pauses."""
         if self.document.typing and entry is self._derivation_of:
-            self._derivation_timer.start()  # (again): TYPING_PAUSE_MS after this keystroke
-            return
-        self._derivation_timer.stop()
+            return  # written when the timer refresh started goes off (TYPING_PAUSE_MS after this keystroke)
+        if not self.document.typing:
+            self._derivation_timer.stop()
         self._derivation_of = entry
         self.derivation.show_rich_text(derivation_rich_text(analysis))
 
     @property
     def derivation_due(self) -> bool:
-        """Whether the derivation shown waits for the typing to pause."""
+        """Whether the panel waits for the typing to pause (to write out the derivation, to let go of the labels'
+        heights)."""
         return self._derivation_timer.isActive()
 
+    def _hold_heights(self) -> None:
+        """Before a keystroke's texts: hold the height of each label a keystroke may rewrap, at the tallest it has
+        been since the typing began (a label that grew for the last keystroke keeps that height)."""
+        held = {label for label, _ in self._held}
+        for label in (self.title, self.declaration, self.limiter, *self.details.values()):
+            if label.isVisible():
+                height = label.height()
+                if label not in held:
+                    self._held.append((label, label.minimumHeight()))
+                if height > label.minimumHeight():
+                    label.setMinimumHeight(height)
+
+    def _release_heights(self) -> None:
+        held, self._held = self._held, []
+        for label, least in held:
+            label.setMinimumHeight(least)
+
+    @property
+    def heights_held(self) -> bool:
+        """Whether the labels' heights are held for the typing (until it pauses)."""
+        return bool(self._held)
+
     def catch_up_derivation(self) -> None:
-        """Write out the derivation of the selected operation (the typing paused)."""
+        """Write out the derivation of the selected operation, and let the labels take their own heights again
+        (the typing paused)."""
         self._derivation_timer.stop()
+        self._release_heights()
         entry = self.document.current_entry
         analysis = self.document.state(entry).analysis if entry is not None else None
         if entry is not None and analysis is not None:
@@ -362,11 +433,14 @@ class AnalysisPanel(QWidget):
         self.tensor_columns.fit({column for _, column, _, _ in changed})
 
     def _fit_tensor_height(self, *_: object) -> None:
-        """The tensor table as tall as its header and rows: all of them shown, none scrolled. Also when the rows
-        grow after the text size changed (the header resizes its sections on a later turn of the event loop, after
-        the panel has been refreshed at the new size)."""
+        """The tensor table as tall as its header, rows and (where the columns are wider than it) scroll bar: every
+        row shown, none scrolled. Also when the rows grow after the text size changed (the header resizes its
+        sections on a later turn of the event loop, after the panel has been refreshed at the new size)."""
         table = self.tensors
         height = table.horizontalHeader().height() + sum(table.rowHeight(r) for r in range(table.rowCount())) + 4
+        bar = table.horizontalScrollBar()
+        if bar.maximum() > 0:  # columns wider than the table (long names at presentation size): the bar takes room
+            height += bar.sizeHint().height()
         if (table.minimumHeight(), table.maximumHeight()) != (height, height):
             table.setFixedHeight(height)
 

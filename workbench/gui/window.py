@@ -808,6 +808,7 @@ class MainWindow(QMainWindow):
         window stays on the screen; normal mode: they ask for their full minimum, as before."""
         for area in self.findChildren(_RoomyArea):
             area.set_squeezable(on)
+        self.panel.stack_details(on)  # the details under the figures: three columns are wider than the dock
         # the plot tabs' least width is their widest page's (the measurement table): in presentation the plots shrink
         self.tabs.setMinimumWidth(self.tabs.tabBar().minimumSizeHint().width() // 2 if on else 0)
 
