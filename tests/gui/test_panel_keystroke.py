@@ -389,10 +389,10 @@ def test_in_presentation_typing_leaves_the_panel_its_width(qtbot, typing_window,
     window.wait_for_workers()
 
 
-def test_a_label_a_keystroke_rewraps_keeps_its_height_until_the_typing_pauses(qtbot, typing_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_label_a_keystroke_rewraps_keeps_its_height_while_the_declaration_is_typed(qtbot, typing_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The title wraps onto two lines for "GEMM 40961×4096×4096 fp16" at presentation size and fits on one for
-    "GEMM 4096³ fp16": typed back to the short name it stays two lines tall, and takes one once the typing pauses
-    (and at once for an edit that is not a keystroke)."""
+    "GEMM 4096³ fp16": typed back to the short name it stays two lines tall, pauses in the typing included, and
+    takes one line again at the next change that is not a keystroke (an undo, another operation)."""
     from PySide6.QtCore import QRect
 
     from workbench.gui import panel as panel_module
@@ -413,14 +413,19 @@ def test_a_label_a_keystroke_rewraps_keeps_its_height_until_the_typing_pauses(qt
     assert two_lines > one_line, "the long name wraps at presentation size"
     _type(line, [Qt.Key.Key_Backspace, Qt.Key.Key_1, Qt.Key.Key_Backspace])
     assert title.text() == "GEMM 4096³ fp16" and title.height() == two_lines and panel.heights_held
-    panel.catch_up_derivation()  # the typing pauses
+    panel.catch_up_derivation()  # the typing pauses: the rows stay where they are
     QApplication.processEvents()
-    assert not panel.heights_held and title.height() == one_line
+    assert panel.heights_held and title.height() == two_lines
     _type(line, [Qt.Key.Key_1])
     assert title.height() == two_lines
-    window.document.undo_stack.undo()  # not a keystroke: the heights are let go at once
+    window.document.undo_stack.undo()  # not a keystroke (back to 4096): the labels take their own heights at once
     QApplication.processEvents()
     assert not panel.heights_held and title.height() == one_line
+    line.setCursorPosition(len("gemm(M=4096"))  # (the undo put the whole line back)
+    _type(line, [Qt.Key.Key_1])
+    assert title.height() == two_lines and panel.heights_held
+    window.document.select(0)  # (already selected: no change, nothing let go)
+    assert panel.heights_held
     window.set_presentation(False)
     window.close()
     window.wait_for_workers()

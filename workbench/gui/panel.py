@@ -137,8 +137,9 @@ class AnalysisPanel(QWidget):
         # While the declaration is typed, the figures follow every keystroke and the derivation (the longest text
         # of the window, to be read) is written out once the typing pauses: see _show_derivation.
         self._derivation_of: OperationEntry | None = None
-        # Labels whose height is held while the declaration is typed (they grow, and shrink once it pauses): the
-        # rows under a label that wraps onto one line fewer for one keystroke and one more for the next do not
+        # Labels whose height is held while the declaration is typed, pauses included: they grow, and take their
+        # own heights again at the next change that is not a keystroke (another operation, an undo, a session).
+        # The rows under a label that wraps onto one line fewer for one keystroke and one more for the next do not
         # jump up and down, nor is the panel under them laid out and repainted for it. Each with its own least
         # height from before the hold.
         self._held: list[tuple[QLabel, int]] = []
@@ -270,7 +271,6 @@ class AnalysisPanel(QWidget):
     def refresh(self, *_: object) -> None:
         if self.document.typing:
             self._hold_heights()
-            self._derivation_timer.start()  # (again): the pause writes the derivation and lets the heights go
         elif self._held:
             self._release_heights()
         entry = self.document.current_entry
@@ -301,16 +301,15 @@ class AnalysisPanel(QWidget):
         """The derivation of `analysis`: at once, or, for a keystroke into the declaration of the operation whose
         derivation is shown (Document.typing), once the typing pauses."""
         if self.document.typing and entry is self._derivation_of:
-            return  # written when the timer refresh started goes off (TYPING_PAUSE_MS after this keystroke)
-        if not self.document.typing:
-            self._derivation_timer.stop()
+            self._derivation_timer.start()  # (again): TYPING_PAUSE_MS after this keystroke
+            return
+        self._derivation_timer.stop()
         self._derivation_of = entry
         self.derivation.show_rich_text(derivation_rich_text(analysis))
 
     @property
     def derivation_due(self) -> bool:
-        """Whether the panel waits for the typing to pause (to write out the derivation, to let go of the labels'
-        heights)."""
+        """Whether the derivation shown waits for the typing to pause."""
         return self._derivation_timer.isActive()
 
     def _hold_heights(self) -> None:
@@ -332,14 +331,12 @@ class AnalysisPanel(QWidget):
 
     @property
     def heights_held(self) -> bool:
-        """Whether the labels' heights are held for the typing (until it pauses)."""
+        """Whether the labels' heights are held for the typing (until a change that is not a keystroke)."""
         return bool(self._held)
 
     def catch_up_derivation(self) -> None:
-        """Write out the derivation of the selected operation, and let the labels take their own heights again
-        (the typing paused)."""
+        """Write out the derivation of the selected operation (the typing paused)."""
         self._derivation_timer.stop()
-        self._release_heights()
         entry = self.document.current_entry
         analysis = self.document.state(entry).analysis if entry is not None else None
         if entry is not None and analysis is not None:
