@@ -132,8 +132,10 @@ def test_the_derivation_is_retexted_in_place(qtbot, typing_window, monkeypatch) 
     (another shape of derivation) is set afresh."""
     from PySide6.QtWidgets import QTextBrowser
 
+    from workbench.gui import panel as panel_module
     from workbench.gui.panel import derivation_html
 
+    monkeypatch.setattr(panel_module, "TYPING_PAUSE_MS", 60_000)  # the pause comes when the test calls it
     window, line = typing_window()
     panel = window.panel
     for declaration in ("add(n=2**24, dtype=fp32)", "gemm(M=4096, N=4096, K=4096, dtype=fp16)"):  # set afresh twice:
@@ -151,6 +153,8 @@ def test_the_derivation_is_retexted_in_place(qtbot, typing_window, monkeypatch) 
         return panel.derivation.document().toHtml() == reference.document().toHtml()
 
     _type(qtbot, line, 5)
+    assert "40,961" not in panel.derivation.toPlainText(), "the derivation waits for the typing to pause"
+    panel.catch_up_derivation()  # the typing pauses
     assert set_afresh == []
     assert "40,961" in panel.derivation.toPlainText()
     assert shown_as_set_afresh()
