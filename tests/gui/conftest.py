@@ -152,3 +152,12 @@ def derivation_texts():  # type: ignore[no-untyped-def]
         return texts
 
     return make
+
+
+@pytest.fixture
+def long_pause(monkeypatch):  # type: ignore[no-untyped-def]
+    """The typing pauses only when the test says so (the Analysis panel's timer slot, `catch_up_derivation`), not
+    after a slow keystroke on a loaded machine: a window made after this waits a minute for the pause."""
+    from workbench.gui import panel as panel_module
+
+    monkeypatch.setattr(panel_module, "TYPING_PAUSE_MS", 60_000)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit
@@ -37,14 +36,6 @@ def _type(line: QLineEdit, keys: str) -> None:
     for key in keys:
         QTest.keyClick(line, key)
         QApplication.processEvents()
-
-
-@pytest.fixture
-def long_pause(monkeypatch):  # type: ignore[no-untyped-def]
-    """The typing pauses only when the test says so (the panel's timer slot), not after a slow keystroke."""
-    from workbench.gui import panel as panel_module
-
-    monkeypatch.setattr(panel_module, "TYPING_PAUSE_MS", 60_000)
 
 
 def test_the_figures_follow_each_keystroke_and_the_derivation_the_pause(qtbot, typing_window, long_pause) -> None:  # type: ignore[no-untyped-def]

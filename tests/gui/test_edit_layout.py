@@ -126,16 +126,14 @@ def test_level_points_are_set_only_when_they_change(qtbot, typing_window, monkey
     window.wait_for_workers()
 
 
-def test_the_derivation_is_retexted_in_place(qtbot, typing_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_derivation_is_retexted_in_place(qtbot, typing_window, monkeypatch, long_pause) -> None:  # type: ignore[no-untyped-def]
     """A keystroke replaces the changed figures of the derivation in place (no setHtml: no whole relayout, no
     scroll bar hiding and showing); what it shows is what setHtml would have shown. Another kind of operation
     (another shape of derivation) is set afresh."""
     from PySide6.QtWidgets import QTextBrowser
 
-    from workbench.gui import panel as panel_module
     from workbench.gui.panel import derivation_html
 
-    monkeypatch.setattr(panel_module, "TYPING_PAUSE_MS", 60_000)  # the pause comes when the test calls it
     window, line = typing_window()
     panel = window.panel
     for declaration in ("add(n=2**24, dtype=fp32)", "gemm(M=4096, N=4096, K=4096, dtype=fp16)"):  # set afresh twice:

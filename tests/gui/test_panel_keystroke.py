@@ -332,19 +332,17 @@ def test_fitted_columns_follow_rows_removed_and_added() -> None:
     assert table.horizontalHeader().sectionSize(0) < wide
 
 
-def test_in_presentation_typing_leaves_the_panel_its_width(qtbot, typing_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_in_presentation_typing_leaves_the_panel_its_width(qtbot, typing_window, long_pause) -> None:  # type: ignore[no-untyped-def]
     """At presentation size the details sit under their figures and the panel fits its dock (beside them, three
     columns were wider than the dock, and the details were seen only by scrolling sideways). Typing, digits on
     and off M (137,438,953,472 ↔ 1,374,389,534,720 FLOP, and on to 137,442,031,570,944 typing M=4096123), neither
     resizes the panel (which lays all of it out and repaints it) nor moves its rows: the labels a keystroke
-    rewraps keep the tallest height they had until the typing pauses."""
+    rewraps keep the tallest height they have had, until a change that is not a keystroke."""
     from PySide6.QtCore import QRect
     from PySide6.QtWidgets import QLabel
 
-    from workbench.gui import panel as panel_module
     from workbench.gui.panel import FIGURE_TITLES
 
-    monkeypatch.setattr(panel_module, "TYPING_PAUSE_MS", 60_000)  # the pause comes when the test calls it
     window, line = typing_window()
     window.available_screen = lambda: QRect(0, 0, 1600, 1000)
     window.set_presentation(True)
@@ -389,15 +387,12 @@ def test_in_presentation_typing_leaves_the_panel_its_width(qtbot, typing_window,
     window.wait_for_workers()
 
 
-def test_a_label_a_keystroke_rewraps_keeps_its_height_while_the_declaration_is_typed(qtbot, typing_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_label_a_keystroke_rewraps_keeps_its_height_while_the_declaration_is_typed(qtbot, typing_window, long_pause) -> None:  # type: ignore[no-untyped-def]
     """The title wraps onto two lines for "GEMM 40961×4096×4096 fp16" at presentation size and fits on one for
     "GEMM 4096³ fp16": typed back to the short name it stays two lines tall, pauses in the typing included, and
     takes one line again at the next change that is not a keystroke (an undo, another operation)."""
     from PySide6.QtCore import QRect
 
-    from workbench.gui import panel as panel_module
-
-    monkeypatch.setattr(panel_module, "TYPING_PAUSE_MS", 60_000)
     window, line = typing_window()
     window.available_screen = lambda: QRect(0, 0, 1600, 1000)
     window.set_presentation(True)

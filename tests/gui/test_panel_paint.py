@@ -61,16 +61,13 @@ def _type(line, keys: list[Qt.Key]) -> None:  # type: ignore[no-untyped-def]
         QApplication.processEvents()
 
 
-def test_a_keystroke_repaints_the_labels_it_retexts_not_the_panel_behind_them(qtbot, typing_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_keystroke_repaints_the_labels_it_retexts_not_the_panel_behind_them(qtbot, typing_window, long_pause) -> None:  # type: ignore[no-untyped-def]
     """Each keystroke retexts the title, the declaration, the figures, some details and the limiter, and repaints
     them; the panel is not repainted behind them, nor, once the typing pauses and the derivation is written out,
     behind the derivation's scroll bar (which repaints where the derivation changes height, its handle then having
     another length, and fills its own background). What is on
     screen after each keystroke is, pixel for pixel, what a fresh render of the panel's dock shows, at normal and
     at presentation size."""
-    from workbench.gui import panel as panel_module
-
-    monkeypatch.setattr(panel_module, "TYPING_PAUSE_MS", 60_000)  # the pause comes when the test calls it
     window, line = typing_window(operations=3)
     window.available_screen = lambda: QRect(0, 0, 1600, 1000)
     panel = window.panel
