@@ -312,6 +312,13 @@ class MainWindow(QMainWindow):
         self.status = self.statusBar()
         self.device_status = QLabel()
         self.status.addPermanentWidget(self.device_status)
+        self.cancel_import = QPushButton("Cancel import")
+        self.cancel_import.setObjectName("cancelImport")
+        self.cancel_import.setToolTip("Stop reading the profile; nothing is imported")
+        self.cancel_import.clicked.connect(self.profile_importer.cancel_reading)
+        self.cancel_import.setVisible(False)
+        self.status.addPermanentWidget(self.cancel_import)
+        self.profile_importer.reading_changed.connect(self.cancel_import.setVisible)
         self.profile_importer.message.connect(lambda text: self.status.showMessage(text, 6000))
         self.profile_importer.import_failed.connect(self.show_banner)
         self.profile_importer.profile_imported.connect(lambda _: self.tabs.setCurrentWidget(self.profile_view))
@@ -1017,6 +1024,7 @@ class MainWindow(QMainWindow):
             return
         self.session_io.window_closing()
         self.measurement.shutdown()  # cancels a run or a calibration in progress
+        self.profile_importer.cancel_reading()  # a profile being read stops at its next line
         self.save_preferences()
         self.wait_for_workers()
         super().closeEvent(event)
