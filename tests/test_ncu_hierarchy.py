@@ -19,7 +19,7 @@ def _metric(name: str, value: float, unit: str) -> Metric:
 
 def test_the_fixture_gives_dram_l2_and_l1_shared_bytes() -> None:
     (kernel,) = read_profile(FIXTURE).kernels()
-    across = kernel.bytes_across()
+    across = kernel.bytes_across("nersc")
     # DRAM: 67,108,864 B read (A and B once) + 33,554,432 B written (C) = 100,663,296 B, the compulsory bytes
     assert across["hbm"] == 100_663_296
     # L2 → SM: lts__t_bytes.sum = 2,147,483,648 B of 128×128 tile loads + 33,554,432 B of C = 2,181,038,080 B
