@@ -219,7 +219,8 @@ def ncu_l2_traffic(metrics: Mapping[str, Metric]) -> Reading | None:
     cycles = _cycles(metrics, NCU_L2_CYCLES)
     if cycles is not None and cycles.value is not None:
         return Reading(cycles.value * NCU_L2_CYCLE_BYTES, f"{NCU_L2_CYCLES} × {NCU_L2_CYCLE_BYTES} B", cycles.scaled)
-    return read_counter(metrics, (NCU_L2_OLDER,), "B")
+    older = read_counter(metrics, (NCU_L2_OLDER,), "B")
+    return None if older is None else Reading(older.value, f"{NCU_L2_OLDER} (ncu's older sections)", older.scaled)
 
 
 def _capability(text: str) -> tuple[int, int] | None:

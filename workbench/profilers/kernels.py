@@ -33,6 +33,7 @@ from workbench.profilers.counters import (
     median_reading,
 )
 from workbench.profilers.names import kernel_base_name, kernel_base_names
+from workbench.units import format_bytes, format_intensity
 from workbench.profilers.records import (
     NCU,
     NSYS,
@@ -78,6 +79,22 @@ class LevelBytes:
         """'L2 = lts__lts2xbar_cycles_active.sum × 32 B; L1 = … (Nsight Compute's hierarchical-roofline sections)'."""
         parts = [f"{name} = {reading.source}" for name, reading in (("L2", self.l2), ("L1", self.l1)) if reading is not None]
         return "; ".join(parts or ["no level counters in the file"]) + f" ({self.title})"
+
+    def points(self, flop: float | None) -> list[tuple[str, str, Reading, float | None]]:
+        """(interface key, 'L2'/'L1', bytes, FLOP per byte or None) per level the method counted."""
+        found = []
+        for key, name, reading in ((L2, "L2", self.l2), (SMEM, "L1", self.l1)):
+            if reading is not None and reading.value > 0:
+                found.append((key, name, reading, flop / float(reading.value) if flop else None))
+        return found
+
+    def text(self, flop: float | None, binary: bool = False) -> str:
+        """'L2 2.147 GB = lts__lts2xbar_cycles_active.sum × 32 B, 64 FLOP/B; L1 …': what a report shows per kernel."""
+        parts = []
+        for _, name, reading, intensity in self.points(flop):
+            part = f"{name} {format_bytes(float(reading.value), binary)} = {reading.source}"
+            parts.append(part + (f", {format_intensity(intensity)}" if intensity is not None else ""))
+        return "; ".join(parts) if parts else "no level counters in the file"
 
     def to_dict(self, flop: float | None = None) -> dict[str, object]:
         """The method, and per level its bytes, the metrics they came from and (given the FLOP) the intensity."""
