@@ -59,11 +59,14 @@ def test_a_kernel_without_l1_counters_has_no_l1_figure_and_the_counters_are_kept
 
 # ---------------------------------------------------------------- ncu's own sections and the NERSC method
 
-LEVELS = DATA / "ncu_raw_levels.csv"  # hand-written: ncu's hierarchical-roofline metrics of both generations
+# hand-written, ncu's hierarchical-roofline metrics of both generations: an older release's run on an A100, a current one's on an H100
+OLDER = DATA / "ncu_raw_levels_older_a100.csv"
+CURRENT = DATA / "ncu_raw_levels_h100.csv"
 
 
 def test_level_bytes_of_both_generations_by_ncus_sections_and_by_nersc() -> None:
-    scale, gemm = read_profile(LEVELS).kernels()
+    (scale,) = read_profile(OLDER).kernels()
+    (gemm,) = read_profile(CURRENT).kernels()
     # scale_kernel on CC 8.0, collected by an older ncu: its sections' L2 is the L2 → L1 read bytes,
     # l1tex__m_xbar2l1tex_read_bytes.sum = 268,435,456 B; its L1 the local/global writeback cycles (CC 7.5–8.9)
     # 2,097,152 × 128 B = 268,435,456 B.
@@ -120,23 +123,23 @@ def test_a_file_with_only_the_nersc_counters_has_no_ncu_levels() -> None:
 def test_import_ncu_levels_option_and_json(capsys) -> None:  # type: ignore[no-untyped-def]
     from workbench.cli import main
 
-    assert main(["import-ncu", str(LEVELS)]) == 0
+    assert main(["import-ncu", str(CURRENT)]) == 0
     out = capsys.readouterr().out
     assert "levels (Nsight Compute's hierarchical-roofline sections):" in out
     assert "tiled_gemm_128x128x32_kernel: L2 2.147 GB = lts__lts2xbar_cycles_active.sum × 32 B, 64 FLOP/B" in out
-    assert main(["import-ncu", str(LEVELS), "--levels", "nersc"]) == 0
+    assert main(["import-ncu", str(CURRENT), "--levels", "nersc"]) == 0
     out = capsys.readouterr().out
     assert "levels (the NERSC method (Yang et al., arXiv 2009.02449)):" in out
     assert "tiled_gemm_128x128x32_kernel: L2 2.181 GB = lts__t_bytes.sum, 63.02 FLOP/B" in out
-    assert main(["import-ncu", str(LEVELS), "--levels", "nersc", "--json"]) == 0
+    assert main(["import-ncu", str(CURRENT), "--levels", "nersc", "--json"]) == 0
     import json
 
     data = json.loads(capsys.readouterr().out)
     assert data["levels_method"] == "nersc"
-    gemm = data["kernels"][1]
+    (gemm,) = data["kernels"]
     assert gemm["levels"]["nersc"]["l2"]["bytes"] == 2_181_038_080
     assert gemm["levels"]["ncu"]["l2"]["bytes"] == 2_147_483_648
     with pytest.raises(SystemExit) as exit_code:  # argparse refuses an unknown method in one line, exit 2
-        main(["import-ncu", str(LEVELS), "--levels", "roofs"])
+        main(["import-ncu", str(CURRENT), "--levels", "roofs"])
     assert exit_code.value.code == 2
     assert "invalid choice: 'roofs' (choose from 'ncu', 'nersc')" in capsys.readouterr().err
