@@ -363,24 +363,39 @@ def _read_database(connection: sqlite3.Connection, source: str) -> Trace:
     return trace
 
 
-# Where exporters name the GPUs, newest first, and the columns each may call the device id, memory and bus.
-GPU_TABLES = ("TARGET_INFO_GPU", "TARGET_INFO_CUDA_GPU", "TARGET_INFO_CUDA_DEVICE")
-_GPU_ID_COLUMNS = ("id", "cuDevice", "deviceId")
+# Where exporters name the GPUs: TARGET_INFO_GPU (nsys from mid 2021; keyed by `id`, with `cuDevice` in some
+# releases), TARGET_INFO_CUDA_GPU (early 2021, keyed by `deviceId`). Newer exports map CUDA device ids (the
+# activity tables' deviceId) to GPU ids in TARGET_INFO_CUDA_DEVICE (gpuId, cudaId).
+GPU_TABLES = (("TARGET_INFO_GPU", ("cuDevice", "id")), ("TARGET_INFO_CUDA_GPU", ("deviceId", "cuDevice", "id")))
+CUDA_DEVICE_TABLE = "TARGET_INFO_CUDA_DEVICE"
 _GPU_MEMORY_COLUMNS = ("totalMemory", "globalMemorySize", "memorySize")
 _GPU_BUS_COLUMNS = ("busLocation", "pciBusId")
 MAX_GPUS = 256
 
 
+def _cuda_ids(connection: sqlite3.Connection, tables: set[str]) -> dict[int, int]:
+    """GPU id → CUDA device id, where the export keeps that map; empty otherwise."""
+    if CUDA_DEVICE_TABLE not in tables or not {"gpuId", "cudaId"} <= _columns(connection, CUDA_DEVICE_TABLE):
+        return {}
+    found: dict[int, int] = {}
+    for gpu_id, cuda_id in connection.execute(f'SELECT "gpuId", "cudaId" FROM {CUDA_DEVICE_TABLE} LIMIT {MAX_GPUS}'):
+        if type(gpu_id) is int and type(cuda_id) is int:
+            found.setdefault(gpu_id, cuda_id)
+    return found
+
+
 def _read_gpus(connection: sqlite3.Connection, tables: set[str], trace: Trace) -> tuple[TraceGpu, ...]:
-    """The GPUs the database names, looked up by the columns its schema has (PRAGMA table_info): those the
-    intervals ran on first. Empty where no table names one."""
-    for table in GPU_TABLES:
+    """The GPUs the database names, by the CUDA device id its intervals carry, looked up by the tables and
+    columns its schema has (PRAGMA table_info): those the intervals ran on first. Empty where none is named."""
+    for table, id_columns in GPU_TABLES:
         if table not in tables:
             continue
         columns = _columns(connection, table)
-        id_column = next((c for c in _GPU_ID_COLUMNS if c in columns), None)
+        id_column = next((c for c in id_columns if c in columns), None)
         if "name" not in columns or id_column is None:
             continue
+        # a GPU id (`id`) is a CUDA device id only through the export's map, where it has one
+        cuda_ids = _cuda_ids(connection, tables) if id_column == "id" else {}
         memory = next((c for c in _GPU_MEMORY_COLUMNS if c in columns), None)
         bus = next((c for c in _GPU_BUS_COLUMNS if c in columns), None)
         major = next((c for c in ("computeMajor", "smMajor") if c in columns), None)
@@ -391,7 +406,10 @@ def _read_gpus(connection: sqlite3.Connection, tables: set[str], trace: Trace) -
         for device_id, name, size, location, cc_major, cc_minor in connection.execute(
             f"SELECT {', '.join(picked)} FROM {table} LIMIT {MAX_GPUS}"
         ):
-            if type(device_id) is not int or not isinstance(name, str) or not name.strip() or device_id in found:
+            if type(device_id) is not int or not isinstance(name, str) or not name.strip():
+                continue
+            device_id = cuda_ids.get(device_id, device_id)
+            if device_id in found:
                 continue
             capability = f"{cc_major}.{cc_minor}" if type(cc_major) is int and type(cc_minor) is int else ""
             found[device_id] = TraceGpu(device_id, name.strip()[:200], size if type(size) is int and size > 0 else None,
