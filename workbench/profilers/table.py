@@ -385,7 +385,11 @@ def _records(
         row = _next_record(feed, reader, source, width, header_line, rules.fewest if rules is not None else width)
         if row is None:
             break
-        if folded is not None and len(row.cells) == width and [_fold(cell) for cell in row.cells] == folded:
+        if (
+            folded is not None
+            and _fold(row.cells[0]) == folded[0]  # the first cell tells a header from a row before all are folded
+            and [_fold(cell) for cell in row.cells] == folded
+        ):
             rules.headers_again.append(row.line)  # type: ignore[union-attr]
             continue
         yield row
