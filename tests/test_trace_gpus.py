@@ -104,3 +104,14 @@ def test_copy_kinds_without_the_enum_table_include_unified_memory(tmp_path: Path
         "[CUDA memcpy Unified Device-to-Device]",
         "[CUDA memcpy Unknown]",  # a kind no release defines is still a copy
     ]
+
+
+def test_a_gpu_name_with_control_characters_is_kept_as_text(tmp_path: Path) -> None:
+    path = _database(
+        tmp_path / "escape.sqlite",
+        "CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT)",
+        "INSERT INTO TARGET_INFO_GPU VALUES (0, char(27) || '[31mNVIDIA H100 80GB HBM3' || char(7))",
+        "INSERT INTO TARGET_INFO_GPU VALUES (1, char(27))",
+    )
+    (gpu,) = read_trace(path).gpus
+    assert gpu.name == "[31mNVIDIA H100 80GB HBM3"

@@ -406,13 +406,14 @@ def _read_gpus(connection: sqlite3.Connection, tables: set[str], trace: Trace) -
         for device_id, name, size, location, cc_major, cc_minor in connection.execute(
             f"SELECT {', '.join(picked)} FROM {table} LIMIT {MAX_GPUS}"
         ):
-            if type(device_id) is not int or not isinstance(name, str) or not name.strip():
+            if type(device_id) is not int or not isinstance(name, str):
                 continue
+            shown = "".join(character for character in name[:200] if character.isprintable()).strip()  # shown as text
             device_id = cuda_ids.get(device_id, device_id)
-            if device_id in found:
+            if not shown or device_id in found:
                 continue
             capability = f"{cc_major}.{cc_minor}" if type(cc_major) is int and type(cc_minor) is int else ""
-            found[device_id] = TraceGpu(device_id, name.strip()[:200], size if type(size) is int and size > 0 else None,
+            found[device_id] = TraceGpu(device_id, shown, size if type(size) is int and size > 0 else None,
                                         location if isinstance(location, str) else "", capability)
         used = {int(device.removeprefix("GPU ")) for device, _ in trace.streams if device.removeprefix("GPU ").isdecimal()}
         return tuple(sorted(found.values(), key=lambda gpu: (gpu.device_id not in used, gpu.device_id)))
