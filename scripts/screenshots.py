@@ -264,6 +264,23 @@ def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "profile-hopper-in-cpu-session.png")
 
 
+def levels_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """The Profile tab's levels: a 4096³ fp16 GEMM kernel's L2 and L1 points counted as Nsight Compute's
+    hierarchical-roofline sections count them and as NERSC's method does, each labelled with its method."""
+    window.new_session()  # its one operation: the 4096³ fp16 GEMM
+    window.document.set_device("h100-sxm")
+    window.document.select(0)
+    window.import_profile(str(ROOT / "tests" / "data" / "ncu_raw_levels_h100.csv"))
+    wait_until(app, lambda: window.profile_importer.dialog is not None, "the profile import")
+    window.profile_importer.dialog.choose(0, 0)
+    window.profile_importer.dialog.accept()
+    wait_until(app, lambda: not window.profile_importer.busy, "the profile import")
+    window.tabs.setCurrentWidget(window.profile_view)
+    window.profile_view.splitter.setSizes([150, 700])
+    settle(app)
+    save(window, out / "profile-levels.png")
+
+
 def compare_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The Compare tab: a 4096³ fp16 GEMM, the same GEMM in int8 and a 2^24 fp32 vector add on the
     session's H100 SXM, an H200 SXM and an A100 SXM 80 GB; the rooflines of four devices overlaid for the
@@ -475,7 +492,7 @@ def calibration_screenshots(window: Any, app: QApplication, out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
-    parser.add_argument("--only", choices=("compare", "timeline", "calibration", "hierarchy", "batched-gemm", "presentation"), help="take one group of screenshots only")
+    parser.add_argument("--only", choices=("compare", "timeline", "calibration", "hierarchy", "batched-gemm", "presentation", "levels"), help="take one group of screenshots only")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -504,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only is not None:
         {"compare": compare_screenshots, "timeline": timeline_screenshots, "calibration": calibration_screenshots,
          "hierarchy": hierarchy_screenshots, "batched-gemm": batched_gemm_screenshots,
-         "presentation": presentation_screenshots}[args.only](
+         "presentation": presentation_screenshots, "levels": levels_screenshots}[args.only](
             window, app, out
         )
         window.close()
@@ -557,6 +574,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5a. an Nsight Compute export imported, matched, compared, and on the roofline
     profile_screenshots(window, app, out)
+    levels_screenshots(window, app, out)
 
     # 5b. measurement: a CPU run in the Measurement tab, calibration, measured points on the roofline
     long_run_question(window, app, out / "measure-long-run-question.png")

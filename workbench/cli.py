@@ -430,6 +430,14 @@ def _add_import_ncu(sub: Any) -> None:
         'workbench import-ncu vadd.csv --match "vector_add=add(n=2**24, dtype=fp32)" --device h100-sxm',
     )
     _add_import_options(p)
+    p.add_argument(
+        "--levels",
+        choices=("ncu", "nersc"),
+        default="ncu",
+        help="how L2 and L1 bytes (the hierarchical roofline's levels) are counted: ncu, as Nsight Compute's own "
+        "hierarchical-roofline sections do (lts__lts2xbar_cycles_active x 32 B, L1 writeback cycles x 128 B); "
+        "nersc, the NERSC method (lts__t_bytes, l1tex__t_bytes + shared wavefronts x 128 B)",
+    )
     p.set_defaults(run=_run_import_ncu)
 
 
@@ -448,7 +456,9 @@ def _add_import_nsys(sub: Any) -> None:
 def _run_import(args: argparse.Namespace, tool: str) -> int:
     from workbench.profilers.render import import_report
 
-    report = import_report(args.file, tool, args.match, args.device, args.convention, args.binary, args.decimal_mark)
+    report = import_report(
+        args.file, tool, args.match, args.device, args.convention, args.binary, args.decimal_mark, getattr(args, "levels", "ncu")
+    )
     if args.json:
         number_format = report.profile.number_format
         if number_format is not None and number_format.assumed:

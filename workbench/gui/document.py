@@ -114,6 +114,9 @@ class Document(QObject):
         # While a keystroke's edit is applied: views may leave what only a reader of a long text needs until the
         # typing pauses (TYPING_PAUSE_MS).
         self.typing = False
+        # How imported kernels' L2 and L1 bytes are counted ('ncu': its own hierarchical-roofline sections, or
+        # 'nersc'): a view setting of the Profile tab, like the Timeline's trace not kept in the session.
+        self.level_method = "ncu"
         self.replace_session(session if session is not None else new_session())
 
     # ------------------------------------------------------------------ reading
@@ -346,6 +349,14 @@ class Document(QObject):
         entry = self.session.operations[index] if index >= 0 else None
         text = entry.notes if entry is not None else self.session.description
         self.set_notes(index, set_checked(text, box, checked), source=f"box:{box}:{checked}")
+
+    def set_level_method(self, method: str) -> None:
+        """Count the hierarchical roofline's L2 and L1 bytes by `method` ('ncu' or 'nersc') in every view."""
+        if method not in ("ncu", "nersc"):
+            raise ValueError(f"no level method '{method}'")
+        if method != self.level_method:
+            self.level_method = method
+            self.settings_changed.emit()
 
     def set_setting(self, name: str, value: object) -> None:
         """Change one of convention, overlap, binary."""
