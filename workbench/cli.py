@@ -561,7 +561,7 @@ def _run_measure(args: argparse.Namespace) -> int:
 
         try:
             # Read, append and write under the file's lock: the window or another terminal may be saving it too.
-            session, added = update_session_file(
+            session, added, _ = update_session_file(
                 path, lambda current: _store_run(current, record, args.declaration), _new_measured_session
             )
         except SessionError as exc:

@@ -8,7 +8,8 @@ so no writer replaces a file another has read but not yet written back. The
 lock is a `filelock.FileLock` (fcntl on POSIX, msvcrt on Windows): the kernel
 releases it when its holder dies, so a writer killed while holding it never
 blocks the next one. A writer that cannot get it within LOCK_TIMEOUT_S says so
-(`SessionLockTimeout`) and writes nothing.
+(`SessionLockTimeout`) and writes nothing; while the writers ahead of it are
+replacing the file one after another, it keeps its place in the queue.
 
 A writer that kept a session open (the window) knows the file as it last read
 or wrote it: a `Snapshot` (the bytes' SHA-256 and a fingerprint of each part).
@@ -46,6 +47,7 @@ from workbench.session import (
 )
 
 LOCK_TIMEOUT_S = 10.0  # the longest a writer waits for another to finish with the file before it gives up
+_PROGRESS_CHECK_S = 0.5  # how often a waiting writer looks whether the writers ahead of it are moving
 LOCK_SUFFIX = ".lock"  # the lock file is NAME.json.lock beside NAME.json
 
 # The parts of a session compared one by one. Lists are compared item by item, so that
@@ -90,23 +92,25 @@ def check_lockable(path: str | os.PathLike[str]) -> Path:
 
 
 @contextmanager
-def session_lock(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT_S) -> Iterator[float]:
+def session_lock(path: str | os.PathLike[str], timeout: float | None = None) -> Iterator[float]:
     """Hold the lock of session file `path` (yields the seconds spent waiting for it).
 
-    SessionLockTimeout when another writer holds it longer than `timeout`;
+    SessionLockTimeout when one other writer holds it longer than `timeout` (default LOCK_TIMEOUT_S);
     SessionError when the lock file cannot be made (a folder that is missing or
     read-only), one line each. The lock is reentrant within a process.
     """
     from filelock import FileLock, Timeout
 
     name = os.fspath(path)
+    timeout = LOCK_TIMEOUT_S if timeout is None else timeout
     lock_file = check_lockable(name)
     # An OS lock (never a soft one): the kernel drops it when its holder dies. One object per file in a
     # process, so a save inside a save of the same file does not wait on itself.
     lock = FileLock(lock_file, is_singleton=True, fallback_to_soft=False)
+    _import_what_saving_uses()
     started = time.monotonic()
     try:
-        lock.acquire(timeout=timeout)
+        _acquire(lock, name, timeout)
     except Timeout:
         raise SessionLockTimeout(
             f"cannot save session {name}: another program has held its lock ({lock_file.name}) for over "
@@ -119,6 +123,37 @@ def session_lock(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT_S) 
         yield time.monotonic() - started
     finally:
         lock.release()
+
+
+def _acquire(lock: Any, name: str, timeout: float) -> None:
+    """Take the lock, waiting at most `timeout` for any one holder: while the writers ahead replace the file
+    one after another the wait goes on, so fifty writers queued at once all get their turn, and a holder
+    that keeps it (hung, or a program that locks and never writes) stops the wait after `timeout`."""
+    from filelock import Timeout
+
+    deadline = time.monotonic() + timeout
+    stamp = DiskStamp.of(name)
+    while True:
+        try:
+            lock.acquire(timeout=max(0.0, min(_PROGRESS_CHECK_S, deadline - time.monotonic())))
+            return
+        except Timeout:
+            now_stamp = DiskStamp.of(name)
+            if now_stamp != stamp:  # another writer has replaced the file: the queue moves
+                stamp = now_stamp
+                deadline = time.monotonic() + timeout
+            elif time.monotonic() >= deadline:
+                raise
+
+
+def _import_what_saving_uses() -> None:
+    """Import the modules reading and writing a session import on first use, before the lock is taken: a first
+    import takes a second on a loaded machine, and the lock is for the read and the write alone."""
+    import workbench.declare  # noqa: F401
+    import workbench.naming  # noqa: F401
+    import workbench.runs  # noqa: F401
+    import workbench.steps  # noqa: F401
+    import workbench.units  # noqa: F401
 
 
 # ---------------------------------------------------------------- reading with the file's state
@@ -410,7 +445,7 @@ def save_merged(
     base: Snapshot | None,
     keep_mine_in_conflicts: bool = False,
     overwrite: bool = False,
-    timeout: float = LOCK_TIMEOUT_S,
+    timeout: float | None = None,
 ) -> SaveOutcome:
     """Save `mine` to `path` under its lock, taking in what others wrote since `base`.
 
@@ -442,19 +477,20 @@ def update_session_file(
     path: str | os.PathLike[str],
     change: Callable[[Session], Any],
     new: Callable[[], Session],
-    timeout: float = LOCK_TIMEOUT_S,
-) -> tuple[Session, Any]:
+    timeout: float | None = None,
+) -> tuple[Session, Any, float]:
     """Read the session file (or start `new()` when there is none), apply `change`, write it back, under its lock.
 
-    Returns the session written and what `change` returned. This is the command
-    line's append: nothing another writer saves in between can be lost.
+    Returns the session written, what `change` returned and the seconds spent
+    waiting for the lock. This is the command line's append: nothing another
+    writer saves in between can be lost.
     """
     name = os.fspath(path)
-    with session_lock(name, timeout):
+    with session_lock(name, timeout) as waited:
         session = read_session_file(name)[0] if os.path.lexists(name) else new()
         result = change(session)
         save(session, name)
-    return session, result
+    return session, result, waited
 
 
 def unused_path(path: str | os.PathLike[str], words: str) -> Path:
