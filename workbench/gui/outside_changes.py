@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import shiboken6
-from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer
+from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from workbench.errors import WorkbenchError
@@ -242,7 +242,7 @@ def conflict_box(host: QWidget, path: str, conflicts: Sequence[str]) -> tuple[QM
     box.setObjectName("saveConflictBox")
     box.setIcon(QMessageBox.Icon.Warning)
     box.setWindowTitle("Changed on disk too")
-    box.setTextFormat(QMessageBox.TextFormat.PlainText)  # names of operations are the user's text, not markup
+    box.setTextFormat(Qt.TextFormat.PlainText)  # names of operations are the user's text, not markup
     box.setText(f"{os.path.basename(path)} was changed by another program where it is changed here too.")
     box.setInformativeText(
         "Changed on both sides: " + ", ".join(conflicts) + ".\n\n"
