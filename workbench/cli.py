@@ -498,7 +498,8 @@ def _add_measure(sub: Any) -> None:
         "--save-to",
         metavar="SESSION",
         help="append the run (with the device it ran on) to this session file, creating it if needed; "
-        "written atomically, so the window can open it at any time",
+        "written atomically under the file's lock (SESSION.lock beside it), so runs from several terminals and the "
+        "window that has it open are all kept",
     )
     p.set_defaults(run=_run_measure)
 

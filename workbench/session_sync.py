@@ -25,6 +25,7 @@ version of that part). Nothing here imports Qt.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -205,7 +206,8 @@ def _fingerprint(value: Any) -> str:
 
 def _parts(session: Session) -> dict[str, Any]:
     """A session's parts as the file holds them (without derived figures)."""
-    data = session_to_dict(session, include_derived=False)
+    # Runs are known by their keys (run_keys): left out here, their samples are not walked on every check.
+    data = session_to_dict(dataclasses.replace(session, runs=[]), include_derived=False)
     extra = {key: value for key, value in data.items() if key in session.extra}
     return {
         "title": data["title"],
@@ -324,13 +326,13 @@ def _merge_list(
     """(merged items, items appended from theirs, whether theirs was taken beyond appending, conflicts)."""
     if mine_fp == theirs_fp or (base is not None and theirs_fp == base):
         return list(mine), [], False, []
-    if base is not None and mine_fp == base:
-        return list(theirs), [], True, []
     known = base if base is not None else ()
     count = len(known)
     theirs_appended = [item for item, fp in zip(theirs[count:], theirs_fp[count:]) if fp not in mine_fp]
     if base is not None and theirs_fp[:count] == known:  # theirs only appended: mine with their new items
         return [*mine, *theirs_appended], theirs_appended, False, []
+    if base is not None and mine_fp == base:
+        return list(theirs), [], True, []
     if base is not None and mine_fp[:count] == known:  # mine only appended: theirs with mine's new items
         return [*theirs, *(i for i, fp in zip(mine[count:], mine_fp[count:]) if fp not in theirs_fp)], [], True, []
     if base is not None and len(mine) >= count and len(theirs) >= count:

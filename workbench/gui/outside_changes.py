@@ -68,7 +68,7 @@ def describe_merge(name: str, merged: Merge) -> str:
     if merged.new_runs:
         shown = sorted({str(run.get("declaration", "?")) for run in merged.new_runs})
         more = f" and {len(shown) - 2} more" if len(shown) > 2 else ""
-        pieces.append(f"{_plural(len(merged.new_runs), 'run')} ({', '.join(shown[:2])}{more})")
+        pieces.append(f"{_plural(len(merged.new_runs), 'run')} of {', '.join(shown[:2])}{more}")
     added_ops = len(merged.appended.get("operations", []))
     if added_ops:
         pieces.append(_plural(added_ops, "operation"))
