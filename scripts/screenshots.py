@@ -173,6 +173,9 @@ def outside_append_screenshots(window: Any, app: QApplication, out: Path) -> Non
         if done.returncode != 0:
             raise SystemExit(f"screenshots: the terminal's measurement failed: {done.stderr.strip()}")
 
+    if window.document.detection is None:  # a detection still pending when the script began was stopped
+        window.start_detection()
+    wait_until(app, lambda: window.document.detection is not None, "the GPU detection")
     terminal("add(n=2**22, dtype=fp32)")
     window.open_session(str(path))
     window.tabs.setCurrentWidget(window.roofline)
