@@ -134,6 +134,31 @@ def test_a_writer_that_cannot_get_the_lock_says_so_and_writes_nothing(tmp_path: 
     assert path.read_bytes() == before
 
 
+def test_a_writer_keeps_its_place_while_the_writers_ahead_replace_the_file(tmp_path: Path) -> None:
+    """The wait is for one holder at a time: a lock that changes hands with each write is waited for on."""
+    path = tmp_path / "lab.json"
+    save(_session(ADD), path)
+    busy = textwrap.dedent(
+        """
+        import os, sys, time
+        from workbench.session_sync import session_lock
+        with session_lock(sys.argv[1]):
+            print("held", flush=True)
+            for step in range(10):  # 3 s in all, replacing the file every 0.3 s
+                time.sleep(0.3)
+                os.utime(sys.argv[1], ns=(step * 10**9, step * 10**9))
+        """
+    )
+    holder = subprocess.Popen([sys.executable, "-c", busy, str(path)], stdout=subprocess.PIPE, text=True, env=_env())
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with session_lock(path, timeout=2.0) as waited:
+            assert waited > 2.0  # longer than the timeout in all, never that long without a write
+    finally:
+        holder.wait(timeout=60)
+        holder.stdout.close()  # type: ignore[union-attr]
+
+
 def test_measure_that_cannot_get_the_lock_keeps_its_run_beside_the_file_and_exits_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -132,6 +132,36 @@ def test_a_part_both_changed_is_asked_about_and_never_overwritten_silently(qtbot
         assert not saved and path.read_bytes() == before and not window.document.undo_stack.isClean()
 
 
+def test_a_save_that_cannot_get_the_lock_says_so_and_keeps_the_work_unsaved(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbench import session_sync
+
+    path = tmp_path / "S.json"
+    save(Session(operations=[OperationEntry.automatic("add(n=4096, dtype=fp32)")]), path)
+    window = open_window(qtbot, path)
+    window.document.duplicate_operation(0)
+    before = path.read_bytes()
+    monkeypatch.setattr(session_sync, "LOCK_TIMEOUT_S", 0.3)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom workbench.session_sync import session_lock\n"
+         "with session_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(600)", str(path)],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert not window.save_to(str(path))
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+        holder.stdout.close()  # type: ignore[union-attr]
+    assert "lock" in window.banner.text() and "still unsaved" in window.banner.text()
+    assert path.read_bytes() == before and not window.document.undo_stack.isClean()
+    assert len(window.document.session.operations) == 2
+    assert window.save_to(str(path))  # the holder gone, the same save goes through
+    assert len(load(path).operations) == 2
+
+
 def test_the_conflict_question_shows_the_parts_as_plain_text(qtbot, tmp_path: Path) -> None:
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QLabel, QWidget
