@@ -189,6 +189,53 @@ class Document(QObject):
         self.analysis_changed.emit(-1)
         self.path_changed.emit()
 
+    @_one_change
+    def append_from_file(self, runs: list[dict[str, Any]], appended: dict[str, list[Any]]) -> None:
+        """Add the runs and list items another program appended to this session's file (not an undo step).
+
+        `appended` maps "operations", "steps" or "profiles" to new items; everything goes at the end,
+        so the undo history of what was there stays valid.
+        """
+        session = self.session
+        session.runs.extend(runs)
+        operations = appended.get("operations", [])
+        session.operations.extend(operations)
+        for entry in operations:
+            self._recompute(entry)
+        session.steps.extend(appended.get("steps", []))
+        session.profiles.extend(appended.get("profiles", []))
+        if operations or appended.get("steps"):
+            self.operations_changed.emit()
+            self._select(self.current if self.current >= 0 else 0, force=True)
+            self.analysis_changed.emit(-1)
+        if appended.get("profiles"):
+            self.profiles_changed.emit()
+        if runs:
+            self.runs_changed.emit()
+
+    @_one_change
+    def take_from_file(self, merged: Session) -> None:
+        """Show `merged`: this session with parts another program changed in its file taken in (not an undo step).
+
+        The undo history is cleared (its steps may refer to parts now replaced); unsaved work stays unsaved.
+        """
+        was_clean = self.undo_stack.isClean()
+        self.undo_stack.clear()
+        self.session = merged
+        self._resolve_device()
+        self._recompute_all()
+        self.current = min(max(self.current, 0), len(merged.operations) - 1)
+        if not was_clean:
+            self.undo_stack.resetClean()
+        self.operations_changed.emit()
+        self.device_changed.emit()
+        self.settings_changed.emit()
+        self.profiles_changed.emit()
+        self.runs_changed.emit()
+        self.notes_changed.emit(-1)
+        self.selection_changed.emit(self.current)
+        self.analysis_changed.emit(-1)
+
     def set_path(self, path: str | None) -> None:
         self.path = _absolute(path)
         self.path_changed.emit()

@@ -44,7 +44,6 @@ from PySide6.QtWidgets import (
 )
 
 from workbench import __version__
-from workbench import session as session_module
 from workbench.devices.nvml import OK, Detection
 from workbench.errors import WorkbenchError
 from workbench.examples import list_examples, load_example
@@ -65,6 +64,7 @@ from workbench.gui.session_io import SessionFiles, WindowHooks
 from workbench.gui.workers import DetectionWorker
 from workbench.conventions import CONVENTION_LABELS
 from workbench.session import DeviceChoice
+from workbench.session_sync import Snapshot, read_session_file
 
 if TYPE_CHECKING:  # built when first needed (_make_tabs), their modules imported then
     from workbench.gui.compare_view import CompareView
@@ -661,7 +661,7 @@ class MainWindow(QMainWindow):
     def open_session(self, path: str) -> bool:
         """Open a session file; a fault is shown in the banner, the current session stays."""
         try:
-            session = session_module.load(path)
+            session, data = read_session_file(path)
         except (WorkbenchError, OSError) as exc:
             self.show_banner(f"Cannot open {os.path.basename(path)}: {exc}")
             return False
@@ -669,6 +669,7 @@ class MainWindow(QMainWindow):
             return False
         self.hide_banner()
         self.document.replace_session(session, path)
+        self.session_io.opened(Snapshot.of(session, data), path)  # what a save merges against
         return True
 
     def save_session(self) -> bool:
@@ -681,15 +682,8 @@ class MainWindow(QMainWindow):
         return self.save_to(path) if path else False
 
     def save_to(self, path: str) -> bool:
-        try:
-            session_module.save(self.document.session, path)
-        except (WorkbenchError, OSError) as exc:
-            self.show_banner(f"Cannot save {os.path.basename(path)}: {exc}")
-            return False
-        self.document.set_path(path)
-        self.document.undo_stack.setClean()
-        self.status.showMessage(f"Saved {path}", 5000)
-        return True
+        """Save under the file's lock, merging what other programs saved to it (gui/outside_changes.py)."""
+        return self.session_io.save_to(path)
 
     # ------------------------------------------------------------------ profiler imports (gui/profile_import.py)
     def import_profile(self, path: str) -> None:
