@@ -37,6 +37,7 @@ from workbench.gui.plot_common import (
     apply_plot_font,
     time_tick,
 )
+from workbench.gui.plain_text import plain
 from workbench.units import format_bytes, format_time
 
 SWEEP_POINTS = 241
@@ -119,7 +120,7 @@ class SweepView(RefreshWhenShown, QWidget):
         for box in (self.low, self.high):
             box.setRange(0, 62)
             box.setPrefix("2^")
-        self.caption = QLabel()
+        self.caption = plain(QLabel())
         self.caption.setWordWrap(True)
         controls = QHBoxLayout()
         controls.addWidget(QLabel("Sweep"))
