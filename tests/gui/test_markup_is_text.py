@@ -10,13 +10,11 @@ are gone was rendered, and `&lt;` on screen was escaped for a reader that does n
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from PySide6.QtCore import QAbstractItemModel, QModelIndex
-from PySide6.QtGui import Qt, QTextDocument  # QtGui's Qt has mightBeRichText
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QUrl
+from PySide6.QtGui import QImage, Qt, QTextDocument  # QtGui's Qt has mightBeRichText
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
@@ -35,7 +33,6 @@ from PySide6.QtWidgets import (
 from markup_sessions import FIELDS, SHOWN, marker, write_markup_session
 from workbench.devices.nvml import NO_DRIVER, Detection
 from workbench.examples import load_example
-from workbench.gui.notes_panel import MarkdownNote
 from workbench.session import save
 
 MARKED = re.compile(r"(.{0,3})¤([^¤\n]{1,40})¤(.{0,4})", re.S)  # a field's marker, with what is shown around it
@@ -218,3 +215,83 @@ def test_the_walk_finds_markup_rendered_as_rich_text(qtbot) -> None:  # type: ig
     label.setText("&lt;u&gt;¤name¤&lt;/u&gt; shown escaped")
     label.setTextFormat(Qt.TextFormat.PlainText)
     assert any("renderingLabel" in fault for fault in markup_faults())
+
+
+def shown_notes(win, operation: int | None = None) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """The session's description and the operation's notes as the notes panel renders them."""
+    if operation is not None:
+        win.document.select(operation)
+    win.notes_dock.raise_()
+    QApplication.processEvents()
+    panel = win.notes_panel
+    return panel.description.rendered.toPlainText(), panel.notes.rendered.toPlainText()
+
+
+def test_the_data_parallel_example_s_notes_show_2_27_and_2_28_as_written(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The reproduction: "2**27 BF16 … 2**28 FP32" rendered bold with the exponents gone."""
+    win = open_window(qtbot)
+    win.open_example("data-parallel-step")
+    description, _ = shown_notes(win)
+    assert "(2**27 BF16 elements, 256 MiB)" in description
+    assert "(axpy over 2**28 FP32 weights)" in description
+    optimizer = next(i for i, entry in enumerate(win.document.session.operations) if entry.name.startswith("Optimizer"))
+    _, notes = shown_notes(win, optimizer)
+    assert notes.startswith("3 × 2**28 × 4 B = 3.2 GB")
+
+
+def test_notes_keep_their_markdown(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Emphasis, lists, boxes and code still render; `*` inside a word and in code is written as it is."""
+    session = load_example("vector-add")
+    session.operations[0].notes = (
+        "**bold** and *slanted*, n=2**24 and `2**24`\n\n- [ ] a box\n- [x] ticked\n- item\n\n```\nM**2\n```"
+    )
+    path = tmp_path / "notes.json"
+    save(session, path)
+    win = open_window(qtbot, path)
+    _, notes = shown_notes(win, 0)
+    assert notes.splitlines()[0] == "bold and slanted, n=2**24 and 2**24"
+    assert "M**2" in notes
+    document = win.notes_panel.notes.rendered.document()
+    bold = document.find("bold")
+    assert bold.charFormat().fontWeight() > 500  # still bold
+    assert [ticked for _, ticked in win.notes_panel.notes.rendered_boxes()] == [False, True]
+
+
+def test_an_image_in_a_note_loads_nothing_and_shows_its_alt_text(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A real image file named by a note (Markdown and raw HTML) is never read: the alt text is shown instead."""
+    image = QImage(3, 2, QImage.Format.Format_RGB32)
+    image.fill(0xFF0000)
+    png = tmp_path / "seen.png"
+    assert image.save(str(png))
+    session = load_example("vector-add")
+    session.description = f"before ![the alt text]({png}) after ![]({png.as_uri()}) <img src='{png}'>"
+    path = tmp_path / "image.json"
+    save(session, path)
+    win = open_window(qtbot, path)
+    description, _ = shown_notes(win)
+    assert description == f"before the alt text after  <img src='{png}'>"
+    document = win.notes_panel.description.rendered.document()
+    fragments = []
+    block = document.begin()
+    while block.isValid():
+        iterator = block.begin()
+        while not iterator.atEnd():
+            fragments.append(iterator.fragment().charFormat())
+            iterator += 1
+        block = block.next()
+    assert not any(fmt.isImageFormat() for fmt in fragments)
+    loaded = document.resource(QTextDocument.ResourceType.ImageResource.value, QUrl.fromLocalFile(str(png)))
+    assert not isinstance(loaded, QImage) or loaded.size() != image.size()  # the blank pixel, not the file
+
+
+def test_a_window_of_dev_zero_images_opens(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """In this process (the memory-capped runs are tests/test_window_fuzz.py): every field `<img src='/dev/zero'>`,
+    the notes `![z](/dev/zero)`, every page and operation shown."""
+    def text_for(field: str) -> str:
+        return "![z](/dev/zero)" if field in ("description", "notes", "second notes") else "<img src='/dev/zero'>"
+
+    win = open_window(qtbot, write_markup_session(tmp_path / "zero.json", text_for))
+    for _ in every_state(win):
+        pass
+    assert win.windowTitle().startswith("zero.json")
+    assert win.notes_panel.description.title.text() == "<img src='/dev/zero'>"

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from PySide6.QtCore import QUrl, Qt
 from PySide6.QtGui import Qt as GuiQt  # QtGui's Qt carries mightBeRichText
-from PySide6.QtGui import QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtGui import QImage, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QLabel, QMessageBox
 
 Shown = TypeVar("Shown", QLabel, QMessageBox)
@@ -57,10 +57,15 @@ class NoResourceDocument(QTextDocument):
 
     An image in the text (Markdown `![alt](/dev/zero)`, `<img>` in built HTML) is shown as its alt text. The
     notes panel renders a session's Markdown through it; Qt's own document would read any local path an image
-    names."""
+    names. Qt lays images out while it imports Markdown, before they can be replaced, and where a document gives
+    no image for a name Qt reads the name as a file itself (QImage::load): so every image this document is asked
+    for is one blank pixel, never nothing."""
+
+    BLANK = QImage(1, 1, QImage.Format.Format_ARGB32)
+    BLANK.fill(0)
 
     def loadResource(self, kind: int, name: QUrl | str) -> Any:  # noqa: N802 (Qt's name)
-        return None
+        return self.BLANK if int(kind) == QTextDocument.ResourceType.ImageResource.value else None
 
     def setMarkdown(self, markdown: str, features: Any = None) -> None:  # noqa: N802 (Qt's name)
         if features is None:
