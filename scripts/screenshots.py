@@ -452,6 +452,33 @@ def notes_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "notes-vector-add-checklist.png")
 
 
+def markup_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """A shared session whose title, names and notes are all markup (issue 33): each shown as the text it is,
+    an image in a note as its alt text, `2**27` as written, the Markdown lists and emphasis rendered."""
+    from workbench import session as session_module
+    from workbench.examples import load_example
+
+    session = load_example("attention-naive-vs-fused")
+    session.title = "<img src='/dev/zero'> <b>Bold title?</b>"
+    session.description = (
+        "<script>alert(1)</script> A **shared** session: `<img>` tags show as text.\n\n"
+        "- [x] ![the alt text](/dev/zero) is not loaded\n- [ ] 2**27 BF16 and 2**28 FP32 stay as written"
+    )
+    session.operations[0].name = "<h1>Naive</h1> <img src='/dev/urandom'>"
+    session.operations[1].name = "<a href='file:///etc/passwd'>Fused</a> &amp; <i>co</i>"
+    session.operations[0].notes = "<u>Underlined?</u> No: ![z](file:///dev/zero) and n=2**24, *emphasis* kept."
+    folder = Path(tempfile.mkdtemp(prefix="workbench-screenshots-markup-"))
+    path = folder / "<i>shared.json"
+    session_module.save(session, path)
+    window.open_session(str(path))
+    window.document.select(0)
+    window.tabs.setCurrentWidget(window.roofline)
+    window.notes_dock.show()
+    window.notes_dock.raise_()
+    settle_window(app, window)
+    save(window, out / "markup-as-text.png")
+
+
 def calibration_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The CPU calibrated (quick): the dialog with every rate and transfer, the device panel with the measured
     last-level cache and host-link stand-in and how each was measured; an H100 session's panel with its link row."""
@@ -475,7 +502,7 @@ def calibration_screenshots(window: Any, app: QApplication, out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
-    parser.add_argument("--only", choices=("compare", "timeline", "calibration", "hierarchy", "batched-gemm", "presentation"), help="take one group of screenshots only")
+    parser.add_argument("--only", choices=("compare", "timeline", "calibration", "hierarchy", "batched-gemm", "presentation", "markup"), help="take one group of screenshots only")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -504,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only is not None:
         {"compare": compare_screenshots, "timeline": timeline_screenshots, "calibration": calibration_screenshots,
          "hierarchy": hierarchy_screenshots, "batched-gemm": batched_gemm_screenshots,
-         "presentation": presentation_screenshots}[args.only](
+         "presentation": presentation_screenshots, "markup": markup_screenshots}[args.only](
             window, app, out
         )
         window.close()
@@ -554,6 +581,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5-notes. the lab's instructions and checklist, ticked in the window
     notes_screenshots(window, app, out)
+
+    # 5-markup. a session whose title, names and notes are all markup, shown as text
+    markup_screenshots(window, app, out)
 
     # 5a. an Nsight Compute export imported, matched, compared, and on the roofline
     profile_screenshots(window, app, out)

@@ -29,6 +29,11 @@ def marker(field: str) -> str:
     return f"<u>¤{field}¤</u>"
 
 
+def dev_zero(field: str) -> str:
+    """The issue's reproduction: each field an image of /dev/zero, the notes and description in Markdown."""
+    return "![z](/dev/zero)" if field in ("description", "notes", "second notes") else "<img src='/dev/zero'>"
+
+
 def markup_session_data(text_for: Callable[[str], str]) -> dict[str, Any]:
     """The version-1 fixture session (a measured run, a profile record, a measured rate) with every text field
     replaced by `text_for(field)`, and a step whose name and comment are markup too."""

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from markup_sessions import FIELDS, SHOWN, marker, write_markup_session
+from markup_sessions import FIELDS, SHOWN, dev_zero, marker, write_markup_session
 from workbench.devices.nvml import NO_DRIVER, Detection
 from workbench.examples import load_example
 from workbench.session import save
@@ -185,6 +185,19 @@ def test_every_text_from_the_session_is_shown_as_text_in_every_widget(qtbot, tmp
     assert set(SHOWN) <= seen, f"the walk never saw {sorted(set(SHOWN) - seen)}"  # a walk that sees nothing cannot fail
 
 
+def test_the_unsaved_changes_question_names_the_session_as_text(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A session never saved is named by its title in the Save / Discard / Cancel question."""
+    win = open_window(qtbot, write_markup_session(tmp_path / "marked.json", marker))
+    win.document.path = None
+    box = win.session_io.unsaved_changes_box("closing")
+    seen: set[str] = set()
+    faults = markup_faults(seen)
+    assert box.text() == f"“{marker('title')}” has unsaved changes."
+    assert not faults, "\n".join(faults)
+    assert "title" in seen
+    box.deleteLater()
+
+
 def test_kernel_names_of_an_imported_profile_are_shown_as_text(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Nsight Compute's kernel names are outside text too, in the match dialog and after."""
     data = Path(__file__).parent.parent / "data"
@@ -287,10 +300,7 @@ def test_an_image_in_a_note_loads_nothing_and_shows_its_alt_text(qtbot, tmp_path
 def test_a_window_of_dev_zero_images_opens(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """In this process (the memory-capped runs are tests/test_window_fuzz.py): every field `<img src='/dev/zero'>`,
     the notes `![z](/dev/zero)`, every page and operation shown."""
-    def text_for(field: str) -> str:
-        return "![z](/dev/zero)" if field in ("description", "notes", "second notes") else "<img src='/dev/zero'>"
-
-    win = open_window(qtbot, write_markup_session(tmp_path / "zero.json", text_for))
+    win = open_window(qtbot, write_markup_session(tmp_path / "zero.json", dev_zero))
     for _ in every_state(win):
         pass
     assert win.windowTitle().startswith("zero.json")
