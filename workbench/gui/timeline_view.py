@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
+from workbench.gui.undo_keys import use_document_undo
 from workbench.gui.workers import track_worker
 from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.profilers.matching import MatchRule
@@ -237,6 +238,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         self._pending.setSingleShot(True)
         self._pending.setInterval(250)
         self._pending.timeout.connect(self._commit_text)
+        use_document_undo(self.editor, document.undo_stack, before=self._commit_pending)
         document.session_replaced.connect(self._load_session)
         document.device_changed.connect(self.mark_dirty)
         document.runs_changed.connect(self.mark_dirty)
@@ -265,6 +267,12 @@ class TimelineView(RefreshWhenShown, QWidget):
     def _typed(self) -> None:
         if not self._loading:
             self._pending.start()
+
+    def _commit_pending(self) -> None:
+        """Typing that waits for its pause goes on the undo stack now (before an undo or redo)."""
+        if self._pending.isActive():
+            self._pending.stop()
+            self._commit_text()
 
     def _commit_text(self) -> None:
         new = self.editor.toPlainText()
