@@ -37,7 +37,10 @@ MARKUP = (
     "<qt><img src=\"{url}\" width=4000 height=4000></qt>",
 )
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS, /dev/zero and FIFOs")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS, /dev/zero and FIFOs"),
+    pytest.mark.slow,  # each input is a window started in a process of its own
+]
 
 
 def _limit_memory() -> None:  # in the child, before it starts Python

@@ -67,6 +67,8 @@ class NoResourceDocument(QTextDocument):
     def loadResource(self, kind: int, name: QUrl | str) -> Any:  # noqa: N802 (Qt's name)
         return self.BLANK if int(kind) == QTextDocument.ResourceType.ImageResource.value else None
 
+    # setMarkdown and setHtml are not virtual in Qt: call them on the document (a QTextEdit's own setHtml does
+    # not come here), so that images are replaced; loadResource is virtual and holds either way.
     def setMarkdown(self, markdown: str, features: Any = None) -> None:  # noqa: N802 (Qt's name)
         if features is None:
             super().setMarkdown(markdown)
