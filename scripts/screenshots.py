@@ -497,6 +497,33 @@ def notes_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "notes-vector-add-checklist.png")
 
 
+def markup_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """A shared session whose title, names and notes are all markup (issue 33): each shown as the text it is,
+    an image in a note as its alt text, `2**27` as written, the Markdown lists and emphasis rendered."""
+    from workbench import session as session_module
+    from workbench.examples import load_example
+
+    session = load_example("attention-naive-vs-fused")
+    session.title = "<img src='/dev/zero'> <b>Bold title?</b>"
+    session.description = (
+        "<script>alert(1)</script> A **shared** session: `<img>` tags show as text.\n\n"
+        "- [x] ![the alt text](/dev/zero) is not loaded\n- [ ] 2**27 BF16 and 2**28 FP32 stay as written"
+    )
+    session.operations[0].name = "<h1>Naive</h1> <img src='/dev/urandom'>"
+    session.operations[1].name = "<a href='file:///etc/passwd'>Fused</a> &amp; <i>co</i>"
+    session.operations[0].notes = "<u>Underlined?</u> No: ![z](file:///dev/zero) and n=2**24, *emphasis* kept."
+    folder = Path(tempfile.mkdtemp(prefix="workbench-screenshots-markup-"))
+    path = folder / "<i>shared.json"
+    session_module.save(session, path)
+    window.open_session(str(path))
+    window.document.select(0)
+    window.tabs.setCurrentWidget(window.roofline)
+    window.notes_dock.show()
+    window.notes_dock.raise_()
+    settle_window(app, window)
+    save(window, out / "markup-as-text.png")
+
+
 def calibration_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The CPU calibrated (quick): the dialog with every rate and transfer, the device panel with the measured
     last-level cache and host-link stand-in and how each was measured; an H100 session's panel with its link row."""
@@ -527,6 +554,7 @@ GROUPS = {
     "presentation": presentation_screenshots,
     "levels": levels_screenshots,
     "outside-append": outside_append_screenshots,
+    "markup": markup_screenshots,
 }
 
 
@@ -608,6 +636,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5-notes. the lab's instructions and checklist, ticked in the window
     notes_screenshots(window, app, out)
+
+    # 5-markup. a session whose title, names and notes are all markup, shown as text
+    markup_screenshots(window, app, out)
 
     # 5a. an Nsight Compute export imported, matched, compared, and on the roofline
     profile_screenshots(window, app, out)

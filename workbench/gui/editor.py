@@ -36,6 +36,7 @@ from workbench.dtypes import DTYPES
 from workbench.errors import DeclarationError, WorkbenchError
 from workbench.gui.cached_frames import cached_frame_style
 from workbench.gui.document import Document
+from workbench.gui.plain_text import plain, tooltip
 from workbench.gui.undo_keys import use_document_undo
 from workbench.ops import REGISTRY, OpSpec, Param
 from workbench.session import OperationEntry
@@ -51,7 +52,7 @@ def mark_invalid(widget: QWidget, message: str | None) -> None:
         return
     widget.setProperty("invalid", invalid)
     widget.setStyleSheet(INVALID_STYLE if invalid else "")
-    widget.setToolTip(message if invalid else widget.property("help") or "")
+    widget.setToolTip(tooltip(message if invalid else widget.property("help") or ""))
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ class FieldEditor:
         self.widget.setObjectName(f"field_{param.name}")
         help_text = f"{param.name}: {param.doc}" if param.doc else param.name
         self.widget.setProperty("help", help_text)
-        self.widget.setToolTip(help_text)
+        self.widget.setToolTip(tooltip(help_text))
         self.label.setBuddy(self.widget)
 
     # writing: each change becomes a text edit of the line
@@ -173,14 +174,14 @@ class DeclarationEditor(QWidget):
         line_label = QLabel("&Declaration")
         line_label.setBuddy(self.line)
 
-        self.message = QLabel()
+        self.message = plain(QLabel())
         self.message.setObjectName("declarationMessage")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.setStyleSheet("color: #b71c1c; font-weight: 600;")
         self.message.setVisible(False)
 
-        self.summary = QLabel()
+        self.summary = plain(QLabel())
         self.summary.setObjectName("operationSummary")
         self.summary.setStyleSheet("color: #555;")
 

@@ -54,6 +54,7 @@ from workbench.gui.measure_worker import (
 from workbench.gui.power_box import PowerOfTwoBox
 from workbench.gui.run_table import NAME_COLUMN_MAX_PX, RUNNING, RunTableModel
 from workbench.gui.sample_histogram import SampleHistogram
+from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.measure import (
     COLD,
     DEFAULT_ITERATIONS,
@@ -135,6 +136,7 @@ class MeasurementTab(QWidget):
     def _make_settings(self) -> None:
         """The operation, the backend and its device, the bound's device, the estimate, iterations and mode."""
         self.operation = QLabel()
+        self.operation.setTextFormat(Qt.TextFormat.RichText)  # built HTML: the name and declaration escaped
         self.operation.setObjectName("measureOperation")
         self.operation.setWordWrap(True)
         self.backend_box = QComboBox()
@@ -144,14 +146,14 @@ class MeasurementTab(QWidget):
         self.backend_box.setToolTip("The array library that runs the kernel: CuPy on an NVIDIA GPU, NumPy on this CPU")
         self.backend_box.currentIndexChanged.connect(self._show_backend_device)
         self.backend_box.currentIndexChanged.connect(self._show_estimate)
-        self.device_label = QLabel("Checking which backends can run here…")
+        self.device_label = plain(QLabel("Checking which backends can run here…"))
         self.device_label.setObjectName("measureDevice")
         self.device_label.setWordWrap(True)
-        self.bound_label = QLabel()
+        self.bound_label = plain(QLabel())
         self.bound_label.setObjectName("measureBoundDevice")
         self.bound_label.setWordWrap(True)
         self.bound_label.setStyleSheet("color: #555;")
-        self.estimate_label = QLabel()
+        self.estimate_label = plain(QLabel())
         self.estimate_label.setObjectName("measureEstimate")
         self.estimate_label.setWordWrap(True)
         self.estimate_label.setStyleSheet("color: #555;")
@@ -198,7 +200,7 @@ class MeasurementTab(QWidget):
         self.progress.setValue(0)
         self.progress.setTextVisible(True)
         self.progress.setFormat("idle")
-        self.message = QLabel()
+        self.message = plain(QLabel())
         self.message.setObjectName("measureMessage")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -302,7 +304,7 @@ class MeasurementTab(QWidget):
             item = model.item(row)  # type: ignore[attr-defined]
             item.setEnabled(choice.available)
             tip = f"Runs on {choice.device}" if choice.available else f"Not available: {choice.message}"
-            self.backend_box.setItemData(row, tip, Qt.ItemDataRole.ToolTipRole)
+            self.backend_box.setItemData(row, tooltip(tip), Qt.ItemDataRole.ToolTipRole)
         auto = self.resolved_backend()
         self.backend_box.setItemText(self.backend_box.findData("auto"), f"Auto ({BACKEND_LABELS[auto].split(' (')[0]})")
         if not self._choice(self.backend_box.currentData()).available:
@@ -388,10 +390,10 @@ class MeasurementTab(QWidget):
         declaration, why = self.current_declaration()
         entry = self.document.current_entry
         if declaration is None:
-            self.operation.setText(why)
+            self.operation.setText(html_text(why))
         else:
             name = entry.name if entry is not None else declaration.op
-            self.operation.setText(f"<b>{name}</b>: <code>{declaration}</code>")
+            self.operation.setText(f"<b>{html_text(name)}</b>: <code>{html_text(str(declaration))}</code>")
         self._fill_sweep_fields(declaration)
         self._enable_controls()
         self._show_estimate()

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from workbench.errors import WorkbenchError
 from workbench.gui.profile_model import canonical, linked_operation
 from workbench.gui.workers import track_worker
+from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.profilers import Kernel, MatchRule, Profile, match_kernels, read_profile, suggest_operation
 from workbench.profilers.counters import is_used_metric
 from workbench.profilers.stopping import ReadStopped
@@ -205,8 +206,8 @@ class KernelMatchDialog(QDialog):
         launches = len(profile.launches) if profile.launches else sum(k.instances for k in self.kernels)
         where = f", {profile.device_name}" if profile.device_name else ""
         heading = QLabel(
-            f"<b>{profile.source}</b>: {profile.title}, {len(self.kernels)} kernel{'s' if len(self.kernels) != 1 else ''}, "
-            f"{launches} launch{'es' if launches != 1 else ''}{where}.<br>"
+            f"<b>{html_text(profile.source)}</b>: {html_text(profile.title)}, {len(self.kernels)} kernel{'s' if len(self.kernels) != 1 else ''}, "
+            f"{launches} launch{'es' if launches != 1 else ''}{html_text(where)}.<br>"
             "Choose the declared operation each kernel implements; the comparison and the roofline use it."
         )
         heading.setObjectName("matchHeading")
@@ -227,7 +228,7 @@ class KernelMatchDialog(QDialog):
         lines = {str(i): entry.declaration for i, entry in enumerate(self.operations) if id(entry) in declarations}
         for row, kernel in enumerate(self.kernels):
             name = QTableWidgetItem(kernel.base_name)
-            name.setToolTip(kernel.name)
+            name.setToolTip(tooltip(kernel.name))
             duration = "—" if kernel.duration is None else format_time(float(kernel.duration.value))
             traffic = "—" if kernel.dram.total is None else format_bytes(float(kernel.dram.total.value), binary)
             cells = (name, QTableWidgetItem(str(kernel.instances)), QTableWidgetItem(duration), QTableWidgetItem(traffic))
@@ -248,18 +249,18 @@ class KernelMatchDialog(QDialog):
                 how = "suggested from the kernel's name" if chosen is not None else ""
             self.how_chosen.append(how)
             combo.setCurrentIndex(0 if chosen is None else chosen + 1)
-            combo.setToolTip(how or "no operation suggested: choose one, or leave it not matched")
+            combo.setToolTip(tooltip(how or "no operation suggested: choose one, or leave it not matched"))
             self.table.setCellWidget(row, 4, combo)
             self.combos.append(combo)
         rows_height = sum(self.table.rowHeight(r) for r in range(len(self.kernels)))
         self.table.setMinimumHeight(min(self.table.horizontalHeader().height() + rows_height + 6, 420))
 
-        note = QLabel(f"Note: {profile.conditions_note}.")
+        note = plain(QLabel(f"Note: {profile.conditions_note}."))
         note.setObjectName("matchConditions")
         note.setWordWrap(True)
         note.setStyleSheet("color: #6d4c00;")
 
-        self.reading = QLabel(self._reading_text(profile))
+        self.reading = plain(QLabel(self._reading_text(profile)))
         self.reading.setObjectName("matchNumberFormat")
         self.reading.setWordWrap(True)
         assumed = profile.number_format is not None and profile.number_format.assumed

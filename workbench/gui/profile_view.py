@@ -54,6 +54,7 @@ from workbench.gui.profile_model import (
     ratio_text,
     summary_counts,
 )
+from workbench.gui.plain_text import plain, tooltip
 from workbench.profilers import Cause, Comparison
 from workbench.profilers.compare import profile_device
 from workbench.profilers.counters import LEVEL_METHODS
@@ -171,7 +172,7 @@ class ProfiledKernelLayer:
     def _hovered(self, item: Any, points: Any, event: Any) -> None:
         # The tip goes on this item, not on the view box the operations' points write to,
         # so the two hover handlers never clear each other's text.
-        self.points.setToolTip("\n\n".join(self.tip(point.data()) for point in list(points)[:3]))
+        self.points.setToolTip(tooltip("\n\n".join(self.tip(point.data()) for point in list(points)[:3])))
 
 
 # ---------------------------------------------------------------- the Profile tab
@@ -235,7 +236,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         self._dirty = True
 
         # imported kernels
-        self.heading = QLabel()
+        self.heading = plain(QLabel())
         self.heading.setObjectName("profileHeading")
         self.heading.setStyleSheet("font-weight: 600;")
         import_button = QPushButton("Import profile…")
@@ -266,7 +267,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.itemSelectionChanged.connect(self._row_chosen)
-        self.problems = QLabel()
+        self.problems = plain(QLabel())
         self.problems.setObjectName("profileProblems")
         self.problems.setWordWrap(True)
         self.problems.setStyleSheet("color: #b71c1c;")
@@ -278,7 +279,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         kernels_layout.addWidget(self.problems)
 
         # the comparison of the selected operation
-        self.title = QLabel()
+        self.title = plain(QLabel())
         self.title.setObjectName("comparisonTitle")
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -303,7 +304,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
             grid.addWidget(name, row, 0)
             cells = []
             for column, role in enumerate(("actual", "declared", "ratio", "verdict"), start=1):
-                cell = QLabel()
+                cell = plain(QLabel())
                 cell.setObjectName(f"{key}_{role}")
                 cell.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
                 if role == "verdict":
@@ -314,7 +315,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
             self.cells[key] = (cells[0], cells[1], cells[2], cells[3])
         grid.setColumnStretch(4, 1)
 
-        self.note = QLabel()
+        self.note = plain(QLabel())
         self.note.setObjectName("comparisonNote")
         self.note.setWordWrap(True)
         self.note.setStyleSheet(NOTE_STYLE)
@@ -353,7 +354,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         comparison_layout.addLayout(grid)
         comparison_layout.addLayout(note_row)
         comparison_layout.addWidget(lower, 1)
-        self.message = QLabel()
+        self.message = plain(QLabel())
         self.message.setObjectName("comparisonMessage")
         self.message.setWordWrap(True)
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -485,7 +486,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
                     item = QTableWidgetItem()
                     self.table.setItem(row, column, item)
                 item.setText(text)
-                item.setToolTip(tip)
+                item.setToolTip(tooltip(tip))
                 if 2 <= column <= 5:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.table.clearSelection()
@@ -537,7 +538,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         binary = self.document.binary
         entry = self.document.operations[found.imported.operation or 0]
         self.title.setText(f"{shortened(found.imported.kernel.base_name)}  ⟷  {entry.name}")
-        self.title.setToolTip(f"{found.imported.kernel.name}\n{c.declaration}")
+        self.title.setToolTip(tooltip(f"{found.imported.kernel.name}\n{c.declaration}"))
 
         def size(value: float | None) -> str:
             return "—" if value is None else format_bytes(value, binary)

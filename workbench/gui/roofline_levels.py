@@ -29,6 +29,7 @@ from workbench.gui.plot_common import (
     point_pen,
     roof_pen,
 )
+from workbench.gui.plain_text import tooltip
 from workbench.roofline import LEVEL_KEYS, LevelPoint, RoofLevel
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity
 
@@ -167,7 +168,7 @@ class RoofLevels:
 
     def _kernel_level_hovered(self, item: Any, points: Any, event: Any) -> None:
         tips = [self._kernel_level_tips[int(p.data())] for p in list(points)[:3] if 0 <= int(p.data()) < len(self._kernel_level_tips)]
-        self.kernel_levels.setToolTip("\n\n".join(tips))
+        self.kernel_levels.setToolTip(tooltip("\n\n".join(tips)))
 
     def _level_tip(self, row: int, point: LevelPoint) -> str:
         entry = self.document.operations[row]
@@ -183,7 +184,7 @@ class RoofLevels:
     def _level_hovered(self, data: Sequence[Any]) -> None:
         tips = [self._level_tip(*self._level_tips[int(datum)])
                 for datum in list(data)[:3] if 0 <= int(datum) < len(self._level_tips)]
-        self.plot.getViewBox().setToolTip("\n\n".join(tips))
+        self.plot.getViewBox().setToolTip(tooltip("\n\n".join(tips)))
 
     # ------------------------------------------------------------------ levels on and off
     def _show_level_choices(self, levels: Sequence[RoofLevel]) -> None:

@@ -58,6 +58,7 @@ from workbench.gui.plot_common import (
 from workbench.gui.plot_marks import MarkSet
 from workbench.gui.profile_view import ProfiledKernelLayer
 from workbench.gui.roofline_levels import RoofLevels
+from workbench.gui.plain_text import html_text, tooltip
 from workbench.label_layout import (
     Box,
     LabelLayout,
@@ -889,7 +890,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             figures = f"{format_intensity(10 ** x)}, {format_flop_rate(10 ** y)}"
             line = f"{text} — {figures}"
             if self._legend_text_width(line) > room:  # two lines rather than a legend wider than the plot
-                line = f"{text}<br>{figures}"
+                line = f"{text}\n{figures}"  # a line break in the legend's HTML
             rows.append((line, colour, "point"))
         if rows == self._legend_rows:
             return
@@ -907,7 +908,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
                 sample = pg.PlotDataItem(pen=pg.mkPen(colour, width=2))
             else:
                 sample = pg.ScatterPlotItem(symbol="o", size=10, pen=pg.mkPen(colour, width=2), brush=pg.mkBrush(colour))
-            legend.addItem(sample, text)
+            legend.addItem(sample, html_text(text))  # pyqtgraph's legend rows are HTML
             self._legend_samples.append(sample)
         legend.setBrush(pg.mkBrush(255, 255, 255, 220))
         self._legend_rows = rows
@@ -943,7 +944,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         changed = False
         for (text, _, _), (old_text, _, _), sample in zip(rows, old, self._legend_samples):
             if text != old_text:
-                labels[id(sample)].setText(text)
+                labels[id(sample)].setText(html_text(text))
                 changed = True
         if changed:  # the box grows with a longer text now (pyqtgraph sizes it only when a row is added or removed)
             legend.updateSize()
@@ -1067,7 +1068,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
 
     def _hovered(self, data: Sequence[Any]) -> None:
         text = "\n\n".join(self._tip(datum) for datum in list(data)[:3])
-        self.plot.getViewBox().setToolTip(text)
+        self.plot.getViewBox().setToolTip(tooltip(text))
 
     def _tip(self, data: Any) -> str:
         """Hover text of one operation point: its figures with units."""

@@ -45,6 +45,7 @@ from workbench.gui.document import Document
 from workbench.gui.export import png_bytes, session_plot_png
 from workbench.gui.outside_changes import CANCEL as CONFLICT_CANCEL
 from workbench.gui.outside_changes import OutsideChanges, Say, conflict_box
+from workbench.gui.plain_text import plain, tooltip
 from workbench.session_sync import Snapshot
 from workbench.report import report_files, report_kind, write_report
 
@@ -165,7 +166,7 @@ class RecoveryDialog(QDialog):
         self.list.setObjectName("recoveryList")
         for recovery in self.recoveries:
             item = QListWidgetItem(recovery.describe())
-            item.setToolTip(f"Was saved as: {recovery.source_path}" if recovery.source_path else "Never saved to a file")
+            item.setToolTip(tooltip(f"Was saved as: {recovery.source_path}" if recovery.source_path else "Never saved to a file"))
             self.list.addItem(item)
         self.list.setCurrentRow(0)
         self.list.itemDoubleClicked.connect(lambda _item: self._choose(RECOVER))
@@ -267,7 +268,7 @@ class SessionFiles(QObject):
             action = menu.addAction(_menu_text(number, path))
             action.setData(path)
             action.setStatusTip(path)
-            action.setToolTip(path)
+            action.setToolTip(tooltip(path))
             action.triggered.connect(lambda _=False, p=path: self.open_recent(p))
         if not paths:
             empty = menu.addAction("No recent sessions")
@@ -326,7 +327,7 @@ class SessionFiles(QObject):
 
     def unsaved_changes_box(self, action: str) -> QMessageBox:
         """The Save / Discard / Cancel question (built apart from asking it, so it can be checked)."""
-        box = QMessageBox(self.host)
+        box = plain(QMessageBox(self.host))  # the session's name is outside text
         box.setObjectName("unsavedChangesBox")
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("Unsaved changes")

@@ -38,6 +38,7 @@ from workbench.gui.plot_common import (
     apply_plot_font,
     time_tick,
 )
+from workbench.gui.plain_text import plain
 from workbench.units import format_bytes, format_time
 
 SWEEP_POINTS = 241
@@ -117,7 +118,7 @@ class SweepView(RefreshWhenShown, QWidget):
         self.field_choice.setObjectName("sweepField")
         self.low = PowerOfTwoBox()
         self.high = PowerOfTwoBox()
-        self.caption = QLabel()
+        self.caption = plain(QLabel())
         self.caption.setWordWrap(True)
         controls = QHBoxLayout()
         controls.addWidget(QLabel("Sweep"))

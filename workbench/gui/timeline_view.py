@@ -48,6 +48,7 @@ from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.undo_keys import use_document_undo
 from workbench.gui.workers import track_worker
+from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.profilers.matching import MatchRule
 from workbench.profilers.trace import Trace, read_trace
 from workbench.session import StepEntry
@@ -139,12 +140,13 @@ class TimelineView(RefreshWhenShown, QWidget):
         mono.setStyleHint(QFont.StyleHint.Monospace)
         self.editor.setFont(mono)
         self.editor.textChanged.connect(self._typed)
-        self.error = QLabel()
+        self.error = plain(QLabel())
         self.error.setObjectName("stepError")
         self.error.setStyleSheet("color: #b71c1c;")
         self.error.setWordWrap(True)
         self.error.setVisible(False)
         self.summary = QLabel()
+        self.summary.setTextFormat(Qt.TextFormat.RichText)  # built HTML: the step's names escaped
         self.summary.setObjectName("stepSummary")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -183,16 +185,15 @@ class TimelineView(RefreshWhenShown, QWidget):
             "splitKreduce*=fwd), timed per iteration from the first rule's kernel's start to the last kernel's end"
         )
         self.rules_edit.editingFinished.connect(self.mark_dirty)
-        self.trace_label = QLabel("No trace imported: Import trace… times the operations from an Nsight Systems trace.")
+        self.trace_label = plain(QLabel("No trace imported: Import trace… times the operations from an Nsight Systems trace."))
         self.trace_label.setObjectName("traceLabel")
         self.trace_label.setWordWrap(True)
         # The GPU the trace names and the device its bounds use; a different device chosen said plainly.
-        self.trace_device = QLabel()
+        self.trace_device = plain(QLabel())
         self.trace_device.setObjectName("traceDevice")
         self.trace_device.setWordWrap(True)
-        self.trace_device.setTextFormat(Qt.TextFormat.PlainText)
         self.trace_device.setVisible(False)
-        self.trace_error = QLabel()
+        self.trace_error = plain(QLabel())
         self.trace_error.setObjectName("traceError")
         self.trace_error.setStyleSheet("color: #b71c1c;")
         self.trace_error.setWordWrap(True)
@@ -346,7 +347,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         if self.speedups and base.step_time != t.step_time:
             step += f" (was {format_time(base.step_time)} before the what-ifs)"
         self.summary.setText(
-            f"{step} · critical path {' → '.join(t.critical_path)} · communication exposed "
+            f"{step} · critical path {html_text(' → '.join(t.critical_path))} · communication exposed "
             f"{format_time(t.exposed_communication)}, hidden {format_time(t.hidden_communication)}"
         )
 
@@ -413,7 +414,7 @@ class TimelineView(RefreshWhenShown, QWidget):
                 cell = QTableWidgetItem(text)
                 cell.setFlags(cell.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 if column == 3:
-                    cell.setToolTip(source.detail)
+                    cell.setToolTip(tooltip(source.detail))
                 if column == 0 and item.name in timeline.critical_path:
                     cell.setToolTip("on the critical path")
                     font = cell.font()
@@ -426,7 +427,7 @@ class TimelineView(RefreshWhenShown, QWidget):
             spin.setDecimals(2)
             spin.setSingleStep(0.5)
             spin.setValue(self.speedups.get(item.name, 1.0))
-            spin.setToolTip(f"what if {item.name} ran this many times faster (1 = as timed)")
+            spin.setToolTip(tooltip(f"what if {item.name} ran this many times faster (1 = as timed)"))
             spin.valueChanged.connect(lambda value, name=item.name: self.set_speedup(name, value))
             self.table.setCellWidget(row, 4, spin)
 

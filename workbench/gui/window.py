@@ -62,6 +62,7 @@ from workbench.gui.profile_import import ProfileImporter
 from workbench.gui.profile_view import ProfileComparisonView
 from workbench.gui.session_io import SessionFiles, WindowHooks
 from workbench.gui.workers import DetectionWorker
+from workbench.gui.plain_text import plain
 from workbench.conventions import CONVENTION_LABELS
 from workbench.session import DeviceChoice
 from workbench.session_sync import Snapshot, read_session_file
@@ -262,7 +263,7 @@ class MainWindow(QMainWindow):
         self._make_actions()
 
         # central: banner, editor, plot tabs
-        self.banner = QLabel()
+        self.banner = plain(QLabel())
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
         self.banner.setStyleSheet("background: #fff3cd; color: #6d4c00; border: 1px solid #e0c060; padding: 6px;")
@@ -310,7 +311,7 @@ class MainWindow(QMainWindow):
         self._make_menus()
         self._make_toolbar()
         self.status = self.statusBar()
-        self.device_status = QLabel()
+        self.device_status = plain(QLabel())
         self.status.addPermanentWidget(self.device_status)
         self.cancel_import = QPushButton("Cancel import")
         self.cancel_import.setObjectName("cancelImport")
