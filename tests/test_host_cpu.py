@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.devices import DERIVED, find_device
+from workbench.devices import DERIVED, NOMINAL, find_device
 from workbench.devices.catalogue import HOST_CPU_KEY
 from workbench.devices.host import device_from_host, host_device, read_host_cpu
 
@@ -60,9 +60,11 @@ def test_rates_are_derived_and_say_how(tmp_path: Path) -> None:
     # 2 cores × 3.2 GHz × 16 fp32 lanes × 2 FMA pipes × 2 FLOP = 409.6 GFLOP/s
     assert device.rate("fp32").value == pytest.approx(409.6e9)
     assert device.rate("fp64").value == pytest.approx(204.8e9)  # 8 fp64 lanes
-    for path in ("fp32", "fp64", "hbm"):
+    for path in ("fp32", "fp64"):
         rate = device.overrides.get(path) or device.peak[path]
         assert rate.source == DERIVED and rate.citation
+    # the OS does not report DRAM bandwidth: the stand-in is labelled nominal, never derived
+    assert device.bandwidth.source == NOMINAL and device.bandwidth.citation
     assert "2 cores × 3.2 GHz" in device.rate("fp32").citation
     assert "calibrate" in device.bandwidth.citation
     assert device.l2_bytes == 2 * 1280 * 1024 and "L3 48 MiB × 1" in device.notes
@@ -78,7 +80,7 @@ def test_empty_tree_still_gives_a_device(tmp_path: Path) -> None:
     cpu = read_host_cpu(tmp_path)
     device = device_from_host(cpu)
     assert cpu.physical_cores == 1 and cpu.clock_mhz is None and not cpu.caches
-    assert "fp32" not in device.peak and device.bandwidth.source == DERIVED  # no clock, no derived compute rate
+    assert "fp32" not in device.peak and device.bandwidth.source == NOMINAL  # no clock, no derived compute rate
 
 
 def test_calibration_replaces_the_derived_rates() -> None:

@@ -129,3 +129,26 @@ def shown_levels(levels: Sequence[RoofLevel], hidden: Iterable[str]) -> list[Roo
     """The levels left after the user's toggles (`hidden`: interface keys switched off)."""
     off = set(hidden)
     return [level for level in levels if level.key not in off]
+
+
+def path_label(path: str) -> str:
+    """'fp16_tc' → 'FP16 TC', 'fp16_tc_fp16acc' → 'FP16 TC (FP16 acc)', 'fp32' → 'FP32'."""
+    base, tensor, rest = path.partition("_tc")
+    text = base.upper() + (" TC" if tensor else "")
+    if rest.endswith("fp16acc"):
+        text += " (FP16 acc)"
+    return text
+
+
+def roof_names(paths: Sequence[str], used_path: str | None) -> tuple[str, str]:
+    """A compute roof's name in full and short, for the paths that share its rate.
+
+    Where the operation's path is among them (the highlighted roof) that path comes first and is the short name:
+    an fp32 GEMM on a roof shared by FP64 TC and FP32 reads 'FP32 / FP64 TC' in full, 'FP32' short, never the
+    other path alone. Elsewhere the paths keep the device's order and the short name is the first.
+    """
+    ordered = list(paths)
+    if used_path in ordered:
+        ordered.remove(used_path)
+        ordered.insert(0, used_path)
+    return " / ".join(path_label(p) for p in ordered), path_label(ordered[0])

@@ -107,7 +107,7 @@ def test_a_run_goes_start_progress_finish_and_its_row_shows_the_median_of_its_sa
     assert len(samples) == 30
     median = statistics.median(samples)
     assert "median_s" not in runs[0]  # the samples are stored, the figures derived from them are not
-    assert runs[0]["provenance"]["kind"] == "cpu" and runs[0]["provenance"]["catalogue_key"] == "cpu-generic"
+    assert runs[0]["provenance"]["kind"] == "cpu" and runs[0]["provenance"]["catalogue_key"] == "host-cpu"
     assert tab.model.rowCount() == 1
     from workbench.units import format_time
 

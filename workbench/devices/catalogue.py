@@ -21,7 +21,8 @@ DATASHEET = "datasheet"
 DERIVED = "derived"
 MEASURED = "measured"
 ENTERED = "entered"
-SOURCES = (DATASHEET, DERIVED, MEASURED, ENTERED)
+NOMINAL = "nominal"  # a stand-in guess (a CPU's DRAM bandwidth the OS does not report): shown, never a floor
+SOURCES = (DATASHEET, DERIVED, MEASURED, ENTERED, NOMINAL)
 
 BANDWIDTH = "hbm"  # the key of the memory-bandwidth rate among a device's rates
 
@@ -228,6 +229,8 @@ def _quantity_value(text: Any, unit: str, where: str) -> float:
 def device_from_table(key: str, table: Mapping[str, Any], citation_source: str = DATASHEET) -> Device:
     """Build a Device from one catalogue table (figures carry their units as text)."""
     source = str(table.get("source", ""))
+    if table.get("nominal") is True:  # an entry of stand-in figures (the generic CPU), not a sheet's
+        citation_source = NOMINAL
     citations = {str(path): str(text) for path, text in dict(table.get("citations", {})).items()}
     peak: dict[str, Rate] = {}
     for path, text in dict(table.get("peak", {})).items():
