@@ -12,6 +12,9 @@ model attains when every roof applies at once,
 
 so the point touching its roof names the interface that limits, and the
 horizontal distance of any other point to its roof is that level's headroom.
+A link between chips (a collective's NVLink) is no roof here; a
+link-limited operation's points sit at what its link bound allows (FLOP over
+the link time), below every roof, never above its own bound.
 Under the compulsory model every interface carries the compulsory bytes and
 the faster inner levels lie to the right of the HBM roof; a naive kernel's
 reloads move its L2 and shared-memory points left, onto their roofs.
@@ -113,6 +116,11 @@ def operation_levels(analysis: Any) -> list[LevelPoint]:
         compute_rate.value if compute_rate is not None else None,
         ((flop / amount, r.value if r is not None else None) for _key, amount, r in moving),
     )
+    # a link between chips is no roof here, but it bounds the operation: the points sit at what that bound allows
+    # (below their roofs), never above it
+    link_time = getattr(analysis, "link_time_s", None)
+    if rate is not None and link_time:
+        rate = min(rate, flop / link_time)
     points = [LevelPoint(key, flop, amount, flop / amount, rate) for key, amount, _r in moving]
     order = {key: index for index, key in enumerate(LEVEL_KEYS)}
     return sorted(points, key=lambda point: order[point.key])

@@ -1088,6 +1088,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         if a.compute_time is not None and a.memory_time is not None and a.bound_time is not None:
             lines.append(f"compute {format_time(a.compute_time)}, memory {format_time(a.memory_time)}")
             lines.append(f"bound {format_time(a.bound_time)} ({a.limiter}-limited)")
+        if a.link_time_s and a.attainable_rate is not None and a.compute_rate is not None and a.bandwidth is not None \
+                and a.attainable_rate < min(a.compute_rate.value, a.intensity * a.bandwidth.value):
+            lines.append(f"drawn below its roofs, at what its link bound allows ({format_time(a.link_time_s)}): "
+                         "the link between chips is not a roof on this plot")
         lines.append(f"{a.flop:,} FLOP, {a.bytes:,} B" + (" (binary units)" if binary else ""))
         return "\n".join(lines)
 
