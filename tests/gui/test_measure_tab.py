@@ -191,6 +191,8 @@ def test_cancel_mid_run_ends_within_half_a_second_and_marks_it_cancelled(qtbot, 
     assert window.document.session.runs == []  # nothing stored
     assert tab.model.rowCount() == 1 and tab.model.is_live(0)
     assert cell(tab, 0, CHECK) == "cancelled"
+    shown = tab.histogram.caption.text() or tab.histogram.message.toPlainText()
+    assert "(running)" not in shown and "(cancelled)" in shown  # the histogram of the selected live row says so too
     assert cell_tip(tab, 0, CHECK).startswith("cancelled after") and "of 100000 timed iterations" in cell_tip(tab, 0, CHECK)
     assert tab.progress.format().startswith("cancelled")
     assert tab.run_button.isEnabled()
