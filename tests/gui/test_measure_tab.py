@@ -39,8 +39,10 @@ def roofline(window):  # type: ignore[no-untyped-def]
 
 
 def measurement_tab(qtbot, window, declaration: str = SMALL, iterations: int = 30) -> MeasurementTab:  # type: ignore[no-untyped-def]
-    """The vector-add example with `declaration`, the Measurement tab open on NumPy, backends checked."""
+    """The vector-add example with `declaration` on this machine's CPU (the device NumPy runs are compared
+    with), the Measurement tab open on NumPy, backends checked."""
     window.open_example("vector-add")
+    window.document.set_device("host-cpu")
     window.document.edit_declaration(0, declaration)
     tab = window.measurement
     window.tabs.setCurrentWidget(tab)
