@@ -160,3 +160,24 @@ def test_the_fit_splits_fixed_and_growing_parts_from_every_probe_size() -> None:
     assert estimate_module.fit_fixed_and_per_work([(1 / 512, 0.043), (1 / 64, 0.037)]) == (pytest.approx(0.040), 0.0)
     # one size: nothing tells the parts apart, so all of it grows with the work (the bound is the floor)
     assert estimate_module.fit_fixed_and_per_work([(1 / 8, 0.5)]) == (0.0, pytest.approx(4.0))
+
+
+def test_a_load_spike_on_one_probe_call_is_timed_again_not_scaled(monkeypatch) -> None:
+    """Another process takes the cores for one call (+120 ms): far more than the work grew, so that size is
+    timed again, and the estimate stays near the truth instead of scaling the spike by the work."""
+    clock = _Clock()
+    spiked: list[str] = []
+
+    def model(declaration, backend, warm, budget_s):  # type: ignore[no-untyped-def]
+        seconds = float(declaration.workload().flop()) / 20e9
+        if declaration.params["M"] == 128 and not spiked:
+            spiked.append(str(declaration))
+            seconds += 0.120
+        clock.now += seconds * (3 if warm else 2)
+        return seconds
+
+    monkeypatch.setattr(estimate_module, "_time_one_call", model)
+    monkeypatch.setattr(estimate_module, "time", clock)
+    truth = 2 * 4096**3 / 20e9
+    estimate = estimate_run("gemm(M=4096, N=4096, K=4096, dtype=fp32)", backend="numpy", iterations=50)
+    assert spiked and estimate.per_call_s is not None and truth / 2 < estimate.per_call_s < 2 * truth

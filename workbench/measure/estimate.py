@@ -48,6 +48,7 @@ PROBE_SMALL_FLOP = 2e6  # the smallest probe: at most this much work …
 PROBE_SMALL_BYTES = 256 * 1024  # … and this many compulsory bytes
 PROBE_REPEATS = 3  # a probe size is timed up to this many times (the fastest counts): a loaded machine is noisy
 PROBE_MIN_DIM = 8  # size fields are not halved below this
+SUPERLINEAR = 4.0  # a size that times this many times more than its work grew is timed again (a load spike)
 FASTER_DTYPES = {"fp16": "fp32", "bf16": "fp32"}  # on the CPU: 16-bit products have no BLAS path, fp32 has
 
 
@@ -251,7 +252,8 @@ def probe_call_time(declaration: Declaration, backend: Any, convention: str = "f
     busy machine's BLAS threads waking up cost ~40 ms a call whatever the size, and jitter more than a small
     size's work, so a size may time faster than the one below it. The ladder goes on while the growing part
     is shorter than 10 ms or than half the fixed part, until the next size would not fit the budget, or at
-    the declared size; only the growing part is scaled up.
+    the declared size; only the growing part is scaled up. A size that times far more than its work grew
+    (another process took the cores for that call) is timed again, the faster time kept.
     """
     ladder = probe_ladder(declaration, convention)
     full_flop, full_bytes = _work(declaration, convention)
@@ -274,6 +276,11 @@ def probe_call_time(declaration: Declaration, backend: Any, convention: str = "f
             smaller = _halved(candidate)
             if smaller is not None:
                 timed.append((smaller, _time_one_call(smaller, backend, False, remaining / 4), share(smaller)))
+        if timed and call_s > SUPERLINEAR * timed[-1][1] * share(candidate) / timed[-1][2]:
+            # far more than the work grew: another process took the cores for that call; time it again
+            left = budget_s - (time.perf_counter() - started)
+            if left > 2 * call_s:
+                call_s = min(call_s, _time_one_call(candidate, backend, False, left / 4))
         timed.append((candidate, call_s, share(candidate)))
         fixed, per_work = fit_fixed_and_per_work([(work, seconds) for _, seconds, work in timed])
         if step + 1 == len(ladder):
