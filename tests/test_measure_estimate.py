@@ -181,3 +181,21 @@ def test_a_load_spike_on_one_probe_call_is_timed_again_not_scaled(monkeypatch) -
     truth = 2 * 4096**3 / 20e9
     estimate = estimate_run("gemm(M=4096, N=4096, K=4096, dtype=fp32)", backend="numpy", iterations=50)
     assert spiked and estimate.per_call_s is not None and truth / 2 < estimate.per_call_s < 2 * truth
+
+
+def test_a_fixed_cost_that_starts_at_one_size_is_fitted_from_there(monkeypatch) -> None:
+    """BLAS goes multi-threaded from 128³ on, and on a busy machine each such call pays ~140 ms of thread
+    wake-ups that the single-threaded smaller sizes never did: the jump is a fixed cost, not work to scale."""
+    clock = _Clock()
+
+    def model(declaration, backend, warm, budget_s):  # type: ignore[no-untyped-def]
+        seconds = float(declaration.workload().flop()) / 20e9 + (0.140 if declaration.params["M"] >= 128 else 0.0)
+        clock.now += seconds * (3 if warm else 2)
+        return seconds
+
+    monkeypatch.setattr(estimate_module, "_time_one_call", model)
+    monkeypatch.setattr(estimate_module, "time", clock)
+    truth = 0.140 + 2 * 4096**3 / 20e9
+    estimate = estimate_run("gemm(M=4096, N=4096, K=4096, dtype=fp32)", backend="numpy", iterations=50)
+    assert estimate.per_call_s is not None and truth / 2 < estimate.per_call_s < 2 * truth
+    assert estimate.probe is not None and estimate.probe.fixed_s == pytest.approx(0.140, rel=0.05)

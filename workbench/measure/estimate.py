@@ -267,6 +267,7 @@ def probe_call_time(declaration: Declaration, backend: Any, convention: str = "f
 
     started = time.perf_counter()
     timed: list[tuple[Declaration, float, float]] = []  # (size, call seconds, share of the work)
+    regime = 0  # the first entry of `timed` in the current regime: the sizes the fit is taken over
     fixed = per_work = 0.0
     for step, candidate in enumerate(ladder):
         remaining = budget_s - (time.perf_counter() - started)
@@ -281,15 +282,22 @@ def probe_call_time(declaration: Declaration, backend: Any, convention: str = "f
             left = budget_s - (time.perf_counter() - started)
             if left > 2 * call_s:
                 call_s = min(call_s, _time_one_call(candidate, backend, False, left / 4))
+            if call_s > SUPERLINEAR * timed[-1][1] * share(candidate) / timed[-1][2]:
+                # still: the library changed regime at this size (BLAS going multi-threaded on a busy machine
+                # pays a wake-up the smaller sizes never did). The sizes below say nothing about this regime's
+                # fixed cost, so the fit starts here, with the time to time two more sizes.
+                regime = len(timed)
+                budget_s = max(budget_s, time.perf_counter() - started + 6 * call_s)
         timed.append((candidate, call_s, share(candidate)))
-        fixed, per_work = fit_fixed_and_per_work([(work, seconds) for _, seconds, work in timed])
+        points = timed[regime:]
+        fixed, per_work = fit_fixed_and_per_work([(work, seconds) for _, seconds, work in points])
         if step + 1 == len(ladder):
             break
         growing = per_work * timed[-1][2]
-        if len(timed) >= 2 and growing >= max(PROBE_LONG_ENOUGH_S, 0.5 * fixed):
+        if len(points) >= 2 and growing >= max(PROBE_LONG_ENOUGH_S, 0.5 * fixed):
             break
-        # the next size by the fit; while nothing grows yet, at least this call again
-        next_call = max(fixed + per_work * share(ladder[step + 1]), call_s)
+        # the next size by the fit; while nothing grows yet (or one size alone), at least this call again
+        next_call = call_s if len(points) < 2 else max(fixed + per_work * share(ladder[step + 1]), call_s)
         if time.perf_counter() - started + 2 * next_call > budget_s:  # allocation and a call or two, next size
             break
     candidate, call_s, work = timed[-1]
