@@ -130,23 +130,40 @@ class _Clock:
         return self.now
 
 
-def test_a_fixed_cost_that_jitters_more_than_small_sizes_grow_is_still_told_apart(monkeypatch) -> None:
-    """A loaded machine: ~40 ms a call whatever the size, jittering by ±3 ms, so a small probe size can time
-    faster than the one below it; the call itself runs at 20 GFLOP/s. The 4096³ fp32 GEMM takes 6.9 s a
-    call, not the hours that scaling a 64³ probe's fixed cost by 4096× its work predicts."""
+FP32_4096 = "gemm(M=4096, N=4096, K=4096, dtype=fp32)"
+
+
+def _estimate_with_synthetic_calls(monkeypatch, seconds_of) -> tuple[object, _Clock]:  # type: ignore[no-untyped-def]
+    """The 4096³ fp32 GEMM estimated with each probe call taking `seconds_of(declaration)` on a synthetic clock
+    (the untimed first call and the repeats spend the budget too)."""
     clock = _Clock()
-    calls = [0]
 
     def model(declaration, backend, warm, budget_s):  # type: ignore[no-untyped-def]
-        calls[0] += 1
-        seconds = 0.040 + (0.003 if calls[0] % 2 else -0.003) + float(declaration.workload().flop()) / 20e9
-        clock.now += seconds * (3 if warm else 2)  # the untimed first call and the repeats spend the budget too
+        seconds = seconds_of(declaration)
+        clock.now += seconds * (3 if warm else 2)
         return seconds
 
     monkeypatch.setattr(estimate_module, "_time_one_call", model)
     monkeypatch.setattr(estimate_module, "time", clock)
-    truth = 0.040 + 2 * 4096**3 / 20e9
-    estimate = estimate_run("gemm(M=4096, N=4096, K=4096, dtype=fp32)", backend="numpy", iterations=50)
+    return estimate_run(FP32_4096, backend="numpy", iterations=50), clock
+
+
+def _work_s(declaration) -> float:  # type: ignore[no-untyped-def]
+    return float(declaration.workload().flop()) / 20e9  # the call itself at 20 GFLOP/s
+
+
+def test_a_fixed_cost_that_jitters_more_than_small_sizes_grow_is_still_told_apart(monkeypatch) -> None:
+    """A loaded machine: ~40 ms a call whatever the size, jittering by ±3 ms, so a small probe size can time
+    faster than the one below it. The 4096³ fp32 GEMM takes 6.9 s a call, not the hours that scaling a 64³
+    probe's fixed cost by 4096× its work predicts."""
+    calls = [0]
+
+    def seconds_of(declaration):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        return 0.040 + (0.003 if calls[0] % 2 else -0.003) + _work_s(declaration)
+
+    estimate, clock = _estimate_with_synthetic_calls(monkeypatch, seconds_of)
+    truth = 0.040 + _work_s(parse(FP32_4096))
     assert estimate.per_call_s is not None and truth / 2 < estimate.per_call_s < 2 * truth
     assert clock.now <= 2 * estimate_module.PROBE_BUDGET_S  # the probe kept to its budget (a call may overrun it)
 
@@ -165,37 +182,25 @@ def test_the_fit_splits_fixed_and_growing_parts_from_every_probe_size() -> None:
 def test_a_load_spike_on_one_probe_call_is_timed_again_not_scaled(monkeypatch) -> None:
     """Another process takes the cores for one call (+120 ms): far more than the work grew, so that size is
     timed again, and the estimate stays near the truth instead of scaling the spike by the work."""
-    clock = _Clock()
     spiked: list[str] = []
 
-    def model(declaration, backend, warm, budget_s):  # type: ignore[no-untyped-def]
-        seconds = float(declaration.workload().flop()) / 20e9
+    def seconds_of(declaration):  # type: ignore[no-untyped-def]
         if declaration.params["M"] == 128 and not spiked:
             spiked.append(str(declaration))
-            seconds += 0.120
-        clock.now += seconds * (3 if warm else 2)
-        return seconds
+            return _work_s(declaration) + 0.120
+        return _work_s(declaration)
 
-    monkeypatch.setattr(estimate_module, "_time_one_call", model)
-    monkeypatch.setattr(estimate_module, "time", clock)
-    truth = 2 * 4096**3 / 20e9
-    estimate = estimate_run("gemm(M=4096, N=4096, K=4096, dtype=fp32)", backend="numpy", iterations=50)
+    estimate, _ = _estimate_with_synthetic_calls(monkeypatch, seconds_of)
+    truth = _work_s(parse(FP32_4096))
     assert spiked and estimate.per_call_s is not None and truth / 2 < estimate.per_call_s < 2 * truth
 
 
 def test_a_fixed_cost_that_starts_at_one_size_is_fitted_from_there(monkeypatch) -> None:
     """BLAS goes multi-threaded from 128³ on, and on a busy machine each such call pays ~140 ms of thread
     wake-ups that the single-threaded smaller sizes never did: the jump is a fixed cost, not work to scale."""
-    clock = _Clock()
-
-    def model(declaration, backend, warm, budget_s):  # type: ignore[no-untyped-def]
-        seconds = float(declaration.workload().flop()) / 20e9 + (0.140 if declaration.params["M"] >= 128 else 0.0)
-        clock.now += seconds * (3 if warm else 2)
-        return seconds
-
-    monkeypatch.setattr(estimate_module, "_time_one_call", model)
-    monkeypatch.setattr(estimate_module, "time", clock)
-    truth = 0.140 + 2 * 4096**3 / 20e9
-    estimate = estimate_run("gemm(M=4096, N=4096, K=4096, dtype=fp32)", backend="numpy", iterations=50)
+    estimate, _ = _estimate_with_synthetic_calls(
+        monkeypatch, lambda declaration: _work_s(declaration) + (0.140 if declaration.params["M"] >= 128 else 0.0)
+    )
+    truth = 0.140 + _work_s(parse(FP32_4096))
     assert estimate.per_call_s is not None and truth / 2 < estimate.per_call_s < 2 * truth
     assert estimate.probe is not None and estimate.probe.fixed_s == pytest.approx(0.140, rel=0.05)
