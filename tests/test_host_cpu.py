@@ -112,3 +112,16 @@ def test_a_detected_gpu_keeps_the_l2_size_cuda_reported() -> None:
     session = Session(device=DeviceChoice(key="nvml-0", detected=gpu.to_dict()))
     device = loads(dumps(session)).device.resolve()
     assert device.key == "h200-sxm" and device.l2_bytes == 62_914_560 and "CUDA" in device.l2_source
+
+
+def test_a_cpu_run_is_compared_with_this_machine_only_when_it_ran_here() -> None:
+    from workbench.devices.host import cpu_model
+    from workbench.devices.provenance import CPU_DEVICE_KEY, DeviceProvenance, catalogue_device, cpu_catalogue_device
+
+    assert cpu_catalogue_device().key == HOST_CPU_KEY  # a run starting now, here
+    here = DeviceProvenance(kind="cpu", name=cpu_model(), catalogue_key=CPU_DEVICE_KEY, matched_by="the CPU entry")
+    assert catalogue_device(here).key == HOST_CPU_KEY  # an older run of this machine, matched to the generic entry then
+    elsewhere = DeviceProvenance(kind="cpu", name="Imaginary CPU 9000", catalogue_key=HOST_CPU_KEY, matched_by="this machine's CPU")
+    assert catalogue_device(elsewhere).key == CPU_DEVICE_KEY  # another machine's CPU: nothing here knows its figures
+    chosen = DeviceProvenance(kind="cpu", name=cpu_model(), catalogue_key=CPU_DEVICE_KEY, matched_by="--device")
+    assert catalogue_device(chosen).key == CPU_DEVICE_KEY  # the entry a user named stays

@@ -322,6 +322,12 @@ def _size_text(size: int) -> str:
 
 
 @lru_cache(maxsize=1)
+def host_cpu_names() -> frozenset[str]:
+    """The names this machine's CPU goes by: the model a run records (`cpu_model`) and the detected one."""
+    return frozenset(name for name in (cpu_model(), host_cpu().model) if name)
+
+
+@lru_cache(maxsize=1)
 def host_cpu() -> HostCPU:
     """This machine's CPU (read once per process)."""
     return read_host_cpu()

@@ -158,9 +158,9 @@ def cpu_catalogue_device(name: str | None = None) -> "Device":
     for another machine's CPU, whose figures nothing here knows.
     """
     from workbench.devices.catalogue import find_device
-    from workbench.devices.host import host_cpu, host_device
+    from workbench.devices.host import host_cpu_names, host_device
 
-    if name is None or (name and name == host_cpu().model):
+    if name is None or (name and name in host_cpu_names()):
         return host_device()
     return find_device(CPU_DEVICE_KEY)
 
