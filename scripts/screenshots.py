@@ -247,6 +247,21 @@ def profile_screenshots(window: Any, app: QApplication, out: Path) -> None:
     settle(app)
 
 
+def roof_label_screenshot(window: Any, app: QApplication, out: Path) -> None:
+    """An fp32 GEMM on the H100 SXM: it sits on the roof FP32 shares with FP64 tensor cores (67 TFLOP/s), and the
+    highlighted roof's label names FP32, the path the GEMM uses, first."""
+    window.open_example("gemm-4096-fp16")
+    window.document.edit_declaration(0, "gemm(M=4096, N=4096, K=4096, dtype=fp32)")
+    window.document.rename_operation(0, "Square GEMM, 4096³ FP32")
+    window.document.set_notes(0, "An FP32 GEMM: on the H100 SXM it sits on the 67 TFLOP/s roof that FP32 shares with "
+                                 "FP64 tensor cores; the highlighted roof names FP32 first.")
+    window.document.set_device("h100-sxm")
+    window.document.reset_rates()  # the datasheet's figures, not the worked example's entered ones
+    window.tabs.setCurrentWidget(window.roofline)
+    settle_window(app, window)
+    save(window, out / "fp32-gemm-roof-label.png")
+
+
 def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """Runs keep their own device: a CPU vector add shown while the session shows an H100 (table and roofline,
     the run in its own device's style), and a run faster than its device allows under a wrongly entered
@@ -269,8 +284,8 @@ def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
     settle(app)
     save(window, out / "roofline-cpu-run-h100-session.png")
 
-    # back on the CPU, with a bandwidth typed in a hundred times too low: the run now beats its own bound
-    window.document.set_device("cpu-generic")
+    # back on this machine's CPU, with a bandwidth typed in a hundred times too low: the run now beats its own bound
+    window.document.set_device("host-cpu")
     window.document.set_rate("hbm", "0.5 GB/s")
     window.tabs.setCurrentWidget(tab)
     tab.select_run(0)
@@ -555,6 +570,7 @@ GROUPS = {
     "levels": levels_screenshots,
     "outside-append": outside_append_screenshots,
     "markup": markup_screenshots,
+    "roof-label": roof_label_screenshot,
 }
 
 

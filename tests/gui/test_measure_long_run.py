@@ -26,7 +26,7 @@ def worked_example_tab(qtbot, window) -> MeasurementTab:  # type: ignore[no-unty
 def test_the_worked_example_on_the_cpu_shows_an_estimate_and_asks_before_running(qtbot, window) -> None:
     tab = worked_example_tab(qtbot, window)
     before = tab.estimate_label.text()
-    assert before.startswith("Run time: at least ") and "from the bound on Generic CPU" in before  # live, no probe
+    assert before.startswith("Run time: at least ") and "from the bound on This machine" in before  # live, no probe
     assert tab.run_button.isEnabled(), tab.message.text()
     qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
     question = tab.question
@@ -40,8 +40,11 @@ def test_the_worked_example_on_the_cpu_shows_an_estimate_and_asks_before_running
     assert "fp32" in question.buttons["dtype"].text() and "without BLAS" in question.buttons["dtype"].text()
     assert question.buttons["dont"].isDefault() and not question.buttons[RUN_ANYWAY].isDefault()
 
+    offer = next(o for o in question.offers if o.kind == "smaller")
     with qtbot.waitSignal(tab.measurement_finished, timeout=RUN_TIMEOUT_MS):
         question.buttons["smaller"].click()
+        # while the smaller size runs, the label gives its estimate, not the long run's
+        assert tab.running and tab.estimate_label.text() == f"Run time: {offer.estimate.text()}."
     assert tab.question is None
     runs = window.document.session.runs
     assert len(runs) == 1

@@ -467,6 +467,47 @@ def sweep(
     return points.sweep(PointErrors(errors, refused, analyse_point))
 
 
+def limiter_crossover(
+    declaration: str | Declaration,
+    fields: Sequence[str],
+    below: int,
+    above: int,
+    device: Any = None,
+    convention: str = "fma2",
+    overlap: Any = "full",
+) -> int | None:
+    """The first size where analyze()'s limiter changes, exactly: the smallest integer in (below, above] whose
+    limiter differs from the one at `below` (every swept field set to that size), by bisection between two
+    points of a sweep whose limiters differ. None where a size between them is refused or has no limiter.
+    """
+    from workbench.analysis import analyze
+
+    decl = parse(declaration) if isinstance(declaration, str) else declaration
+    setting = resolve_setting(device, None, None, convention, overlap)
+
+    def limiter(size: int) -> str | None:
+        try:
+            return analyze(decl.replace(**{name: size for name in fields}), setting.device, None, None, convention,
+                           setting.overlap).limiter
+        except WorkbenchError:
+            return None
+
+    low, high = int(below), int(above)
+    first = limiter(low)
+    if first is None or low >= high or limiter(high) in (None, first):
+        return None
+    while high - low > 1:  # limiter(low) == first, limiter(high) != first
+        middle = (low + high) // 2
+        found = limiter(middle)
+        if found is None:
+            return None
+        if found == first:
+            low = middle
+        else:
+            high = middle
+    return high
+
+
 def _footprint_of_refused(decl: Declaration, columns: Mapping[str, Any], index: int, points: _Points) -> None:
     """A point refused for its size still has a footprint, so the view can mark "beyond memory"."""
     try:

@@ -21,7 +21,8 @@ DATASHEET = "datasheet"
 DERIVED = "derived"
 MEASURED = "measured"
 ENTERED = "entered"
-SOURCES = (DATASHEET, DERIVED, MEASURED, ENTERED)
+NOMINAL = "nominal"  # a stand-in guess (a CPU's DRAM bandwidth the OS does not report): shown, never a floor
+SOURCES = (DATASHEET, DERIVED, MEASURED, ENTERED, NOMINAL)
 
 BANDWIDTH = "hbm"  # the key of the memory-bandwidth rate among a device's rates
 
@@ -228,6 +229,8 @@ def _quantity_value(text: Any, unit: str, where: str) -> float:
 def device_from_table(key: str, table: Mapping[str, Any], citation_source: str = DATASHEET) -> Device:
     """Build a Device from one catalogue table (figures carry their units as text)."""
     source = str(table.get("source", ""))
+    if table.get("nominal") is True:  # an entry of stand-in figures (the generic CPU), not a sheet's
+        citation_source = NOMINAL
     citations = {str(path): str(text) for path, text in dict(table.get("citations", {})).items()}
     peak: dict[str, Rate] = {}
     for path, text in dict(table.get("peak", {})).items():
@@ -310,7 +313,8 @@ def catalogue() -> dict[str, Device]:
     from workbench.devices.links import link_catalogue
 
     links = link_catalogue()
-    devices = {key: device_from_table(key, table) for key, table in catalogue_data().items() if key != LINKS_TABLE}
+    data = catalogue_data()
+    devices = {key: device_from_table(key, _with_base(key, table, data)) for key, table in data.items() if key != LINKS_TABLE}
     for device in devices.values():
         for field_name in ("nvlink", "host_link"):
             named = getattr(device, field_name)
@@ -320,6 +324,17 @@ def catalogue() -> dict[str, Device]:
         if device.host_link and "host" not in device.peak:  # host ↔ device: the host link's rate per direction
             devices[key] = replace(device, peak={**device.peak, "host": host_link_rate(links[device.host_link])})
     return devices
+
+
+def _with_base(key: str, table: Mapping[str, Any], data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A variant's table (`variant_of = "v100-sxm2"`: another memory size, the same chip) over its base's."""
+    base_key = table.get("variant_of")
+    if base_key is None:
+        return table
+    base = data.get(str(base_key))
+    if not isinstance(base, Mapping) or "variant_of" in base or base_key == LINKS_TABLE:
+        raise DeviceError(f"device catalogue, {key}.variant_of: '{base_key}' is not a device entry")
+    return {**base, **{name: value for name, value in table.items() if name != "variant_of"}}
 
 
 def _normalise(text: str) -> str:

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.devices import BANDWIDTH, DATASHEET, DERIVED, ENTERED, MEASURED, PATH_TITLES, PATHS, Device, Rate, catalogue
+from workbench.devices import BANDWIDTH, DATASHEET, DERIVED, ENTERED, MEASURED, NOMINAL, PATH_TITLES, PATHS, Device, Rate, catalogue
 from workbench.devices.host import host_device
 from workbench.devices.interfaces import HBM, interface_keys
 from workbench.devices.links import device_link, is_byte_rate, link_rate_key, linked_key
@@ -44,7 +44,7 @@ from workbench.gui.document import Document
 from workbench.gui.plain_text import plain, tooltip
 from workbench.units import format_bandwidth, format_bytes, format_flop_rate
 
-SOURCE_COLOURS = {DATASHEET: "#455a64", DERIVED: "#6a1b9a", MEASURED: "#1b5e20", ENTERED: "#0d47a1"}
+SOURCE_COLOURS = {DATASHEET: "#455a64", DERIVED: "#6a1b9a", MEASURED: "#1b5e20", ENTERED: "#0d47a1", NOMINAL: "#e65100"}
 RATE_COLUMN, SOURCE_COLUMN, RESET_COLUMN = 1, 2, 3
 
 

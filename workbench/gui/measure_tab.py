@@ -610,6 +610,12 @@ class MeasurementTab(QWidget):
         if question is not None:
             question.deleteLater()
         self._enable_controls()
+        if question is not None and chosen and chosen != question.declarations:
+            # a quicker run instead: its own estimate, not the long one's, is what the label says while it runs
+            offer = next((o for o in question.offers if (o.declaration,) == tuple(chosen)), None)
+            self.estimate_label.setText(self._estimate_words([offer.estimate]) + "." if offer is not None else "")
+        elif not chosen:
+            self._show_estimate()  # nothing runs: the label says the next run's bound again
         if chosen:
             self._start_job(chosen)
 
@@ -691,6 +697,9 @@ class MeasurementTab(QWidget):
             run = self._live_run(CANCELLED, record.message)
             self.model.set_live(run, record.message)
             self.progress.setFormat(f"cancelled: {record.message}")
+            live_row = self.model.rowCount() - 1
+            if run is not None and self._selected_row() == live_row:  # the histogram no longer says "running"
+                self._row_selected(self.model.index(live_row, 0), QModelIndex())
             return
         self._live_started = None
         self.model.set_live(None)
@@ -774,7 +783,7 @@ class MeasurementTab(QWidget):
             self.histogram.show_samples((), "Select a run to see its raw samples." if self.model.rowCount() else
                                         "No runs yet: choose the settings above and press Run.")
         else:
-            how = "running" if run.status == RUNNING else f"{run.backend} {run.mode}".strip()
+            how = {RUNNING: "running", CANCELLED: "cancelled"}.get(run.status) or f"{run.backend} {run.mode}".strip()
             self.histogram.show_samples(run.samples_s, f"{run.declaration_text} ({how})", bad=run.status not in (OK, RUNNING))
         self.remove_button.setEnabled(not self.running and current.isValid() and current.row() < len(self.model.runs))
 

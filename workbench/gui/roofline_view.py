@@ -53,7 +53,6 @@ from workbench.gui.plot_common import (
     si_tick,
     tight_text,
     roof_pen,
-    short_path,
 )
 from workbench.gui.plot_marks import MarkSet
 from workbench.gui.profile_view import ProfiledKernelLayer
@@ -75,7 +74,7 @@ from workbench.label_layout import (
     segment_crosses_box,
 )
 from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, best_trial, choose_corner, corner_box, covered
-from workbench.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, device_levels, level_title, operation_levels
+from workbench.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, device_levels, level_title, operation_levels, roof_names
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_time
 
 FIT_SHORTCUT = "Ctrl+Shift+F"  # View ▸ Fit plot to data (Ctrl+0 is the normal text size)
@@ -548,11 +547,12 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             segments.append((ridge, y, x_high + ROOF_REACH, y))
             line.setPen(roof_pen(colour, roof.rate, 2.5 if selected else 1.5))
             line.setZValue(2 if selected else 1)
-            names = " / ".join(short_path(p) for p in roof.paths)
+            names, short = roof_names(roof.paths, used_path)
             source = "" if is_assumed(roof.rate) else f" ({roof.rate.source})"  # dashed already says datasheet
             rate_text = format_flop_rate(roof.rate.value)
-            # the short text, where the full one finds no room near the roof: the first path only, no source
-            self._roof_texts[f"roof {index}"] = (f"{names}  {rate_text}{source}", f"{short_path(roof.paths[0])}  {rate_text}")
+            # the short text, where the full one finds no room near the roof: one path (the operation's on the
+            # highlighted roof), no source
+            self._roof_texts[f"roof {index}"] = (f"{names}  {rate_text}{source}", f"{short}  {rate_text}")
             label.setText(self._roof_texts[f"roof {index}"][0], color=colour)
             if roof.datasheet is not None:
                 ghost_line = ghosts[ghost_index]
@@ -1090,6 +1090,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         if a.compute_time is not None and a.memory_time is not None and a.bound_time is not None:
             lines.append(f"compute {format_time(a.compute_time)}, memory {format_time(a.memory_time)}")
             lines.append(f"bound {format_time(a.bound_time)} ({a.limiter}-limited)")
+        if a.link_time_s and a.attainable_rate is not None and a.compute_rate is not None and a.bandwidth is not None \
+                and a.attainable_rate < min(a.compute_rate.value, a.intensity * a.bandwidth.value):
+            lines.append(f"drawn below its roofs, at what its link bound allows ({format_time(a.link_time_s)}): "
+                         "the link between chips is not a roof on this plot")
         lines.append(f"{a.flop:,} FLOP, {a.bytes:,} B" + (" (binary units)" if binary else ""))
         return "\n".join(lines)
 

@@ -18,6 +18,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.analysis import sweep
+from workbench.analysis.sweep import limiter_crossover
 from workbench.analysis.terms import TERM_COMPUTE
 from workbench.declaration_text import split_call
 from workbench.devices import BANDWIDTH
@@ -236,7 +237,7 @@ class SweepView(RefreshWhenShown, QWidget):
             self.current_label.setPos(cx + (-0.3 if right_half else 0.3), cy - 0.05)
         self.current_marker.setVisible(bool(analysis.bound_time))
         self.current_label.setVisible(bool(analysis.bound_time))
-        self._mark_sweep(result, sizes, fields, low, high)
+        self._mark_sweep(result, analysis.declaration, sizes, fields, low, high)
         finite = np.concatenate([v[np.isfinite(v)] for v in (compute, memory, bound, *further)])
         measured_marks = self.measured.compute(analysis.declaration, fields)
         self.measured.show(measured_marks)
@@ -307,7 +308,7 @@ class SweepView(RefreshWhenShown, QWidget):
                     self._legend.removeItem(line)
         return drawn
 
-    def _mark_sweep(self, result: Any, sizes: Any, fields: tuple[str, ...], low: float, high: float) -> None:
+    def _mark_sweep(self, result: Any, declaration: Any, sizes: Any, fields: tuple[str, ...], low: float, high: float) -> None:
         """Shade the sizes beyond the device's memory and mark where the limiter changes."""
         x = np.log2(sizes)
         device = self.document.device
@@ -325,8 +326,15 @@ class SweepView(RefreshWhenShown, QWidget):
             at = float((x[i - 1] + x[i]) / 2)
             self.limiter_line.setPos(at)
             before, now = result.limiter[i - 1], result.limiter[i]  # analyze()'s limiter at each size
-            size = int(round(2.0**at))
-            self.limiter_label.setText(f"{before}- → {now}-limited\nnear {' = '.join(fields)} ≈ {size:,}")
+            settings = self.document.session.settings
+            size = limiter_crossover(declaration, fields, int(sizes[i - 1]), int(sizes[i]),
+                                     self.document.device, settings.convention, settings.overlap)
+            if size is not None:  # the exact first size of the new limiter, not a point between two samples
+                at = math.log2(size)
+                self.limiter_line.setPos(at)
+                self.limiter_label.setText(f"{before}- → {now}-limited\nfrom {' = '.join(fields)} = {size:,}")
+            else:
+                self.limiter_label.setText(f"{before}- → {now}-limited\nnear {' = '.join(fields)} ≈ {int(round(2.0**at)):,}")
         self.limiter_line.setVisible(bool(changes))
         self.limiter_label.setVisible(bool(changes))
 
