@@ -23,10 +23,12 @@ again, or use `workbench step FILE --trace TRACE`).
 
 from __future__ import annotations
 
+import math
 import time
+
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QUndoCommand
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QUndoCommand
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
@@ -46,9 +48,10 @@ from PySide6.QtWidgets import (
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
+from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.gui.undo_keys import use_document_undo
 from workbench.gui.workers import track_worker
-from workbench.gui.plain_text import html_text, plain, tooltip
+from workbench.naming import abbreviated_path
 from workbench.profilers.matching import MatchRule
 from workbench.profilers.trace import Trace, read_trace
 from workbench.session import StepEntry
@@ -156,6 +159,8 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.plot.setLabel("bottom", "time", units="s")
         self.plot.showGrid(x=True, y=False, alpha=0.2)
         self.plot.setMouseEnabled(x=True, y=False)
+        self.plot.setMinimumHeight(140)  # the summary, the trace and the table never squeeze the lanes away
+        self.plot.getViewBox().sigResized.connect(self._label_streams)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("whatIfTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
@@ -346,10 +351,25 @@ class TimelineView(RefreshWhenShown, QWidget):
         step = f"<b>Step time {format_time(t.step_time)}</b>"
         if self.speedups and base.step_time != t.step_time:
             step += f" (was {format_time(base.step_time)} before the what-ifs)"
+        path, shown = " → ".join(t.critical_path), abbreviated_path(t.critical_path)
         self.summary.setText(
-            f"{step} · critical path {html_text(' → '.join(t.critical_path))} · communication exposed "
+            f"{step} · critical path {html_text(shown)} · communication exposed "
             f"{format_time(t.exposed_communication)}, hidden {format_time(t.hidden_communication)}"
         )
+        # A path of hundreds of operations is named whole on hover, not in a label that would push the plot off.
+        whole = f"Critical path ({len(t.critical_path):,} operations): {path}"
+        self.summary.setToolTip(tooltip(whole) if shown != path else "")
+
+    _streams: list[str] = []
+
+    def _label_streams(self, *_: object) -> None:
+        """Name as many stream lanes as the plot has room for (every lane, or every second, third, …): many
+        streams in a short plot would draw their names over each other."""
+        streams = self._streams
+        room = self.plot.getViewBox().height()
+        line = QFontMetrics(self.plot.getAxis("left").style.get("tickFont") or self.plot.font()).height() * 1.2
+        every = max(1, math.ceil(len(streams) * line / room)) if room > 0 else 1
+        self.plot.getAxis("left").setTicks([[(index, stream) for index, stream in enumerate(streams) if index % every == 0]])
 
     def _draw(self, timeline: Timeline | None) -> None:
         plot = self.plot
@@ -360,7 +380,8 @@ class TimelineView(RefreshWhenShown, QWidget):
             return
         streams = timeline.plan.streams()
         lane = {stream: index for index, stream in enumerate(streams)}
-        axis.setTicks([[(index, stream) for stream, index in lane.items()]])
+        self._streams = list(streams)
+        self._label_streams()
         for start, end in timeline.exposed_intervals():
             shade = pg.BarGraphItem(x0=[start], x1=[end], y0=[-0.5], y1=[len(streams) - 0.5], brush=EXPOSED_BRUSH, pen=pg.mkPen(None))
             plot.addItem(shade)
