@@ -204,3 +204,18 @@ def test_a_fixed_cost_that_starts_at_one_size_is_fitted_from_there(monkeypatch) 
     truth = 0.140 + _work_s(parse(FP32_4096))
     assert estimate.per_call_s is not None and truth / 2 < estimate.per_call_s < 2 * truth
     assert estimate.probe is not None and estimate.probe.fixed_s == pytest.approx(0.140, rel=0.05)
+
+
+def test_an_estimate_of_a_run_that_cannot_happen_says_why_and_offers_only_runs_that_can(monkeypatch) -> None:
+    from workbench.measure.backends import NumpyBackend
+    from workbench.measure.estimate import alternatives, estimate_run
+
+    monkeypatch.setattr(NumpyBackend, "free_memory", lambda self: (2**30, "set by the test"))
+    for declaration, reason in (
+        ("gemm(M=1024, N=1024, K=1024, dtype=bf16)", "NumPy has no bf16"),
+        ("gemm(M=16384, N=16384, K=16384, dtype=fp32)", "reduce the sizes"),  # 3 GiB of operands in 1 GiB
+    ):
+        estimate = estimate_run(declaration, backend="numpy", probe=False)
+        assert reason in estimate.refused and estimate.total_s is None and not estimate.long
+        for offer in alternatives(estimate, budget_s=0.05):
+            assert not offer.estimate.refused and offer.estimate.total_s is not None

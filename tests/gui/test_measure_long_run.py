@@ -148,3 +148,39 @@ def test_the_report_plots_legend_is_written_as_large_as_its_labels(qtbot) -> Non
     after = [label.item.boundingRect().height() for _, label in legend.items]
     assert all(label.opts["size"] == "16pt" for _, label in legend.items)
     assert all(new > old * 1.4 for old, new in zip(before, after))  # 9 pt rows redrawn at 16 pt
+
+
+def _one_free_gib(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """This machine with 1 GiB free, whatever it really has."""
+    from workbench.measure.backends import NumpyBackend
+
+    monkeypatch.setattr(NumpyBackend, "free_memory", lambda self: (2**30, "set by the test"))
+
+
+def test_a_run_that_cannot_happen_here_is_refused_before_anything_is_offered(qtbot, window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A bf16 GEMM on NumPy (no bf16 arrays) and sizes beyond free memory: Run says why at once; no question
+    offers to run them ("should take 2.9 min — Run anyway"), and the live estimate says they cannot run."""
+    _one_free_gib(monkeypatch)
+    tab = worked_example_tab(qtbot, window)
+    for declaration, reason in (
+        ("gemm(M=4096, N=4096, K=4096, dtype=bf16)", "NumPy has no bf16"),
+        ("gemm(M=16384, N=16384, K=16384, dtype=fp32)", "reduce the sizes"),  # 3 GiB of operands
+    ):
+        window.document.edit_declaration(0, declaration)
+        qtbot.waitUntil(lambda: tab.estimate_label.text().startswith("Cannot run here:"), timeout=5000)
+        assert reason in tab.estimate_label.text()
+        assert not tab.start()
+        assert tab.question is None and not tab.running
+        assert reason in tab.message.text() and tab.message.isVisible()
+
+
+def test_a_sweep_whose_largest_size_does_not_fit_is_refused_before_it_is_offered(qtbot, window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    _one_free_gib(monkeypatch)
+    tab = worked_example_tab(qtbot, window)
+    window.document.edit_declaration(0, "add(n=2**20, dtype=fp32)")
+    tab.sweep_box.setChecked(True)
+    tab.sweep_low.setValue(20)
+    tab.sweep_high.setValue(28)  # 2**28 fp32 elements: 3 GiB for the three vectors
+    assert not tab.start()
+    assert tab.question is None and not tab.running
+    assert "reduce the sizes" in tab.message.text()

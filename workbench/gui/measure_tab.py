@@ -487,6 +487,10 @@ class MeasurementTab(QWidget):
                 estimates = self.estimate(declarations)
             finally:
                 QApplication.restoreOverrideCursor()
+            refused = next((e.refused for e in estimates if e.refused), "")
+            if refused:  # nothing to offer: the run would fail at once
+                self.show_message(refused)
+                return False
             self._show_estimate_text(estimates)
             total = estimate_total(estimates) if estimates else None
             if total is not None and total > LONG_RUN_S:
@@ -563,6 +567,10 @@ class MeasurementTab(QWidget):
             self.estimate_label.setText("")
             return
         estimates = self.estimate(declarations, probe=False)
+        refused = next((e.refused for e in estimates if e.refused), "")
+        if refused:
+            self.estimate_label.setText(f"Cannot run here: {refused}")
+            return
         if not estimates or estimate_total(estimates) is None:
             self.estimate_label.setText("Run time: no estimate before the run" +
                                         (f" ({estimates[0].note})" if estimates and estimates[0].note else "") + ".")

@@ -82,6 +82,8 @@ class RunEstimate:
     bound_device: str  # the device model the bound is on ("" without one)
     probe: Probe | None
     note: str = ""  # why there is no probe, or what limits the estimate
+    refused: str = ""  # why this run cannot happen here at all (dtype, memory): nothing to offer or run
+
 
     @property
     def calls(self) -> int:
@@ -343,12 +345,11 @@ def estimate_run(
 
     decl = parse(declaration) if isinstance(declaration, str) else declaration
     chosen = select_backend(backend) if isinstance(backend, str) else backend
-    if decl.implementation != "compulsory":
-        refused = _refusal(decl, chosen)
-        if refused:  # a RawKernel on NumPy: no run to estimate, and the reason shown before Run is pressed
-            return RunEstimate(declaration=str(decl), backend=chosen.name, iterations=iterations,
-                               warmup_calls=warmup_calls(None, warmup), per_call_s=None, bound_call_s=None,
-                               bound_device="", probe=None, note=refused)
+    refused = _refusal(decl, chosen)
+    if refused:  # a dtype the backend lacks, sizes beyond its memory, a RawKernel on NumPy: said before Run
+        return RunEstimate(declaration=str(decl), backend=chosen.name, iterations=iterations,
+                           warmup_calls=warmup_calls(None, warmup), per_call_s=None, bound_call_s=None,
+                           bound_device="", probe=None, note=refused, refused=refused)
     bound_call, device_name, note = _bound_call(decl, chosen.kind, device, convention, overlap)
     measured: Probe | None = None
     if probe and chosen.kind == "cpu":
@@ -373,13 +374,14 @@ def estimate_run(
 
 
 def _refusal(decl: Declaration, backend: Any) -> str:
-    """Why `backend` cannot measure `decl` (the kernel's own one-line refusal), or ''."""
-    from workbench.measure.errors import UnsupportedMeasurement
+    """Why `backend` cannot measure `decl` at all (the kernel's or the memory check's one-line refusal), or ''."""
+    from workbench.measure.errors import MemoryRefused, UnsupportedMeasurement
     from workbench.measure.kernels import kernel_for
+    from workbench.measure.run import refuse_if_too_large
 
     try:
-        kernel_for(decl, backend)
-    except UnsupportedMeasurement as exc:
+        refuse_if_too_large(decl, backend, kernel_for(decl, backend))
+    except (UnsupportedMeasurement, MemoryRefused) as exc:
         return str(exc)
     return ""
 
@@ -390,6 +392,10 @@ def rescaled(estimate: RunEstimate, declaration: Declaration, convention: str = 
     from workbench.measure.backends import select_backend
 
     backend = select_backend(estimate.backend)
+    refused = _refusal(declaration, backend)
+    if refused:
+        return RunEstimate(str(declaration), estimate.backend, estimate.iterations, warmup_calls(None, None), None,
+                           None, "", None, note=refused, refused=refused)
     bound_call, device_name, note = _bound_call(declaration, backend.kind, device, convention, overlap)
     measured = None
     per_call = bound_call
