@@ -56,11 +56,38 @@ class Quantization:
     ctas_per_sm: int
     waves: int | None  # ceil(tiles / (SMs × CTAs per SM)); None without an SM count
     slot_use: float | None  # tiles / (waves × SMs × CTAs per SM)
+    tile_flop: Any = None  # one tile's share of the physical FLOP: ⌈physical FLOP / tiles⌉
 
     @property
     def slots(self) -> int | None:
         """SM slots in one wave: SMs × resident CTAs per SM (None without an SM count)."""
         return None if self.sm_count is None else self.sm_count * self.ctas_per_sm
+
+    @property
+    def wave_flop(self) -> Any:
+        """FLOP the SM slots could do in the waves' time: waves × slots × tile FLOP (None without waves).
+
+        The compute term's time is this over the path's rate (`wave_time`): every wave, the partial
+        last one too, takes one tile's time, because a tile runs on one slot at the per-slot rate.
+        """
+        if self.waves is None or self.tile_flop is None:
+            return None
+        return self.waves * self.slots * self.tile_flop
+
+
+def wave_time(quantization: "Quantization | None", rate: Any) -> Any:
+    """The compute time under wave quantization: waves × (tile FLOP ÷ (rate ÷ slots)); None without waves.
+
+    The one place this figure is computed: analyze(), sweeps, the derivation and the CLI read it.
+    """
+    if quantization is None or quantization.wave_flop is None:
+        return None
+    return quantization.wave_flop / rate
+
+
+def tile_time(quantization: Quantization, rate: Any) -> Any:
+    """One tile's time on one SM slot: tile FLOP ÷ (rate ÷ (SMs × CTAs per SM))."""
+    return quantization.tile_flop * quantization.slots / rate
 
 
 @dataclass(frozen=True)
@@ -317,10 +344,39 @@ def _is_tensor_core(path: str) -> bool:
 
 def tiled_gemm(case: Case) -> PhysicalWork:
     """Shared-memory tiles of tile_m × tile_n outputs, k steps of tile_k; tile and wave quantization."""
+    ops = _operands(case.workload)
+    tm, tn = _whole(case.params["tile_m"]), _whole(case.params["tile_n"])
+    return _tiled(case, ops, _hbm_reads(ops, tm, tn, case.device), "tiled GEMM")
+
+
+def tiled_conv2d(case: Case) -> PhysicalWork:
+    """conv2d as an implicit GEMM (M = N·P·Q, N = K/groups, K = Cg·R·S per group), tiled as tiled_gemm is."""
+    workload = case.workload
+    values = workload.values
+    groups = _whole(case.params["groups"])
+    x, w, y = _tensor(workload, "x"), _tensor(workload, "w"), _tensor(workload, "y")
+    m, n, k = values["N"] * values["P"] * values["Q"], values["K"] // groups, values["Cg"] * values["R"] * values["S"]
+    # A is the im2col matrix the kernel gathers from x on the fly: M × K values per group, never stored
+    ops = _Operands(
+        batch=groups, m=m, n=n, k=k,
+        a_bits=x.dtype.bits, b_bits=w.dtype.bits,
+        a_bytes=_ceil_div(groups * m * k * x.dtype.bits, 8), b_bytes=w.bytes_each,
+        b_bytes_each=_ceil_div(k * n * w.dtype.bits, 8),
+        c_bytes=y.bytes,
+    )
+    hbm = (x.bytes + w.bytes, [
+        "implicit GEMM: A is the im2col matrix (M = N·P·Q rows, K = Cg·R·S columns per group) gathered from x "
+        "on the fly, B the filters (K = Cg·R·S × N = K/groups), C the output y; groups are the batch of GEMMs",
+        "HBM → L2: x and w are read once (the overlapping im2col windows assumed caught in L2), y written once",
+    ])
+    return _tiled(case, ops, hbm, "tiled implicit GEMM")
+
+
+def _tiled(case: Case, ops: _Operands, hbm: tuple[Any, list[str]], title: str) -> PhysicalWork:
+    """The tiled model of one (batched) GEMM's operands: loads, shared-memory reads, tile and wave quantization."""
     workload, device, convention, params = case.workload, case.device, case.convention, case.params
     tm, tn, tk = _whole(params["tile_m"]), _whole(params["tile_n"]), _whole(params["tile_k"])
     ctas_per_sm = _whole(params.get("ctas_per_sm", 1))
-    ops = _operands(workload)
     mp, np_, kp = _ceil_div(ops.m, tm) * tm, _ceil_div(ops.n, tn) * tn, _ceil_div(ops.k, tk) * tk
     tiles = ops.batch * _ceil_div(ops.m, tm) * _ceil_div(ops.n, tn)
     padded_products = ops.batch * mp * np_ * kp
@@ -331,7 +387,7 @@ def tiled_gemm(case: Case) -> PhysicalWork:
     # Global loads into shared memory: each A value once per tile column, each B value once per tile row.
     passes_a, passes_b = _ceil_div(ops.n, tn), _ceil_div(ops.m, tm)
     loads = ops.a_bytes * passes_a + ops.b_bytes * passes_b
-    hbm_reads, hbm_sentences = _hbm_reads(ops, tm, tn, device)
+    hbm_reads, hbm_sentences = hbm
 
     # Shared memory → registers: each staged value of A is read by every reader along N (and B's along M)
     # at each k step; padded rows and columns are read too (they hold zeros).
@@ -367,7 +423,7 @@ def tiled_gemm(case: Case) -> PhysicalWork:
         tile_m=tm, tile_n=tn, tile_k=tk,
         padded={"M": mp, "N": np_, "K": kp},
         tiles=tiles, sm_count=sm_count or None, ctas_per_sm=ctas_per_sm,
-        waves=waves, slot_use=slot_use,
+        waves=waves, slot_use=slot_use, tile_flop=_ceil_div(physical, tiles),
     )
     return PhysicalWork(
         implementation=TILED,
@@ -380,7 +436,7 @@ def tiled_gemm(case: Case) -> PhysicalWork:
             SMEM: smem + ops.c_bytes,
         },
         assumptions=(
-            f"tiled GEMM: each CTA computes a {_n(tm)} × {_n(tn)} tile of C in k steps of {_n(tk)}, staging a "
+            f"{title}: each CTA computes a {_n(tm)} × {_n(tn)} tile of C in k steps of {_n(tk)}, staging a "
             f"{_n(tm)} × {_n(tk)} slice of A and a {_n(tk)} × {_n(tn)} slice of B in shared memory; C is written once",
             f"L2 → shared memory: each value of A is loaded once per tile column (⌈N/{_n(tn)}⌉ = {_n(passes_a)} "
             f"times) and each value of B once per tile row (⌈M/{_n(tm)}⌉ = {_n(passes_b)} times): "
@@ -389,6 +445,7 @@ def tiled_gemm(case: Case) -> PhysicalWork:
             smem_sentence,
             _tile_sentence(quantization, ops, logical, physical),
             _wave_sentence(quantization, device),
+            _wave_time_sentence(quantization),
         ),
         quantization=quantization,
     )
@@ -417,6 +474,17 @@ def _wave_sentence(q: Quantization, device: Device | None) -> str:
         f"wave quantization: {_n(q.tiles)} tiles over {q.sm_count} SMs × {_n(q.ctas_per_sm)} CTA"
         f"{'' if isinstance(q.ctas_per_sm, int) and q.ctas_per_sm == 1 else 's'} per SM = {share}{_n(q.waves)} waves; "
         f"{_n(q.tiles)} of {_n(q.waves * q.slots) if isinstance(q.waves, int) else '(swept)'} SM slots used ({use})"
+    )
+
+
+def _wave_time_sentence(q: Quantization) -> str:
+    if q.waves is None:
+        return "wave timing: without an SM count the compute term is the physical FLOP over the path's rate"
+    return (
+        "wave timing (assumed): a tile runs on one SM slot at the per-slot rate (the path's rate ÷ "
+        f"({q.sm_count} SMs × {_n(q.ctas_per_sm)})), and every wave, the partial last one too, takes one tile's "
+        f"time: the compute time bound is {_n(q.waves)} waves × (⌈physical FLOP / {_n(q.tiles)} tiles⌉ = "
+        f"{_n(q.tile_flop)} FLOP a tile) ÷ the per-slot rate"
     )
 
 
@@ -460,6 +528,7 @@ def naive_attention(case: Case) -> PhysicalWork:
 _OP_MODELS: dict[tuple[str, str], Model] = {
     ("gemm", NAIVE): naive_gemm,
     ("gemm", TILED): tiled_gemm,
+    ("conv2d", TILED): tiled_conv2d,
     ("attention", NAIVE): naive_attention,
 }
 

@@ -132,7 +132,7 @@ def analysis_terms(
     without a rate for the path, an unknown link), so nothing later can fail.
     """
     rate, used_path = compute_rate(workload.path, setting)
-    terms = [compute_term(used_path, int(physical.physical_flop), rate)]
+    terms = [compute_term(used_path, int(physical.physical_flop), rate, physical.quantization)]
     moved = physical.bytes_by_interface
     for key in HIERARCHY:
         interface_rate_here = interface_rate(key, setting)

@@ -214,7 +214,10 @@ def _bound_steps(a: "Analysis") -> list[Step]:
     compute_time, memory_time, used_path = a.compute_time, a.memory_time, a.path
     compute = next(term for term in a.terms if term.name == COMPUTE)
     steps: list[Step] = []
-    if compute_rate is not None and compute_time is not None:
+    quantization = a.physical.quantization if a.physical is not None else None
+    if compute_rate is not None and compute_time is not None and quantization is not None and quantization.wave_flop is not None:
+        steps.append(_wave_step(a, quantization))
+    elif compute_rate is not None and compute_time is not None:
         steps.append(
             Step(
                 f"Compute time bound ({used_path}, {compute_rate.source})",
@@ -240,6 +243,21 @@ def _bound_steps(a: "Analysis") -> list[Step]:
     if compute_rate is None or hbm is None or compute_time is None or memory_time is None:
         return steps
     return steps + _compute_memory_bound_steps(a, inner)
+
+
+def _wave_step(a: "Analysis", q: Any) -> Step:
+    """'Compute time bound, whole waves': waves × one tile's time at the per-slot rate (implementations.wave_time)."""
+    from workbench.implementations import tile_time
+
+    rate = a.compute_rate
+    assert rate is not None and a.compute_time is not None
+    slots = f"{q.sm_count} SMs" if q.ctas_per_sm == 1 else f"{q.sm_count} SMs × {q.ctas_per_sm}"
+    return Step(
+        f"Compute time bound, whole waves ({a.path}, {rate.source})",
+        f"{format_int(q.waves)} wave{'s' if q.waves != 1 else ''} × {format_flop(q.tile_flop)} a tile / "
+        f"({format_flop_rate(rate.value)} ÷ {slots}) = {format_int(q.waves)} × {format_time(tile_time(q, rate.value))}",
+        format_time(a.compute_time),
+    )
 
 
 def _compute_memory_bound_steps(a: "Analysis", inner: list[Term]) -> list[Step]:

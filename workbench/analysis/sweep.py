@@ -295,7 +295,8 @@ def _fast_terms(decl: Declaration, workload: Any, setting: Setting, flop: Any, t
     rate, used_path = compute_rate(workload.path, setting)
     assert rate is not None  # a device, or both rates entered
     moved = physical.bytes_by_interface if physical is not None else {}
-    terms = [compute_term(used_path, physical.physical_flop if physical is not None else flop, rate)]
+    quantization = physical.quantization if physical is not None else None
+    terms = [compute_term(used_path, physical.physical_flop if physical is not None else flop, rate, quantization)]
     for key in HIERARCHY:
         found = interface_rate(key, setting)
         if key == HBM or (found is not None and (physical is None or key in moved)):

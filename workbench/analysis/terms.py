@@ -108,9 +108,18 @@ class Term:
         }
 
 
-def compute_term(path: str, flop: int, rate: Rate | None) -> Term:
-    """FLOP on the instruction path."""
+def compute_term(path: str, flop: int, rate: Rate | None, quantization: Any = None) -> Term:
+    """FLOP on the instruction path; a tiled kernel's waves (`quantization` with waves) time it in whole waves.
+
+    Under wave quantization the time is waves × one tile's time at the per-SM-slot rate
+    (implementations.wave_time), never less than FLOP / rate; the amount stays the physical FLOP.
+    """
     time = flop / rate.value if rate is not None else None
+    if rate is not None and quantization is not None:
+        from workbench.implementations import wave_time
+
+        waved = wave_time(quantization, rate.value)
+        time = time if waved is None else waved
     return Term(TERM_COMPUTE, COMPUTE_KIND, path, f"{path} path", flop, "FLOP", rate, "FLOP/s", time)
 
 
