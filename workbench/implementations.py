@@ -31,6 +31,16 @@ from workbench.ops import Workload
 COMPULSORY = "compulsory"
 NAIVE = "naive"
 TILED = "tiled"
+LIBRARY = "library"  # the array library's own kernel (CuPy's elementwise kernels): what a user's code runs
+VECTORIZED = "vectorized"  # the lab's 16-byte-load RawKernel (measure/kernels/stream_raw.py)
+
+# The launch the library kernels use: CuPy's elementwise kernels run 128 threads a block, one element a thread.
+LIBRARY_THREADS_PER_BLOCK = 128
+# The lab's vectorized stream kernels: 256 threads a block, one 16-byte load (float4, double2) per array a thread.
+VECTOR_THREADS_PER_BLOCK = 256
+VECTOR_BYTES = 16
+# What a declared launch defaults to when only some of threads_per_block, bytes_per_load, loads_in_flight are given.
+LAUNCH_DEFAULTS = {"threads_per_block": 256, "bytes_per_load": 4, "loads_in_flight": 1}
 
 # The interfaces a model accounts for, from HBM inwards. The host interface is never implied:
 # a host ↔ device term appears only when the declaration asks for it.
@@ -91,6 +101,27 @@ def tile_time(quantization: Quantization, rate: Any) -> Any:
 
 
 @dataclass(frozen=True)
+class KernelLaunch:
+    """One kernel's launch as far as memory-level parallelism needs it (analysis/mlp.py applies Little's law).
+
+    Each thread issues `loads_in_flight` independent loads of `bytes_per_load` bytes before it waits for
+    the first; stores are posted (a thread does not wait for them), so only loads hold bytes in flight.
+    """
+
+    title: str  # "CuPy elementwise add", "float4 RawKernel add", "the declared launch"
+    threads: Any  # threads launched in all
+    threads_per_block: int
+    bytes_per_load: int
+    loads_in_flight: int
+    read_bytes: Any  # bytes the kernel's loads bring from HBM
+    write_bytes: Any  # bytes its stores send back
+
+    @property
+    def bytes(self) -> Any:
+        return self.read_bytes + self.write_bytes
+
+
+@dataclass(frozen=True)
 class PhysicalWork:
     """Logical and physical FLOP and bytes of one declaration under one implementation model."""
 
@@ -101,6 +132,7 @@ class PhysicalWork:
     bytes_by_interface: Mapping[str, int]  # interface key -> physical bytes across it
     assumptions: tuple[str, ...]  # sentences the derivation prints
     quantization: Quantization | None = None
+    launches: tuple[KernelLaunch, ...] = ()  # the kernels' launches, where the model knows them (Little's law)
 
     @property
     def extra_flop(self) -> int:
@@ -156,6 +188,7 @@ def compulsory(case: Case) -> PhysicalWork:
     flop = workload.flop(case.convention)
     moved = workload.bytes
     return PhysicalWork(
+        launches=declared_launch(case),
         implementation=COMPULSORY,
         logical_flop=flop,
         physical_flop=flop,
@@ -488,6 +521,111 @@ def _wave_time_sentence(q: Quantization) -> str:
     )
 
 
+# --- stream and elementwise kernels: the library's launch and the vectorized one ----------------
+
+
+def declared_launch(case: Case) -> tuple[KernelLaunch, ...]:
+    """The launch a user declares (threads_per_block, bytes_per_load, loads_in_flight), else none.
+
+    One kernel reading every input once and writing every output once; each thread's loads cover its share
+    of the reads: threads = ⌈read bytes / (bytes_per_load × loads_in_flight)⌉.
+    """
+    params = case.params
+    if not any(name in params for name in LAUNCH_DEFAULTS):
+        return ()
+    threads_per_block, bytes_per_load, loads = (
+        _whole(params.get(name, default)) for name, default in LAUNCH_DEFAULTS.items())
+    reads, writes = _reads_writes(case.workload)
+    threads = _ceil_div(reads, bytes_per_load * loads) if not (isinstance(reads, int) and reads == 0) else 1
+    return (KernelLaunch("the declared launch", threads, threads_per_block, bytes_per_load, loads, reads, writes),)
+
+
+def _reads_writes(workload: Workload) -> tuple[Any, Any]:
+    reads = sum((tensor.bytes_each * tensor.reads for tensor in workload.tensors), 0)
+    writes = sum((tensor.bytes_each * tensor.writes for tensor in workload.tensors), 0)
+    return reads, writes
+
+
+def _stream_kernels(case: Case) -> list[tuple[str, int, int]]:
+    """The library's kernels for a stream operation: (what it computes, arrays read, arrays written) each.
+
+    copy, scale, add and elementwise are one CuPy elementwise kernel; triad is two ufunc calls
+    (multiply into a, then add b), as measure/kernels/stream.py runs it.
+    """
+    op = case.decl.op
+    if op == "triad":
+        return [("multiply a = q·c", 1, 1), ("add a = a + b", 2, 1)]
+    inputs = {"copy": 1, "scale": 1, "add": 2}.get(op)
+    if inputs is not None:
+        return [(op, inputs, 1)]
+    return [(op, _whole(case.params["inputs"]), _whole(case.params["outputs"]))]
+
+
+def library_stream(case: Case) -> PhysicalWork:
+    """The array library's kernels (CuPy elementwise): 128 threads a block, one element and one load per array a thread."""
+    workload, n = case.workload, case.workload.values["n"]
+    itemsize = _tensor_itemsize(workload)
+    kernels = _stream_kernels(case)
+    launches = tuple(
+        KernelLaunch(f"CuPy elementwise {what}", n, LIBRARY_THREADS_PER_BLOCK, itemsize, reads, n * itemsize * reads, n * itemsize * writes)
+        for what, reads, writes in kernels
+    )
+    moved = sum((launch.bytes for launch in launches), 0)
+    sentences = [
+        f"the array library's own kernel{'s' if len(kernels) > 1 else ''} (CuPy elementwise, "
+        f"{LIBRARY_THREADS_PER_BLOCK} threads a block), one element a thread: each thread issues one "
+        f"{itemsize}-byte load per array it reads and waits for them before its store",
+    ]
+    if len(kernels) > 1:
+        sentences.append(
+            f"{len(kernels)} kernels ({'; '.join(what for what, _r, _w in kernels)}): the intermediate goes through HBM, "
+            f"{_n(moved)} B where the fused kernel's compulsory bytes are {_n(workload.bytes)} B")
+    return _stream_work(case, LIBRARY, launches, moved, sentences)
+
+
+def vectorized_stream(case: Case) -> PhysicalWork:
+    """The lab's RawKernel: 16-byte loads and stores (4 fp32, 2 fp64, 8 fp16 a thread); the tail done element by element."""
+    workload, n = case.workload, case.workload.values["n"]
+    itemsize = _tensor_itemsize(workload)
+    per_thread = VECTOR_BYTES // itemsize
+    what, reads, writes = case.decl.op, _VECTOR_READS[case.decl.op], 1
+    threads = _ceil_div(n, per_thread)
+    launch = KernelLaunch(f"{VECTOR_BYTES}-byte-load RawKernel {what}", threads, VECTOR_THREADS_PER_BLOCK, VECTOR_BYTES, reads,
+                          n * itemsize * reads, n * itemsize * writes)
+    sentences = [
+        f"one fused RawKernel, {VECTOR_THREADS_PER_BLOCK} threads a block; each thread loads "
+        f"{per_thread} elements of each array it reads with one {VECTOR_BYTES}-byte load and stores {per_thread} "
+        f"with one {VECTOR_BYTES}-byte store, so it holds {reads} × {VECTOR_BYTES} B in flight; when n is not a "
+        f"multiple of {per_thread} the last thread does the tail element by element",
+    ]
+    return _stream_work(case, VECTORIZED, (launch,), launch.bytes, sentences)
+
+
+_VECTOR_READS = {"copy": 1, "scale": 1, "add": 2, "triad": 2}  # arrays each fused kernel reads (it writes one)
+
+
+def _tensor_itemsize(workload: Workload) -> int:
+    return workload.tensors[0].dtype.bits // 8
+
+
+def _stream_work(case: Case, name: str, launches: tuple[KernelLaunch, ...], moved: Any, sentences: list[str]) -> PhysicalWork:
+    workload = case.workload
+    flop = workload.flop(case.convention)
+    return PhysicalWork(
+        implementation=name,
+        logical_flop=flop,
+        physical_flop=flop,
+        logical_bytes=workload.bytes,
+        bytes_by_interface={key: moved for key in MODEL_INTERFACES},
+        assumptions=(
+            *sentences,
+            "every byte a kernel loads or stores crosses HBM → L2 → SM once (a stream has no reuse); "
+            "the arithmetic is the logical arithmetic",
+        ),
+        launches=launches,
+    )
+
+
 # --- attention: naive ----------------------------------------------------------------
 
 
@@ -529,6 +667,8 @@ _OP_MODELS: dict[tuple[str, str], Model] = {
     ("gemm", NAIVE): naive_gemm,
     ("gemm", TILED): tiled_gemm,
     ("conv2d", TILED): tiled_conv2d,
+    **{(op, LIBRARY): library_stream for op in ("copy", "scale", "add", "triad", "elementwise")},
+    **{(op, VECTORIZED): vectorized_stream for op in ("copy", "scale", "add", "triad")},
     ("attention", NAIVE): naive_attention,
 }
 
@@ -544,6 +684,8 @@ _MODELS: dict[str, Model] = {
     COMPULSORY: compulsory,
     NAIVE: _dispatch(NAIVE),
     TILED: _dispatch(TILED),
+    LIBRARY: _dispatch(LIBRARY),
+    VECTORIZED: _dispatch(VECTORIZED),
 }
 
 

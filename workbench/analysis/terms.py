@@ -50,6 +50,8 @@ COMPUTE_KIND = "compute"
 TRANSFER_KIND = "transfer"
 
 HIERARCHY = (HBM, L2, SMEM)  # the interfaces of the memory side, outermost first
+MLP = "mlp"  # memory-level parallelism: HBM bytes at the rate the loads in flight allow (analysis/mlp.py)
+MEMORY_TERMS = (*HIERARCHY, MLP)  # every term on the memory side
 
 # Sides in the order their times are summed, and the limiter each gives.
 _SIDES = (COMPUTE, MEMORY, HOST, LINK)
@@ -76,7 +78,7 @@ class Term:
         """Which side of the bound the term belongs to: compute, memory (the hierarchy), host or link."""
         if self.kind == COMPUTE_KIND:
             return COMPUTE
-        if self.name in HIERARCHY:
+        if self.name in MEMORY_TERMS:
             return MEMORY
         return HOST if self.name == HOST else LINK
 
@@ -226,6 +228,8 @@ __all__ = [
     "HIERARCHY",
     "LINK",
     "MEMORY",
+    "MEMORY_TERMS",
+    "MLP",
     "TRANSFER_KIND",
     "Term",
     "combine",
