@@ -439,6 +439,37 @@ def hierarchy_screenshots(window: Any, app: QApplication, out: Path) -> None:
     window.tabs.setCurrentWidget(window.roofline)
 
 
+def little_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """One add, two implementations on the H200: the roofline with the library add's lowered roof (loads in
+    flight, Little's law) and the vectorized add beside it; the library add's derivation at its
+    memory-level-parallelism lines; the bound-vs-size view with the term as a line."""
+    from PySide6.QtCore import Qt as _Qt
+
+    window.open_example("one-add-two-implementations")
+    window.document.select(0)
+    window.panel_dock.raise_()
+    window.tabs.setCurrentWidget(window.roofline)
+    settle_window(app, window)
+    save(window, out / "roofline-lowered-roof-little.png")
+    window.resizeDocks([window.panel_dock], [520], _Qt.Orientation.Horizontal)
+    settle(app, 0.3)
+    browser = window.panel.derivation
+    browser.moveCursor(browser.textCursor().MoveOperation.End)
+    browser.find("Little's law", browser.document().FindFlag.FindBackward)
+    browser.find("Memory time bound", browser.document().FindFlag.FindBackward)
+    browser.ensureCursorVisible()
+    cursor = browser.textCursor()
+    cursor.clearSelection()
+    browser.setTextCursor(cursor)
+    settle(app, 0.3)
+    save(window.panel_dock, out / "derivation-little.png")
+    window.resizeDocks([window.panel_dock], [420], _Qt.Orientation.Horizontal)
+    window.tabs.setCurrentWidget(window.sweep)
+    settle(app, 0.5)
+    save(window, out / "bound-vs-size-little.png")
+    window.tabs.setCurrentWidget(window.roofline)
+
+
 def notes_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The vector-add practice's evidence checklist in the Notes panel, two boxes ticked and a figure written."""
     window.open_example("vector-add")
@@ -475,7 +506,7 @@ def calibration_screenshots(window: Any, app: QApplication, out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
-    parser.add_argument("--only", choices=("compare", "timeline", "calibration", "hierarchy", "batched-gemm", "presentation"), help="take one group of screenshots only")
+    parser.add_argument("--only", choices=("compare", "timeline", "calibration", "hierarchy", "batched-gemm", "presentation", "little"), help="take one group of screenshots only")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -504,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only is not None:
         {"compare": compare_screenshots, "timeline": timeline_screenshots, "calibration": calibration_screenshots,
          "hierarchy": hierarchy_screenshots, "batched-gemm": batched_gemm_screenshots,
-         "presentation": presentation_screenshots}[args.only](
+         "presentation": presentation_screenshots, "little": little_screenshots}[args.only](
             window, app, out
         )
         window.close()
@@ -551,6 +582,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5-hierarchy. the worked example as a hierarchical roofline, logical beside physical, a line per term
     hierarchy_screenshots(window, app, out)
+    little_screenshots(window, app, out)
 
     # 5-notes. the lab's instructions and checklist, ticked in the window
     notes_screenshots(window, app, out)
