@@ -24,6 +24,15 @@ class VectorKernel(MeasuredKernel):
     family = "stream"
     passes = 0  # array passes (reads + writes of n elements) per call
 
+    @classmethod
+    def for_declaration(cls, declaration: Any) -> Any:
+        """impl=vectorized: the lab's 16-byte-load RawKernel (stream_raw.py); compulsory and library: the library's."""
+        if declaration.implementation == "vectorized":
+            from workbench.measure.kernels.stream_raw import VECTORIZED
+
+            return VECTORIZED[declaration.op]
+        return cls
+
     @property
     def n(self) -> int:
         return int(self.params["n"])
