@@ -8,7 +8,7 @@ from workbench.declare import parse
 from workbench.measure import OK, UnsupportedMeasurement, measure
 from workbench.measure.backends import NumpyBackend
 from workbench.measure.kernels import kernel_for
-from workbench.measure.kernels.stream import AddKernel, CopyKernel, ScaleKernel, TriadKernel
+from workbench.measure.kernels.stream import AddKernel, CopyKernel, LibraryCopyKernel, ScaleKernel, TriadKernel
 from workbench.measure.kernels.stream_raw import VECTORIZED, VectorizedAddKernel
 
 FAST = {"iterations": 30, "warmup": 1}
@@ -19,7 +19,9 @@ def test_impl_selects_the_kernel(op: str, library: type) -> None:
     assert library.for_declaration(parse(f"{op}(n=1000, dtype=fp32, impl=vectorized)")) is VECTORIZED[op]
     # the default for measuring stays the library kernel a user's code runs
     assert library.for_declaration(parse(f"{op}(n=1000, dtype=fp32)")) is library
-    assert library.for_declaration(parse(f"{op}(n=1000, dtype=fp32, impl=library)")) is library
+    chosen = library.for_declaration(parse(f"{op}(n=1000, dtype=fp32, impl=library)"))
+    # copy under impl=library: CuPy's elementwise loop (cupy.copyto is a cudaMemcpy, measured by default)
+    assert chosen is (LibraryCopyKernel if op == "copy" else library)
 
 
 def test_numpy_refuses_the_vectorized_kernel_in_one_line() -> None:
@@ -29,9 +31,11 @@ def test_numpy_refuses_the_vectorized_kernel_in_one_line() -> None:
     assert "\n" not in message and "impl=vectorized is a CUDA RawKernel" in message and "only the model is shown" in message
 
 
-def test_numpy_measures_the_library_add() -> None:
-    record = measure("add(n=1003, dtype=fp32, impl=library)", backend="numpy", **FAST)
+@pytest.mark.parametrize("op", ["add", "copy"])
+def test_numpy_measures_the_library_kernel(op: str) -> None:
+    record = measure(f"{op}(n=1003, dtype=fp32, impl=library)", backend="numpy", **FAST)
     assert record.status == OK, record.message
+    assert record.check is not None and record.check.passed
 
 
 class StandInGpu(NumpyBackend):
@@ -58,6 +62,13 @@ def test_vectorized_kernels_pass_the_reference_check(op: str, n: int, dtype: str
     assert record.status == OK, record.message
     assert record.check is not None and record.check.passed
     assert "RawKernel" in record.kernel.algorithm
+
+
+@pytest.mark.gpu
+def test_the_library_copy_is_the_elementwise_loop() -> None:
+    record = measure("copy(n=2**20 + 3, dtype=fp32, impl=library)", backend="cupy", **FAST)
+    assert record.status == OK, record.message
+    assert record.check is not None and record.check.passed and "ElementwiseKernel" in record.kernel.algorithm
 
 
 @pytest.mark.gpu

@@ -576,6 +576,9 @@ def library_stream(case: Case) -> PhysicalWork:
         f"{LIBRARY_THREADS_PER_BLOCK} threads a block), one element a thread: each thread issues one "
         f"{itemsize}-byte load per array it reads and waits for them before its store",
     ]
+    if case.decl.op == "copy":
+        sentences.append("for copy that is CuPy's generated elementwise loop (c = a); cupy.copyto of a contiguous array "
+                         "is a cudaMemcpy instead, which impl=compulsory measures")
     if len(kernels) > 1:
         sentences.append(
             f"{len(kernels)} kernels ({'; '.join(what for what, _r, _w in kernels)}): the intermediate goes through HBM, "
