@@ -26,7 +26,7 @@ from typing import Any, Iterator
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_measure import ERROR, FAIL, INFO, PASS, SKIP, CheckFailed, Report, Row, print_table  # noqa: E402
+from bench_measure import FAIL, INFO, PASS, SKIP, CheckFailed, Report, Row, finish  # noqa: E402
 from workbench.units import format_bandwidth, format_time  # noqa: E402
 
 ITERATIONS = 50
@@ -180,10 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report = Report(Path(args.json) if args.json else None, notes=list(args.note))
     report.run("GPU checks", "–", lambda: gpu_rows(report))
-    print()
-    print_table(report.rows)
-    report.write(complete=True)
-    return 1 if args.strict and any(r.verdict in (FAIL, ERROR) for r in report.rows) else 0
+    return finish(report, args.strict)
 
 
 if __name__ == "__main__":

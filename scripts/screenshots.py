@@ -396,6 +396,21 @@ def bound_vs_size_screenshots(window: Any, app: QApplication, out: Path) -> None
     window.tabs.setCurrentWidget(window.roofline)
 
 
+def save_derivation_at(window: Any, app: QApplication, path: Path, *finds: str) -> None:
+    """The analysis dock with its derivation scrolled to a step: each text in `finds` searched backwards from the
+    end in turn (the last one found is at the view's top), then the dock saved."""
+    browser = window.panel.derivation
+    browser.moveCursor(browser.textCursor().MoveOperation.End)
+    for text in finds:
+        browser.find(text, browser.document().FindFlag.FindBackward)
+    browser.ensureCursorVisible()
+    cursor = browser.textCursor()
+    cursor.clearSelection()  # scrolled there, not selected
+    browser.setTextCursor(cursor)
+    settle(app, 0.3)
+    save(window.panel_dock, path)
+
+
 def hierarchy_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The worked example on the H100 as a hierarchical roofline (HBM, L2 and shared-memory roofs, each operation at
     each interface's intensity), its tiled implementation's derivation with logical beside physical, and the
@@ -423,15 +438,7 @@ def hierarchy_screenshots(window: Any, app: QApplication, out: Path) -> None:
 
     window.resizeDocks([window.panel_dock], [470], _Qt.Orientation.Horizontal)
     settle(app, 0.3)
-    browser = window.panel.derivation
-    browser.moveCursor(browser.textCursor().MoveOperation.End)
-    browser.find("Implementation", browser.document().FindFlag.FindBackward)
-    browser.ensureCursorVisible()
-    cursor = browser.textCursor()
-    cursor.clearSelection()  # scrolled there, not selected
-    browser.setTextCursor(cursor)
-    settle(app, 0.3)
-    save(window.panel_dock, out / "derivation-logical-physical.png")
+    save_derivation_at(window, app, out / "derivation-logical-physical.png", "Implementation")
     window.resizeDocks([window.panel_dock], [420], _Qt.Orientation.Horizontal)
     window.tabs.setCurrentWidget(window.sweep)
     settle(app, 0.5)
@@ -453,16 +460,7 @@ def little_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "roofline-lowered-roof-little.png")
     window.resizeDocks([window.panel_dock], [520], _Qt.Orientation.Horizontal)
     settle(app, 0.3)
-    browser = window.panel.derivation
-    browser.moveCursor(browser.textCursor().MoveOperation.End)
-    browser.find("Little's law", browser.document().FindFlag.FindBackward)
-    browser.find("Memory time bound", browser.document().FindFlag.FindBackward)
-    browser.ensureCursorVisible()
-    cursor = browser.textCursor()
-    cursor.clearSelection()
-    browser.setTextCursor(cursor)
-    settle(app, 0.3)
-    save(window.panel_dock, out / "derivation-little.png")
+    save_derivation_at(window, app, out / "derivation-little.png", "Little's law", "Memory time bound")
     window.resizeDocks([window.panel_dock], [420], _Qt.Orientation.Horizontal)
     window.tabs.setCurrentWidget(window.sweep)
     settle(app, 0.5)
