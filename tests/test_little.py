@@ -84,8 +84,13 @@ def test_the_derivation_has_the_little_lines() -> None:
     line = next(step for step in a.steps if step.label.startswith("Memory-level-parallelism time bound"))
     assert line.body == "201.3 MB / (2.403 TB/s) = 83.78 µs"
     assert any("Little's law" in note and "nominal" in note for note in a.notes)
-    # the CLI's JSON carries the term
-    assert any(term["name"] == "mlp" and term["time_s"] == a.term("mlp").time_s for term in a.to_dict()["terms"])
+    # the CLI's JSON carries the term and the launch it rests on
+    data = a.to_dict()
+    assert any(term["name"] == "mlp" and term["time_s"] == a.term("mlp").time_s for term in data["terms"])
+    assert data["physical"]["launches"] == [{
+        "title": "CuPy elementwise add", "threads": N, "threads_per_block": 128, "bytes_per_load": 4,
+        "loads_in_flight": 2, "read_bytes": 2 * ARRAY, "write_bytes": ARRAY,
+    }]
 
 
 def test_the_compulsory_pair_is_unchanged() -> None:

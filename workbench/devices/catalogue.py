@@ -255,6 +255,10 @@ class Device:
                 key: {"value": rate.value, "source": rate.source, "citation": rate.citation}
                 for key, rate in self.interface_rates().items()
             },
+            "latency_s": {
+                key: {load: {"value": found.seconds, "origin": found.origin, "citation": found.citation} for load, found in loads.items()}
+                for key, loads in self.latency.items()
+            },
         }
 
 

@@ -483,14 +483,16 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
     def _draw_lowered_roofs(
         self, placed: Sequence[tuple[int, Analysis, bool]], positions: dict[int, Position], start: float, top: float, binary: bool
     ) -> None:
-        """Each operation's lowered roof (its loads in flight allow less than the memory), dashed, named at its left."""
-        lowered = [(row, roof) for row, a, _stale in placed if (roof := lowered_roof(a)) is not None]
+        """Each operation's lowered roof (its loads in flight allow less than the memory), dashed, named at its left,
+        rising until its own path's compute roof (the roofs above are not that kernel's)."""
+        lowered = [(row, a, roof) for row, a, _stale in placed if (roof := lowered_roof(a)) is not None]
         lines = self.lowered_lines.take(len(lowered))
         labels = self.lowered_labels.take(len(lowered))
         self._lowered_segments = []
-        for (row, roof), line, label in zip(lowered, lines, labels):
+        for (row, a, roof), line, label in zip(lowered, lines, labels):
             log_bw = math.log10(roof.rate.value)
-            end = top - log_bw  # where it meets the highest compute roof
+            ceiling = math.log10(a.compute_rate.value) if a.compute_rate is not None else top
+            end = ceiling - log_bw  # where it meets the operation's compute roof
             line.setData([start, end], [log_bw + start, log_bw + end])
             self._lowered_segments.append((start, log_bw + start, end, log_bw + end))
             name = self.document.operations[row].name
