@@ -158,6 +158,34 @@ def measurement_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "bound-vs-size-measured.png")
 
 
+def outside_append_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """A session open in the window while a terminal measures into the same file (`measure --save-to`): the
+    terminal's run and its operation join the roofline at once, and the status bar says where they came from."""
+    import subprocess
+
+    folder = Path(tempfile.mkdtemp(prefix="workbench-screenshots-lab-"))
+    path = folder / "lab.json"
+
+    def terminal(declaration: str) -> None:
+        command = [sys.executable, "-m", "workbench", "measure", declaration, "--backend", "numpy",
+                   "--iterations", "30", "--save-to", str(path)]
+        done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        if done.returncode != 0:
+            raise SystemExit(f"screenshots: the terminal's measurement failed: {done.stderr.strip()}")
+
+    if window.document.detection is None:  # a detection still pending when the script began was stopped
+        window.start_detection()
+    wait_until(app, lambda: window.document.detection is not None, "the GPU detection")
+    terminal("add(n=2**22, dtype=fp32)")
+    window.open_session(str(path))
+    window.tabs.setCurrentWidget(window.roofline)
+    settle(app)
+    terminal("gemm(M=512, N=512, K=512, dtype=fp32)")
+    wait_until(app, lambda: len(window.document.session.runs) == 2, "the terminal's run in the window", 60)
+    settle_window(app, window)
+    save(window, out / "outside-append.png")
+
+
 def long_run_question(window: Any, app: QApplication, path: Path) -> None:
     """Examples ▸ Worked example ▸ Measurement ▸ Run on the CPU: the estimate, and the question before hours
     of NumPy fp16 GEMM, offering a smaller size and fp32. The screen is grabbed: the dialog over the window."""
@@ -262,6 +290,23 @@ def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
     window.tabs.setCurrentWidget(window.profile_view)
     settle(app)
     save(window, out / "profile-hopper-in-cpu-session.png")
+
+
+def levels_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """The Profile tab's levels: a 4096³ fp16 GEMM kernel's L2 and L1 points counted as Nsight Compute's
+    hierarchical-roofline sections count them and as NERSC's method does, each labelled with its method."""
+    window.new_session()  # its one operation: the 4096³ fp16 GEMM
+    window.document.set_device("h100-sxm")
+    window.document.select(0)
+    window.import_profile(str(ROOT / "tests" / "data" / "ncu_raw_levels_h100.csv"))
+    wait_until(app, lambda: window.profile_importer.dialog is not None, "the profile import")
+    window.profile_importer.dialog.choose(0, 0)
+    window.profile_importer.dialog.accept()
+    wait_until(app, lambda: not window.profile_importer.busy, "the profile import")
+    window.tabs.setCurrentWidget(window.profile_view)
+    window.profile_view.splitter.setSizes([150, 700])
+    settle(app)
+    save(window, out / "profile-levels.png")
 
 
 def compare_screenshots(window: Any, app: QApplication, out: Path) -> None:
@@ -501,10 +546,24 @@ def calibration_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window.device_dock, out / "device-panel-h100-links.png")
 
 
+# The groups `--only` can take, by name.
+GROUPS = {
+    "compare": compare_screenshots,
+    "timeline": timeline_screenshots,
+    "calibration": calibration_screenshots,
+    "hierarchy": hierarchy_screenshots,
+    "batched-gemm": batched_gemm_screenshots,
+    "presentation": presentation_screenshots,
+    "levels": levels_screenshots,
+    "outside-append": outside_append_screenshots,
+    "little": little_screenshots,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
-    parser.add_argument("--only", choices=("compare", "timeline", "calibration", "hierarchy", "batched-gemm", "presentation", "little"), help="take one group of screenshots only")
+    parser.add_argument("--only", choices=tuple(GROUPS), help="take one group of screenshots only")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -531,11 +590,7 @@ def main(argv: list[str] | None = None) -> int:
     settle(app, 0.3)
 
     if args.only is not None:
-        {"compare": compare_screenshots, "timeline": timeline_screenshots, "calibration": calibration_screenshots,
-         "hierarchy": hierarchy_screenshots, "batched-gemm": batched_gemm_screenshots,
-         "presentation": presentation_screenshots, "little": little_screenshots}[args.only](
-            window, app, out
-        )
+        GROUPS[args.only](window, app, out)
         window.close()
         window.deleteLater()
         settle(app, 0.1)
@@ -587,8 +642,12 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5a. an Nsight Compute export imported, matched, compared, and on the roofline
     profile_screenshots(window, app, out)
+    levels_screenshots(window, app, out)
 
-    # 5b. measurement: a CPU run in the Measurement tab, calibration, measured points on the roofline
+    # 5b. a terminal's `measure --save-to` into the session the window has open
+    outside_append_screenshots(window, app, out)
+
+    # 5c. measurement: a CPU run in the Measurement tab, calibration, measured points on the roofline
     long_run_question(window, app, out / "measure-long-run-question.png")
     measurement_screenshots(window, app, out)
 

@@ -284,7 +284,8 @@ def test_measure_save_to_creates_and_appends_atomically(tmp_path: Path, capsys: 
     second = load(path)
     assert len(second.runs) == 2 and second.runs[0] == first.runs[0]
     assert second.runs[1]["provenance"]["kind"] == "cpu"
-    assert [name for name in os.listdir(tmp_path)] == ["lab.json"]  # no temporary file left behind
+    # no temporary file left behind; the lock file beside the session is its writers' (workbench/session_sync.py)
+    assert sorted(os.listdir(tmp_path)) == ["lab.json", "lab.json.lock"]
     (add_run, gemm_run) = second.run_figures()
     assert add_run.operation_name == "add" and gemm_run.operation_name == "gemm"
 

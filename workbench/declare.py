@@ -479,6 +479,37 @@ def _apply(op: ast.operator, left: Any, right: Any, name: str) -> Any:
     raise DeclarationError(f"{name}: only + - * // ** are allowed", field=name)
 
 
+def integer_value(text: str, name: str) -> int:
+    """A whole number written as a declaration's field is (`4096`, `2**12`, `(1 << 0) + 4095` is refused:
+    + - * // ** and parentheses only), or one clear DeclarationError naming `name`."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError):
+        raise DeclarationError(f"{name}: {text.strip()!r} is not a whole number", field=name) from None
+    value = _integer_expression(tree.body, name, allow_float=False)
+    assert isinstance(value, int)
+    return value
+
+
+def power_of_two_exponent(text: str, name: str, largest: int) -> int:
+    """The exponent a sweep's size field means, at most `largest`: `12`, `2^12`, `2**12` and `4096` all mean 2^12.
+
+    The field shows 2^N, so a whole number up to `largest` is N itself and a larger one must be a power of two;
+    `^` is read as `**`, and the rest as the declaration language reads a value.
+    """
+    refusal = DeclarationError(f"{name}: {text.strip()!r} is not 2^0 … 2^{largest} (write 12, 2^12 or 4096)", field=name)
+    try:
+        value = integer_value(text.replace("^", "**"), name)
+    except DeclarationError:
+        raise refusal from None
+    if "^" in text or "**" in text or value > largest:  # the size itself: a power of two
+        if value > 0 and value & (value - 1) == 0 and value.bit_length() - 1 <= largest:
+            return value.bit_length() - 1
+    elif value >= 0:
+        return value
+    raise refusal
+
+
 def known_operations() -> list[str]:
     """Names of every registered operation, in registration order."""
     return list(REGISTRY)

@@ -373,11 +373,13 @@ def _format_value(value: Any, indent: str) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
-def save(session: Session, path: str | os.PathLike[str]) -> None:
+def save(session: Session, path: str | os.PathLike[str]) -> bytes:
     """Write the session atomically; on any failure the previous file is left intact and SessionError says why.
 
     The data is checked by the loader before it is written, so a file this
-    function writes always opens again.
+    function writes always opens again. Returns the bytes written. A writer
+    that may share the file with others holds its lock around the read and this
+    write (`workbench.session_sync`).
     """
     try:
         encoded = encode_file_data(session_to_dict(session))
@@ -394,6 +396,7 @@ def save(session: Session, path: str | os.PathLike[str]) -> None:
     except SessionError as exc:
         raise SessionError(f"cannot save {os.fspath(path)}: the session would not open again ({exc})") from None
     write_atomic(path, encoded, what="session")
+    return encoded
 
 
 def encode_file_data(data: Any) -> bytes:

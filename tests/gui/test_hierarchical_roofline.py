@@ -217,6 +217,13 @@ def test_ncu_kernels_sit_at_their_l2_and_l1_shared_intensities(qtbot, window) ->
     (mark,) = view.kernels.marks
     # 137,438,953,472 FLOP over 100,663,296 B DRAM, 2,181,038,080 B L2, 10,770,972,672 B L1/shared
     assert mark.x == pytest.approx(math.log10(137_438_953_472 / 100_663_296))
+    # the file holds the NERSC method's counters, not those of ncu's own sections (the default): no stars until
+    # the Profile tab's method is NERSC's
+    assert view.kernel_levels.getData()[0] is None or not len(view.kernel_levels.getData()[0])
+    doc.set_level_method("nersc")
+    view = roofline(window)
+    qtbot.waitUntil(lambda: view.kernel_levels.getData()[0] is not None and len(view.kernel_levels.getData()[0]) == 2, timeout=5000)
+    (mark,) = view.kernels.marks
     x, y = view.kernel_levels.getData()
     assert sorted(x.tolist()) == pytest.approx(sorted([math.log10(137_438_953_472 / 10_770_972_672),
                                                        math.log10(137_438_953_472 / 2_181_038_080)]))

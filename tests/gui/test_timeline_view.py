@@ -162,3 +162,25 @@ def test_an_operation_of_two_kernels_from_the_rules_field(window, qtbot, tmp_pat
     view.rules_edit.editingFinished.emit()
     qtbot.waitUntil(lambda: view.error.isVisible())
     assert "--match 'splitKreduce*=nope': the step has no operation 'nope'" in view.error.text()
+
+
+REAL_A100_TRACE = Path(__file__).resolve().parents[3] / "shared" / "real-profiles" / "nsys-trace-a100-unified-memory-add.sqlite"
+
+
+def test_a_trace_from_another_gpu_says_so_in_one_line_and_its_bounds_are_that_gpus(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The real A100 export (../shared/real-profiles, read in place) imported into the example on an H100 SXM."""
+    if not REAL_A100_TRACE.is_file():
+        pytest.skip(f"{REAL_A100_TRACE} is absent: the real profiler files live beside the checkout in ../shared/real-profiles")
+    view = show_example(window, qtbot)
+    assert window.document.device.key == "h100-sxm"
+    import_trace(view, qtbot, REAL_A100_TRACE)
+    qtbot.waitUntil(lambda: view.trace_device.isVisible(), timeout=10000)
+    assert view.trace_device.text() == (
+        "The trace ran on GPU 0, NVIDIA A100-SXM4-40GB, not on the NVIDIA H100 SXM chosen: "
+        "its bounds use a100-sxm-40gb (NVIDIA A100 SXM 40 GB)"
+    )
+    # every bound is the A100's now: opt's axpy over 2**28 fp32, 3 × 2**28 × 4 B at 1,555 GB/s, not the H100's X
+    assert view.timeline.times["opt"].bound_s == pytest.approx(3 * 2**28 * 4 / 1555e9)
+    view.clear_trace()
+    assert not view.trace_device.isVisible()
+    assert view.timeline.times["opt"].bound_s == pytest.approx(X)

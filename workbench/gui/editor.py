@@ -36,6 +36,7 @@ from workbench.dtypes import DTYPES
 from workbench.errors import DeclarationError, WorkbenchError
 from workbench.gui.cached_frames import cached_frame_style
 from workbench.gui.document import Document
+from workbench.gui.undo_keys import use_document_undo
 from workbench.ops import REGISTRY, OpSpec, Param
 from workbench.session import OperationEntry
 
@@ -101,6 +102,7 @@ class FieldEditor:
                 line.setPlaceholderText(f"{param.default}" if param.default not in (None, "") else "default")
             line.textEdited.connect(self._text_edited)
             line.setStyle(cached_frame_style())  # its text follows every keystroke: the frame is drawn once
+            use_document_undo(line, editor.document.undo_stack)
             self.widget = line
         self.widget.setObjectName(f"field_{param.name}")
         help_text = f"{param.name}: {param.doc}" if param.doc else param.name
@@ -167,6 +169,7 @@ class DeclarationEditor(QWidget):
         self.line.setProperty("help", "One declaration, e.g. " + ", ".join(f"{op}(…)" for op in known_operations()))
         self.line.setToolTip(self.line.property("help"))
         self.line.textEdited.connect(self._line_edited)
+        use_document_undo(self.line, document.undo_stack)
         line_label = QLabel("&Declaration")
         line_label.setBuddy(self.line)
 

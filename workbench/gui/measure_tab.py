@@ -51,6 +51,7 @@ from workbench.gui.measure_worker import (
     MeasurementJob,
     MeasurementWorker,
 )
+from workbench.gui.power_box import PowerOfTwoBox
 from workbench.gui.run_table import NAME_COLUMN_MAX_PX, RUNNING, RunTableModel
 from workbench.gui.sample_histogram import SampleHistogram
 from workbench.measure import (
@@ -175,11 +176,8 @@ class MeasurementTab(QWidget):
         self.sweep_box.setToolTip("Measure the operation at every power of two of one size field, the others as declared")
         self.sweep_field = QComboBox()
         self.sweep_field.setObjectName("measureSweepField")
-        self.sweep_low = QSpinBox()
-        self.sweep_high = QSpinBox()
-        for box in (self.sweep_low, self.sweep_high):
-            box.setRange(0, 62)
-            box.setPrefix("2^")
+        self.sweep_low = PowerOfTwoBox()
+        self.sweep_high = PowerOfTwoBox()
         self.sweep_box.toggled.connect(self._sweep_toggled)
         self.sweep_field.activated.connect(self._sweep_field_chosen)
 

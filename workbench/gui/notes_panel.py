@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
+from workbench.gui.undo_keys import use_document_undo
 from workbench.notes import as_markdown, checklist, progress
 
 _MARKERS = (QTextBlockFormat.MarkerType.Unchecked, QTextBlockFormat.MarkerType.Checked)
@@ -182,6 +183,8 @@ class NotesPanel(RefreshWhenShown, QWidget):
         self.description.box_toggled.connect(lambda box, checked: document.set_checked(-1, box, checked))
         self.notes.edited.connect(self._notes_edited)
         self.notes.box_toggled.connect(self._box_toggled)
+        for note in (self.description, self.notes):
+            use_document_undo(note.source, document.undo_stack)
         # The title follows the operation's name, which changes with every keystroke in the declaration: its
         # longest word ("40961×4096×4096") must not set the panel's least width (the dock would be laid out on
         # every keystroke, even behind the Analysis tab). A word longer than the panel is cut; the tooltip has it.

@@ -15,10 +15,11 @@ from __future__ import annotations
 import gc
 import os
 import re
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal
 from PySide6.QtGui import QUndoCommand
@@ -41,6 +42,7 @@ from workbench.gui.profile_model import canonical, linked_operation
 from workbench.gui.workers import track_worker
 from workbench.profilers import Kernel, MatchRule, Profile, match_kernels, read_profile, suggest_operation
 from workbench.profilers.counters import is_used_metric
+from workbench.profilers.stopping import ReadStopped
 from workbench.session import OperationEntry
 from workbench.units import format_bytes, format_time
 
@@ -65,27 +67,34 @@ class ReadProfile:
     decimal_mark: str | None = None  # the reading the user chose; None: decided by the file
 
 
-def read_slim_profile(path: str, decimal_mark: str | None = None) -> Profile:
+def read_slim_profile(path: str, decimal_mark: str | None = None, should_stop: Callable[[], bool] | None = None) -> Profile:
     """`read_profile`, keeping only the metrics the workbench reads (those a session record keeps anyway).
 
     A `--set full` raw page has over a thousand metrics per launch; the
     comparison, the kernel table and the roofline read about twenty, and the
     reader never builds the others.
     """
-    return read_profile(path, keep=is_used_metric, decimal_mark=decimal_mark)
+    return read_profile(path, keep=is_used_metric, decimal_mark=decimal_mark, should_stop=should_stop)
 
 
 class ProfileReadWorker(QThread):
-    """Reads one profiler CSV and groups its kernels; reports `profile_read` or `read_failed` (one line)."""
+    """Reads one profiler CSV and groups its kernels; reports `profile_read`, `read_failed` (one line) or
+    `read_stopped` (after `stop()`, within a fraction of a second however large the file)."""
 
     profile_read = Signal(object)  # ReadProfile
     read_failed = Signal(str)
+    read_stopped = Signal()
 
     def __init__(self, path: str, parent: QObject | None = None, decimal_mark: str | None = None) -> None:
         super().__init__(parent)
         self.path = path
         self.decimal_mark = decimal_mark
+        self._stop = threading.Event()
         track_worker(self)
+
+    def stop(self) -> None:
+        """Ask the read to end (from any thread); it ends at the next line it reads."""
+        self._stop.set()
 
     def run(self) -> None:
         started = time.perf_counter()
@@ -95,8 +104,11 @@ class ProfileReadWorker(QThread):
         collecting = gc.isenabled()
         gc.disable()
         try:
-            profile = read_slim_profile(self.path, self.decimal_mark)
+            profile = read_slim_profile(self.path, self.decimal_mark, self._stop.is_set)
             kernels = profile.kernels()
+        except ReadStopped:
+            self.read_stopped.emit()
+            return
         except WorkbenchError as exc:
             self.read_failed.emit(str(exc))
             return
@@ -410,6 +422,7 @@ class ProfileImporter(QObject):
     """Reads dropped or chosen files one at a time, asks for matches, and stores the result undoably."""
 
     message = Signal(str)  # a passing status-bar line
+    reading_changed = Signal(bool)  # a file is being read (its Cancel can be offered), or no longer
     import_failed = Signal(str)  # one line for the window's banner
     profile_imported = Signal(int)  # index of the new record in Session.profiles
     dialog_opened = Signal(object)  # the KernelMatchDialog, for whoever wants to drive it
@@ -440,16 +453,25 @@ class ProfileImporter(QObject):
         worker = ProfileReadWorker(path, self, decimal_mark)
         worker.profile_read.connect(self._read)
         worker.read_failed.connect(self._failed)
+        worker.read_stopped.connect(lambda name=os.path.basename(path): self.message.emit(f"Import of {name} cancelled"))
         worker.finished.connect(self._worker_finished)
         self.worker = worker
         self.message.emit(f"Reading {os.path.basename(path)}…")
+        self.reading_changed.emit(True)
         worker.start()
+
+    def cancel_reading(self) -> None:
+        """Stop the file being read and drop those queued behind it (Cancel in the status bar)."""
+        self._queue.clear()
+        if self.worker is not None:
+            self.worker.stop()
 
     def _worker_finished(self) -> None:
         worker, self.worker = self.worker, None
         if worker is not None:
             worker.wait()
             worker.deleteLater()
+        self.reading_changed.emit(False)
         self._next()
 
     def _failed(self, line: str) -> None:
@@ -533,7 +555,7 @@ class ProfileImporter(QObject):
             self.document.undo_stack.push(RemoveProfile(self.document, profiles[record_index]))
 
     def wait(self, timeout_ms: int = 10000) -> None:
-        """Wait for a file being read (on close, and in tests); queued files are dropped."""
+        """Wait for a file being read (on close, after `cancel_reading`, and in tests); queued files are dropped."""
         self._queue.clear()
         if self.worker is not None:
             self.worker.wait(timeout_ms)

@@ -153,9 +153,11 @@ class RoofLevels:
                 self._kernel_level_marks.append((x, mark.y))
                 title = interface(key).name
                 first = mark.tip.split("\n", 1)[0]
+                source = dict(mark.level_sources).get(key, "")
                 self._kernel_level_tips.append(
                     f"{first}\nat {title}: intensity {format_intensity(10 ** x)} "
                     f"(the kernel's FLOP over the bytes ncu counted across {title})"
+                    + (f"\nbytes: {source}" if source else "")
                 )
         if spots or self._kernel_level_count:  # no kernels before and none now: nothing to set (most edits)
             self._kernel_level_count = len(spots)

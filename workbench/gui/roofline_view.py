@@ -225,6 +225,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         # imported profiler kernels: a third kind of point (gui/profile_view.py)
         self.kernels = ProfiledKernelLayer(self.plot, document)
         document.profiles_changed.connect(self.mark_dirty)
+        document.settings_changed.connect(self.mark_dirty)  # e.g. the level method, which places the kernels' stars
         # measured runs: achieved FLOP/s over the median, p10–p90 bars (gui/measure_plots.py)
         self.measured = MeasuredRooflineLayer(self.plot, document)
         document.runs_changed.connect(self.mark_dirty)

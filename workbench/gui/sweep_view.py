@@ -15,7 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.analysis import sweep
 from workbench.analysis.terms import TERM_COMPUTE
@@ -25,6 +25,7 @@ from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.measure_plots import MeasuredSweepLayer
+from workbench.gui.power_box import PowerOfTwoBox
 from workbench.gui.plot_common import (
     COMPUTE_COLOUR,
     LEVEL_COLOURS,
@@ -114,11 +115,8 @@ class SweepView(RefreshWhenShown, QWidget):
 
         self.field_choice = QComboBox()
         self.field_choice.setObjectName("sweepField")
-        self.low = QSpinBox()
-        self.high = QSpinBox()
-        for box in (self.low, self.high):
-            box.setRange(0, 62)
-            box.setPrefix("2^")
+        self.low = PowerOfTwoBox()
+        self.high = PowerOfTwoBox()
         self.caption = QLabel()
         self.caption.setWordWrap(True)
         controls = QHBoxLayout()

@@ -46,11 +46,12 @@ from PySide6.QtWidgets import (
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
+from workbench.gui.undo_keys import use_document_undo
 from workbench.gui.workers import track_worker
 from workbench.profilers.matching import MatchRule
 from workbench.profilers.trace import Trace, read_trace
 from workbench.session import StepEntry
-from workbench.steps import TRACE, StepPlan, Timeline, parse_step, parse_trace_match, step_timeline
+from workbench.steps import TRACE, MeasuredTrace, StepPlan, Timeline, parse_step, parse_trace_match, step_timeline
 from workbench.units import format_time
 
 COMPUTE_BRUSH = QColor(66, 133, 244)
@@ -185,6 +186,12 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.trace_label = QLabel("No trace imported: Import trace… times the operations from an Nsight Systems trace.")
         self.trace_label.setObjectName("traceLabel")
         self.trace_label.setWordWrap(True)
+        # The GPU the trace names and the device its bounds use; a different device chosen said plainly.
+        self.trace_device = QLabel()
+        self.trace_device.setObjectName("traceDevice")
+        self.trace_device.setWordWrap(True)
+        self.trace_device.setTextFormat(Qt.TextFormat.PlainText)
+        self.trace_device.setVisible(False)
         self.trace_error = QLabel()
         self.trace_error.setObjectName("traceError")
         self.trace_error.setStyleSheet("color: #b71c1c;")
@@ -218,6 +225,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         bar.addWidget(self.rules_edit, 1)
         middle_layout.addLayout(bar)
         middle_layout.addWidget(self.trace_label)
+        middle_layout.addWidget(self.trace_device)
         middle_layout.addWidget(self.trace_error)
         middle_layout.addWidget(self.trace_plot, 1)
         middle_layout.addWidget(self.unmatched)
@@ -235,6 +243,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         self._pending.setSingleShot(True)
         self._pending.setInterval(250)
         self._pending.timeout.connect(self._commit_text)
+        use_document_undo(self.editor, document.undo_stack, before=self._commit_pending)
         document.session_replaced.connect(self._load_session)
         document.device_changed.connect(self.mark_dirty)
         document.runs_changed.connect(self.mark_dirty)
@@ -263,6 +272,12 @@ class TimelineView(RefreshWhenShown, QWidget):
     def _typed(self) -> None:
         if not self._loading:
             self._pending.start()
+
+    def _commit_pending(self) -> None:
+        """Typing that waits for its pause goes on the undo stack now (before an undo or redo)."""
+        if self._pending.isActive():
+            self._pending.stop()
+            self._commit_text()
 
     def _commit_text(self) -> None:
         new = self.editor.toPlainText()
@@ -497,6 +512,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         measured = timeline.measured if timeline is not None else None
         self.trace_plot.setVisible(measured is not None)
         self.unmatched.setVisible(measured is not None)
+        self._show_trace_device(measured)
         if measured is None:
             self.unmatched.setPlainText("")
             return
@@ -531,6 +547,7 @@ class TimelineView(RefreshWhenShown, QWidget):
             start, end = (match.first.start_ns - origin) / 1e9, (match.first_end_ns - origin) / 1e9
             longest = max(match.first_rows, key=lambda row: trace.end[row] - trace.start[row])  # white text on its bar
             label = pg.TextItem(f"{name} {format_time(end - start)}", color=(255, 255, 255), anchor=(0.5, 0.5))
+            label.setToolTip(f"{name}: {match.detail()}\nkernel: {match.first.name}")  # the full name, the short form in the detail
             label.setPos((trace.start[longest] + trace.end[longest] - 2 * origin) / 2e9, lane[trace.stream[longest]] + 0.08)
             plot.addItem(label)
             bound = timeline.times[name].bound_s if timeline is not None and name in timeline.times else None
@@ -551,6 +568,21 @@ class TimelineView(RefreshWhenShown, QWidget):
         if len(measured.unmatched) > MAX_UNMATCHED_LINES:
             lines.append(f"  … and {len(measured.unmatched) - MAX_UNMATCHED_LINES} more")
         self.unmatched.setPlainText("\n".join(lines))
+
+    def _show_trace_device(self, measured: MeasuredTrace | None) -> None:
+        """'Ran on NVIDIA A100-SXM4-40GB: bounds on a100-sxm-40gb', or the line saying the device chosen was set aside."""
+        ran_on = measured.ran_on if measured is not None else None
+        self.trace_device.setVisible(ran_on is not None)
+        if ran_on is None:
+            self.trace_device.setText("")
+            return
+        if ran_on.note:
+            self.trace_device.setText(ran_on.note[:1].upper() + ran_on.note[1:])
+            self.trace_device.setStyleSheet("color: #8a4b00;")
+        else:
+            where = f": bounds on {ran_on.device.key} ({ran_on.device.name})" if ran_on.device is not None else ""
+            self.trace_device.setText(f"The trace ran on {ran_on.gpu}{where}")
+            self.trace_device.setStyleSheet("")
 
     @staticmethod
     def _rows_in_window(trace: Trace, low: int, high: int) -> list[int]:
