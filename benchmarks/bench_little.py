@@ -9,7 +9,8 @@ Rows (the same Report and Row as bench_measure.py, so gpu_check.sh writes them t
   for the library copy and add and the vectorized ones (target: within 15 %); the latency the prediction
   uses is the catalogue's where the GPU has one, else the loaded latency measured above (the row says which);
 - a tiled GEMM (the lab RawKernel, impl=tiled 64 × 64 × 16, fp32) swept across a wave boundary:
-  predicted (whole waves; CTAs per SM from the driver's occupancy calculator) vs measured, INFO per size,
+  predicted (whole waves; CTAs per SM from the occupancy: the driver's calculator, else the compiled kernel's
+  registers and shared memory) vs measured, INFO per size,
   and the measured step across the boundary against the predicted one (target: within 15 %).
 
     PYTHONPATH=. python benchmarks/bench_little.py --json FILE [--note TEXT]
@@ -49,17 +50,34 @@ def _device_for(backend: Any) -> Any:
     return replace(device, sm_count=sms)
 
 
-def _ctas_per_sm() -> int | None:
-    """Resident CTAs of the lab's tiled kernel (64 × 64 × 16) per SM, from the driver's occupancy calculator."""
+def _ctas_per_sm(backend: Any) -> tuple[int | None, str]:
+    """Resident CTAs of the lab's tiled kernel (64 × 64 × 16, 256 threads) per SM, and how that was found.
+
+    The driver's occupancy calculator where CuPy exposes it; else worked out from the compiled kernel's
+    registers and shared memory (RawKernel.num_regs, .shared_size_bytes) against this GPU's limits
+    (registers allocated per warp in units of 256, 1 KiB of shared memory reserved per block).
+    """
     try:
         import cupy
 
         from workbench.measure.kernels.gemm_raw import TILED_SOURCE
 
         kernel = cupy.RawKernel(TILED_SOURCE, "tiled_gemm", options=("-DTILE_M=64", "-DTILE_N=64", "-DTILE_K=16"))
-        return int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, 256, 0))
-    except Exception:  # an older CuPy without the call: the row says the prediction assumed one
-        return None
+    except Exception as exc:  # no CuPy: the caller assumes one CTA an SM and says so
+        return None, f"no kernel to ask ({type(exc).__name__})"
+    try:
+        return int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, 256, 0)), "the driver's occupancy calculator"
+    except Exception:
+        pass
+    try:
+        props = getattr(backend, "_props", {})
+        regs = -(-int(kernel.num_regs) * 32 // 256) * 256 * 8  # 8 warps, registers allocated per warp in units of 256
+        shared = int(kernel.shared_size_bytes) + 1024
+        limits = [32, 2048 // 256, int(props.get("regsPerMultiprocessor", 65536)) // max(regs, 1),
+                  int(props.get("sharedMemPerMultiprocessor", 233472)) // shared]
+        return min(limits), f"registers {int(kernel.num_regs)} a thread and {int(kernel.shared_size_bytes):,} B shared a block"
+    except Exception as exc:
+        return None, f"no occupancy ({type(exc).__name__})"
 
 
 def gpu_rows(report: Report) -> None:
@@ -142,8 +160,8 @@ def gpu_rows(report: Report) -> None:
     report.run("Little's law vs measured", "within 15%", little_rows)
 
     def wave_rows() -> Iterator[Row]:
-        ctas = _ctas_per_sm()
-        assumed = "" if ctas is not None else " (occupancy not reported: 1 CTA per SM assumed)"
+        ctas, how = _ctas_per_sm(backend)
+        assumed = f" ({ctas} CTAs per SM: {how})" if ctas is not None else f" ({how}: 1 CTA per SM assumed)"
         ctas = ctas or 1
         slots = device.sm_count * ctas
         # N such that the 33 tile rows × N/64 tile columns cross a multiple of the slots
