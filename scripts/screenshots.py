@@ -456,6 +456,21 @@ def bound_vs_size_screenshots(window: Any, app: QApplication, out: Path) -> None
     window.tabs.setCurrentWidget(window.roofline)
 
 
+def save_derivation_at(window: Any, app: QApplication, path: Path, *finds: str) -> None:
+    """The analysis dock with its derivation scrolled to a step: each text in `finds` searched backwards from the
+    end in turn (the last one found is at the view's top), then the dock saved."""
+    browser = window.panel.derivation
+    browser.moveCursor(browser.textCursor().MoveOperation.End)
+    for text in finds:
+        browser.find(text, browser.document().FindFlag.FindBackward)
+    browser.ensureCursorVisible()
+    cursor = browser.textCursor()
+    cursor.clearSelection()  # scrolled there, not selected
+    browser.setTextCursor(cursor)
+    settle(app, 0.3)
+    save(window.panel_dock, path)
+
+
 def hierarchy_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The worked example on the H100 as a hierarchical roofline (HBM, L2 and shared-memory roofs, each operation at
     each interface's intensity), its tiled implementation's derivation with logical beside physical, and the
@@ -483,19 +498,33 @@ def hierarchy_screenshots(window: Any, app: QApplication, out: Path) -> None:
 
     window.resizeDocks([window.panel_dock], [470], _Qt.Orientation.Horizontal)
     settle(app, 0.3)
-    browser = window.panel.derivation
-    browser.moveCursor(browser.textCursor().MoveOperation.End)
-    browser.find("Implementation", browser.document().FindFlag.FindBackward)
-    browser.ensureCursorVisible()
-    cursor = browser.textCursor()
-    cursor.clearSelection()  # scrolled there, not selected
-    browser.setTextCursor(cursor)
-    settle(app, 0.3)
-    save(window.panel_dock, out / "derivation-logical-physical.png")
+    save_derivation_at(window, app, out / "derivation-logical-physical.png", "Implementation")
     window.resizeDocks([window.panel_dock], [420], _Qt.Orientation.Horizontal)
     window.tabs.setCurrentWidget(window.sweep)
     settle(app, 0.5)
     save(window, out / "bound-vs-size-all-terms.png")
+    window.tabs.setCurrentWidget(window.roofline)
+
+
+def little_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """One add, two implementations on the H200: the roofline with the library add's lowered roof (loads in
+    flight, Little's law) and the vectorized add beside it; the library add's derivation at its
+    memory-level-parallelism lines; the bound-vs-size view with the term as a line."""
+    from PySide6.QtCore import Qt as _Qt
+
+    window.open_example("one-add-two-implementations")
+    window.document.select(0)
+    window.panel_dock.raise_()
+    window.tabs.setCurrentWidget(window.roofline)
+    settle_window(app, window)
+    save(window, out / "roofline-lowered-roof-little.png")
+    window.resizeDocks([window.panel_dock], [520], _Qt.Orientation.Horizontal)
+    settle(app, 0.3)
+    save_derivation_at(window, app, out / "derivation-little.png", "Little's law", "Memory time bound")
+    window.resizeDocks([window.panel_dock], [420], _Qt.Orientation.Horizontal)
+    window.tabs.setCurrentWidget(window.sweep)
+    settle(app, 0.5)
+    save(window, out / "bound-vs-size-little.png")
     window.tabs.setCurrentWidget(window.roofline)
 
 
@@ -571,6 +600,7 @@ GROUPS = {
     "outside-append": outside_append_screenshots,
     "markup": markup_screenshots,
     "roof-label": roof_label_screenshot,
+    "little": little_screenshots,
 }
 
 
@@ -649,6 +679,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5-hierarchy. the worked example as a hierarchical roofline, logical beside physical, a line per term
     hierarchy_screenshots(window, app, out)
+    little_screenshots(window, app, out)
 
     # 5-notes. the lab's instructions and checklist, ticked in the window
     notes_screenshots(window, app, out)

@@ -105,16 +105,40 @@ def attainable(compute_rate: float | None, levels: Iterable[tuple[float, float |
     return rate
 
 
+@dataclass(frozen=True)
+class LoweredRoof:
+    """An operation's own memory roof below the device's: the bandwidth its loads in flight allow (Little's law)."""
+
+    rate: Rate  # the achievable bandwidth (the memory-level-parallelism term's rate)
+    intensity: float  # the operation's FLOP per byte across HBM (its point sits on this roof there)
+    title: str  # "loads in flight 2.403 TB/s"
+
+
+def lowered_roof(analysis: Any) -> LoweredRoof | None:
+    """The memory-level-parallelism roof of an operation whose launch the model knows, when it lies below the memory's."""
+    term = next((term for term in analysis.terms if term.name == "mlp"), None)
+    hbm = next((term for term in analysis.terms if term.name == HBM), None)
+    if term is None or term.rate is None or hbm is None or hbm.rate is None or term.amount <= 0:
+        return None
+    if term.rate.value >= hbm.rate.value:
+        return None  # capped by the memory itself: the device's roof is the kernel's
+    flop = next((t.amount for t in analysis.terms if t.kind == "compute"), analysis.flop)
+    return LoweredRoof(term.rate, flop / term.amount, "loads in flight")
+
+
 def operation_levels(analysis: Any) -> list[LevelPoint]:
     """The operation at every interface its analysis has a transfer term for, host inwards.
 
-    Interfaces whose term moves no bytes have no finite intensity and no point.
+    Interfaces whose term moves no bytes have no finite intensity and no point. All points share the
+    height the model attains, a lowered roof (loads in flight, Little's law) included.
     """
     flop, compute_rate, transfers = _parts(analysis)
     moving = [(key, amount, rate) for key, amount, rate in transfers if amount > 0]
+    lowered = lowered_roof(analysis)
     rate = attainable(
         compute_rate.value if compute_rate is not None else None,
-        ((flop / amount, r.value if r is not None else None) for _key, amount, r in moving),
+        [*((flop / amount, r.value if r is not None else None) for _key, amount, r in moving),
+         *(((lowered.intensity, lowered.rate.value),) if lowered is not None else ())],
     )
     # a link between chips is no roof here, but it bounds the operation: the points sit at what that bound allows
     # (below their roofs), never above it

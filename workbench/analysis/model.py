@@ -198,6 +198,12 @@ class Analysis:
             "logical_bytes": int(physical.logical_bytes),
             "bytes_by_interface": {key: int(value) for key, value in physical.bytes_by_interface.items()},
             "assumptions": list(physical.assumptions),
+            "launches": [
+                {"title": launch.title, "threads": int(launch.threads), "threads_per_block": launch.threads_per_block,
+                 "bytes_per_load": launch.bytes_per_load, "loads_in_flight": launch.loads_in_flight,
+                 "read_bytes": int(launch.read_bytes), "write_bytes": int(launch.write_bytes)}
+                for launch in physical.launches
+            ],
             "quantization": None if quantization is None else {
                 "tile_m": quantization.tile_m,
                 "tile_n": quantization.tile_n,

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.declaration_text import CallText, split_call, with_field, with_positional, without_field
-from workbench.declare import COMPULSORY, IMPL_PARAMS, TILE_FIELDS, TILED, known_operations
+from workbench.declare import COMPULSORY, IMPL_PARAMS, LAUNCH_FIELDS, TILE_FIELDS, TILED, known_operations
 from workbench.dtypes import DTYPES
 from workbench.errors import DeclarationError, WorkbenchError
 from workbench.gui.cached_frames import cached_frame_style
@@ -369,7 +369,8 @@ class DeclarationEditor(QWidget):
         if len(spec.implementations) > 1:
             # the implementation on a row of its own: the selector, then the tile sizes (shown while tiled)
             row = (len(params) + FORM_COLUMNS - 1) // FORM_COLUMNS
-            implementation = [p for p in IMPL_PARAMS if p.name == "impl" or TILED in spec.implementations]
+            # the launch keywords (threads_per_block, ...) are typed in the line: they describe the user's own kernel
+            implementation = [p for p in IMPL_PARAMS if p.name not in LAUNCH_FIELDS and (p.name == "impl" or TILED in spec.implementations)]
             for position, param in enumerate(implementation):
                 choices = spec.implementations if param.name == "impl" else ()
                 field = FieldEditor(self, param, choices=choices)
