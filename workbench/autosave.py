@@ -254,19 +254,26 @@ def _timestamp(value: Any) -> float:
 
 
 def find_recoverable(directory: Path | None = None) -> list[Recovery]:
-    """Recovery files whose writers have exited without saving or discarding them, newest first.
+    """Recovery files whose writers have exited without saving or discarding them, newest first."""
+    return scan_recovery_files(directory)[0]
 
-    Damaged recovery files are skipped (they hold nothing that can be offered).
-    """
+
+def scan_recovery_files(directory: Path | None = None) -> tuple[list[Recovery], list[str]]:
+    """The recoverable sessions (as find_recoverable) and, for each recovery file that cannot be read (damaged,
+    too large, not a file), why, naming the file: nothing in it can be offered, but the work may still be in it,
+    so the window says so instead of passing over it. A file is written whole or not at all (write_atomic): one
+    being written by a running window is never among them."""
     folder = Path(directory) if directory is not None else autosave_dir()
     if not folder.is_dir():
-        return []
+        return [], []
     host = socket.gethostname()
     found: list[Recovery] = []
-    for path in folder.glob(f"{_PREFIX}*{_SUFFIX}"):
+    unreadable: list[str] = []
+    for path in sorted(folder.glob(f"{_PREFIX}*{_SUFFIX}")):
         try:
             record, session = read_recovery_file(path)
-        except SessionError:
+        except SessionError as exc:
+            unreadable.append(str(exc))
             continue
         if not _is_stale(record, host):
             continue
@@ -284,7 +291,7 @@ def find_recoverable(directory: Path | None = None) -> list[Recovery]:
             )
         )
     found.sort(key=lambda recovery: recovery.saved_at, reverse=True)
-    return found
+    return found, unreadable
 
 
 @dataclass

@@ -39,7 +39,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.autosave import AUTOSAVE_INTERVAL_S, Autosaver, Recovery, find_recoverable, recover_session
+from workbench.autosave import (
+    AUTOSAVE_INTERVAL_S,
+    Autosaver,
+    Recovery,
+    recover_session,
+    scan_recovery_files,
+)
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.export import png_bytes, session_plot_png
@@ -425,10 +431,14 @@ class SessionFiles(QObject):
     def offer_recovery(self) -> RecoveryAnswer | None:
         """Offer the sessions that crashed processes left in the autosave folder; None when there are none."""
         try:
-            found = find_recoverable(self.autosaver.directory)
+            found, unreadable = scan_recovery_files(self.autosaver.directory)
         except OSError as exc:
             self._status(f"Cannot look for unsaved work to recover: {exc.strerror or exc}")
             return None
+        if unreadable:  # kept where they are: the work may still be read from them by hand
+            others = len(unreadable) - 1
+            more = f" (and {others} more recovery file{'s' if others > 1 else ''} like it)" if others else ""
+            self.hooks.show_banner(f"Unsaved work left by an earlier run cannot be recovered{more}: {unreadable[0]}")
         if not found:
             return None
         answer = self.ask_recovery(found)
