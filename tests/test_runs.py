@@ -376,3 +376,19 @@ def test_the_run_in_progress_is_typed_without_a_stored_dict() -> None:
     assert run.provenance.kind == "cpu" and run.where == "CPU: test"
     figures = run_figures(run, FigureContext())
     assert figures.stats is not None and figures.stats.median_s == pytest.approx(1.5e-6)
+
+
+def test_a_session_of_thousands_of_runs_is_parsed_once_not_on_every_refresh(cpu_add: RunRecord, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every refresh of the plots and the run table reads all of a session's runs; with more runs than a fixed
+    cache held, each refresh parsed them all again (5,000 runs: seconds a keystroke)."""
+    from workbench import runs as runs_module
+
+    data = cpu_add.to_dict()
+    session_runs = [dict(data, id=f"run{index:05d}") for index in range(3000)]
+    parses: list[int] = []
+    real = runs_module.parse_run
+    monkeypatch.setattr(runs_module, "parse_run", lambda run, index: parses.append(index) or real(run, index))
+    first = runs_module.read_runs(session_runs)
+    assert len(parses) == 3000
+    again = runs_module.read_runs(session_runs)
+    assert len(parses) == 3000 and [a is b for a, b in zip(first, again)] == [True] * 3000

@@ -247,7 +247,7 @@ def _id(value: Any, fallback: str) -> str:
 
 
 _parsed: "OrderedDict[int, tuple[Any, int, Run]]" = OrderedDict()
-_PARSE_CACHE_SIZE = 512
+_PARSE_CACHE_SIZE = 512  # at least; a session with more runs keeps twice its own count (every refresh reads them all)
 
 
 def read_runs(runs: Iterable[Any]) -> list[Run]:
@@ -256,6 +256,8 @@ def read_runs(runs: Iterable[Any]) -> list[Run]:
     Anything that is not a mapping is skipped.
     """
     result = []
+    runs = runs if isinstance(runs, (list, tuple)) else list(runs)
+    limit = max(_PARSE_CACHE_SIZE, 2 * len(runs))
     for index, data in enumerate(runs):
         if not isinstance(data, Mapping):
             continue
@@ -264,7 +266,7 @@ def read_runs(runs: Iterable[Any]) -> list[Run]:
         if cached is None or cached[0] is not data or cached[1] != index:
             cached = (data, index, parse_run(data, index))
             _parsed[key] = cached
-            while len(_parsed) > _PARSE_CACHE_SIZE:
+            while len(_parsed) > limit:
                 _parsed.popitem(last=False)
         _parsed.move_to_end(key)
         result.append(cached[2])
@@ -591,7 +593,7 @@ def run_figures(run: Run, context: FigureContext) -> RunFigures:
 
 
 _figured: "OrderedDict[tuple[Any, ...], tuple[Run, Device | None, RunFigures]]" = OrderedDict()
-_FIGURES_CACHE_SIZE = 1024
+_FIGURES_CACHE_SIZE = 1024  # at least; a session with more runs keeps twice its own count
 
 
 def all_run_figures(runs: Iterable[Any], context: FigureContext) -> list[RunFigures]:
@@ -603,13 +605,15 @@ def all_run_figures(runs: Iterable[Any], context: FigureContext) -> list[RunFigu
     """
     result = []
     device = context.session_device
-    for run in read_runs(runs):
+    parsed = read_runs(runs)
+    limit = max(_FIGURES_CACHE_SIZE, 2 * len(parsed))
+    for run in parsed:
         key = (id(run), context.convention, context.overlap, id(device), context.binary)
         cached = _figured.get(key)
         if cached is None or cached[0] is not run or cached[1] is not device:
             cached = (run, device, run_figures(run, context))
             _figured[key] = cached
-            while len(_figured) > _FIGURES_CACHE_SIZE:
+            while len(_figured) > limit:
                 _figured.popitem(last=False)
         else:
             _figured.move_to_end(key)
