@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from workbench import __version__
 from workbench.analysis import Analysis, analyze
 from workbench.devices import BANDWIDTH, PATHS, Device, Rate, find_device
-from workbench.devices.catalogue import SOURCES
+from workbench.devices.catalogue import SOURCES, rate_problem
 from workbench.devices.interfaces import interface_keys
 from workbench.devices.links import known_rate_key
 from workbench.errors import WorkbenchError
@@ -820,6 +820,9 @@ def _rate(value: Any, where: str) -> Rate:
     number = _number(data["value"], f"{where}.value")
     if not number > 0:
         raise SessionError(f"must be a positive rate, not {number:g}", f"{where}.value")
+    problem = rate_problem(number)
+    if problem is not None:
+        raise SessionError(problem, f"{where}.value")
     source = _text(data.get("source", "entered"), f"{where}.source")
     if source not in SOURCES:
         raise SessionError(f"must be one of {', '.join(SOURCES)}, not {_show(source)}", f"{where}.source")

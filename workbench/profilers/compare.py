@@ -920,6 +920,16 @@ def impossible_kernel(
     )
 
 
+MAX_COMPARED_KERNELS = 1_000  # past this many kernels selected, a rule is too broad to compare each
+
+
+class Comparisons(list):  # type: ignore[type-arg]
+    """compare_profile's comparisons (a list), and how many kernels the rules selected: more than were
+    compared where they selected over MAX_COMPARED_KERNELS."""
+
+    selected: int = 0
+
+
 def compare_profile(
     profile: Profile,
     rules: Sequence[MatchRule] | None = None,
@@ -927,12 +937,15 @@ def compare_profile(
     convention: str = "fma2",
     overlap: Any = "full",
     binary: bool = False,
-) -> list[Comparison]:
-    """Every kernel a rule selects, compared with that rule's declaration on `device`.
+    limit: int = MAX_COMPARED_KERNELS,
+) -> Comparisons:
+    """Every kernel a rule selects (the first `limit` of them, in the file's order), compared with that
+    rule's declaration on `device`; `selected` on the result counts them all.
 
     `rules` default to the profile's saved matches; `device` defaults to the
     GPU the file names when the catalogue knows it (without one, bytes and
-    FLOP are still compared, and the time bound is left out).
+    FLOP are still compared, and the time bound is left out). Each rule's
+    declaration is analysed once, however many kernels it selects.
     """
     from workbench.devices.catalogue import find_device
 
@@ -940,10 +953,20 @@ def compare_profile(
     provenance = profile_provenance(profile)
     if chosen is None:
         chosen = profile_device(profile)
-    comparisons: list[Comparison] = []
+    comparisons = Comparisons()
     chosen_rules = list(rules if rules is not None else profile.matches)
     if not chosen_rules:
         return comparisons
+    analyses: dict[str, Analysis] = {}
+    pairs = match_kernels(profile.iter_kernels(), chosen_rules)
+    comparisons.selected = len(pairs)
+    for kernel, rule in pairs[:limit]:
+        analysis = analyses.get(rule.declaration)
+        if analysis is None:
+            analysis = analyses[rule.declaration] = analyze(rule.declaration, device=chosen, convention=convention,
+                                                            overlap=overlap, binary=binary)
+        comparisons.append(compare(kernel, analysis, chosen, binary, provenance, number_format=profile.number_format))
+    return comparisons
     for kernel, rule in match_kernels(profile.iter_kernels(), chosen_rules):
         analysis = analyze(rule.declaration, device=chosen, convention=convention, overlap=overlap, binary=binary)
         comparisons.append(compare(kernel, analysis, chosen, binary, provenance, number_format=profile.number_format))

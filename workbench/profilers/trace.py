@@ -141,17 +141,25 @@ class Trace:
     nbytes: array = field(default_factory=lambda: array("q"))  # -1: not a copy, or not given
     notes: tuple[str, ...] = ()
     _communication: list[bool] = field(default_factory=list, repr=False)
+    _several: bool = field(default=False, repr=False)
+    _devices_for: int = field(default=-1, repr=False)  # the lane count _several was found for
 
     def __len__(self) -> int:
         return len(self.start)
 
     def stream_label(self, index: int) -> str:
         device, stream = self.streams[index]
-        devices = {d for d, _ in self.streams}
-        return f"{device} · stream {stream}" if len(devices) > 1 else f"stream {stream}"
+        return f"{device} · stream {stream}" if self._several_devices() else f"stream {stream}"
 
     def stream_labels(self) -> list[str]:
         return [self.stream_label(i) for i in range(len(self.streams))]
+
+    def _several_devices(self) -> bool:
+        """Whether the lanes are on more than one device: asked per label, so found once per lane count
+        (a trace of 200,000 streams has as many labels)."""
+        if self._devices_for != len(self.streams):
+            self._several, self._devices_for = len({d for d, _ in self.streams}) > 1, len(self.streams)
+        return self._several
 
     def name_is_communication(self, name_index: int) -> bool:
         if len(self._communication) != len(self.names):
