@@ -40,6 +40,7 @@ from workbench import __version__
 from workbench.analysis import Analysis
 from workbench.devices import BANDWIDTH, Device
 from workbench.errors import WorkbenchError
+from workbench.files import FileReadError, require_regular
 from workbench.measure.record import OK
 from workbench.notes import as_markdown, with_boxes_drawn
 from workbench.conventions import CONVENTION_LABELS
@@ -997,6 +998,13 @@ def write_report(session: Session, path: str | os.PathLike[str], plot_png: bytes
             f"cannot write report {os.fspath(path)}: the session holds text that is not Unicode "
             f"(a lone surrogate U+{ord(exc.object[exc.start]):04X}); fix that text first"
         ) from None
+    # Nothing is written until every path is known to take a regular file: the report's own path may be a
+    # link to one (the user named it); a companion's is never a link (someone may have planted it there).
+    for target, follow in ((path, True), *((companion, False) for companion, _ in files)):
+        try:
+            require_regular(target, missing_ok=True, follow_symlinks=follow)
+        except FileReadError as exc:
+            raise ReportError(f"cannot write report {os.fspath(target)}: {exc}; nothing was written") from None
     try:
         for companion, data in files:  # companions first: the report never links a file not yet written
             write_atomic(companion, data, what="report")

@@ -33,7 +33,7 @@ from workbench.devices.catalogue import SOURCES, rate_problem
 from workbench.devices.interfaces import interface_keys
 from workbench.devices.links import known_rate_key
 from workbench.errors import WorkbenchError
-from workbench.files import FileReadError, read_bounded
+from workbench.files import FileReadError, read_bounded, require_regular
 from workbench.conventions import CONVENTIONS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -433,6 +433,11 @@ def write_atomic(
             existing = None
         if existing is not None and stat.S_ISDIR(existing.st_mode):
             raise SessionError(f"cannot save {what} {name}: it is a folder")
+        if existing is not None and follow_symlinks:
+            try:  # a FIFO, socket or device (or a link to one) is never replaced by a file
+                require_regular(target)
+            except FileReadError as exc:
+                raise SessionError(f"cannot save {what} {name}: {exc}; nothing was written") from None
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
