@@ -815,6 +815,7 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
 
 _CSV_FORMULA_MARKS = frozenset("=+-@\t\r\n\uff1d\uff0b\uff0d\uff20")  # with the full-width forms some readers accept
 _CSV_LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
+_CSV_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"  # zero-width spaces and joiners, the byte-order mark
 
 
 def _csv_text(text: str) -> str:
@@ -828,7 +829,10 @@ def _csv_text(text: str) -> str:
     parts = _CSV_LINE_BREAK.split(text)
     for index in range(0, len(parts), 2):  # the even parts are the text between line breaks
         part = parts[index]
-        if part.lstrip(" ")[:1] in _CSV_FORMULA_MARKS and part.lstrip(" "):
+        # Any white space a reader may skip before a formula (a no-break space, a vertical tab, …), and the
+        # zero-width characters, count as the spaces before the mark.
+        opening = part.lstrip().lstrip(_CSV_INVISIBLE).lstrip()
+        if opening[:1] in _CSV_FORMULA_MARKS and opening:
             parts[index] = "'" + part
     return "".join(parts)
 

@@ -271,6 +271,18 @@ class OperationTime:
     bound_s: float | None = None  # the time bound on the step's device (None without a device)
     trace: "TraceMatch | None" = None  # the trace intervals behind a TRACE time
 
+    @property
+    def impossible(self) -> bool:
+        """A measured or traced time faster than its bound (by more than the tolerance profile import and
+        runs use): the match, the declaration or the device is wrong, not the bound."""
+        from workbench.plausibility import is_beyond_bound
+
+        return self.source != BOUND and bool(self.bound_s) and self.seconds > 0 and is_beyond_bound(self.bound_s / self.seconds)
+
+    def impossible_text(self) -> str:
+        return (f"IMPOSSIBLE: {self.seconds / self.bound_s:.2f}× its bound, faster than the device allows; "
+                "check the match rule, the declaration and the device") if self.impossible and self.bound_s else ""
+
 
 def operation_times(
     plan: StepPlan,
@@ -408,6 +420,7 @@ class Timeline:
                     "source": self.times[p.name].source,
                     "source_detail": self.times[p.name].detail,
                     "bound_s": self.times[p.name].bound_s,
+                    "impossible": self.times[p.name].impossible,
                     "speedup": self.speedups.get(p.name, 1.0),
                     "if_2x_faster_s": self.what_if[p.name].if_2x_faster if p.name in self.what_if else None,
                     "if_free_s": self.what_if[p.name].if_free if p.name in self.what_if else None,
@@ -432,6 +445,7 @@ class Timeline:
             what = self.what_if.get(p.name)
             time = self.times[p.name]
             beside = f"; bound {format_time(time.bound_s)}" if time.source != BOUND and time.bound_s else ""
+            beside += f"; {time.impossible_text()}" if time.impossible else ""
             lines.append(
                 f"  {p.name.ljust(width)}  {p.stream:<10} {format_time(p.start):>10} → {format_time(p.end):<10} "
                 f"{format_time(p.duration):>10}  [{time.detail}{beside}]"
@@ -679,6 +693,8 @@ class MeasuredTrace:
             bound = times[name].bound_s if name in times else None
             versus = f", bound {format_time(bound)} ({match.median_s / bound:.2f}× the bound)" if bound else ""
             lines.append(f"  {name}: {format_time(match.median_s)} measured{versus}  [{match.detail()}; rule {match.rule}]")
+            if name in times and times[name].impossible:
+                lines.append(f"      {times[name].impossible_text()}")
             for part in match.parts:
                 lines.append(f"      {part.rule}: {part.intervals} × {kernel_base_name(part.kernel)}, median {format_time(part.median_s)}")
         if self.unmatched_operations:
