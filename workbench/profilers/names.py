@@ -119,6 +119,8 @@ def _re2_compile(expression: str, pattern: str, dot_nl: bool = False) -> Any:
     options.max_mem = MAX_PATTERN_MEMORY
     options.log_errors = False  # the reason comes back in the exception, said once in our message
     options.dot_nl = dot_nl
+    if not _encodable(expression):
+        raise MatchError(f"match pattern '{pattern[:80]}' holds text that is not Unicode (a lone surrogate)")
     try:
         return re2.compile(expression, options)
     except re2.error as exc:
@@ -190,6 +192,28 @@ def _glob_expression(pattern: str) -> str:
     return "".join(parts)
 
 
+def _encodable(text: str) -> bool:
+    """True when `text` is valid Unicode (RE2 reads UTF-8; a lone surrogate from a JSON file is not)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _re2_text(method: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An RE2 search or match that takes any str: a name holding a lone surrogate (a session file may keep
+    one) is matched with U+FFFD in its place."""
+
+    def run(text: str) -> Any:
+        try:
+            return method(text)
+        except UnicodeEncodeError:
+            return method(text.encode("utf-8", "replace").decode("utf-8"))
+
+    return run
+
+
 @functools.lru_cache(maxsize=1024)
 def pattern_matcher(pattern: str) -> Callable[[str, str], bool]:
     """The test a pattern makes of a kernel: f(full name, base name) → selected (see the module doc).
@@ -197,10 +221,10 @@ def pattern_matcher(pattern: str) -> Callable[[str, str], bool]:
     if len(pattern) > MAX_PATTERN_CHARS:
         raise MatchError(f"a match pattern is limited to {MAX_PATTERN_CHARS:,} characters; this one has {len(pattern):,}")
     if pattern.startswith(REGEX_PREFIX):
-        search = _re2_compile(pattern[len(REGEX_PREFIX):], pattern).search
+        search = _re2_text(_re2_compile(pattern[len(REGEX_PREFIX):], pattern).search)
         return lambda name, base: search(name) is not None or search(base) is not None
     if any(mark in pattern for mark in _GLOB_MARKS):
-        whole = _re2_compile(_glob_expression(pattern), pattern, dot_nl=True).fullmatch  # '*' spans lines
+        whole = _re2_text(_re2_compile(_glob_expression(pattern), pattern, dot_nl=True).fullmatch)  # '*' spans lines
         return lambda name, base: whole(base) is not None or whole(name) is not None
     return lambda name, base: base == pattern or pattern in name
 
