@@ -13,7 +13,11 @@ its output discarded:
    the declarations parsed again each time);
 3. `workbench import-nsys S --match '*=add(n=2**20, dtype=fp32)' --json`,
    S a `cuda_gpu_kern_sum` summary of 1,000,000 kernels and the glob
-   matching every one (the declaration was analysed once per kernel).
+   matching every one (the declaration was analysed once per kernel, and
+   each kernel compared: now the first 1,000 are, with a note);
+4. `workbench step D --device h100-sxm --json`, D a step of 1,000 lines
+   with 52,515 dependencies (each line after the 54 before it): the what-if
+   of each operation lays the step out again (operations × dependencies).
 
 For each: the median over --repeat runs of the child's wall time, and its
 peak resident memory (ru_maxrss of the child, from resource.getrusage
@@ -63,6 +67,21 @@ def write_names_trace(path: Path, rows: int) -> None:
             out.write(csv_row("kernel", name, 1_000 * index, 1_000 * index + 800, 7 + index % 4, None))
 
 
+def write_dense_step(path: Path, lines: int = 1000, fan_in: int = 54) -> int:
+    """A step of `lines` adds, each after the `fan_in` before it (two-character names to fit the size limit)."""
+    import string
+
+    first, rest = string.ascii_letters, string.ascii_letters + string.digits
+    names = [first[i // len(rest)] + rest[i % len(rest)] for i in range(lines)]
+    text, count = [], 0
+    for i, name in enumerate(names):
+        deps = names[max(0, i - fan_in):i]
+        count += len(deps)
+        text.append(f"{name}=add(n=4,dtype=fp32)" + (" after " + ",".join(deps) if deps else ""))
+    path.write_text("\n".join(text) + "\n")
+    return count
+
+
 def run_child(arguments: list[str]) -> tuple[float, int, float]:
     """`workbench ARGS` in a fresh process, stdout discarded: (wall s, peak RSS bytes, CPU s) of the child."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -93,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         write_streams_trace(base / "streams.csv", streams)
         write_names_trace(base / "names.csv", names)
         big_nsys_summary(base / "summary.csv", kernels)
+        dependencies = write_dense_step(base / "dense.step")
         cases = [
             (f"step --trace --json, {streams:,} streams",
              ["step", str(step), "--device", "h100-sxm", "--trace", str(base / "streams.csv"), "--json"]),
@@ -101,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             (f"import-nsys --match '*=…' --json, {kernels:,} kernels",
              ["import-nsys", str(base / "summary.csv"), "--match", "*=add(n=2**20, dtype=fp32)", "--device",
               "h100-sxm", "--json"]),
+            (f"step --json, 1,000 lines with {dependencies:,} dependencies",
+             ["step", str(base / "dense.step"), "--device", "h100-sxm", "--json"]),
         ]
         for title, arguments in cases:
             runs = [run_child(arguments) for _ in range(args.repeat)]
