@@ -28,8 +28,6 @@ import json
 import math
 import os
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +36,9 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from hostile_fuzz import HOSTILE_TEXT, _one_line, _timed, limit_memory  # noqa: E402
+from hostile_fuzz import HOSTILE_TEXT, _one_line, _timed, main  # noqa: E402
 
 from workbench.errors import WorkbenchError  # noqa: E402
-
-MEMORY_LIMIT_BYTES = 1536 * 2**20
 
 # ---------------------------------------------------------------- steps
 
@@ -301,25 +297,5 @@ def run_surface(surface: str, examples: int) -> int:
     return tried
 
 
-def main(argv: list[str]) -> int:
-    surface, examples = argv[0], int(argv[1])
-    if sys.platform.startswith("linux"):
-        limit_memory(int(os.environ.get("HOSTILE_FUZZ_MEMORY_MB", MEMORY_LIMIT_BYTES >> 20)) << 20)
-    with tempfile.TemporaryDirectory() as folder:
-        os.environ.setdefault("PERF_WORKBENCH_DATA_DIR", folder)
-        start = time.perf_counter()
-        try:
-            tried = run_surface(surface, examples)
-        except BaseException as exc:
-            import traceback
-
-            traceback.print_exc(limit=-6)
-            print(f"\nFAILED {surface}: {type(exc).__name__}: {str(exc)[:2000]}", file=sys.stderr)
-            return 1
-        elapsed = time.perf_counter() - start
-    print(json.dumps({"surface": surface, "inputs": tried, "failures": 0, "seconds": round(elapsed, 1)}))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:], run_surface))
