@@ -259,7 +259,16 @@ def check_match(pattern: str, name: str) -> None:
 SURFACES = ("steps", "traces", "match-rules")
 
 
+def _warm_up() -> None:
+    """Import and compile what every input uses once, before inputs are timed (the first import of NumPy,
+    pint or RE2 on a loaded machine can take seconds by itself)."""
+    check_match("x*", "x")
+    check_step("a = add(n=4, dtype=fp32)")
+    check_trace(HEADERS[0] + "\n1,2,3,GPU,7,k\n", ["*=upd"])
+
+
 def run_surface(surface: str, examples: int) -> int:
+    _warm_up()
     tried = 0
     common = settings(max_examples=examples, deadline=None, database=None,
                       derandomize=os.environ.get("HOSTILE_FUZZ_RANDOM") != "1", suppress_health_check=list(HealthCheck))
