@@ -39,8 +39,7 @@ def match_kernels(kernels: Iterable[Named], rules: Sequence[MatchRule]) -> list[
     pairs: list[tuple[Named, MatchRule]] = []
     for kernel in kernels:
         name = getattr(kernel, "name")
-        base = kernel_base_name(name)  # once per kernel, not once per rule
-        rule = next((rule for rule in rules if rule.matches(name, base)), None)
+        rule = next((rule for rule in rules if rule.matches(name)), None)
         if rule is not None:
             pairs.append((kernel, rule))
     return pairs

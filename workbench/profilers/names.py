@@ -122,7 +122,7 @@ def _re2_compile(expression: str, pattern: str, dot_nl: bool = False) -> Any:
     if not _encodable(expression):
         raise MatchError(f"match pattern '{pattern[:80]}' holds text that is not Unicode (a lone surrogate)")
     try:
-        return re2.compile(expression, options)
+        return re2.compile(expression.encode("utf-8"), options)
     except re2.error as exc:
         reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         raise MatchError(f"match pattern '{pattern[:80]}': bad regular expression ({reason}; RE2 syntax, without backreferences or lookaround)") from None
@@ -201,32 +201,59 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def _re2_text(method: Callable[[str], Any]) -> Callable[[str], Any]:
-    """An RE2 search or match that takes any str: a name holding a lone surrogate (a session file may keep
-    one) is matched with U+FFFD in its place."""
+def _re2_text(method: Callable[[bytes], Any]) -> Callable[[str], bool]:
+    """An RE2 search or match (of a pattern compiled as UTF-8 bytes) as a test of a str: the text goes as
+    UTF-8 bytes, which the binding takes without mapping offsets back to characters (a third of the cost),
+    and a lone surrogate (a session file may keep one) becomes U+FFFD."""
 
-    def run(text: str) -> Any:
+    def test(text: str) -> bool:
         try:
-            return method(text)
+            data = text.encode("utf-8")
         except UnicodeEncodeError:
-            return method(text.encode("utf-8", "replace").decode("utf-8"))
+            data = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+        return method(data) is not None
 
-    return run
+    return test
+
+
+def _star_glob(pattern: str) -> Callable[[str], bool] | None:
+    """A glob of text and '*' alone ('*gemm*', 'nccl*AllReduce*') as str operations: the first part a prefix,
+    the last a suffix, each between found leftmost after the one before (which is exact for '*': taking
+    the earliest place never loses a match). None for a glob with '?' or '[' (those go to RE2)."""
+    if "?" in pattern or "[" in pattern:
+        return None
+    first, *middle, last = pattern.split("*")
+    middle = [part for part in middle if part]
+    least = len(first) + len(last) + sum(map(len, middle))
+
+    def matches(text: str) -> bool:
+        if len(text) < least or not text.startswith(first) or not text.endswith(last):
+            return False
+        position, end = len(first), len(text) - len(last)
+        for part in middle:
+            found = text.find(part, position, end)
+            if found < 0:
+                return False
+            position = found + len(part)
+        return True
+
+    return matches
 
 
 @functools.lru_cache(maxsize=1024)
-def pattern_matcher(pattern: str) -> Callable[[str, str], bool]:
-    """The test a pattern makes of a kernel: f(full name, base name) → selected (see the module doc).
+def pattern_matcher(pattern: str) -> Callable[[str, str | None], bool]:
+    """The test a pattern makes of a kernel: f(full name, base name or None) → selected (see the module doc).
     Compiled once per pattern; MatchError for a pattern that cannot be matched."""
     if len(pattern) > MAX_PATTERN_CHARS:
         raise MatchError(f"a match pattern is limited to {MAX_PATTERN_CHARS:,} characters; this one has {len(pattern):,}")
     if pattern.startswith(REGEX_PREFIX):
         search = _re2_text(_re2_compile(pattern[len(REGEX_PREFIX):], pattern).search)
-        return lambda name, base: search(name) is not None or search(base) is not None
+        return lambda name, base: search(name) or search(kernel_base_name(name) if base is None else base)
     if any(mark in pattern for mark in _GLOB_MARKS):
-        whole = _re2_text(_re2_compile(_glob_expression(pattern), pattern, dot_nl=True).fullmatch)  # '*' spans lines
-        return lambda name, base: whole(base) is not None or whole(name) is not None
-    return lambda name, base: base == pattern or pattern in name
+        whole = _star_glob(pattern) or _re2_text(_re2_compile(_glob_expression(pattern), pattern, dot_nl=True).fullmatch)
+        return lambda name, base: whole(name) or whole(kernel_base_name(name) if base is None else base)
+    # The base name is a part of the full name, so a base equal to the pattern is a full name containing it.
+    return lambda name, base: pattern in name
 
 
 @dataclass(frozen=True)
@@ -244,8 +271,8 @@ class MatchRule:
 
     def matches(self, kernel_name: str, base: str | None = None) -> bool:
         """True when the pattern selects this kernel (full or base name, see the module doc); `base` is
-        kernel_base_name(kernel_name) where the caller has it already."""
-        return pattern_matcher(self.pattern)(kernel_name, kernel_base_name(kernel_name) if base is None else base)
+        kernel_base_name(kernel_name) where the caller has it already (found only if needed otherwise)."""
+        return pattern_matcher(self.pattern)(kernel_name, base)
 
     def to_dict(self) -> dict[str, str]:
         return {"pattern": self.pattern, "declaration": self.declaration, "name": self.name}
