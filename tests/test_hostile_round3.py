@@ -435,3 +435,16 @@ def test_also_a_generated_column_in_an_activity_table_is_refused_deliberately(tm
 def test_also_formula_neutralising_skips_no_break_spaces_and_vertical_tabs(lead: str) -> None:
     assert spreadsheet_text(f"{lead}=HYPERLINK(1)").startswith("'")
     assert spreadsheet_text(f"{lead}name") == f"{lead}name"
+
+
+def test_2_a_profile_record_cannot_ask_for_more_rules_than_the_limit(tmp_path: Path) -> None:
+    from workbench.profilers.profile import MAX_PROFILE_RULES, Profile
+    from workbench.profilers.reader import read_profile
+    from workbench.profilers.table import ProfileError
+
+    record = read_profile(str(kern_sum(tmp_path / "k.csv", ["k"]))).to_dict()
+    record["matches"] = [{"pattern": f"k{i}*", "declaration": "add(n=4, dtype=fp32)"} for i in range(MAX_PROFILE_RULES + 1)]
+    with pytest.raises(ProfileError, match="at most 1,000 are read"):
+        Profile.from_dict(record)
+    record["matches"] = record["matches"][:MAX_PROFILE_RULES]
+    assert len(Profile.from_dict(record).matches) == MAX_PROFILE_RULES

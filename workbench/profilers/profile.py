@@ -152,6 +152,17 @@ class Profile:
             launches=tuple(KernelLaunch.from_dict(item) for item in expect_list(record.get("launches", []), "launches")),
             summaries=tuple(KernelTimes.from_dict(item) for item in expect_list(record.get("summaries", []), "summaries")),
             notes=tuple(expect_text(note, "note") for note in expect_list(record.get("notes", []), "notes")),
-            matches=tuple(MatchRule.from_dict(item) for item in expect_list(record.get("matches", []), "matches")),
+            matches=tuple(MatchRule.from_dict(item) for item in _bounded_rules(expect_list(record.get("matches", []), "matches"))),
             number_format=number_format_from(record.get("number_format")),
         )
+
+
+MAX_PROFILE_RULES = 1_000  # each kernel is tried against each rule: a file's count of them is bounded
+
+
+def _bounded_rules(items: list[Any]) -> list[Any]:
+    """A profile record's match rules, refused past MAX_PROFILE_RULES (rules × kernels is the matching's work)."""
+    if len(items) > MAX_PROFILE_RULES:
+        raise ProfileError(f"a profile record holds {len(items):,} match rules; at most {MAX_PROFILE_RULES:,} are read",
+                           "profile record")
+    return items
