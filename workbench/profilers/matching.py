@@ -9,6 +9,7 @@ GUI's import dialog preselects with `suggest_operation()`.
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
 from workbench.errors import WorkbenchError
@@ -71,10 +72,18 @@ def operation_suggester(declarations: Mapping[str, str]) -> Callable[..., str | 
             continue
     named = sorted((spec.kernel_names.rank, spec.name, spec.kernel_names.words) for spec in REGISTRY.values() if spec.kernel_names)
     ranks = [[(op, words) for op_rank, op, words in named if op_rank == rank] for rank in sorted({rank for rank, _, _ in named})]
+    # Per rank, whether any of its words is in the name at all, asked in one C search (the registry's own
+    # words, escaped: no pattern from a file); only a rank with a hit is looked at word by word.
+    anywhere = [re.compile("|".join(re.escape(word) for _, words in rank for word in words)).search for rank in ranks]
+    any_rank = re.compile("|".join(re.escape(word) for _, _, words in named for word in words)).search
 
     def suggest(kernel_name: str, base: str | None = None) -> str | None:
         lowered = (kernel_base_name(kernel_name) if base is None else base).lower()
-        for rank in ranks:
+        if any_rank(lowered) is None:  # no operation's word at all: most names of a trace of many
+            return None
+        for rank, search in zip(ranks, anywhere):
+            if search(lowered) is None:
+                continue
             hits = {op for op, words in rank if any(word in lowered for word in words)}
             if hits:
                 candidates = [key for key, op in operations.items() if op in hits]

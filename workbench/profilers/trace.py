@@ -735,15 +735,29 @@ class _CsvState:
             found = self.lanes[key] = self.builder.stream_id(device.strip() or "GPU", stream.strip() or "?")
         return found
 
+    def add_keys(self, keys: list[bytes]) -> bool:
+        """add_key() of each new key; a block of distinct names has a new key on every row, so they are read
+        by one csv reader where each key is one whole record (as many records as keys), else one by one."""
+        try:
+            records = list(csv.reader([key.decode("utf-8", errors="replace") for key in keys], strict=True))
+        except csv.Error:
+            records = []
+        if len(records) != len(keys):  # a key that is not one whole record: each on its own, as add_key reads it
+            return all(map(self.add_key, keys))
+        return all(map(self._add_cells, keys, records))
+
     def add_key(self, key: bytes) -> bool:
         """Learn a key (the cells from key_column to the line's end), read by the csv module in strict mode:
         False when it is not a whole record (a quoted cell left open, text after a closing quote), has fewer
         cells than the header or an empty Name."""
-        c = self.c
         try:
             cells = next(csv.reader([key.decode("utf-8", errors="replace")], strict=True))
         except (csv.Error, StopIteration):
             return False
+        return self._add_cells(key, cells)
+
+    def _add_cells(self, key: bytes, cells: list[str]) -> bool:
+        c = self.c
         if len(cells) <= c.name - self.key_column:
             return False
         raw = cells[c.name - self.key_column]
@@ -836,9 +850,8 @@ def _csv_block_fast(data: bytes, state: _CsvState, line: int) -> int | None:
     known = state.keys
     found = list(map(known.get, keys))
     if None in found:
-        for key in dict.fromkeys(key for key, index in zip(keys, found) if index is None):
-            if not state.add_key(key):
-                return None
+        if not state.add_keys(list(dict.fromkeys(key for key, index in zip(keys, found) if index is None))):
+            return None
         found = list(map(known.__getitem__, keys))
     rows_key = np.array(found, dtype=np.int64)
     kinds = np.array(state.key_kind, dtype=np.int8)[rows_key]
