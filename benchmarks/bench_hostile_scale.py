@@ -1,6 +1,6 @@
 """Hostile scale: the trace and match-rule surfaces with inputs shaped to be slow, through the CLI.
 
-    .venv/bin/python benchmarks/bench_hostile_scale.py [--repeat R] [--scale F]
+    .venv/bin/python benchmarks/bench_hostile_scale.py [--repeat R] [--scale F] [--cases 1,2,3,4]
 
 Three synthetic files, each read by `workbench` in a fresh child process with
 its output discarded:
@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--cases", default="1,2,3,4", help="which of the cases above to run, e.g. 2,3")
     args = parser.parse_args(argv)
     from bench_profile_import import big_nsys_summary
 
@@ -124,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             (f"step --json, 1,000 lines with {dependencies:,} dependencies",
              ["step", str(base / "dense.step"), "--device", "h100-sxm", "--json"]),
         ]
-        for title, arguments in cases:
+        chosen = {int(number) for number in args.cases.split(",")}
+        for title, arguments in (case for number, case in enumerate(cases, start=1) if number in chosen):
             runs = [run_child(arguments) for _ in range(args.repeat)]
             wall = statistics.median(r[0] for r in runs)
             cpu = statistics.median(r[2] for r in runs)
