@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_hostile_scale.py [--repeat R] [--scale F] [--cases 1,2,3,4]
 
-Three synthetic files, each read by `workbench` in a fresh child process with
+Four cases, each run by `workbench` in a fresh child process with
 its output discarded:
 
 1. `workbench step STEP --device h100-sxm --trace T --json`, T a
