@@ -20,8 +20,8 @@ its output discarded:
    of each operation lays the step out again (operations × dependencies).
 
 For each: the median over --repeat runs of the child's wall time, and its
-peak resident memory (ru_maxrss of the child, from resource.getrusage
-RUSAGE_CHILDREN after it ends) and CPU time. Targets: ≤ 10 s and ≤ 1 GB each.
+peak resident memory (ru_maxrss of the child, from os.wait4, the
+resource.getrusage figures of that one child) and CPU time. Targets: ≤ 10 s and ≤ 1 GB each.
 The machine these figures come from may be shared: CPU time is the fairer
 figure there, wall time includes the neighbours. --scale shrinks the inputs
 (0.1: a tenth) for a quick look.
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -84,16 +83,17 @@ def write_dense_step(path: Path, lines: int = 1000, fan_in: int = 54) -> int:
 
 def run_child(arguments: list[str]) -> tuple[float, int, float]:
     """`workbench ARGS` in a fresh process, stdout discarded: (wall s, peak RSS bytes, CPU s) of the child."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "workbench", *arguments], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT, check=False)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode != 0:
-        raise SystemExit(f"workbench {' '.join(arguments)} failed: {result.stderr.strip()}")
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return wall, after.ru_maxrss * 1024, cpu  # ru_maxrss of children: the largest child so far
+    with tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        child = subprocess.Popen([sys.executable, "-m", "workbench", *arguments], stdout=subprocess.DEVNULL,
+                                 stderr=errors, cwd=ROOT)
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own resource usage (peak RSS, CPU)
+        wall = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            errors.seek(0)
+            raise SystemExit(f"workbench {' '.join(arguments)} failed: {errors.read().decode(errors='replace').strip()}")
+    return wall, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
 
 
 def main(argv: list[str] | None = None) -> int:
