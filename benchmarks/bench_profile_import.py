@@ -3,6 +3,12 @@
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_profile_import.py
     .venv/bin/python benchmarks/bench_profile_import.py --reader-only   # 1a alone, no Qt
     .venv/bin/python benchmarks/bench_profile_import.py --cli-rows [ROWS] [--repeat N] [--json-only]  # 3 alone, no Qt
+    .venv/bin/python benchmarks/bench_profile_import.py --details-rows [ROWS]  # 4 alone, no Qt
+
+4. A synthetic `ncu --csv --page details` export of ROWS metric rows (default
+   200,000: 2,000 launches × 100 metrics) as current ncu writes it, each row
+   ending after its value, against the same page padded to the header's width:
+   read_profile + kernels(), median of 3 each, and their ratio.
 
 3. `workbench import-nsys FILE --json` (and without --json) on a synthetic
    `cuda_gpu_kern_sum` CSV of ROWS kernels (default 1,000,000, about 150 MB),
@@ -310,8 +316,53 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
+DETAILS_ROWS = 200_000
+DETAILS_HEADER = (
+    '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC",'
+    '"Section Name","Metric Name","Metric Unit","Metric Value","Rule Name","Rule Type","Rule Description",'
+    '"Estimated Speedup Type","Estimated Speedup"'
+)
+
+
+def details_rows(rows: int) -> int:
+    """4: a details page whose rows end early against the same page padded."""
+    folder = Path(tempfile.mkdtemp(prefix="workbench-bench-details-"))
+    metrics = 100
+    lines = []
+    for index in range(rows):
+        launch, metric = divmod(index, metrics)
+        name = "gpu__time_duration.sum" if metric == 0 else f"metric_{metric}.sum"
+        unit = "nsecond" if metric == 0 else "byte"
+        lines.append(f'"{launch}","4242","app","127.0.0.1","kernel_{launch % 7}","1","7","(256, 1, 1)","(64, 1, 1)","0",'
+                     f'"9.0","Command line profiler metrics","{name}","{unit}","{1000 + index}",')
+    short, padded = folder / "short.csv", folder / "padded.csv"
+    short.write_text("\n".join([DETAILS_HEADER, *lines]) + "\n")
+    padded.write_text("\n".join([DETAILS_HEADER, *(line + '"","","","",""' for line in lines)]) + "\n")
+    from workbench.profilers import read_profile
+
+    medians = {}
+    kernels_seen = []
+    for label, path in (("rows ending after their value", short), ("rows padded to the header", padded)):
+        reads = []
+        for _ in range(READS):
+            start = time.perf_counter()
+            profile = read_profile(path)
+            kernels_seen.append([(k.name, k.instances) for k in profile.kernels()])
+            reads.append(time.perf_counter() - start)
+        medians[label] = statistics.median(reads)
+        print(f"{label}: {path.stat().st_size / 1e6:.1f} MB, {len(profile.launches):,} launches: "
+              f"median {_ms(medians[label])} of {READS} ({', '.join(_ms(r) for r in reads)})")
+    assert all(seen == kernels_seen[0] for seen in kernels_seen)  # both pages read to the same kernels
+    first, second = medians.values()
+    print(f"ratio (ending early / padded): {first / second:.2f}")
+    return 0
+
+
 if __name__ == "__main__":
     arguments = sys.argv[1:]
+    if "--details-rows" in arguments:
+        at = arguments.index("--details-rows")
+        sys.exit(details_rows(int(arguments[at + 1]) if len(arguments) > at + 1 and arguments[at + 1].isdigit() else DETAILS_ROWS))
     if "--cli-rows" in arguments:
         at = arguments.index("--cli-rows")
         count = int(arguments[at + 1]) if len(arguments) > at + 1 and arguments[at + 1].isdigit() else NSYS_ROWS

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# GPU check of the measurement engine, for a machine with an NVIDIA GPU: at most 6 min 20 s on one H200.
+# GPU check of the measurement engine, for a machine with an NVIDIA GPU: at most 6 min on one H200
+# (the limits below add up to 5 min 40 s; the first H200 run took 65 s before the Little's-law rows).
 #
-# Runs the gpu-marked tests and benchmarks/bench_measure.py from this tree (PYTHONPATH points here;
+# Runs the gpu-marked tests, benchmarks/bench_measure.py and benchmarks/bench_little.py (latency, Little's
+# law beside the measured stream kernels, the vectorized add against the device copy, wave steps) from this tree (PYTHONPATH points here;
 # the project need not be installed, CuPy must be: see the resources link below), prints the ratio
 # table, and writes benchmarks/results/gpu-check-<date>.json (the table's rows, the test summary,
 # the GPU before and after). Reads clocks and temperatures; changes no GPU setting. Without a usable
@@ -16,10 +18,12 @@ export QT_QPA_PLATFORM=offscreen
 export PYTHONUNBUFFERED=1
 if [ -z "${PYTHON:-}" ] && [ -x .venv/bin/python ]; then PYTHON=.venv/bin/python; fi
 PY="${PYTHON:-python3}"
-TESTS_LIMIT_S=${GPU_CHECK_TESTS_S:-210}   # the gpu tests, bench smoke test included
-BENCH_LIMIT_S=${GPU_CHECK_BENCH_S:-130}   # the full benchmark
+TESTS_LIMIT_S=${GPU_CHECK_TESTS_S:-170}   # the gpu tests, bench smoke test included
+BENCH_LIMIT_S=${GPU_CHECK_BENCH_S:-100}   # the full benchmark
 LINKS_LIMIT_S=${GPU_CHECK_LINKS_S:-20}    # measured links and L2 (benchmarks/bench_links.py --quick)
+LITTLE_LIMIT_S=${GPU_CHECK_LITTLE_S:-50}  # latency, Little's law vs measured, vectorized add, wave steps
 LINKS_RESULT="benchmarks/results/gpu-check-$(date -u +%Y-%m-%d)-links.json"
+LITTLE_RESULT="benchmarks/results/gpu-check-$(date -u +%Y-%m-%d)-little.json"
 RESULT="benchmarks/results/gpu-check-$(date -u +%Y-%m-%d).json"
 LOG_DIR="${OUT:-${TMPDIR:-/tmp}}"
 
@@ -96,6 +100,7 @@ if "$PY" -c "import pytest" 2>/dev/null; then
     tests/test_measure.py tests/test_measure_gpu.py tests/test_measure_bf16.py tests/test_measure_cli.py \
     tests/test_measure_raw_gemm.py \
     tests/test_measured_links.py \
+    tests/test_measure_stream_raw.py tests/test_latency.py \
     2>&1 | tee "$LOG_DIR/gpu_tests.txt"
   status=${PIPESTATUS[0]}
   summary=$(grep -E "passed|failed|error" "$LOG_DIR/gpu_tests.txt" | tail -n 1)
@@ -119,6 +124,15 @@ echo "== measured links and L2 (at most ${LINKS_LIMIT_S} s; rows in $LINKS_RESUL
 timeout "$LINKS_LIMIT_S" "$PY" benchmarks/bench_links.py --gpu-only --quick --json "$LINKS_RESULT"
 links_status=$?
 [ -n "${OUT:-}" ] && cp "$LINKS_RESULT" "$OUT/" 2>/dev/null
+
+echo
+echo "== latency, Little's law, vectorized add, waves (at most ${LITTLE_LIMIT_S} s; rows in $LITTLE_RESULT)"
+# idle (pointer chase) and loaded HBM latency; vectorized add >= 90 % of this run's device copy (library add
+# beside it); the memory-level-parallelism prediction vs measured for the library and vectorized copy and add
+# (within 15 %); a tiled GEMM swept across a wave boundary, predicted vs measured.
+timeout "$LITTLE_LIMIT_S" "$PY" benchmarks/bench_little.py --json "$LITTLE_RESULT"
+little_status=$?
+[ -n "${OUT:-}" ] && cp "$LITTLE_RESULT" "$OUT/" 2>/dev/null
 
 after=$(nvidia-smi --query-gpu=index,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader 2>/dev/null || true)
 "$PY" - "$RESULT" "$after" "$(( $(date +%s) - started ))" <<'EOF'
@@ -148,5 +162,10 @@ case "$links_status" in
   0) echo "links:      completed (rows in $LINKS_RESULT)" ;;
   124) echo "links:      TIMED OUT after ${LINKS_LIMIT_S} s (the rows measured so far are in $LINKS_RESULT)" ;;
   *) echo "links:      FAILED (exit $links_status; the rows measured so far are in $LINKS_RESULT)" ;;
+esac
+case "$little_status" in
+  0) echo "little:     completed (rows in $LITTLE_RESULT)" ;;
+  124) echo "little:     TIMED OUT after ${LITTLE_LIMIT_S} s (the rows measured so far are in $LITTLE_RESULT)" ;;
+  *) echo "little:     FAILED (exit $little_status; the rows measured so far are in $LITTLE_RESULT)" ;;
 esac
 echo "after:      $after"

@@ -158,6 +158,34 @@ def measurement_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "bound-vs-size-measured.png")
 
 
+def outside_append_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """A session open in the window while a terminal measures into the same file (`measure --save-to`): the
+    terminal's run and its operation join the roofline at once, and the status bar says where they came from."""
+    import subprocess
+
+    folder = Path(tempfile.mkdtemp(prefix="workbench-screenshots-lab-"))
+    path = folder / "lab.json"
+
+    def terminal(declaration: str) -> None:
+        command = [sys.executable, "-m", "workbench", "measure", declaration, "--backend", "numpy",
+                   "--iterations", "30", "--save-to", str(path)]
+        done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        if done.returncode != 0:
+            raise SystemExit(f"screenshots: the terminal's measurement failed: {done.stderr.strip()}")
+
+    if window.document.detection is None:  # a detection still pending when the script began was stopped
+        window.start_detection()
+    wait_until(app, lambda: window.document.detection is not None, "the GPU detection")
+    terminal("add(n=2**22, dtype=fp32)")
+    window.open_session(str(path))
+    window.tabs.setCurrentWidget(window.roofline)
+    settle(app)
+    terminal("gemm(M=512, N=512, K=512, dtype=fp32)")
+    wait_until(app, lambda: len(window.document.session.runs) == 2, "the terminal's run in the window", 60)
+    settle_window(app, window)
+    save(window, out / "outside-append.png")
+
+
 def long_run_question(window: Any, app: QApplication, path: Path) -> None:
     """Examples ▸ Worked example ▸ Measurement ▸ Run on the CPU: the estimate, and the question before hours
     of NumPy fp16 GEMM, offering a smaller size and fp32. The screen is grabbed: the dialog over the window."""
@@ -219,6 +247,21 @@ def profile_screenshots(window: Any, app: QApplication, out: Path) -> None:
     settle(app)
 
 
+def roof_label_screenshot(window: Any, app: QApplication, out: Path) -> None:
+    """An fp32 GEMM on the H100 SXM: it sits on the roof FP32 shares with FP64 tensor cores (67 TFLOP/s), and the
+    highlighted roof's label names FP32, the path the GEMM uses, first."""
+    window.open_example("gemm-4096-fp16")
+    window.document.edit_declaration(0, "gemm(M=4096, N=4096, K=4096, dtype=fp32)")
+    window.document.rename_operation(0, "Square GEMM, 4096³ FP32")
+    window.document.set_notes(0, "An FP32 GEMM: on the H100 SXM it sits on the 67 TFLOP/s roof that FP32 shares with "
+                                 "FP64 tensor cores; the highlighted roof names FP32 first.")
+    window.document.set_device("h100-sxm")
+    window.document.reset_rates()  # the datasheet's figures, not the worked example's entered ones
+    window.tabs.setCurrentWidget(window.roofline)
+    settle_window(app, window)
+    save(window, out / "fp32-gemm-roof-label.png")
+
+
 def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """Runs keep their own device: a CPU vector add shown while the session shows an H100 (table and roofline,
     the run in its own device's style), and a run faster than its device allows under a wrongly entered
@@ -241,8 +284,8 @@ def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
     settle(app)
     save(window, out / "roofline-cpu-run-h100-session.png")
 
-    # back on the CPU, with a bandwidth typed in a hundred times too low: the run now beats its own bound
-    window.document.set_device("cpu-generic")
+    # back on this machine's CPU, with a bandwidth typed in a hundred times too low: the run now beats its own bound
+    window.document.set_device("host-cpu")
     window.document.set_rate("hbm", "0.5 GB/s")
     window.tabs.setCurrentWidget(tab)
     tab.select_run(0)
@@ -262,6 +305,23 @@ def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
     window.tabs.setCurrentWidget(window.profile_view)
     settle(app)
     save(window, out / "profile-hopper-in-cpu-session.png")
+
+
+def levels_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """The Profile tab's levels: a 4096³ fp16 GEMM kernel's L2 and L1 points counted as Nsight Compute's
+    hierarchical-roofline sections count them and as NERSC's method does, each labelled with its method."""
+    window.new_session()  # its one operation: the 4096³ fp16 GEMM
+    window.document.set_device("h100-sxm")
+    window.document.select(0)
+    window.import_profile(str(ROOT / "tests" / "data" / "ncu_raw_levels_h100.csv"))
+    wait_until(app, lambda: window.profile_importer.dialog is not None, "the profile import")
+    window.profile_importer.dialog.choose(0, 0)
+    window.profile_importer.dialog.accept()
+    wait_until(app, lambda: not window.profile_importer.busy, "the profile import")
+    window.tabs.setCurrentWidget(window.profile_view)
+    window.profile_view.splitter.setSizes([150, 700])
+    settle(app)
+    save(window, out / "profile-levels.png")
 
 
 def compare_screenshots(window: Any, app: QApplication, out: Path) -> None:
@@ -396,6 +456,21 @@ def bound_vs_size_screenshots(window: Any, app: QApplication, out: Path) -> None
     window.tabs.setCurrentWidget(window.roofline)
 
 
+def save_derivation_at(window: Any, app: QApplication, path: Path, *finds: str) -> None:
+    """The analysis dock with its derivation scrolled to a step: each text in `finds` searched backwards from the
+    end in turn (the last one found is at the view's top), then the dock saved."""
+    browser = window.panel.derivation
+    browser.moveCursor(browser.textCursor().MoveOperation.End)
+    for text in finds:
+        browser.find(text, browser.document().FindFlag.FindBackward)
+    browser.ensureCursorVisible()
+    cursor = browser.textCursor()
+    cursor.clearSelection()  # scrolled there, not selected
+    browser.setTextCursor(cursor)
+    settle(app, 0.3)
+    save(window.panel_dock, path)
+
+
 def hierarchy_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The worked example on the H100 as a hierarchical roofline (HBM, L2 and shared-memory roofs, each operation at
     each interface's intensity), its tiled implementation's derivation with logical beside physical, and the
@@ -423,19 +498,33 @@ def hierarchy_screenshots(window: Any, app: QApplication, out: Path) -> None:
 
     window.resizeDocks([window.panel_dock], [470], _Qt.Orientation.Horizontal)
     settle(app, 0.3)
-    browser = window.panel.derivation
-    browser.moveCursor(browser.textCursor().MoveOperation.End)
-    browser.find("Implementation", browser.document().FindFlag.FindBackward)
-    browser.ensureCursorVisible()
-    cursor = browser.textCursor()
-    cursor.clearSelection()  # scrolled there, not selected
-    browser.setTextCursor(cursor)
-    settle(app, 0.3)
-    save(window.panel_dock, out / "derivation-logical-physical.png")
+    save_derivation_at(window, app, out / "derivation-logical-physical.png", "Implementation")
     window.resizeDocks([window.panel_dock], [420], _Qt.Orientation.Horizontal)
     window.tabs.setCurrentWidget(window.sweep)
     settle(app, 0.5)
     save(window, out / "bound-vs-size-all-terms.png")
+    window.tabs.setCurrentWidget(window.roofline)
+
+
+def little_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """One add, two implementations on the H200: the roofline with the library add's lowered roof (loads in
+    flight, Little's law) and the vectorized add beside it; the library add's derivation at its
+    memory-level-parallelism lines; the bound-vs-size view with the term as a line."""
+    from PySide6.QtCore import Qt as _Qt
+
+    window.open_example("one-add-two-implementations")
+    window.document.select(0)
+    window.panel_dock.raise_()
+    window.tabs.setCurrentWidget(window.roofline)
+    settle_window(app, window)
+    save(window, out / "roofline-lowered-roof-little.png")
+    window.resizeDocks([window.panel_dock], [520], _Qt.Orientation.Horizontal)
+    settle(app, 0.3)
+    save_derivation_at(window, app, out / "derivation-little.png", "Little's law", "Memory time bound")
+    window.resizeDocks([window.panel_dock], [420], _Qt.Orientation.Horizontal)
+    window.tabs.setCurrentWidget(window.sweep)
+    settle(app, 0.5)
+    save(window, out / "bound-vs-size-little.png")
     window.tabs.setCurrentWidget(window.roofline)
 
 
@@ -450,6 +539,33 @@ def notes_screenshots(window: Any, app: QApplication, out: Path) -> None:
     doc.set_notes(0, notes)
     settle(app)
     save(window, out / "notes-vector-add-checklist.png")
+
+
+def markup_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """A shared session whose title, names and notes are all markup (issue 33): each shown as the text it is,
+    an image in a note as its alt text, `2**27` as written, the Markdown lists and emphasis rendered."""
+    from workbench import session as session_module
+    from workbench.examples import load_example
+
+    session = load_example("attention-naive-vs-fused")
+    session.title = "<img src='/dev/zero'> <b>Bold title?</b>"
+    session.description = (
+        "<script>alert(1)</script> A **shared** session: `<img>` tags show as text.\n\n"
+        "- [x] ![the alt text](/dev/zero) is not loaded\n- [ ] 2**27 BF16 and 2**28 FP32 stay as written"
+    )
+    session.operations[0].name = "<h1>Naive</h1> <img src='/dev/urandom'>"
+    session.operations[1].name = "<a href='file:///etc/passwd'>Fused</a> &amp; <i>co</i>"
+    session.operations[0].notes = "<u>Underlined?</u> No: ![z](file:///dev/zero) and n=2**24, *emphasis* kept."
+    folder = Path(tempfile.mkdtemp(prefix="workbench-screenshots-markup-"))
+    path = folder / "<i>shared.json"
+    session_module.save(session, path)
+    window.open_session(str(path))
+    window.document.select(0)
+    window.tabs.setCurrentWidget(window.roofline)
+    window.notes_dock.show()
+    window.notes_dock.raise_()
+    settle_window(app, window)
+    save(window, out / "markup-as-text.png")
 
 
 def calibration_screenshots(window: Any, app: QApplication, out: Path) -> None:
@@ -472,10 +588,26 @@ def calibration_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window.device_dock, out / "device-panel-h100-links.png")
 
 
+# The groups `--only` can take, by name.
+GROUPS = {
+    "compare": compare_screenshots,
+    "timeline": timeline_screenshots,
+    "calibration": calibration_screenshots,
+    "hierarchy": hierarchy_screenshots,
+    "batched-gemm": batched_gemm_screenshots,
+    "presentation": presentation_screenshots,
+    "levels": levels_screenshots,
+    "outside-append": outside_append_screenshots,
+    "markup": markup_screenshots,
+    "roof-label": roof_label_screenshot,
+    "little": little_screenshots,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
-    parser.add_argument("--only", choices=("compare", "timeline", "calibration", "hierarchy", "batched-gemm", "presentation"), help="take one group of screenshots only")
+    parser.add_argument("--only", choices=tuple(GROUPS), help="take one group of screenshots only")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -502,11 +634,7 @@ def main(argv: list[str] | None = None) -> int:
     settle(app, 0.3)
 
     if args.only is not None:
-        {"compare": compare_screenshots, "timeline": timeline_screenshots, "calibration": calibration_screenshots,
-         "hierarchy": hierarchy_screenshots, "batched-gemm": batched_gemm_screenshots,
-         "presentation": presentation_screenshots}[args.only](
-            window, app, out
-        )
+        GROUPS[args.only](window, app, out)
         window.close()
         window.deleteLater()
         settle(app, 0.1)
@@ -551,14 +679,22 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5-hierarchy. the worked example as a hierarchical roofline, logical beside physical, a line per term
     hierarchy_screenshots(window, app, out)
+    little_screenshots(window, app, out)
 
     # 5-notes. the lab's instructions and checklist, ticked in the window
     notes_screenshots(window, app, out)
 
+    # 5-markup. a session whose title, names and notes are all markup, shown as text
+    markup_screenshots(window, app, out)
+
     # 5a. an Nsight Compute export imported, matched, compared, and on the roofline
     profile_screenshots(window, app, out)
+    levels_screenshots(window, app, out)
 
-    # 5b. measurement: a CPU run in the Measurement tab, calibration, measured points on the roofline
+    # 5b. a terminal's `measure --save-to` into the session the window has open
+    outside_append_screenshots(window, app, out)
+
+    # 5c. measurement: a CPU run in the Measurement tab, calibration, measured points on the roofline
     long_run_question(window, app, out / "measure-long-run-question.png")
     measurement_screenshots(window, app, out)
 

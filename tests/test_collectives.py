@@ -45,6 +45,22 @@ def test_the_link_bounds_not_hbm() -> None:
     assert a.bound_time > 6 * a.memory_time
 
 
+def test_a_link_limited_point_on_the_roofline_never_claims_more_than_its_own_bound() -> None:
+    from workbench.roofline import operation_levels
+
+    # the data-parallel example's all-reduce: 2^27 bf16 on 8 ranks, 1.044 ms over NVLink 4; the HBM roof at its
+    # intensity (0.219 FLOP/B × 3.35 TB/s) would put it at 0.73 TFLOP/s, 6.5× what the link allows
+    a = analyze("allreduce(n=2**27, dtype=bf16, ranks=8)", "h100-sxm")
+    assert a.limiter == LINK and a.bound_time == pytest.approx(1.044e-3, rel=1e-3)
+    allowed = a.flop / a.bound_time
+    assert a.attainable_rate == pytest.approx(allowed)
+    points = operation_levels(a)
+    assert points and all(point.rate == pytest.approx(allowed) for point in points)
+    # an operation without a link keeps its place on the roofs
+    gemm = analyze("gemm(M=4096, N=4096, K=4096, dtype=bf16)", "h100-sxm")
+    assert gemm.attainable_rate == pytest.approx(min(gemm.compute_rate.value, gemm.intensity * gemm.bandwidth.value))
+
+
 @pytest.mark.parametrize(
     ("op", "per_rank", "factor"),
     [

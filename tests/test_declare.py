@@ -195,3 +195,21 @@ def test_a_line_parsed_again_is_remembered_and_a_fault_raises_each_time() -> Non
     for _ in range(2):
         with pytest.raises(DeclarationError, match="positive"):
             parse("gemm(M=0, N=8, K=8)")
+
+
+@pytest.mark.parametrize(
+    ("text", "exponent"),
+    [("12", 12), ("2^12", 12), ("2**12", 12), ("4096", 12), ("2**(3*4)", 12), ("0", 0), ("2^0", 0), ("62", 62), ("2^62", 62)],
+)
+def test_a_sweep_size_field_reads_powers_as_the_declaration_language_does(text: str, exponent: int) -> None:
+    from workbench.declare import power_of_two_exponent
+
+    assert power_of_two_exponent(text, "from", 62) == exponent
+
+
+@pytest.mark.parametrize("text", ["2^63", "4095", "-1", "3^2", "abc", "2^", "1.5"])
+def test_a_sweep_size_field_refuses_what_is_not_a_power_in_range(text: str) -> None:
+    from workbench.declare import power_of_two_exponent
+
+    with pytest.raises(DeclarationError, match=r"is not 2\^0 … 2\^62"):
+        power_of_two_exponent(text, "from", 62)

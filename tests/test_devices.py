@@ -130,7 +130,7 @@ def test_find_device_by_key_name_or_nvml_name() -> None:
     assert find_device("NVIDIA H100 PCIe").key == "h100-pcie"
     assert find_device("NVIDIA A100-SXM4-80GB").key == "a100-sxm-80gb"
     assert find_device("NVIDIA A100-SXM4-40GB").key == "a100-sxm-40gb"
-    assert find_device("Tesla V100-SXM2-16GB").key == "v100-sxm2"
+    assert find_device("Tesla V100-SXM2-16GB").key == "v100-sxm2-16gb"
     with pytest.raises(DeviceError, match="known: "):
         find_device("Radeon 9700")
 
@@ -145,7 +145,10 @@ NAME_TABLE = [
     ("NVIDIA A100 80GB PCIe", None, "a100-pcie-80gb"),
     ("NVIDIA A100-PCIE-40GB", None, "a100-pcie-40gb"),
     ("Tesla V100-SXM2-32GB", None, "v100-sxm2"),
-    ("Tesla V100-SXM2-16GB", None, "v100-sxm2"),
+    ("Tesla V100-SXM2-16GB", None, "v100-sxm2-16gb"),  # the 16 GB variant, not the 32 GB part
+    ("Tesla V100-SXM2-16GB", 16_160 * 2**20, "v100-sxm2-16gb"),
+    ("NVIDIA H100 NVL", None, "h100-nvl"),  # a 94 GB PCIe card, not the SXM part
+    ("NVIDIA H100 NVL", 95_830 * 2**20, "h100-nvl"),
     ("Tesla V100-PCIE-16GB", None, "v100-pcie"),
     ("NVIDIA GH200 480GB", None, "gh200"),  # 480 GB is the Grace CPU's memory: not used to choose
     ("NVIDIA GH200 480GB", 97_871 * 2**20, "gh200"),  # NVML: about 96 GB of HBM3
@@ -366,8 +369,24 @@ def test_path_titles_follow_the_kind_of_device() -> None:
     assert find_device("rtx-4090").path_title(BANDWIDTH) == "Memory bandwidth (DRAM)"
 
 
+def test_variants_and_the_h100_nvl_have_their_own_memory_and_the_chip_s_rates() -> None:
+    v100_16, v100_32 = find_device("v100-sxm2-16gb"), find_device("v100-sxm2")
+    assert v100_16.memory_bytes == 16e9 and v100_32.memory_bytes == 32e9
+    assert {k: r.value for k, r in v100_16.peak.items()} == {k: r.value for k, r in v100_32.peak.items()}
+    assert v100_16.bus == "sxm" and v100_16.nvlink == v100_32.nvlink
+    nvl = find_device("h100-nvl")
+    assert nvl.memory_bytes == 94e9 and nvl.bus == "pcie" and nvl.bandwidth.value == 3.9e12
+    assert nvl.rate("fp32").value == 60e12 and nvl.rate("bf16_tc").value == 835.5e12
+    assert "NVL column" in nvl.bandwidth.citation
+
+
 def test_cli_devices_match_says_which_entry_and_why(capsys: pytest.CaptureFixture[str]) -> None:
     from workbench.cli import main
+
+    assert main(["devices", "--match", "NVIDIA H100 NVL"]) == 0
+    assert capsys.readouterr().out.startswith("NVIDIA H100 NVL → h100-nvl: NVIDIA H100 NVL")
+    assert main(["devices", "--match", "Tesla V100-SXM2-16GB"]) == 0
+    assert "→ v100-sxm2-16gb" in capsys.readouterr().out
 
     assert main(["devices", "--match", "NVIDIA A100 80GB PCIe"]) == 0
     out = capsys.readouterr().out

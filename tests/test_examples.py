@@ -120,6 +120,17 @@ def test_the_batched_gemm_sweep_crosses_from_memory_to_compute_limited() -> None
     assert [r.limiter for r in results] == ["memory"] * 3 + ["compute"] * 3
 
 
+def test_one_add_two_implementations_differ_only_in_achievable_bandwidth() -> None:
+    session = load_example("one-add-two-implementations")
+    library, vectorized = analyses(session)
+    # same logical work and compulsory bytes: 2^24 additions, 3 × 67,108,864 B
+    assert (library.flop, library.bytes) == (vectorized.flop, vectorized.bytes) == (2**24, 3 * 2**26)
+    # library: 132 SMs × 16,384 B ÷ 1.35 µs × 3/2 = 2.403 TB/s → 83.78 µs; vectorized: capped at 4.8 TB/s → 41.94 µs
+    assert library.limiter_term == "mlp" and round(library.bound_time * 1e6, 2) == 83.78
+    assert vectorized.limiter_term == "hbm" and round(vectorized.bound_time * 1e6, 2) == 41.94
+    assert "83.78 µs" in session.operations[0].notes and "41.94 µs" in session.operations[1].notes
+
+
 def test_an_unknown_example_is_a_clear_error() -> None:
     with pytest.raises(WorkbenchError, match="unknown example 'nope'; known: gemm-4096-fp16"):
         load_example("nope")

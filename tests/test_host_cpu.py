@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.devices import DERIVED, find_device
+from workbench.devices import DERIVED, NOMINAL, find_device
 from workbench.devices.catalogue import HOST_CPU_KEY
 from workbench.devices.host import device_from_host, host_device, read_host_cpu
 
@@ -60,9 +60,11 @@ def test_rates_are_derived_and_say_how(tmp_path: Path) -> None:
     # 2 cores × 3.2 GHz × 16 fp32 lanes × 2 FMA pipes × 2 FLOP = 409.6 GFLOP/s
     assert device.rate("fp32").value == pytest.approx(409.6e9)
     assert device.rate("fp64").value == pytest.approx(204.8e9)  # 8 fp64 lanes
-    for path in ("fp32", "fp64", "hbm"):
+    for path in ("fp32", "fp64"):
         rate = device.overrides.get(path) or device.peak[path]
         assert rate.source == DERIVED and rate.citation
+    # the OS does not report DRAM bandwidth: the stand-in is labelled nominal, never derived
+    assert device.bandwidth.source == NOMINAL and device.bandwidth.citation
     assert "2 cores × 3.2 GHz" in device.rate("fp32").citation
     assert "calibrate" in device.bandwidth.citation
     assert device.l2_bytes == 2 * 1280 * 1024 and "L3 48 MiB × 1" in device.notes
@@ -78,7 +80,7 @@ def test_empty_tree_still_gives_a_device(tmp_path: Path) -> None:
     cpu = read_host_cpu(tmp_path)
     device = device_from_host(cpu)
     assert cpu.physical_cores == 1 and cpu.clock_mhz is None and not cpu.caches
-    assert "fp32" not in device.peak and device.bandwidth.source == DERIVED  # no clock, no derived compute rate
+    assert "fp32" not in device.peak and device.bandwidth.source == NOMINAL  # no clock, no derived compute rate
 
 
 def test_calibration_replaces_the_derived_rates() -> None:
@@ -110,3 +112,16 @@ def test_a_detected_gpu_keeps_the_l2_size_cuda_reported() -> None:
     session = Session(device=DeviceChoice(key="nvml-0", detected=gpu.to_dict()))
     device = loads(dumps(session)).device.resolve()
     assert device.key == "h200-sxm" and device.l2_bytes == 62_914_560 and "CUDA" in device.l2_source
+
+
+def test_a_cpu_run_is_compared_with_this_machine_only_when_it_ran_here() -> None:
+    from workbench.devices.host import cpu_model
+    from workbench.devices.provenance import CPU_DEVICE_KEY, DeviceProvenance, catalogue_device, cpu_catalogue_device
+
+    assert cpu_catalogue_device().key == HOST_CPU_KEY  # a run starting now, here
+    here = DeviceProvenance(kind="cpu", name=cpu_model(), catalogue_key=CPU_DEVICE_KEY, matched_by="the CPU entry")
+    assert catalogue_device(here).key == HOST_CPU_KEY  # an older run of this machine, matched to the generic entry then
+    elsewhere = DeviceProvenance(kind="cpu", name="Imaginary CPU 9000", catalogue_key=HOST_CPU_KEY, matched_by="this machine's CPU")
+    assert catalogue_device(elsewhere).key == CPU_DEVICE_KEY  # another machine's CPU: nothing here knows its figures
+    chosen = DeviceProvenance(kind="cpu", name=cpu_model(), catalogue_key=CPU_DEVICE_KEY, matched_by="--device")
+    assert catalogue_device(chosen).key == CPU_DEVICE_KEY  # the entry a user named stays

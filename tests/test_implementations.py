@@ -92,9 +92,14 @@ def test_replace_keeps_and_changes_the_implementation() -> None:
 @pytest.mark.parametrize(
     ("text", "field", "fragment"),
     [
-        ("gemm(M=8, N=8, K=8, impl=fast)", "impl", "unknown implementation impl=fast; known: compulsory, naive, tiled"),
+        ("gemm(M=8, N=8, K=8, impl=fast)", "impl", "unknown implementation impl=fast; known: compulsory, library, naive, tiled, vectorized"),
         ("gemm(M=8, N=8, K=8, impl=3)", "impl", "impl must be a name such as tiled"),
-        ("add(n=8, impl=naive)", "impl", "add has no implementation models, only impl=compulsory (impl=naive is modelled for gemm, attention)"),
+        ("add(n=8, impl=naive)", "impl", "add has impl=compulsory, library, vectorized; not impl=naive"),
+        ("reduce(n=8, impl=naive)", "impl", "reduce has no implementation models, only impl=compulsory (impl=naive is modelled for gemm, attention)"),
+        ("add(n=8, impl=library, threads_per_block=64)", "threads_per_block", "describes your own kernel's launch; impl=library has its own"),
+        ("add(n=8, bytes_per_load=3)", "bytes_per_load", "bytes_per_load must be 1, 2, 4, 8 or 16"),
+        ("add(n=8, threads_per_block=2048)", "threads_per_block", "at most 1024"),
+        ("add(n=8, loads_in_flight=0)", "loads_in_flight", "positive integer"),
         ("softmax(rows=8, cols=8, impl=tiled)", "impl", "impl=tiled is modelled for gemm"),
         ("attention(B=1, H=1, Sq=4, Skv=4, D=8, impl=tiled)", "impl", "attention has impl=compulsory, naive; not impl=tiled"),
         ("gemm(M=8, N=8, K=8, tile_m=64)", "tile_m", "tile_m belongs to impl=tiled; add impl=tiled or remove tile_m"),
@@ -289,7 +294,12 @@ def test_the_lab_demo_example_holds_the_figures_its_notes_promise() -> None:
     assert "16.4 ms, the limiter" in notes[0] and "eight times" in notes[0]
     assert round(naive_bound.bound_time / library_bound.bound_time) == 8
     assert round(library_bound.bound_time * 1e3, 2) == 2.05 and library_bound.limiter == "compute"
-    assert tiled_bound.bound_time == pytest.approx(library_bound.bound_time, rel=0.01)  # "about as long"
+    # tiled: 8 whole waves of one tile's time, 2 · 128 · 128 · 4096 FLOP / (67 TFLOP/s ÷ 132 SMs) = 264.4 µs
+    # each: 8 × 264.4 µs = 2.115 ms, above 137.4 GFLOP / 67 TFLOP/s = 2.051 ms and the shared-memory term
+    # (68.8 GB / 33.45 TB/s = 2.06 ms)
+    assert tiled_bound.limiter == "compute" and round(tiled_bound.bound_time * 1e3, 2) == 2.12
+    assert tiled_bound.bound_time == pytest.approx(8 * 2 * 128 * 128 * 4096 / (67e12 / 132))
+    assert "8 whole waves, 2.12 ms" in notes[1]
 
 
 # --- sweeps: the same figures on numpy arrays ------------------------------------------

@@ -58,9 +58,9 @@ class Bf16Backend(NumpyBackend):
         return "bf16_tc" if dtype_name == "bf16" else super().executed_matrix_path(dtype_name)
 
 
-def test_float_info_answers_for_bfloat16_where_numpy_refuses() -> None:
-    with pytest.raises(ValueError, match="not inexact"):
-        np.finfo(BFLOAT16)
+def test_float_info_answers_for_bfloat16() -> None:
+    # Whether numpy.finfo itself knows bfloat16 depends on the ml_dtypes release installed
+    # beside it; float_info must answer either way.
     info = float_info(BFLOAT16)
     assert float(info.eps) == 2.0**-7 and float(info.tiny) == 2.0**-126
     assert float(info.min) == -float(ml_dtypes.finfo(BFLOAT16).max)

@@ -33,7 +33,7 @@ def test_the_estimate_appears_for_the_worked_example_on_the_cpu_and_says_it_is_l
     assert estimate.calls == 1 + 2 + 50  # first call, the minimum warm-up (calls this long), the iterations
     assert estimate.bound_call_s is not None and estimate.per_call_s >= estimate.bound_call_s
     text = estimate.text()
-    assert text.startswith("about ") and "53 calls" in text and "probe: gemm(" in text and "Generic CPU" in text
+    assert text.startswith("about ") and "53 calls" in text and "probe: gemm(" in text and "This machine" in text
 
 
 def test_a_small_run_is_not_long() -> None:
@@ -44,7 +44,7 @@ def test_a_small_run_is_not_long() -> None:
 def test_without_a_probe_the_bound_is_the_estimate_and_said_to_be_a_floor() -> None:
     estimate = estimate_run(WORKED_EXAMPLE, backend="numpy", iterations=50, probe=False)
     assert estimate.probe is None and estimate.per_call_s == estimate.bound_call_s
-    assert estimate.text().startswith("at least ") and "from the bound on Generic CPU" in estimate.text()
+    assert estimate.text().startswith("at least ") and "from the bound on This machine" in estimate.text()
 
 
 def test_the_probe_ladder_halves_every_size_field_and_ends_at_the_declaration() -> None:
@@ -118,3 +118,104 @@ def test_a_fixed_cost_per_call_is_not_scaled_with_the_work(monkeypatch) -> None:
     assert estimate.probe is not None and estimate.probe.fixed_s == pytest.approx(0.040, rel=1e-6)
     assert estimate.per_call_s == pytest.approx(0.040 + 2 * 4096**3 / 20e9, rel=1e-6)  # 6.9 s, not hours
     assert "beyond a fixed 40 ms a call" in estimate.text()
+
+
+class _Clock:
+    """A synthetic clock: the probe's budget is spent by the modelled calls, not by the machine's speed."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+FP32_4096 = "gemm(M=4096, N=4096, K=4096, dtype=fp32)"
+
+
+def _estimate_with_synthetic_calls(monkeypatch, seconds_of) -> tuple[object, _Clock]:  # type: ignore[no-untyped-def]
+    """The 4096³ fp32 GEMM estimated with each probe call taking `seconds_of(declaration)` on a synthetic clock
+    (the untimed first call and the repeats spend the budget too)."""
+    clock = _Clock()
+
+    def model(declaration, backend, warm, budget_s):  # type: ignore[no-untyped-def]
+        seconds = seconds_of(declaration)
+        clock.now += seconds * (3 if warm else 2)
+        return seconds
+
+    monkeypatch.setattr(estimate_module, "_time_one_call", model)
+    monkeypatch.setattr(estimate_module, "time", clock)
+    return estimate_run(FP32_4096, backend="numpy", iterations=50), clock
+
+
+def _work_s(declaration) -> float:  # type: ignore[no-untyped-def]
+    return float(declaration.workload().flop()) / 20e9  # the call itself at 20 GFLOP/s
+
+
+def test_a_fixed_cost_that_jitters_more_than_small_sizes_grow_is_still_told_apart(monkeypatch) -> None:
+    """A loaded machine: ~40 ms a call whatever the size, jittering by ±3 ms, so a small probe size can time
+    faster than the one below it. The 4096³ fp32 GEMM takes 6.9 s a call, not the hours that scaling a 64³
+    probe's fixed cost by 4096× its work predicts."""
+    calls = [0]
+
+    def seconds_of(declaration):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        return 0.040 + (0.003 if calls[0] % 2 else -0.003) + _work_s(declaration)
+
+    estimate, clock = _estimate_with_synthetic_calls(monkeypatch, seconds_of)
+    truth = 0.040 + _work_s(parse(FP32_4096))
+    assert estimate.per_call_s is not None and truth / 2 < estimate.per_call_s < 2 * truth
+    assert clock.now <= 2 * estimate_module.PROBE_BUDGET_S  # the probe kept to its budget (a call may overrun it)
+
+
+def test_the_fit_splits_fixed_and_growing_parts_from_every_probe_size() -> None:
+    # three sizes on a line a + b·work (shares of the declared work: a = 40 ms, b = 4 s), with ±2 ms of noise
+    points = [(1 / 512, 0.040 + 4 / 512 + 0.001), (1 / 64, 0.040 + 4 / 64 - 0.002), (1 / 8, 0.040 + 4 / 8 + 0.001)]
+    fixed, per_work = estimate_module.fit_fixed_and_per_work(points)
+    assert fixed == pytest.approx(0.040, abs=0.003) and per_work == pytest.approx(4.0, rel=0.02)
+    # times that do not grow: all fixed, nothing to scale
+    assert estimate_module.fit_fixed_and_per_work([(1 / 512, 0.043), (1 / 64, 0.037)]) == (pytest.approx(0.040), 0.0)
+    # one size: nothing tells the parts apart, so all of it grows with the work (the bound is the floor)
+    assert estimate_module.fit_fixed_and_per_work([(1 / 8, 0.5)]) == (0.0, pytest.approx(4.0))
+
+
+def test_a_load_spike_on_one_probe_call_is_timed_again_not_scaled(monkeypatch) -> None:
+    """Another process takes the cores for one call (+120 ms): far more than the work grew, so that size is
+    timed again, and the estimate stays near the truth instead of scaling the spike by the work."""
+    spiked: list[str] = []
+
+    def seconds_of(declaration):  # type: ignore[no-untyped-def]
+        if declaration.params["M"] == 128 and not spiked:
+            spiked.append(str(declaration))
+            return _work_s(declaration) + 0.120
+        return _work_s(declaration)
+
+    estimate, _ = _estimate_with_synthetic_calls(monkeypatch, seconds_of)
+    truth = _work_s(parse(FP32_4096))
+    assert spiked and estimate.per_call_s is not None and truth / 2 < estimate.per_call_s < 2 * truth
+
+
+def test_a_fixed_cost_that_starts_at_one_size_is_fitted_from_there(monkeypatch) -> None:
+    """BLAS goes multi-threaded from 128³ on, and on a busy machine each such call pays ~140 ms of thread
+    wake-ups that the single-threaded smaller sizes never did: the jump is a fixed cost, not work to scale."""
+    estimate, _ = _estimate_with_synthetic_calls(
+        monkeypatch, lambda declaration: _work_s(declaration) + (0.140 if declaration.params["M"] >= 128 else 0.0)
+    )
+    truth = 0.140 + _work_s(parse(FP32_4096))
+    assert estimate.per_call_s is not None and truth / 2 < estimate.per_call_s < 2 * truth
+    assert estimate.probe is not None and estimate.probe.fixed_s == pytest.approx(0.140, rel=0.05)
+
+
+def test_an_estimate_of_a_run_that_cannot_happen_says_why_and_offers_only_runs_that_can(monkeypatch) -> None:
+    from workbench.measure.backends import NumpyBackend
+    from workbench.measure.estimate import alternatives, estimate_run
+
+    monkeypatch.setattr(NumpyBackend, "free_memory", lambda self: (2**30, "set by the test"))
+    for declaration, reason in (
+        ("gemm(M=1024, N=1024, K=1024, dtype=bf16)", "NumPy has no bf16"),
+        ("gemm(M=16384, N=16384, K=16384, dtype=fp32)", "reduce the sizes"),  # 3 GiB of operands in 1 GiB
+    ):
+        estimate = estimate_run(declaration, backend="numpy", probe=False)
+        assert reason in estimate.refused and estimate.total_s is None and not estimate.long
+        for offer in alternatives(estimate, budget_s=0.05):
+            assert not offer.estimate.refused and offer.estimate.total_s is not None

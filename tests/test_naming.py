@@ -114,3 +114,13 @@ def test_a_flag_that_is_not_a_boolean_is_refused() -> None:
     data = {"format": "perf-workbench-session", "version": 1, "operations": [{"declaration": "add(n=4096)", "name_automatic": "yes"}]}
     with pytest.raises(SessionError, match=r"operations\[0\]\.name_automatic"):
         loads(json.dumps(data))
+
+
+def test_a_long_path_is_named_by_its_ends_and_how_many_between() -> None:
+    from workbench.naming import abbreviated_path
+
+    names = [f"op{i}" for i in range(500)]
+    assert abbreviated_path(names) == "op0 → op1 → op2 → … 494 more … → op497 → op498 → op499"
+    assert abbreviated_path(names[:7]) == " → ".join(names[:7])  # one name fewer than the shortening saves
+    assert abbreviated_path(names[:8]) == "op0 → op1 → op2 → … 2 more … → op5 → op6 → op7"
+    assert abbreviated_path([]) == ""

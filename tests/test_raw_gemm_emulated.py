@@ -11,47 +11,15 @@ through NVRTC.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from cuda_emulation import COMPILER, EMULATION
 from workbench.measure.kernels.gemm_raw import NAIVE_SOURCE, TILED_SOURCE
 
-COMPILER = shutil.which("g++")
 pytestmark = pytest.mark.skipif(COMPILER is None, reason="no g++ to compile the emulated kernels")
-
-EMULATION = r"""
-#include <barrier>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <thread>
-#include <vector>
-#define __global__
-#define __restrict__ __restrict
-#define __shared__ static
-#define __launch_bounds__(x)
-struct Index { int x, y, z; };
-static thread_local Index threadIdx;
-static Index blockIdx, blockDim;
-static std::barrier<>* block_barrier;
-static void __syncthreads() { block_barrier->arrive_and_wait(); }
-template <class Body> void launch(Index grid, Index block, Body body) {
-    blockDim = block;
-    const int threads = block.x * block.y;
-    for (int z = 0; z < grid.z; ++z) for (int y = 0; y < grid.y; ++y) for (int x = 0; x < grid.x; ++x) {
-        blockIdx = {x, y, z};
-        std::barrier<> barrier(threads);
-        block_barrier = &barrier;
-        std::vector<std::thread> running;
-        for (int t = 0; t < threads; ++t)
-            running.emplace_back([&, t] { threadIdx = {t % block.x, t / block.x, 0}; body(); });
-        for (auto& thread : running) thread.join();
-    }
-}
-"""
 
 HARNESS = r"""
 int main(int argc, char** argv) {

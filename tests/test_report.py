@@ -17,6 +17,7 @@ import pytest
 from workbench.cli import main
 from workbench.devices import Rate
 from workbench.report import (
+    bounds_table,
     SAMPLES_CSV_COLUMNS,
     SUMMARY_CSV_COLUMNS,
     csv_number,
@@ -322,3 +323,27 @@ def test_a_collective_report_shows_its_link_term_and_limiter() -> None:
     assert "*link-limited: NVLink 4 (H100/H200 SXM) needs 4.176 ms" in text
     html = render_html(session)
     assert "Link time bound (NVLink 4 (H100/H200 SXM))" in html
+
+
+def test_a_cpu_session_s_report_names_dram_and_says_nominal_once() -> None:
+    for key in ("host-cpu", "cpu-generic"):
+        session = Session(operations=[OperationEntry("Vector add", ADD)], device=DeviceChoice(key))
+        report = build_report(session)
+        (operation,) = report.operations
+        rows = [row[0] for row in bounds_table(operation.analysis, False).rows]
+        assert "Memory time bound (DRAM)" in rows and "Memory time bound (HBM)" not in rows
+        assert "figures from Nominal" not in report.device_line and "Nominal figures" not in report.device_line
+        assert "nominal figures: " in report.device_line  # the DRAM bandwidth is a stand-in, said once
+        dram = next(row for row in report.rates.rows if row[0] == "Memory bandwidth (DRAM)")
+        assert dram[1] == "51.2 GB/s" and dram[2].startswith("nominal — ")
+
+
+def test_the_report_s_rates_hold_every_rate_the_derivation_uses() -> None:
+    # an H100 GEMM's derivation takes shared memory's derived rate: the rates table lists it beside HBM
+    session = Session(operations=[OperationEntry("GEMM", GEMM)], device=DeviceChoice("h100-sxm"))
+    report = build_report(session)
+    titles = [row[0] for row in report.rates.rows]
+    steps = "\n".join(str(step) for step in report.operations[0].analysis.steps)
+    assert "shared memory" in steps.lower()
+    assert "Memory bandwidth (HBM)" in titles
+    assert "Shared memory → registers" in titles and "Host ↔ device" in titles

@@ -337,3 +337,24 @@ def test_a_detected_gpu_outside_the_catalogue_reopens_from_its_facts(tmp_path: P
     assert device.name == "NVIDIA Imaginary X1"
     assert device.bandwidth.value == pytest.approx(64e9) and device.bandwidth.source == "derived"
     assert device.rate("fp32").value == 40e12
+
+
+def test_a_large_session_is_written_compact_and_what_opens_can_be_saved(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Past COMPACT_FROM_BYTES the file is compact JSON: a session that opened under the size limit (written
+    compact by another program) saves under it again, where its indented form would be a fifth larger."""
+    import json
+
+    from workbench import session as session_module
+    from workbench.session import load, save
+
+    session = worked_example_session()
+    small = tmp_path / "small.json"
+    indented = save(session, small)
+    assert indented.startswith(b"{\n  ")  # a small session stays readable
+    monkeypatch.setattr(session_module, "COMPACT_FROM_BYTES", 64)
+    compact = save(session, tmp_path / "large.json")
+    assert b"\n" not in compact.rstrip(b"\n") and len(compact) < len(indented)
+    assert json.loads(compact) == json.loads(indented)
+    assert dumps(load(tmp_path / "large.json")) == compact.decode("utf-8")
+    monkeypatch.setattr(session_module, "MAX_FILE_BYTES", len(compact) + 1)  # the compact file just fits the limit
+    assert save(load(tmp_path / "large.json"), tmp_path / "again.json") == compact

@@ -201,3 +201,21 @@ def test_cli_bad_step_file_is_one_line_exit_2(tmp_path: Path, capsys: pytest.Cap
 def test_cli_step_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["step", str(tmp_path / "none.step")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_the_readme_step_example_runs_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's step text, saved as train.step and run with the command the README gives."""
+    import re
+    import shlex
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("A **step** is several named operations")
+    block = re.search(r"```\n(.*?)```", readme[start:], re.DOTALL)
+    command = re.search(r"`(workbench step train\.step[^`]*)`", readme[start:])
+    assert block is not None and command is not None
+    (tmp_path / "train.step").write_text(block.group(1), encoding="utf-8")
+    args = shlex.split(command.group(1))[1:]
+    args[1] = str(tmp_path / "train.step")
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["step_time_s"] > 0 and len(data["operations"]) == 6

@@ -231,3 +231,17 @@ def test_a_refusal_read_later_is_of_the_size_swept_even_if_the_caller_reuses_its
     result = sweep("add(n=1024, dtype=fp32)", {"n": sizes}, device="h100-sxm")
     sizes[1] = 2**41  # the caller's array changes after the sweep; the refusal is still that of n = 2^40
     assert str(result.errors[1]).startswith("the tensors need 13.19 TB, more than the 80 GB")
+
+
+def test_the_limiter_crossover_is_exact_not_a_point_between_two_samples() -> None:
+    from workbench.analysis import analyze
+    from workbench.analysis.sweep import limiter_crossover
+
+    # a square fp16 GEMM on the H100 SXM: n / 3 FLOP per byte against the ridge 989 / 3.35 = 295.2
+    fields = ("M", "N", "K")
+    at = limiter_crossover("gemm(M=8, N=8, K=8, dtype=fp16)", fields, 512, 1024, device="h100-sxm")
+    assert at == 886
+    limiters = [analyze(f"gemm(M={n}, N={n}, K={n}, dtype=fp16)", "h100-sxm").limiter for n in (885, 886)]
+    assert limiters == ["memory", "compute"]
+    # no change between the two sizes: nothing to find
+    assert limiter_crossover("gemm(M=8, N=8, K=8, dtype=fp16)", fields, 1024, 2048, device="h100-sxm") is None

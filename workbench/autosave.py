@@ -8,8 +8,13 @@ is what a crash or a kill leaves behind: the next start lists it with
 `find_recoverable()` and offers to open it.
 
 A recovery file is JSON: `{"format": "perf-workbench-autosave", "version": 1,
-"pid", "host", "process_start", "saved_at", "source_path", "session": {...}}`,
-where `session` is exactly a session file's data.
+"pid", "host", "process_start", "saved_at", "source_path", "source_snapshot",
+"session": {...}}`, where `session` is exactly a session file's data and
+`source_snapshot` what the session file held when the window last read or
+wrote it (`workbench.session_sync.Snapshot`). Recovering merges the session
+file as it is now into the recovered work (`recover_session`), so runs that
+reached the file after the crash are kept, and the work is saved by the same
+merge, under the same lock, as any save.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from workbench.session import (
     session_to_dict,
     write_atomic,
 )
+from workbench.session_sync import Merge, Snapshot, merge, read_session_file
 
 AUTOSAVE_FORMAT = "perf-workbench-autosave"
 AUTOSAVE_VERSION = 1
@@ -131,6 +137,10 @@ class Recovery:
         """The unsaved session it holds."""
         return read_recovery_file(self.path)[1]
 
+    def base(self) -> Snapshot | None:
+        """The session file as the crashed window last knew it (None when the recovery file does not say)."""
+        return Snapshot.from_dict(read_recovery_file(self.path)[0].get("source_snapshot"))
+
     def discard(self) -> None:
         """Delete the recovery file (after recovering it, or when the user declines)."""
         try:
@@ -158,8 +168,13 @@ class Autosaver:
         self.process_start = process_start_marker(self.pid)
         self.path = self.directory / f"{_PREFIX}{self.host}-{self.pid}{_SUFFIX}"
 
-    def write(self, session: Session, source_path: str | os.PathLike[str] | None = None) -> Path:
-        """Save the session to this process's recovery file (atomically); SessionError says why not."""
+    def write(
+        self, session: Session, source_path: str | os.PathLike[str] | None = None, base: Snapshot | None = None
+    ) -> Path:
+        """Save the session to this process's recovery file (atomically); SessionError says why not.
+
+        `base` is the session file as the window last read or wrote it: a recovery merges against it.
+        """
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -173,6 +188,7 @@ class Autosaver:
             "saved_at": time.time(),
             # Absolute: the app that recovers it may start in another folder.
             "source_path": os.path.abspath(os.fspath(source_path)) if source_path is not None else None,
+            "source_snapshot": base.to_dict() if base is not None and source_path is not None else None,
             "session": session_to_dict(session, include_derived=False),
         }
         try:
@@ -238,19 +254,26 @@ def _timestamp(value: Any) -> float:
 
 
 def find_recoverable(directory: Path | None = None) -> list[Recovery]:
-    """Recovery files whose writers have exited without saving or discarding them, newest first.
+    """Recovery files whose writers have exited without saving or discarding them, newest first."""
+    return scan_recovery_files(directory)[0]
 
-    Damaged recovery files are skipped (they hold nothing that can be offered).
-    """
+
+def scan_recovery_files(directory: Path | None = None) -> tuple[list[Recovery], list[str]]:
+    """The recoverable sessions (as find_recoverable) and, for each recovery file that cannot be read (damaged,
+    too large, not a file), why, naming the file: nothing in it can be offered, but the work may still be in it,
+    so the window says so instead of passing over it. A file is written whole or not at all (write_atomic): one
+    being written by a running window is never among them."""
     folder = Path(directory) if directory is not None else autosave_dir()
     if not folder.is_dir():
-        return []
+        return [], []
     host = socket.gethostname()
     found: list[Recovery] = []
-    for path in folder.glob(f"{_PREFIX}*{_SUFFIX}"):
+    unreadable: list[str] = []
+    for path in sorted(folder.glob(f"{_PREFIX}*{_SUFFIX}")):
         try:
             record, session = read_recovery_file(path)
-        except SessionError:
+        except SessionError as exc:
+            unreadable.append(str(exc))
             continue
         if not _is_stale(record, host):
             continue
@@ -268,4 +291,40 @@ def find_recoverable(directory: Path | None = None) -> list[Recovery]:
             )
         )
     found.sort(key=lambda recovery: recovery.saved_at, reverse=True)
-    return found
+    return found, unreadable
+
+
+@dataclass
+class Recovered:
+    """A recovered session with the session file's later changes merged in."""
+
+    session: Session
+    base: Snapshot | None  # what a save merges against: the file as merged here, or as the crashed window knew it
+    merge: Merge | None  # the merge with the file as it is now (None: no file, or it had not changed)
+    file_error: str = ""  # why the session file could not be read (the recovered work is still offered)
+
+
+def recover_session(recovery: Recovery) -> Recovered:
+    """The recovery file's session, with what reached its session file after the crash taken in.
+
+    The file as the crashed window knew it is the merge's base: runs appended
+    to the file since then are added, parts only the file changed are taken,
+    and parts both changed stay the recovered ones (the save asks about them).
+    SessionError when the recovery file itself cannot be read.
+    """
+    record, session = read_recovery_file(recovery.path)
+    base = Snapshot.from_dict(record.get("source_snapshot"))
+    source = recovery.source_path
+    if source is None or not os.path.lexists(source):
+        return Recovered(session, base, None)
+    try:
+        theirs, data = read_session_file(source)
+    except SessionError as exc:
+        return Recovered(session, base, None, str(exc))
+    if base is not None and base.digest == Snapshot.of(theirs, data).digest:
+        return Recovered(session, base, None)
+    merged = merge(base, session, theirs)
+    # Without conflicts the file as read now is the base of what is merged; with them the old base stays,
+    # so that the save still sees both sides' changes and asks.
+    new_base = Snapshot.of(theirs, data) if not merged.conflicts else base
+    return Recovered(merged.session, new_base, merged)

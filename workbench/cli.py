@@ -448,6 +448,14 @@ def _add_import_ncu(sub: Any) -> None:
         'workbench import-ncu vadd.csv --match "vector_add=add(n=2**24, dtype=fp32)" --device h100-sxm',
     )
     _add_import_options(p)
+    p.add_argument(
+        "--levels",
+        choices=("ncu", "nersc"),
+        default="ncu",
+        help="how L2 and L1 bytes (the hierarchical roofline's levels) are counted: ncu, as Nsight Compute's own "
+        "hierarchical-roofline sections do (lts__lts2xbar_cycles_active x 32 B, L1 writeback cycles x 128 B); "
+        "nersc, the NERSC method (lts__t_bytes, l1tex__t_bytes + shared wavefronts x 128 B)",
+    )
     p.set_defaults(run=_run_import_ncu)
 
 
@@ -466,7 +474,9 @@ def _add_import_nsys(sub: Any) -> None:
 def _run_import(args: argparse.Namespace, tool: str) -> int:
     from workbench.profilers.render import import_report
 
-    report = import_report(args.file, tool, args.match, args.device, args.convention, args.binary, args.decimal_mark)
+    report = import_report(
+        args.file, tool, args.match, args.device, args.convention, args.binary, args.decimal_mark, getattr(args, "levels", "ncu")
+    )
     if args.json:
         number_format = report.profile.number_format
         if number_format is not None and number_format.assumed:
@@ -516,7 +526,8 @@ def _add_measure(sub: Any) -> None:
         "--save-to",
         metavar="SESSION",
         help="append the run (with the device it ran on) to this session file, creating it if needed; "
-        "written atomically, so the window can open it at any time",
+        "written atomically under the file's lock (SESSION.lock beside it), so runs from several terminals and the "
+        "window that has it open are all kept",
     )
     p.set_defaults(run=_run_measure)
 
@@ -572,17 +583,20 @@ def _run_measure(args: argparse.Namespace) -> int:
         device=args.device or "auto",
         convention=convention,
     )
-    added = ""
+    added, not_saved = "", ""
     if session is not None:
-        # read the file again: it may have been saved (by the window, another terminal) while the run ran
-        session, path = _session_to_extend(path)
-        added = _store_run(session, record, args.declaration)
-        from workbench.session import save
+        from workbench.session import SessionError
+        from workbench.session_sync import update_session_file
 
-        save(session, path)
-        context = session.figure_context()
-    else:
-        context = FigureContext(convention=convention, binary=args.binary)
+        try:
+            # Read, append and write under the file's lock: the window or another terminal may be saving it too.
+            session, added, _ = update_session_file(
+                path, lambda current: _store_run(current, record, args.declaration), _new_measured_session
+            )
+        except SessionError as exc:
+            not_saved = f"{exc}; {_keep_run_elsewhere(record, args.declaration, path)}"
+            session = None
+    context = session.figure_context() if session is not None else FigureContext(convention=convention, binary=args.binary)
     figures = run_figures(record_run(record), context)
     if args.json:
         _print_json({**record.to_dict(), DERIVED_KEY: figures.to_dict()})
@@ -590,7 +604,37 @@ def _run_measure(args: argparse.Namespace) -> int:
         print(run_table(record, figures, args.binary or context.binary))
         if session is not None:
             print(f"saved as run {len(session.runs)} of {path}{added}")
+    if not_saved:
+        from workbench.errors import shown
+
+        print(f"workbench: error: {shown(not_saved)}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK
+
+
+def _new_measured_session() -> Any:
+    from workbench.session import Session
+
+    return Session(title="Measured from the command line")
+
+
+def _keep_run_elsewhere(record: Any, written: str, path: str) -> str:
+    """Save a run its session file would not take to a new file beside it (else in the temporary folder); says where."""
+    import tempfile
+
+    from workbench.session import SessionError, save
+    from workbench.session_sync import unused_path
+
+    session = _new_measured_session()
+    _store_run(session, record, written)
+    for folder in (os.path.dirname(os.path.abspath(path)), tempfile.gettempdir()):
+        target = unused_path(os.path.join(folder, os.path.basename(path)), f"run {record.id}")
+        try:
+            save(session, target)
+        except SessionError:
+            continue
+        return f"the run was saved to {target} instead"
+    return "the run could not be saved anywhere (its table is above)"
 
 
 def _store_run(session: Any, record: Any, written: str) -> str:
@@ -620,14 +664,13 @@ def _store_run(session: Any, record: Any, written: str) -> str:
 
 def _session_to_extend(path: str) -> tuple[Any, str]:
     """The session a run is appended to: the file as it is, or a new session when there is no file yet."""
-    from workbench.session import Session, SessionError, load
+    from workbench.session import load
+    from workbench.session_sync import check_lockable
 
+    check_lockable(path)  # a missing or read-only folder is said before the measurement, not after it
     if os.path.lexists(path):
         return load(path), path
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):  # said before the measurement, not after it
-        raise SessionError(f"cannot save session {path}: the folder {folder} does not exist")
-    return Session(title="Measured from the command line"), path
+    return _new_measured_session(), path
 
 
 def _run_runs(args: argparse.Namespace) -> int:

@@ -41,10 +41,15 @@ IMPL_PARAMS: tuple[Param, ...] = (
     Param("tile_n", "dim", 128, doc="columns of C per tile (CTA)", maximum=2**16),
     Param("tile_k", "dim", 32, doc="depth of one k step of a tile", maximum=2**16),
     Param("ctas_per_sm", "dim", 1, doc="tiles (CTAs) resident on one SM at once", maximum=64),
+    # Your own kernel's launch (analysis/mlp.py, Little's law): any of the three adds the memory-level-parallelism term.
+    Param("threads_per_block", "dim", 256, doc="threads in one block of your kernel", maximum=1024),
+    Param("bytes_per_load", "dim", 4, doc="bytes one load of a thread brings (1, 2, 4, 8 or 16)", maximum=16),
+    Param("loads_in_flight", "dim", 1, doc="independent loads a thread issues before it waits", maximum=64),
     # Where the tensors live (analysis/terms.py): host adds a host ↔ device term over the device's host link.
     Param("resident", "name", "device", doc="where the tensors live: device (default) or host"),
 )
 TILE_FIELDS: tuple[str, ...] = ("tile_m", "tile_n", "tile_k", "ctas_per_sm")
+LAUNCH_FIELDS: tuple[str, ...] = ("threads_per_block", "bytes_per_load", "loads_in_flight")
 _IMPL_BY_NAME = {param.name: param for param in IMPL_PARAMS}
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,39}")  # a "name" field: a link key such as nvlink4 or ib_ndr
@@ -267,8 +272,9 @@ def _implementation_fields(spec: OpSpec, values: Mapping[str, Any]) -> tuple[tup
             f"{stray[0]} belongs to impl=tiled; add impl=tiled or remove {stray[0]}", field=stray[0]
         )
     resident = _resident_field(given)
+    launch = _launch_fields(given, impl)
     if impl == COMPULSORY:
-        return resident
+        return launch + resident
     fields: list[tuple[str, Any]] = [("impl", impl)]
     if impl == TILED:
         for name in TILE_FIELDS:
@@ -277,6 +283,27 @@ def _implementation_fields(spec: OpSpec, values: Mapping[str, Any]) -> tuple[tup
             if name != "ctas_per_sm" or value != param.default:
                 fields.append((name, value))
     return tuple(fields) + resident
+
+
+def _launch_fields(given: Mapping[str, Any], impl: str) -> tuple[tuple[str, Any], ...]:
+    """threads_per_block, bytes_per_load, loads_in_flight: all three written once any is given (defaults filled in)."""
+    stray = [name for name in LAUNCH_FIELDS if name in given]
+    if not stray:
+        return ()
+    if impl != COMPULSORY:
+        raise DeclarationError(
+            f"{stray[0]} describes your own kernel's launch; impl={impl} has its own: remove impl= or {stray[0]}",
+            field=stray[0],
+        )
+    fields = []
+    for name in LAUNCH_FIELDS:
+        param = _IMPL_BY_NAME[name]
+        value = _check_value(given[name], param) if name in given else param.default
+        fields.append((name, value))
+    width = dict(fields)["bytes_per_load"]
+    if width not in (1, 2, 4, 8, 16):
+        raise DeclarationError(f"bytes_per_load must be 1, 2, 4, 8 or 16 (a load's width); got {width}", field="bytes_per_load")
+    return tuple(fields)
 
 
 def _resident_field(given: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -299,6 +326,7 @@ def _unknown_field(spec: OpSpec, name: str) -> str:
         allowed += ", and one-letter index extents"
     if len(spec.implementations) > 1:
         allowed += ", impl" + (", " + ", ".join(TILE_FIELDS) if TILED in spec.implementations else "")
+    allowed += ", " + ", ".join(LAUNCH_FIELDS)
     return f"{spec.name} has no field '{name}'; allowed: {allowed}"
 
 
@@ -449,6 +477,37 @@ def _apply(op: ast.operator, left: Any, right: Any, name: str) -> Any:
     if isinstance(op, ast.Div):
         raise DeclarationError(f"{name}: use // for whole-number division", field=name)
     raise DeclarationError(f"{name}: only + - * // ** are allowed", field=name)
+
+
+def integer_value(text: str, name: str) -> int:
+    """A whole number written as a declaration's field is (`4096`, `2**12`, `(1 << 0) + 4095` is refused:
+    + - * // ** and parentheses only), or one clear DeclarationError naming `name`."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError):
+        raise DeclarationError(f"{name}: {text.strip()!r} is not a whole number", field=name) from None
+    value = _integer_expression(tree.body, name, allow_float=False)
+    assert isinstance(value, int)
+    return value
+
+
+def power_of_two_exponent(text: str, name: str, largest: int) -> int:
+    """The exponent a sweep's size field means, at most `largest`: `12`, `2^12`, `2**12` and `4096` all mean 2^12.
+
+    The field shows 2^N, so a whole number up to `largest` is N itself and a larger one must be a power of two;
+    `^` is read as `**`, and the rest as the declaration language reads a value.
+    """
+    refusal = DeclarationError(f"{name}: {text.strip()!r} is not 2^0 … 2^{largest} (write 12, 2^12 or 4096)", field=name)
+    try:
+        value = integer_value(text.replace("^", "**"), name)
+    except DeclarationError:
+        raise refusal from None
+    if "^" in text or "**" in text or value > largest:  # the size itself: a power of two
+        if value > 0 and value & (value - 1) == 0 and value.bit_length() - 1 <= largest:
+            return value.bit_length() - 1
+    elif value >= 0:
+        return value
+    raise refusal
 
 
 def known_operations() -> list[str]:

@@ -25,6 +25,7 @@ MENU_ORDER = (
     "batched-gemm-sweep",
     "data-parallel-step",
     "gemm-naive-tiled-cublas",
+    "one-add-two-implementations",
 )
 
 

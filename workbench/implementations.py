@@ -31,6 +31,16 @@ from workbench.ops import Workload
 COMPULSORY = "compulsory"
 NAIVE = "naive"
 TILED = "tiled"
+LIBRARY = "library"  # the array library's own kernel (CuPy's elementwise kernels): what a user's code runs
+VECTORIZED = "vectorized"  # the lab's 16-byte-load RawKernel (measure/kernels/stream_raw.py)
+
+# The launch the library kernels use: CuPy's elementwise kernels run 128 threads a block, one element a thread.
+LIBRARY_THREADS_PER_BLOCK = 128
+# The lab's vectorized stream kernels: 256 threads a block, one 16-byte load (float4, double2) per array a thread.
+VECTOR_THREADS_PER_BLOCK = 256
+VECTOR_BYTES = 16
+# What a declared launch defaults to when only some of threads_per_block, bytes_per_load, loads_in_flight are given.
+LAUNCH_DEFAULTS = {"threads_per_block": 256, "bytes_per_load": 4, "loads_in_flight": 1}
 
 # The interfaces a model accounts for, from HBM inwards. The host interface is never implied:
 # a host ↔ device term appears only when the declaration asks for it.
@@ -56,11 +66,59 @@ class Quantization:
     ctas_per_sm: int
     waves: int | None  # ceil(tiles / (SMs × CTAs per SM)); None without an SM count
     slot_use: float | None  # tiles / (waves × SMs × CTAs per SM)
+    tile_flop: Any = None  # one tile's share of the physical FLOP: ⌈physical FLOP / tiles⌉
 
     @property
     def slots(self) -> int | None:
         """SM slots in one wave: SMs × resident CTAs per SM (None without an SM count)."""
         return None if self.sm_count is None else self.sm_count * self.ctas_per_sm
+
+    @property
+    def wave_flop(self) -> Any:
+        """FLOP the SM slots could do in the waves' time: waves × slots × tile FLOP (None without waves).
+
+        The compute term's time is this over the path's rate (`wave_time`): every wave, the partial
+        last one too, takes one tile's time, because a tile runs on one slot at the per-slot rate.
+        """
+        if self.waves is None or self.tile_flop is None:
+            return None
+        return self.waves * self.slots * self.tile_flop
+
+
+def wave_time(quantization: "Quantization | None", rate: Any) -> Any:
+    """The compute time under wave quantization: waves × (tile FLOP ÷ (rate ÷ slots)); None without waves.
+
+    The one place this figure is computed: analyze(), sweeps, the derivation and the CLI read it.
+    """
+    if quantization is None or quantization.wave_flop is None:
+        return None
+    return quantization.wave_flop / rate
+
+
+def tile_time(quantization: Quantization, rate: Any) -> Any:
+    """One tile's time on one SM slot: tile FLOP ÷ (rate ÷ (SMs × CTAs per SM))."""
+    return quantization.tile_flop * quantization.slots / rate
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """One kernel's launch as far as memory-level parallelism needs it (analysis/mlp.py applies Little's law).
+
+    Each thread issues `loads_in_flight` independent loads of `bytes_per_load` bytes before it waits for
+    the first; stores are posted (a thread does not wait for them), so only loads hold bytes in flight.
+    """
+
+    title: str  # "CuPy elementwise add", "float4 RawKernel add", "the declared launch"
+    threads: Any  # threads launched in all
+    threads_per_block: int
+    bytes_per_load: int
+    loads_in_flight: int
+    read_bytes: Any  # bytes the kernel's loads bring from HBM
+    write_bytes: Any  # bytes its stores send back
+
+    @property
+    def bytes(self) -> Any:
+        return self.read_bytes + self.write_bytes
 
 
 @dataclass(frozen=True)
@@ -74,6 +132,7 @@ class PhysicalWork:
     bytes_by_interface: Mapping[str, int]  # interface key -> physical bytes across it
     assumptions: tuple[str, ...]  # sentences the derivation prints
     quantization: Quantization | None = None
+    launches: tuple[KernelLaunch, ...] = ()  # the kernels' launches, where the model knows them (Little's law)
 
     @property
     def extra_flop(self) -> int:
@@ -129,6 +188,7 @@ def compulsory(case: Case) -> PhysicalWork:
     flop = workload.flop(case.convention)
     moved = workload.bytes
     return PhysicalWork(
+        launches=declared_launch(case),
         implementation=COMPULSORY,
         logical_flop=flop,
         physical_flop=flop,
@@ -317,10 +377,39 @@ def _is_tensor_core(path: str) -> bool:
 
 def tiled_gemm(case: Case) -> PhysicalWork:
     """Shared-memory tiles of tile_m × tile_n outputs, k steps of tile_k; tile and wave quantization."""
+    ops = _operands(case.workload)
+    tm, tn = _whole(case.params["tile_m"]), _whole(case.params["tile_n"])
+    return _tiled(case, ops, _hbm_reads(ops, tm, tn, case.device), "tiled GEMM")
+
+
+def tiled_conv2d(case: Case) -> PhysicalWork:
+    """conv2d as an implicit GEMM (M = N·P·Q, N = K/groups, K = Cg·R·S per group), tiled as tiled_gemm is."""
+    workload = case.workload
+    values = workload.values
+    groups = _whole(case.params["groups"])
+    x, w, y = _tensor(workload, "x"), _tensor(workload, "w"), _tensor(workload, "y")
+    m, n, k = values["N"] * values["P"] * values["Q"], values["K"] // groups, values["Cg"] * values["R"] * values["S"]
+    # A is the im2col matrix the kernel gathers from x on the fly: M × K values per group, never stored
+    ops = _Operands(
+        batch=groups, m=m, n=n, k=k,
+        a_bits=x.dtype.bits, b_bits=w.dtype.bits,
+        a_bytes=_ceil_div(groups * m * k * x.dtype.bits, 8), b_bytes=w.bytes_each,
+        b_bytes_each=_ceil_div(k * n * w.dtype.bits, 8),
+        c_bytes=y.bytes,
+    )
+    hbm = (x.bytes + w.bytes, [
+        "implicit GEMM: A is the im2col matrix (M = N·P·Q rows, K = Cg·R·S columns per group) gathered from x "
+        "on the fly, B the filters (K = Cg·R·S × N = K/groups), C the output y; groups are the batch of GEMMs",
+        "HBM → L2: x and w are read once (the overlapping im2col windows assumed caught in L2), y written once",
+    ])
+    return _tiled(case, ops, hbm, "tiled implicit GEMM")
+
+
+def _tiled(case: Case, ops: _Operands, hbm: tuple[Any, list[str]], title: str) -> PhysicalWork:
+    """The tiled model of one (batched) GEMM's operands: loads, shared-memory reads, tile and wave quantization."""
     workload, device, convention, params = case.workload, case.device, case.convention, case.params
     tm, tn, tk = _whole(params["tile_m"]), _whole(params["tile_n"]), _whole(params["tile_k"])
     ctas_per_sm = _whole(params.get("ctas_per_sm", 1))
-    ops = _operands(workload)
     mp, np_, kp = _ceil_div(ops.m, tm) * tm, _ceil_div(ops.n, tn) * tn, _ceil_div(ops.k, tk) * tk
     tiles = ops.batch * _ceil_div(ops.m, tm) * _ceil_div(ops.n, tn)
     padded_products = ops.batch * mp * np_ * kp
@@ -331,7 +420,7 @@ def tiled_gemm(case: Case) -> PhysicalWork:
     # Global loads into shared memory: each A value once per tile column, each B value once per tile row.
     passes_a, passes_b = _ceil_div(ops.n, tn), _ceil_div(ops.m, tm)
     loads = ops.a_bytes * passes_a + ops.b_bytes * passes_b
-    hbm_reads, hbm_sentences = _hbm_reads(ops, tm, tn, device)
+    hbm_reads, hbm_sentences = hbm
 
     # Shared memory → registers: each staged value of A is read by every reader along N (and B's along M)
     # at each k step; padded rows and columns are read too (they hold zeros).
@@ -367,7 +456,7 @@ def tiled_gemm(case: Case) -> PhysicalWork:
         tile_m=tm, tile_n=tn, tile_k=tk,
         padded={"M": mp, "N": np_, "K": kp},
         tiles=tiles, sm_count=sm_count or None, ctas_per_sm=ctas_per_sm,
-        waves=waves, slot_use=slot_use,
+        waves=waves, slot_use=slot_use, tile_flop=_ceil_div(physical, tiles),
     )
     return PhysicalWork(
         implementation=TILED,
@@ -380,7 +469,7 @@ def tiled_gemm(case: Case) -> PhysicalWork:
             SMEM: smem + ops.c_bytes,
         },
         assumptions=(
-            f"tiled GEMM: each CTA computes a {_n(tm)} × {_n(tn)} tile of C in k steps of {_n(tk)}, staging a "
+            f"{title}: each CTA computes a {_n(tm)} × {_n(tn)} tile of C in k steps of {_n(tk)}, staging a "
             f"{_n(tm)} × {_n(tk)} slice of A and a {_n(tk)} × {_n(tn)} slice of B in shared memory; C is written once",
             f"L2 → shared memory: each value of A is loaded once per tile column (⌈N/{_n(tn)}⌉ = {_n(passes_a)} "
             f"times) and each value of B once per tile row (⌈M/{_n(tm)}⌉ = {_n(passes_b)} times): "
@@ -389,6 +478,7 @@ def tiled_gemm(case: Case) -> PhysicalWork:
             smem_sentence,
             _tile_sentence(quantization, ops, logical, physical),
             _wave_sentence(quantization, device),
+            _wave_time_sentence(quantization),
         ),
         quantization=quantization,
     )
@@ -417,6 +507,125 @@ def _wave_sentence(q: Quantization, device: Device | None) -> str:
         f"wave quantization: {_n(q.tiles)} tiles over {q.sm_count} SMs × {_n(q.ctas_per_sm)} CTA"
         f"{'' if isinstance(q.ctas_per_sm, int) and q.ctas_per_sm == 1 else 's'} per SM = {share}{_n(q.waves)} waves; "
         f"{_n(q.tiles)} of {_n(q.waves * q.slots) if isinstance(q.waves, int) else '(swept)'} SM slots used ({use})"
+    )
+
+
+def _wave_time_sentence(q: Quantization) -> str:
+    if q.waves is None:
+        return "wave timing: without an SM count the compute term is the physical FLOP over the path's rate"
+    return (
+        "wave timing (assumed): a tile runs on one SM slot at the per-slot rate (the path's rate ÷ "
+        f"({q.sm_count} SMs × {_n(q.ctas_per_sm)})), and every wave, the partial last one too, takes one tile's "
+        f"time: the compute time bound is {_n(q.waves)} waves × (⌈physical FLOP / {_n(q.tiles)} tiles⌉ = "
+        f"{_n(q.tile_flop)} FLOP a tile) ÷ the per-slot rate"
+    )
+
+
+# --- stream and elementwise kernels: the library's launch and the vectorized one ----------------
+
+
+def declared_launch(case: Case) -> tuple[KernelLaunch, ...]:
+    """The launch a user declares (threads_per_block, bytes_per_load, loads_in_flight), else none.
+
+    One kernel reading every input once and writing every output once; each thread's loads cover its share
+    of the reads: threads = ⌈read bytes / (bytes_per_load × loads_in_flight)⌉.
+    """
+    params = case.params
+    if not any(name in params for name in LAUNCH_DEFAULTS):
+        return ()
+    threads_per_block, bytes_per_load, loads = (
+        _whole(params.get(name, default)) for name, default in LAUNCH_DEFAULTS.items())
+    reads, writes = _reads_writes(case.workload)
+    threads = _ceil_div(reads, bytes_per_load * loads) if not (isinstance(reads, int) and reads == 0) else 1
+    return (KernelLaunch("the declared launch", threads, threads_per_block, bytes_per_load, loads, reads, writes),)
+
+
+def _reads_writes(workload: Workload) -> tuple[Any, Any]:
+    reads = sum((tensor.bytes_each * tensor.reads for tensor in workload.tensors), 0)
+    writes = sum((tensor.bytes_each * tensor.writes for tensor in workload.tensors), 0)
+    return reads, writes
+
+
+def _stream_kernels(case: Case) -> list[tuple[str, int, int]]:
+    """The library's kernels for a stream operation: (what it computes, arrays read, arrays written) each.
+
+    copy, scale, add and elementwise are one CuPy elementwise kernel; triad is two ufunc calls
+    (multiply into a, then add b), as measure/kernels/stream.py runs it.
+    """
+    op = case.decl.op
+    if op == "triad":
+        return [("multiply a = q·c", 1, 1), ("add a = a + b", 2, 1)]
+    inputs = {"copy": 1, "scale": 1, "add": 2}.get(op)
+    if inputs is not None:
+        return [(op, inputs, 1)]
+    return [(op, _whole(case.params["inputs"]), _whole(case.params["outputs"]))]
+
+
+def library_stream(case: Case) -> PhysicalWork:
+    """The array library's kernels (CuPy elementwise): 128 threads a block, one element and one load per array a thread."""
+    workload, n = case.workload, case.workload.values["n"]
+    itemsize = _tensor_itemsize(workload)
+    kernels = _stream_kernels(case)
+    launches = tuple(
+        KernelLaunch(f"CuPy elementwise {what}", n, LIBRARY_THREADS_PER_BLOCK, itemsize, reads, n * itemsize * reads, n * itemsize * writes)
+        for what, reads, writes in kernels
+    )
+    moved = sum((launch.bytes for launch in launches), 0)
+    sentences = [
+        f"the array library's own kernel{'s' if len(kernels) > 1 else ''} (CuPy elementwise, "
+        f"{LIBRARY_THREADS_PER_BLOCK} threads a block), one element a thread: each thread issues one "
+        f"{itemsize}-byte load per array it reads and waits for them before its store",
+    ]
+    if case.decl.op == "copy":
+        sentences.append("for copy that is CuPy's generated elementwise loop (c = a); cupy.copyto of a contiguous array "
+                         "is a cudaMemcpy instead, which impl=compulsory measures")
+    if len(kernels) > 1:
+        sentences.append(
+            f"{len(kernels)} kernels ({'; '.join(what for what, _r, _w in kernels)}): the intermediate goes through HBM, "
+            f"{_n(moved)} B where the fused kernel's compulsory bytes are {_n(workload.bytes)} B")
+    return _stream_work(case, LIBRARY, launches, moved, sentences)
+
+
+def vectorized_stream(case: Case) -> PhysicalWork:
+    """The lab's RawKernel: 16-byte loads and stores (4 fp32, 2 fp64, 8 fp16 a thread); the tail done element by element."""
+    workload, n = case.workload, case.workload.values["n"]
+    itemsize = _tensor_itemsize(workload)
+    per_thread = VECTOR_BYTES // itemsize
+    what, reads, writes = case.decl.op, _VECTOR_READS[case.decl.op], 1
+    threads = _ceil_div(n, per_thread)
+    launch = KernelLaunch(f"{VECTOR_BYTES}-byte-load RawKernel {what}", threads, VECTOR_THREADS_PER_BLOCK, VECTOR_BYTES, reads,
+                          n * itemsize * reads, n * itemsize * writes)
+    sentences = [
+        f"one fused RawKernel, {VECTOR_THREADS_PER_BLOCK} threads a block; each thread loads "
+        f"{per_thread} elements of each array it reads with one {VECTOR_BYTES}-byte load and stores {per_thread} "
+        f"with one {VECTOR_BYTES}-byte store, so it holds {reads} × {VECTOR_BYTES} B in flight; when n is not a "
+        f"multiple of {per_thread} the last thread does the tail element by element",
+    ]
+    return _stream_work(case, VECTORIZED, (launch,), launch.bytes, sentences)
+
+
+_VECTOR_READS = {"copy": 1, "scale": 1, "add": 2, "triad": 2}  # arrays each fused kernel reads (it writes one)
+
+
+def _tensor_itemsize(workload: Workload) -> int:
+    return workload.tensors[0].dtype.bits // 8
+
+
+def _stream_work(case: Case, name: str, launches: tuple[KernelLaunch, ...], moved: Any, sentences: list[str]) -> PhysicalWork:
+    workload = case.workload
+    flop = workload.flop(case.convention)
+    return PhysicalWork(
+        implementation=name,
+        logical_flop=flop,
+        physical_flop=flop,
+        logical_bytes=workload.bytes,
+        bytes_by_interface={key: moved for key in MODEL_INTERFACES},
+        assumptions=(
+            *sentences,
+            "every byte a kernel loads or stores crosses HBM → L2 → SM once (a stream has no reuse); "
+            "the arithmetic is the logical arithmetic",
+        ),
+        launches=launches,
     )
 
 
@@ -460,6 +669,9 @@ def naive_attention(case: Case) -> PhysicalWork:
 _OP_MODELS: dict[tuple[str, str], Model] = {
     ("gemm", NAIVE): naive_gemm,
     ("gemm", TILED): tiled_gemm,
+    ("conv2d", TILED): tiled_conv2d,
+    **{(op, LIBRARY): library_stream for op in ("copy", "scale", "add", "triad", "elementwise")},
+    **{(op, VECTORIZED): vectorized_stream for op in ("copy", "scale", "add", "triad")},
     ("attention", NAIVE): naive_attention,
 }
 
@@ -475,6 +687,8 @@ _MODELS: dict[str, Model] = {
     COMPULSORY: compulsory,
     NAIVE: _dispatch(NAIVE),
     TILED: _dispatch(TILED),
+    LIBRARY: _dispatch(LIBRARY),
+    VECTORIZED: _dispatch(VECTORIZED),
 }
 
 

@@ -60,3 +60,12 @@ def is_legacy_default(name: str) -> bool:
         if base == f"{legacy} (copy)":
             return True
     return False
+
+
+def abbreviated_path(names: list[str] | tuple[str, ...], each_end: int = 3, arrow: str = " → ") -> str:
+    """A path of operation names short enough for one line: the first and last `each_end` names, and how many
+    stand between them ('a → b → c → … 494 more … → x → y → z'); a short path whole."""
+    if len(names) <= 2 * each_end + 1:
+        return arrow.join(names)
+    hidden = len(names) - 2 * each_end
+    return arrow.join([*names[:each_end], f"… {hidden:,} more …", *names[-each_end:]])

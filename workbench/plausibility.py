@@ -7,6 +7,10 @@ Measurement table, the plots, reports, the CLI and the Profile tab) and
 gathers the likely reasons from `REASON_CHECKS`. A check is a small pure
 function of the `Evidence`; another part of the app adds its own with
 `register_reason` (an imported number read in the wrong unit, say).
+
+A bound that uses a nominal figure (a stand-in guess such as a CPU's DRAM
+bandwidth, which the OS does not report) is not a floor: a result beyond it
+gets no verdict, only its percent beside the figure labelled nominal.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from workbench.devices.catalogue import NOMINAL
 from workbench.units import format_bytes, format_number
 
 IMPOSSIBLE_FRACTION = 1.05  # bound time / measured time above this (and above 1 at the slow end) is flagged
@@ -33,7 +38,7 @@ class Evidence:
     device_stated: bool  # the run or file named its device (not guessed)
     device_note: str  # how the device was matched, when not by its name
     rate_sources: tuple[str, ...]  # where the rates in use came from: datasheet, derived, entered, measured
-    nominal_rates: bool  # the device's figures are a stand-in (the generic CPU)
+    nominal_rates: bool  # a rate the bound uses is a nominal stand-in (no verdict then): `uses_nominal_rate`
     limiter: str | None  # "compute" or "memory"
     warm: bool | None  # a warm-mode run (caches not flushed); None when not known
     working_set_bytes: int | None
@@ -81,8 +86,6 @@ def _wrong_rates(e: Evidence) -> Reason | None:
     evidence = []
     if soft:
         evidence.append(f"rate source: {', '.join(soft)}")
-    if e.nominal_rates:
-        evidence.append("the device's figures are a nominal stand-in")
     return Reason(
         "wrong rates",
         "a rate in use is below what the device sustains: calibrate, or check an entered figure",
@@ -177,9 +180,17 @@ def is_beyond_bound(fraction_of_bound: float | None, slow_fraction: float | None
     return slow_fraction is None or slow_fraction > 1.0
 
 
+def uses_nominal_rate(rate_sources: "tuple[str, ...]") -> bool:
+    """True when a bound rests on a nominal figure (a guess, not a datasheet's or a measurement's)."""
+    return NOMINAL in rate_sources
+
+
 def impossible_result(evidence: Evidence) -> ImpossibleResult | None:
-    """The flag and its reasons for a result beyond its own device's bound, or None for a possible one."""
-    if not is_beyond_bound(evidence.fraction_of_bound, evidence.slow_fraction):
+    """The flag and its reasons for a result beyond its own device's bound, or None for a possible one.
+
+    None too for a bound that rests on a nominal figure: a guess is not a floor.
+    """
+    if evidence.nominal_rates or not is_beyond_bound(evidence.fraction_of_bound, evidence.slow_fraction):
         return None
     reasons = [reason for check in REASON_CHECKS if (reason := check(evidence)) is not None]
     reasons.sort(key=lambda reason: not reason.likely)

@@ -38,7 +38,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from workbench import __version__
 from workbench.analysis import Analysis
-from workbench.devices import BANDWIDTH, Device
+from workbench.devices import BANDWIDTH, NOMINAL, Device
+from workbench.devices.rate_titles import rate_title
 from workbench.errors import WorkbenchError
 from workbench.files import FileReadError, require_regular
 from workbench.measure.record import OK
@@ -261,12 +262,12 @@ def _rates_table(device: Device | None, binary: bool) -> FormattedTable:
     if device is None:
         return FormattedTable(("Rate", "Value", "Source"), ())
     rows = []
-    for key in [*device.paths(), BANDWIDTH]:
-        rate = device.overrides.get(key) or device.peak.get(key)
-        if rate is None:
-            continue
-        value = format_bandwidth(rate.value, binary) if key == BANDWIDTH else format_flop_rate(rate.value)
-        rows.append((device.path_title(key), value, _rate_source(rate)))
+    for key in device.paths():
+        rate = device.overrides.get(key) or device.peak[key]
+        rows.append((device.path_title(key), format_flop_rate(rate.value), _rate_source(rate)))
+    for key, rate in device.interface_rates().items():  # every interface a derivation may use: HBM, L2, shared memory, host
+        title = device.path_title(key) if key == BANDWIDTH else rate_title(key, device.kind == "gpu", device.memory_name)
+        rows.append((title[:1].upper() + title[1:], format_bandwidth(rate.value, binary), _rate_source(rate)))
     return FormattedTable(("Rate", "Value", "Source"), tuple(rows))
 
 
@@ -387,7 +388,8 @@ def build_report(session: Session) -> Report:
     if device is not None:
         device_line = f"{device.name} ({device.key})"
         if device.source:
-            device_line += f"; figures from {device.source}"
+            nominal = any(rate.source == NOMINAL for rate in device.peak.values())
+            device_line += f"; nominal figures: {device.source}" if nominal else f"; figures from {device.source}"
     else:
         device_line = f"no device: {device_error}"
     overlap = session.settings.overlap
@@ -440,7 +442,7 @@ def bounds_table(analysis: Analysis, binary: bool) -> FormattedTable:
     if a.bandwidth is not None and a.memory_time is not None:
         rows.append(
             (
-                "Memory time bound (HBM)",
+                f"Memory time bound ({a.memory_name})",
                 format_time(a.memory_time),
                 f"{format_bytes(a.bytes, binary)} at {format_bandwidth(a.bandwidth.value, binary)}, {a.bandwidth.source}",
             )

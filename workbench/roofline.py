@@ -12,6 +12,9 @@ model attains when every roof applies at once,
 
 so the point touching its roof names the interface that limits, and the
 horizontal distance of any other point to its roof is that level's headroom.
+A link between chips (a collective's NVLink) is no roof here; a
+link-limited operation's points sit at what its link bound allows (FLOP over
+the link time), below every roof, never above its own bound.
 Under the compulsory model every interface carries the compulsory bytes and
 the faster inner levels lie to the right of the HBM roof; a naive kernel's
 reloads move its L2 and shared-memory points left, onto their roofs.
@@ -102,17 +105,46 @@ def attainable(compute_rate: float | None, levels: Iterable[tuple[float, float |
     return rate
 
 
+@dataclass(frozen=True)
+class LoweredRoof:
+    """An operation's own memory roof below the device's: the bandwidth its loads in flight allow (Little's law)."""
+
+    rate: Rate  # the achievable bandwidth (the memory-level-parallelism term's rate)
+    intensity: float  # the operation's FLOP per byte across HBM (its point sits on this roof there)
+    title: str  # "loads in flight 2.403 TB/s"
+
+
+def lowered_roof(analysis: Any) -> LoweredRoof | None:
+    """The memory-level-parallelism roof of an operation whose launch the model knows, when it lies below the memory's."""
+    term = next((term for term in analysis.terms if term.name == "mlp"), None)
+    hbm = next((term for term in analysis.terms if term.name == HBM), None)
+    if term is None or term.rate is None or hbm is None or hbm.rate is None or term.amount <= 0:
+        return None
+    if term.rate.value >= hbm.rate.value:
+        return None  # capped by the memory itself: the device's roof is the kernel's
+    flop = next((t.amount for t in analysis.terms if t.kind == "compute"), analysis.flop)
+    return LoweredRoof(term.rate, flop / term.amount, "loads in flight")
+
+
 def operation_levels(analysis: Any) -> list[LevelPoint]:
     """The operation at every interface its analysis has a transfer term for, host inwards.
 
-    Interfaces whose term moves no bytes have no finite intensity and no point.
+    Interfaces whose term moves no bytes have no finite intensity and no point. All points share the
+    height the model attains, a lowered roof (loads in flight, Little's law) included.
     """
     flop, compute_rate, transfers = _parts(analysis)
     moving = [(key, amount, rate) for key, amount, rate in transfers if amount > 0]
+    lowered = lowered_roof(analysis)
     rate = attainable(
         compute_rate.value if compute_rate is not None else None,
-        ((flop / amount, r.value if r is not None else None) for _key, amount, r in moving),
+        [*((flop / amount, r.value if r is not None else None) for _key, amount, r in moving),
+         *(((lowered.intensity, lowered.rate.value),) if lowered is not None else ())],
     )
+    # a link between chips is no roof here, but it bounds the operation: the points sit at what that bound allows
+    # (below their roofs), never above it
+    link_time = getattr(analysis, "link_time_s", None)
+    if rate is not None and link_time:
+        rate = min(rate, flop / link_time)
     points = [LevelPoint(key, flop, amount, flop / amount, rate) for key, amount, _r in moving]
     order = {key: index for index, key in enumerate(LEVEL_KEYS)}
     return sorted(points, key=lambda point: order[point.key])
@@ -129,3 +161,26 @@ def shown_levels(levels: Sequence[RoofLevel], hidden: Iterable[str]) -> list[Roo
     """The levels left after the user's toggles (`hidden`: interface keys switched off)."""
     off = set(hidden)
     return [level for level in levels if level.key not in off]
+
+
+def path_label(path: str) -> str:
+    """'fp16_tc' → 'FP16 TC', 'fp16_tc_fp16acc' → 'FP16 TC (FP16 acc)', 'fp32' → 'FP32'."""
+    base, tensor, rest = path.partition("_tc")
+    text = base.upper() + (" TC" if tensor else "")
+    if rest.endswith("fp16acc"):
+        text += " (FP16 acc)"
+    return text
+
+
+def roof_names(paths: Sequence[str], used_path: str | None) -> tuple[str, str]:
+    """A compute roof's name in full and short, for the paths that share its rate.
+
+    Where the operation's path is among them (the highlighted roof) that path comes first and is the short name:
+    an fp32 GEMM on a roof shared by FP64 TC and FP32 reads 'FP32 / FP64 TC' in full, 'FP32' short, never the
+    other path alone. Elsewhere the paths keep the device's order and the short name is the first.
+    """
+    ordered = list(paths)
+    if used_path in ordered:
+        ordered.remove(used_path)
+        ordered.insert(0, used_path)
+    return " / ".join(path_label(p) for p in ordered), path_label(ordered[0])

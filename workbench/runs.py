@@ -29,7 +29,6 @@ from workbench.declare import Declaration, parse
 from workbench.devices import Device
 from workbench.devices.provenance import (
     CPU,
-    CPU_DEVICE_KEY,
     GPU,
     INFERRED,
     DeviceProvenance,
@@ -40,7 +39,7 @@ from workbench.errors import WorkbenchError
 from workbench.measure.errors import MeasurementError
 from workbench.measure.record import CANCELLED, INVALID, MAX_SAMPLE_S, OK, RECORD_FORMAT, RECORD_VERSION, WARM, RunRecord
 from workbench.measure.stats import TimingStats, per_second, summarize
-from workbench.plausibility import Evidence, ImpossibleResult, impossible_result
+from workbench.plausibility import Evidence, ImpossibleResult, impossible_result, uses_nominal_rate
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.measure.run import RunStarted
@@ -543,11 +542,6 @@ def _rate_sources(analysis: Analysis) -> tuple[str, ...]:
     return tuple(rate.source for rate in (analysis.compute_rate, analysis.bandwidth) if rate is not None)
 
 
-def nominal_device(device: Device) -> bool:
-    """True for a device whose figures are a stand-in rather than a datasheet (the generic CPU)."""
-    return device.key == CPU_DEVICE_KEY and not device.overrides
-
-
 def run_figures(run: Run, context: FigureContext) -> RunFigures:
     """Every derived figure of one run: the one function the window, the reports and the CLI call."""
     stats = summarize(run.samples_s) if run.samples_s else None
@@ -577,7 +571,7 @@ def run_figures(run: Run, context: FigureContext) -> RunFigures:
                         device_stated=run.provenance.stated,
                         device_note=run.provenance.matched_by if run.provenance.matched_by.startswith("compute") else "",
                         rate_sources=_rate_sources(analysis),
-                        nominal_rates=nominal_device(device),
+                        nominal_rates=uses_nominal_rate(_rate_sources(analysis)),
                         limiter=limiter,
                         warm=(run.mode == WARM) if run.mode else None,
                         working_set_bytes=footprint,

@@ -43,7 +43,11 @@ DEFAULT_DEVICE = "h100-sxm"
 
 FORMAT = "perf-workbench-session"
 VERSION = 1  # the format version this code writes, and the newest it reads
-MAX_FILE_BYTES = 64 * 2**20  # a session file over 64 MiB is refused unread
+MAX_FILE_BYTES = 64 * 2**20  # a session file over 64 MiB is refused unread, and never written
+# A session whose compact JSON is larger than this is written compact: indentation would grow it by a fifth (a
+# session the app opened could then not be saved under MAX_FILE_BYTES), and the indenting formatter, in Python,
+# takes minutes where the compact one, in C, takes a second.
+COMPACT_FROM_BYTES = 4 * 2**20
 MAX_NESTING = 64  # arrays and objects inside each other; real files need under ten
 STALE_TEMPORARY_S = 60.0  # a save's temporary file untouched this long was left by a killed save
 NVML_KEY_PREFIX = "nvml-"
@@ -336,10 +340,9 @@ def session_to_dict(session: Session, include_derived: bool = True) -> dict[str,
 
 
 def dumps(session: Session) -> str:
-    """The session file's text: stable key order and indentation, so the same session gives the same bytes."""
-    data = session_to_dict(session)
-    check_file_data(data)
-    return format_json(data)
+    """The session file's text: stable key order and indentation (compact when large), so the same session gives
+    the same bytes."""
+    return encode_file_data(session_to_dict(session)).decode("utf-8")
 
 
 def format_json(data: Any) -> str:
@@ -373,11 +376,13 @@ def _format_value(value: Any, indent: str) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
-def save(session: Session, path: str | os.PathLike[str]) -> None:
+def save(session: Session, path: str | os.PathLike[str]) -> bytes:
     """Write the session atomically; on any failure the previous file is left intact and SessionError says why.
 
     The data is checked by the loader before it is written, so a file this
-    function writes always opens again.
+    function writes always opens again. Returns the bytes written. A writer
+    that may share the file with others holds its lock around the read and this
+    write (`workbench.session_sync`).
     """
     try:
         encoded = encode_file_data(session_to_dict(session))
@@ -394,6 +399,7 @@ def save(session: Session, path: str | os.PathLike[str]) -> None:
     except SessionError as exc:
         raise SessionError(f"cannot save {os.fspath(path)}: the session would not open again ({exc})") from None
     write_atomic(path, encoded, what="session")
+    return encoded
 
 
 def encode_file_data(data: Any) -> bytes:
@@ -404,6 +410,12 @@ def encode_file_data(data: Any) -> bytes:
     SessionError naming where it is, instead of failing half-way through a write.
     """
     check_file_data(data)
+    try:
+        compact = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError) as exc:  # check_file_data should have caught these; say so plainly
+        raise SessionError(f"the session holds data that is not plain JSON ({exc})") from None
+    if len(compact) > COMPACT_FROM_BYTES:
+        return compact + b"\n"
     return format_json(data).encode("utf-8")
 
 

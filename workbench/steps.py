@@ -26,7 +26,7 @@ were 2× faster and if it took no time (Amdahl's limit).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from workbench.declare import Declaration, parse
@@ -541,6 +541,45 @@ def lay_out(
     return Timeline(plan, dict(times), intervals, step_time, tuple(reversed(path)), exposed, max(hidden, 0.0), what_if, speedups, measured)
 
 
+@dataclass(frozen=True)
+class TraceDevice:
+    """The GPU a trace names (nsys's TARGET_INFO_GPU), the catalogue entry its intervals' bounds use, and the
+    one line that says where that differs from the device chosen."""
+
+    gpu: str  # as the trace names it: 'NVIDIA A100-SXM4-40GB'
+    device: Device | None  # its catalogue entry, None where the catalogue knows no such GPU
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"gpu": self.gpu, "device": self.device.key if self.device is not None else None, "note": self.note}
+
+
+def trace_device(trace: Trace, chosen: Device | None) -> TraceDevice | None:
+    """The device a trace's intervals ran on, by the GPU it names; None where it names none (the CSV export).
+
+    The bounds of a traced step are that GPU's: a different device chosen is set aside, said in one line.
+    """
+    from workbench.devices.catalogue import match_device
+
+    if not trace.gpus:
+        return None
+    gpu = trace.gpus[0]
+    others = sorted({other.name for other in trace.gpus[1:] if other.name != gpu.name})
+    found = match_device(gpu.name, gpu.memory_bytes, gpu.bus)
+    device = found.device if found is not None else None
+    several = f" (it also names {', '.join(others)})" if others else ""
+    if device is None:
+        where = f"the {chosen.name} chosen" if chosen is not None else "no device: choose one with --device"
+        note = f"the trace ran on GPU {gpu.device_id}, {gpu.name}{several}, which the catalogue does not know: bounds use {where}"
+        return TraceDevice(gpu.name, None, note)
+    if chosen is not None and chosen.key != device.key:
+        note = (f"the trace ran on GPU {gpu.device_id}, {gpu.name}{several}, not on the {chosen.name} chosen: "
+                f"its bounds use {device.key} ({device.name})")
+    else:
+        note = f"the trace names several GPUs{several}: bounds use {device.key}, the first's" if others else ""
+    return TraceDevice(gpu.name, device, note)
+
+
 def step_timeline(
     plan: StepPlan | str,
     device: Device | None,
@@ -554,6 +593,11 @@ def step_timeline(
     bound) and lay the step out. `trace` is an imported Nsight Systems trace, `rules` its match rules."""
     parsed = parse_step(plan) if isinstance(plan, str) else plan
     measured = match_trace(parsed, trace, rules) if trace is not None else None
+    if measured is not None:
+        ran_on = trace_device(measured.trace, device)
+        if ran_on is not None:
+            measured = replace(measured, ran_on=ran_on)
+            device = ran_on.device or device  # the intervals ran on the trace's GPU: never mixed with another's bounds
     return lay_out(parsed, operation_times(parsed, device, runs, context, measured), speedups, measured)
 
 
@@ -634,6 +678,8 @@ class TraceMatch:
         origin = measured.origin_ns
         out: dict[str, Any] = {
             "kernel": self.first.name,
+            "name_full": self.first.name,
+            "name_short": kernel_base_name(self.first.name),
             "rule": self.rule,
             "intervals": len(self.intervals),
             "iterations": self.iterations,
@@ -672,10 +718,12 @@ class MeasuredTrace:
     unmatched: tuple[Unmatched, ...]  # largest total first
     unmatched_operations: tuple[str, ...]  # operations no interval was dealt to
     origin_ns: int  # the trace's first start: time zero when shown
+    ran_on: "TraceDevice | None" = None  # the GPU the trace names, and the bounds' device it decided
 
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.trace.summary(),
+            **({"ran_on": self.ran_on.to_dict()} if self.ran_on is not None else {}),
             "matched": {name: len(match.intervals) for name, match in self.matches.items()},
             "unmatched_operations": list(self.unmatched_operations),
             "unmatched": [
@@ -688,13 +736,18 @@ class MeasuredTrace:
     def summary_lines(self, times: Mapping[str, OperationTime]) -> list[str]:
         """The trace beside the bounds, for the CLI: each matched operation, then what no operation took."""
         trace = self.trace
-        lines = [f"trace {trace.source} ({trace.format}): {len(trace):,} intervals on {len(trace.streams)} streams"]
+        lines = [f"trace {trace.source} ({trace.format}): {len(trace):,} intervals on {len(trace.streams)} streams"
+                 + (f", ran on {self.ran_on.gpu}" if self.ran_on is not None else "")]
+        if self.ran_on is not None and self.ran_on.note:
+            lines.append(f"  note: {self.ran_on.note}")
         for name, match in self.matches.items():
             bound = times[name].bound_s if name in times else None
             versus = f", bound {format_time(bound)} ({match.median_s / bound:.2f}× the bound)" if bound else ""
             lines.append(f"  {name}: {format_time(match.median_s)} measured{versus}  [{match.detail()}; rule {match.rule}]")
             if name in times and times[name].impossible:
                 lines.append(f"      {times[name].impossible_text()}")
+            if not match.parts and kernel_base_name(match.first.name) != match.first.name:
+                lines.append(f"      kernel: {match.first.name}")  # the full name: a template's tile shape, the arguments
             for part in match.parts:
                 lines.append(f"      {part.rule}: {part.intervals} × {kernel_base_name(part.kernel)}, median {format_time(part.median_s)}")
         if self.unmatched_operations:

@@ -32,7 +32,8 @@ def qt_settings_in_tmp(tmp_path: Path) -> Iterator[Path]:
 @pytest.fixture(autouse=True)
 def session_files_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Autosave and recovery files go to a temporary folder, and the unsaved-changes and recovery
-    questions answer at once (Discard, Not now) instead of waiting on a modal dialog; a test that
+    questions answer at once (Discard, Not now, and Cancel for a save that meets another program's
+changes to the same parts) instead of waiting on a modal dialog; a test that
     checks a question replaces it on its window's `session_io`."""
     from workbench.autosave import DATA_DIR_VARIABLE
     from workbench.gui import session_io
@@ -41,6 +42,7 @@ def session_files_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     monkeypatch.setenv(DATA_DIR_VARIABLE, str(folder))
     monkeypatch.setattr(session_io.SessionFiles, "ask_unsaved_changes", lambda self, action: session_io.DISCARD)
     monkeypatch.setattr(session_io.SessionFiles, "ask_recovery", lambda self, found: session_io.RecoveryAnswer(session_io.LATER))
+    monkeypatch.setattr(session_io.SessionFiles, "ask_conflict", lambda self, path, conflicts: "cancel")
     return folder
 
 

@@ -72,6 +72,9 @@ def test_the_limiter_mark_is_analyze_s_limiter_change_not_the_edge_of_memory(win
     below, above = (analyze(f"gemm(M={s}, N={s}, K={s}, dtype=fp16)", "h100-sxm") for s in (round(2 ** (at - 0.02)), round(2 ** (at + 0.02))))
     assert (below.limiter, above.limiter) == ("memory", "compute")
     assert view.limiter_label.textItem.toPlainText().startswith("memory- → compute-limited")
+    # exactly where: n/3 FLOP per byte reaches 989 / 3.35 = 295.2 at n = 886 (885 is still memory-limited)
+    assert view.limiter_label.textItem.toPlainText().endswith("from M = N = K = 886")
+    assert at == math.log2(886)
 
 
 def test_a_host_link_that_limits_small_sizes_is_named_in_the_mark(window) -> None:  # type: ignore[no-untyped-def]

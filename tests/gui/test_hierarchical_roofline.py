@@ -217,9 +217,38 @@ def test_ncu_kernels_sit_at_their_l2_and_l1_shared_intensities(qtbot, window) ->
     (mark,) = view.kernels.marks
     # 137,438,953,472 FLOP over 100,663,296 B DRAM, 2,181,038,080 B L2, 10,770,972,672 B L1/shared
     assert mark.x == pytest.approx(math.log10(137_438_953_472 / 100_663_296))
+    # the file holds the NERSC method's counters, not those of ncu's own sections (the default): no stars until
+    # the Profile tab's method is NERSC's
+    assert view.kernel_levels.getData()[0] is None or not len(view.kernel_levels.getData()[0])
+    doc.set_level_method("nersc")
+    view = roofline(window)
+    qtbot.waitUntil(lambda: view.kernel_levels.getData()[0] is not None and len(view.kernel_levels.getData()[0]) == 2, timeout=5000)
+    (mark,) = view.kernels.marks
     x, y = view.kernel_levels.getData()
     assert sorted(x.tolist()) == pytest.approx(sorted([math.log10(137_438_953_472 / 10_770_972_672),
                                                        math.log10(137_438_953_472 / 2_181_038_080)]))
     assert list(y) == pytest.approx([mark.y, mark.y])
     view.set_level_shown("l2", False)
     assert view.kernel_levels.getData()[0].tolist() == pytest.approx([math.log10(137_438_953_472 / 10_770_972_672)])
+
+
+def test_the_library_add_has_its_own_lowered_roof(window) -> None:  # type: ignore[no-untyped-def]
+    # "one add, two implementations" on the H200: the library add's loads in flight allow 2.403 TB/s
+    # (132 SMs × 16,384 B ÷ 1.35 µs × 3/2), below the 4.8 TB/s memory roof; the vectorized add is capped by the memory
+    window.open_example("one-add-two-implementations")
+    view = roofline(window)
+    lines = [line for line in view.lowered_lines.items[: view.lowered_lines.used] if line.isVisible()]
+    assert len(lines) == 1
+    xs, ys = lines[0].getData()  # slope one in log-log: rate = intensity × 2.403 TB/s
+    assert ys[0] - xs[0] == pytest.approx(math.log10(132 * 16_384 / 1.35e-6 * 1.5))
+    labels = [item.textItem.toPlainText() for item in view.lowered_labels.items[: view.lowered_labels.used]]
+    assert labels == ["Add, library kernel: loads in flight 2.403 TB/s"]
+    # the library add's point sits on its lowered roof: intensity 1/12 FLOP/B × 2.403 TB/s = 200.2 GFLOP/s;
+    # the vectorized add's on the memory roof: 1/12 × 4.8 TB/s = 400 GFLOP/s
+    x, y = view.points.getData()
+    heights = sorted(10 ** value for value in y.tolist())
+    assert heights[0] == pytest.approx(2**24 / (3 * 2**26) * 132 * 16_384 / 1.35e-6 * 1.5, rel=1e-9)
+    assert heights[1] == pytest.approx(4.8e12 / 12, rel=1e-9)
+    # another device without a loaded latency: no lowered roof
+    window.document.set_device("h100-sxm")
+    assert view.lowered_lines.used == 0

@@ -26,12 +26,17 @@ def tile_fields_shown(window) -> list[str]:  # type: ignore[no-untyped-def]
     return [name for name in ("tile_m", "tile_n", "tile_k", "ctas_per_sm") if window.editor.fields[name].widget.isVisible()]
 
 
-def test_a_gemm_offers_its_implementations_and_a_vector_add_none(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+def test_a_gemm_offers_its_implementations_a_vector_add_its_own_and_axpy_none(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     combo = window.editor.fields["impl"].widget
     assert [combo.itemData(i) for i in range(combo.count())] == ["compulsory", "naive", "tiled"]
     assert combo.currentData() == "compulsory"  # the declaration names none: the default
     assert tile_fields_shown(window) == []  # tile sizes belong to impl=tiled
+    assert "threads_per_block" not in window.editor.fields  # a launch is typed in the line, not offered in the form
     type_into(qtbot, window.editor.line, "add(n=2**24, dtype=fp32)")
+    combo = window.editor.fields["impl"].widget
+    assert [combo.itemData(i) for i in range(combo.count())] == ["compulsory", "library", "vectorized"]
+    assert "tile_m" not in window.editor.fields
+    type_into(qtbot, window.editor.line, "axpy(n=2**24, dtype=fp32)")
     assert "impl" not in window.editor.fields
 
 

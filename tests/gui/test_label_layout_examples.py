@@ -64,14 +64,14 @@ def test_every_example_at_three_text_sizes_has_labels_that_collide_with_nothing(
             assert points > 13.0, f"{key} at {points:g} pt: no room for {left_out}"
             name = window.document.operations[int(operation.split()[1])].name
             assert any(text.startswith(name) for text in legend_texts), f"{key} at {points:g} pt: {name} is nowhere"
-        for roof in left_out:
+        for roof in [k for k in left_out if not k.startswith("operation")]:
             title = window.roofline._roof_texts[roof][0]
             assert title in legend_texts, f"{key} at {points:g} pt: {roof} neither beside its roof nor in the legend"
         if points <= 13.0:  # at the normal sizes the compute roofs and the HBM roof are labelled on the plot
             assert not [k for k in left_out if k == "memory" or k.startswith("roof")], f"{key} at {points:g} pt: {left_out}"
         # what is drawn is what was laid out: each shown label sits at its box
         shown = [label for label in window.roofline.point_labels.items[: window.roofline.point_labels.used] if label.isVisible()]
-        assert len(shown) == len(operations)
+        assert len(shown) == len([p for p in operations if p.box is not None])  # one left out is in the legend
 
 
 @pytest.mark.parametrize("key", [key for key, _ in list_examples()])
@@ -165,6 +165,7 @@ THROUGH_OR_ACROSS_ROOFS = {
     "batched-gemm-sweep": (8, 18, 21),
     "data-parallel-step": (1, 4, 10),
     "gemm-naive-tiled-cublas": (1, 4, 8),
+    "one-add-two-implementations": (1, 1, 3),  # the vectorized add's leader crosses the library add's lowered roof
 }
 
 

@@ -254,3 +254,18 @@ def test_a_digit_typed_and_taken_out_keeps_the_fitted_range_at_any_dock_width(qt
         if len(set(ranges)) > 1:
             flipped.append((width, sorted(set(ranges))))
     assert flipped == []
+
+
+def test_the_highlighted_roof_names_the_path_the_operation_uses(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    # an fp32 GEMM on the H100 SXM sits on the 67 TFLOP/s roof FP32 shares with FP64 tensor cores
+    window.open_example("gemm-4096-fp16")
+    window.document.edit_declaration(0, "gemm(M=4096, N=4096, K=4096, dtype=fp32)")
+    window.document.set_device("h100-sxm")
+    window.document.reset_rates()
+    window.tabs.setCurrentWidget(window.roofline)
+    texts = [full_short for key, full_short in window.roofline._roof_texts.items() if key.startswith("roof ")]
+    shared = [pair for pair in texts if "FP64 TC" in pair[0] and "FP32" in pair[0]]
+    assert shared == [("FP32 / FP64 TC  67 TFLOP/s", "FP32  67 TFLOP/s")]  # in full and in the short text
+    labels = window.roofline.roof_labels
+    drawn = [label.toPlainText() for label in labels.items[: labels.used] if "67 TFLOP/s" in label.toPlainText()]
+    assert drawn and all(text.startswith("FP32") for text in drawn)

@@ -623,3 +623,23 @@ def test_the_recovery_dialog_lists_the_sessions_and_returns_the_choice(qtbot, se
     dialog.later_button.click()
     assert dialog.choice == RecoveryAnswer(LATER)
     assert dialog.result() == dialog.DialogCode.Rejected
+
+
+def test_a_recovery_file_that_cannot_be_read_is_named_at_the_next_start(qtbot, session_files_in_tmp: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An autosave too large to read back (or damaged) is not passed over in silence: the window's banner names
+    the file and why, and the file is left where it is."""
+    from workbench import autosave as autosave_module
+
+    folder = session_files_in_tmp / "autosave"
+    Autosaver(folder, pid=2_000_000_005).write(load_example("vector-add"))
+    (large,) = folder.glob("autosave-*.json")
+    monkeypatch.setattr(autosave_module, "MAX_FILE_BYTES", large.stat().st_size - 1)  # as a 70 MB file over 64 MiB
+    damaged = folder / "autosave-2000000006.json"
+    damaged.write_text('{"format": "perf-workbench-autosave", "sess')
+    assert find_recoverable(folder) == []
+    win = open_window(qtbot)
+    qtbot.waitUntil(lambda: win.banner.isVisible(), timeout=session_io.RECOVERY_DELAY_MS + 5000)
+    text = win.banner.text()
+    assert "cannot be recovered" in text and "and 1 more recovery file like it" in text
+    assert str(damaged) in text or str(large) in text
+    assert large.exists() and damaged.exists()

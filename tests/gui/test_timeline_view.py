@@ -162,3 +162,71 @@ def test_an_operation_of_two_kernels_from_the_rules_field(window, qtbot, tmp_pat
     view.rules_edit.editingFinished.emit()
     qtbot.waitUntil(lambda: view.error.isVisible())
     assert "--match 'splitKreduce*=nope': the step has no operation 'nope'" in view.error.text()
+
+
+REAL_A100_TRACE = Path(__file__).resolve().parents[3] / "shared" / "real-profiles" / "nsys-trace-a100-unified-memory-add.sqlite"
+
+
+def test_a_trace_from_another_gpu_says_so_in_one_line_and_its_bounds_are_that_gpus(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The real A100 export (../shared/real-profiles, read in place) imported into the example on an H100 SXM."""
+    if not REAL_A100_TRACE.is_file():
+        pytest.skip(f"{REAL_A100_TRACE} is absent: the real profiler files live beside the checkout in ../shared/real-profiles")
+    view = show_example(window, qtbot)
+    assert window.document.device.key == "h100-sxm"
+    import_trace(view, qtbot, REAL_A100_TRACE)
+    qtbot.waitUntil(lambda: view.trace_device.isVisible(), timeout=10000)
+    assert view.trace_device.text() == (
+        "The trace ran on GPU 0, NVIDIA A100-SXM4-40GB, not on the NVIDIA H100 SXM chosen: "
+        "its bounds use a100-sxm-40gb (NVIDIA A100 SXM 40 GB)"
+    )
+    # every bound is the A100's now: opt's axpy over 2**28 fp32, 3 × 2**28 × 4 B at 1,555 GB/s, not the H100's X
+    assert view.timeline.times["opt"].bound_s == pytest.approx(3 * 2**28 * 4 / 1555e9)
+    view.clear_trace()
+    assert not view.trace_device.isVisible()
+    assert view.timeline.times["opt"].bound_s == pytest.approx(X)
+
+
+def _long_step(operations: int, streams: int) -> str:
+    """A chain of `operations` adds dealt over `streams` streams, each after the one before: one long critical
+    path through every stream."""
+    lines = ["op0 = add(n=2**20, dtype=fp32) on s0"]
+    for index in range(1, operations):
+        lines.append(f"op{index} = add(n=2**20, dtype=fp32) on s{index % streams} after op{index - 1}")
+    return "\n".join(lines)
+
+
+def test_a_pasted_step_of_hundreds_of_operations_keeps_the_plot_and_its_lanes_legible(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """500 pasted lines over seven streams: the summary names the critical path's ends and how many between
+    (the whole path on hover), the plot keeps its room, and the lane names it shows do not overlap."""
+    from PySide6.QtGui import QFontMetrics
+
+    window.tabs.setCurrentWidget(window.timeline)
+    view = window.timeline
+    view.editor.setPlainText(_long_step(500, 7))
+    view._commit_pending()
+    qtbot.waitUntil(lambda: view.timeline is not None and len(view.timeline.critical_path) == 500, timeout=20000)
+    qtbot.wait(50)
+    summary = view.summary.text()
+    assert "op0 → op1 → op2 → … 494 more … → op497 → op498 → op499" in summary
+    assert len(summary) < 400
+    assert "op250 →" in view.summary.toolTip() and "500 operations" in view.summary.toolTip()
+    assert view.plot.height() >= view.plot.minimumHeight() > 0
+    ticks = view.plot.getAxis("left")._tickLevels[0]
+    line = QFontMetrics(view.plot.font()).height()
+    lane_px = view.plot.getViewBox().height() / 7
+    shown = [index for index, _ in ticks]
+    assert shown[0] == 0 and len(shown) >= 1
+    gaps = [(b - a) * lane_px for a, b in zip(shown, shown[1:])]
+    assert all(gap >= line for gap in gaps), (gaps, line)
+
+
+def test_every_lane_is_named_where_there_is_room(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    window.tabs.setCurrentWidget(window.timeline)
+    view = window.timeline
+    view.editor.setPlainText(_long_step(7, 7))
+    view._commit_pending()
+    qtbot.waitUntil(lambda: view.timeline is not None and len(view.timeline.critical_path) == 7, timeout=20000)
+    qtbot.wait(50)
+    assert view.summary.toolTip() == ""  # a short path is shown whole
+    assert view.plot.getViewBox().height() >= 7 * 1.2 * view.plot.fontMetrics().height()  # room for seven names
+    assert [name for _, name in view.plot.getAxis("left")._tickLevels[0]] == [f"s{i}" for i in range(7)]

@@ -22,6 +22,7 @@ from typing import Any
 
 from workbench.analysis.derivation import Step, substitute
 from workbench.analysis.link import LinkTerm, link_term_for
+from workbench.analysis.mlp import mlp_term
 from workbench.analysis.model import INTERFACE, Analysis, Basis, TensorTraffic, interface_for
 from workbench.analysis.rates import Overlap, Setting, as_rate, compute_rate, interface_rate, parse_overlap, resolve_setting
 from workbench.analysis.rates import _rate_text_value  # noqa: F401  (tests clear its cache)
@@ -132,7 +133,7 @@ def analysis_terms(
     without a rate for the path, an unknown link), so nothing later can fail.
     """
     rate, used_path = compute_rate(workload.path, setting)
-    terms = [compute_term(used_path, int(physical.physical_flop), rate)]
+    terms = [compute_term(used_path, int(physical.physical_flop), rate, physical.quantization)]
     moved = physical.bytes_by_interface
     for key in HIERARCHY:
         interface_rate_here = interface_rate(key, setting)
@@ -140,6 +141,9 @@ def analysis_terms(
             terms.append(transfer_term(key, int(moved.get(key, workload.bytes)), interface_rate_here, memory))
         elif interface_rate_here is not None and key in moved:
             terms.append(transfer_term(key, int(moved[key]), interface_rate_here, memory))
+    mlp = mlp_term(physical, setting.device, terms[1], memory)
+    if mlp is not None:
+        terms.append(replace(mlp, amount=int(mlp.amount)))
     host_name = ""
     if resident_on_host(decl):
         terms.append(host_term(int(physical.logical_bytes), setting, memory))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Mapping
 
-from workbench.analysis.terms import COMPUTE, HIERARCHY, LINK, MEMORY, Term, side_times
+from workbench.analysis.terms import COMPUTE, HIERARCHY, LINK, MEMORY, MEMORY_TERMS, MLP, Term, side_times
 from workbench.devices.interfaces import HBM, HOST
 from workbench.ops.base import FlopTerm, Tensor
 from workbench.units import (
@@ -202,6 +202,8 @@ def _term_time_step(term: Term, a: "Analysis") -> Step:
     assert term.rate is not None and term.time_s is not None
     if term.name == HOST:
         what = f"Host ↔ device time bound ({a.basis.host_link_name or 'host link'}, per direction, {term.rate.source})"
+    elif term.name == MLP:
+        what = f"Memory-level-parallelism time bound ({term.title}, {term.rate.source})"
     else:
         what = f"Transfer time bound ({term.title}, {term.rate.source})"
     return Step(what, f"{format_bytes(term.amount, binary)} / ({format_bandwidth(term.rate.value, binary)})", format_time(term.time_s))
@@ -214,7 +216,10 @@ def _bound_steps(a: "Analysis") -> list[Step]:
     compute_time, memory_time, used_path = a.compute_time, a.memory_time, a.path
     compute = next(term for term in a.terms if term.name == COMPUTE)
     steps: list[Step] = []
-    if compute_rate is not None and compute_time is not None:
+    quantization = a.physical.quantization if a.physical is not None else None
+    if compute_rate is not None and compute_time is not None and quantization is not None and quantization.wave_flop is not None:
+        steps.append(_wave_step(a, quantization))
+    elif compute_rate is not None and compute_time is not None:
         steps.append(
             Step(
                 f"Compute time bound ({used_path}, {compute_rate.source})",
@@ -235,11 +240,72 @@ def _bound_steps(a: "Analysis") -> list[Step]:
         )
     else:
         steps.append(Step("Memory time bound", "", "needs a bandwidth: choose a device or enter one"))
-    inner = [term for term in a.terms if term.name in HIERARCHY and term.name != HBM]
+    inner = [term for term in a.terms if term.name in MEMORY_TERMS and term.name != HBM]
+    steps += _mlp_steps(a)
     steps += [_term_time_step(term, a) for term in inner if term.time_s is not None]
     if compute_rate is None or hbm is None or compute_time is None or memory_time is None:
         return steps
     return steps + _compute_memory_bound_steps(a, inner)
+
+
+def _wave_step(a: "Analysis", q: Any) -> Step:
+    """'Compute time bound, whole waves': waves × one tile's time at the per-slot rate (implementations.wave_time)."""
+    from workbench.implementations import tile_time
+
+    rate = a.compute_rate
+    assert rate is not None and a.compute_time is not None
+    slots = f"{q.sm_count} SMs" if q.ctas_per_sm == 1 else f"{q.sm_count} SMs × {q.ctas_per_sm}"
+    return Step(
+        f"Compute time bound, whole waves ({a.path}, {rate.source})",
+        f"{format_int(q.waves)} wave{'s' if q.waves != 1 else ''} × {format_flop(q.tile_flop)} a tile / "
+        f"({format_flop_rate(rate.value)} ÷ {slots}) = {format_int(q.waves)} × {format_time(tile_time(q, rate.value))}",
+        format_time(a.compute_time),
+    )
+
+
+def _mlp_steps(a: "Analysis") -> list[Step]:
+    """Little's law for each kernel launch: threads resident per SM, bytes in flight, the read rate, the achievable bandwidth."""
+    from workbench.analysis.mlp import little
+
+    term = a.term(MLP)
+    hbm = a.term(HBM)
+    if term is None or a.physical is None or hbm is None:
+        return []
+    found = little(a.physical.launches, a.basis.device, hbm.rate)
+    if found is None:
+        return []
+    binary, latency = a.basis.binary, found.latency
+    many = len(found.kernels) > 1
+    steps: list[Step] = []
+    for kernel in found.kernels:
+        launch = kernel.launch
+        who = f" ({launch.title})" if many else ""
+        per_block = launch.threads_per_block
+        limit = f"min({found.max_blocks_per_sm} blocks, {format_int(found.max_threads_per_sm)} ÷ {per_block} threads) × {per_block} threads"
+        if kernel.threads_per_sm < kernel.blocks_per_sm * per_block:
+            limit = f"⌈{format_int(launch.threads)} threads ÷ {found.sm_count} SMs⌉ (fewer than {format_int(kernel.blocks_per_sm * per_block)} resident)"
+        steps += [
+            Step(f"Little's law{who}: threads resident per SM", limit, f"{format_int(kernel.threads_per_sm)} threads"),
+            Step(
+                f"Bytes in flight per SM{who}",
+                f"{format_int(kernel.threads_per_sm)} threads × {launch.loads_in_flight} load{'s' if launch.loads_in_flight != 1 else ''} × {launch.bytes_per_load} B",
+                f"{format_int(kernel.in_flight_per_sm)} B ≈ {format_bytes(kernel.in_flight_per_sm, binary)}",
+            ),
+            Step(
+                f"Reads the loads in flight allow{who} ({a.memory_name} loaded latency, {latency.origin})",
+                f"{found.sm_count} SMs × {format_bytes(kernel.in_flight_per_sm, binary)} ÷ {format_time(latency.seconds)}",
+                format_bandwidth(kernel.read_rate, binary),
+            ),
+            Step(
+                f"Achievable bandwidth{who}",
+                f"min({format_bandwidth(found.rate.value, binary)}, {format_bandwidth(kernel.read_rate, binary)} × "
+                f"{format_bytes(launch.bytes, binary)} ÷ {format_bytes(launch.read_bytes, binary)} read)",
+                format_bandwidth(kernel.achievable, binary),
+            ),
+        ]
+        if many:
+            steps.append(Step(f"Time{who}", f"{format_bytes(launch.bytes, binary)} / ({format_bandwidth(kernel.achievable, binary)})", format_time(kernel.time_s)))
+    return steps
 
 
 def _compute_memory_bound_steps(a: "Analysis", inner: list[Term]) -> list[Step]:
@@ -251,7 +317,7 @@ def _compute_memory_bound_steps(a: "Analysis", inner: list[Term]) -> list[Step]:
     memory_side = memory_time
     memory_title = memory
     if inner:
-        hierarchy = [term for term in a.terms if term.name in HIERARCHY]
+        hierarchy = [term for term in a.terms if term.name in MEMORY_TERMS]
         slowest = a.memory_side_term
         assert slowest is not None and slowest.time_s is not None
         memory_side = slowest.time_s
@@ -381,6 +447,13 @@ def derivation_notes(a: "Analysis") -> tuple[str, ...]:
     notes.append(f"bytes: compulsory {a.interface}; each input read once, each output written once")
     if a.physical is not None and a.physical.implementation != "compulsory":
         notes += [f"impl={a.physical.implementation}: {sentence}" for sentence in a.physical.assumptions]
+    mlp = a.term(MLP)
+    if mlp is not None and mlp.rate is not None:
+        notes.append(
+            "memory-level parallelism (Little's law): bandwidth ≤ bytes in flight ÷ latency; only loads are in flight "
+            "(stores are posted), the writes go out beside the reads at their pace, and no kernel beats the memory's rate; "
+            f"the achievable bandwidth is {mlp.rate.citation}"
+        )
     if any(term.name == HOST for term in a.terms):
         notes.append(
             "resident=host: the tensors live in host memory, so the compulsory bytes also cross the host link once "

@@ -139,10 +139,20 @@ class Analysis:
 
     @property
     def attainable_rate(self) -> float | None:
-        """FLOP/s the roofline allows at this intensity: min(compute roof, intensity × bandwidth)."""
+        """FLOP/s the roofline allows at this intensity: min(compute roof, intensity × bandwidth), and never more
+        than the operation's link between chips allows (a collective: FLOP over its link time), so a point drawn
+        at this height never claims more than its own bound."""
         if self.compute_rate is None or self.bandwidth is None:
             return None
-        return min(self.compute_rate.value, self.intensity * self.bandwidth.value)
+        rate = min(self.compute_rate.value, self.intensity * self.bandwidth.value)
+        link_time = self.link_time_s
+        return min(rate, self.flop / link_time) if link_time else rate
+
+    @property
+    def link_time_s(self) -> float | None:
+        """The time of the operation's terms across links between chips (not roofs of the roofline), or None."""
+        times = [term.time_s for term in self.terms if term.side == LINK and term.name != "host" and term.time_s]
+        return max(times) if times else None
 
     def limiter_sentence(self) -> str:
         """The limiter in words: 'compute-limited: the fp16_tc path needs 1.374 ms, HBM traffic 40.27 µs'.
@@ -188,6 +198,12 @@ class Analysis:
             "logical_bytes": int(physical.logical_bytes),
             "bytes_by_interface": {key: int(value) for key, value in physical.bytes_by_interface.items()},
             "assumptions": list(physical.assumptions),
+            "launches": [
+                {"title": launch.title, "threads": int(launch.threads), "threads_per_block": launch.threads_per_block,
+                 "bytes_per_load": launch.bytes_per_load, "loads_in_flight": launch.loads_in_flight,
+                 "read_bytes": int(launch.read_bytes), "write_bytes": int(launch.write_bytes)}
+                for launch in physical.launches
+            ],
             "quantization": None if quantization is None else {
                 "tile_m": quantization.tile_m,
                 "tile_n": quantization.tile_n,

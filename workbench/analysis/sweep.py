@@ -21,9 +21,10 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
+from workbench.analysis.mlp import mlp_term
 from workbench.analysis.rates import Setting, compute_rate, interface_rate, resolve_setting
 from workbench.analysis.terms import HIERARCHY, Term, compute_term, limiters, side_times, transfer_term
-from workbench.declare import Declaration, parse
+from workbench.declare import LAUNCH_FIELDS, Declaration, parse
 from workbench.devices.interfaces import HBM
 from workbench.errors import DeclarationError, UnitError, WorkbenchError
 from workbench.ops.base import Param
@@ -261,7 +262,7 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
             exact |= footprint > dev.memory_bytes * (1 - 1e-9)
             exact &= ~refused
         physical = None
-        if decl.implementation != "compulsory":
+        if decl.implementation != "compulsory" or any(name in decl.params for name in LAUNCH_FIELDS):
             from workbench.analysis import physical_work_of
 
             swept = {name: params[name] for name in columns}
@@ -295,11 +296,15 @@ def _fast_terms(decl: Declaration, workload: Any, setting: Setting, flop: Any, t
     rate, used_path = compute_rate(workload.path, setting)
     assert rate is not None  # a device, or both rates entered
     moved = physical.bytes_by_interface if physical is not None else {}
-    terms = [compute_term(used_path, physical.physical_flop if physical is not None else flop, rate)]
+    quantization = physical.quantization if physical is not None else None
+    terms = [compute_term(used_path, physical.physical_flop if physical is not None else flop, rate, quantization)]
     for key in HIERARCHY:
         found = interface_rate(key, setting)
         if key == HBM or (found is not None and (physical is None or key in moved)):
             terms.append(transfer_term(key, moved.get(key, traffic), found, memory))
+    mlp = mlp_term(physical, setting.device, terms[1], memory)
+    if mlp is not None:
+        terms.append(mlp)
     if resident_on_host(decl):
         host = host_term(traffic, setting, memory)  # refuses a CPU, as analyze() does
         if host.rate is None:
@@ -465,6 +470,47 @@ def sweep(
             continue
         points.take_exact(index, result)
     return points.sweep(PointErrors(errors, refused, analyse_point))
+
+
+def limiter_crossover(
+    declaration: str | Declaration,
+    fields: Sequence[str],
+    below: int,
+    above: int,
+    device: Any = None,
+    convention: str = "fma2",
+    overlap: Any = "full",
+) -> int | None:
+    """The first size where analyze()'s limiter changes, exactly: the smallest integer in (below, above] whose
+    limiter differs from the one at `below` (every swept field set to that size), by bisection between two
+    points of a sweep whose limiters differ. None where a size between them is refused or has no limiter.
+    """
+    from workbench.analysis import analyze
+
+    decl = parse(declaration) if isinstance(declaration, str) else declaration
+    setting = resolve_setting(device, None, None, convention, overlap)
+
+    def limiter(size: int) -> str | None:
+        try:
+            return analyze(decl.replace(**{name: size for name in fields}), setting.device, None, None, convention,
+                           setting.overlap).limiter
+        except WorkbenchError:
+            return None
+
+    low, high = int(below), int(above)
+    first = limiter(low)
+    if first is None or low >= high or limiter(high) in (None, first):
+        return None
+    while high - low > 1:  # limiter(low) == first, limiter(high) != first
+        middle = (low + high) // 2
+        found = limiter(middle)
+        if found is None:
+            return None
+        if found == first:
+            low = middle
+        else:
+            high = middle
+    return high
 
 
 def _footprint_of_refused(decl: Declaration, columns: Mapping[str, Any], index: int, points: _Points) -> None:

@@ -50,6 +50,8 @@ COMPUTE_KIND = "compute"
 TRANSFER_KIND = "transfer"
 
 HIERARCHY = (HBM, L2, SMEM)  # the interfaces of the memory side, outermost first
+MLP = "mlp"  # memory-level parallelism: HBM bytes at the rate the loads in flight allow (analysis/mlp.py)
+MEMORY_TERMS = (*HIERARCHY, MLP)  # every term on the memory side
 
 # Sides in the order their times are summed, and the limiter each gives.
 _SIDES = (COMPUTE, MEMORY, HOST, LINK)
@@ -76,7 +78,7 @@ class Term:
         """Which side of the bound the term belongs to: compute, memory (the hierarchy), host or link."""
         if self.kind == COMPUTE_KIND:
             return COMPUTE
-        if self.name in HIERARCHY:
+        if self.name in MEMORY_TERMS:
             return MEMORY
         return HOST if self.name == HOST else LINK
 
@@ -108,9 +110,18 @@ class Term:
         }
 
 
-def compute_term(path: str, flop: int, rate: Rate | None) -> Term:
-    """FLOP on the instruction path."""
+def compute_term(path: str, flop: int, rate: Rate | None, quantization: Any = None) -> Term:
+    """FLOP on the instruction path; a tiled kernel's waves (`quantization` with waves) time it in whole waves.
+
+    Under wave quantization the time is waves × one tile's time at the per-SM-slot rate
+    (implementations.wave_time), never less than FLOP / rate; the amount stays the physical FLOP.
+    """
     time = flop / rate.value if rate is not None else None
+    if rate is not None and quantization is not None:
+        from workbench.implementations import wave_time
+
+        waved = wave_time(quantization, rate.value)
+        time = time if waved is None else waved
     return Term(TERM_COMPUTE, COMPUTE_KIND, path, f"{path} path", flop, "FLOP", rate, "FLOP/s", time)
 
 
@@ -217,6 +228,8 @@ __all__ = [
     "HIERARCHY",
     "LINK",
     "MEMORY",
+    "MEMORY_TERMS",
+    "MLP",
     "TRANSFER_KIND",
     "Term",
     "combine",

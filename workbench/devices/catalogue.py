@@ -21,7 +21,8 @@ DATASHEET = "datasheet"
 DERIVED = "derived"
 MEASURED = "measured"
 ENTERED = "entered"
-SOURCES = (DATASHEET, DERIVED, MEASURED, ENTERED)
+NOMINAL = "nominal"  # a stand-in guess (a CPU's DRAM bandwidth the OS does not report): shown, never a floor
+SOURCES = (DATASHEET, DERIVED, MEASURED, ENTERED, NOMINAL)
 
 BANDWIDTH = "hbm"  # the key of the memory-bandwidth rate among a device's rates
 
@@ -87,6 +88,31 @@ class Rate:
             raise ValueError(f"unknown rate source {self.source!r}")
 
 
+# Latency figures: where each comes from. A published microbenchmark (a paper, with its table), a nominal
+# figure (an order of magnitude, labelled so), one this machine's calibration measured, or one entered.
+LATENCY_ORIGINS = ("published", "nominal", MEASURED, ENTERED)
+
+# Resident threads an SM (a CPU core: one NumPy thread) can hold, and resident blocks, by compute capability
+# (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability").
+_THREADS_PER_SM = {"7.0": 2048, "7.5": 1024, "8.0": 2048, "8.6": 1536, "8.7": 2048, "8.9": 1536, "9.0": 2048, "10.0": 2048}
+_BLOCKS_PER_SM = {"7.0": 32, "7.5": 16, "8.0": 32, "8.6": 16, "8.7": 16, "8.9": 24, "9.0": 32, "10.0": 32}
+
+
+@dataclass(frozen=True)
+class Latency:
+    """The time one load takes across an interface, idle (nothing else in flight) or loaded (the memory busy)."""
+
+    seconds: float
+    origin: str  # one of LATENCY_ORIGINS
+    citation: str
+
+    def __post_init__(self) -> None:
+        if self.origin not in LATENCY_ORIGINS:
+            raise ValueError(f"unknown latency origin {self.origin!r}")
+        if not (self.seconds > 0):
+            raise ValueError(f"a latency must be positive; got {self.seconds}")
+
+
 @dataclass(frozen=True)
 class Device:
     """One device: identity, memory, datasheet rates, and overrides on top of them."""
@@ -112,6 +138,29 @@ class Device:
     host_link: str = ""  # key of the link to the host: a PCIe generation (x16) or NVLink-C2C
     boost_clock_hz: float | None = None  # the SM boost clock the derived shared-memory rate uses
     boost_clock_source: str = ""
+    # Latency per interface and load: {"hbm": {"idle": Latency, "loaded": Latency}}; calibration's measured
+    # figures replace the catalogue's (with_latency).
+    latency: Mapping[str, Mapping[str, Latency]] = field(default_factory=dict)
+
+    def latency_of(self, key: str, load: str = "loaded") -> Latency | None:
+        """The latency across interface `key` ("hbm") idle or loaded; None when the device has none."""
+        return self.latency.get(key, {}).get(load)
+
+    def with_latency(self, key: str, load: str, seconds: float, origin: str, citation: str) -> "Device":
+        """A copy with one latency replaced (calibration's measured figure, or one entered)."""
+        table = {name: dict(loads) for name, loads in self.latency.items()}
+        table.setdefault(key, {})[load] = Latency(float(seconds), origin, citation)
+        return replace(self, latency=table)
+
+    @property
+    def max_threads_per_sm(self) -> int | None:
+        """Resident threads one SM holds (by compute capability); None when it is not known."""
+        return _THREADS_PER_SM.get(self.compute_capability)
+
+    @property
+    def max_blocks_per_sm(self) -> int | None:
+        """Resident thread blocks one SM holds (by compute capability); None when it is not known."""
+        return _BLOCKS_PER_SM.get(self.compute_capability)
 
     @property
     def memory_name(self) -> str:
@@ -227,6 +276,10 @@ class Device:
                 key: {"value": rate.value, "source": rate.source, "citation": rate.citation}
                 for key, rate in self.interface_rates().items()
             },
+            "latency_s": {
+                key: {load: {"value": found.seconds, "origin": found.origin, "citation": found.citation} for load, found in loads.items()}
+                for key, loads in self.latency.items()
+            },
         }
 
 
@@ -248,6 +301,8 @@ def _quantity_value(text: Any, unit: str, where: str) -> float:
 def device_from_table(key: str, table: Mapping[str, Any], citation_source: str = DATASHEET) -> Device:
     """Build a Device from one catalogue table (figures carry their units as text)."""
     source = str(table.get("source", ""))
+    if table.get("nominal") is True:  # an entry of stand-in figures (the generic CPU), not a sheet's
+        citation_source = NOMINAL
     citations = {str(path): str(text) for path, text in dict(table.get("citations", {})).items()}
     peak: dict[str, Rate] = {}
     for path, text in dict(table.get("peak", {})).items():
@@ -267,6 +322,7 @@ def device_from_table(key: str, table: Mapping[str, Any], citation_source: str =
     if clock is not None and not clock_source:
         raise DeviceError(f"device catalogue, {key}.boost_clock: needs boost_clock_source")
     sms = int(table["sms"]) if "sms" in table else None
+    latency = _latency_table(key, table.get("latency", {}))
     if "smem" not in peak and sms and clock and str(table.get("architecture", "")) in SMEM_ARCHITECTURES:
         peak["smem"] = shared_memory_rate(sms, clock, f"boost clock: {clock_source}")
 
@@ -294,7 +350,26 @@ def device_from_table(key: str, table: Mapping[str, Any], citation_source: str =
         host_link=str(table.get("host_link", "")),
         boost_clock_hz=clock,
         boost_clock_source=clock_source,
+        latency=latency,
     )
+
+
+def _latency_table(key: str, table: Any) -> dict[str, dict[str, Latency]]:
+    """`[KEY.latency.hbm]`: idle_ns / loaded_ns with `<load>_origin` and `<load>_source` beside each figure."""
+    found: dict[str, dict[str, Latency]] = {}
+    for interface_key, entry in dict(table).items():
+        for load in ("idle", "loaded"):
+            if f"{load}_ns" not in entry:
+                continue
+            where = f"device catalogue, {key}.latency.{interface_key}.{load}"
+            origin, source = str(entry.get(f"{load}_origin", "")), str(entry.get(f"{load}_source", ""))
+            if origin not in LATENCY_ORIGINS or not source:
+                raise DeviceError(f"{where}: needs {load}_origin (one of {', '.join(LATENCY_ORIGINS)}) and {load}_source")
+            try:
+                found.setdefault(str(interface_key), {})[load] = Latency(float(entry[f"{load}_ns"]) * 1e-9, origin, source)
+            except (TypeError, ValueError) as exc:
+                raise DeviceError(f"{where}: {exc}") from None
+    return found
 
 
 def shared_memory_rate(sm_count: int, clock_hz: float, clock_words: str) -> Rate:
@@ -330,7 +405,8 @@ def catalogue() -> dict[str, Device]:
     from workbench.devices.links import link_catalogue
 
     links = link_catalogue()
-    devices = {key: device_from_table(key, table) for key, table in catalogue_data().items() if key != LINKS_TABLE}
+    data = catalogue_data()
+    devices = {key: device_from_table(key, _with_base(key, table, data)) for key, table in data.items() if key != LINKS_TABLE}
     for device in devices.values():
         for field_name in ("nvlink", "host_link"):
             named = getattr(device, field_name)
@@ -340,6 +416,17 @@ def catalogue() -> dict[str, Device]:
         if device.host_link and "host" not in device.peak:  # host ↔ device: the host link's rate per direction
             devices[key] = replace(device, peak={**device.peak, "host": host_link_rate(links[device.host_link])})
     return devices
+
+
+def _with_base(key: str, table: Mapping[str, Any], data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A variant's table (`variant_of = "v100-sxm2"`: another memory size, the same chip) over its base's."""
+    base_key = table.get("variant_of")
+    if base_key is None:
+        return table
+    base = data.get(str(base_key))
+    if not isinstance(base, Mapping) or "variant_of" in base or base_key == LINKS_TABLE:
+        raise DeviceError(f"device catalogue, {key}.variant_of: '{base_key}' is not a device entry")
+    return {**base, **{name: value for name, value in table.items() if name != "variant_of"}}
 
 
 def _normalise(text: str) -> str:

@@ -283,7 +283,7 @@ def read_host_cpu(root: Path | str = "/") -> HostCPU:
 
 def device_from_host(cpu: HostCPU) -> Any:
     """The Device for a host CPU: derived vector rates, caches, and a nominal bandwidth marked as such."""
-    from workbench.devices.catalogue import BANDWIDTH, DERIVED, HOST_CPU_KEY, Device, Rate
+    from workbench.devices.catalogue import BANDWIDTH, DERIVED, HOST_CPU_KEY, NOMINAL, Device, Rate
 
     peak: dict[str, Rate] = {}
     for path, bits in (("fp32", 32), ("fp64", 64)):
@@ -292,7 +292,7 @@ def device_from_host(cpu: HostCPU) -> Any:
             peak[path] = Rate(value, DERIVED, cpu.derivation(bits))
     peak[BANDWIDTH] = Rate(
         NOMINAL_BANDWIDTH,
-        DERIVED,
+        NOMINAL,
         "not reported by the OS: a nominal 2 channels × DDR4-3200 × 8 B = 51.2 GB/s stands in; calibrate to measure",
     )
     l2 = cpu.cache(2)
@@ -308,7 +308,7 @@ def device_from_host(cpu: HostCPU) -> Any:
         l2_source="sysfs cache sizes (all L2 instances together)" if l2 else "",
         sm_count=cpu.physical_cores,
         architecture=cpu.architecture,
-        source="detected from /proc/cpuinfo and /sys (rates derived, not measured)",
+        source="/proc/cpuinfo and /sys: compute rates derived from cores, clock and SIMD width; DRAM bandwidth nominal",
         notes=f"Caches: {caches or 'not reported'}. Rates are derived upper bounds; Calibrate… replaces them with measured ones.",
         vendor="",
     )
@@ -322,6 +322,18 @@ def _size_text(size: int) -> str:
 
 
 @lru_cache(maxsize=1)
+def host_cpu_names() -> frozenset[str]:
+    """The names this machine's CPU goes by: the model a run records (`cpu_model`) and the detected one."""
+    return frozenset(name for name in (cpu_model(), host_cpu().model) if name)
+
+
+@lru_cache(maxsize=1)
+def host_cpu() -> HostCPU:
+    """This machine's CPU (read once per process)."""
+    return read_host_cpu()
+
+
+@lru_cache(maxsize=1)
 def host_device() -> Any:
     """This machine's CPU as a Device (read once per process)."""
-    return device_from_host(read_host_cpu())
+    return device_from_host(host_cpu())

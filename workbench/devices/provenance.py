@@ -149,13 +149,19 @@ def provenance_from_environment(backend_kind: str, environment: Mapping[str, Any
 
 # ---------------------------------------------------------------- the catalogue entry for a provenance
 
-CPU_DEVICE_KEY = "cpu-generic"  # the catalogue's CPU entry until this machine's CPU is detected as a device
+CPU_DEVICE_KEY = "cpu-generic"  # the catalogue's stand-in CPU: for a CPU that is not this machine's
 
 
-def cpu_catalogue_device() -> "Device":
-    """The device a CPU run is compared with: one lookup, so a detected host CPU can take its place."""
+def cpu_catalogue_device(name: str | None = None) -> "Device":
+    """The device a CPU run is compared with: this machine's CPU (detected: cores, SIMD, caches) when the run
+    states this machine's CPU model, or states none because it runs now (`name` None); the generic stand-in
+    for another machine's CPU, whose figures nothing here knows.
+    """
     from workbench.devices.catalogue import find_device
+    from workbench.devices.host import host_cpu_names, host_device
 
+    if name is None or (name and name in host_cpu_names()):
+        return host_device()
     return find_device(CPU_DEVICE_KEY)
 
 
@@ -176,7 +182,8 @@ def match_catalogue(kind: str, name: str, compute_capability: str = "") -> "tupl
     from workbench.devices.catalogue import match_reported_name
 
     if kind == CPU:
-        return cpu_catalogue_device(), "the CPU entry"
+        device = cpu_catalogue_device(name)
+        return device, "this machine's CPU" if device.key != CPU_DEVICE_KEY else "the CPU entry"
     if name:
         known = match_reported_name(name)
         if known is not None:
@@ -194,11 +201,12 @@ def catalogue_device(provenance: DeviceProvenance) -> "Device | None":
     """The catalogue Device of a provenance: its recorded key, else a fresh match of what it states."""
     from workbench.devices.catalogue import catalogue
 
-    if provenance.catalogue_key:
+    automatic_cpu = provenance.kind == CPU and provenance.matched_by != "--device"
+    if provenance.catalogue_key and not automatic_cpu:
         known = catalogue().get(provenance.catalogue_key)
         if known is not None:
             return known
     if provenance.kind == CPU:
-        return cpu_catalogue_device()
+        return cpu_catalogue_device(provenance.name)
     device, _ = match_catalogue(provenance.kind, provenance.name, provenance.compute_capability)
     return device

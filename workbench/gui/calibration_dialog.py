@@ -30,6 +30,7 @@ from workbench.devices.rate_titles import rate_title
 from workbench.gui.commands import SetDevice
 from workbench.gui.document import Document
 from workbench.gui.measure_worker import CalibrationJob, CalibrationWorker
+from workbench.gui.plain_text import html_text, plain
 from workbench.measure.text import transfer_lines
 from workbench.units import format_bandwidth, format_flop_rate
 
@@ -69,7 +70,7 @@ class CalibrationDialog(QDialog):
         self.intro = QLabel(
             f"Measures the sustained memory bandwidth (a large copy, bytes read plus bytes written) and the "
             f"matrix rate of each data type (a large square GEMM) on {where}, with the same timing protocol "
-            f"and reference check as any run. {extra} The results become the <b>measured</b> rates of <b>{name}</b>, "
+            f"and reference check as any run. {extra} The results become the <b>measured</b> rates of <b>{html_text(name)}</b>, "
             f"which the bounds use from then on; Undo or Reset brings back the device's own figures."
         )
         self.intro.setWordWrap(True)
@@ -78,14 +79,14 @@ class CalibrationDialog(QDialog):
         self.transfers = QCheckBox("Interfaces and links: caches and host ↔ device (and GPU ↔ GPU) copies")
         self.transfers.setObjectName("calibrateTransfers")
         self.transfers.setChecked(True)
-        self.step_label = QLabel("Not started.")
+        self.step_label = plain(QLabel("Not started."))
         self.step_label.setObjectName("calibrationStep")
         self.step_label.setWordWrap(True)
         self.progress = QProgressBar()
         self.progress.setObjectName("calibrationProgress")
         self.progress.setRange(0, 1000)
         self.progress.setValue(0)
-        self.summary = QLabel()
+        self.summary = plain(QLabel())
         self.summary.setObjectName("calibrationSummary")
         self.summary.setWordWrap(True)
         self.summary.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)

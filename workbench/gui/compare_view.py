@@ -51,6 +51,7 @@ from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.plot_common import LogAxis, intensity_tick, log_plot_widget, si_tick, short_path
+from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_time
 
 SESSION_DEVICE = "__session__"  # the list item standing for the session's device, overrides included
@@ -115,11 +116,11 @@ class CompareView(RefreshWhenShown, QWidget):
         self.point_label = pg.TextItem(anchor=(0, 0.5), color="#212121")
         self.plot.addItem(self.point_label)
 
-        self.caption = QLabel()
+        self.caption = plain(QLabel())
         self.caption.setObjectName("compareCaption")
         self.caption.setWordWrap(True)
         self.caption.setStyleSheet("color: #444;")
-        self.message = QLabel()
+        self.message = plain(QLabel())
         self.message.setObjectName("compareMessage")
         self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #b71c1c; font-weight: 600;")
@@ -195,7 +196,7 @@ class CompareView(RefreshWhenShown, QWidget):
             item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsSelectable)
             item.setCheckState(Qt.CheckState.Checked if key in self.state.chosen else Qt.CheckState.Unchecked)
             if device is not None and device.source:
-                item.setToolTip(device.source)
+                item.setToolTip(tooltip(device.source))
             self.device_list.addItem(item)
         self.device_list.blockSignals(False)
 
@@ -270,7 +271,7 @@ class CompareView(RefreshWhenShown, QWidget):
             for column, device in enumerate(comparison.devices):
                 header = table.horizontalHeaderItem(column)
                 header.setForeground(QBrush(QColor(DEVICE_COLOURS[column % len(DEVICE_COLOURS)])))
-                header.setToolTip(f"{device.name} ({device.key})\n{device.source}")
+                header.setToolTip(tooltip(f"{device.name} ({device.key})\n{device.source}"))
         table.setVerticalHeaderLabels(comparison.operations)
         changed = reshaped
         for row, cells in enumerate(comparison.rows):
@@ -285,7 +286,7 @@ class CompareView(RefreshWhenShown, QWidget):
                     continue
                 changed = True
                 item = QTableWidgetItem(text)
-                item.setToolTip(tip)
+                item.setToolTip(tooltip(tip))
                 item.setData(STYLE_ROLE, style)
                 if style == "none":
                     item.setForeground(QBrush(QColor("#8d5a00")))
@@ -336,6 +337,7 @@ class CompareView(RefreshWhenShown, QWidget):
 
     def _show_legend(self, entries: list[tuple[pg.PlotDataItem, str]]) -> None:
         """Rebuild the legend only when its lines change (each entry is two graphics widgets)."""
+        entries = [(line, html_text(text)) for line, text in entries]  # pyqtgraph's legend rows are HTML
         shown = [(sample.item, label.text) for sample, label in self.legend.items]
         if shown == entries:
             return

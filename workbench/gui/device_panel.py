@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.devices import BANDWIDTH, DATASHEET, DERIVED, ENTERED, MEASURED, PATH_TITLES, PATHS, Device, Rate, catalogue
+from workbench.devices import BANDWIDTH, DATASHEET, DERIVED, ENTERED, MEASURED, NOMINAL, PATH_TITLES, PATHS, Device, Rate, catalogue
 from workbench.devices.host import host_device
 from workbench.devices.interfaces import HBM, interface_keys
 from workbench.devices.links import device_link, is_byte_rate, link_rate_key, linked_key
@@ -41,9 +41,10 @@ from workbench.devices.rate_titles import rate_title, reference_rate
 from workbench.devices.nvml import NO_DRIVER, NO_GPU, NO_MODULE, OK
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
+from workbench.gui.plain_text import plain, tooltip
 from workbench.units import format_bandwidth, format_bytes, format_flop_rate
 
-SOURCE_COLOURS = {DATASHEET: "#455a64", DERIVED: "#6a1b9a", MEASURED: "#1b5e20", ENTERED: "#0d47a1"}
+SOURCE_COLOURS = {DATASHEET: "#455a64", DERIVED: "#6a1b9a", MEASURED: "#1b5e20", ENTERED: "#0d47a1", NOMINAL: "#e65100"}
 RATE_COLUMN, SOURCE_COLUMN, RESET_COLUMN = 1, 2, 3
 
 
@@ -56,7 +57,7 @@ class DevicePanel(QWidget):
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        self.status = QLabel("GPU detection starts once the window is up…")
+        self.status = plain(QLabel("GPU detection starts once the window is up…"))
         self.status.setObjectName("detectionStatus")
         self.status.setWordWrap(True)
         self.detect_button = QPushButton("Detect again")
@@ -65,7 +66,7 @@ class DevicePanel(QWidget):
         self.chooser = QComboBox()
         self.chooser.setObjectName("deviceChooser")
         self.chooser.activated.connect(self._device_chosen)
-        self.facts = QLabel()
+        self.facts = plain(QLabel())
         self.facts.setObjectName("deviceFacts")
         self.facts.setWordWrap(True)
         self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -86,13 +87,13 @@ class DevicePanel(QWidget):
         for column in (RATE_COLUMN, SOURCE_COLUMN, RESET_COLUMN):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.table.itemChanged.connect(self._rate_edited)
-        self.measured = QLabel()
+        self.measured = plain(QLabel())
         self.measured.setObjectName("measuredRates")
         self.measured.setWordWrap(True)
         self.measured.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.measured.setStyleSheet("color: #1b5e20;")
         self.measured.setVisible(False)
-        self.message = QLabel()
+        self.message = plain(QLabel())
         self.message.setObjectName("rateMessage")
         self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #b71c1c; font-weight: 600;")
@@ -243,7 +244,7 @@ class DevicePanel(QWidget):
             rate = _rate_in_use(device, path) if device is not None else None
             name = QTableWidgetItem(_row_title(device, path))
             name.setFlags(Qt.ItemFlag.ItemIsEnabled)
-            name.setToolTip(path)
+            name.setToolTip(tooltip(path))
             text = _rate_text(path, rate, binary)
             value = QTableWidgetItem(text)
             value.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsEditable | Qt.ItemFlag.ItemIsSelectable)
@@ -252,15 +253,15 @@ class DevicePanel(QWidget):
             tip = f"{peak.source}: {_rate_text(path, peak, binary)}" if peak else "no figure from the device"
             if peak and peak.citation:
                 tip += f"\n{peak.citation}"
-            value.setToolTip(tip)
+            value.setToolTip(tooltip(tip))
             pending = self._pending.get(path)
             if pending is not None:  # refused: the cell shows the rate in use again, the message what was typed
-                value.setToolTip(f"'{pending[0]}' was refused: {pending[1]}\n{tip}")
+                value.setToolTip(tooltip(f"'{pending[0]}' was refused: {pending[1]}\n{tip}"))
             source = QTableWidgetItem(rate.source if rate else "none")
             source.setFlags(Qt.ItemFlag.ItemIsEnabled)
             source.setForeground(QBrush(QColor(SOURCE_COLOURS.get(rate.source, "#555") if rate else "#9e9e9e")))
             if rate and rate.citation:
-                source.setToolTip(rate.citation)
+                source.setToolTip(tooltip(rate.citation))
             for column, item in ((0, name), (RATE_COLUMN, value), (SOURCE_COLUMN, source)):
                 table.setItem(row, column, item)
             reset = table.cellWidget(row, RESET_COLUMN)
@@ -272,7 +273,7 @@ class DevicePanel(QWidget):
             reset.setProperty("path", path)
             reset.setObjectName(f"reset_{path}")
             reset.setEnabled(path in overrides or path in self._pending)
-            reset.setToolTip(f"Back to the {peak.source} figure" if peak else "Remove the entered figure")
+            reset.setToolTip(tooltip(f"Back to the {peak.source} figure" if peak else "Remove the entered figure"))
         self._filling = False
 
     def _rate_edited(self, item: QTableWidgetItem) -> None:

@@ -114,6 +114,9 @@ class Document(QObject):
         # While a keystroke's edit is applied: views may leave what only a reader of a long text needs until the
         # typing pauses (TYPING_PAUSE_MS).
         self.typing = False
+        # How imported kernels' L2 and L1 bytes are counted ('ncu': its own hierarchical-roofline sections, or
+        # 'nersc'): a view setting of the Profile tab, like the Timeline's trace not kept in the session.
+        self.level_method = "ncu"
         self.replace_session(session if session is not None else new_session())
 
     # ------------------------------------------------------------------ reading
@@ -185,6 +188,53 @@ class Document(QObject):
         self.selection_changed.emit(self.current)
         self.analysis_changed.emit(-1)
         self.path_changed.emit()
+
+    @_one_change
+    def append_from_file(self, runs: list[dict[str, Any]], appended: dict[str, list[Any]]) -> None:
+        """Add the runs and list items another program appended to this session's file (not an undo step).
+
+        `appended` maps "operations", "steps" or "profiles" to new items; everything goes at the end,
+        so the undo history of what was there stays valid.
+        """
+        session = self.session
+        session.runs.extend(runs)
+        operations = appended.get("operations", [])
+        session.operations.extend(operations)
+        for entry in operations:
+            self._recompute(entry)
+        session.steps.extend(appended.get("steps", []))
+        session.profiles.extend(appended.get("profiles", []))
+        if operations or appended.get("steps"):
+            self.operations_changed.emit()
+            self._select(self.current if self.current >= 0 else 0, force=True)
+            self.analysis_changed.emit(-1)
+        if appended.get("profiles"):
+            self.profiles_changed.emit()
+        if runs:
+            self.runs_changed.emit()
+
+    @_one_change
+    def take_from_file(self, merged: Session) -> None:
+        """Show `merged`: this session with parts another program changed in its file taken in (not an undo step).
+
+        The undo history is cleared (its steps may refer to parts now replaced); unsaved work stays unsaved.
+        """
+        was_clean = self.undo_stack.isClean()
+        self.undo_stack.clear()
+        self.session = merged
+        self._resolve_device()
+        self._recompute_all()
+        self.current = min(max(self.current, 0), len(merged.operations) - 1)
+        if not was_clean:
+            self.undo_stack.resetClean()
+        self.operations_changed.emit()
+        self.device_changed.emit()
+        self.settings_changed.emit()
+        self.profiles_changed.emit()
+        self.runs_changed.emit()
+        self.notes_changed.emit(-1)
+        self.selection_changed.emit(self.current)
+        self.analysis_changed.emit(-1)
 
     def set_path(self, path: str | None) -> None:
         self.path = _absolute(path)
@@ -346,6 +396,14 @@ class Document(QObject):
         entry = self.session.operations[index] if index >= 0 else None
         text = entry.notes if entry is not None else self.session.description
         self.set_notes(index, set_checked(text, box, checked), source=f"box:{box}:{checked}")
+
+    def set_level_method(self, method: str) -> None:
+        """Count the hierarchical roofline's L2 and L1 bytes by `method` ('ncu' or 'nersc') in every view."""
+        if method not in ("ncu", "nersc"):
+            raise ValueError(f"no level method '{method}'")
+        if method != self.level_method:
+            self.level_method = method
+            self.settings_changed.emit()
 
     def set_setting(self, name: str, value: object) -> None:
         """Change one of convention, overlap, binary."""

@@ -31,11 +31,13 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.declaration_text import CallText, split_call, with_field, with_positional, without_field
-from workbench.declare import COMPULSORY, IMPL_PARAMS, TILE_FIELDS, TILED, known_operations
+from workbench.declare import COMPULSORY, IMPL_PARAMS, LAUNCH_FIELDS, TILE_FIELDS, TILED, known_operations
 from workbench.dtypes import DTYPES
 from workbench.errors import DeclarationError, WorkbenchError
 from workbench.gui.cached_frames import cached_frame_style
 from workbench.gui.document import Document
+from workbench.gui.plain_text import plain, tooltip
+from workbench.gui.undo_keys import use_document_undo
 from workbench.ops import REGISTRY, OpSpec, Param
 from workbench.session import OperationEntry
 
@@ -50,7 +52,7 @@ def mark_invalid(widget: QWidget, message: str | None) -> None:
         return
     widget.setProperty("invalid", invalid)
     widget.setStyleSheet(INVALID_STYLE if invalid else "")
-    widget.setToolTip(message if invalid else widget.property("help") or "")
+    widget.setToolTip(tooltip(message if invalid else widget.property("help") or ""))
 
 
 @dataclass(frozen=True)
@@ -101,11 +103,12 @@ class FieldEditor:
                 line.setPlaceholderText(f"{param.default}" if param.default not in (None, "") else "default")
             line.textEdited.connect(self._text_edited)
             line.setStyle(cached_frame_style())  # its text follows every keystroke: the frame is drawn once
+            use_document_undo(line, editor.document.undo_stack)
             self.widget = line
         self.widget.setObjectName(f"field_{param.name}")
         help_text = f"{param.name}: {param.doc}" if param.doc else param.name
         self.widget.setProperty("help", help_text)
-        self.widget.setToolTip(help_text)
+        self.widget.setToolTip(tooltip(help_text))
         self.label.setBuddy(self.widget)
 
     # writing: each change becomes a text edit of the line
@@ -167,17 +170,18 @@ class DeclarationEditor(QWidget):
         self.line.setProperty("help", "One declaration, e.g. " + ", ".join(f"{op}(…)" for op in known_operations()))
         self.line.setToolTip(self.line.property("help"))
         self.line.textEdited.connect(self._line_edited)
+        use_document_undo(self.line, document.undo_stack)
         line_label = QLabel("&Declaration")
         line_label.setBuddy(self.line)
 
-        self.message = QLabel()
+        self.message = plain(QLabel())
         self.message.setObjectName("declarationMessage")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.setStyleSheet("color: #b71c1c; font-weight: 600;")
         self.message.setVisible(False)
 
-        self.summary = QLabel()
+        self.summary = plain(QLabel())
         self.summary.setObjectName("operationSummary")
         self.summary.setStyleSheet("color: #555;")
 
@@ -365,7 +369,8 @@ class DeclarationEditor(QWidget):
         if len(spec.implementations) > 1:
             # the implementation on a row of its own: the selector, then the tile sizes (shown while tiled)
             row = (len(params) + FORM_COLUMNS - 1) // FORM_COLUMNS
-            implementation = [p for p in IMPL_PARAMS if p.name == "impl" or TILED in spec.implementations]
+            # the launch keywords (threads_per_block, ...) are typed in the line: they describe the user's own kernel
+            implementation = [p for p in IMPL_PARAMS if p.name not in LAUNCH_FIELDS and (p.name == "impl" or TILED in spec.implementations)]
             for position, param in enumerate(implementation):
                 choices = spec.implementations if param.name == "impl" else ()
                 field = FieldEditor(self, param, choices=choices)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.declare import Declaration
 from workbench.measure.estimate import (
     Alternative,
@@ -47,11 +48,12 @@ class LongRunQuestion(QDialog):
         first = estimates[0]
         what = str(declarations[0]) if len(declarations) == 1 else f"{len(declarations)} sizes of {declarations[0].op}"
         where = "the CPU" if first.backend == "numpy" else "the GPU"
-        headline = QLabel(f"<b>Measuring {what} on {where} should take {format_duration(total or 0.0)}.</b>")
+        headline = QLabel(f"<b>Measuring {html_text(what)} on {where} should take {format_duration(total or 0.0)}.</b>")
+        headline.setTextFormat(Qt.TextFormat.RichText)
         headline.setObjectName("longRunHeadline")
         headline.setWordWrap(True)
-        detail = QLabel(first.text() if len(estimates) == 1 else
-                        "; ".join(f"{e.declaration}: {format_duration(e.total_s or 0.0)}" for e in estimates))
+        detail = plain(QLabel(first.text() if len(estimates) == 1 else
+                        "; ".join(f"{e.declaration}: {format_duration(e.total_s or 0.0)}" for e in estimates)))
         detail.setObjectName("longRunDetail")
         detail.setWordWrap(True)
         detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -65,7 +67,7 @@ class LongRunQuestion(QDialog):
         for offer in self.offers:
             button = QPushButton(offer.label)
             button.setObjectName(f"longRun_{offer.kind}")
-            button.setToolTip(offer.estimate.text())
+            button.setToolTip(tooltip(offer.estimate.text()))
             button.clicked.connect(lambda _=False, kind=offer.kind: self.choose(kind))
             self.buttons[offer.kind] = button
             layout.addWidget(button)

@@ -21,6 +21,7 @@ import pyqtgraph as pg
 from workbench.declare import Declaration
 from workbench.gui.document import Document
 from workbench.gui.measure_runs import MeasuredRun, document_runs
+from workbench.gui.plain_text import html_text, tooltip
 from workbench.measure.record import CANCELLED
 from workbench.measure.sweep import swept_size
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_percent, format_time
@@ -224,7 +225,7 @@ class _MeasuredLayer:
             legend.removeItem(item)
         if text:
             legend.setBrush(pg.mkBrush(255, 255, 255, 220))
-            legend.addItem(item, text)
+            legend.addItem(item, html_text(text))  # pyqtgraph's legend rows are HTML; a run's device is outside text
         self._legend_rows[id(item)] = text
 
     def tip(self, run_index: Any) -> str:
@@ -234,7 +235,7 @@ class _MeasuredLayer:
 
     def _hovered(self, item: Any, points: Any, event: Any) -> None:
         # On the scatter itself, so it never clears the operations' or the kernels' hover text.
-        item.setToolTip("\n\n".join(self.tip(point.data()) for point in list(points)[:3]))
+        item.setToolTip(tooltip("\n\n".join(self.tip(point.data()) for point in list(points)[:3])))
 
 
 class MeasuredRooflineLayer(_MeasuredLayer):

@@ -51,8 +51,10 @@ from workbench.gui.measure_worker import (
     MeasurementJob,
     MeasurementWorker,
 )
+from workbench.gui.power_box import PowerOfTwoBox
 from workbench.gui.run_table import NAME_COLUMN_MAX_PX, RUNNING, RunTableModel
 from workbench.gui.sample_histogram import SampleHistogram
+from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.measure import (
     COLD,
     DEFAULT_ITERATIONS,
@@ -134,6 +136,7 @@ class MeasurementTab(QWidget):
     def _make_settings(self) -> None:
         """The operation, the backend and its device, the bound's device, the estimate, iterations and mode."""
         self.operation = QLabel()
+        self.operation.setTextFormat(Qt.TextFormat.RichText)  # built HTML: the name and declaration escaped
         self.operation.setObjectName("measureOperation")
         self.operation.setWordWrap(True)
         self.backend_box = QComboBox()
@@ -143,14 +146,14 @@ class MeasurementTab(QWidget):
         self.backend_box.setToolTip("The array library that runs the kernel: CuPy on an NVIDIA GPU, NumPy on this CPU")
         self.backend_box.currentIndexChanged.connect(self._show_backend_device)
         self.backend_box.currentIndexChanged.connect(self._show_estimate)
-        self.device_label = QLabel("Checking which backends can run here…")
+        self.device_label = plain(QLabel("Checking which backends can run here…"))
         self.device_label.setObjectName("measureDevice")
         self.device_label.setWordWrap(True)
-        self.bound_label = QLabel()
+        self.bound_label = plain(QLabel())
         self.bound_label.setObjectName("measureBoundDevice")
         self.bound_label.setWordWrap(True)
         self.bound_label.setStyleSheet("color: #555;")
-        self.estimate_label = QLabel()
+        self.estimate_label = plain(QLabel())
         self.estimate_label.setObjectName("measureEstimate")
         self.estimate_label.setWordWrap(True)
         self.estimate_label.setStyleSheet("color: #555;")
@@ -175,11 +178,8 @@ class MeasurementTab(QWidget):
         self.sweep_box.setToolTip("Measure the operation at every power of two of one size field, the others as declared")
         self.sweep_field = QComboBox()
         self.sweep_field.setObjectName("measureSweepField")
-        self.sweep_low = QSpinBox()
-        self.sweep_high = QSpinBox()
-        for box in (self.sweep_low, self.sweep_high):
-            box.setRange(0, 62)
-            box.setPrefix("2^")
+        self.sweep_low = PowerOfTwoBox()
+        self.sweep_high = PowerOfTwoBox()
         self.sweep_box.toggled.connect(self._sweep_toggled)
         self.sweep_field.activated.connect(self._sweep_field_chosen)
 
@@ -200,7 +200,7 @@ class MeasurementTab(QWidget):
         self.progress.setValue(0)
         self.progress.setTextVisible(True)
         self.progress.setFormat("idle")
-        self.message = QLabel()
+        self.message = plain(QLabel())
         self.message.setObjectName("measureMessage")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -304,7 +304,7 @@ class MeasurementTab(QWidget):
             item = model.item(row)  # type: ignore[attr-defined]
             item.setEnabled(choice.available)
             tip = f"Runs on {choice.device}" if choice.available else f"Not available: {choice.message}"
-            self.backend_box.setItemData(row, tip, Qt.ItemDataRole.ToolTipRole)
+            self.backend_box.setItemData(row, tooltip(tip), Qt.ItemDataRole.ToolTipRole)
         auto = self.resolved_backend()
         self.backend_box.setItemText(self.backend_box.findData("auto"), f"Auto ({BACKEND_LABELS[auto].split(' (')[0]})")
         if not self._choice(self.backend_box.currentData()).available:
@@ -390,10 +390,10 @@ class MeasurementTab(QWidget):
         declaration, why = self.current_declaration()
         entry = self.document.current_entry
         if declaration is None:
-            self.operation.setText(why)
+            self.operation.setText(html_text(why))
         else:
             name = entry.name if entry is not None else declaration.op
-            self.operation.setText(f"<b>{name}</b>: <code>{declaration}</code>")
+            self.operation.setText(f"<b>{html_text(name)}</b>: <code>{html_text(str(declaration))}</code>")
         self._fill_sweep_fields(declaration)
         self._enable_controls()
         self._show_estimate()
@@ -487,6 +487,10 @@ class MeasurementTab(QWidget):
                 estimates = self.estimate(declarations)
             finally:
                 QApplication.restoreOverrideCursor()
+            refused = next((e.refused for e in estimates if e.refused), "")
+            if refused:  # nothing to offer: the run would fail at once
+                self.show_message(refused)
+                return False
             self._show_estimate_text(estimates)
             total = estimate_total(estimates) if estimates else None
             if total is not None and total > LONG_RUN_S:
@@ -563,6 +567,10 @@ class MeasurementTab(QWidget):
             self.estimate_label.setText("")
             return
         estimates = self.estimate(declarations, probe=False)
+        refused = next((e.refused for e in estimates if e.refused), "")
+        if refused:
+            self.estimate_label.setText(f"Cannot run here: {refused}")
+            return
         if not estimates or estimate_total(estimates) is None:
             self.estimate_label.setText("Run time: no estimate before the run" +
                                         (f" ({estimates[0].note})" if estimates and estimates[0].note else "") + ".")
@@ -610,6 +618,12 @@ class MeasurementTab(QWidget):
         if question is not None:
             question.deleteLater()
         self._enable_controls()
+        if question is not None and chosen and chosen != question.declarations:
+            # a quicker run instead: its own estimate, not the long one's, is what the label says while it runs
+            offer = next((o for o in question.offers if (o.declaration,) == tuple(chosen)), None)
+            self.estimate_label.setText(self._estimate_words([offer.estimate]) + "." if offer is not None else "")
+        elif not chosen:
+            self._show_estimate()  # nothing runs: the label says the next run's bound again
         if chosen:
             self._start_job(chosen)
 
@@ -691,6 +705,9 @@ class MeasurementTab(QWidget):
             run = self._live_run(CANCELLED, record.message)
             self.model.set_live(run, record.message)
             self.progress.setFormat(f"cancelled: {record.message}")
+            live_row = self.model.rowCount() - 1
+            if run is not None and self._selected_row() == live_row:  # the histogram no longer says "running"
+                self._row_selected(self.model.index(live_row, 0), QModelIndex())
             return
         self._live_started = None
         self.model.set_live(None)
@@ -774,7 +791,7 @@ class MeasurementTab(QWidget):
             self.histogram.show_samples((), "Select a run to see its raw samples." if self.model.rowCount() else
                                         "No runs yet: choose the settings above and press Run.")
         else:
-            how = "running" if run.status == RUNNING else f"{run.backend} {run.mode}".strip()
+            how = {RUNNING: "running", CANCELLED: "cancelled"}.get(run.status) or f"{run.backend} {run.mode}".strip()
             self.histogram.show_samples(run.samples_s, f"{run.declaration_text} ({how})", bad=run.status not in (OK, RUNNING))
         self.remove_button.setEnabled(not self.running and current.isValid() and current.row() < len(self.model.runs))
 

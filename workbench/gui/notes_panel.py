@@ -5,6 +5,10 @@ undo step of its own) and "Edit" switches to the source text, whose typing
 is undoable too. The text lives in the session (description, notes), so it is
 saved, autosaved and printed in reports like everything else; boxes are found
 and ticked in the text by `workbench.notes`.
+
+The Markdown is a stranger's text: it is rendered without raw HTML, through a
+document that loads nothing (an image shows as its alt text), with `*` inside
+a word kept as written (`2**27`, `workbench.notes.for_rendering`).
 """
 
 from __future__ import annotations
@@ -25,9 +29,13 @@ from PySide6.QtWidgets import (
 
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
-from workbench.notes import as_markdown, checklist, progress
+from workbench.gui.plain_text import NoResourceDocument, html_text, plain, tooltip
+from workbench.gui.undo_keys import use_document_undo
+from workbench.notes import checklist, for_rendering, progress
 
 _MARKERS = (QTextBlockFormat.MarkerType.Unchecked, QTextBlockFormat.MarkerType.Checked)
+# GitHub's Markdown (lists, boxes, tables, emphasis) without raw HTML: `<img src=…>` in a note is text
+MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
 
 
 class MarkdownNote(QWidget):
@@ -39,11 +47,11 @@ class MarkdownNote(QWidget):
     def __init__(self, title: str, empty_text: str, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName(name)
-        self.title = QLabel(title)
+        self.title = plain(QLabel(title))  # the session's title, the operation's name
         self.title.setObjectName(f"{name}Title")
         self.title.setStyleSheet("font-weight: 600;")
         self.title.setWordWrap(True)
-        self.progress = QLabel()
+        self.progress = plain(QLabel())
         self.progress.setObjectName(f"{name}Progress")
         self.progress.setStyleSheet("color: #555;")
         self.edit_button = QToolButton()
@@ -55,6 +63,7 @@ class MarkdownNote(QWidget):
         self.rendered = QTextBrowser()
         self.rendered.setObjectName(f"{name}Rendered")
         self.rendered.setOpenLinks(False)
+        self.rendered.setDocument(NoResourceDocument(self.rendered))
         self.rendered.setToolTip("Click a box to tick it; Edit to change the text")
         self.rendered.viewport().installEventFilter(self)
         self.source = QPlainTextEdit()
@@ -102,9 +111,9 @@ class MarkdownNote(QWidget):
     def _render(self) -> None:
         self._rendered_for = (self._text, self.empty_text)
         if not self._text.strip():
-            self.rendered.setHtml(f"<p style='color:#777'>{self.empty_text}</p>")
+            self.rendered.setHtml(f"<p style='color:#777'>{html_text(self.empty_text)}</p>")
             return
-        self.rendered.document().setMarkdown(as_markdown(self._text), QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
+        self.rendered.document().setMarkdown(for_rendering(self._text), MARKDOWN)
 
     def rendered_boxes(self) -> list[tuple[int, bool]]:
         """(block number, ticked) of each box as rendered, in order."""
@@ -182,6 +191,8 @@ class NotesPanel(RefreshWhenShown, QWidget):
         self.description.box_toggled.connect(lambda box, checked: document.set_checked(-1, box, checked))
         self.notes.edited.connect(self._notes_edited)
         self.notes.box_toggled.connect(self._box_toggled)
+        for note in (self.description, self.notes):
+            use_document_undo(note.source, document.undo_stack)
         # The title follows the operation's name, which changes with every keystroke in the declaration: its
         # longest word ("40961×4096×4096") must not set the panel's least width (the dock would be laid out on
         # every keystroke, even behind the Analysis tab). A word longer than the panel is cut; the tooltip has it.
@@ -206,7 +217,7 @@ class NotesPanel(RefreshWhenShown, QWidget):
         title = f"Notes — {entry.name}" if entry is not None else "Notes (no operation selected)"
         if self.notes.title.text() != title:
             self.notes.title.setText(title)
-            self.notes.title.setToolTip(title)
+            self.notes.title.setToolTip(tooltip(title))
         self.notes.show_text(entry.notes if entry is not None else "")
 
     def _refresh_if_due(self) -> None:

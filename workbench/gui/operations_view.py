@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from workbench.gui.document import Document
 from workbench.gui.flow_layout import FlowLayout
+from workbench.gui.plain_text import tooltip
 
 
 UNDRAWN_ROLES = frozenset({Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.StatusTipRole, Qt.ItemDataRole.WhatsThisRole})
@@ -177,7 +178,7 @@ class OperationsView(QWidget):
                 else "Your name; clear it (rename to nothing) to name it after its declaration again."
             )
             tip = f"{entry.name}\n{entry.declaration}\n{how}"
-            tip = f"{tip}\n{state.error}" if state.error else tip
+            tip = tooltip(f"{tip}\n{state.error}" if state.error else tip)
             if item.toolTip() != tip:
                 item.setToolTip(tip)
         self._filling = False

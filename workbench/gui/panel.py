@@ -32,6 +32,7 @@ from workbench.analysis import COMPUTE, Analysis
 from workbench.devices.interfaces import HBM
 from workbench.gui.document import TYPING_PAUSE_MS, Document, OperationState
 from workbench.gui.cached_frames import cached_frame_style
+from workbench.gui.plain_text import plain, tooltip
 from workbench.session import OperationEntry
 from workbench.conventions import CONVENTION_LABELS
 from workbench.units import (
@@ -64,10 +65,10 @@ class AnalysisPanel(QWidget):
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        self.title = QLabel()
+        self.title = plain(QLabel())
         self.title.setObjectName("panelTitle")
         self.title.setWordWrap(True)
-        self.declaration = QLabel()
+        self.declaration = plain(QLabel())
         self.declaration.setObjectName("panelDeclaration")
         self.declaration.setWordWrap(True)
         self.declaration.setStyleSheet("color: #555; font-family: 'DejaVu Sans Mono', monospace;")
@@ -77,11 +78,11 @@ class AnalysisPanel(QWidget):
         for label in (self.title, self.declaration):
             label.setMinimumWidth(1)
 
-        self.stale = QLabel()
+        self.stale = plain(QLabel())
         self.stale.setObjectName("staleBanner")
         self.stale.setWordWrap(True)
         self.stale.setStyleSheet("background: #fff3cd; color: #6d4c00; border: 1px solid #e0c060; padding: 4px;")
-        self.notice = QLabel()
+        self.notice = plain(QLabel())
         self.notice.setObjectName("panelNotice")
         self.notice.setWordWrap(True)
         self.notice.setStyleSheet("color: #6d4c00;")
@@ -94,9 +95,9 @@ class AnalysisPanel(QWidget):
         for row, key in enumerate(FIGURES):
             name = QLabel(FIGURE_TITLES[key])
             name.setStyleSheet("color: #444;")
-            value = QLabel()
+            value = plain(QLabel())
             value.setObjectName(f"figure_{key}")
-            detail = QLabel()
+            detail = plain(QLabel())
             detail.setObjectName(f"detail_{key}")
             detail.setWordWrap(True)
             detail.setStyleSheet("color: #555;")
@@ -112,7 +113,7 @@ class AnalysisPanel(QWidget):
         # The declaration and the figures can be selected with the mouse (to copy a figure), from the first press on.
         self.selectable = SelectableOnPress([self.declaration, *self.values.values()], self)
 
-        self.limiter = QLabel()
+        self.limiter = plain(QLabel())
         self.limiter.setObjectName("limiter")
         self.limiter.setWordWrap(True)
 
@@ -161,7 +162,7 @@ class AnalysisPanel(QWidget):
         tensors_title.setWordWrap(True)  # (on one line it alone was wider than the dock at presentation size)
         self.tensors_title = tensors_title
 
-        self.empty = QLabel("No operation selected.")
+        self.empty = plain(QLabel("No operation selected."))
         self.empty.setObjectName("panelEmpty")
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -420,6 +421,7 @@ class AnalysisPanel(QWidget):
                     tip = f"{format_int(t.bytes)} B"
                 elif column == 0 and t.note:
                     tip = t.note
+                tip = tooltip(tip)
                 if item.text() != text or item.toolTip() != tip:  # an edit changes a few cells: not the others
                     changed.append((row, column, text, tip))
         for row, column, text, tip in changed:
@@ -710,6 +712,7 @@ def _show(label: QLabel, text: str) -> None:
 
 
 def _show_tip(widget: QWidget, tip: str) -> None:
+    tip = tooltip(tip)
     if widget.toolTip() != tip:
         widget.setToolTip(tip)
 

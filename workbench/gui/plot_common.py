@@ -19,8 +19,9 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem
 
-from workbench.devices import DATASHEET, DERIVED, Rate
+from workbench.devices import DATASHEET, DERIVED, NOMINAL, Rate
 from workbench.label_layout import Box
+from workbench.roofline import path_label
 from workbench.units import format_number, format_si, format_time
 
 pg.setConfigOptions(background="w", foreground="#202020", antialias=True)
@@ -42,8 +43,8 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def is_assumed(rate: Rate) -> bool:
-    """Datasheet and derived figures are assumptions (dashed); measured and entered ones are observations (solid)."""
-    return rate.source in (DATASHEET, DERIVED)
+    """Datasheet, derived and nominal figures are assumptions (dashed); measured and entered ones are observations (solid)."""
+    return rate.source in (DATASHEET, DERIVED, NOMINAL)
 
 
 def roof_pen(colour: str, rate: Rate, width: float = 2.0) -> Any:
@@ -51,13 +52,7 @@ def roof_pen(colour: str, rate: Rate, width: float = 2.0) -> Any:
     return pg.mkPen(colour, width=width, style=style)
 
 
-def short_path(path: str) -> str:
-    """'fp16_tc' → 'FP16 TC', 'fp16_tc_fp16acc' → 'FP16 TC (FP16 acc)', 'fp32' → 'FP32'."""
-    base, tensor, rest = path.partition("_tc")
-    text = base.upper() + (" TC" if tensor else "")
-    if rest.endswith("fp16acc"):
-        text += " (FP16 acc)"
-    return text
+short_path = path_label  # 'fp16_tc' → 'FP16 TC': one naming for the plots and the reports
 
 
 class LogAxis(pg.AxisItem):

@@ -15,10 +15,11 @@ from __future__ import annotations
 import gc
 import os
 import re
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal
 from PySide6.QtGui import QUndoCommand
@@ -39,8 +40,10 @@ from PySide6.QtWidgets import (
 from workbench.errors import WorkbenchError
 from workbench.gui.profile_model import canonical, linked_operation
 from workbench.gui.workers import track_worker
+from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.profilers import Kernel, MatchRule, Profile, match_kernels, read_profile, suggest_operation
 from workbench.profilers.counters import is_used_metric
+from workbench.profilers.stopping import ReadStopped
 from workbench.session import OperationEntry
 from workbench.units import format_bytes, format_time
 
@@ -65,27 +68,34 @@ class ReadProfile:
     decimal_mark: str | None = None  # the reading the user chose; None: decided by the file
 
 
-def read_slim_profile(path: str, decimal_mark: str | None = None) -> Profile:
+def read_slim_profile(path: str, decimal_mark: str | None = None, should_stop: Callable[[], bool] | None = None) -> Profile:
     """`read_profile`, keeping only the metrics the workbench reads (those a session record keeps anyway).
 
     A `--set full` raw page has over a thousand metrics per launch; the
     comparison, the kernel table and the roofline read about twenty, and the
     reader never builds the others.
     """
-    return read_profile(path, keep=is_used_metric, decimal_mark=decimal_mark)
+    return read_profile(path, keep=is_used_metric, decimal_mark=decimal_mark, should_stop=should_stop)
 
 
 class ProfileReadWorker(QThread):
-    """Reads one profiler CSV and groups its kernels; reports `profile_read` or `read_failed` (one line)."""
+    """Reads one profiler CSV and groups its kernels; reports `profile_read`, `read_failed` (one line) or
+    `read_stopped` (after `stop()`, within a fraction of a second however large the file)."""
 
     profile_read = Signal(object)  # ReadProfile
     read_failed = Signal(str)
+    read_stopped = Signal()
 
     def __init__(self, path: str, parent: QObject | None = None, decimal_mark: str | None = None) -> None:
         super().__init__(parent)
         self.path = path
         self.decimal_mark = decimal_mark
+        self._stop = threading.Event()
         track_worker(self)
+
+    def stop(self) -> None:
+        """Ask the read to end (from any thread); it ends at the next line it reads."""
+        self._stop.set()
 
     def run(self) -> None:
         started = time.perf_counter()
@@ -95,8 +105,11 @@ class ProfileReadWorker(QThread):
         collecting = gc.isenabled()
         gc.disable()
         try:
-            profile = read_slim_profile(self.path, self.decimal_mark)
+            profile = read_slim_profile(self.path, self.decimal_mark, self._stop.is_set)
             kernels = profile.kernels()
+        except ReadStopped:
+            self.read_stopped.emit()
+            return
         except WorkbenchError as exc:
             self.read_failed.emit(str(exc))
             return
@@ -193,8 +206,8 @@ class KernelMatchDialog(QDialog):
         launches = len(profile.launches) if profile.launches else sum(k.instances for k in self.kernels)
         where = f", {profile.device_name}" if profile.device_name else ""
         heading = QLabel(
-            f"<b>{profile.source}</b>: {profile.title}, {len(self.kernels)} kernel{'s' if len(self.kernels) != 1 else ''}, "
-            f"{launches} launch{'es' if launches != 1 else ''}{where}.<br>"
+            f"<b>{html_text(profile.source)}</b>: {html_text(profile.title)}, {len(self.kernels)} kernel{'s' if len(self.kernels) != 1 else ''}, "
+            f"{launches} launch{'es' if launches != 1 else ''}{html_text(where)}.<br>"
             "Choose the declared operation each kernel implements; the comparison and the roofline use it."
         )
         heading.setObjectName("matchHeading")
@@ -215,7 +228,7 @@ class KernelMatchDialog(QDialog):
         lines = {str(i): entry.declaration for i, entry in enumerate(self.operations) if id(entry) in declarations}
         for row, kernel in enumerate(self.kernels):
             name = QTableWidgetItem(kernel.base_name)
-            name.setToolTip(kernel.name)
+            name.setToolTip(tooltip(kernel.name))
             duration = "—" if kernel.duration is None else format_time(float(kernel.duration.value))
             traffic = "—" if kernel.dram.total is None else format_bytes(float(kernel.dram.total.value), binary)
             cells = (name, QTableWidgetItem(str(kernel.instances)), QTableWidgetItem(duration), QTableWidgetItem(traffic))
@@ -236,18 +249,18 @@ class KernelMatchDialog(QDialog):
                 how = "suggested from the kernel's name" if chosen is not None else ""
             self.how_chosen.append(how)
             combo.setCurrentIndex(0 if chosen is None else chosen + 1)
-            combo.setToolTip(how or "no operation suggested: choose one, or leave it not matched")
+            combo.setToolTip(tooltip(how or "no operation suggested: choose one, or leave it not matched"))
             self.table.setCellWidget(row, 4, combo)
             self.combos.append(combo)
         rows_height = sum(self.table.rowHeight(r) for r in range(len(self.kernels)))
         self.table.setMinimumHeight(min(self.table.horizontalHeader().height() + rows_height + 6, 420))
 
-        note = QLabel(f"Note: {profile.conditions_note}.")
+        note = plain(QLabel(f"Note: {profile.conditions_note}."))
         note.setObjectName("matchConditions")
         note.setWordWrap(True)
         note.setStyleSheet("color: #6d4c00;")
 
-        self.reading = QLabel(self._reading_text(profile))
+        self.reading = plain(QLabel(self._reading_text(profile)))
         self.reading.setObjectName("matchNumberFormat")
         self.reading.setWordWrap(True)
         assumed = profile.number_format is not None and profile.number_format.assumed
@@ -410,6 +423,7 @@ class ProfileImporter(QObject):
     """Reads dropped or chosen files one at a time, asks for matches, and stores the result undoably."""
 
     message = Signal(str)  # a passing status-bar line
+    reading_changed = Signal(bool)  # a file is being read (its Cancel can be offered), or no longer
     import_failed = Signal(str)  # one line for the window's banner
     profile_imported = Signal(int)  # index of the new record in Session.profiles
     dialog_opened = Signal(object)  # the KernelMatchDialog, for whoever wants to drive it
@@ -440,16 +454,25 @@ class ProfileImporter(QObject):
         worker = ProfileReadWorker(path, self, decimal_mark)
         worker.profile_read.connect(self._read)
         worker.read_failed.connect(self._failed)
+        worker.read_stopped.connect(lambda name=os.path.basename(path): self.message.emit(f"Import of {name} cancelled"))
         worker.finished.connect(self._worker_finished)
         self.worker = worker
         self.message.emit(f"Reading {os.path.basename(path)}…")
+        self.reading_changed.emit(True)
         worker.start()
+
+    def cancel_reading(self) -> None:
+        """Stop the file being read and drop those queued behind it (Cancel in the status bar)."""
+        self._queue.clear()
+        if self.worker is not None:
+            self.worker.stop()
 
     def _worker_finished(self) -> None:
         worker, self.worker = self.worker, None
         if worker is not None:
             worker.wait()
             worker.deleteLater()
+        self.reading_changed.emit(False)
         self._next()
 
     def _failed(self, line: str) -> None:
@@ -533,7 +556,7 @@ class ProfileImporter(QObject):
             self.document.undo_stack.push(RemoveProfile(self.document, profiles[record_index]))
 
     def wait(self, timeout_ms: int = 10000) -> None:
-        """Wait for a file being read (on close, and in tests); queued files are dropped."""
+        """Wait for a file being read (on close, after `cancel_reading`, and in tests); queued files are dropped."""
         self._queue.clear()
         if self.worker is not None:
             self.worker.wait(timeout_ms)

@@ -18,7 +18,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from workbench.devices.catalogue import Device
-from workbench.devices.interfaces import HBM
 from workbench.errors import WorkbenchError
 from workbench.profilers import Comparison, Kernel, MatchRule, Profile, RooflinePoint, compare, match_kernels
 from workbench.profilers.compare import profile_provenance
@@ -266,6 +265,7 @@ class KernelMark:
     anchor: tuple[float, float] | None  # the operation's own point (declared intensity, attainable rate)
     style: str = "session"  # "session", "other device" (compared with the file's own GPU), or "impossible"
     levels: tuple[tuple[str, float], ...] = ()  # (interface key, log10 FLOP/B) at L2 and L1/shared, from the counters
+    level_sources: tuple[tuple[str, str], ...] = ()  # (interface key, the metrics and the method that counted its bytes)
 
 
 def kernel_tip(found: KernelComparison, operation_name: str, binary: bool) -> str:
@@ -318,11 +318,9 @@ def kernel_marks(document: "Document") -> list[KernelMark]:
             anchor = (math.log10(analysis.intensity), math.log10(analysis.attainable_rate))
         # the same FLOP over the bytes ncu counted at L2 and at L1 / shared memory: the hierarchical roofline's points
         flop = point.intensity * found.imported.kernel.dram.total.value if found.imported.kernel.dram.total else 0.0
-        levels = tuple(
-            (key, math.log10(flop / moved))
-            for key, moved in found.imported.kernel.bytes_across().items()
-            if key != HBM and flop > 0
-        )
+        counted = found.imported.kernel.levels(document.level_method)
+        levels = tuple((key, math.log10(flop / float(reading.value))) for key, _, reading, _ in counted.points(flop) if flop > 0)
+        level_sources = tuple((key, f"{reading.source} ({counted.title})") for key, _, reading, _ in counted.points(flop) if flop > 0)
         marks.append(
             KernelMark(
                 math.log10(point.intensity),
@@ -334,6 +332,7 @@ def kernel_marks(document: "Document") -> list[KernelMark]:
                 "impossible" if found.comparison.impossible is not None
                 else "session" if found.on_session_device else "other device",
                 levels,
+                level_sources,
             )
         )
     return marks

@@ -54,9 +54,15 @@ from workbench.gui.profile_model import (
     ratio_text,
     summary_counts,
 )
+from workbench.gui.plain_text import plain, tooltip
 from workbench.profilers import Cause, Comparison
 from workbench.profilers.compare import profile_device
-from workbench.units import format_bytes, format_flop, format_time
+from workbench.profilers.counters import LEVEL_METHODS
+from workbench.units import format_bytes, format_flop, format_intensity, format_time
+
+LEVEL_CHOICES = {"ncu": "Nsight Compute's sections", "nersc": "NERSC method"}
+LEVEL_SHORT = {"ncu": "ncu", "nersc": "NERSC"}
+LEVEL_POINT_COLOURS = {"DRAM": "#37474f", "L2": "#6a1b9a", "L1": "#00838f"}
 
 KERNEL_COLOUR = "#6a1b9a"  # purple: apart from the operations' grey and red and the memory roof's blue
 KERNEL_FAINT = "#ce93d8"
@@ -166,7 +172,7 @@ class ProfiledKernelLayer:
     def _hovered(self, item: Any, points: Any, event: Any) -> None:
         # The tip goes on this item, not on the view box the operations' points write to,
         # so the two hover handlers never clear each other's text.
-        self.points.setToolTip("\n\n".join(self.tip(point.data()) for point in list(points)[:3]))
+        self.points.setToolTip(tooltip("\n\n".join(self.tip(point.data()) for point in list(points)[:3])))
 
 
 # ---------------------------------------------------------------- the Profile tab
@@ -230,7 +236,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         self._dirty = True
 
         # imported kernels
-        self.heading = QLabel()
+        self.heading = plain(QLabel())
         self.heading.setObjectName("profileHeading")
         self.heading.setStyleSheet("font-weight: 600;")
         import_button = QPushButton("Import profile…")
@@ -261,7 +267,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.itemSelectionChanged.connect(self._row_chosen)
-        self.problems = QLabel()
+        self.problems = plain(QLabel())
         self.problems.setObjectName("profileProblems")
         self.problems.setWordWrap(True)
         self.problems.setStyleSheet("color: #b71c1c;")
@@ -273,7 +279,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         kernels_layout.addWidget(self.problems)
 
         # the comparison of the selected operation
-        self.title = QLabel()
+        self.title = plain(QLabel())
         self.title.setObjectName("comparisonTitle")
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -298,7 +304,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
             grid.addWidget(name, row, 0)
             cells = []
             for column, role in enumerate(("actual", "declared", "ratio", "verdict"), start=1):
-                cell = QLabel()
+                cell = plain(QLabel())
                 cell.setObjectName(f"{key}_{role}")
                 cell.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
                 if role == "verdict":
@@ -309,7 +315,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
             self.cells[key] = (cells[0], cells[1], cells[2], cells[3])
         grid.setColumnStretch(4, 1)
 
-        self.note = QLabel()
+        self.note = plain(QLabel())
         self.note.setObjectName("comparisonNote")
         self.note.setWordWrap(True)
         self.note.setStyleSheet(NOTE_STYLE)
@@ -338,7 +344,8 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
             box_layout.addWidget(label)
             box_layout.addWidget(widget, 1)
             lower.addWidget(box)
-        lower.setSizes([480, 520])
+        lower.addWidget(self._levels_box())
+        lower.setSizes([280, 300, 520])
 
         self.comparison_box = QWidget()
         comparison_layout = QVBoxLayout(self.comparison_box)
@@ -347,7 +354,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         comparison_layout.addLayout(grid)
         comparison_layout.addLayout(note_row)
         comparison_layout.addWidget(lower, 1)
-        self.message = QLabel()
+        self.message = plain(QLabel())
         self.message.setObjectName("comparisonMessage")
         self.message.setWordWrap(True)
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -479,7 +486,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
                     item = QTableWidgetItem()
                     self.table.setItem(row, column, item)
                 item.setText(text)
-                item.setToolTip(tip)
+                item.setToolTip(tooltip(tip))
                 if 2 <= column <= 5:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.table.clearSelection()
@@ -531,7 +538,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         binary = self.document.binary
         entry = self.document.operations[found.imported.operation or 0]
         self.title.setText(f"{shortened(found.imported.kernel.base_name)}  ⟷  {entry.name}")
-        self.title.setToolTip(f"{found.imported.kernel.name}\n{c.declaration}")
+        self.title.setToolTip(tooltip(f"{found.imported.kernel.name}\n{c.declaration}"))
 
         def size(value: float | None) -> str:
             return "—" if value is None else format_bytes(value, binary)
@@ -577,10 +584,125 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
                 f"The kernel is compared with {profiled.name}, the GPU the file states; make it the session's "
                 "device too, so the roofline draws its roofs (undoable)"
             )
+        self._show_levels(found)
         for browser, text in ((self.causes, causes_html(c)), (self.derivation, comparison_html(c))):
             if browser.property("shownHtml") != text:  # laying out rich text is most of a refresh's cost
                 browser.setHtml(text)
                 browser.setProperty("shownHtml", text)
+
+    # ------------------------------------------------------------------ the hierarchy's levels
+    def _levels_box(self) -> QWidget:
+        """The selected kernel at DRAM, L2 and L1 by both ways of counting those bytes, and which one the views use."""
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        title = QLabel("Levels")
+        title.setStyleSheet("font-weight: 600;")
+        row.addWidget(title)
+        row.addStretch(1)
+        row.addWidget(QLabel("L2 / L1 bytes:"))
+        self.level_method = QComboBox()
+        self.level_method.setObjectName("levelMethod")
+        for method in LEVEL_METHODS:
+            self.level_method.addItem(LEVEL_CHOICES[method], method)
+        self.level_method.setToolTip(
+            "How an imported kernel's L2 and L1 bytes are counted, here and on the Roofline tab:\n"
+            "Nsight Compute's sections: as its hierarchical roofline charts count them (L2 = "
+            "lts__lts2xbar_cycles_active.sum × 32 B, older releases l1tex__m_xbar2l1tex_read_bytes.sum; L1 = "
+            "l1tex__lsu_writeback_active_mem_lg.sum × 128 B on CC 7.5–8.9, _mem_lgds on CC ≥ 9.0)\n"
+            "NERSC method (Yang et al., arXiv 2009.02449): L2 = lts__t_bytes.sum; L1 = l1tex__t_bytes.sum + "
+            "shared-memory wavefronts × 128 B"
+        )
+        self.level_method.activated.connect(lambda _: self.document.set_level_method(self.level_method.currentData()))
+        row.addWidget(self.level_method)
+        layout.addLayout(row)
+        self.levels_plot = pg.PlotWidget()
+        self.levels_plot.setObjectName("levelsPlot")
+        self.levels_plot.setBackground("w")
+        self.levels_plot.setMenuEnabled(False)
+        self.levels_plot.hideButtons()
+        self.levels_plot.setLogMode(x=True, y=True)
+        self.levels_plot.setMouseEnabled(x=False, y=False)
+        self.levels_plot.setLabel("bottom", "intensity (FLOP/B)")
+        self.levels_plot.setLabel("left", "achieved (FLOP/s)")
+        self.levels_plot.setMinimumHeight(200)
+        for axis in ("bottom", "left"):
+            self.levels_plot.getAxis(axis).enableAutoSIPrefix(False)  # log axes: the ticks carry the powers of ten
+        self.level_points = pg.ScatterPlotItem(hoverable=True, tip=self._level_point_tip)
+        self.levels_plot.addItem(self.level_points)
+        self.level_labels: list[pg.TextItem] = []
+        self.level_tips: list[str] = []
+        layout.addWidget(self.levels_plot, 1)
+        self.levels_text = QLabel()
+        self.levels_text.setObjectName("levelsText")
+        self.levels_text.setWordWrap(True)
+        self.levels_text.setTextFormat(Qt.TextFormat.PlainText)
+        self.levels_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.levels_text.setStyleSheet("color: #444;")
+        layout.addWidget(self.levels_text)
+        return box
+
+    def _level_point_tip(self, x: float, y: float, data: Any) -> str:
+        index = int(data) if data is not None else -1
+        return self.level_tips[index] if 0 <= index < len(self.level_tips) else ""
+
+    def _show_levels(self, found: KernelComparison) -> None:
+        """Both methods' L2 and L1 points of the kernel (the chosen one filled), each labelled with its method."""
+        chosen = self.document.level_method
+        self.level_method.setCurrentIndex(max(self.level_method.findData(chosen), 0))
+        for label in self.level_labels:
+            self.levels_plot.removeItem(label)
+        self.level_labels, self.level_tips = [], []
+        kernel = found.imported.kernel
+        binary = self.document.binary
+        flop = kernel.achieved_flop(found.comparison.convention)
+        seconds = float(kernel.duration.value) if kernel.duration is not None else 0.0
+        lines = [f"{LEVEL_CHOICES[method]}{' (in use)' if method == chosen else ''}: "
+                 f"{kernel.levels(method).text(flop, binary)}" for method in LEVEL_METHODS]
+        if not flop or seconds <= 0:
+            self.level_points.setData([])
+            self.levels_text.setText("\n".join(["No FLOP counters or duration: no points.", *lines]))
+            return
+        rate = float(flop) / seconds
+        spots = []
+        if kernel.dram.total is not None and kernel.dram.total.value > 0:
+            self.level_tips.append(f"DRAM: {format_bytes(float(kernel.dram.total.value), binary)} = {kernel.dram.total.source}")
+            spots.append(self._level_spot(float(flop) / float(kernel.dram.total.value), rate, "DRAM", True, "s"))
+        for method in sorted(LEVEL_METHODS, key=lambda method: method == chosen):  # the method in use drawn on top
+            counted = kernel.levels(method)
+            for _, name, reading, intensity in counted.points(float(flop)):
+                assert intensity is not None
+                self.level_tips.append(
+                    f"{name} · {LEVEL_CHOICES[method]}: {format_bytes(float(reading.value), binary)} = {reading.source}\n"
+                    f"intensity {format_intensity(intensity)} ({counted.title})"
+                )
+                spots.append(self._level_spot(intensity, rate, f"{name} · {LEVEL_SHORT[method]}", method == chosen,
+                                              "t" if name == "L2" else "d"))
+        self.level_points.setData(spots)
+        xs = [spot["pos"][0] for spot in spots]
+        self.levels_plot.setXRange(min(xs) - 1.0, max(xs) + 0.6, padding=0)  # room for the labels at both ends
+        self.levels_plot.setYRange(np.log10(rate) - 0.35, np.log10(rate) + 0.35, padding=0)
+        self.levels_text.setText("\n".join(lines))
+
+    def _level_spot(self, intensity: float, rate: float, text: str, filled: bool, symbol: str) -> dict[str, Any]:
+        colour = LEVEL_POINT_COLOURS.get(text.split(" ")[0], "#333333")
+        # ncu's labels above the points, NERSC's below, DRAM's beside; L1's (the lower intensities) end at their point,
+        # L2's start at theirs: two methods' points at nearly one intensity, and L1 beside L2, stay readable
+        across = 0.9 if text.startswith("L1") else 0.1
+        anchor = (across, 1.25) if text.endswith("ncu") else (across, -0.25) if text.endswith("NERSC") else (-0.15, 0.5)
+        label = pg.TextItem(text, color=colour, anchor=anchor)
+        label.setPos(float(np.log10(intensity)), float(np.log10(rate)))
+        self.levels_plot.addItem(label)
+        self.level_labels.append(label)
+        return {
+            "pos": (float(np.log10(intensity)), float(np.log10(rate))),  # a scatter is not moved by the axes' log mode
+            "size": 13,
+            "symbol": symbol,
+            "pen": pg.mkPen(colour, width=1.6),
+            "brush": pg.mkBrush(colour) if filled else pg.mkBrush(255, 255, 255, 230),
+            "data": len(self.level_tips) - 1,
+        }
 
     def _use_profiled_device(self) -> None:
         if self._profiled_device_key:

@@ -29,6 +29,7 @@ from workbench.gui.plot_common import (
     point_pen,
     roof_pen,
 )
+from workbench.gui.plain_text import tooltip
 from workbench.roofline import LEVEL_KEYS, LevelPoint, RoofLevel
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity
 
@@ -153,9 +154,11 @@ class RoofLevels:
                 self._kernel_level_marks.append((x, mark.y))
                 title = interface(key).name
                 first = mark.tip.split("\n", 1)[0]
+                source = dict(mark.level_sources).get(key, "")
                 self._kernel_level_tips.append(
                     f"{first}\nat {title}: intensity {format_intensity(10 ** x)} "
                     f"(the kernel's FLOP over the bytes ncu counted across {title})"
+                    + (f"\nbytes: {source}" if source else "")
                 )
         if spots or self._kernel_level_count:  # no kernels before and none now: nothing to set (most edits)
             self._kernel_level_count = len(spots)
@@ -165,7 +168,7 @@ class RoofLevels:
 
     def _kernel_level_hovered(self, item: Any, points: Any, event: Any) -> None:
         tips = [self._kernel_level_tips[int(p.data())] for p in list(points)[:3] if 0 <= int(p.data()) < len(self._kernel_level_tips)]
-        self.kernel_levels.setToolTip("\n\n".join(tips))
+        self.kernel_levels.setToolTip(tooltip("\n\n".join(tips)))
 
     def _level_tip(self, row: int, point: LevelPoint) -> str:
         entry = self.document.operations[row]
@@ -181,7 +184,7 @@ class RoofLevels:
     def _level_hovered(self, data: Sequence[Any]) -> None:
         tips = [self._level_tip(*self._level_tips[int(datum)])
                 for datum in list(data)[:3] if 0 <= int(datum) < len(self._level_tips)]
-        self.plot.getViewBox().setToolTip("\n\n".join(tips))
+        self.plot.getViewBox().setToolTip(tooltip("\n\n".join(tips)))
 
     # ------------------------------------------------------------------ levels on and off
     def _show_level_choices(self, levels: Sequence[RoofLevel]) -> None:

@@ -53,11 +53,11 @@ from workbench.gui.plot_common import (
     si_tick,
     tight_text,
     roof_pen,
-    short_path,
 )
 from workbench.gui.plot_marks import MarkSet
 from workbench.gui.profile_view import ProfiledKernelLayer
 from workbench.gui.roofline_levels import RoofLevels
+from workbench.gui.plain_text import html_text, tooltip
 from workbench.label_layout import (
     Box,
     LabelLayout,
@@ -74,7 +74,16 @@ from workbench.label_layout import (
     segment_crosses_box,
 )
 from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, best_trial, choose_corner, corner_box, covered
-from workbench.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, device_levels, level_title, operation_levels
+from workbench.roofline import (
+    LEVEL_KEYS,
+    LevelPoint,
+    RoofLevel,
+    device_levels,
+    level_title,
+    lowered_roof,
+    operation_levels,
+    roof_names,
+)
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_time
 
 FIT_SHORTCUT = "Ctrl+Shift+F"  # View ▸ Fit plot to data (Ctrl+0 is the normal text size)
@@ -87,6 +96,8 @@ OPERATION_RADIUS = 8.0
 KERNEL_RADIUS = 10.0
 MEASURED_RADIUS = 7.5
 RIDGE_RADIUS = 6.5
+LOWERED_COLOUR = "#e65100"  # an operation's own roof below the memory's: loads in flight (Little's law)
+LOWERED_PEN = pg.mkPen(LOWERED_COLOUR, width=1.5, style=Qt.PenStyle.DashLine)
 LEADER_PEN = pg.mkPen("#757575", width=0)  # a label's leader to its point: a grey hairline at any zoom
 LEGEND_ROW_EXTRA = 40.0  # pixels of a legend row besides its text: the sample, the spacing and the frame's air
 LABELS_ALL, LABELS_SELECTED, LABELS_NONE = "all", "selected", "none"  # View ▸ Labels
@@ -209,6 +220,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.level_points = MarkSet(self.plot, hover_size=14, z=0.02, on_hover=self._level_hovered)
         self.level_connector = SegmentItem(pg.mkPen(SELECTED_COLOUR, width=1, style=Qt.PenStyle.DotLine))
         self.plot.addItem(self.level_connector)
+        # an operation's own lowered memory roof: the bandwidth its loads in flight allow (Little's law, roofline.py)
+        self.lowered_lines = ItemPool(self.plot, lambda: SegmentItem(LOWERED_PEN))
+        self.lowered_labels = ItemPool(self.plot, lambda: tight_text(PlotLabel(anchor=(0, 1), color=LOWERED_COLOUR)))
+        self._lowered_segments: list[Segment] = []  # those roofs in log coordinates, for the label layout
         # imported ncu kernels at their L2 and L1 / shared-memory intensities (counters), beside their DRAM star
         self.kernel_levels = pg.ScatterPlotItem(symbol="star", hoverable=True, tip=None, hoverSize=17)
         self.kernel_levels.setZValue(4)
@@ -219,6 +234,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         # imported profiler kernels: a third kind of point (gui/profile_view.py)
         self.kernels = ProfiledKernelLayer(self.plot, document)
         document.profiles_changed.connect(self.mark_dirty)
+        document.settings_changed.connect(self.mark_dirty)  # e.g. the level method, which places the kernels' stars
         # measured runs: achieved FLOP/s over the median, p10–p90 bars (gui/measure_plots.py)
         self.measured = MeasuredRooflineLayer(self.plot, document)
         document.runs_changed.connect(self.mark_dirty)
@@ -457,6 +473,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             self._shown_spots = shown_spots
             self.points.setData(spots)
         self._show_level_points(extra, positions)
+        self._draw_lowered_roofs(placed, positions, start, top, binary)
         self.kernels.show(kernel_marks)
         self._show_kernel_levels(kernel_marks, further_keys)
         self.measured.show(measured_marks)
@@ -472,6 +489,26 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._point_names = [self.document.operations[row].name for row, _, _ in placed]
         self._set_range(x_low, x_high, y_low, y_high)
         self._place_labels()
+
+    def _draw_lowered_roofs(
+        self, placed: Sequence[tuple[int, Analysis, bool]], positions: dict[int, Position], start: float, top: float, binary: bool
+    ) -> None:
+        """Each operation's lowered roof (its loads in flight allow less than the memory), dashed, named at its left,
+        rising until its own path's compute roof (the roofs above are not that kernel's)."""
+        lowered = [(row, a, roof) for row, a, _stale in placed if (roof := lowered_roof(a)) is not None]
+        lines = self.lowered_lines.take(len(lowered))
+        labels = self.lowered_labels.take(len(lowered))
+        self._lowered_segments = []
+        for (row, a, roof), line, label in zip(lowered, lines, labels):
+            log_bw = math.log10(roof.rate.value)
+            ceiling = math.log10(a.compute_rate.value) if a.compute_rate is not None else top
+            end = ceiling - log_bw  # where it meets the operation's compute roof
+            line.setData([start, end], [log_bw + start, log_bw + end])
+            self._lowered_segments.append((start, log_bw + start, end, log_bw + end))
+            name = self.document.operations[row].name
+            label.setText(f"{name}: {roof.title} {format_bandwidth(roof.rate.value, binary)}")
+            at = positions[row][0] - 1.5  # left of its point, on the line
+            label.setPos(at, log_bw + at)
 
     def _facts_of(self, a: Analysis) -> "_PointFacts":
         """What the plot draws of an operation, worked out once per analysis (an edit replaces one; the other
@@ -546,11 +583,12 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             segments.append((ridge, y, x_high + ROOF_REACH, y))
             line.setPen(roof_pen(colour, roof.rate, 2.5 if selected else 1.5))
             line.setZValue(2 if selected else 1)
-            names = " / ".join(short_path(p) for p in roof.paths)
+            names, short = roof_names(roof.paths, used_path)
             source = "" if is_assumed(roof.rate) else f" ({roof.rate.source})"  # dashed already says datasheet
             rate_text = format_flop_rate(roof.rate.value)
-            # the short text, where the full one finds no room near the roof: the first path only, no source
-            self._roof_texts[f"roof {index}"] = (f"{names}  {rate_text}{source}", f"{short_path(roof.paths[0])}  {rate_text}")
+            # the short text, where the full one finds no room near the roof: one path (the operation's on the
+            # highlighted roof), no source
+            self._roof_texts[f"roof {index}"] = (f"{names}  {rate_text}{source}", f"{short}  {rate_text}")
             label.setText(self._roof_texts[f"roof {index}"][0], color=colour)
             if roof.datasheet is not None:
                 ghost_line = ghosts[ghost_index]
@@ -736,7 +774,9 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             if legend_box is not None:
                 marks.append(legend_box)
 
-            roofs: list[Segment] = [(px(a), py(b), px(c), py(d)) for a, b, c, d in self._roof_segments]
+            roofs: list[Segment] = [(px(a), py(b), px(c), py(d)) for a, b, c, d in [*self._roof_segments, *self._lowered_segments]]
+            for text in self.lowered_labels.items[: self.lowered_labels.used]:
+                marks.append(scene_box(view, text))
 
             # the ridge label: at the foot of the ridge line, either side (where the foot is taken, as by a legend
             # in a bottom corner, it goes up the line once the other labels are placed: `ridge_up_the_line`)
@@ -888,7 +928,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             figures = f"{format_intensity(10 ** x)}, {format_flop_rate(10 ** y)}"
             line = f"{text} — {figures}"
             if self._legend_text_width(line) > room:  # two lines rather than a legend wider than the plot
-                line = f"{text}<br>{figures}"
+                line = f"{text}\n{figures}"  # a line break in the legend's HTML
             rows.append((line, colour, "point"))
         if rows == self._legend_rows:
             return
@@ -906,7 +946,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
                 sample = pg.PlotDataItem(pen=pg.mkPen(colour, width=2))
             else:
                 sample = pg.ScatterPlotItem(symbol="o", size=10, pen=pg.mkPen(colour, width=2), brush=pg.mkBrush(colour))
-            legend.addItem(sample, text)
+            legend.addItem(sample, html_text(text))  # pyqtgraph's legend rows are HTML
             self._legend_samples.append(sample)
         legend.setBrush(pg.mkBrush(255, 255, 255, 220))
         self._legend_rows = rows
@@ -942,7 +982,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         changed = False
         for (text, _, _), (old_text, _, _), sample in zip(rows, old, self._legend_samples):
             if text != old_text:
-                labels[id(sample)].setText(text)
+                labels[id(sample)].setText(html_text(text))
                 changed = True
         if changed:  # the box grows with a longer text now (pyqtgraph sizes it only when a row is added or removed)
             legend.updateSize()
@@ -1002,6 +1042,9 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.level_lines.take(0)
         self.level_labels.take(0)
         self.level_ghosts.take(0)
+        self.lowered_lines.take(0)
+        self.lowered_labels.take(0)
+        self._lowered_segments = []
         self._ridge = None
         self._roof_heights = []
         self._roof_starts = []
@@ -1066,7 +1109,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
 
     def _hovered(self, data: Sequence[Any]) -> None:
         text = "\n\n".join(self._tip(datum) for datum in list(data)[:3])
-        self.plot.getViewBox().setToolTip(text)
+        self.plot.getViewBox().setToolTip(tooltip(text))
 
     def _tip(self, data: Any) -> str:
         """Hover text of one operation point: its figures with units."""
@@ -1088,6 +1131,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         if a.compute_time is not None and a.memory_time is not None and a.bound_time is not None:
             lines.append(f"compute {format_time(a.compute_time)}, memory {format_time(a.memory_time)}")
             lines.append(f"bound {format_time(a.bound_time)} ({a.limiter}-limited)")
+        if a.link_time_s and a.attainable_rate is not None and a.compute_rate is not None and a.bandwidth is not None \
+                and a.attainable_rate < min(a.compute_rate.value, a.intensity * a.bandwidth.value):
+            lines.append(f"drawn below its roofs, at what its link bound allows ({format_time(a.link_time_s)}): "
+                         "the link between chips is not a roof on this plot")
         lines.append(f"{a.flop:,} FLOP, {a.bytes:,} B" + (" (binary units)" if binary else ""))
         return "\n".join(lines)
 

@@ -15,6 +15,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from workbench.declaration_text import split_call
 from workbench.gui.measure_plots import OTHER_DEVICE_COLOUR, device_tip
 from workbench.gui.measure_runs import MeasuredRun
+from workbench.gui.plain_text import tooltip
 from workbench.measure.record import CANCELLED, INVALID, OK
 from workbench.units import (
     format_bandwidth,
@@ -145,7 +146,7 @@ class RunTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self.cell_text(run, column, self.is_live(index.row()))
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self.cell_tip(run, column)
+            return tooltip(self.cell_tip(run, column))
         if role == Qt.ItemDataRole.ForegroundRole:
             if column == PERCENT_COLUMN and run.impossible is not None:
                 return QBrush(QColor(IMPOSSIBLE_COLOUR))

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.gui.measure_plots import MEASURED_COLOUR, NOT_VALID_COLOUR
+from workbench.gui.plain_text import plain
 from workbench.measure.stats import summarize
 from workbench.units import format_time
 
@@ -49,7 +50,7 @@ class SampleHistogram(QWidget):
         self.message = pg.TextItem(anchor=(0.5, 0.5), color="#616161")
         for item in (self.bars, self.median_line, self.p10_line, self.p90_line, self.message):
             self.plot.addItem(item)
-        self.caption = QLabel()
+        self.caption = plain(QLabel())
         self.caption.setObjectName("histogramCaption")
         self.caption.setWordWrap(True)
         layout = QVBoxLayout(self)

@@ -7,9 +7,12 @@ the few things it asks of the window (open, save, import a profile, say
 something, the roofline to render) — and never reaches into the window's menus
 or widgets: the window places `recent_menu` and `export_report_action` in its
 own File menu. The two questions it can put to the user go through
-`ask_unsaved_changes` and `ask_recovery`, which tests replace so that no test
-ever waits on a modal dialog. Autosave writes with `workbench.autosave` (Qt-free)
-from a QTimer, only while the undo stack is away from its clean state.
+`ask_unsaved_changes`, `ask_recovery` and `ask_conflict`, which tests replace so
+that no test ever waits on a modal dialog. Autosave writes with `workbench.autosave`
+(Qt-free) from a QTimer, only while the undo stack is away from its clean state.
+Saving, and what other programs save to the same file meanwhile, go through
+`OutsideChanges` (gui/outside_changes.py): under the file's lock, merged, never
+overwritten unseen.
 """
 
 from __future__ import annotations
@@ -36,10 +39,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.autosave import AUTOSAVE_INTERVAL_S, Autosaver, Recovery, find_recoverable
+from workbench.autosave import (
+    AUTOSAVE_INTERVAL_S,
+    Autosaver,
+    Recovery,
+    recover_session,
+    scan_recovery_files,
+)
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.export import png_bytes, session_plot_png
+from workbench.gui.outside_changes import CANCEL as CONFLICT_CANCEL
+from workbench.gui.outside_changes import OutsideChanges, Say, conflict_box
+from workbench.gui.plain_text import plain, tooltip
+from workbench.session_sync import Snapshot
 from workbench.report import report_files, report_kind, write_report
 
 AUTOSAVE_INTERVAL_VARIABLE = "PERF_WORKBENCH_AUTOSAVE_S"  # seconds; tests shorten the autosave period with it
@@ -159,7 +172,7 @@ class RecoveryDialog(QDialog):
         self.list.setObjectName("recoveryList")
         for recovery in self.recoveries:
             item = QListWidgetItem(recovery.describe())
-            item.setToolTip(f"Was saved as: {recovery.source_path}" if recovery.source_path else "Never saved to a file")
+            item.setToolTip(tooltip(f"Was saved as: {recovery.source_path}" if recovery.source_path else "Never saved to a file"))
             self.list.addItem(item)
         self.list.setCurrentRow(0)
         self.list.itemDoubleClicked.connect(lambda _item: self._choose(RECOVER))
@@ -213,6 +226,8 @@ class SessionFiles(QObject):
         self.hooks = hooks
         self.recent = RecentFiles(settings)
         self.autosaver = Autosaver()
+        # the file on disk as other programs change it: watched, merged in, saved under its lock
+        self.outside = OutsideChanges(document, host, Say(hooks.show_status, hooks.show_banner))
         self._autosave_pending = False
         self._autosave_failed = False
         self._recovery_checked = False
@@ -259,7 +274,7 @@ class SessionFiles(QObject):
             action = menu.addAction(_menu_text(number, path))
             action.setData(path)
             action.setStatusTip(path)
-            action.setToolTip(path)
+            action.setToolTip(tooltip(path))
             action.triggered.connect(lambda _=False, p=path: self.open_recent(p))
         if not paths:
             empty = menu.addAction("No recent sessions")
@@ -318,7 +333,7 @@ class SessionFiles(QObject):
 
     def unsaved_changes_box(self, action: str) -> QMessageBox:
         """The Save / Discard / Cancel question (built apart from asking it, so it can be checked)."""
-        box = QMessageBox(self.host)
+        box = plain(QMessageBox(self.host))  # the session's name is outside text
         box.setObjectName("unsavedChangesBox")
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("Unsaved changes")
@@ -342,6 +357,21 @@ class SessionFiles(QObject):
         self.autosave_timer.stop()
         self._discard_autosave()
 
+    # ------------------------------------------------------------------ saving
+    def opened(self, snapshot: Snapshot, path: str) -> None:
+        """The document was just loaded from `path`, whose bytes `snapshot` describes."""
+        self.outside.adopt(snapshot, path)
+
+    def save_to(self, path: str) -> bool:
+        """Save under the file's lock, with what other programs saved to it merged in; True when saved."""
+        return self.outside.save(path, self.ask_conflict)
+
+    def ask_conflict(self, path: str, conflicts: Sequence[str]) -> str:
+        """RELOAD, KEEP_COPY, MERGE or CANCEL (gui/outside_changes.py), from a modal question (tests replace this)."""
+        box, answers = conflict_box(self.host, path, conflicts)
+        box.exec()
+        return answers.get(box.clickedButton(), CONFLICT_CANCEL)
+
     # ------------------------------------------------------------------ autosave
     def _edited(self, *_: object) -> None:
         # Only a flag: this also runs while the window's undo stack is being destroyed.
@@ -362,7 +392,7 @@ class SessionFiles(QObject):
         if not self._autosave_pending or not self.dirty:
             return False
         try:
-            self.autosaver.write(self.document.session, self.document.path)
+            self.autosaver.write(self.document.session, self.document.path, self.outside.base)
         except WorkbenchError as exc:
             if not self._autosave_failed:  # say it once, not every period
                 self.hooks.show_banner(f"Autosave failed: {exc}. Until it works again, only saving protects this work.")
@@ -401,10 +431,14 @@ class SessionFiles(QObject):
     def offer_recovery(self) -> RecoveryAnswer | None:
         """Offer the sessions that crashed processes left in the autosave folder; None when there are none."""
         try:
-            found = find_recoverable(self.autosaver.directory)
+            found, unreadable = scan_recovery_files(self.autosaver.directory)
         except OSError as exc:
             self._status(f"Cannot look for unsaved work to recover: {exc.strerror or exc}")
             return None
+        if unreadable:  # kept where they are: the work may still be read from them by hand
+            others = len(unreadable) - 1
+            more = f" (and {others} more recovery file{'s' if others > 1 else ''} like it)" if others else ""
+            self.hooks.show_banner(f"Unsaved work left by an earlier run cannot be recovered{more}: {unreadable[0]}")
         if not found:
             return None
         answer = self.ask_recovery(found)
@@ -428,7 +462,8 @@ class SessionFiles(QObject):
     def recover(self, recovery: Recovery) -> bool:
         """Open a recovery file's session as unsaved work (belonging to its file, when it had one)."""
         try:
-            session = recovery.load()
+            # with what reached the session file after the crash merged in (workbench/autosave.py)
+            recovered = recover_session(recovery)
         except WorkbenchError as exc:
             self.hooks.show_banner(f"Cannot recover that session: {exc}")
             return False
@@ -436,7 +471,9 @@ class SessionFiles(QObject):
             return False
         source = recovery.source_path
         self.hooks.hide_banner()
-        self.document.replace_session(session, source)
+        self.document.replace_session(recovered.session, source)
+        if source:
+            self.outside.adopt(recovered.base, source)
         self.document.undo_stack.resetClean()  # unsaved work until the user saves it
         self._autosave_pending = True
         self.autosave_now()  # this process's own recovery file first, then the old one can go
@@ -445,6 +482,14 @@ class SessionFiles(QObject):
         except WorkbenchError as exc:
             self._status(str(exc))
         where = f"Save writes it back to {source}." if source else "Save it to keep it."
+        merged = recovered.merge
+        if merged is not None and merged.new_runs:
+            count = len(merged.new_runs)
+            where += f" {count} run{'s' if count != 1 else ''} saved to the file after the crash {'are' if count != 1 else 'is'} in it."
+        if merged is not None and merged.conflicts:
+            where += f" The file changed there too ({', '.join(merged.conflicts)}): saving will ask which to keep."
+        if recovered.file_error:
+            where += f" ({recovered.file_error})"
         self.hooks.show_banner(f"Recovered {recovery.describe()}. It is unsaved work: {where}")
         return True
 

@@ -15,9 +15,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.analysis import sweep
+from workbench.analysis.sweep import limiter_crossover
 from workbench.analysis.terms import TERM_COMPUTE
 from workbench.declaration_text import split_call
 from workbench.devices import BANDWIDTH
@@ -25,6 +26,7 @@ from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.measure_plots import MeasuredSweepLayer
+from workbench.gui.power_box import PowerOfTwoBox
 from workbench.gui.plot_common import (
     COMPUTE_COLOUR,
     LEVEL_COLOURS,
@@ -37,6 +39,7 @@ from workbench.gui.plot_common import (
     apply_plot_font,
     time_tick,
 )
+from workbench.gui.plain_text import plain
 from workbench.units import format_bytes, format_time
 
 SWEEP_POINTS = 241
@@ -114,12 +117,9 @@ class SweepView(RefreshWhenShown, QWidget):
 
         self.field_choice = QComboBox()
         self.field_choice.setObjectName("sweepField")
-        self.low = QSpinBox()
-        self.high = QSpinBox()
-        for box in (self.low, self.high):
-            box.setRange(0, 62)
-            box.setPrefix("2^")
-        self.caption = QLabel()
+        self.low = PowerOfTwoBox()
+        self.high = PowerOfTwoBox()
+        self.caption = plain(QLabel())
         self.caption.setWordWrap(True)
         controls = QHBoxLayout()
         controls.addWidget(QLabel("Sweep"))
@@ -237,7 +237,7 @@ class SweepView(RefreshWhenShown, QWidget):
             self.current_label.setPos(cx + (-0.3 if right_half else 0.3), cy - 0.05)
         self.current_marker.setVisible(bool(analysis.bound_time))
         self.current_label.setVisible(bool(analysis.bound_time))
-        self._mark_sweep(result, sizes, fields, low, high)
+        self._mark_sweep(result, analysis.declaration, sizes, fields, low, high)
         finite = np.concatenate([v[np.isfinite(v)] for v in (compute, memory, bound, *further)])
         measured_marks = self.measured.compute(analysis.declaration, fields)
         self.measured.show(measured_marks)
@@ -308,7 +308,7 @@ class SweepView(RefreshWhenShown, QWidget):
                     self._legend.removeItem(line)
         return drawn
 
-    def _mark_sweep(self, result: Any, sizes: Any, fields: tuple[str, ...], low: float, high: float) -> None:
+    def _mark_sweep(self, result: Any, declaration: Any, sizes: Any, fields: tuple[str, ...], low: float, high: float) -> None:
         """Shade the sizes beyond the device's memory and mark where the limiter changes."""
         x = np.log2(sizes)
         device = self.document.device
@@ -326,8 +326,15 @@ class SweepView(RefreshWhenShown, QWidget):
             at = float((x[i - 1] + x[i]) / 2)
             self.limiter_line.setPos(at)
             before, now = result.limiter[i - 1], result.limiter[i]  # analyze()'s limiter at each size
-            size = int(round(2.0**at))
-            self.limiter_label.setText(f"{before}- → {now}-limited\nnear {' = '.join(fields)} ≈ {size:,}")
+            settings = self.document.session.settings
+            size = limiter_crossover(declaration, fields, int(sizes[i - 1]), int(sizes[i]),
+                                     self.document.device, settings.convention, settings.overlap)
+            if size is not None:  # the exact first size of the new limiter, not a point between two samples
+                at = math.log2(size)
+                self.limiter_line.setPos(at)
+                self.limiter_label.setText(f"{before}- → {now}-limited\nfrom {' = '.join(fields)} = {size:,}")
+            else:
+                self.limiter_label.setText(f"{before}- → {now}-limited\nnear {' = '.join(fields)} ≈ {int(round(2.0**at)):,}")
         self.limiter_line.setVisible(bool(changes))
         self.limiter_label.setVisible(bool(changes))
 

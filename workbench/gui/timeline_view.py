@@ -23,10 +23,12 @@ again, or use `workbench step FILE --trace TRACE`).
 
 from __future__ import annotations
 
+import math
 import time
+
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QUndoCommand
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QUndoCommand
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
@@ -46,11 +48,14 @@ from PySide6.QtWidgets import (
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
+from workbench.gui.plain_text import html_text, plain, tooltip
+from workbench.gui.undo_keys import use_document_undo
 from workbench.gui.workers import track_worker
+from workbench.naming import abbreviated_path
 from workbench.profilers.matching import MatchRule
 from workbench.profilers.trace import Trace, read_trace
 from workbench.session import StepEntry
-from workbench.steps import TRACE, StepPlan, Timeline, parse_step, parse_trace_match, step_timeline
+from workbench.steps import TRACE, MeasuredTrace, StepPlan, Timeline, parse_step, parse_trace_match, step_timeline
 from workbench.units import format_time
 
 COMPUTE_BRUSH = QColor(66, 133, 244)
@@ -138,12 +143,13 @@ class TimelineView(RefreshWhenShown, QWidget):
         mono.setStyleHint(QFont.StyleHint.Monospace)
         self.editor.setFont(mono)
         self.editor.textChanged.connect(self._typed)
-        self.error = QLabel()
+        self.error = plain(QLabel())
         self.error.setObjectName("stepError")
         self.error.setStyleSheet("color: #b71c1c;")
         self.error.setWordWrap(True)
         self.error.setVisible(False)
         self.summary = QLabel()
+        self.summary.setTextFormat(Qt.TextFormat.RichText)  # built HTML: the step's names escaped
         self.summary.setObjectName("stepSummary")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -153,6 +159,8 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.plot.setLabel("bottom", "time", units="s")
         self.plot.showGrid(x=True, y=False, alpha=0.2)
         self.plot.setMouseEnabled(x=True, y=False)
+        self.plot.setMinimumHeight(140)  # the summary, the trace and the table never squeeze the lanes away
+        self.plot.getViewBox().sigResized.connect(self._label_streams)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("whatIfTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
@@ -182,10 +190,15 @@ class TimelineView(RefreshWhenShown, QWidget):
             "splitKreduce*=fwd), timed per iteration from the first rule's kernel's start to the last kernel's end"
         )
         self.rules_edit.editingFinished.connect(self.mark_dirty)
-        self.trace_label = QLabel("No trace imported: Import trace… times the operations from an Nsight Systems trace.")
+        self.trace_label = plain(QLabel("No trace imported: Import trace… times the operations from an Nsight Systems trace."))
         self.trace_label.setObjectName("traceLabel")
         self.trace_label.setWordWrap(True)
-        self.trace_error = QLabel()
+        # The GPU the trace names and the device its bounds use; a different device chosen said plainly.
+        self.trace_device = plain(QLabel())
+        self.trace_device.setObjectName("traceDevice")
+        self.trace_device.setWordWrap(True)
+        self.trace_device.setVisible(False)
+        self.trace_error = plain(QLabel())
         self.trace_error.setObjectName("traceError")
         self.trace_error.setStyleSheet("color: #b71c1c;")
         self.trace_error.setWordWrap(True)
@@ -218,6 +231,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         bar.addWidget(self.rules_edit, 1)
         middle_layout.addLayout(bar)
         middle_layout.addWidget(self.trace_label)
+        middle_layout.addWidget(self.trace_device)
         middle_layout.addWidget(self.trace_error)
         middle_layout.addWidget(self.trace_plot, 1)
         middle_layout.addWidget(self.unmatched)
@@ -235,6 +249,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         self._pending.setSingleShot(True)
         self._pending.setInterval(250)
         self._pending.timeout.connect(self._commit_text)
+        use_document_undo(self.editor, document.undo_stack, before=self._commit_pending)
         document.session_replaced.connect(self._load_session)
         document.device_changed.connect(self.mark_dirty)
         document.runs_changed.connect(self.mark_dirty)
@@ -263,6 +278,12 @@ class TimelineView(RefreshWhenShown, QWidget):
     def _typed(self) -> None:
         if not self._loading:
             self._pending.start()
+
+    def _commit_pending(self) -> None:
+        """Typing that waits for its pause goes on the undo stack now (before an undo or redo)."""
+        if self._pending.isActive():
+            self._pending.stop()
+            self._commit_text()
 
     def _commit_text(self) -> None:
         new = self.editor.toPlainText()
@@ -330,10 +351,25 @@ class TimelineView(RefreshWhenShown, QWidget):
         step = f"<b>Step time {format_time(t.step_time)}</b>"
         if self.speedups and base.step_time != t.step_time:
             step += f" (was {format_time(base.step_time)} before the what-ifs)"
+        path, shown = " → ".join(t.critical_path), abbreviated_path(t.critical_path)
         self.summary.setText(
-            f"{step} · critical path {' → '.join(t.critical_path)} · communication exposed "
+            f"{step} · critical path {html_text(shown)} · communication exposed "
             f"{format_time(t.exposed_communication)}, hidden {format_time(t.hidden_communication)}"
         )
+        # A path of hundreds of operations is named whole on hover, not in a label that would push the plot off.
+        whole = f"Critical path ({len(t.critical_path):,} operations): {path}"
+        self.summary.setToolTip(tooltip(whole) if shown != path else "")
+
+    _streams: list[str] = []
+
+    def _label_streams(self, *_: object) -> None:
+        """Name as many stream lanes as the plot has room for (every lane, or every second, third, …): many
+        streams in a short plot would draw their names over each other."""
+        streams = self._streams
+        room = self.plot.getViewBox().height()
+        line = QFontMetrics(self.plot.getAxis("left").style.get("tickFont") or self.plot.font()).height() * 1.2
+        every = max(1, math.ceil(len(streams) * line / room)) if room > 0 else 1
+        self.plot.getAxis("left").setTicks([[(index, stream) for index, stream in enumerate(streams) if index % every == 0]])
 
     def _draw(self, timeline: Timeline | None) -> None:
         plot = self.plot
@@ -344,7 +380,8 @@ class TimelineView(RefreshWhenShown, QWidget):
             return
         streams = timeline.plan.streams()
         lane = {stream: index for index, stream in enumerate(streams)}
-        axis.setTicks([[(index, stream) for stream, index in lane.items()]])
+        self._streams = list(streams)
+        self._label_streams()
         for start, end in timeline.exposed_intervals():
             shade = pg.BarGraphItem(x0=[start], x1=[end], y0=[-0.5], y1=[len(streams) - 0.5], brush=EXPOSED_BRUSH, pen=pg.mkPen(None))
             plot.addItem(shade)
@@ -398,7 +435,7 @@ class TimelineView(RefreshWhenShown, QWidget):
                 cell = QTableWidgetItem(text)
                 cell.setFlags(cell.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 if column == 3:
-                    cell.setToolTip(source.detail)
+                    cell.setToolTip(tooltip(source.detail))
                 if column == 0 and item.name in timeline.critical_path:
                     cell.setToolTip("on the critical path")
                     font = cell.font()
@@ -411,7 +448,7 @@ class TimelineView(RefreshWhenShown, QWidget):
             spin.setDecimals(2)
             spin.setSingleStep(0.5)
             spin.setValue(self.speedups.get(item.name, 1.0))
-            spin.setToolTip(f"what if {item.name} ran this many times faster (1 = as timed)")
+            spin.setToolTip(tooltip(f"what if {item.name} ran this many times faster (1 = as timed)"))
             spin.valueChanged.connect(lambda value, name=item.name: self.set_speedup(name, value))
             self.table.setCellWidget(row, 4, spin)
 
@@ -497,6 +534,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         measured = timeline.measured if timeline is not None else None
         self.trace_plot.setVisible(measured is not None)
         self.unmatched.setVisible(measured is not None)
+        self._show_trace_device(measured)
         if measured is None:
             self.unmatched.setPlainText("")
             return
@@ -531,6 +569,7 @@ class TimelineView(RefreshWhenShown, QWidget):
             start, end = (match.first.start_ns - origin) / 1e9, (match.first_end_ns - origin) / 1e9
             longest = max(match.first_rows, key=lambda row: trace.end[row] - trace.start[row])  # white text on its bar
             label = pg.TextItem(f"{name} {format_time(end - start)}", color=(255, 255, 255), anchor=(0.5, 0.5))
+            label.setToolTip(f"{name}: {match.detail()}\nkernel: {match.first.name}")  # the full name, the short form in the detail
             label.setPos((trace.start[longest] + trace.end[longest] - 2 * origin) / 2e9, lane[trace.stream[longest]] + 0.08)
             plot.addItem(label)
             bound = timeline.times[name].bound_s if timeline is not None and name in timeline.times else None
@@ -551,6 +590,21 @@ class TimelineView(RefreshWhenShown, QWidget):
         if len(measured.unmatched) > MAX_UNMATCHED_LINES:
             lines.append(f"  … and {len(measured.unmatched) - MAX_UNMATCHED_LINES} more")
         self.unmatched.setPlainText("\n".join(lines))
+
+    def _show_trace_device(self, measured: MeasuredTrace | None) -> None:
+        """'Ran on NVIDIA A100-SXM4-40GB: bounds on a100-sxm-40gb', or the line saying the device chosen was set aside."""
+        ran_on = measured.ran_on if measured is not None else None
+        self.trace_device.setVisible(ran_on is not None)
+        if ran_on is None:
+            self.trace_device.setText("")
+            return
+        if ran_on.note:
+            self.trace_device.setText(ran_on.note[:1].upper() + ran_on.note[1:])
+            self.trace_device.setStyleSheet("color: #8a4b00;")
+        else:
+            where = f": bounds on {ran_on.device.key} ({ran_on.device.name})" if ran_on.device is not None else ""
+            self.trace_device.setText(f"The trace ran on {ran_on.gpu}{where}")
+            self.trace_device.setStyleSheet("")
 
     @staticmethod
     def _rows_in_window(trace: Trace, low: int, high: int) -> list[int]:

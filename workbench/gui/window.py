@@ -44,7 +44,6 @@ from PySide6.QtWidgets import (
 )
 
 from workbench import __version__
-from workbench import session as session_module
 from workbench.devices.nvml import OK, Detection
 from workbench.errors import WorkbenchError
 from workbench.examples import list_examples, load_example
@@ -63,8 +62,10 @@ from workbench.gui.profile_import import ProfileImporter
 from workbench.gui.profile_view import ProfileComparisonView
 from workbench.gui.session_io import SessionFiles, WindowHooks
 from workbench.gui.workers import DetectionWorker
+from workbench.gui.plain_text import plain
 from workbench.conventions import CONVENTION_LABELS
 from workbench.session import DeviceChoice
+from workbench.session_sync import Snapshot, read_session_file
 
 if TYPE_CHECKING:  # built when first needed (_make_tabs), their modules imported then
     from workbench.gui.compare_view import CompareView
@@ -262,7 +263,7 @@ class MainWindow(QMainWindow):
         self._make_actions()
 
         # central: banner, editor, plot tabs
-        self.banner = QLabel()
+        self.banner = plain(QLabel())
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
         self.banner.setStyleSheet("background: #fff3cd; color: #6d4c00; border: 1px solid #e0c060; padding: 6px;")
@@ -310,8 +311,15 @@ class MainWindow(QMainWindow):
         self._make_menus()
         self._make_toolbar()
         self.status = self.statusBar()
-        self.device_status = QLabel()
+        self.device_status = plain(QLabel())
         self.status.addPermanentWidget(self.device_status)
+        self.cancel_import = QPushButton("Cancel import")
+        self.cancel_import.setObjectName("cancelImport")
+        self.cancel_import.setToolTip("Stop reading the profile; nothing is imported")
+        self.cancel_import.clicked.connect(self.profile_importer.cancel_reading)
+        self.cancel_import.setVisible(False)
+        self.status.addPermanentWidget(self.cancel_import)
+        self.profile_importer.reading_changed.connect(self.cancel_import.setVisible)
         self.profile_importer.message.connect(lambda text: self.status.showMessage(text, 6000))
         self.profile_importer.import_failed.connect(self.show_banner)
         self.profile_importer.profile_imported.connect(lambda _: self.tabs.setCurrentWidget(self.profile_view))
@@ -654,7 +662,7 @@ class MainWindow(QMainWindow):
     def open_session(self, path: str) -> bool:
         """Open a session file; a fault is shown in the banner, the current session stays."""
         try:
-            session = session_module.load(path)
+            session, data = read_session_file(path)
         except (WorkbenchError, OSError) as exc:
             self.show_banner(f"Cannot open {os.path.basename(path)}: {exc}")
             return False
@@ -662,6 +670,7 @@ class MainWindow(QMainWindow):
             return False
         self.hide_banner()
         self.document.replace_session(session, path)
+        self.session_io.opened(Snapshot.of(session, data), path)  # what a save merges against
         return True
 
     def save_session(self) -> bool:
@@ -674,15 +683,8 @@ class MainWindow(QMainWindow):
         return self.save_to(path) if path else False
 
     def save_to(self, path: str) -> bool:
-        try:
-            session_module.save(self.document.session, path)
-        except (WorkbenchError, OSError) as exc:
-            self.show_banner(f"Cannot save {os.path.basename(path)}: {exc}")
-            return False
-        self.document.set_path(path)
-        self.document.undo_stack.setClean()
-        self.status.showMessage(f"Saved {path}", 5000)
-        return True
+        """Save under the file's lock, merging what other programs saved to it (gui/outside_changes.py)."""
+        return self.session_io.save_to(path)
 
     # ------------------------------------------------------------------ profiler imports (gui/profile_import.py)
     def import_profile(self, path: str) -> None:
@@ -1017,6 +1019,7 @@ class MainWindow(QMainWindow):
             return
         self.session_io.window_closing()
         self.measurement.shutdown()  # cancels a run or a calibration in progress
+        self.profile_importer.cancel_reading()  # a profile being read stops at its next line
         self.save_preferences()
         self.wait_for_workers()
         super().closeEvent(event)

@@ -10,9 +10,11 @@ ways:
   path and runs ~100× below the generic CPU's rates.
 - a **probe**: the same kernel at a smaller size (every size field halved
   until the work is small), allocated, called once untimed and timed once;
-  sizes grow while the probe stays short and the time budget allows, and
-  the last one is scaled by the ratio of work (the larger of the FLOP and
-  the bytes ratios) to the declared size.
+  sizes grow while the probe stays short and the time budget allows. The
+  times of every size are fitted as a + b·work (`fit_fixed_and_per_work`):
+  the fixed part a (a busy machine's BLAS threads waking up) is paid once a
+  call, only b·work is scaled by the ratio of work (the larger of the FLOP
+  and the bytes ratios) to the declared size.
 
 The probe is preferred where there is one; the estimate never goes below
 the bound. Above `LONG_RUN_S` the window asks before running, offering a
@@ -46,6 +48,7 @@ PROBE_SMALL_FLOP = 2e6  # the smallest probe: at most this much work …
 PROBE_SMALL_BYTES = 256 * 1024  # … and this many compulsory bytes
 PROBE_REPEATS = 3  # a probe size is timed up to this many times (the fastest counts): a loaded machine is noisy
 PROBE_MIN_DIM = 8  # size fields are not halved below this
+SUPERLINEAR = 4.0  # a size that times this many times more than its work grew is timed again (a load spike)
 FASTER_DTYPES = {"fp16": "fp32", "bf16": "fp32"}  # on the CPU: 16-bit products have no BLAS path, fp32 has
 
 
@@ -57,11 +60,13 @@ class Probe:
     call_s: float
     scale: float  # work of the declared size over the work of the probe
     fixed_s: float = 0.0  # the part of a call that does not grow with the work (library start-up, thread wake-ups)
+    variable_s: float | None = None  # the part of the probe's call that grows with the work (None: call_s − fixed_s)
 
     @property
     def predicted_call_s(self) -> float:
-        """One call at the declared size: the fixed part, plus the rest scaled by the work."""
-        return self.fixed_s + (self.call_s - self.fixed_s) * self.scale
+        """One call at the declared size: the fixed part, plus the growing part scaled by the work."""
+        growing = self.call_s - self.fixed_s if self.variable_s is None else self.variable_s
+        return self.fixed_s + growing * self.scale
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,8 @@ class RunEstimate:
     bound_device: str  # the device model the bound is on ("" without one)
     probe: Probe | None
     note: str = ""  # why there is no probe, or what limits the estimate
+    refused: str = ""  # why this run cannot happen here at all (dtype, memory): nothing to offer or run
+
 
     @property
     def calls(self) -> int:
@@ -216,15 +223,39 @@ def _time_one_call(declaration: Declaration, backend: Any, warm: bool, budget_s:
         kernel.release()
 
 
+def fit_fixed_and_per_work(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """(a, b) of the least-squares line seconds = a + b·work through (work, seconds) points, both ≥ 0.
+
+    Times that do not grow with the work are all fixed (b = 0); one point, or one work, cannot tell the parts
+    apart, so all of it grows (a = 0). A line that would start below zero is fitted through the origin.
+    """
+    if not points:
+        return 0.0, 0.0
+    n = len(points)
+    mean_w = sum(w for w, _ in points) / n
+    mean_t = sum(t for _, t in points) / n
+    spread = sum((w - mean_w) ** 2 for w, _ in points)
+    if n < 2 or spread <= 0:
+        return 0.0, (mean_t / mean_w if mean_w > 0 else 0.0)
+    per_work = sum((w - mean_w) * (t - mean_t) for w, t in points) / spread
+    if per_work <= 0:
+        return mean_t, 0.0
+    fixed = mean_t - per_work * mean_w
+    if fixed < 0:
+        return 0.0, sum(w * t for w, t in points) / sum(w * w for w, _ in points)
+    return fixed, per_work
+
+
 def probe_call_time(declaration: Declaration, backend: Any, convention: str = "fma2",
                     budget_s: float = PROBE_BUDGET_S) -> Probe:
     """Time the kernel at growing sizes (probe_ladder) and predict one call at the declared size.
 
-    The ladder stops once a call takes ≥ 10 ms and grew with the work from the size before, when the
-    next size would not fit the budget, or at the declared size. Times that barely grow with the work
-    are a fixed cost (a busy machine's BLAS threads waking up cost ~40 ms whatever the size): from the
-    last two sizes the time splits into that fixed part and a part per unit of work, and only the
-    second is scaled up.
+    Every size's time is fitted as a fixed part plus a part per unit of work (`fit_fixed_and_per_work`): a
+    busy machine's BLAS threads waking up cost ~40 ms a call whatever the size, and jitter more than a small
+    size's work, so a size may time faster than the one below it. The ladder goes on while the growing part
+    is shorter than 10 ms or than half the fixed part, until the next size would not fit the budget, or at
+    the declared size; only the growing part is scaled up. A size that times far more than its work grew
+    (another process took the cores for that call) is timed again, the faster time kept.
     """
     ladder = probe_ladder(declaration, convention)
     full_flop, full_bytes = _work(declaration, convention)
@@ -238,6 +269,8 @@ def probe_call_time(declaration: Declaration, backend: Any, convention: str = "f
 
     started = time.perf_counter()
     timed: list[tuple[Declaration, float, float]] = []  # (size, call seconds, share of the work)
+    regime = 0  # the first entry of `timed` in the current regime: the sizes the fit is taken over
+    fixed = per_work = 0.0
     for step, candidate in enumerate(ladder):
         remaining = budget_s - (time.perf_counter() - started)
         call_s = _time_one_call(candidate, backend, step == 0, remaining / 4)
@@ -246,24 +279,31 @@ def probe_call_time(declaration: Declaration, backend: Any, convention: str = "f
             smaller = _halved(candidate)
             if smaller is not None:
                 timed.append((smaller, _time_one_call(smaller, backend, False, remaining / 4), share(smaller)))
+        if timed and call_s > SUPERLINEAR * timed[-1][1] * share(candidate) / timed[-1][2]:
+            # far more than the work grew: another process took the cores for that call; time it again
+            left = budget_s - (time.perf_counter() - started)
+            if left > 2 * call_s:
+                call_s = min(call_s, _time_one_call(candidate, backend, False, left / 4))
+            if call_s > SUPERLINEAR * timed[-1][1] * share(candidate) / timed[-1][2]:
+                # still: the library changed regime at this size (BLAS going multi-threaded on a busy machine
+                # pays a wake-up the smaller sizes never did). The sizes below say nothing about this regime's
+                # fixed cost, so the fit starts here, with the time to time two more sizes.
+                regime = len(timed)
+                budget_s = max(budget_s, time.perf_counter() - started + 6 * call_s)
         timed.append((candidate, call_s, share(candidate)))
+        points = timed[regime:]
+        fixed, per_work = fit_fixed_and_per_work([(work, seconds) for _, seconds, work in points])
         if step + 1 == len(ladder):
             break
-        growth = share(ladder[step + 1]) / timed[-1][2]
-        grew_with_work = len(timed) >= 2 and call_s >= 0.5 * timed[-2][1] * timed[-1][2] / timed[-2][2]
-        if call_s >= PROBE_LONG_ENOUGH_S and grew_with_work:
+        growing = per_work * timed[-1][2]
+        if len(points) >= 2 and growing >= max(PROBE_LONG_ENOUGH_S, 0.5 * fixed):
             break
-        next_call = call_s * (growth if grew_with_work or len(timed) < 2 else 2.0)
+        # the next size by the fit; while nothing grows yet (or one size alone), at least this call again
+        next_call = call_s if len(points) < 2 else max(fixed + per_work * share(ladder[step + 1]), call_s)
         if time.perf_counter() - started + 2 * next_call > budget_s:  # allocation and a call or two, next size
             break
     candidate, call_s, work = timed[-1]
-    fixed = 0.0
-    if len(timed) >= 2:
-        _, previous_s, previous_work = timed[-2]
-        if call_s > previous_s and work > previous_work:
-            per_work = (call_s - previous_s) / (work - previous_work)
-            fixed = min(max(call_s - per_work * work, 0.0), call_s)
-    return Probe(str(candidate), call_s, 1.0 / work, fixed)
+    return Probe(str(candidate), call_s, 1.0 / work, fixed, per_work * work)
 
 
 def _bound_call(declaration: Declaration, backend_kind: str, device: Any, convention: str,
@@ -305,12 +345,11 @@ def estimate_run(
 
     decl = parse(declaration) if isinstance(declaration, str) else declaration
     chosen = select_backend(backend) if isinstance(backend, str) else backend
-    if decl.implementation != "compulsory":
-        refused = _refusal(decl, chosen)
-        if refused:  # a RawKernel on NumPy: no run to estimate, and the reason shown before Run is pressed
-            return RunEstimate(declaration=str(decl), backend=chosen.name, iterations=iterations,
-                               warmup_calls=warmup_calls(None, warmup), per_call_s=None, bound_call_s=None,
-                               bound_device="", probe=None, note=refused)
+    refused = _refusal(decl, chosen)
+    if refused:  # a dtype the backend lacks, sizes beyond its memory, a RawKernel on NumPy: said before Run
+        return RunEstimate(declaration=str(decl), backend=chosen.name, iterations=iterations,
+                           warmup_calls=warmup_calls(None, warmup), per_call_s=None, bound_call_s=None,
+                           bound_device="", probe=None, note=refused, refused=refused)
     bound_call, device_name, note = _bound_call(decl, chosen.kind, device, convention, overlap)
     measured: Probe | None = None
     if probe and chosen.kind == "cpu":
@@ -335,13 +374,14 @@ def estimate_run(
 
 
 def _refusal(decl: Declaration, backend: Any) -> str:
-    """Why `backend` cannot measure `decl` (the kernel's own one-line refusal), or ''."""
-    from workbench.measure.errors import UnsupportedMeasurement
+    """Why `backend` cannot measure `decl` at all (the kernel's or the memory check's one-line refusal), or ''."""
+    from workbench.measure.errors import MemoryRefused, UnsupportedMeasurement
     from workbench.measure.kernels import kernel_for
+    from workbench.measure.run import refuse_if_too_large
 
     try:
-        kernel_for(decl, backend)
-    except UnsupportedMeasurement as exc:
+        refuse_if_too_large(decl, backend, kernel_for(decl, backend))
+    except (UnsupportedMeasurement, MemoryRefused) as exc:
         return str(exc)
     return ""
 
@@ -352,6 +392,10 @@ def rescaled(estimate: RunEstimate, declaration: Declaration, convention: str = 
     from workbench.measure.backends import select_backend
 
     backend = select_backend(estimate.backend)
+    refused = _refusal(declaration, backend)
+    if refused:
+        return RunEstimate(str(declaration), estimate.backend, estimate.iterations, warmup_calls(None, None), None,
+                           None, "", None, note=refused, refused=refused)
     bound_call, device_name, note = _bound_call(declaration, backend.kind, device, convention, overlap)
     measured = None
     per_call = bound_call
@@ -359,7 +403,8 @@ def rescaled(estimate: RunEstimate, declaration: Declaration, convention: str = 
         probe_flop, probe_bytes = _work(parse(estimate.probe.declaration), convention)
         flop, nbytes = _work(declaration, convention)
         scale = max(flop / probe_flop if probe_flop else 1.0, nbytes / probe_bytes if probe_bytes else 1.0)
-        measured = Probe(estimate.probe.declaration, estimate.probe.call_s, scale, estimate.probe.fixed_s)
+        measured = Probe(estimate.probe.declaration, estimate.probe.call_s, scale, estimate.probe.fixed_s,
+                         estimate.probe.variable_s)
         predicted = measured.predicted_call_s
         per_call = predicted if bound_call is None else max(predicted, bound_call)
     return RunEstimate(str(declaration), estimate.backend, estimate.iterations,

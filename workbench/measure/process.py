@@ -21,11 +21,18 @@ shown but never stored, so nothing is lost by this.
 
 Errors raised in the child (refused sizes, unsupported dtypes) arrive as the
 same error classes with the same one-line message. Qt-free.
+
+The child never outlives the process that started it: it holds the reading
+end of a pipe whose only writer is the parent, and ends itself when that pipe
+closes, which the kernel does when the parent dies however it dies (a crash, a
+SIGKILL). Its parent in the process tree is the forkserver, not the app, so a
+parent-death signal would not do.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue as queue_module
 import threading
 import time
@@ -61,6 +68,7 @@ PRELOAD = ["workbench.measure.preload"]  # NumPy, the engine, the units and the 
 STOP_GRACE_S = 0.25  # after a cancel, how long the child may take to stop by itself before it is ended
 POLL_S = 0.02  # how often the parent looks at the queue, the cancel flag and the child
 END_WAIT_S = 0.3  # how long the parent waits for an ended child to be reaped
+PARENT_GONE_EXIT = 3  # the child's exit code when it ended itself because its parent died
 
 
 _preloaded = False
@@ -116,8 +124,22 @@ class _ChildError:
     workbench: bool
 
 
-def _child_main(options: RunOptions, events: Any, stop: Any) -> None:
+def _end_with_parent(lifeline: Any) -> None:
+    """In the child: end this process at once when the parent's end of `lifeline` closes (the parent died)."""
+
+    def wait() -> None:
+        try:
+            lifeline.recv_bytes()  # the parent never writes: this returns only by EOF
+        except (EOFError, OSError):
+            pass
+        os._exit(PARENT_GONE_EXIT)  # nothing of the run is wanted any more, and a NumPy call cannot be interrupted
+
+    threading.Thread(target=wait, name="workbench-parent-watch", daemon=True).start()
+
+
+def _child_main(options: RunOptions, events: Any, stop: Any, lifeline: Any) -> None:
     """The child process: run the protocol and put every event on the queue."""
+    _end_with_parent(lifeline)
     try:
         run = options.measurement_run(stop.is_set)
         for event in run.events():
@@ -176,6 +198,7 @@ class ProcessRun(StoppableRun):
         self._cancel = threading.Event()
         self._started = False
         self.ended_by_force = False  # True when the child had to be ended inside a call
+        self.child_pid: int | None = None  # the worker process's id once it has started
 
     # cancel() stops the run at the child's next check, or by ending the child after STOP_GRACE_S.
 
@@ -189,9 +212,12 @@ class ProcessRun(StoppableRun):
         context = _context()
         events = context.Queue()
         stop = context.Event()
-        child = context.Process(target=_child_main, args=(self.options, events, stop), name="workbench-measure",
-                                daemon=True)
+        lifeline, parent_end = context.Pipe(duplex=False)
+        child = context.Process(target=_child_main, args=(self.options, events, stop, lifeline),
+                                name="workbench-measure", daemon=True)
         child.start()
+        lifeline.close()  # the child holds the reading end; the parent keeps only the writing end
+        self.child_pid = child.pid
         started: RunStarted | None = None
         samples: list[float] = []
         stop_deadline: float | None = None
@@ -230,6 +256,7 @@ class ProcessRun(StoppableRun):
                         )
         finally:
             self._end(child)
+            parent_end.close()
             events.close()
             events.cancel_join_thread()
 

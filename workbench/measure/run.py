@@ -38,8 +38,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Type, Union
 
 from workbench.declare import Declaration, parse
-from workbench.devices.catalogue import Device
-from workbench.devices.provenance import CPU_DEVICE_KEY, DeviceProvenance
+from workbench.devices.catalogue import NOMINAL, Device
+from workbench.devices.provenance import DeviceProvenance
 from workbench.errors import WorkbenchError
 from workbench.measure.backends import Backend, select_backend
 from workbench.measure.check import judge, not_run
@@ -385,7 +385,7 @@ class MeasurementRun(StoppableRun):
             return provenance_from_environment(backend.kind, environment, choice.key, "--device")
         if backend.kind == "cpu":
             try:
-                return provenance_from_environment("cpu", environment, cpu_catalogue_device().key, "the CPU entry")
+                return provenance_from_environment("cpu", environment, cpu_catalogue_device().key, "this machine's CPU")
             except WorkbenchError:
                 return provenance_from_environment("cpu", environment, "", "")
         known = default_device(backend)
@@ -409,8 +409,18 @@ class MeasurementRun(StoppableRun):
             return None, [f"no bound: {exc}"]
         bound = BoundInfo.from_analysis(analysis)
         notes = []
-        if backend.kind == "cpu" and device.kind == "cpu" and device.key == CPU_DEVICE_KEY:
-            notes.append("bound from the generic CPU stand-in; calibrate for this machine's rates")
+        from workbench.units import format_bandwidth, format_flop_rate
+
+        nominal = []
+        if analysis.compute_rate is not None and analysis.compute_rate.source == NOMINAL:
+            nominal.append(f"{analysis.path} {format_flop_rate(analysis.compute_rate.value)}")
+        if analysis.bandwidth is not None and analysis.bandwidth.source == NOMINAL:
+            nominal.append(f"{device.memory_name} bandwidth {format_bandwidth(analysis.bandwidth.value)}")
+        if nominal:
+            notes.append(
+                f"the bound uses nominal figures ({', '.join(nominal)}: stand-ins, not measured), so no run is called "
+                "impossible against it; calibrate to measure them"
+            )
         return bound, notes
 
 

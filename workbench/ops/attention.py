@@ -6,34 +6,58 @@ from typing import Any, Mapping
 
 from workbench.dtypes import dtype
 from workbench.ops import register
-from workbench.ops.base import FMA, OP, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload, elementwise_max
+from workbench.errors import DeclarationError
+from workbench.ops.base import FMA, OP, FlopTerm, KernelNames, OpSpec, Param, Tensor, Workload, elementwise_max, elementwise_min
 from workbench.ops.paths import matrix_path
 from workbench.ops.softmax import EXP_NOTE
 
-CAUSAL_NOTE = (
-    "causal mask aligned bottom-right (query i sees keys j ≤ i + Skv − Sq, as FlashAttention ≥ 2.1); "
-    "only unmasked scores are counted"
-)
+BOTTOM_RIGHT = "bottom_right"  # FlashAttention ≥ 2.1: the last query sees every key (the default)
+TOP_LEFT = "top_left"  # PyTorch scaled_dot_product_attention(is_causal=True): query i sees keys 0..i
+ALIGNMENTS = (BOTTOM_RIGHT, TOP_LEFT)
+
+CAUSAL_NOTES = {
+    BOTTOM_RIGHT: "causal mask aligned bottom-right, the default (query i sees keys j ≤ i + Skv − Sq, as "
+                  "FlashAttention ≥ 2.1; align=top_left for PyTorch's is_causal); only unmasked scores are counted",
+    TOP_LEFT: "causal mask aligned top-left (query i sees keys j ≤ i, as PyTorch's scaled_dot_product_attention "
+              "with is_causal=True; the default is bottom-right, FlashAttention ≥ 2.1); only unmasked scores are counted",
+}
 
 
-def unmasked_scores(sq: Any, skv: Any, causal: bool) -> tuple[Any, Any]:
+def causal_offset(sq: Any, skv: Any, align: str = BOTTOM_RIGHT) -> Any:
+    """How far right of the diagonal a query row sees: query i keeps keys j ≤ i + offset.
+
+    Bottom-right: Skv − Sq (the last query sees every key); top-left: 0. The one place the alignment
+    becomes arithmetic: the counts below and the measured kernel's mask both read it.
+    """
+    return skv - sq if align == BOTTOM_RIGHT else 0 * sq
+
+
+def unmasked_scores(sq: Any, skv: Any, causal: bool, align: str = BOTTOM_RIGHT) -> tuple[Any, Any]:
     """(U, Rn): unmasked scores per head and rows with at least one unmasked score.
 
-    Row i keeps L_i = max(0, i + Skv − Sq + 1) scores (bottom-right alignment),
-    never more than Skv, so U is the sum of an arithmetic run ending at Skv.
+    Row i keeps L_i = min(Skv, max(0, i + offset + 1)) scores (offset from `causal_offset`). Rows before
+    the first that keeps any keep none; from there L_i grows by one a row until it reaches Skv, so U is an
+    arithmetic run up to Skv and then Skv a row.
     """
     if not causal:
         return sq * skv, sq
-    offset = skv - sq
+    offset = causal_offset(sq, skv, align)
     first_row = elementwise_max(0, -offset)  # rows before it see no key at all
     rows = sq - first_row
     lowest = first_row + offset + 1  # scores kept by the first row that keeps any
-    return (lowest + skv) * rows // 2, rows
+    full_from = elementwise_max(first_row, skv - offset - 1)  # the first row that sees every key
+    growing = elementwise_min(full_from, sq) - first_row  # rows whose count still grows
+    full = sq - first_row - growing
+    return (2 * lowest + growing - 1) * growing // 2 + full * skv, rows
 
 
 def _canonical(p: dict[str, Any]) -> dict[str, Any]:
     if p["Dv"] is None:
         p["Dv"] = p["D"]
+    if p["align"] not in ALIGNMENTS:
+        raise DeclarationError(f"align must be bottom_right or top_left; got {p['align']}", field="align")
+    if p["align"] != BOTTOM_RIGHT and not p["causal"]:
+        raise DeclarationError("align=top_left places a causal mask: add causal=true or remove align", field="align")
     return p
 
 
@@ -41,8 +65,12 @@ def _format_fields(p: Mapping[str, Any]) -> list[tuple[str, Any]]:
     fields: list[tuple[str, Any]] = [(name, p[name]) for name in ("B", "H", "Sq", "Skv", "D")]
     if p["Dv"] != p["D"]:
         fields.append(("Dv", p["Dv"]))
-    fields += [("causal", p["causal"]), ("fused", p["fused"]), ("dtype", p["dtype"])]
+    fields += [("causal", p["causal"])]
+    if p["align"] != BOTTOM_RIGHT:
+        fields.append(("align", p["align"]))
+    fields += [("fused", p["fused"]), ("dtype", p["dtype"])]
     return fields
+
 
 
 def attention(p: Mapping[str, Any]) -> Workload:
@@ -50,7 +78,7 @@ def attention(p: Mapping[str, Any]) -> Workload:
     dt = dtype(p["dtype"])
     b, h, sq, skv, d, dv = p["B"], p["H"], p["Sq"], p["Skv"], p["D"], p["Dv"]
     causal, fused = bool(p["causal"]), bool(p["fused"])
-    u, rn = unmasked_scores(sq, skv, causal)
+    u, rn = unmasked_scores(sq, skv, causal, p["align"])
     scores = "U" if causal else "Sq·Skv"
     rows = "Rn" if causal else "Sq"
     tensors = [
@@ -79,7 +107,7 @@ def attention(p: Mapping[str, Any]) -> Workload:
     )
     notes = [EXP_NOTE]
     if causal:
-        notes.insert(0, CAUSAL_NOTE)
+        notes.insert(0, CAUSAL_NOTES[p["align"]])
         notes.insert(1, "U = unmasked scores per head; Rn = query rows that see at least one key")
     notes.append(
         "fused (FlashAttention-style): scores stay on chip, only Q, K, V read and O written"
@@ -126,6 +154,7 @@ register(
             Param("D", "dim", doc="head dimension of Q and K"),
             Param("Dv", "dim", None, doc="head dimension of V and O (default D)"),
             Param("causal", "bool", False, doc="mask scores above the diagonal"),
+            Param("align", "name", BOTTOM_RIGHT, doc="where the causal diagonal starts: bottom_right (FlashAttention ≥ 2.1, default) or top_left (PyTorch is_causal)"),
             Param("fused", "bool", True, doc="scores stay on chip (FlashAttention-style)"),
             Param("dtype", "dtype", "bf16", doc="type of Q, K, V, O (and S, P when unfused)"),
         ),

@@ -246,6 +246,15 @@ def is_one(x: Any) -> bool:
     return isinstance(x, int) and x == 1
 
 
+def elementwise_min(a: Any, b: Any) -> Any:
+    """min() that also works when either side is a numpy array (sweeps)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a if a <= b else b
+    import numpy as np
+
+    return np.minimum(a, b)
+
+
 def elementwise_max(a: Any, b: Any) -> Any:
     """max() that also works when either side is a numpy array (sweeps)."""
     if isinstance(a, int) and isinstance(b, int):

@@ -82,6 +82,7 @@ register(
             'conv2d(N=1, C=4, H=10, W=9, K=4, R=3, S=2, stride=2, dilation=2, groups=2, dtype=fp32)',
         ),
         tied_fields=("H", "W"),
+        implementations=("compulsory", "tiled"),
         kernel_names=KernelNames(("conv", "winograd", "implicit_gemm", "dgrad", "wgrad", "fprop"), rank=30),
         pads_to_tiles=True,
         summary="2-D convolution (NCHW input, KCRS filters)",

@@ -12,6 +12,14 @@ from workbench.ops.base import FMA, OP, FlopTerm, KernelNames, OpSpec, Param, Te
 from workbench.ops.paths import matrix_path, vector_path
 
 MAX_OPERANDS = 8
+FUSED, OPTIMAL, GIVEN = "fused", "optimal", "given"
+ORDERS = (FUSED, OPTIMAL, GIVEN)
+ORDER_WORDS = {
+    FUSED: "fused, the default: one loop nest over every index (one multiply-add per point, a further multiply per further operand)",
+    OPTIMAL: "optimal: the pairwise order NumPy's einsum_path(optimize='optimal') chooses, each step counted as "
+             "einsum_path and opt_einsum count it (2 × the product of its indices' extents with a summed index, 1 × without)",
+    GIVEN: "given: pairwise, left to right as written, each step counted as einsum_path and opt_einsum count it",
+}
 
 
 def parse_spec(spec: str) -> tuple[list[str], str]:
@@ -67,6 +75,8 @@ def canonical_spec(spec: str) -> str:
 
 def _canonical(p: dict[str, Any]) -> dict[str, Any]:
     p["spec"] = canonical_spec(p["spec"])
+    if p["order"] not in ORDERS:
+        raise DeclarationError(f"order must be fused, optimal or given; got {p['order']}", field="order")
     return p
 
 
@@ -83,7 +93,75 @@ def _check(p: Mapping[str, Any]) -> None:
 
 
 def _format_fields(p: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    return [(index, p[index]) for index in indices_in_order(p["spec"])] + [("dtype", p["dtype"])]
+    fields = [(index, p[index]) for index in indices_in_order(p["spec"])] + [("dtype", p["dtype"])]
+    return fields + ([("order", p["order"])] if p["order"] != FUSED else [])
+
+
+def contraction_path(operands: list[str], output: str, extent: Mapping[str, int], order: str) -> list[tuple[int, int]]:
+    """The pairwise steps, as NumPy's einsum_path gives them: positions in the current list, the result appended.
+
+    order=optimal asks einsum_path(optimize='optimal') itself (shapes only: zero-stride views, nothing
+    allocated); order=given contracts the first two operands each time, left to right.
+    """
+    if order == GIVEN:
+        return [(0, 1)] * (len(operands) - 1)
+    import numpy as np
+
+    try:
+        views = [np.broadcast_to(np.float32(0), tuple(int(extent[x]) for x in operand)) for operand in operands]
+        path, _text = np.einsum_path(",".join(operands) + "->" + output, *views, optimize="optimal")
+    except ValueError as exc:
+        raise DeclarationError(f"order=optimal: NumPy cannot plan these shapes ({exc})", field="order") from None
+    return [tuple(step) for step in path[1:]]  # type: ignore[misc]
+
+
+def pairwise_steps(operands: list[str], output: str, path: list[tuple[int, int]]) -> list[tuple[str, str, str, str]]:
+    """Each step of `path`: (left, right, result indices, every index of the step), the result keeping only the
+    indices a later operand or the output still needs."""
+    current = list(operands)
+    steps = []
+    for step in path:
+        picked = [current[i] for i in step]
+        rest = [operand for i, operand in enumerate(current) if i not in step]
+        union = "".join(dict.fromkeys("".join(picked)))
+        needed = set("".join(rest) + output)
+        result = output if not rest else "".join(index for index in union if index in needed)
+        steps.append((picked[0], picked[1] if len(picked) > 1 else "", result, union))
+        current = rest + [result]
+    return steps
+
+
+def _pairwise(p: Mapping[str, Any], operands: list[str], output: str, extent: Mapping[str, Any], dt: Any) -> Workload:
+    """A contraction of three or more operands as the pairwise steps `order` gives: FLOP per step, intermediates through HBM."""
+    if not all(isinstance(extent[index], int) for index in extent):
+        raise TypeError("a pairwise order is planned per shape")  # a sweep takes each point the exact way
+    order = p["order"]
+    steps = pairwise_steps(operands, output, contraction_path(operands, output, extent, order))
+    names = [chr(ord("A") + i) for i in range(len(operands) + 1)]
+    tensors = [Tensor(names[i], tuple(extent[x] for x in operand), tuple(operand), dt, reads=1) for i, operand in enumerate(operands)]
+    terms: list[FlopTerm] = []
+    for number, (left, right, result, union) in enumerate(steps, 1):
+        size: Any = 1
+        for index in union:
+            size = size * extent[index]
+        summed = set(union) - set(result)
+        what = f"step {number}: {left},{right}->{result}"
+        terms.append(FlopTerm(what, FMA if summed else OP, size, _product(union),
+                              note="a summed index: one multiply-add per point" if summed else "no summed index: one multiply per point"))
+        if number < len(steps):
+            tensors.append(Tensor(f"T{number}", tuple(extent[x] for x in result), tuple(result), dt, reads=1, writes=1,
+                                  note=f"intermediate of {what}: written once, read once"))
+    tensors.append(Tensor(names[-1], tuple(extent[x] for x in output), tuple(output), dt, writes=1))
+    return Workload(
+        tensors=tuple(tensors),
+        terms=tuple(terms),
+        path=matrix_path(dt, dtype("fp32")),
+        values=dict(extent),
+        notes=(
+            f"'{canonical_spec(p['spec'])}': contraction order {ORDER_WORDS[order]}",
+            "each intermediate is written to HBM once and read once (a library materialises it)",
+        ),
+    )
 
 
 def _product(symbols: str) -> str:
@@ -103,6 +181,8 @@ def einsum(p: Mapping[str, Any]) -> Workload:
             total = total * extent[index]
         return total
 
+    if len(operands) >= 3 and p.get("order", FUSED) != FUSED:
+        return _pairwise(p, operands, output, extent, dt)
     names = [chr(ord("A") + i) for i in range(len(operands) + 1)]
     tensors = [
         Tensor(names[i], tuple(extent[x] for x in operand), tuple(operand), dt, reads=1)
@@ -137,7 +217,9 @@ def einsum(p: Mapping[str, Any]) -> Workload:
         values=dict(extent),
         notes=(
             f"'{canonical_spec(p['spec'])}': contracted indices {', '.join(contracted) or 'none'}",
-            "logical work of the direct contraction; a library may reorder or split it",
+            "logical work of the direct contraction; a library may reorder or split it"
+            + (f" (contraction order {ORDER_WORDS[FUSED]}; order=optimal or order=given counts pairwise steps)"
+               if len(operands) >= 3 else ""),
         ),
     )
 
@@ -161,6 +243,7 @@ register(
         params=(
             Param("spec", "spec", doc='index notation, e.g. "bmk,bkn->bmn"'),
             Param("dtype", "dtype", "fp16", doc="type of every operand"),
+            Param("order", "name", FUSED, doc="contraction order of 3+ operands: fused (default), optimal (NumPy's einsum_path) or given"),
         ),
         build=einsum,
         check=_check,

@@ -55,5 +55,6 @@ register(
             Param("dtype", "dtype", "fp32", doc="element type"),
         ),
         build=elementwise,
+        implementations=("compulsory", "library"),
     )
 )

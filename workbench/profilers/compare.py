@@ -23,7 +23,7 @@ from workbench.analysis import Analysis, Step, analyze
 from workbench.devices.catalogue import Device
 from workbench.devices.provenance import GPU, STATED_BY_FILE, DeviceProvenance, catalogue_device, match_catalogue
 from workbench.ops import REGISTRY
-from workbench.plausibility import Evidence, ImpossibleResult, Reason, impossible_result
+from workbench.plausibility import Evidence, ImpossibleResult, Reason, impossible_result, uses_nominal_rate
 from workbench.profilers.counters import Reading
 from workbench.profilers.kernels import Kernel, RooflinePoint
 from workbench.profilers.matching import MatchRule, match_kernels
@@ -897,6 +897,7 @@ def impossible_kernel(
     """A profiled kernel faster than its own device's bound (`workbench.plausibility`), with the reasons to check."""
     if device is None or analysis.bound_time is None or not duration:
         return None
+    sources = tuple(rate.source for rate in (analysis.compute_rate, analysis.bandwidth) if rate is not None)
     return impossible_result(
         Evidence(
             fraction_of_bound=analysis.bound_time / duration,
@@ -904,8 +905,8 @@ def impossible_kernel(
             device_name=device.name,
             device_stated=provenance.stated,
             device_note=provenance.matched_by if provenance.matched_by.startswith("compute") else "",
-            rate_sources=tuple(rate.source for rate in (analysis.compute_rate, analysis.bandwidth) if rate is not None),
-            nominal_rates=device.kind == "cpu",
+            rate_sources=sources,
+            nominal_rates=uses_nominal_rate(sources),
             limiter=analysis.limiter,
             warm=None if tool == NCU else True,  # ncu flushes caches unless told not to; nsys sees the app's own
             working_set_bytes=fig.footprint,

@@ -36,12 +36,26 @@ L1_SECTOR_METRICS = ("l1tex__t_sectors.sum",)
 SHARED_WAVEFRONT_METRICS = ("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",)
 SHARED_WAVEFRONT_PARTS = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
 SHARED_WAVEFRONT_BYTES = 128
+# Nsight Compute's own hierarchical-roofline sections (SpeedOfLight_Hierarchical*RooflineChart): the
+# 'L2 Achieved Value' and 'L1 Achieved Value (Global/Local)' traffic. Current sections count the L2 → crossbar
+# cycles (32 B each) and the L1TEX writeback cycles of local/global (CC 7.5–8.9) or local/global/shared
+# (CC ≥ 9.0) data (128 B each); older sections take the L2 → L1 read bytes, and CC ≤ 7.2 all writeback cycles.
+NCU_L2_CYCLES = "lts__lts2xbar_cycles_active.sum"
+NCU_L2_CYCLE_BYTES = 32
+NCU_L2_OLDER = "l1tex__m_xbar2l1tex_read_bytes.sum"
+NCU_L1_LGDS = "l1tex__lsu_writeback_active_mem_lgds.sum"
+NCU_L1_LG = "l1tex__lsu_writeback_active_mem_lg.sum"
+NCU_L1_ALL = "l1tex__lsu_writeback_active.sum"
+NCU_L1_CYCLE_BYTES = 128
+NCU_CYCLE_METRICS = (NCU_L2_CYCLES, NCU_L1_LGDS, NCU_L1_LG, NCU_L1_ALL)
 DURATION_METRICS = ("gpu__time_duration.sum", "gpu__time_duration.avg", "gpu__time_duration.max", "Duration")
 
 _EXPECTED_SYMBOLS: dict[str, str] = {
     **{name: "B" for name in DRAM_READ_METRICS + DRAM_WRITE_METRICS + DRAM_TOTAL_METRICS + L2_METRICS + L1_METRICS},
     **{name: "sector" for name in DRAM_READ_SECTOR_METRICS + DRAM_WRITE_SECTOR_METRICS + L2_SECTOR_METRICS + L1_SECTOR_METRICS},
     **{name: "s" for name in DURATION_METRICS},
+    NCU_L2_OLDER: "B",
+    **{name: "cycle" for name in NCU_CYCLE_METRICS},
 }
 
 
@@ -58,6 +72,9 @@ SUGGESTED_METRICS = (
     "lts__t_bytes.sum",
     "l1tex__t_bytes.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+    "lts__lts2xbar_cycles_active.sum",
+    "l1tex__lsu_writeback_active_mem_lg.sum",
+    "l1tex__lsu_writeback_active_mem_lgds.sum",
     "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
@@ -73,7 +90,9 @@ SUGGESTED_METRICS = (
 
 # Everything the counters below read (and the identity the views show): what a session keeps.
 _USED = re.compile(
-    r"^(?:dram__(?:bytes|sectors)[a-z_]*\.sum|lts__t_(?:bytes|sectors)\.sum|l1tex__t_(?:bytes|sectors)\.sum|l1tex__data_pipe_lsu_wavefronts_mem_shared(?:_op_ld|_op_st)?\.sum|gpu__time_duration\.(?:sum|avg|max)"
+    r"^(?:dram__(?:bytes|sectors)[a-z_]*\.sum|lts__t_(?:bytes|sectors)\.sum|l1tex__t_(?:bytes|sectors)\.sum|l1tex__data_pipe_lsu_wavefronts_mem_shared(?:_op_ld|_op_st)?\.sum"
+    r"|lts__lts2xbar_cycles_active\.sum|l1tex__m_xbar2l1tex_read_bytes\.sum|l1tex__lsu_writeback_active(?:_mem_lgds?)?\.sum"
+    r"|gpu__time_duration\.(?:sum|avg|max)"
     r"|Duration|(?:sm|smsp)__sass_thread_inst_executed_op_[dfh](?:add|mul|fma)_pred_on\.sum"
     r"|(?:sm|smsp)__ops_path_tensor_.+\.sum|sm__pipe_tensor.*|device__attribute_display_name"
     r"|launch__(?:grid|block)_size)$"
@@ -175,6 +194,76 @@ def l1_traffic(metrics: Mapping[str, Metric]) -> Reading | None:
     if tags is None or shared is None:
         return tags or shared
     return Reading(tags.value + shared.value, f"{tags.source} + {shared.source}", tags.scaled or shared.scaled)
+
+
+NCU_LEVELS = "ncu"
+NERSC_LEVELS = "nersc"
+LEVEL_METHODS = (NCU_LEVELS, NERSC_LEVELS)
+LEVEL_METHOD_TITLES = {
+    NCU_LEVELS: "Nsight Compute's hierarchical-roofline sections",
+    NERSC_LEVELS: "the NERSC method (Yang et al., arXiv 2009.02449)",
+}
+
+
+def _cycles(metrics: Mapping[str, Metric], name: str) -> Metric | None:
+    """A cycle counter with a value (a raw page without a unit row leaves its unit empty)."""
+    metric = metrics.get(name)
+    if metric is None or metric.value is None or metric.unit not in ("cycle", ""):
+        return None
+    return metric
+
+
+def ncu_l2_traffic(metrics: Mapping[str, Metric]) -> Reading | None:
+    """L2 bytes as ncu's hierarchical roofline counts them: lts__lts2xbar_cycles_active.sum × 32 B (current
+    sections), else l1tex__m_xbar2l1tex_read_bytes.sum (older sections); None without either."""
+    cycles = _cycles(metrics, NCU_L2_CYCLES)
+    if cycles is not None and cycles.value is not None:
+        return Reading(cycles.value * NCU_L2_CYCLE_BYTES, f"{NCU_L2_CYCLES} × {NCU_L2_CYCLE_BYTES} B", cycles.scaled)
+    older = read_counter(metrics, (NCU_L2_OLDER,), "B")
+    return None if older is None else Reading(older.value, f"{NCU_L2_OLDER} (ncu's older sections)", older.scaled)
+
+
+def _capability(text: str) -> tuple[int, int] | None:
+    """'12.0' → (12, 0); None where the file does not say."""
+    major, _, minor = text.strip().partition(".")
+    if not (major.isdecimal() and (minor.isdecimal() or not minor)) or len(major) > 3 or len(minor) > 3:
+        return None
+    return int(major), int(minor or 0)
+
+
+def ncu_l1_traffic(metrics: Mapping[str, Metric], compute_capability: str = "") -> Reading | None:
+    """L1 bytes as ncu's hierarchical roofline counts them: writeback cycles × 128 B, of the counter its
+    section reads on this compute capability (≥ 9.0: _mem_lgds; 7.5–8.9: _mem_lg; ≤ 7.2: all). Where the
+    capability is not given, or its counter is missing, the first the file holds of the three; the source
+    then says which the section would have read."""
+    capability = _capability(compute_capability)
+    order = [NCU_L1_LGDS, NCU_L1_LG, NCU_L1_ALL]
+    wanted = None
+    if capability is not None:
+        wanted = NCU_L1_LGDS if capability >= (9, 0) else NCU_L1_LG if capability >= (7, 5) else NCU_L1_ALL
+        order.remove(wanted)
+        order.insert(0, wanted)
+    for name in order:
+        cycles = _cycles(metrics, name)
+        if cycles is None or cycles.value is None:
+            continue
+        source = f"{name} × {NCU_L1_CYCLE_BYTES} B"
+        if wanted is not None and name != wanted:
+            source += f" (ncu's section reads {wanted} on CC {compute_capability.strip()}; the file lacks it)"
+        return Reading(cycles.value * NCU_L1_CYCLE_BYTES, source, cycles.scaled)
+    return None
+
+
+def level_traffic(
+    metrics: Mapping[str, Metric], method: str = NCU_LEVELS, compute_capability: str = ""
+) -> tuple[Reading | None, Reading | None]:
+    """(L2, L1) bytes of one launch by `method`: 'ncu' (its own sections) or 'nersc' (lts__t_bytes, l1tex__t_bytes
+    + shared wavefronts × 128 B)."""
+    if method == NERSC_LEVELS:
+        return l2_traffic(metrics), l1_traffic(metrics)
+    if method != NCU_LEVELS:
+        raise ValueError(f"no level method '{method}'; choose one of {', '.join(LEVEL_METHODS)}")
+    return ncu_l2_traffic(metrics), ncu_l1_traffic(metrics, compute_capability)
 
 
 def duration(metrics: Mapping[str, Metric]) -> Reading | None:

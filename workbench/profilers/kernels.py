@@ -21,12 +21,19 @@ from workbench.profilers.counters import (
     dram_traffic,
     duration,
     flop_count,
+    LEVEL_METHOD_TITLES,
+    LEVEL_METHODS,
+    NCU_LEVELS,
+    NERSC_LEVELS,
     l1_traffic,
     l2_traffic,
     median_flop,
+    ncu_l1_traffic,
+    ncu_l2_traffic,
     median_reading,
 )
 from workbench.profilers.names import kernel_base_name, kernel_base_names
+from workbench.units import format_bytes, format_intensity
 from workbench.profilers.records import (
     NCU,
     NSYS,
@@ -57,6 +64,51 @@ class RooflinePoint:
 
 
 @dataclass(frozen=True)
+class LevelBytes:
+    """A kernel's bytes at L2 and at L1 by one method of counting them (counters.level_traffic)."""
+
+    method: str  # "ncu" or "nersc"
+    l2: Reading | None
+    l1: Reading | None
+
+    @property
+    def title(self) -> str:
+        return LEVEL_METHOD_TITLES[self.method]
+
+    def describe(self) -> str:
+        """'L2 = lts__lts2xbar_cycles_active.sum × 32 B; L1 = … (Nsight Compute's hierarchical-roofline sections)'."""
+        parts = [f"{name} = {reading.source}" for name, reading in (("L2", self.l2), ("L1", self.l1)) if reading is not None]
+        return "; ".join(parts or ["no level counters in the file"]) + f" ({self.title})"
+
+    def points(self, flop: float | None) -> list[tuple[str, str, Reading, float | None]]:
+        """(interface key, 'L2'/'L1', bytes, FLOP per byte or None) per level the method counted."""
+        found = []
+        for key, name, reading in ((L2, "L2", self.l2), (SMEM, "L1", self.l1)):
+            if reading is not None and reading.value > 0:
+                found.append((key, name, reading, flop / float(reading.value) if flop else None))
+        return found
+
+    def text(self, flop: float | None, binary: bool = False) -> str:
+        """'L2 2.147 GB = lts__lts2xbar_cycles_active.sum × 32 B, 64 FLOP/B; L1 …': what a report shows per kernel."""
+        parts = []
+        for _, name, reading, intensity in self.points(flop):
+            part = f"{name} {format_bytes(float(reading.value), binary)} = {reading.source}"
+            parts.append(part + (f", {format_intensity(intensity)}" if intensity is not None else ""))
+        return "; ".join(parts) if parts else "no level counters in the file"
+
+    def to_dict(self, flop: float | None = None) -> dict[str, object]:
+        """The method, and per level its bytes, the metrics they came from and (given the FLOP) the intensity."""
+        levels: dict[str, object] = {}
+        for name, reading in (("l2", self.l2), ("l1", self.l1)):
+            if reading is None:
+                levels[name] = None
+                continue
+            intensity = flop / float(reading.value) if flop and reading.value > 0 else None
+            levels[name] = {"bytes": reading.value, "metrics": reading.source, "intensity_flop_per_byte": intensity}
+        return {"method": self.method, "method_title": self.title, **levels}
+
+
+@dataclass(frozen=True)
 class Kernel:
     """One kernel name from an imported file, with figures across its launches."""
 
@@ -73,10 +125,22 @@ class Kernel:
     flop: FlopCount | None
     notes: tuple[str, ...] = ()
     l1_bytes: Reading | None = None  # L1 / shared memory into the SM (counters.l1_traffic), for the hierarchical roofline
+    ncu_levels: LevelBytes | None = None  # L2 and L1 bytes as ncu's own hierarchical-roofline sections count them
 
-    def bytes_across(self) -> dict[str, float]:
-        """Measured bytes per interface key (devices/interfaces.py): DRAM (hbm), L2 → SM (l2), L1/shared (smem)."""
-        readings = {HBM: self.dram.total, L2: self.l2_bytes, SMEM: self.l1_bytes}
+    def levels(self, method: str = NCU_LEVELS) -> LevelBytes:
+        """The L2 and L1 bytes by `method`: 'ncu' (its sections' metrics) or 'nersc' (lts__t_bytes, l1tex__t_bytes
+        + shared wavefronts; also the L2 traffic the comparison shows)."""
+        if method == NERSC_LEVELS:
+            return LevelBytes(NERSC_LEVELS, self.l2_bytes, self.l1_bytes)
+        if method != NCU_LEVELS:
+            raise ValueError(f"no level method '{method}'; choose one of {', '.join(LEVEL_METHODS)}")
+        return self.ncu_levels or LevelBytes(NCU_LEVELS, None, None)
+
+    def bytes_across(self, method: str = NCU_LEVELS) -> dict[str, float]:
+        """Measured bytes per interface key (devices/interfaces.py): DRAM (hbm), L2 → SM (l2), L1/shared (smem),
+        the levels counted by `method` (see levels())."""
+        levels = self.levels(method)
+        readings = {HBM: self.dram.total, L2: levels.l2, SMEM: levels.l1}
         return {key: float(reading.value) for key, reading in readings.items() if reading is not None and reading.value > 0}
 
     @property
@@ -118,8 +182,8 @@ class Kernel:
         return RooflinePoint(self.base_name, flop / float(self.dram.total.value), flop / float(self.duration.value), source)
 
     def to_dict(self, convention: str = "fma2") -> dict[str, object]:
-        """The per-kernel figures the CLI prints as JSON (base units)."""
-        return {
+        """The per-kernel figures the CLI prints as JSON (base units), with both methods' level bytes (ncu)."""
+        data: dict[str, object] = {
             "kernel": self.name,
             "base_name": self.base_name,
             "tool": self.tool,
@@ -138,6 +202,10 @@ class Kernel:
             "convention": convention,
             "notes": list(self.notes),
         }
+        if self.tool == NCU:  # nsys has no counters (and its kernels' JSON is written from a fixed template)
+            flop = self.achieved_flop(convention)
+            data["levels"] = {method: self.levels(method).to_dict(flop) for method in LEVEL_METHODS}
+        return data
 
 
 def kernel_from_launches(name: str, launches: list[KernelLaunch]) -> Kernel:
@@ -179,6 +247,11 @@ def kernel_from_launches(name: str, launches: list[KernelLaunch]) -> Kernel:
         flop=median_flop([flop_count(launch.metrics) for launch in launches]),
         notes=tuple(notes),
         l1_bytes=median_reading([l1_traffic(launch.metrics) for launch in launches]),
+        ncu_levels=LevelBytes(
+            NCU_LEVELS,
+            median_reading([ncu_l2_traffic(launch.metrics) for launch in launches]),
+            median_reading([ncu_l1_traffic(launch.metrics, launch.compute_capability) for launch in launches]),
+        ),
     )
 
 

@@ -37,11 +37,13 @@ from workbench.profilers.table import (
     LineSource,
     ProfileError,
     Row,
+    RowRules,
     Table,
     is_missing,
     open_lines,
     parse_number,
     read_table,
+    split_line,
     text_source,
 )
 
@@ -76,6 +78,30 @@ def is_ncu_header(cells: list[str]) -> bool:
     """An ncu table header: it has ID and Kernel Name columns."""
     folded = {cell.strip().lower() for cell in cells}
     return "id" in folded and "kernel name" in folded
+
+
+def _row_rules(header: tuple[str, ...]) -> RowRules:
+    """How ncu's rows may depart from its header, whatever the release.
+
+    A details page's metric rows end after Metric Value (current releases
+    leave the rule columns off them, and a section exported alone adds a
+    `Body Item Label` column before them): the cells after it read as empty,
+    but a row that stops before its value is still broken. A raw page's rows
+    are whole. Captured stdout holds the program's own output before and
+    between ncu's tables: a line that does not start with a quote and is too
+    short to be a row is passed over; a second process's table under the
+    same header is read on.
+    """
+    folded = [" ".join(cell.lower().split()) for cell in header]
+    fewest = folded.index("metric value") + 1 if "metric value" in folded else len(header)
+
+    def foreign(line: str) -> bool:
+        if line.lstrip().startswith('"'):
+            return False
+        cells = split_line(line)
+        return cells is None or len(cells) < fewest
+
+    return RowRules(fewest, foreign, repeated_header=True)
 
 
 def _layout(table: Table) -> str:
@@ -146,7 +172,7 @@ def _check_unit(name: str, unit_text: str, unit: BaseUnit, source: str, line: in
     expected = expected_symbol(name)
     if expected is None or not unit_text.strip() or unit.symbol == expected:
         return
-    kinds = {"B": "bytes", "s": "time", "sector": "sectors"}
+    kinds = {"B": "bytes", "s": "time", "sector": "sectors", "cycle": "cycles"}
     raise ProfileError(
         f"the {what} '{name}' is in '{unit_text.strip()}', which is not a unit of {kinds.get(expected, expected)}",
         source,
@@ -314,6 +340,7 @@ def _read_details(
     unit_col = table.require("Metric Unit")
     value_col = table.require("Metric Value")
     section_col = table.column("Section Name")
+    label_col = table.column("Body Item Label")  # a section exported alone: the chart or table item a row belongs to
     rule_col = table.column("Rule Name")
     rule_text_col = table.column("Rule Description")
     first_rows: dict[tuple[str, int], Row] = {}
@@ -341,7 +368,8 @@ def _read_details(
         metric = values.metric(name, row.cells[value_col], row.cells[unit_col], section, row.line)
         scaled = scaled or (metric.value is not None and metric.scaled)
         # One name can appear in two sections ("Memory Throughput" as % and as byte/s): keep both.
-        entry = name if name not in bucket else f"{name} [{section}]"
+        label = row.cells[label_col].strip() if label_col is not None else ""
+        entry = name if name not in bucket else f"{name} [{label or section}]"
         if keep is None or keep(entry):
             bucket.setdefault(entry, metric)
     launches = tuple(
@@ -435,12 +463,12 @@ def read_ncu(
     launches. `keep`, where given, picks the metrics each launch holds by name
     (e.g. `counters.is_used_metric`): the notes still describe the whole file.
     """
-    table = read_table(lines, source, is_ncu_header, WHAT)
+    table = read_table(lines, source, is_ncu_header, WHAT, row_rules=_row_rules)
     layout = _layout(table)
     sniffer = FormatSniffer()
     if decimal_mark is None:
         (_sniff_details if layout == DETAILS else _sniff_raw)(table, sniffer)
-        table = read_table(lines, source, is_ncu_header, WHAT)
+        table = read_table(lines, source, is_ncu_header, WHAT, row_rules=_row_rules)
     number_format = sniffer.decide(source, decimal_mark)
     values = _Values(number_format, source)
     has_unit_row = True
@@ -453,12 +481,38 @@ def read_ncu(
     notes = [number_format.note()]
     if not has_unit_row:
         notes.append("the raw page has no unit row: ncu's base units (byte, nsecond) are assumed for bytes and durations")
+    notes += _passed_over_notes(table.rules)
     if scaled:
         notes.append(
             "ncu scaled some units to fit (Kbyte, Mbyte, usecond…): those figures carry about four "
             "significant digits; export with --print-units base for exact counts"
         )
     return Profile(tool=NCU, layout=layout, source=source, launches=launches, notes=tuple(notes), number_format=number_format)
+
+
+def _line_list(numbers: list[int]) -> str:
+    shown = ", ".join(str(number) for number in numbers[:5])
+    return shown + (f" and {len(numbers) - 5} more" if len(numbers) > 5 else "")
+
+
+def _passed_over_notes(rules: RowRules | None) -> list[str]:
+    """What reading passed over: other programs' output between rows, the header repeated for another process."""
+    if rules is None:
+        return []
+    notes = []
+    if rules.passed_over:
+        count = len(rules.passed_over)
+        notes.append(
+            f"{count} line{'s' if count != 1 else ''} of other output among ncu's rows passed over "
+            f"(line{'s' if count != 1 else ''} {_line_list(rules.passed_over)})"
+        )
+    if rules.headers_again:
+        count = len(rules.headers_again)
+        notes.append(
+            f"the header is repeated on line{'s' if count != 1 else ''} {_line_list(rules.headers_again)} "
+            "(one table per process): read as one table"
+        )
+    return notes
 
 
 def read_ncu_text(

@@ -8,12 +8,14 @@ holding its text.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from workbench.profilers.ncu import MetricFilter, is_ncu_header, read_ncu
 from workbench.profilers.nsys import is_nsys_header, read_nsys
 from workbench.profilers.profile import Profile
 from workbench.profilers.records import NCU, NSYS
+from workbench.profilers.stopping import until_stopped
 from workbench.profilers.table import (
     MAX_FILE_BYTES,
     MAX_PREAMBLE_LINES,
@@ -84,11 +86,20 @@ def read_profile_text(
     return read_profile_lines(text_source(text), source, keep, decimal_mark)
 
 
-def read_profile(path: str | Path, keep: MetricFilter | None = None, decimal_mark: str | None = None) -> Profile:
+def read_profile(
+    path: str | Path,
+    keep: MetricFilter | None = None,
+    decimal_mark: str | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Profile:
     """Read an ncu or nsys CSV export from disk, streamed (the GUI's import and drop target, the CLI's).
 
     `read_profile(path, keep=is_used_metric)` holds only the metrics the
     workbench reads; `decimal_mark` ('.' or ',') overrides the file's own evidence.
+    With `should_stop`, the read ends with `ReadStopped` soon after it answers True.
     """
     file = Path(path)
-    return read_profile_lines(open_lines(file), file.name, keep, decimal_mark)
+    lines = open_lines(file)
+    if should_stop is not None:
+        lines = until_stopped(lines, should_stop)
+    return read_profile_lines(lines, file.name, keep, decimal_mark)

@@ -7,6 +7,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
+from workbench.profilers.counters import LEVEL_METHOD_TITLES, LEVEL_METHODS, NCU_LEVELS
 from workbench.profilers.kernels import Kernel, kernels_json, typical_times, with_none
 from workbench.profilers.names import kernel_base_names
 from workbench.profilers.profile import Profile
@@ -195,6 +196,7 @@ class ImportReport:
     convention: str
     binary: bool
     rules: tuple[Any, ...]
+    levels: str = "ncu"  # how L2 and L1 bytes are counted: "ncu" (its own sections) or "nersc"
     selected: int = 0  # kernels the rules select: more than `comparisons` where too many to compare each
 
     def symptoms(self) -> Iterator[Any]:
@@ -208,8 +210,26 @@ class ImportReport:
             if symptom is not None:
                 yield symptom
 
+    def level_lines(self) -> Iterator[str]:
+        """Each ncu kernel's L2 and L1 bytes by the chosen method, with the metrics they came from and the
+        intensities; nothing where no kernel has counters for either method."""
+        if self.profile.tool != NCU:
+            return
+        kernels = list(itertools.islice(self.profile.iter_kernels(), _LEVEL_KERNELS + 1))
+        if not any(kernel.levels(method).points(None) for kernel in kernels for method in LEVEL_METHODS):
+            return
+        yield ""
+        yield f"levels ({LEVEL_METHOD_TITLES[self.levels]}):"
+        for kernel in kernels[:_LEVEL_KERNELS]:
+            yield f"  {_shorten(kernel.base_name)}: {kernel.levels(self.levels).text(kernel.achieved_flop(self.convention), self.binary)}"
+        if len(kernels) > _LEVEL_KERNELS:
+            yield f"  … and more kernels (--json lists every one)"
+        other = next(method for method in LEVEL_METHODS if method != self.levels)
+        yield f"  (--levels {other}: {LEVEL_METHOD_TITLES[other]})"
+
     def lines(self) -> Iterator[str]:
         yield from summary_lines(self.profile, self.convention, self.binary)
+        yield from self.level_lines()
         for symptom in self.symptoms():
             yield f"warning: {symptom.warning()}"
         for comparison in self.comparisons:
@@ -238,6 +258,7 @@ class ImportReport:
         """The JSON document; its long lists are iterators, written out as they are made."""
         return {
             "profile": self.profile.to_dict(lazy=True),
+            "levels_method": self.levels,
             "device": None if self.device is None else self.device.key,
             "kernels": kernels_json(self.profile.tool, self.profile.launches, self.profile.summaries, self.convention),
             "comparisons": [comparison.to_dict() for comparison in self.comparisons],
@@ -249,6 +270,7 @@ class ImportReport:
 
 
 _NAMES_SHOWN = 20
+_LEVEL_KERNELS = 50  # kernels whose levels the text lists
 
 
 def import_report(
@@ -259,6 +281,7 @@ def import_report(
     convention: str = "fma2",
     binary: bool = False,
     decimal_mark: str | None = None,
+    levels: str = NCU_LEVELS,
 ) -> ImportReport:
     """What `workbench import-ncu|import-nsys FILE [--match P=D …]` prints.
 
@@ -266,6 +289,7 @@ def import_report(
     kernel-name pattern with a declaration, and every kernel it selects is
     compared with that operation on `device` (default: the GPU the file names).
     `decimal_mark` ('.' or ',') overrides the number format the file's values decide.
+    `levels` counts L2 and L1 bytes by ncu's own hierarchical-roofline sections ('ncu') or by NERSC's method.
     """
     from workbench.devices.catalogue import find_device
     from workbench.profilers.compare import compare_profile, profile_device
@@ -294,4 +318,5 @@ def import_report(
                 if index not in selected and rule.matches(kernel.name):
                     selected.add(index)
     unmatched = tuple(rule.pattern for index, rule in enumerate(rules) if index not in selected)
-    return ImportReport(profile, chosen, tuple(comparisons), unmatched, convention, binary, tuple(rules), comparisons.selected)
+    return ImportReport(profile, chosen, tuple(comparisons), unmatched, convention, binary, tuple(rules), levels,
+                        comparisons.selected)

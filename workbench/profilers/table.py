@@ -249,12 +249,15 @@ class _Feed:
     report heading, which it puts back for the caller.
     """
 
-    def __init__(self, lines: Lines, stop_at_blank: bool) -> None:
+    def __init__(self, lines: Lines, stop_at_blank: bool, foreign: "Callable[[str], bool] | None" = None) -> None:
         self._lines = lines
         self._stop_at_blank = stop_at_blank
         self._ended = False
         self.taken: list[int] = []
         self.any = False
+        # Lines that start no record of this table (a program's own output between ncu's tables): passed over.
+        self._foreign = foreign
+        self.passed_over: list[int] = []
 
     def __iter__(self) -> "_Feed":
         return self
@@ -274,6 +277,9 @@ class _Feed:
                 self._lines.pending = (number, line)
                 self._ended = True
                 break
+            if self._foreign is not None and not self.taken and self._foreign(line):
+                self.passed_over.append(number)
+                continue
             self.taken.append(number)
             self.any = True
             return line
@@ -285,7 +291,7 @@ class _Feed:
         return self._ended
 
 
-def _split(line: str) -> list[str] | None:
+def split_line(line: str) -> list[str] | None:
     """One line's CSV cells, or None when the line is not one whole CSV record."""
     try:
         records = list(csv.reader([line], strict=True))
@@ -309,6 +315,7 @@ class Table:
     heading: tuple[str, str] | None = None  # (title, report name) of an nsys report heading
     lines: Lines | None = field(default=None, repr=False)
     stop_at_blank: bool = False
+    rules: "RowRules | None" = None  # how rows may depart from the header, and what was passed over
 
     def batches(self, size: int = BATCH_ROWS) -> "Iterator[RowBatch]":
         """The same records as `rows`, handed out `size` at a time (read one or the other, not both).
@@ -321,6 +328,8 @@ class Table:
         """
         if self.lines is None:
             raise RuntimeError("this table was not read from Lines")
+        if self.rules is not None:
+            raise RuntimeError("a table with row rules is read through `rows`, record by record")
         return _record_batches(self.lines, self.source, len(self.header), self.header_line, self.stop_at_blank, size)
 
     def column(self, *names: str) -> int | None:
@@ -345,19 +354,56 @@ def _fold(text: str) -> str:
     return " ".join(text.strip().lower().split())
 
 
-def _records(lines: Lines, source: str, header: list[str], header_line: int, stop_at_blank: bool) -> Iterator[Row]:
-    feed = _Feed(lines, stop_at_blank)
+@dataclass
+class RowRules:
+    """How a tool's rows may depart from its header, and what reading them passed over.
+
+    `fewest`: the fewest cells a row may have; a row between that and the
+    header's width reads its missing trailing cells as empty (ncu leaves the
+    rule columns off metric rows). `foreign`: a line that starts no record
+    (another program's output) is passed over, its number kept in
+    `passed_over`. `repeated_header`: a record equal to the header (the next
+    process's table under the same columns) is passed over, its line kept in
+    `headers_again`.
+    """
+
+    fewest: int
+    foreign: Callable[[str], bool] | None = None
+    repeated_header: bool = False
+    passed_over: list[int] = field(default_factory=list)
+    headers_again: list[int] = field(default_factory=list)
+
+
+def _records(
+    lines: Lines, source: str, header: list[str], header_line: int, stop_at_blank: bool, rules: RowRules | None = None
+) -> Iterator[Row]:
+    feed = _Feed(lines, stop_at_blank, rules.foreign if rules is not None else None)
     reader = csv.reader(feed, strict=True)
     width = len(header)
+    folded = [_fold(cell) for cell in header] if rules is not None and rules.repeated_header else None
     while True:
-        row = _next_record(feed, reader, source, width, header_line)
+        row = _next_record(feed, reader, source, width, header_line, rules.fewest if rules is not None else width)
         if row is None:
-            return
+            break
+        if (
+            folded is not None
+            and _fold(row.cells[0]) == folded[0]  # the first cell tells a header from a row before all are folded
+            and [_fold(cell) for cell in row.cells] == folded
+        ):
+            rules.headers_again.append(row.line)  # type: ignore[union-attr]
+            continue
         yield row
+    if rules is not None:
+        rules.passed_over.extend(feed.passed_over)
 
 
-def _next_record(feed: _Feed, reader: "Iterator[list[str]]", source: str, width: int, header_line: int) -> Row | None:
-    """The next record of a table read line by line, None at its end; ProfileError on a malformed one."""
+def _next_record(
+    feed: _Feed, reader: "Iterator[list[str]]", source: str, width: int, header_line: int, fewest: int | None = None
+) -> Row | None:
+    """The next record of a table read line by line, None at its end; ProfileError on a malformed one.
+
+    A record of `fewest` to `width` cells is padded with empty cells to the header's width.
+    """
     feed.taken.clear()
     try:
         cells = next(reader)
@@ -368,7 +414,9 @@ def _next_record(feed: _Feed, reader: "Iterator[list[str]]", source: str, width:
         raise ProfileError(f"not valid CSV ({exc})", source, where) from None
     start = feed.taken[0] if feed.taken else header_line
     if len(cells) != width:
-        raise ProfileError(f"{len(cells)} fields where the header (line {header_line}) has {width}", source, start)
+        if fewest is None or not fewest <= len(cells) < width:
+            raise ProfileError(f"{len(cells)} fields where the header (line {header_line}) has {width}", source, start)
+        cells.extend([""] * (width - len(cells)))
     return Row(start, tuple(cells))
 
 
@@ -499,12 +547,14 @@ def next_table(
     is_header: Callable[[list[str]], bool],
     stop_at_blank: bool,
     after_heading: bool = False,
+    row_rules: "Callable[[tuple[str, ...]], RowRules] | None" = None,
 ) -> Table | None:
     """The next table of an opened file, its rows streamed; None at the end of the file.
 
     Its header is the first CSV line `is_header` accepts or, with
     `after_heading`, the first CSV line after a report heading (nsys stats
     writes each report under one; the caller decides what to do with it).
+    `row_rules`, given the header, says how rows may depart from it (RowRules).
     """
     heading: tuple[str, str] | None = None
     scanned = 0
@@ -520,13 +570,14 @@ def next_table(
             continue
         if "," not in line and '"' not in line:
             continue
-        cells = _split(line)
+        cells = split_line(line)
         if cells is None:
             continue
         header = [cell.strip() for cell in cells]
         if is_header(header) or (after_heading and heading is not None):
-            rows = _records(lines, source, header, number, stop_at_blank)
-            return Table(source, tuple(header), number, rows, heading, lines, stop_at_blank)
+            rules = row_rules(tuple(header)) if row_rules is not None else None
+            rows = _records(lines, source, header, number, stop_at_blank, rules)
+            return Table(source, tuple(header), number, rows, heading, lines, stop_at_blank, rules)
     return None
 
 
@@ -567,10 +618,11 @@ def read_table(
     is_header: Callable[[list[str]], bool],
     what: str,
     stop_at_blank: bool = False,
+    row_rules: "Callable[[tuple[str, ...]], RowRules] | None" = None,
 ) -> Table:
     """The first table whose header satisfies `is_header`, rows streamed; ProfileError when there is none."""
     lines = Lines(text_source(text) if isinstance(text, str) else text, source, what)
-    table = next_table(lines, source, is_header, stop_at_blank)
+    table = next_table(lines, source, is_header, stop_at_blank, row_rules=row_rules)
     if table is None:
         for _ in lines:  # read to the end for the right message (an ==ERROR== further down)
             if lines.number > MAX_PREAMBLE_LINES and lines.first_error is None:

@@ -83,11 +83,14 @@ MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
 STRINGS_TABLE = "StringIds"
 MEMCPY_KIND_TABLE = "ENUM_CUDA_MEMCPY_OPER"
 
-# CUpti_ActivityMemcpyKind, for a database without ENUM_CUDA_MEMCPY_OPER.
+# The copy kinds, for a database without ENUM_CUDA_MEMCPY_OPER: 0–10 are CUPTI's CUpti_ActivityMemcpyKind
+# (UNKNOWN, HTOD, DTOH, HTOA, ATOH, ATOA, ATOD, DTOA, DTOD, HTOH, PTOP); 11–13 are the unified-memory
+# migrations nsys adds to it (its reports name them '[CUDA memcpy Unified Host-to-Device]', …).
 MEMCPY_KINDS = {
     0: "Unknown", 1: "Host-to-Device", 2: "Device-to-Host", 3: "Host-to-Array", 4: "Array-to-Host",
     5: "Array-to-Array", 6: "Array-to-Device", 7: "Device-to-Array", 8: "Device-to-Device",
-    9: "Host-to-Host", 10: "Peer-to-Peer",
+    9: "Host-to-Host", 10: "Peer-to-Peer", 11: "Unified Host-to-Device", 12: "Unified Device-to-Host",
+    13: "Unified Device-to-Device",
 }
 PEER_TO_PEER = 10
 _TIME_UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -127,6 +130,17 @@ class Interval:
         return (self.end_ns - self.start_ns) / 1e9
 
 
+@dataclass(frozen=True)
+class TraceGpu:
+    """A GPU the trace names (nsys's TARGET_INFO_GPU): its device id in the activity tables, name, memory, bus."""
+
+    device_id: int
+    name: str
+    memory_bytes: int | None = None
+    bus: str = ""
+    compute_capability: str = ""
+
+
 @dataclass
 class Trace:
     """A trace held column-wise: row i is names[name[i]] on streams[stream[i]] from start[i] to end[i] ns."""
@@ -142,6 +156,7 @@ class Trace:
     kind: array = field(default_factory=lambda: array("b"))
     nbytes: array = field(default_factory=lambda: array("q"))  # -1: not a copy, or not given
     notes: tuple[str, ...] = ()
+    gpus: tuple[TraceGpu, ...] = ()  # the GPUs the file names (SQLite exports), those its intervals ran on first
     _communication: list[bool] = field(default_factory=list, repr=False)
     _several: bool = field(default=False, repr=False)
     _devices_for: int = field(default=-1, repr=False)  # the lane count _several was found for
@@ -215,6 +230,11 @@ class Trace:
             "memsets": kinds["memset"],
             "streams": self.stream_labels(),
             "span_s": ((max(self.end) - self.origin_ns()) / 1e9) if len(self) else 0.0,
+            "gpus": [
+                {"device_id": gpu.device_id, "name": gpu.name, "memory_bytes": gpu.memory_bytes, "bus": gpu.bus,
+                 "compute_capability": gpu.compute_capability}
+                for gpu in self.gpus
+            ],
             "notes": list(self.notes),
         }
 
@@ -349,7 +369,66 @@ def _read_database(connection: sqlite3.Connection, source: str) -> Trace:
         _read_copies(connection, tables, builder, source)
     if MEMSET_TABLE in tables:
         _read_memsets(connection, builder, source)
-    return builder.finish(notes)
+    trace = builder.finish(notes)
+    trace.gpus = _read_gpus(connection, tables, trace)
+    return trace
+
+
+# Where exporters name the GPUs: TARGET_INFO_GPU (nsys from mid 2021; keyed by `id`, with `cuDevice` in some
+# releases), TARGET_INFO_CUDA_GPU (early 2021, keyed by `deviceId`). Newer exports map CUDA device ids (the
+# activity tables' deviceId) to GPU ids in TARGET_INFO_CUDA_DEVICE (gpuId, cudaId).
+GPU_TABLES = (("TARGET_INFO_GPU", ("cuDevice", "id")), ("TARGET_INFO_CUDA_GPU", ("deviceId", "cuDevice", "id")))
+CUDA_DEVICE_TABLE = "TARGET_INFO_CUDA_DEVICE"
+_GPU_MEMORY_COLUMNS = ("totalMemory", "globalMemorySize", "memorySize")
+_GPU_BUS_COLUMNS = ("busLocation", "pciBusId")
+MAX_GPUS = 256
+
+
+def _cuda_ids(connection: sqlite3.Connection, tables: set[str]) -> dict[int, int]:
+    """GPU id → CUDA device id, where the export keeps that map; empty otherwise."""
+    if CUDA_DEVICE_TABLE not in tables or not {"gpuId", "cudaId"} <= _columns(connection, CUDA_DEVICE_TABLE):
+        return {}
+    found: dict[int, int] = {}
+    for gpu_id, cuda_id in connection.execute(f'SELECT "gpuId", "cudaId" FROM {CUDA_DEVICE_TABLE} LIMIT {MAX_GPUS}'):
+        if type(gpu_id) is int and type(cuda_id) is int:
+            found.setdefault(gpu_id, cuda_id)
+    return found
+
+
+def _read_gpus(connection: sqlite3.Connection, tables: set[str], trace: Trace) -> tuple[TraceGpu, ...]:
+    """The GPUs the database names, by the CUDA device id its intervals carry, looked up by the tables and
+    columns its schema has (PRAGMA table_info): those the intervals ran on first. Empty where none is named."""
+    for table, id_columns in GPU_TABLES:
+        if table not in tables:
+            continue
+        columns = _columns(connection, table)
+        id_column = next((c for c in id_columns if c in columns), None)
+        if "name" not in columns or id_column is None:
+            continue
+        # a GPU id (`id`) is a CUDA device id only through the export's map, where it has one
+        cuda_ids = _cuda_ids(connection, tables) if id_column == "id" else {}
+        memory = next((c for c in _GPU_MEMORY_COLUMNS if c in columns), None)
+        bus = next((c for c in _GPU_BUS_COLUMNS if c in columns), None)
+        major = next((c for c in ("computeMajor", "smMajor") if c in columns), None)
+        minor = next((c for c in ("computeMinor", "smMinor") if c in columns), None)
+        picked = [f'"{id_column}"', '"name"', f'"{memory}"' if memory else "NULL", f'"{bus}"' if bus else "NULL",
+                  f'"{major}"' if major else "NULL", f'"{minor}"' if minor else "NULL"]
+        found: dict[int, TraceGpu] = {}
+        for device_id, name, size, location, cc_major, cc_minor in connection.execute(
+            f"SELECT {', '.join(picked)} FROM {table} LIMIT {MAX_GPUS}"
+        ):
+            if type(device_id) is not int or not isinstance(name, str):
+                continue
+            shown = "".join(character for character in name[:200] if character.isprintable()).strip()  # shown as text
+            device_id = cuda_ids.get(device_id, device_id)
+            if not shown or device_id in found:
+                continue
+            capability = f"{cc_major}.{cc_minor}" if type(cc_major) is int and type(cc_minor) is int else ""
+            found[device_id] = TraceGpu(device_id, shown, size if type(size) is int and size > 0 else None,
+                                        location if isinstance(location, str) else "", capability)
+        used = {int(device.removeprefix("GPU ")) for device, _ in trace.streams if device.removeprefix("GPU ").isdecimal()}
+        return tuple(sorted(found.values(), key=lambda gpu: (gpu.device_id not in used, gpu.device_id)))
+    return ()
 
 
 def _refuse_generated_columns(connection: sqlite3.Connection, tables: set[str], source: str) -> None:

@@ -205,9 +205,9 @@ class MeasuredKernel(ABC):
 def float_info(dtype: Any) -> Any:
     """Limits (min, tiny, eps) of a floating-point array dtype, bfloat16 included.
 
-    numpy.finfo (and cupy.finfo, which is the same function) refuses the
-    ml_dtypes types ("not inexact"); ml_dtypes.finfo answers for them and for
-    NumPy's own float types alike.
+    numpy.finfo (and cupy.finfo, which is the same function) may refuse the
+    ml_dtypes types ("not inexact", depending on the ml_dtypes release);
+    ml_dtypes.finfo answers for them and for NumPy's own float types alike.
     """
     import numpy as np
 

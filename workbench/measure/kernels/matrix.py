@@ -246,7 +246,13 @@ class EinsumKernel(MatrixKernel):
         if self.backend.name == "numpy":
             import numpy as np
 
-            self._path = np.einsum_path(self.spec_text, *self._operands, optimize="greedy")[0]
+            order = str(self.params.get("order", "fused"))
+            if order != "fused" and len(self.operand_specs) >= 3:  # the declared pairwise order, the model's own path
+                from workbench.ops.einsum import contraction_path
+
+                self._path = ["einsum_path", *contraction_path(self.operand_specs, self.output_spec, self.extents, order)]
+            else:
+                self._path = np.einsum_path(self.spec_text, *self._operands, optimize="greedy")[0]
 
     def __call__(self) -> None:
         out = self.arrays[self.names[-1]]
@@ -298,10 +304,17 @@ class AttentionKernel(MatrixKernel):
         return bool(self.params["causal"])
 
     @property
-    def has_empty_rows(self) -> bool:
-        """Bottom-right causal masks leave the first Sq − Skv query rows with no key at all."""
+    def causal_offset(self) -> int:
+        """Query i sees keys j ≤ i + offset (ops.attention.causal_offset: Skv − Sq bottom-right, 0 top-left)."""
+        from workbench.ops.attention import causal_offset
+
         _, _, sq, skv, _, _ = self.dims()
-        return self.causal and sq > skv
+        return int(causal_offset(sq, skv, str(self.params.get("align", "bottom_right"))))
+
+    @property
+    def has_empty_rows(self) -> bool:
+        """A bottom-right causal mask leaves the first Sq − Skv query rows with no key at all."""
+        return self.causal and self.causal_offset < 0
 
     @property
     def scale(self) -> float:
@@ -357,7 +370,8 @@ class AttentionKernel(MatrixKernel):
                 "achieved bandwidth against the fused compulsory bytes understates the traffic"
             )
         if self.causal:
-            notes.append("causal mask aligned bottom-right; masked scores set to −inf before the softmax")
+            notes.append(f"causal mask aligned {str(self.params.get('align', 'bottom_right')).replace('_', '-')}; "
+                         "masked scores set to −inf before the softmax")
         if self.declaration.implementation == "naive":
             notes.append("impl=naive: this is the kernel the naive attention model describes (S and P through "
                          "memory, every score computed, masked ones discarded)")
@@ -375,7 +389,7 @@ class AttentionKernel(MatrixKernel):
         if self.causal:
             rows = xp.arange(sq).reshape(sq, 1)
             cols = xp.arange(skv).reshape(1, skv)
-            self._mask = cols > rows + (skv - sq)
+            self._mask = cols > rows + self.causal_offset
         storage = self.array_dtype(self.dtype_name)
         self._lowest = float(float_info(storage).min) if self.has_empty_rows else 0.0
         self._tiny = float(float_info(self._accumulate).tiny)
@@ -418,7 +432,7 @@ class AttentionKernel(MatrixKernel):
             keys, values = heads[(bi, hi)]
             query = self.host64(a["Q"][bi, hi, qi])
             got = self.host64(a["O"][bi, hi, qi])
-            visible = skv if not self.causal else max(0, min(skv, qi + skv - sq + 1))
+            visible = skv if not self.causal else max(0, min(skv, qi + self.causal_offset + 1))
             labels += [f"O[{bi}, {hi}, {qi}, {c}]" for c in range(dv)]
             measured.append(got)
             if visible == 0:

@@ -24,6 +24,17 @@ class VectorKernel(MeasuredKernel):
     family = "stream"
     passes = 0  # array passes (reads + writes of n elements) per call
 
+    @classmethod
+    def for_declaration(cls, declaration: Any) -> Any:
+        """impl=vectorized: the lab's 16-byte-load RawKernel (stream_raw.py); compulsory and library: the library's."""
+        if declaration.implementation == "vectorized":
+            from workbench.measure.kernels.stream_raw import VECTORIZED
+
+            return VECTORIZED[declaration.op]
+        if declaration.implementation == "library" and cls is CopyKernel:
+            return LibraryCopyKernel
+        return cls
+
     @property
     def n(self) -> int:
         return int(self.params["n"])
@@ -84,6 +95,29 @@ class CopyKernel(VectorKernel):
     def compare(self, rng: Any) -> SampledOutputs:
         indices = self.sample(rng)
         return self.comparison("c", indices, self.take64("a", indices), 0.0)
+
+
+class LibraryCopyKernel(CopyKernel):
+    """copy under impl=library: CuPy's generated elementwise loop (the one cupy.add runs), 4-byte loads and stores.
+
+    cupy.copyto of a contiguous array is a cudaMemcpy (what impl=compulsory measures); the model's
+    library launch (implementations.library_stream) is the elementwise loop, so that is what runs here.
+    NumPy has one copy: np.copyto.
+    """
+
+    def algorithm(self) -> str:
+        if self.backend.kind != "gpu":
+            return super().algorithm()
+        return "cupy.ElementwiseKernel('T a', 'T c', 'c = a') (CuPy's generated elementwise loop, 4-byte accesses)"
+
+    def prepare(self) -> None:
+        self._copy = self.xp.ElementwiseKernel("T a", "T c", "c = a", "workbench_library_copy") if self.backend.kind == "gpu" else None
+
+    def __call__(self) -> None:
+        if self._copy is None:
+            super().__call__()
+        else:
+            self._copy(self.arrays["a"], self.arrays["c"])
 
 
 class ScaleKernel(VectorKernel):
