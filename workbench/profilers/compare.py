@@ -25,11 +25,11 @@ from workbench.devices.provenance import GPU, STATED_BY_FILE, DeviceProvenance, 
 from workbench.ops import REGISTRY
 from workbench.plausibility import Evidence, ImpossibleResult, Reason, impossible_result, uses_nominal_rate
 from workbench.profilers.counters import Reading
-from workbench.profilers.kernels import Kernel, RooflinePoint
-from workbench.profilers.matching import MatchRule, match_kernels
+from workbench.profilers.kernels import Kernel, RooflinePoint, kernel_from_times
+from workbench.profilers.matching import MatchRule, first_rule, match_kernels
 from workbench.profilers.numbers import NumberFormat
 from workbench.profilers.profile import Profile
-from workbench.profilers.records import NCU, NCU_CONDITIONS_NOTE, NSYS_CONDITIONS_NOTE
+from workbench.profilers.records import NCU, NCU_CONDITIONS_NOTE, NSYS, NSYS_CONDITIONS_NOTE, KernelTimesTable
 from workbench.profilers.symptoms import BandwidthSymptom, bandwidth_symptom
 from workbench.units import (
     format_bandwidth,
@@ -959,8 +959,19 @@ def compare_profile(
     if not chosen_rules:
         return comparisons
     analyses: dict[str, Analysis] = {}
-    pairs = match_kernels(profile.iter_kernels(), chosen_rules)
-    comparisons.selected = len(pairs)
+    if profile.tool == NSYS and isinstance(profile.summaries, KernelTimesTable):
+        # A summary of a million kernels is matched by its names column; Kernels are made for those compared.
+        chosen_rows: list[tuple[int, MatchRule]] = []
+        for index, name in enumerate(profile.kernel_names()):
+            rule = first_rule(name, chosen_rules)
+            if rule is not None:
+                comparisons.selected += 1
+                if len(chosen_rows) < limit:
+                    chosen_rows.append((index, rule))
+        pairs = [(kernel_from_times(profile.summaries[index]), rule) for index, rule in chosen_rows]
+    else:
+        pairs = match_kernels(profile.iter_kernels(), chosen_rules)
+        comparisons.selected = len(pairs)
     for kernel, rule in pairs[:limit]:
         analysis = analyses.get(rule.declaration)
         if analysis is None:

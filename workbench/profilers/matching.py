@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 from workbench.errors import WorkbenchError
 from workbench.profilers.names import REGEX_PREFIX, MatchError, MatchRule, kernel_base_name
 
-__all__ = ["REGEX_PREFIX", "MatchError", "MatchRule", "kernel_base_name", "match_kernels", "operation_suggester", "parse_match",
+__all__ = ["REGEX_PREFIX", "MatchError", "MatchRule", "first_rule", "kernel_base_name", "match_kernels", "operation_suggester", "parse_match",
            "suggest_operation"]
 
 def parse_match(text: str) -> MatchRule:
@@ -39,11 +39,15 @@ def match_kernels(kernels: Iterable[Named], rules: Sequence[MatchRule]) -> list[
     """Each kernel (anything with a `.name`) paired with the first rule that selects it; unmatched left out."""
     pairs: list[tuple[Named, MatchRule]] = []
     for kernel in kernels:
-        name = getattr(kernel, "name")
-        rule = next((rule for rule in rules if rule.matches(name)), None)
+        rule = first_rule(getattr(kernel, "name"), rules)
         if rule is not None:
             pairs.append((kernel, rule))
     return pairs
+
+
+def first_rule(name: str, rules: Sequence[MatchRule]) -> MatchRule | None:
+    """The first rule that selects the kernel called `name`, or None."""
+    return next((rule for rule in rules if rule.matches(name)), None)
 
 
 def suggest_operation(kernel_name: str, declarations: Mapping[str, str]) -> str | None:

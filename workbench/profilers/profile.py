@@ -12,7 +12,7 @@ below the readers that make it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from workbench.profilers.counters import is_used_metric
 from workbench.profilers.errors import ProfileError
@@ -85,6 +85,12 @@ class Profile:
     def iter_kernels(self) -> "Iterator[Kernel]":
         """kernels() one at a time: an nsys summary of a million kernels is never held as Kernels at once."""
         return group_kernels(self.tool, self.launches, self.summaries)
+
+    def kernel_names(self) -> "Iterable[str]":
+        """The names of kernels() in order, without building Kernels where the summary holds them as a column."""
+        if self.tool == NSYS and isinstance(self.summaries, KernelTimesTable):
+            return self.summaries.names
+        return (kernel.name for kernel in self.iter_kernels())
 
     @property
     def kernel_count(self) -> int:

@@ -311,11 +311,11 @@ def import_report(
     comparisons = compare_profile(profile, rules, chosen, convention=convention, binary=binary)
     selected = set()
     if rules:
-        for kernel in profile.iter_kernels():
+        for name in profile.kernel_names():
             if len(selected) == len(rules):
                 break
             for index, rule in enumerate(rules):
-                if index not in selected and rule.matches(kernel.name):
+                if index not in selected and rule.matches(name):
                     selected.add(index)
     unmatched = tuple(rule.pattern for index, rule in enumerate(rules) if index not in selected)
     return ImportReport(profile, chosen, tuple(comparisons), unmatched, convention, binary, tuple(rules), levels,
