@@ -18,7 +18,7 @@ would print is strict JSON (no NaN, no Infinity).
 
     python tests/step_trace_fuzz.py traces 200
 
-prints one JSON line: {"surface": ..., "inputs": N, "failures": 0}; tests/test_step_trace_fuzz.py
+prints one JSON line: {"surface": ..., "inputs": N, "failures": 0}; tests/test_hostile_fuzz.py
 runs each surface this way within `make test`.
 """
 
