@@ -432,7 +432,9 @@ def limit_memory(limit: int = MEMORY_LIMIT_BYTES) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], run: Callable[[str, int], int] | None = None) -> int:
+    """Run one surface (`run`: this file's run_surface, or another harness's) and print its JSON line."""
+    run = run or run_surface
     surface, examples = argv[0], int(argv[1])
     if sys.platform.startswith("linux"):
         limit_memory(int(os.environ.get("HOSTILE_FUZZ_MEMORY_MB", MEMORY_LIMIT_BYTES >> 20)) << 20)
@@ -440,7 +442,7 @@ def main(argv: list[str]) -> int:
         os.environ.setdefault("PERF_WORKBENCH_DATA_DIR", folder)  # nothing the CLI does lands in the user's folders
         start = time.perf_counter()
         try:
-            tried = run_surface(surface, examples)
+            tried = run(surface, examples)
         except BaseException as exc:  # the end of stderr is what a failing test shows: say it briefly there
             import traceback
 

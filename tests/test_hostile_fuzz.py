@@ -20,8 +20,10 @@ from pathlib import Path
 import pytest
 
 HARNESS = Path(__file__).parent / "hostile_fuzz.py"
+STEP_TRACE_HARNESS = Path(__file__).parent / "step_trace_fuzz.py"  # the step, trace and match-rule surfaces
 SCALE = max(1, int(os.environ.get("HOSTILE_FUZZ_SCALE", "1")))
-EXAMPLES = {"declarations": 1000, "sessions": 300, "scratchpad": 500, "cli": 300}
+EXAMPLES = {"declarations": 1000, "sessions": 300, "scratchpad": 500, "cli": 300, "steps": 50, "traces": 50, "match-rules": 150}
+HARNESS_OF = {"steps": STEP_TRACE_HARNESS, "traces": STEP_TRACE_HARNESS, "match-rules": STEP_TRACE_HARNESS}
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the memory limit uses RLIMIT_AS")
@@ -30,7 +32,7 @@ def test_hostile_inputs_give_the_project_s_error_or_a_valid_result(surface: str)
     examples = EXAMPLES[surface] * SCALE
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", QT_QPA_PLATFORM="offscreen")
     done = subprocess.run(
-        [sys.executable, str(HARNESS), surface, str(examples)],
+        [sys.executable, str(HARNESS_OF.get(surface, HARNESS)), surface, str(examples)],
         capture_output=True, text=True, timeout=300 * SCALE, env=env,
     )
     assert done.returncode == 0, f"{surface}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"

@@ -212,6 +212,7 @@ def test_each_terms_formula_text_computes_its_count(text: str, convention: str) 
         arithmetic = arithmetic.replace(",", "").replace("×", "*").replace("−", "-")
         # ⌈a/b⌉ (the collectives' chunk per rank) as integer arithmetic: -(-a // b)
         arithmetic = re.sub(r"⌈([^⌉/]+)/([^⌉]+)⌉", r"(-(-(\1)//(\2)))", arithmetic)
+        arithmetic = re.sub(r"⌊([^⌋/]+)/([^⌋]+)⌋", r"((\1)//(\2))", arithmetic)  # ⌊a/b⌋: the ring's smallest chunk
         node = ast.parse(arithmetic, mode="eval").body
         assert _integer_expression(node, term.name, False) == term.flop(convention), term.name
 

@@ -23,6 +23,9 @@ _SI_PREFIXES = ((-12, "p"), (-9, "n"), (-6, "µ"), (-3, "m"), (0, ""), (3, "k"),
 def reference_number(x: float, digits: int = 4) -> str:
     if x == 0 or not math.isfinite(x):
         return "0" if x == 0 else str(x)
+    if not 1e-9 <= abs(x) < 1e21:  # outside this, powers of ten (5e-324 is not 320 digits)
+        mantissa, _, exponent = f"{x:.{max(digits - 1, 0)}e}".partition("e")
+        return f"{mantissa.rstrip('0').rstrip('.') if '.' in mantissa else mantissa}e{int(exponent)}"
     magnitude = math.floor(math.log10(abs(x)))
     decimals = max(digits - 1 - magnitude, 0)
     text = f"{x:.{decimals}f}"

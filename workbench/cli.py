@@ -29,8 +29,23 @@ class _OneLineParser(argparse.ArgumentParser):
 
 
 def _print_json(data: Any) -> None:
-    _write_json(data, sys.stdout.write)
+    """The one JSON writer of the CLI: strict JSON, so NaN or Infinity is refused rather than printed."""
+    from workbench.errors import WorkbenchError
+
+    try:
+        _write_json(data, sys.stdout.write)
+    except ValueError as exc:  # json's allow_nan=False: a figure that is not a finite number
+        sys.stdout.write("\n")
+        raise WorkbenchError(f"the result holds a figure that is not a finite number ({exc}); it is not JSON") from None
     sys.stdout.write("\n")
+
+
+def _echo(text: str) -> None:
+    """Text for the terminal, line by line, with control characters (an escape sequence in a kernel's name
+    from a trace, say) written as escapes: what files hold is shown, never obeyed by the terminal."""
+    from workbench.errors import shown
+
+    print("\n".join(shown(line) for line in text.split("\n")))
 
 
 _SMALL_LIST = 100  # lists longer than this (and iterators) put one item per line rather than indenting each
@@ -59,22 +74,22 @@ def _write_json(value: Any, write: Callable[[str], Any], indent: str = "") -> No
             return
         write("{")
         for number, (key, item) in enumerate(value.items()):
-            write(("," if number else "") + "\n" + inner + json.dumps(str(key), ensure_ascii=False) + ": ")
+            write(("," if number else "") + "\n" + inner + json.dumps(str(key), ensure_ascii=False, allow_nan=False) + ": ")
             _write_json(item, write, inner)
         write("\n" + indent + "}")
         return
     if isinstance(value, (list, tuple)) and len(value) <= _SMALL_LIST:
-        write(json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent))
+        write(json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False).replace("\n", "\n" + indent))
         return
     if isinstance(value, (list, tuple)) or (hasattr(value, "__next__") and hasattr(value, "__iter__")):
-        encode = json.JSONEncoder(ensure_ascii=False).encode
+        encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
         first = True
         for item in value:
             write(("[" if first else ",") + "\n" + inner + encode(item))
             first = False
         write("[]" if first else "\n" + indent + "]")
         return
-    write(json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent))
+    write(json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False).replace("\n", "\n" + indent))
 
 
 # ---------------------------------------------------------------- calc
@@ -136,13 +151,16 @@ def _add_devices(sub: Any) -> None:
     p.set_defaults(run=_run_devices)
 
 
+MAX_MEMORY_GIB = 2**20  # a GPU reporting more than a PiB is not one
+
+
 def _run_devices_match(args: argparse.Namespace) -> int:
     from workbench.devices.catalogue import match_device
     from workbench.errors import DeviceError
     from workbench.units import format_bandwidth, format_bytes
 
-    if args.memory_gib is not None and not (args.memory_gib > 0):
-        raise DeviceError(f"--memory-gib must be a positive size in GiB; got {args.memory_gib:g}")
+    if args.memory_gib is not None and not (0 < args.memory_gib <= MAX_MEMORY_GIB):
+        raise DeviceError(f"--memory-gib must be a size in GiB above 0 and at most {MAX_MEMORY_GIB:,}; got {args.memory_gib:g}")
     memory = int(args.memory_gib * 2**30) if args.memory_gib else None
     found = match_device(args.match, memory)
     if found is None:
@@ -320,7 +338,7 @@ def _run_step(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(timeline.to_dict())
     else:
-        print(timeline.summary_text())
+        _echo(timeline.summary_text())
     return EXIT_OK
 
 
@@ -466,7 +484,7 @@ def _run_import(args: argparse.Namespace, tool: str) -> int:
         _print_json(report.data())
     else:
         for line in report.lines():
-            print(line)
+            _echo(line)
     return EXIT_OK
 
 
@@ -680,7 +698,7 @@ def _run_runs(args: argparse.Namespace) -> int:
             line += f"  {format_percent(f.percent_of_bound)} of the bound on {f.device_name}"
         elif f.bound_note:
             line += f"  ({f.bound_note})"
-        print(line)
+        _echo(line)
         if f.device_note:
             print(f"    {f.device_note}")
         if f.impossible is not None:

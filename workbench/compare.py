@@ -255,9 +255,11 @@ def compare_declaration(
     binary: bool = False,
 ) -> DeviceComparison:
     """One declaration bounded on each device (a bad declaration raises, as `calc` does)."""
+    from workbench.analysis import resolve_setting
     from workbench.declare import parse
 
     canonical = str(parse(declaration))  # a syntax error is the user's, once, not one per device
+    resolve_setting(None, None, None, convention, overlap)  # a bad convention or overlap refused as calc refuses it
     row = tuple(_cell(canonical, canonical, device, convention, overlap, binary) for device in devices)
     return DeviceComparison(tuple(devices), (row,), convention)
 

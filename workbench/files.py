@@ -50,14 +50,31 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def require_regular(name: str | os.PathLike[str], missing_ok: bool = False, follow_symlinks: bool = True) -> None:
+    """Refuse (FileReadError, the reason alone) a path that is not a regular file: a folder, a FIFO, a socket,
+    a device, or a symlink to one. The one check for what is read and for what is written over (a report,
+    its companions, a session); `missing_ok` lets a path where nothing is yet pass (a file to be written);
+    with `follow_symlinks` False a symlink itself is refused (a companion file the user did not name)."""
+    try:
+        mode = (os.stat(name) if follow_symlinks else os.lstat(name)).st_mode
+    except FileNotFoundError:
+        if missing_ok and not os.path.islink(name):
+            return
+        if missing_ok:
+            raise FileReadError("it is a symbolic link to nothing (another file may appear there)") from None
+        raise
+    if stat.S_ISLNK(mode):
+        raise FileReadError(f"it is a symbolic link (to {os.readlink(name)}), not a regular file")
+    if not stat.S_ISREG(mode):
+        raise FileReadError(f"it is {_kind(mode)}, not a regular file")
+
+
 def _open_regular(name: str, limit: int, what: str) -> int:
     """A descriptor of the regular file `name`, opened without blocking, no larger than `limit` bytes."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     try:
         # stat first: a folder cannot be opened on every platform, and the message should say what it is.
-        mode = os.stat(name).st_mode
-        if not stat.S_ISREG(mode):
-            raise FileReadError(f"it is {_kind(mode)}, not a regular file")
+        require_regular(name)
         descriptor = os.open(name, flags)
     except FileReadError:
         raise

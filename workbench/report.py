@@ -41,6 +41,7 @@ from workbench.analysis import Analysis
 from workbench.devices import BANDWIDTH, NOMINAL, Device
 from workbench.devices.rate_titles import rate_title
 from workbench.errors import WorkbenchError
+from workbench.files import FileReadError, require_regular
 from workbench.measure.record import OK
 from workbench.notes import as_markdown, with_boxes_drawn
 from workbench.conventions import CONVENTION_LABELS
@@ -816,6 +817,7 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
 
 _CSV_FORMULA_MARKS = frozenset("=+-@\t\r\n\uff1d\uff0b\uff0d\uff20")  # with the full-width forms some readers accept
 _CSV_LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
+_CSV_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"  # zero-width spaces and joiners, the byte-order mark
 
 
 def _csv_text(text: str) -> str:
@@ -829,7 +831,10 @@ def _csv_text(text: str) -> str:
     parts = _CSV_LINE_BREAK.split(text)
     for index in range(0, len(parts), 2):  # the even parts are the text between line breaks
         part = parts[index]
-        if part.lstrip(" ")[:1] in _CSV_FORMULA_MARKS and part.lstrip(" "):
+        # Any white space a reader may skip before a formula (a no-break space, a vertical tab, …), and the
+        # zero-width characters, count as the spaces before the mark.
+        opening = part.lstrip().lstrip(_CSV_INVISIBLE).lstrip()
+        if opening[:1] in _CSV_FORMULA_MARKS and opening:
             parts[index] = "'" + part
     return "".join(parts)
 
@@ -999,6 +1004,13 @@ def write_report(session: Session, path: str | os.PathLike[str], plot_png: bytes
             f"cannot write report {os.fspath(path)}: the session holds text that is not Unicode "
             f"(a lone surrogate U+{ord(exc.object[exc.start]):04X}); fix that text first"
         ) from None
+    # Nothing is written until every path is known to take a regular file: the report's own path may be a
+    # link to one (the user named it); a companion's is never a link (someone may have planted it there).
+    for target, follow in ((path, True), *((companion, False) for companion, _ in files)):
+        try:
+            require_regular(target, missing_ok=True, follow_symlinks=follow)
+        except FileReadError as exc:
+            raise ReportError(f"cannot write report {os.fspath(target)}: {exc}; nothing was written") from None
     try:
         for companion, data in files:  # companions first: the report never links a file not yet written
             write_atomic(companion, data, what="report")

@@ -37,7 +37,7 @@ from workbench.devices.provenance import (
 )
 from workbench.errors import WorkbenchError
 from workbench.measure.errors import MeasurementError
-from workbench.measure.record import CANCELLED, INVALID, OK, RECORD_FORMAT, WARM, RunRecord
+from workbench.measure.record import CANCELLED, INVALID, MAX_SAMPLE_S, OK, RECORD_FORMAT, RECORD_VERSION, WARM, RunRecord
 from workbench.measure.stats import TimingStats, per_second, summarize
 from workbench.plausibility import Evidence, ImpossibleResult, impossible_result, uses_nominal_rate
 
@@ -45,9 +45,11 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.measure.run import RunStarted
 
 UNCHECKED = "unchecked"  # a loose run dict that does not say whether a reference check passed
+NEWER = "newer"  # a run record of a version this workbench does not read yet: shown, not judged
 OPERATION_NAME_KEY = "operation_name"  # the session operation a run was started from (the window adds it)
 DERIVED_KEY = "derived"  # figures written beside a stored run for readers without the app; never read back
-STATUS_TEXT = {OK: "passed", INVALID: "INVALID", CANCELLED: "cancelled", UNCHECKED: "not checked"}
+STATUS_TEXT = {OK: "passed", INVALID: "INVALID", CANCELLED: "cancelled", UNCHECKED: "not checked",
+               NEWER: "written by a newer version"}
 _BACKEND_KINDS = {"numpy": CPU, "cupy": GPU}
 
 
@@ -98,7 +100,7 @@ def _samples(value: Any) -> tuple[float, ...]:
         if isinstance(item, bool) or not isinstance(item, (int, float)):
             continue
         number = float(item)
-        if math.isfinite(number) and number > 0:
+        if math.isfinite(number) and 0 < number <= MAX_SAMPLE_S:
             samples.append(number)
     return tuple(samples)
 
@@ -159,6 +161,15 @@ def parse_run(data: Mapping[str, Any], index: int) -> Run:
     name = data.get(OPERATION_NAME_KEY)
     operation_name = name if isinstance(name, str) and name else (declaration.op if declaration else "?")
     fallback_id = f"run {index + 1}"
+    version = data.get("version")
+    if data.get("format") == RECORD_FORMAT and type(version) is int and version > RECORD_VERSION:
+        newer = f"written by a newer version of the workbench (run record version {version}; this one reads up to {RECORD_VERSION})"
+        return Run(
+            index=index, id=_id(data.get("id"), fallback_id), declaration_text=text, declaration=declaration,
+            operation_name=operation_name, backend=_text(data.get("backend")), where=_text(data.get("device")),
+            mode=_text(data.get("mode")), status=NEWER, check=newer, message=newer,
+            samples_s=(), provenance=DeviceProvenance(kind="", name="", stated_by=INFERRED),
+        )
     if data.get("format") == RECORD_FORMAT:
         try:
             record = RunRecord.from_dict(data)

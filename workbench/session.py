@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from workbench import __version__
 from workbench.analysis import Analysis, analyze
 from workbench.devices import BANDWIDTH, PATHS, Device, Rate, find_device
-from workbench.devices.catalogue import SOURCES
+from workbench.devices.catalogue import SOURCES, rate_problem
 from workbench.devices.interfaces import interface_keys
 from workbench.devices.links import known_rate_key
 from workbench.errors import WorkbenchError
-from workbench.files import FileReadError, read_bounded
+from workbench.files import FileReadError, read_bounded, require_regular
 from workbench.conventions import CONVENTIONS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -445,6 +445,11 @@ def write_atomic(
             existing = None
         if existing is not None and stat.S_ISDIR(existing.st_mode):
             raise SessionError(f"cannot save {what} {name}: it is a folder")
+        if existing is not None and follow_symlinks:
+            try:  # a FIFO, socket or device (or a link to one) is never replaced by a file
+                require_regular(target)
+            except FileReadError as exc:
+                raise SessionError(f"cannot save {what} {name}: {exc}; nothing was written") from None
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -832,6 +837,9 @@ def _rate(value: Any, where: str) -> Rate:
     number = _number(data["value"], f"{where}.value")
     if not number > 0:
         raise SessionError(f"must be a positive rate, not {number:g}", f"{where}.value")
+    problem = rate_problem(number)
+    if problem is not None:
+        raise SessionError(problem, f"{where}.value")
     source = _text(data.get("source", "entered"), f"{where}.source")
     if source not in SOURCES:
         raise SessionError(f"must be one of {', '.join(SOURCES)}, not {_show(source)}", f"{where}.source")

@@ -128,6 +128,11 @@ def format_number(x: float, digits: int = 4) -> str:
     """`x` to `digits` significant figures, trailing zeros dropped: 1.374, 40.27, 2.5, 1365."""
     if x == 0 or not math.isfinite(x):
         return "0" if x == 0 else str(x)
+    if not 1e-9 <= abs(x) < 1e21:  # 5e-324 would take 320 digits, 1e300 301: in powers of ten instead
+        mantissa, _, exponent = f"{x:.{max(digits - 1, 0)}e}".partition("e")
+        if "." in mantissa:
+            mantissa = mantissa.rstrip("0").rstrip(".")
+        return f"{mantissa}e{int(exponent)}"
     magnitude = math.floor(math.log10(abs(x)))
     decimals = max(digits - 1 - magnitude, 0)
     # The common case, a float, through %-formatting: the same text as f"{x:.{decimals}f}" gives, sooner
@@ -220,6 +225,9 @@ def format_times(values: "Iterable[float | None]", none: str, digits: int = 4) -
         exponent = -12 if exponent < -12 else (0 if exponent > 0 else exponent)
         mantissa = value / powers[exponent]
         size = -mantissa if mantissa < 0 else mantissa
+        if not 1e-9 <= size < 1e21:  # format_number writes these in powers of ten
+            append(format_time(value, digits))
+            continue
         # format_number's floor(log10(size)), by comparison where the mantissa is in [1, 1000): the two
         # differ only within an ulp of 10 or 100, where both precisions round to the same text.
         magnitude = (0 if size < 10 else 1 if size < 100 else 2) if 1 <= size < 1000 else floor(log10(size))

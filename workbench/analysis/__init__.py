@@ -40,7 +40,7 @@ from workbench.analysis.terms import (
 from workbench.declare import Declaration, parse
 from workbench.devices.catalogue import BANDWIDTH, Device, Rate
 from workbench.devices.interfaces import HBM, HOST
-from workbench.errors import DeclarationError, DeviceError
+from workbench.errors import DeclarationError, DeviceError, UnitError
 from workbench.ops.base import Workload
 from workbench.units import format_bytes
 
@@ -187,6 +187,9 @@ def analyze(
     physical = work.compulsory or physical_work_of(decl, workload, dev, convention)
     terms, used_path, link, host_name = analysis_terms(decl, workload, setting, physical, memory)
     bounds = combine(terms, setting.overlap)
+    for term in terms:  # rates are range-checked where they are entered; this holds whatever the work
+        if term.time_s is not None and not (0.0 <= term.time_s < float("inf")):
+            raise UnitError(f"the {term.name} time of {decl.op} is {term.time_s:g} s: the rate or the work is out of range")
     if link is not None and bounds.bound is not None:
         link = link.at_bound(bounds.bound)
     compute, hbm = terms[0], terms[1]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from workbench.devices.catalogue import ENTERED, Device, Rate, find_device
+from workbench.devices.catalogue import ENTERED, MAX_RATE, MIN_RATE, Device, Rate, find_device, rate_problem
 from workbench.devices.interfaces import HBM
 from workbench.errors import UnitError
 from workbench.ops.base import CONVENTIONS
@@ -123,6 +123,8 @@ def as_rate(value: Any, unit: str, what: str) -> Rate | None:
         number = require_dimension(value, unit, what)
     if not (number > 0) or not math.isfinite(number):
         raise UnitError(f"{what} must be a positive {unit} figure; got {value}")
+    if rate_problem(number) is not None:
+        raise UnitError(f"{what} must be {MIN_RATE:g} to {MAX_RATE:g} {unit}: its bounds would overflow or mean nothing; got {value}")
     return _entered(number)
 
 

@@ -56,6 +56,25 @@ PATH_TITLES = {
 _GPU_FALLBACK = {"fp16_tc_fp16acc": "fp16_tc", "fp64_tc": "fp64"}
 
 
+# Every rate a bound divides by, whoever gives it (a datasheet, an entry, a file, a command line), lies in
+# this range of base units per second: below it a bound overflows to infinity (5e-324 B/s) or is absurd,
+# above it a million times any chip's.
+MIN_RATE = 1e-3
+MAX_RATE = 1e24
+
+
+def rate_problem(value: object) -> str | None:
+    """Why `value` cannot be a rate (FLOP/s or B/s), or None where it can: a finite number in the range."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"a rate must be a number; got {value!r}"
+    number = float(value)
+    if not (number > 0) or number != number or number == float("inf"):
+        return f"a rate must be positive and finite; got {number:.6g}"
+    if not MIN_RATE <= number <= MAX_RATE:
+        return f"a rate of {number:.6g} per second is outside {MIN_RATE:g} to {MAX_RATE:g}: its bounds would overflow or mean nothing"
+    return None
+
+
 @dataclass(frozen=True)
 class Rate:
     """A sustained or peak rate in base units (FLOP/s or B/s) and where it came from."""
@@ -208,8 +227,9 @@ class Device:
 
     def with_rate(self, path: str, value: float, source: str, citation: str = "") -> "Device":
         """A copy with one rate overridden (measured or entered)."""
-        if not (value > 0):
-            raise DeviceError(f"a rate must be positive; got {value}")
+        problem = rate_problem(value)
+        if problem is not None:
+            raise DeviceError(f"{path}: {problem}")
         overrides = dict(self.overrides)
         overrides[path] = Rate(float(value), source, citation)
         return replace(self, overrides=overrides)

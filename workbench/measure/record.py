@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.analysis import Analysis
 
 RECORD_FORMAT = "perf-workbench-run"
+MAX_SAMPLE_S = 1e6  # a timing sample past 11 days is not one (and 1.7e308 overflows a sum of samples)
 RECORD_VERSION = 2  # 2: the device the run ran on (provenance); no derived figures stored
 
 OK = "ok"
@@ -228,15 +229,17 @@ class RunRecord:
         if not isinstance(data, Mapping) or data.get("format") != RECORD_FORMAT:
             raise MeasurementError(f"not a measurement run record (expected format '{RECORD_FORMAT}')")
         version = data.get("version")
-        if not isinstance(version, int) or version > RECORD_VERSION:
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise MeasurementError(f"run record version {version!r} is not one the workbench writes (1 to {RECORD_VERSION})")
+        if version > RECORD_VERSION:
             raise MeasurementError(f"run record version {version!r} is newer than this workbench reads ({RECORD_VERSION})")
         try:
             status = str(data["status"])
             if status not in STATUSES:
                 raise MeasurementError(f"run record status '{status}' is not one of {', '.join(STATUSES)}")
             samples = tuple(float(s) for s in data["samples_s"])
-            if any(not math.isfinite(s) or s < 0 for s in samples):
-                raise MeasurementError("run record samples must be finite, non-negative seconds")
+            if any(not math.isfinite(s) or s < 0 or s > MAX_SAMPLE_S for s in samples):
+                raise MeasurementError(f"run record samples must be seconds from 0 to {MAX_SAMPLE_S:g}")
             return cls(
                 id=str(data["id"]),
                 created=str(data["created"]),

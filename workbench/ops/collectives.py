@@ -85,8 +85,10 @@ def _collective(name: str, p: Mapping[str, Any]) -> Workload:
     )
     terms: list[FlopTerm] = []
     if name in ("allreduce", "reducescatter"):
-        # The ring reduces ranks−1 incoming chunks of ⌈n/ranks⌉ elements on every rank.
-        terms.append(FlopTerm("reduction adds per rank", OP, (ranks - 1) * _ceil(n, ranks), "(ranks−1)·⌈n/ranks⌉"))
+        # The ring cuts the n elements into `ranks` chunks (sizes ⌊n/ranks⌋ or ⌈n/ranks⌉, empty ones where ranks > n)
+        # and each rank adds in every chunk but its own: the busiest rank, whose own chunk is the smallest,
+        # n − ⌊n/ranks⌋ adds, never less than zero nor more than n.
+        terms.append(FlopTerm("reduction adds per rank (busiest)", OP, n - n // ranks, "n − ⌊n/ranks⌋"))
     elif name == "rootreduce":
         terms.append(FlopTerm("reduction adds per rank", OP, n, "n"))
     latency_s = float(p["latency_us"]) * 1e-6
@@ -127,11 +129,16 @@ def _check(p: Mapping[str, Any]) -> None:
             raise DeclarationError(str(exc), field="link") from None
 
 
-def _params(ranks_default: Any) -> tuple[Param, ...]:
+MAX_RANKS = 2**20  # GPUs in one collective: past a million it is not a machine that exists
+
+
+def _params(with_ranks: bool) -> tuple[Param, ...]:
+    """A collective's fields; send/recv has no `ranks` (it is always one rank to one other)."""
+    ranks = (Param("ranks", "dim", REQUIRED, minimum=2, maximum=MAX_RANKS, doc="GPUs taking part"),) if with_ranks else ()
     return (
         Param("n", "dim", doc="elements in the message S (the full buffer, as nccl-tests counts it)"),
         Param("dtype", "dtype", "fp32", doc="element type"),
-        Param("ranks", "dim", ranks_default, minimum=2, doc="GPUs taking part"),
+        *ranks,
         Param("link", "name", "", doc="link the bytes cross (nvlink4, pcie5, ib_ndr, eth400g…); default: the device's"),
         Param("latency_us", "number", 0, minimum=0, doc="latency per algorithm step in µs; 0 turns the term off"),
     )
@@ -171,10 +178,13 @@ _TITLES = {
 }
 
 
+SENDRECV_RANKS = 2  # send/recv: one rank sends, one receives
+
+
 def _namer(title: str) -> Callable[[Mapping[str, Any]], str]:
     def name(p: Mapping[str, Any]) -> str:
         link = f" over {p['link']}" if p["link"] else ""
-        return f"{title}, {count_text(p['n'])} {p['dtype']} on {p['ranks']} ranks{link}"
+        return f"{title}, {count_text(p['n'])} {p['dtype']} on {p.get('ranks', SENDRECV_RANKS)} ranks{link}"
 
     return name
 
@@ -185,8 +195,8 @@ for _position, (_name, _summary) in enumerate(COLLECTIVES.items(), start=90):
             name=_name,
             namer=_namer(_TITLES[_name]),
             summary=_summary,
-            params=_params(2 if _name == "sendrecv" else REQUIRED),
-            build=lambda p, _name=_name: _collective(_name, p),
+            params=_params(_name != "sendrecv"),
+            build=lambda p, _name=_name: _collective(_name, p if "ranks" in p else {**p, "ranks": SENDRECV_RANKS}),
             check=_check,
             position=_position,
             kernel="",  # not measured yet: NCCL runs need several GPUs (issue 13's measured links)

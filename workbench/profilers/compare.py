@@ -25,11 +25,11 @@ from workbench.devices.provenance import GPU, STATED_BY_FILE, DeviceProvenance, 
 from workbench.ops import REGISTRY
 from workbench.plausibility import Evidence, ImpossibleResult, Reason, impossible_result, uses_nominal_rate
 from workbench.profilers.counters import Reading
-from workbench.profilers.kernels import Kernel, RooflinePoint
-from workbench.profilers.matching import MatchRule, match_kernels
+from workbench.profilers.kernels import Kernel, RooflinePoint, kernel_from_times
+from workbench.profilers.matching import MatchRule, first_rule, match_kernels
 from workbench.profilers.numbers import NumberFormat
 from workbench.profilers.profile import Profile
-from workbench.profilers.records import NCU, NCU_CONDITIONS_NOTE, NSYS_CONDITIONS_NOTE
+from workbench.profilers.records import NCU, NCU_CONDITIONS_NOTE, NSYS, NSYS_CONDITIONS_NOTE, KernelTimesTable
 from workbench.profilers.symptoms import BandwidthSymptom, bandwidth_symptom
 from workbench.units import (
     format_bandwidth,
@@ -921,6 +921,16 @@ def impossible_kernel(
     )
 
 
+MAX_COMPARED_KERNELS = 1_000  # past this many kernels selected, a rule is too broad to compare each
+
+
+class Comparisons(list):  # type: ignore[type-arg]
+    """compare_profile's comparisons (a list), and how many kernels the rules selected: more than were
+    compared where they selected over MAX_COMPARED_KERNELS."""
+
+    selected: int = 0
+
+
 def compare_profile(
     profile: Profile,
     rules: Sequence[MatchRule] | None = None,
@@ -928,12 +938,15 @@ def compare_profile(
     convention: str = "fma2",
     overlap: Any = "full",
     binary: bool = False,
-) -> list[Comparison]:
-    """Every kernel a rule selects, compared with that rule's declaration on `device`.
+    limit: int = MAX_COMPARED_KERNELS,
+) -> Comparisons:
+    """Every kernel a rule selects (the first `limit` of them, in the file's order), compared with that
+    rule's declaration on `device`; `selected` on the result counts them all.
 
     `rules` default to the profile's saved matches; `device` defaults to the
     GPU the file names when the catalogue knows it (without one, bytes and
-    FLOP are still compared, and the time bound is left out).
+    FLOP are still compared, and the time bound is left out). Each rule's
+    declaration is analysed once, however many kernels it selects.
     """
     from workbench.devices.catalogue import find_device
 
@@ -941,10 +954,31 @@ def compare_profile(
     provenance = profile_provenance(profile)
     if chosen is None:
         chosen = profile_device(profile)
-    comparisons: list[Comparison] = []
+    comparisons = Comparisons()
     chosen_rules = list(rules if rules is not None else profile.matches)
     if not chosen_rules:
         return comparisons
+    analyses: dict[str, Analysis] = {}
+    if profile.tool == NSYS and isinstance(profile.summaries, KernelTimesTable):
+        # A summary of a million kernels is matched by its names column; Kernels are made for those compared.
+        chosen_rows: list[tuple[int, MatchRule]] = []
+        for index, name in enumerate(profile.kernel_names()):
+            rule = first_rule(name, chosen_rules)
+            if rule is not None:
+                comparisons.selected += 1
+                if len(chosen_rows) < limit:
+                    chosen_rows.append((index, rule))
+        pairs = [(kernel_from_times(profile.summaries[index]), rule) for index, rule in chosen_rows]
+    else:
+        pairs = match_kernels(profile.iter_kernels(), chosen_rules)
+        comparisons.selected = len(pairs)
+    for kernel, rule in pairs[:limit]:
+        analysis = analyses.get(rule.declaration)
+        if analysis is None:
+            analysis = analyses[rule.declaration] = analyze(rule.declaration, device=chosen, convention=convention,
+                                                            overlap=overlap, binary=binary)
+        comparisons.append(compare(kernel, analysis, chosen, binary, provenance, number_format=profile.number_format))
+    return comparisons
     for kernel, rule in match_kernels(profile.iter_kernels(), chosen_rules):
         analysis = analyze(rule.declaration, device=chosen, convention=convention, overlap=overlap, binary=binary)
         comparisons.append(compare(kernel, analysis, chosen, binary, provenance, number_format=profile.number_format))

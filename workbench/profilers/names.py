@@ -9,20 +9,31 @@ text with `*`, `?` or `[` is a shell-style glob; any other text matches a
 kernel whose base name equals it or whose full name contains it. Making a
 rule from `PATTERN=DECL` text and pairing kernels with rules is
 `profilers.matching`'s work.
+
+A rule may come from a file someone sent (a session's profile record), so
+matching cannot be made slow by its pattern: regular expressions and globs
+(translated here, `_glob_expression`) both run on RE2, whose time is linear
+in the name's length whatever the pattern (no backtracking: `(a+)+b` costs
+what `a+b` does). A pattern is at most MAX_PATTERN_CHARS long, and RE2 holds
+a compiled pattern in at most MAX_PATTERN_MEMORY bytes, past which it is
+refused with RE2's reason; what RE2 does not have (backreferences,
+lookaround) is refused in one line as a bad regular expression.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from workbench.errors import WorkbenchError
 from workbench.profilers.errors import ProfileError
 
 REGEX_PREFIX = "regex:"
 _GLOB_MARKS = ("*", "?", "[")
+MAX_PATTERN_CHARS = 1000  # a kernel-name pattern longer than this is not one a person wrote
+MAX_PATTERN_MEMORY = 8 * 2**20  # RE2's memory for one compiled pattern (its DFA cache included)
 
 
 class MatchError(WorkbenchError):
@@ -100,6 +111,151 @@ def kernel_base_names(names: Sequence[str]) -> list[str]:
     return list(map(kernel_base_name, names))
 
 
+def _re2_compile(expression: str, pattern: str, dot_nl: bool = False) -> Any:
+    """The pattern compiled by RE2 (linear-time matching, bounded memory); MatchError naming it otherwise."""
+    import re2
+
+    options = re2.Options()
+    options.max_mem = MAX_PATTERN_MEMORY
+    options.log_errors = False  # the reason comes back in the exception, said once in our message
+    options.dot_nl = dot_nl
+    if not _encodable(expression):
+        raise MatchError(f"match pattern '{pattern[:80]}' holds text that is not Unicode (a lone surrogate)")
+    try:
+        return re2.compile(expression.encode("utf-8"), options)
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise MatchError(f"match pattern '{pattern[:80]}': bad regular expression ({reason}; RE2 syntax, without backreferences or lookaround)") from None
+
+
+def _literal(char: str) -> str:
+    """One character as RE2 reads it literally, in a class or outside one: ASCII punctuation escaped with a
+    backslash, other ASCII that is not a letter or digit (a space, a control character) as its code."""
+    if char.isalnum() or char == "_" or ord(char) > 127:
+        return char
+    if 33 <= ord(char) <= 126:
+        return "\\" + char
+    return f"\\x{{{ord(char):02x}}}"
+
+
+def _glob_class(body: str) -> str | None:
+    """A glob's bracket expression (without its brackets) as an RE2 class, as fnmatch reads it: '!' first
+    negates, ']' first is a member, 'a-z' a range (a reversed range is empty); None when nothing can match."""
+    negate = body.startswith("!")
+    if negate:
+        body = body[1:]
+    members: list[str] = []
+    index = 0
+    while index < len(body):
+        if index + 2 < len(body) and body[index + 1] == "-":
+            low, high = body[index], body[index + 2]
+            if low <= high:
+                members.append(f"{_literal(low)}-{_literal(high)}")
+            index += 3
+        else:
+            members.append(_literal(body[index]))
+            index += 1
+    if not members:
+        return "." if negate else None
+    return f"[{'^' if negate else ''}{''.join(members)}]"
+
+
+def _glob_expression(pattern: str) -> str:
+    """A shell-style glob (fnmatch's reading: '*', '?', '[...]', '[!...]') as an RE2 expression matched
+    whole. fnmatch's own translation makes Python's backtracking engine do the work; this one runs on RE2."""
+    parts: list[str] = []
+    index, size = 0, len(pattern)
+    while index < size:
+        char = pattern[index]
+        index += 1
+        if char == "*":
+            if not parts or parts[-1] != ".*":
+                parts.append(".*")
+        elif char == "?":
+            parts.append(".")
+        elif char == "[":
+            end = index
+            if end < size and pattern[end] == "!":
+                end += 1
+            if end < size and pattern[end] == "]":
+                end += 1
+            while end < size and pattern[end] != "]":
+                end += 1
+            if end >= size:  # no closing bracket: a plain '['
+                parts.append("\\[")
+                continue
+            found = _glob_class(pattern[index:end])
+            parts.append(found if found is not None else "[^\\x00-\\x{10FFFF}]")
+            index = end + 1
+        else:
+            parts.append(_literal(char))
+    return "".join(parts)
+
+
+def _encodable(text: str) -> bool:
+    """True when `text` is valid Unicode (RE2 reads UTF-8; a lone surrogate from a JSON file is not)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _re2_text(method: Callable[[bytes], Any]) -> Callable[[str], bool]:
+    """An RE2 search or match (of a pattern compiled as UTF-8 bytes) as a test of a str: the text goes as
+    UTF-8 bytes, which the binding takes without mapping offsets back to characters (a third of the cost),
+    and a lone surrogate (a session file may keep one) becomes U+FFFD."""
+
+    def test(text: str) -> bool:
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            data = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+        return method(data) is not None
+
+    return test
+
+
+def _star_glob(pattern: str) -> Callable[[str], bool] | None:
+    """A glob of text and '*' alone ('*gemm*', 'nccl*AllReduce*') as str operations: the first part a prefix,
+    the last a suffix, each between found leftmost after the one before (which is exact for '*': taking
+    the earliest place never loses a match). None for a glob with '?' or '[' (those go to RE2)."""
+    if "?" in pattern or "[" in pattern:
+        return None
+    first, *middle, last = pattern.split("*")
+    middle = [part for part in middle if part]
+    least = len(first) + len(last) + sum(map(len, middle))
+
+    def matches(text: str) -> bool:
+        if len(text) < least or not text.startswith(first) or not text.endswith(last):
+            return False
+        position, end = len(first), len(text) - len(last)
+        for part in middle:
+            found = text.find(part, position, end)
+            if found < 0:
+                return False
+            position = found + len(part)
+        return True
+
+    return matches
+
+
+@functools.lru_cache(maxsize=1024)
+def pattern_matcher(pattern: str) -> Callable[[str, str | None], bool]:
+    """The test a pattern makes of a kernel: f(full name, base name or None) → selected (see the module doc).
+    Compiled once per pattern; MatchError for a pattern that cannot be matched."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise MatchError(f"a match pattern is limited to {MAX_PATTERN_CHARS:,} characters; this one has {len(pattern):,}")
+    if pattern.startswith(REGEX_PREFIX):
+        search = _re2_text(_re2_compile(pattern[len(REGEX_PREFIX):], pattern).search)
+        return lambda name, base: search(name) or search(kernel_base_name(name) if base is None else base)
+    if any(mark in pattern for mark in _GLOB_MARKS):
+        whole = _star_glob(pattern) or _re2_text(_re2_compile(_glob_expression(pattern), pattern, dot_nl=True).fullmatch)
+        return lambda name, base: whole(name) or whole(kernel_base_name(name) if base is None else base)
+    # The base name is a part of the full name, so a base equal to the pattern is a full name containing it.
+    return lambda name, base: pattern in name
+
+
 @dataclass(frozen=True)
 class MatchRule:
     """A kernel-name pattern and the declaration it stands for (`name`: the operation entry, if any)."""
@@ -111,22 +267,12 @@ class MatchRule:
     def __post_init__(self) -> None:
         if not self.pattern.strip():
             raise MatchError("a match rule needs a kernel-name pattern before '='")
-        if self.pattern.startswith(REGEX_PREFIX):
-            try:
-                re.compile(self.pattern[len(REGEX_PREFIX):])
-            except re.error as exc:
-                raise MatchError(f"match pattern '{self.pattern}': bad regular expression ({exc})") from None
+        pattern_matcher(self.pattern)  # refuses a pattern that cannot be matched, here rather than later
 
-    def matches(self, kernel_name: str) -> bool:
-        """True when the pattern selects this kernel (full or base name, see the module doc)."""
-        base = kernel_base_name(kernel_name)
-        pattern = self.pattern
-        if pattern.startswith(REGEX_PREFIX):
-            expression = re.compile(pattern[len(REGEX_PREFIX):])
-            return bool(expression.search(kernel_name) or expression.search(base))
-        if any(mark in pattern for mark in _GLOB_MARKS):
-            return fnmatch.fnmatchcase(base, pattern) or fnmatch.fnmatchcase(kernel_name, pattern)
-        return base == pattern or pattern in kernel_name
+    def matches(self, kernel_name: str, base: str | None = None) -> bool:
+        """True when the pattern selects this kernel (full or base name, see the module doc); `base` is
+        kernel_base_name(kernel_name) where the caller has it already (found only if needed otherwise)."""
+        return pattern_matcher(self.pattern)(kernel_name, base)
 
     def to_dict(self) -> dict[str, str]:
         return {"pattern": self.pattern, "declaration": self.declaration, "name": self.name}

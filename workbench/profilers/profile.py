@@ -12,7 +12,7 @@ below the readers that make it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from workbench.profilers.counters import is_used_metric
 from workbench.profilers.errors import ProfileError
@@ -86,6 +86,12 @@ class Profile:
         """kernels() one at a time: an nsys summary of a million kernels is never held as Kernels at once."""
         return group_kernels(self.tool, self.launches, self.summaries)
 
+    def kernel_names(self) -> "Iterable[str]":
+        """The names of kernels() in order, without building Kernels where the summary holds them as a column."""
+        if self.tool == NSYS and isinstance(self.summaries, KernelTimesTable):
+            return self.summaries.names
+        return (kernel.name for kernel in self.iter_kernels())
+
     @property
     def kernel_count(self) -> int:
         """How many kernels kernels() gives, without building them."""
@@ -152,6 +158,17 @@ class Profile:
             launches=tuple(KernelLaunch.from_dict(item) for item in expect_list(record.get("launches", []), "launches")),
             summaries=tuple(KernelTimes.from_dict(item) for item in expect_list(record.get("summaries", []), "summaries")),
             notes=tuple(expect_text(note, "note") for note in expect_list(record.get("notes", []), "notes")),
-            matches=tuple(MatchRule.from_dict(item) for item in expect_list(record.get("matches", []), "matches")),
+            matches=tuple(MatchRule.from_dict(item) for item in _bounded_rules(expect_list(record.get("matches", []), "matches"))),
             number_format=number_format_from(record.get("number_format")),
         )
+
+
+MAX_PROFILE_RULES = 1_000  # each kernel is tried against each rule: a file's count of them is bounded
+
+
+def _bounded_rules(items: list[Any]) -> list[Any]:
+    """A profile record's match rules, refused past MAX_PROFILE_RULES (rules × kernels is the matching's work)."""
+    if len(items) > MAX_PROFILE_RULES:
+        raise ProfileError(f"a profile record holds {len(items):,} match rules; at most {MAX_PROFILE_RULES:,} are read",
+                           "profile record")
+    return items

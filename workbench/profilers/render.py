@@ -197,6 +197,7 @@ class ImportReport:
     binary: bool
     rules: tuple[Any, ...]
     levels: str = "ncu"  # how L2 and L1 bytes are counted: "ncu" (its own sections) or "nersc"
+    selected: int = 0  # kernels the rules select: more than `comparisons` where too many to compare each
 
     def symptoms(self) -> Iterator[Any]:
         """Kernels whose bytes and duration imply more than the device's bandwidth (see profilers.symptoms)."""
@@ -234,6 +235,9 @@ class ImportReport:
         for comparison in self.comparisons:
             yield ""
             yield from comparison.derivation_text().splitlines()
+        if self.selected > len(self.comparisons):
+            yield ""
+            yield self.too_many_note()
         if self.rules and self.device is None:
             yield ""
             yield "note: no device given and the file names none the catalogue knows: time bounds left out (use --device)"
@@ -242,6 +246,10 @@ class ImportReport:
             shown = ", ".join(names[:_NAMES_SHOWN]) + (", …" if len(names) > _NAMES_SHOWN else "")
             yield ""
             yield f"note: --match pattern '{pattern}' selects no kernel (kernels: {shown})"
+
+    def too_many_note(self) -> str:
+        return (f"note: the --match rules select {self.selected:,} kernels; the first {len(self.comparisons):,} "
+                "are compared (a narrower pattern picks the kernels that implement the operation)")
 
     def text(self) -> str:
         return "\n".join(self.lines())
@@ -254,6 +262,8 @@ class ImportReport:
             "device": None if self.device is None else self.device.key,
             "kernels": kernels_json(self.profile.tool, self.profile.launches, self.profile.summaries, self.convention),
             "comparisons": [comparison.to_dict() for comparison in self.comparisons],
+            "kernels_selected": max(self.selected, len(self.comparisons)),
+            **({"comparisons_note": self.too_many_note()} if self.selected > len(self.comparisons) else {}),
             "unmatched_patterns": list(self.unmatched),
             "warnings": [symptom.warning() for symptom in self.symptoms()],
         }
@@ -301,9 +311,12 @@ def import_report(
     comparisons = compare_profile(profile, rules, chosen, convention=convention, binary=binary)
     selected = set()
     if rules:
-        for kernel in profile.iter_kernels():
+        for name in profile.kernel_names():
+            if len(selected) == len(rules):
+                break
             for index, rule in enumerate(rules):
-                if index not in selected and rule.matches(kernel.name):
+                if index not in selected and rule.matches(name):
                     selected.add(index)
     unmatched = tuple(rule.pattern for index, rule in enumerate(rules) if index not in selected)
-    return ImportReport(profile, chosen, tuple(comparisons), unmatched, convention, binary, tuple(rules), levels)
+    return ImportReport(profile, chosen, tuple(comparisons), unmatched, convention, binary, tuple(rules), levels,
+                        comparisons.selected)

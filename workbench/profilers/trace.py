@@ -41,7 +41,9 @@ from __future__ import annotations
 import csv
 import gc
 import io
+import math
 import os
+import re
 import sqlite3
 import stat
 import urllib.parse
@@ -156,17 +158,25 @@ class Trace:
     notes: tuple[str, ...] = ()
     gpus: tuple[TraceGpu, ...] = ()  # the GPUs the file names (SQLite exports), those its intervals ran on first
     _communication: list[bool] = field(default_factory=list, repr=False)
+    _several: bool = field(default=False, repr=False)
+    _devices_for: int = field(default=-1, repr=False)  # the lane count _several was found for
 
     def __len__(self) -> int:
         return len(self.start)
 
     def stream_label(self, index: int) -> str:
         device, stream = self.streams[index]
-        devices = {d for d, _ in self.streams}
-        return f"{device} · stream {stream}" if len(devices) > 1 else f"stream {stream}"
+        return f"{device} · stream {stream}" if self._several_devices() else f"stream {stream}"
 
     def stream_labels(self) -> list[str]:
         return [self.stream_label(i) for i in range(len(self.streams))]
+
+    def _several_devices(self) -> bool:
+        """Whether the lanes are on more than one device: asked per label, so found once per lane count
+        (a trace of 200,000 streams has as many labels)."""
+        if self._devices_for != len(self.streams):
+            self._several, self._devices_for = len({d for d, _ in self.streams}) > 1, len(self.streams)
+        return self._several
 
     def name_is_communication(self, name_index: int) -> bool:
         if len(self._communication) != len(self.names):
@@ -348,6 +358,7 @@ def _read_database(connection: sqlite3.Connection, source: str) -> Trace:
             "(record it with `nsys profile --trace=cuda`)",
             source,
         )
+    _refuse_generated_columns(connection, tables, source)
     builder = _Builder(source, SQLITE)
     notes: list[str] = []
     if KERNEL_TABLE in tables:
@@ -418,6 +429,18 @@ def _read_gpus(connection: sqlite3.Connection, tables: set[str], trace: Trace) -
         used = {int(device.removeprefix("GPU ")) for device, _ in trace.streams if device.removeprefix("GPU ").isdecimal()}
         return tuple(sorted(found.values(), key=lambda gpu: (gpu.device_id not in used, gpu.device_id)))
     return ()
+
+
+def _refuse_generated_columns(connection: sqlite3.Connection, tables: set[str], source: str) -> None:
+    """Refuse an activity table with a generated column (computed by the file's own SQL expression on every
+    read): nsys never writes one, and reading it would run what the file says."""
+    for table in (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE):
+        if table not in tables:
+            continue
+        for row in connection.execute(f'PRAGMA table_xinfo("{table}")'):
+            if row[6] in (2, 3):  # hidden: 2 a virtual, 3 a stored generated column
+                raise TraceError(f"the column {row[1]} of {table} is a generated column (an expression of the file's): "
+                                 "an nsys export has none", source)
 
 
 def _read_rows(
@@ -574,24 +597,36 @@ def _csv_columns(header: list[str], source: str, line: int) -> _CsvColumns:
                        index["device"][0] if "device" in index else None, bytes_column, factors[0], factors[1], bytes_factor, header)
 
 
-def _time_ns(text: str, factor: int, title: str, source: str, line: int) -> int:
-    try:
-        if factor == 1:
-            return int(text)
-        return round(float(text) * factor)
-    except ValueError:
-        pass
+# A number as nsys writes one: ASCII digits, a point, an exponent. Python's int() and float() also take
+# '1_000', full-width or Arabic-Indic digits, 'inf' and 'nan', none of which a trace holds.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"[+-]?[0-9]{1,19}")
+
+
+def _time_ns(text: str, factor: int, title: str, source: str, line: int | None) -> int:
+    """A time cell in ns: checked as text (ASCII digits), then for range, before any arithmetic."""
     cleaned = text.strip()
-    try:
-        value = float(cleaned)
-    except ValueError:
+    if factor == 1 and _INTEGER.fullmatch(cleaned):
+        return int(cleaned)
+    if not _NUMBER.fullmatch(cleaned):
+        if cleaned.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+            raise TraceError(f"'{title}' is {cleaned}: not a finite time", source, line)
         what = "empty" if not cleaned else f"'{cleaned[:40]}'"
-        raise TraceError(f"'{title}' is {what}: expected a time", source, line) from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise TraceError(f"'{title}' is {cleaned}: not a finite time", source, line)
+        raise TraceError(f"'{title}' is {what}: expected a time in ASCII digits", source, line)
+    value = float(cleaned)
+    if not math.isfinite(value):
+        raise TraceError(f"'{title}' is {cleaned[:40]}: not a finite time", source, line)
     if abs(value) * factor > MAX_TIMESTAMP_NS:
-        raise TraceError(f"'{title}' is {cleaned}: too large to be a time", source, line)
+        raise TraceError(f"'{title}' is {cleaned[:40]}: too large to be a time", source, line)
     return round(value * factor)
+
+
+def _byte_count(text: str, factor: int) -> int | None:
+    """A byte cell's count, or None where the text is not a number nsys writes (or not finite)."""
+    if not _NUMBER.fullmatch(text):
+        return None
+    value = float(text) * factor
+    return round(value) if math.isfinite(value) else None
 
 
 def _check_text(path: Path, source: str) -> None:
@@ -765,6 +800,7 @@ class _CsvState:
             text = raw.strip()
             if not text:
                 raise TraceError("the Name cell is empty", self.source, line)
+
             found = self.raw_names[raw] = self.builder.name_id(text)
             while len(self.kinds) <= found:
                 self.kinds.append(KERNEL)
@@ -778,15 +814,29 @@ class _CsvState:
             found = self.lanes[key] = self.builder.stream_id(device.strip() or "GPU", stream.strip() or "?")
         return found
 
+    def add_keys(self, keys: list[bytes]) -> bool:
+        """add_key() of each new key; a block of distinct names has a new key on every row, so they are read
+        by one csv reader where each key is one whole record (as many records as keys), else one by one."""
+        try:
+            records = list(csv.reader([key.decode("utf-8", errors="replace") for key in keys], strict=True))
+        except csv.Error:
+            records = []
+        if len(records) != len(keys):  # a key that is not one whole record: each on its own, as add_key reads it
+            return all(map(self.add_key, keys))
+        return all(map(self._add_cells, keys, records))
+
     def add_key(self, key: bytes) -> bool:
         """Learn a key (the cells from key_column to the line's end), read by the csv module in strict mode:
         False when it is not a whole record (a quoted cell left open, text after a closing quote), has fewer
         cells than the header or an empty Name."""
-        c = self.c
         try:
             cells = next(csv.reader([key.decode("utf-8", errors="replace")], strict=True))
         except (csv.Error, StopIteration):
             return False
+        return self._add_cells(key, cells)
+
+    def _add_cells(self, key: bytes, cells: list[str]) -> bool:
+        c = self.c
         if len(cells) <= c.name - self.key_column:
             return False
         raw = cells[c.name - self.key_column]
@@ -879,9 +929,8 @@ def _csv_block_fast(data: bytes, state: _CsvState, line: int) -> int | None:
     known = state.keys
     found = list(map(known.get, keys))
     if None in found:
-        for key in dict.fromkeys(key for key, index in zip(keys, found) if index is None):
-            if not state.add_key(key):
-                return None
+        if not state.add_keys(list(dict.fromkeys(key for key, index in zip(keys, found) if index is None))):
+            return None
         found = list(map(known.__getitem__, keys))
     rows_key = np.array(found, dtype=np.int64)
     kinds = np.array(state.key_kind, dtype=np.int8)[rows_key]
@@ -897,11 +946,8 @@ def _csv_block_fast(data: bytes, state: _CsvState, line: int) -> int | None:
                 if not text:
                     values.append(-1)
                     continue
-                try:
-                    size = round(float(text) * factor)
-                except (ValueError, OverflowError):
-                    return None
-                if not 0 <= size <= MAX_COPY_BYTES:
+                size = _byte_count(text.decode("ascii", "replace"), factor)
+                if size is None or not 0 <= size <= MAX_COPY_BYTES:
                     return None
                 values.append(size)
             sizes[copies] = values
@@ -998,11 +1044,12 @@ def _csv_chunk_fast(rows: list[list[str]], state: _CsvState) -> bool:
         return False
     # One column at a time (itemgetter): transposing the whole chunk with zip(*rows) is several times slower.
     columns = {i: list(map(itemgetter(i), rows)) for i in (c.start, c.duration, c.name, c.stream, c.device, c.bytes) if i is not None}
-    try:
-        starts = list(map(int, columns[c.start]))
-        durations = list(map(int, columns[c.duration]))
-    except ValueError:
-        return False
+    for column in (c.start, c.duration):  # int() takes '1_000', ' 7', '+7' and non-ASCII digits too
+        joined = "".join(columns[column])
+        if not joined.isdigit() or not joined.isascii() or "" in columns[column]:
+            return False
+    starts = list(map(int, columns[c.start]))
+    durations = list(map(int, columns[c.duration]))
     if min(starts) < 0 or min(durations) < 0 or max(durations) > MAX_INTERVAL_NS:
         return False
     ends = list(map(int.__add__, starts, durations))
@@ -1025,11 +1072,8 @@ def _csv_chunk_fast(rows: list[list[str]], state: _CsvState) -> bool:
         for i in compress(range(len(rows)), row_kinds):  # copies and memsets only (kind ≠ KERNEL = 0)
             text = texts[i]
             if text:
-                try:
-                    size = round(float(text) * factor)
-                except (ValueError, OverflowError):  # not a number, NaN or infinite
-                    return False
-                if not 0 <= size <= MAX_COPY_BYTES:
+                size = _byte_count(text, factor)
+                if size is None or not 0 <= size <= MAX_COPY_BYTES:
                     return False
                 sizes[i] = size
     trace.start.extend(starts)
@@ -1056,19 +1100,27 @@ def _csv_row_slow(cells: list[str], line: int | None, state: _CsvState, row: int
     if duration < 0:
         raise TraceError(f"'{duration_title}' is {cells[c.duration].strip()}: a duration cannot be negative", source, line)
     _check_times(start, start + duration, "", start_title, duration_title, source, line)
-    name = state.name_id(cells[c.name], line)
+    raw = cells[c.name]
+    if ("\n" in raw or "\r" in raw) and any(part.count(",") >= len(c.titles) - 1 for part in raw.splitlines()[1:]):
+        # A quoted name may span lines; one whose later lines hold as many cells as a row is a quote left open
+        # that takes the rows after it into the name.
+        raise TraceError(
+            f"the Name cell '{raw.strip().splitlines()[0][:60]}' runs on over lines that look like rows: a '\"' "
+            "opened in it is never closed", source, line,
+        )
+    name = state.name_id(raw, line)
     kind = state.kinds[name]
     lane = state.lane(cells[c.device] if c.device is not None else "GPU", cells[c.stream])
     size = -1
     if c.bytes is not None and kind != KERNEL:
         text = cells[c.bytes].strip()
         if text:
-            try:
-                size = round(float(text) * c.bytes_factor)
-            except ValueError:
-                raise TraceError(f"'{c.titles[c.bytes]}' is '{text[:40]}': expected a number", source, line) from None
-            except OverflowError:
-                raise TraceError(f"'{c.titles[c.bytes]}' is {text[:40]}: not a finite number", source, line) from None
+            if not _NUMBER.fullmatch(text):
+                raise TraceError(f"'{c.titles[c.bytes]}' is '{text[:40]}': expected a number in ASCII digits", source, line)
+            found = _byte_count(text, c.bytes_factor)
+            if found is None:
+                raise TraceError(f"'{c.titles[c.bytes]}' is {text[:40]}: not a finite number", source, line)
+            size = found
             if size < 0:
                 raise TraceError(f"'{c.titles[c.bytes]}' is {text}: bytes cannot be negative", source, line)
             if size > MAX_COPY_BYTES:
