@@ -7,7 +7,6 @@ from PySide6.QtCore import Qt
 from workbench.declare import parse
 from workbench.units import format_flop
 
-RUN_TIMEOUT_MS = 30000
 
 
 def test_the_lab_demo_shows_the_model_and_refuses_the_raw_kernels_on_numpy(qtbot, window) -> None:  # type: ignore[no-untyped-def]
@@ -27,8 +26,8 @@ def test_the_lab_demo_shows_the_model_and_refuses_the_raw_kernels_on_numpy(qtbot
     tab.iterations.setValue(30)
     tab._show_estimate()  # the live estimate under the settings: no run time, and why, before Run is pressed
     assert tab.estimate_label.text().startswith("Cannot run here: impl=naive is a CUDA RawKernel")
-    with qtbot.waitSignal(tab.measurement_finished, timeout=RUN_TIMEOUT_MS):
-        qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)  # refused at once: nothing starts
+    assert not tab.running and tab.question is None
     text = tab.message.text()
     assert "impl=naive is a CUDA RawKernel" in text and "only the model is shown" in text
     assert "\n" not in text
