@@ -1,4 +1,4 @@
-"""A profile being read stops on Cancel and when the window closes, within a fraction of a second.
+"""A profile or a trace being read stops on Cancel and when the window closes, within a fraction of a second.
 
 The file stands in for one too large to read in a minute: an Nsight Compute details page whose launches never
 end (the test file's rows again and again, each pass under new launch IDs), handed to the reader in place of the
@@ -127,3 +127,48 @@ def test_quitting_during_an_import_exits_cleanly_and_at_once(tmp_path) -> None: 
     assert code == 0, errors
     assert "QThread" not in errors, errors
     assert took < STOPPED_WITHIN_S, took
+
+
+def endless_trace(path, should_stop=None):  # type: ignore[no-untyped-def]
+    """A trace whose reading only ends when it is asked to stop (as a file of hundreds of MB reads for minutes)."""
+    from workbench.profilers.stopping import ReadStopped
+
+    while should_stop is None or not should_stop():
+        time.sleep(0.005)
+    raise ReadStopped("reading stopped")
+
+
+@pytest.fixture
+def endless_trace_read(monkeypatch):  # type: ignore[no-untyped-def]
+    from workbench.gui import timeline_view
+
+    monkeypatch.setattr(timeline_view, "read_trace", endless_trace)
+
+
+def _reading_trace(window, qtbot):  # type: ignore[no-untyped-def]
+    window.tabs.setCurrentWidget(window.timeline)
+    view = window.timeline
+    view.import_trace(str(NCU_DETAILS))  # any path: the read is the stand-in's
+    qtbot.waitUntil(lambda: view.reader is not None and view.reader.isRunning())
+    return view
+
+
+def test_cancel_stops_a_trace_being_read_and_keeps_what_was_shown(window, qtbot, endless_trace_read) -> None:  # type: ignore[no-untyped-def]
+    view = _reading_trace(window, qtbot)
+    assert view.cancel_trace_button.isVisible() and not view.import_button.isEnabled()
+    started = time.monotonic()
+    view.cancel_trace_button.click()
+    qtbot.waitUntil(lambda: not view.reader.isRunning(), timeout=5000)
+    assert time.monotonic() - started < STOPPED_WITHIN_S
+    qtbot.waitUntil(lambda: view.import_button.isEnabled())
+    assert not view.cancel_trace_button.isVisible()
+    assert view.trace is None and view.trace_label.text() == "Trace import cancelled."
+    assert not view.trace_error.isVisible()
+
+
+def test_closing_the_window_stops_a_trace_being_read(window, qtbot, endless_trace_read) -> None:  # type: ignore[no-untyped-def]
+    _reading_trace(window, qtbot)
+    started = time.monotonic()
+    window.close()
+    assert time.monotonic() - started < STOPPED_WITHIN_S
+    assert not running_workers()

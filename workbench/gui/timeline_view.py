@@ -24,6 +24,7 @@ again, or use `workbench step FILE --trace TRACE`).
 from __future__ import annotations
 
 import math
+import threading
 import time
 
 import pyqtgraph as pg
@@ -53,6 +54,7 @@ from workbench.gui.undo_keys import use_document_undo
 from workbench.gui.workers import track_worker
 from workbench.naming import abbreviated_path
 from workbench.profilers.matching import MatchRule
+from workbench.profilers.stopping import ReadStopped
 from workbench.profilers.trace import Trace, read_trace
 from workbench.session import StepEntry
 from workbench.steps import TRACE, MeasuredTrace, StepPlan, Timeline, parse_step, parse_trace_match, step_timeline
@@ -105,19 +107,28 @@ def _count(number: object, one: str, many: str | None = None) -> str:
 
 
 class TraceReader(QThread):
-    """Reads a trace off the GUI thread: a million-row trace takes seconds."""
+    """Reads a trace off the GUI thread: a million-row trace takes seconds. `stop()` ends it within a fraction
+    of a second (`trace_stopped`)."""
 
     trace_read = Signal(object)
     trace_failed = Signal(str)
+    trace_stopped = Signal()
 
     def __init__(self, path: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.path = path
+        self._stop = threading.Event()
         track_worker(self)
+
+    def stop(self) -> None:
+        self._stop.set()
 
     def run(self) -> None:
         try:
-            trace = read_trace(self.path)
+            trace = read_trace(self.path, should_stop=self._stop.is_set)
+        except ReadStopped:
+            self.trace_stopped.emit()
+            return
         except WorkbenchError as exc:
             self.trace_failed.emit(str(exc))
             return
@@ -177,6 +188,11 @@ class TimelineView(RefreshWhenShown, QWidget):
             "nsys stats --report cuda_gpu_trace --format csv; matched intervals time the operations"
         )
         self.import_button.clicked.connect(self.choose_trace)
+        self.cancel_trace_button = QPushButton("Cancel")
+        self.cancel_trace_button.setObjectName("cancelTrace")
+        self.cancel_trace_button.setToolTip("Stop reading the trace; nothing is imported")
+        self.cancel_trace_button.clicked.connect(self.stop_reading)
+        self.cancel_trace_button.setVisible(False)
         self.clear_button = QPushButton("Clear trace")
         self.clear_button.setObjectName("clearTrace")
         self.clear_button.clicked.connect(self.clear_trace)
@@ -227,6 +243,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         middle_layout.addWidget(self.plot, 1)
         bar = QHBoxLayout()
         bar.addWidget(self.import_button)
+        bar.addWidget(self.cancel_trace_button)
         bar.addWidget(self.clear_button)
         bar.addWidget(self.rules_edit, 1)
         middle_layout.addLayout(bar)
@@ -494,14 +511,35 @@ class TimelineView(RefreshWhenShown, QWidget):
         if self.reader is not None and self.reader.isRunning():
             return
         self.trace_error.setVisible(False)
+        self._label_before_reading = self.trace_label.text()
         self.trace_label.setText(f"Reading {path} …")
         self.import_button.setEnabled(False)
+        self.cancel_trace_button.setVisible(True)
         reader = TraceReader(path)  # no Qt parent: the view holds it, so a closed window leaves no dangling thread object
         reader.trace_read.connect(self._trace_read)
         reader.trace_failed.connect(self._trace_failed)
-        reader.finished.connect(lambda: self.import_button.setEnabled(True))
+        reader.trace_stopped.connect(self._trace_stopped)
+        reader.finished.connect(self._reader_finished)
         self.reader = reader
         reader.start()
+
+    def stop_reading(self, wait_ms: int = 0) -> None:
+        """Stop the trace being read (Cancel, or the window closing: then wait up to `wait_ms` for its thread)."""
+        reader = self.reader
+        if reader is not None and reader.isRunning():
+            reader.stop()
+            if wait_ms:
+                reader.wait(wait_ms)
+
+    def _reader_finished(self) -> None:
+        self.import_button.setEnabled(True)
+        self.cancel_trace_button.setVisible(False)
+
+    _label_before_reading = ""
+
+    def _trace_stopped(self) -> None:
+        """A read stopped on request: the trace shown before (if any) stays, as its line does."""
+        self.trace_label.setText("Trace import cancelled." if self.trace is None else self._label_before_reading)
 
     def _trace_read(self, trace: Trace) -> None:
         self.trace = trace

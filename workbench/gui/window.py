@@ -1020,6 +1020,8 @@ class MainWindow(QMainWindow):
         self.session_io.window_closing()
         self.measurement.shutdown()  # cancels a run or a calibration in progress
         self.profile_importer.cancel_reading()  # a profile being read stops at its next line
+        if self.deferred_pages.is_built("timeline"):
+            self.timeline.stop_reading(wait_ms=10_000)  # a trace being read stops within a fraction of a second
         self.save_preferences()
         self.wait_for_workers()
         super().closeEvent(event)

@@ -54,13 +54,14 @@ from operator import itemgetter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
 
 from workbench.files import FileReadError, open_bounded
 from workbench.profilers.matching import kernel_base_name
+from workbench.profilers.stopping import ReadStopped
 from workbench.profilers.table import ProfileError
 
 KERNEL, MEMCPY, MEMSET = 0, 1, 2
@@ -75,6 +76,7 @@ MAX_COPY_BYTES = 2**62  # past this a byte count is not one copy's
 MAX_TIMESTAMP_NS = 2**62  # past this a timestamp is not one (nsys counts ns from the session start or the epoch)
 MAX_HEADER_SEARCH_LINES = 10_000  # progress lines nsys stats writes before the header
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_SQLITE_STOP_STEPS = 10_000  # SQLite's virtual-machine steps between two looks at a stop flag (well under a millisecond)
 _FETCH = 50_000
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -331,8 +333,11 @@ def _require(columns: set[str], table: str, needed: Iterable[str], source: str) 
         raise TraceError(f"the table {table} has no column {', '.join(missing)}", source)
 
 
-def read_trace_sqlite(path: str | os.PathLike[str]) -> Trace:
-    """The kernels, copies and memsets of an `nsys export --type sqlite` database, opened read-only."""
+def read_trace_sqlite(path: str | os.PathLike[str], should_stop: Callable[[], bool] | None = None) -> Trace:
+    """The kernels, copies and memsets of an `nsys export --type sqlite` database, opened read-only.
+
+    With `should_stop`, SQLite asks it every few thousand steps of its work and the read ends with ReadStopped
+    soon after it answers True."""
     file = Path(path)
     source = file.name
     _refuse_non_database(file, source)
@@ -341,10 +346,14 @@ def read_trace_sqlite(path: str | os.PathLike[str]) -> Trace:
         connection = sqlite3.connect(uri, uri=True)
     except sqlite3.Error as exc:
         raise TraceError(f"cannot open the database: {exc}", source) from None
+    if should_stop is not None:
+        connection.set_progress_handler(lambda: 1 if should_stop() else 0, _SQLITE_STOP_STEPS)
     try:
         with _collector_paused():
             return _read_database(connection, source)
     except sqlite3.Error as exc:
+        if should_stop is not None and should_stop():
+            raise ReadStopped("reading stopped") from None
         raise TraceError(f"the database cannot be read: {exc}", source) from None
     finally:
         connection.close()
@@ -1133,14 +1142,28 @@ def _csv_row_slow(cells: list[str], line: int | None, state: _CsvState, row: int
     trace.nbytes.append(size)
 
 
-def read_trace_csv(path: str | os.PathLike[str]) -> Trace:
-    """A cuda_gpu_trace CSV file, streamed through the bounded reader in blocks (never held whole)."""
+class _StoppableStream:
+    """A binary stream whose every read first asks `should_stop` (a read ends with ReadStopped once it says so)."""
+
+    def __init__(self, stream: BinaryIO, should_stop: Callable[[], bool]) -> None:
+        self.stream, self.should_stop = stream, should_stop
+
+    def read(self, size: int = -1) -> bytes:
+        if self.should_stop():
+            raise ReadStopped("reading stopped")
+        return self.stream.read(size)
+
+
+def read_trace_csv(path: str | os.PathLike[str], should_stop: Callable[[], bool] | None = None) -> Trace:
+    """A cuda_gpu_trace CSV file, streamed through the bounded reader in blocks (never held whole); with
+    `should_stop`, the read ends with ReadStopped at the next block after it answers True."""
     file = Path(path)
     source = file.name
     _check_text(file, source)
     try:
         with open_bounded(file, MAX_CSV_BYTES, "trace CSV") as stream, _collector_paused():
-            return read_trace_csv_stream(stream, source)
+            read_from: Any = stream if should_stop is None else _StoppableStream(stream, should_stop)
+            return read_trace_csv_stream(read_from, source)
     except FileReadError as exc:  # refused on opening, or grown past the limit while read
         raise TraceError(str(exc), source) from None
 
@@ -1150,8 +1173,9 @@ def read_trace_text(text: str, source: str = "trace.csv") -> Trace:
     return read_trace_csv_stream(io.BytesIO(text.encode("utf-8", errors="replace")), source)
 
 
-def read_trace(path: str | os.PathLike[str]) -> Trace:
-    """An Nsight Systems trace: an SQLite export (told by its first bytes) or a cuda_gpu_trace CSV."""
+def read_trace(path: str | os.PathLike[str], should_stop: Callable[[], bool] | None = None) -> Trace:
+    """An Nsight Systems trace: an SQLite export (told by its first bytes) or a cuda_gpu_trace CSV; with
+    `should_stop`, the read ends with ReadStopped soon after it answers True (a Cancel, the window closing)."""
     file = Path(path)
     source = file.name
     suffix = file.suffix.lower()
@@ -1174,8 +1198,8 @@ def read_trace(path: str | os.PathLike[str]) -> Trace:
         except FileReadError as exc:
             raise TraceError(str(exc), source) from None
         if head == _SQLITE_MAGIC or suffix in (".sqlite", ".db", ".sqlite3"):
-            return read_trace_sqlite(file)
-    return read_trace_csv(file)  # not a regular file: the bounded reader refuses it in one line
+            return read_trace_sqlite(file, should_stop)
+    return read_trace_csv(file, should_stop)  # not a regular file: the bounded reader refuses it in one line
 
 
 __all__ = [
