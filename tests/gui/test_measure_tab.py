@@ -69,6 +69,12 @@ def run_and_wait(qtbot, tab: MeasurementTab) -> None:  # type: ignore[no-untyped
         qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
 
 
+def press_run_refused(qtbot, tab: MeasurementTab) -> None:  # type: ignore[no-untyped-def]
+    """Run pressed for a run that cannot happen here: refused at once, nothing started and nothing asked."""
+    qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
+    assert not tab.running and tab.worker is None and tab.question is None
+
+
 def cell(tab: MeasurementTab, row: int, column: int, role: Qt.ItemDataRole = Qt.ItemDataRole.DisplayRole) -> str:
     return tab.model.data(tab.model.index(row, column), role)
 
@@ -218,7 +224,7 @@ def test_a_size_that_does_not_fit_is_refused_with_its_message_and_nothing_is_los
     run_and_wait(qtbot, tab)  # one good run first
     monkeypatch.setattr(NumpyBackend, "free_memory", lambda self: (64 * 2**20, "a 64 MiB stand-in"))
     window.document.edit_declaration(0, "add(n=2**24, dtype=fp32)")
-    run_and_wait(qtbot, tab)
+    press_run_refused(qtbot, tab)
     assert tab.message.isVisible()
     text = tab.message.text()
     assert "add(n=2**24, dtype=fp32) needs 201.3 MB" in text and "reduce the sizes" in text
@@ -229,7 +235,7 @@ def test_a_size_that_does_not_fit_is_refused_with_its_message_and_nothing_is_los
 
 def test_a_dtype_numpy_cannot_hold_is_one_line_in_the_tab(qtbot, window) -> None:
     tab = measurement_tab(qtbot, window, declaration="add(n=2**10, dtype=bf16)")
-    run_and_wait(qtbot, tab)
+    press_run_refused(qtbot, tab)
     assert "bf16: NumPy has no bf16 arrays" in tab.message.text()
     assert window.document.session.runs == []
 
