@@ -673,13 +673,18 @@ def _check_text(value: Any, where: str, key: bool = False) -> None:
 
 def load(path: str | os.PathLike[str]) -> Session:
     """Read and validate a session file; any fault raises SessionError with one line naming it."""
+    return load_keeping_bytes(path)[0]
+
+
+def load_keeping_bytes(path: str | os.PathLike[str]) -> tuple[Session, bytes]:
+    """`load`, and the bytes the session was read from (a writer compares them with the file before it saves)."""
     name = os.fspath(path)
     try:
         data = read_bounded(name, MAX_FILE_BYTES, "session file")
     except FileReadError as exc:
         raise SessionError(f"cannot open {name}: {exc}") from None
     try:
-        return loads(data)
+        return loads(data), data
     except SessionError as exc:
         raise SessionError(f"session file {name}: {exc}") from None
 

@@ -35,14 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
-from workbench.files import FileReadError, read_bounded
 from workbench.session import (
-    MAX_FILE_BYTES,
     OperationEntry,
     Session,
     SessionError,
     StepEntry,
-    loads,
+    load_keeping_bytes,
     save,
     session_to_dict,
 )
@@ -185,15 +183,7 @@ def digest(data: bytes) -> str:
 
 def read_session_file(path: str | os.PathLike[str]) -> tuple[Session, bytes]:
     """Load a session file and keep the bytes it was read from (bounded; SessionError names any fault)."""
-    name = os.fspath(path)
-    try:
-        data = read_bounded(name, MAX_FILE_BYTES, "session file")
-    except FileReadError as exc:
-        raise SessionError(f"cannot open {name}: {exc}") from None
-    try:
-        return loads(data), data
-    except SessionError as exc:
-        raise SessionError(f"session file {name}: {exc}") from None
+    return load_keeping_bytes(path)
 
 
 # ---------------------------------------------------------------- snapshots and the merge

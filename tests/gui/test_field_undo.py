@@ -107,14 +107,20 @@ def test_a_form_field(window, qtbot, every_keystroke_a_step) -> None:  # type: i
     _undo_and_redo_walk_the_history(field, lambda: document.current_entry.declaration, value_of_k, type_one)
 
 
-def test_the_step_text(window, qtbot, every_keystroke_a_step) -> None:  # type: ignore[no-untyped-def]
+def _step_written(window, qtbot):  # type: ignore[no-untyped-def]
+    """The Step timeline tab with STEP written, its history starting there."""
     view = window.timeline
     window.tabs.setCurrentWidget(view)
     qtbot.waitUntil(view.isVisible)
     view.editor.setPlainText(STEP)
     view._commit_pending()
-    window.document.undo_stack.clear()  # the history starts with the step written
-    qtbot.waitUntil(lambda: view.step_text() == STEP)
+    window.document.undo_stack.clear()
+    assert view.step_text() == STEP
+    return view
+
+
+def test_the_step_text(window, qtbot, every_keystroke_a_step) -> None:  # type: ignore[no-untyped-def]
+    view = _step_written(window, qtbot)
 
     def type_one(edit: int) -> None:
         cursor = view.editor.textCursor()
@@ -129,12 +135,7 @@ def test_the_step_text(window, qtbot, every_keystroke_a_step) -> None:  # type: 
 
 def test_undo_takes_the_step_text_typed_before_its_pause(window, qtbot) -> None:  # type: ignore[no-untyped-def]
     """Typing the step waits for a pause before it becomes an undo step; Ctrl+Z before the pause undoes it."""
-    view = window.timeline
-    window.tabs.setCurrentWidget(view)
-    qtbot.waitUntil(view.isVisible)
-    view.editor.setPlainText(STEP)
-    view._commit_pending()
-    window.document.undo_stack.clear()  # the history starts with the step written
+    view = _step_written(window, qtbot)
     view.editor.setFocus()
     _to_end(view.editor)
     _key(view.editor, Qt.Key.Key_X)
