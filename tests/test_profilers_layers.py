@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("numbers",),
     ("table", "metric_units"),
-    ("names",),
+    ("names", "stopping"),
     ("records",),
     ("counters",),
     ("kernels",),
