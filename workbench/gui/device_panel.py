@@ -64,6 +64,11 @@ class DevicePanel(QWidget):
         self.detect_button.clicked.connect(self.detect_requested)
         self.chooser = QComboBox()
         self.chooser.setObjectName("deviceChooser")
+        # As wide as the dock lets it be, not as its longest name (which made the panel wider than a laptop's dock);
+        # the list it opens shows whole names, and the chosen one is its tooltip.
+        self.chooser.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.chooser.setMinimumContentsLength(14)
+        self.chooser.currentTextChanged.connect(self.chooser.setToolTip)
         self.chooser.activated.connect(self._device_chosen)
         self.facts = QLabel()
         self.facts.setObjectName("deviceFacts")

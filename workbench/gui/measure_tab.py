@@ -27,12 +27,14 @@ from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
     QComboBox,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QTableView,
@@ -251,7 +253,10 @@ class MeasurementTab(QWidget):
         sweep_row.addWidget(self.sweep_low)
         sweep_row.addWidget(QLabel("to"))
         sweep_row.addWidget(self.sweep_high)
-        settings.addLayout(sweep_row, 1, 4, 1, 4)
+        sweep_row.addStretch(1)
+        # the sweep on a row of its own: beside the iterations and the mode it made the tab wider than a laptop's
+        # window leaves the plots, and squeezed it was clipped
+        settings.addLayout(sweep_row, 2, 0, 1, 8)
         settings.setColumnStretch(7, 1)
         run_row = QHBoxLayout()
         run_row.addWidget(self.run_button)
@@ -272,7 +277,19 @@ class MeasurementTab(QWidget):
         splitter.addWidget(self.histogram)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
-        layout = QVBoxLayout(self)
+        # The tab's content scrolls where the window leaves it less than its least size (a 720-line screen, larger
+        # text): the plot tabs then ask only for a scroll area's room, and nothing in the tab is squeezed or clipped.
+        content = QWidget()
+        content.setObjectName("measureContent")
+        area = QScrollArea()
+        area.setObjectName("measureArea")
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        area.setWidgetResizable(True)
+        area.setWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(area)
+        layout = QVBoxLayout(content)
         layout.setContentsMargins(4, 6, 4, 4)
         layout.addWidget(self.operation)
         layout.addLayout(settings)

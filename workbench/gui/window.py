@@ -48,7 +48,7 @@ from workbench import session as session_module
 from workbench.devices.nvml import OK, Detection
 from workbench.errors import WorkbenchError
 from workbench.examples import list_examples, load_example
-from workbench.gui.application import APP_NAME, collection_paused, make_settings
+from workbench.gui.application import APP_NAME, EXAMPLES_MENU, collection_paused, make_settings
 from workbench.gui.deferred_pages import DeferredPage, DeferredPages
 from workbench.gui.device_panel import DevicePanel
 from workbench.gui.document import Document, new_session
@@ -75,6 +75,7 @@ DEFAULT_FONT_POINTS = 10.0
 FONT_RANGE = (7.0, 28.0)
 PRESENTATION_SCALE = 1.6  # presentation text: the start-up size × 1.6, and at least 16 pt
 PRESENTATION_MIN_POINTS = 16.0
+DEFAULT_DOCK_SHARES = (0.24, 0.33)  # at most, on a first run: the left and right docks' widths as shares of the window's
 PRESENTATION_DOCK_SHARES = (0.18, 0.26)  # the operations and analysis docks' widths, as shares of the screen's width
 # Each mode keeps its own layout and text size (View ▸ Presentation): widened docks on a projector
 # do not become the normal layout.
@@ -184,8 +185,8 @@ class _RoomyArea(QScrollArea):
     def _height(self) -> int:
         """Sideways only: the widget's least height, and room for the scroll bar while it is needed.
 
-        While squeezable it is at most a third of the screen's height: the form then scrolls down too, and
-        the plots below it keep the room a projector's 800 lines leave them."""
+        While squeezable it is at most a third of the screen's height (a quarter in presentation, `share`): the
+        form then scrolls down too, and the plots below it keep the room a 720-line projector leaves them."""
         widget = self.widget()
         height = widget.minimumSizeHint().expandedTo(widget.minimumSize()).height()
         if self.squeezable and widget.minimumSizeHint().width() > self.width():
@@ -193,8 +194,10 @@ class _RoomyArea(QScrollArea):
         if self.squeezable:
             screen = self.screen()
             if screen is not None:
-                height = min(height, screen.availableGeometry().height() // 3)
+                height = min(height, screen.availableGeometry().height() // self.share)
         return height
+
+    share = 3  # the most of the screen's height a sideways area takes, as 1/share
 
 
 class _StepTips(QObject):
@@ -328,6 +331,7 @@ class MainWindow(QMainWindow):
         self._show_settings()
         self._show_device_status()
         self._enable_actions()
+        self._let_panels_scroll(False)
         self._restore_preferences()
 
     # ------------------------------------------------------------------ construction
@@ -516,7 +520,7 @@ class MainWindow(QMainWindow):
         overlap_menu = analysis.addMenu("Compute/memory &overlap")
         overlap_menu.addActions(self.overlap_group.actions())
         menu("&Device", ["detect", "calibrate", "reset_rates"])
-        menu("E&xamples", [f"example_{key}" for key in self._example_keys])
+        menu(EXAMPLES_MENU, [f"example_{key}" for key in self._example_keys])
         menu("&Help", ["shortcuts", None, "about"])
 
     def _make_toolbar(self) -> None:
@@ -804,13 +808,14 @@ class MainWindow(QMainWindow):
                 bar.hide()
 
     def _let_panels_scroll(self, on: bool) -> None:
-        """Presentation: panels and plot pages too wide for the screen at the larger text scroll or clip, so the
-        window stays on the screen; normal mode: they ask for their full minimum, as before."""
+        """Panels too wide for their docks scroll, in either mode, so the window's least size stays within a
+        1280 × 720 screen (a projector's, a small laptop's); presentation also stacks the analysis panel's details
+        (the plot pages keep their widest page's least width: a squeezed measurement tab elided its buttons)."""
         for area in self.findChildren(_RoomyArea):
-            area.set_squeezable(on)
+            area.share = 4 if on else 3
+            area.set_squeezable(True)
+            area.updateGeometry()
         self.panel.stack_details(on)  # the details under the figures: three columns are wider than the dock
-        # the plot tabs' least width is their widest page's (the measurement table): in presentation the plots shrink
-        self.tabs.setMinimumWidth(self.tabs.tabBar().minimumSizeHint().width() // 2 if on else 0)
 
     def _back_from_presentation(self) -> None:
         """Normal mode again, once the normal text has reached every widget: the panels ask for their full least
@@ -941,9 +946,12 @@ class MainWindow(QMainWindow):
             self._detect_timer.start(150)
 
     def _default_dock_sizes(self) -> None:
-        """First run: a short operations list over a tall device panel; the analysis panel wide enough to read."""
+        """First run: a short operations list over a tall device panel; the analysis panel wide enough to read, and
+        on a laptop's or projector's screen the docks as shares of the window's width, so the plots keep the rest."""
         self.resizeDocks([self.operations_dock, self.device_dock], [150, 800], Qt.Orientation.Vertical)
-        self.resizeDocks([self.operations_dock, self.panel_dock], [390, 540], Qt.Orientation.Horizontal)
+        width = self.width()
+        sizes = [min(390, int(width * DEFAULT_DOCK_SHARES[0])), min(540, int(width * DEFAULT_DOCK_SHARES[1]))]
+        self.resizeDocks([self.operations_dock, self.panel_dock], sizes, Qt.Orientation.Horizontal)
 
     def start_detection(self) -> None:
         if self._worker is not None and self._worker.isRunning():
@@ -985,7 +993,9 @@ class MainWindow(QMainWindow):
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.restoreGeometry(geometry)
         else:
-            self.resize(1600, 1000)
+            room = self.available_screen()
+            self.resize(min(1600, room.width()), min(1000, room.height()))
+        self.fit_to_screen()  # a geometry saved on a larger screen, or the default on a laptop's
         state = s.value("window/state")
         self._restored_state = isinstance(state, QByteArray) and not state.isEmpty() and self.restoreState(state)
         points = s.value("view/font_points", 0.0, type=float)
