@@ -183,13 +183,13 @@ class _RoomyArea(QScrollArea):
             self.updateGeometry()
 
     def _height(self) -> int:
-        """Sideways only: the widget's least height, and room for the scroll bar while it is needed.
+        """Sideways only: the widget's least height, and room for the scroll bar.
 
         While squeezable it is at most a third of the screen's height (a quarter in presentation, `share`): the
         form then scrolls down too, and the plots below it keep the room a 720-line projector leaves them."""
         widget = self.widget()
         height = widget.minimumSizeHint().expandedTo(widget.minimumSize()).height()
-        if self.squeezable and widget.minimumSizeHint().width() > self.width():
+        if self.squeezable:  # room for the scroll bar whether or not the form needs it now: the plot tabs below stay put
             height += self.horizontalScrollBar().sizeHint().height()
         if self.squeezable:
             screen = self.screen()
