@@ -176,3 +176,32 @@ def test_the_timeline_hint_names_a_menu_the_window_has(window) -> None:  # type:
     menu = menus[menu_title]
     assert isinstance(menu, QMenu)
     assert item in [action.text().replace("&", "") for action in menu.actions()]
+
+
+def test_the_compare_legend_covers_no_roof_and_names_are_whole(small_window) -> None:  # type: ignore[no-untyped-def]
+    """Three devices compared on a small screen: the legend is outside the plotted area (it hid the roofs and
+    points), each column is at least as wide as its device's name, and each device's whole name is its tooltip."""
+    from workbench.gui.compare_view import SESSION_DEVICE
+    from workbench.session import OperationEntry
+
+    window = small_window
+    window.new_session()
+    doc = window.document
+    doc.set_device("h100-sxm")
+    doc.add_operation(OperationEntry("vector add", "add(n=2**24, dtype=fp32)"))
+    view = window.compare
+    window.tabs.setCurrentWidget(view)
+    view.set_chosen([SESSION_DEVICE, "h200-sxm", "a100-sxm-80gb"])
+    _settle()
+    assert len(view.legend.items) == 3
+    plotted = view.plot.getViewBox().sceneBoundingRect()
+    assert not view.legend.sceneBoundingRect().intersects(plotted)
+    header = view.table.horizontalHeader()
+    metrics = header.fontMetrics()
+    for column in range(view.table.columnCount()):
+        text = view.table.horizontalHeaderItem(column).text()
+        assert header.sectionSize(column) >= metrics.horizontalAdvance(text), text
+    for row in range(view.device_list.count()):
+        item = view.device_list.item(row)
+        assert item.toolTip().split("\n")[0] == item.text()
+    assert not _squeezed(window)

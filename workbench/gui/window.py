@@ -75,7 +75,7 @@ DEFAULT_FONT_POINTS = 10.0
 FONT_RANGE = (7.0, 28.0)
 PRESENTATION_SCALE = 1.6  # presentation text: the start-up size × 1.6, and at least 16 pt
 PRESENTATION_MIN_POINTS = 16.0
-DEFAULT_DOCK_SHARES = (0.24, 0.33)  # at most, on a first run: the left and right docks' widths as shares of the window's
+DEFAULT_DOCK_SHARES = (0.22, 0.33)  # at most, on a first run: the left and right docks' widths as shares of the window's
 PRESENTATION_DOCK_SHARES = (0.18, 0.26)  # the operations and analysis docks' widths, as shares of the screen's width
 # Each mode keeps its own layout and text size (View ▸ Presentation): widened docks on a projector
 # do not become the normal layout.
@@ -185,7 +185,7 @@ class _RoomyArea(QScrollArea):
     def _height(self) -> int:
         """Sideways only: the widget's least height, and room for the scroll bar.
 
-        While squeezable it is at most a third of the screen's height (a quarter in presentation, `share`): the
+        While squeezable it is at most a third of the screen's height (a sixth in presentation, `share`): the
         form then scrolls down too, and the plots below it keep the room a 720-line projector leaves them."""
         widget = self.widget()
         height = widget.minimumSizeHint().expandedTo(widget.minimumSize()).height()
@@ -812,7 +812,7 @@ class MainWindow(QMainWindow):
         1280 × 720 screen (a projector's, a small laptop's); presentation also stacks the analysis panel's details
         (the plot pages keep their widest page's least width: a squeezed measurement tab elided its buttons)."""
         for area in self.findChildren(_RoomyArea):
-            area.share = 4 if on else 3
+            area.share = 6 if on else 3
             area.set_squeezable(True)
             area.updateGeometry()
         self.panel.stack_details(on)  # the details under the figures: three columns are wider than the dock
@@ -948,7 +948,8 @@ class MainWindow(QMainWindow):
     def _default_dock_sizes(self) -> None:
         """First run: a short operations list over a tall device panel; the analysis panel wide enough to read, and
         on a laptop's or projector's screen the docks as shares of the window's width, so the plots keep the rest."""
-        self.resizeDocks([self.operations_dock, self.device_dock], [150, 800], Qt.Orientation.Vertical)
+        operations = max(150, self.operations.minimumSizeHint().height() + 40)  # its buttons and a few rows
+        self.resizeDocks([self.operations_dock, self.device_dock], [operations, 800], Qt.Orientation.Vertical)
         width = self.width()
         sizes = [min(390, int(width * DEFAULT_DOCK_SHARES[0])), min(540, int(width * DEFAULT_DOCK_SHARES[1]))]
         self.resizeDocks([self.operations_dock, self.panel_dock], sizes, Qt.Orientation.Horizontal)
