@@ -205,3 +205,22 @@ def test_the_compare_legend_covers_no_roof_and_names_are_whole(small_window) -> 
         item = view.device_list.item(row)
         assert item.toolTip().split("\n")[0] == item.text()
     assert not _squeezed(window)
+
+
+def test_the_measurement_status_stays_on_its_one_line(window) -> None:  # type: ignore[no-untyped-def]
+    """The progress bar's text (a run's result line) is elided to the bar's width, whole in its tooltip: the Fusion
+    style wrapped a longer text onto a second line inside the one-line bar."""
+    from PySide6.QtGui import QFontMetrics
+
+    window.tabs.setCurrentWidget(window.measurement)
+    _settle()
+    bar = window.measurement.progress
+    line = "done: gemm(M=4096, N=4096, K=4096, dtype=fp16), median 1.374 ms, check passed, " * 3
+    bar.setFormat(line)
+    for width in (bar.width(), 300):
+        bar.resize(width, bar.height())
+        assert QFontMetrics(bar.font()).horizontalAdvance(bar.text()) <= bar.contentsRect().width()
+        assert bar.text().startswith("done: gemm(M=4096") and bar.text() != line
+    assert bar.format() == line and bar.toolTip() == line
+    bar.setFormat("idle")
+    assert bar.text() == "idle"

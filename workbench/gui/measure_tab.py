@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -88,6 +88,35 @@ MODE_TIPS = {
     COLD: "Cold: a buffer larger than the last-level cache is written before every iteration, so each "
     "call starts from memory (as triton.testing.do_bench times). The flush is not timed.",
 }
+
+
+class OneLineProgress(QProgressBar):
+    """The run's progress bar, whose text (the phase, or the result line) stays on the bar's one line: elided to its
+    width, the whole text in its tooltip and in `format()`. (The Fusion style wraps a text longer than the bar onto
+    a second line inside it, and the bar, one line tall, cuts both in half.)"""
+
+    _whole = ""
+
+    def setFormat(self, text: str) -> None:  # noqa: N802
+        self._whole = text
+        self.setToolTip(text)
+        self._elide()
+
+    def format(self) -> str:
+        return self._whole
+
+    def _elide(self) -> None:
+        room = max(self.contentsRect().width() - 2 * self.fontMetrics().averageCharWidth(), 0)
+        super().setFormat(self.fontMetrics().elidedText(self._whole, Qt.TextElideMode.ElideRight, room))
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._elide()
+
+    def changeEvent(self, event: Any) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._elide()
 
 
 class MeasurementTab(QWidget):
@@ -196,7 +225,7 @@ class MeasurementTab(QWidget):
         self.cancel_button.setObjectName("measureCancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
-        self.progress = QProgressBar()
+        self.progress = OneLineProgress()
         self.progress.setObjectName("measureProgress")
         self.progress.setRange(0, 1000)
         self.progress.setValue(0)
