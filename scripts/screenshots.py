@@ -385,9 +385,9 @@ def presentation_screenshots(window: Any, app: QApplication, out: Path) -> None:
 
 def screen_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The window as large as the screen it is on (a 1280 × 720 projector, a 1366 × 768 laptop, 1920 × 1080, or a
-    HiDPI screen under QT_SCALE_FACTOR=2): the worked example's roofline, the Compare tab with three devices, and
-    presentation mode from the Measurement tab and the roofline; named by the screen's size in device-independent
-    pixels and its pixel ratio (`make screenshots` takes them on each screen)."""
+    HiDPI screen under QT_SCALE_FACTOR=2): the worked example's roofline on each; on 1280 × 720 also the Compare tab
+    with three devices and presentation mode from the Measurement tab and the roofline; on 1920 × 1080 presentation.
+    Named by the screen's size in device-independent pixels and its pixel ratio (`make screenshots` takes them)."""
     from workbench.gui.compare_view import SESSION_DEVICE
 
     screen = window.screen()
@@ -402,6 +402,17 @@ def screen_screenshots(window: Any, app: QApplication, out: Path) -> None:
     window.tabs.setCurrentWidget(window.roofline)
     settle_window(app, window, 0.5)
     save(window, out / f"main-window-{name}.png")
+    if ratio != 1 or room.width() not in (1280, 1920):
+        return  # the laptop and HiDPI screens: the main window only
+    if room.width() == 1920:
+        window.open_example("batched-gemm-sweep")
+        window.tabs.setCurrentWidget(window.roofline)
+        window.set_presentation(True)
+        settle_window(app, window, 0.5)
+        save(window, out / f"presentation-{name}.png")
+        window.set_presentation(False)
+        settle(app)
+        return
     window.document.set_device("h100-sxm")
     view = window.compare
     window.tabs.setCurrentWidget(view)

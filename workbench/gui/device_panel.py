@@ -237,6 +237,10 @@ class DevicePanel(QWidget):
         self._show_message()
 
     def _fill_table(self, device: Device | None) -> None:
+        # the paths' names stay readable in a narrow dock (a laptop's): no column narrower than a short name,
+        # and the table scrolls sideways instead ("Me… ba…" was all a 280 px dock showed of "Memory bandwidth")
+        metrics = self.table.horizontalHeader().fontMetrics()
+        self.table.horizontalHeader().setMinimumSectionSize(metrics.horizontalAdvance("Memory bandwidth") + 12)
         self._filling = True
         rows = self._wanted_rows(device)
         self._rows = rows

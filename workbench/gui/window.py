@@ -949,7 +949,7 @@ class MainWindow(QMainWindow):
         """First run: a short operations list over a tall device panel; the analysis panel wide enough to read, and
         on a laptop's or projector's screen the docks as shares of the window's width, so the plots keep the rest."""
         operations = max(150, self.operations.minimumSizeHint().height() + 40)  # its buttons and a few rows
-        self.resizeDocks([self.operations_dock, self.device_dock], [operations, 800], Qt.Orientation.Vertical)
+        self.resizeDocks([self.operations_dock], [operations], Qt.Orientation.Vertical)  # the device panel the rest
         width = self.width()
         sizes = [min(390, int(width * DEFAULT_DOCK_SHARES[0])), min(540, int(width * DEFAULT_DOCK_SHARES[1]))]
         self.resizeDocks([self.operations_dock, self.panel_dock], sizes, Qt.Orientation.Horizontal)
