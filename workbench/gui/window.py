@@ -75,8 +75,10 @@ DEFAULT_FONT_POINTS = 10.0
 FONT_RANGE = (7.0, 28.0)
 PRESENTATION_SCALE = 1.6  # presentation text: the start-up size × 1.6, and at least 16 pt
 PRESENTATION_MIN_POINTS = 16.0
-DEFAULT_DOCK_SHARES = (0.22, 0.33)  # at most, on a first run: the left and right docks' widths as shares of the window's
-PRESENTATION_DOCK_SHARES = (0.18, 0.26)  # the operations and analysis docks' widths, as shares of the screen's width
+# On a first run the left and right docks take 390 and 540 px of a 1600 px window, and the same shares of a smaller one
+DEFAULT_DOCK_SHARES = (390 / 1600, 540 / 1600)
+PRESENTATION_DOCK_SHARES = (0.18, 0.26)
+SHORT_SCREEN_LINES = 900  # a first presentation on a screen shorter than this hides the tool bar as well  # the operations and analysis docks' widths, as shares of the screen's width
 # Each mode keeps its own layout and text size (View ▸ Presentation): widened docks on a projector
 # do not become the normal layout.
 LAYOUT_KEYS = {False: ("window/state", "view/font_points"), True: ("presentation/state", "presentation/font_points")}
@@ -185,7 +187,7 @@ class _RoomyArea(QScrollArea):
     def _height(self) -> int:
         """Sideways only: the widget's least height, and room for the scroll bar.
 
-        While squeezable it is at most a third of the screen's height (a sixth in presentation, `share`): the
+        While squeezable it is at most a quarter of the screen's height (a sixth in presentation, `share`): the
         form then scrolls down too, and the plots below it keep the room a 720-line projector leaves them."""
         widget = self.widget()
         height = widget.minimumSizeHint().expandedTo(widget.minimumSize()).height()
@@ -197,7 +199,7 @@ class _RoomyArea(QScrollArea):
                 height = min(height, screen.availableGeometry().height() // self.share)
         return height
 
-    share = 3  # the most of the screen's height a sideways area takes, as 1/share
+    share = 4  # the most of the screen's height a sideways area takes, as 1/share
 
 
 class _StepTips(QObject):
@@ -310,8 +312,8 @@ class MainWindow(QMainWindow):
         self.operations.list.addAction(self.actions["remove"])
 
         self.session_io = self._session_files()  # recent files, unsaved-changes questions, autosave, recovery, drops, reports
-        self._make_menus()
         self._make_toolbar()
+        self._make_menus()  # View ▸ Tool bar: after the tool bar
         self.status = self.statusBar()
         self.device_status = QLabel()
         self.status.addPermanentWidget(self.device_status)
@@ -514,6 +516,7 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         for dock in (self.operations_dock, self.device_dock, self.panel_dock, self.notes_dock):
             view.addAction(dock.toggleViewAction())
+        view.addAction(self.toolbar.toggleViewAction())
         analysis = bar.addMenu("&Analysis")
         convention_menu = analysis.addMenu("FLOP &convention")
         convention_menu.addActions(self.convention_group.actions())
@@ -524,8 +527,9 @@ class MainWindow(QMainWindow):
         menu("&Help", ["shortcuts", None, "about"])
 
     def _make_toolbar(self) -> None:
-        bar = self.addToolBar("Main")
+        bar = self.addToolBar("Tool bar")
         bar.setObjectName("mainToolbar")
+        self.toolbar = bar
         bar.setMovable(False)
         self._step_tips = _StepTips(self.document.undo_stack, self)
         for key in ("undo", "redo", None, "add", "duplicate", "remove", None, "binary"):
@@ -775,6 +779,8 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self._hide_stale_tab_bars)
         elif on:  # the first presentation: the plot gets the room (View ▸ Device brings the device panel back)
             self.device_dock.hide()
+            if self.available_screen().height() < SHORT_SCREEN_LINES:  # a projector's 720 lines: the tool bar too
+                self.toolbar.hide()  # (View ▸ Tool bar; its actions are in the menus)
             QTimer.singleShot(0, self._presentation_dock_sizes)
         elif self._normal_state is not None:
             self.restoreState(self._normal_state)
@@ -812,10 +818,14 @@ class MainWindow(QMainWindow):
         1280 × 720 screen (a projector's, a small laptop's); presentation also stacks the analysis panel's details
         (the plot pages keep their widest page's least width: a squeezed measurement tab elided its buttons)."""
         for area in self.findChildren(_RoomyArea):
-            area.share = 6 if on else 3
+            area.share = 6 if on else 4
             area.set_squeezable(True)
             area.updateGeometry()
         self.panel.stack_details(on)  # the details under the figures: three columns are wider than the dock
+        # on a projector's 720 lines the roofline's three-line caption goes to its tab's tooltip: the plot keeps the room
+        short = on and self.available_screen().height() < SHORT_SCREEN_LINES
+        self.roofline.caption.setVisible(not short)
+        self.tabs.setTabToolTip(self.tabs.indexOf(self.roofline), self.roofline.caption.text() if short else "")
 
     def _back_from_presentation(self) -> None:
         """Normal mode again, once the normal text has reached every widget: the panels ask for their full least
