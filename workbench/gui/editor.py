@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -154,6 +154,19 @@ class FieldEditor:
             checked = (text or str(self.param.default)).strip().lower() == "true"
             if widget.isChecked() != checked:
                 widget.setChecked(checked)
+
+
+def most_form_rows() -> int:
+    """The most rows an operation's form takes: its fields FORM_COLUMNS to a row, then the implementation's row
+    and its tile sizes' rows (as _build_form places them). Einsum's index extents, one field each, may add more."""
+    most = 0
+    for spec in REGISTRY.values():
+        rows = -(-len(spec.params) // FORM_COLUMNS)
+        if len(spec.implementations) > 1:
+            tiles = [p for p in IMPL_PARAMS if p.name != "impl" and TILED in spec.implementations]
+            rows += 1 + -(-len(tiles) // FORM_COLUMNS)
+        most = max(most, rows)
+    return most
 
 
 class DeclarationEditor(QWidget):
@@ -381,3 +394,22 @@ class DeclarationEditor(QWidget):
                 self.form.addWidget(field.widget, at_row, column * 2 + 1)
         for column in range(FORM_COLUMNS):
             self.form.setColumnStretch(column * 2 + 1, 1)
+        self._reserve_rows()
+
+    def _reserve_rows(self) -> None:
+        """The form is as tall as the tallest operation's, whichever operation it shows (and whether its tile sizes
+        are shown): a form growing and shrinking with the selected operation moved the plot tabs' bar below it up
+        and down, and a click meant for a tab landed on the plot."""
+        heights = [field.widget.sizeHint().height() for field in self.fields.values()]
+        if not heights:
+            return
+        rows = most_form_rows()
+        margins = self.form.contentsMargins()
+        least = margins.top() + margins.bottom() + rows * max(heights) + (rows - 1) * self.form.verticalSpacing()
+        if self.form_frame.minimumHeight() != least:
+            self.form_frame.setMinimumHeight(least)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # larger text, taller rows
+            self._reserve_rows()
