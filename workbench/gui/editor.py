@@ -156,17 +156,24 @@ class FieldEditor:
                 widget.setChecked(checked)
 
 
+def implementation_params(spec: OpSpec) -> list[Param]:
+    """The form's implementation fields for an operation with a choice of implementation: the selector, then the
+    tile sizes where it can be tiled (the launch keywords, threads_per_block and the like, are typed in the line:
+    they describe the user's own kernel); none for an operation with one implementation."""
+    if len(spec.implementations) < 2:
+        return []
+    return [p for p in IMPL_PARAMS if p.name not in LAUNCH_FIELDS and (p.name == "impl" or TILED in spec.implementations)]
+
+
+def form_rows(fields: int, implementation: int) -> int:
+    """The rows a form takes: its fields FORM_COLUMNS to a row, then the implementation's fields from a new row on."""
+    return -(-fields // FORM_COLUMNS) + -(-implementation // FORM_COLUMNS)
+
+
 def most_form_rows() -> int:
-    """The most rows an operation's form takes: its fields FORM_COLUMNS to a row, then the implementation's row
-    and its tile sizes' rows (as _build_form places them). Einsum's index extents, one field each, may add more."""
-    most = 0
-    for spec in REGISTRY.values():
-        rows = -(-len(spec.params) // FORM_COLUMNS)
-        if len(spec.implementations) > 1:
-            tiles = [p for p in IMPL_PARAMS if p.name != "impl" and TILED in spec.implementations]
-            rows += 1 + -(-len(tiles) // FORM_COLUMNS)
-        most = max(most, rows)
-    return most
+    """The most rows an operation's form takes (as _build_form places its fields). Einsum's index extents, one
+    field each, may add more."""
+    return max(form_rows(len(spec.params), len(implementation_params(spec))) for spec in REGISTRY.values())
 
 
 class DeclarationEditor(QWidget):
@@ -379,19 +386,16 @@ class DeclarationEditor(QWidget):
             row, column = divmod(position, FORM_COLUMNS)
             self.form.addWidget(field.label, row, column * 2, Qt.AlignmentFlag.AlignRight)
             self.form.addWidget(field.widget, row, column * 2 + 1)
-        if len(spec.implementations) > 1:
-            # the implementation on a row of its own: the selector, then the tile sizes (shown while tiled)
-            row = (len(params) + FORM_COLUMNS - 1) // FORM_COLUMNS
-            # the launch keywords (threads_per_block, ...) are typed in the line: they describe the user's own kernel
-            implementation = [p for p in IMPL_PARAMS if p.name not in LAUNCH_FIELDS and (p.name == "impl" or TILED in spec.implementations)]
-            for position, param in enumerate(implementation):
-                choices = spec.implementations if param.name == "impl" else ()
-                field = FieldEditor(self, param, choices=choices)
-                self.fields[param.name] = field
-                at_row, column = (row, 0) if position == 0 else divmod(position - 1, FORM_COLUMNS)
-                at_row += 0 if position == 0 else row + 1
-                self.form.addWidget(field.label, at_row, column * 2, Qt.AlignmentFlag.AlignRight)
-                self.form.addWidget(field.widget, at_row, column * 2 + 1)
+        # the implementation from a row of its own: the selector, then beside and below it the tile sizes (shown
+        # while tiled), so the tallest form (a tiled GEMM's or convolution's) takes a row less of the plots' height
+        row = form_rows(len(params), 0)
+        for position, param in enumerate(implementation_params(spec)):
+            choices = spec.implementations if param.name == "impl" else ()
+            field = FieldEditor(self, param, choices=choices)
+            self.fields[param.name] = field
+            at_row, column = divmod(position, FORM_COLUMNS)
+            self.form.addWidget(field.label, row + at_row, column * 2, Qt.AlignmentFlag.AlignRight)
+            self.form.addWidget(field.widget, row + at_row, column * 2 + 1)
         for column in range(FORM_COLUMNS):
             self.form.setColumnStretch(column * 2 + 1, 1)
         self._reserve_rows()
