@@ -76,8 +76,10 @@ DEFAULT_FONT_POINTS = 10.0
 FONT_RANGE = (7.0, 28.0)
 PRESENTATION_SCALE = 1.6  # presentation text: the start-up size × 1.6, and at least 16 pt
 PRESENTATION_MIN_POINTS = 16.0
-# On a first run the left and right docks take 390 and 540 px of a 1600 px window, and the same shares of a smaller one
-DEFAULT_DOCK_SHARES = (390 / 1600, 540 / 1600)
+# On a first run the left and right docks take 378 and 528 px of a 1600 px window, and the same shares of a smaller one:
+# the plot tabs keep 682 px of it, room for the GEMM example's roof labels in full at the normal text size
+DEFAULT_DOCK_WIDTHS = (378, 528)
+DEFAULT_DOCK_SHARES = (DEFAULT_DOCK_WIDTHS[0] / 1600, DEFAULT_DOCK_WIDTHS[1] / 1600)
 PRESENTATION_DOCK_SHARES = (0.18, 0.26)
 SHORT_SCREEN_LINES = 900  # a first presentation on a screen shorter than this hides the tool bar as well  # the operations and analysis docks' widths, as shares of the screen's width
 # Each mode keeps its own layout and text size (View ▸ Presentation): widened docks on a projector
@@ -963,7 +965,7 @@ class MainWindow(QMainWindow):
         operations = max(150, self.operations.minimumSizeHint().height() + 40)  # its buttons and a few rows
         self.resizeDocks([self.operations_dock], [operations], Qt.Orientation.Vertical)  # the device panel the rest
         width = self.width()
-        sizes = [min(390, int(width * DEFAULT_DOCK_SHARES[0])), min(540, int(width * DEFAULT_DOCK_SHARES[1]))]
+        sizes = [min(most, int(width * share)) for most, share in zip(DEFAULT_DOCK_WIDTHS, DEFAULT_DOCK_SHARES)]
         self.resizeDocks([self.operations_dock, self.panel_dock], sizes, Qt.Orientation.Horizontal)
 
     def start_detection(self) -> None:
