@@ -49,9 +49,13 @@ test-gpu: $(VENV)/.stamp-test
 bench: $(VENV)/.stamp-test
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; QT_QPA_PLATFORM=offscreen $(PY) $$script || exit 1; done
 
-# PNGs of the window at 1600×1000 under a virtual X display (needs xvfb-run).
+# PNGs of the window at 1600×1000 under a virtual X display (needs xvfb-run), then the window on a projector's,
+# a laptop's, a 1920×1080 and a HiDPI (pixel ratio 2) screen.
 screenshots: $(VENV)/.stamp-test
 	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) scripts/screenshots.py
+	for screen in 1280x720 1366x768 1920x1080; do \
+	  xvfb-run -a -s "-screen 0 $${screen}x24" $(PY) scripts/screenshots.py --only screen || exit 1; done
+	QT_SCALE_FACTOR=2 xvfb-run -a -s "-screen 0 2560x1440x24" $(PY) scripts/screenshots.py --only screen
 
 $(VENV)/.stamp-bundle: pyproject.toml | $(PY)
 	$(PIP) install -e ".[test,bundle]"

@@ -443,6 +443,55 @@ def presentation_screenshots(window: Any, app: QApplication, out: Path) -> None:
     settle(app)
 
 
+def screen_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """The window as large as the screen it is on (a 1280 × 720 projector, a 1366 × 768 laptop, 1920 × 1080, or a
+    HiDPI screen under QT_SCALE_FACTOR=2): the worked example's roofline on each; on 1280 × 720 also the Compare tab
+    with three devices and presentation mode from the Measurement tab and the roofline; on 1920 × 1080 presentation.
+    Named by the screen's size in device-independent pixels and its pixel ratio (`make screenshots` takes them)."""
+    from workbench.gui.compare_view import SESSION_DEVICE
+
+    screen = window.screen()
+    room = screen.availableGeometry()
+    ratio = screen.devicePixelRatio()
+    name = f"{room.width()}x{room.height()}" + (f"-at-{ratio:g}x" if ratio != 1 else "")
+    window.move(room.topLeft())
+    window.resize(room.size())
+    settle(app)
+    window._default_dock_sizes()  # as a first start on this screen lays the docks out
+    window.open_example("gemm-4096-fp16")
+    window.tabs.setCurrentWidget(window.roofline)
+    settle_window(app, window, 0.5)
+    save(window, out / f"main-window-{name}.png")
+    if ratio != 1 or room.width() not in (1280, 1920):
+        return  # the laptop and HiDPI screens: the main window only
+    if room.width() == 1920:
+        window.open_example("batched-gemm-sweep")
+        window.tabs.setCurrentWidget(window.roofline)
+        window.set_presentation(True)
+        settle_window(app, window, 0.5)
+        save(window, out / f"presentation-{name}.png")
+        window.set_presentation(False)
+        settle(app)
+        return
+    window.document.set_device("h100-sxm")
+    view = window.compare
+    window.tabs.setCurrentWidget(view)
+    view.set_chosen([SESSION_DEVICE, "h200-sxm", "a100-sxm-80gb"])
+    window.document.select(0)
+    settle(app, 0.5)
+    save(window, out / f"compare-devices-{name}.png")
+    window.open_example("batched-gemm-sweep")
+    window.tabs.setCurrentWidget(window.measurement)
+    window.set_presentation(True)
+    settle_window(app, window, 0.5)
+    save(window, out / f"presentation-measurement-{name}.png")
+    window.tabs.setCurrentWidget(window.roofline)
+    settle_window(app, window, 0.5)
+    save(window, out / f"presentation-{name}.png")
+    window.set_presentation(False)
+    settle(app)
+
+
 def bound_vs_size_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """A memory-bound vector add on the H100 swept past its 80 GB: the memory line dashed over the combined one,
     the sizes beyond memory shaded and labelled."""
@@ -601,13 +650,15 @@ GROUPS = {
     "markup": markup_screenshots,
     "roof-label": roof_label_screenshot,
     "little": little_screenshots,
+    "screen": screen_screenshots,
 }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"), help="folder for the PNGs")
-    parser.add_argument("--only", choices=tuple(GROUPS), help="take one group of screenshots only")
+    parser.add_argument("--only", choices=tuple(GROUPS),
+                        help="take one group of screenshots only (screen: the window on the display's own screen size)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,12 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+if os.environ["QT_QPA_PLATFORM"] == "offscreen":
+    # The offscreen screen is 800 × 800 unless told: the tests' windows are 1600 × 1000 (the screenshots' size),
+    # and a window fits its screen, so the primary screen is that size too; beside it a 1280 × 720 projector and a
+    # 1366 × 768 laptop, for the tests that put a window on a small screen (tests/gui/test_screens.py).
+    screen = os.path.join(os.path.dirname(os.path.abspath(__file__)), "offscreen-screen.json")
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={screen}"
 
 import pytest
 

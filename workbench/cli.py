@@ -789,6 +789,73 @@ def has_display(environ: dict[str, str] | None = None) -> bool:
     return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY") or env.get("QT_QPA_PLATFORM"))
 
 
+# The shared libraries Qt's xcb platform plugin (plugins/platforms/libqxcb.so and its libQt6XcbQpa) loads from
+# the system, beyond those Qt itself needs offscreen, each with the Debian/Ubuntu package that brings it.
+# tests/gui/test_desktop_start.py checks this list against the installed plugin's own.
+XCB_LIBRARIES: dict[str, str] = {
+    "libxcb.so.1": "libxcb1",
+    "libX11-xcb.so.1": "libx11-xcb1",
+    "libxcb-cursor.so.0": "libxcb-cursor0",
+    "libxcb-icccm.so.4": "libxcb-icccm4",
+    "libxcb-image.so.0": "libxcb-image0",
+    "libxcb-keysyms.so.1": "libxcb-keysyms1",
+    "libxcb-randr.so.0": "libxcb-randr0",
+    "libxcb-render.so.0": "libxcb-render0",
+    "libxcb-render-util.so.0": "libxcb-render-util0",
+    "libxcb-shape.so.0": "libxcb-shape0",
+    "libxcb-shm.so.0": "libxcb-shm0",
+    "libxcb-sync.so.1": "libxcb-sync1",
+    "libxcb-util.so.1": "libxcb-util1",
+    "libxcb-xfixes.so.0": "libxcb-xfixes0",
+    "libxcb-xkb.so.1": "libxcb-xkb1",
+    "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
+    "libxkbcommon.so.0": "libxkbcommon0",
+    "libX11.so.6": "libx11-6",
+    "libGL.so.1": "libgl1",
+    "libglib-2.0.so.0": "libglib2.0-0",
+    "libgthread-2.0.so.0": "libglib2.0-0",
+}
+
+
+def _loadable(name: str) -> bool:
+    """True when the dynamic loader finds and loads the shared library `name` (as Qt's plugin loader would)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(name)
+    except OSError:
+        return False
+    return True
+
+
+def platform_is_xcb(environ: dict[str, str] | None = None) -> bool:
+    """True when Qt will start on the xcb (X11) platform: an X display, and no other platform asked for (nor a
+    Wayland session, where Qt prefers its wayland plugin)."""
+    env = os.environ if environ is None else environ
+    platform = env.get("QT_QPA_PLATFORM", "").strip()
+    if platform:
+        return platform.split(":")[0].split(";")[0] == "xcb"
+    if env.get("WAYLAND_DISPLAY") and env.get("XDG_SESSION_TYPE") == "wayland":
+        return False
+    return bool(env.get("DISPLAY"))
+
+
+def missing_xcb_libraries(loadable: Callable[[str], bool] | None = None) -> list[str]:
+    """The xcb plugin's libraries that cannot be loaded here (`loadable` says, _loadable by default), in
+    XCB_LIBRARIES' order."""
+    found = loadable or _loadable
+    return [name for name in XCB_LIBRARIES if not found(name)]
+
+
+def missing_libraries_line(missing: Sequence[str]) -> str:
+    """One line naming the missing libraries and the apt packages that bring them."""
+    packages = " ".join(dict.fromkeys(XCB_LIBRARIES[name] for name in missing))
+    return (
+        f"workbench: the desktop window (Qt's xcb platform) needs shared libraries missing here: {', '.join(missing)}; "
+        f"on Debian/Ubuntu: sudo apt-get install {packages}"
+    )
+
+
 def _run_gui(args: argparse.Namespace) -> int:
     if not has_display():
         print(
@@ -797,6 +864,11 @@ def _run_gui(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    if platform_is_xcb():  # before Qt loads the plugin: its own message ends in an abort and blames the wrong library
+        missing = missing_xcb_libraries()
+        if missing:
+            print(missing_libraries_line(missing), file=sys.stderr)
+            return EXIT_USAGE
     from workbench.gui.app import run_app
 
     return run_app(

@@ -12,6 +12,9 @@ from workbench.examples import list_examples
 from workbench.gui.roofline_view import LABELS_ALL, LABELS_NONE, LABELS_SELECTED
 
 TEXT_SIZES = (10.0, 13.0, 16.0)  # normal, Ctrl++ three times, presentation
+# The window these tests lay the labels out in: its plot is 569×475 px (where the text size is changed, the labels are
+# laid out before the window does so again), the plot the measured bounds below were taken on.
+WINDOW = (1600, 919)
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +32,7 @@ def laid_out(window):  # type: ignore[no-untyped-def]
     return roofline.label_layout
 
 
-# Where the legend still covers a point (measured on this 1400×900 window): at 16 pt the data-parallel step's plot
+# Where the legend still covers a point (measured in this WINDOW): at 16 pt the data-parallel step's plot
 # is 569×475 px; its GEMM sits at 1 PFLOP/s under the top-left corner, and from any corner that covers none the
 # legend takes the room of operations' labels, which it then lists and grows over that GEMM (each corner was tried:
 # `RooflineView._place_labels`). A change that clears it must take it out of here.
@@ -38,7 +41,7 @@ LEGEND_OVER_A_POINT = {("data-parallel-step", 16.0)}
 
 @pytest.mark.parametrize("key", [key for key, _ in list_examples()])
 def test_every_example_at_three_text_sizes_has_labels_that_collide_with_nothing(window, key: str) -> None:  # type: ignore[no-untyped-def]
-    window.resize(1400, 900)
+    window.resize(*WINDOW)
     window.open_example(key)
     window.tabs.setCurrentWidget(window.roofline)
     for points in TEXT_SIZES:
@@ -76,7 +79,7 @@ def test_every_example_at_three_text_sizes_has_labels_that_collide_with_nothing(
 
 @pytest.mark.parametrize("key", [key for key, _ in list_examples()])
 def test_at_a_size_too_large_for_the_plot_a_label_goes_to_the_legend_rather_than_over_something(window, key: str) -> None:  # type: ignore[no-untyped-def]
-    window.resize(1400, 900)
+    window.resize(*WINDOW)
     window.open_example(key)
     window.set_font_points(22.0)
     placed = laid_out(window)
@@ -113,7 +116,7 @@ def test_the_x_range_grows_for_the_roof_labels_by_at_most_a_decade_on_a_small_pl
 
 
 def test_the_batched_gemm_labels_that_moved_have_leaders_to_their_points(window) -> None:  # type: ignore[no-untyped-def]
-    window.resize(1400, 900)
+    window.resize(*WINDOW)
     window.open_example("batched-gemm-sweep")
     window.set_font_points(20.0)
     placed = laid_out(window)
@@ -148,7 +151,7 @@ def test_labels_all_selected_none_and_the_legend_lists_the_unlabelled(window) ->
 
 
 # Leaders that run through something (another label, roof labels included, or another point) and roofs crossed by
-# a leader, as measured on this layout (1400×900 window) with `leader_tangles`: at most these many per example and
+# a leader, as measured on this layout (in WINDOW) with `leader_tangles`: at most these many per example and
 # text size (the same whether this file runs whole or this test alone, now that every GUI test starts at the
 # start-up text size: tests/gui/conftest.py). Not zero: where points sit on a compute roof and the next roofs lie
 # a text line or less below, every free place within reach of the point lies beyond a roof (the bands between
@@ -176,7 +179,7 @@ def test_every_example_at_three_text_sizes_has_leaders_that_cross_no_other_leade
     Leaders through labels or across roofs stay within what was measured (THROUGH_OR_ACROSS_ROOFS)."""
     from workbench.label_layout import leader_tangles
 
-    window.resize(1400, 900)
+    window.resize(*WINDOW)
     window.open_example(key)
     window.tabs.setCurrentWidget(window.roofline)
     for points, bound in zip(TEXT_SIZES, THROUGH_OR_ACROSS_ROOFS[key]):

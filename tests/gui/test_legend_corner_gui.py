@@ -10,13 +10,13 @@ from workbench.legend_corner import BOTTOM_LEFT
 
 
 def test_typing_keeps_the_legend_in_its_corner_and_lays_the_labels_out_once_a_keystroke(window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The GEMM example at 16 pt in a 1400×900 window: the legend (roofs with no room beside them) would cover the
+    """The GEMM example at 16 pt in a 1600×1000 window: the legend (roofs with no room beside them) would cover the
     GEMM's point at the top left, and at the bottom right it takes the room of three roof labels; it sits at the
     bottom left. Typing the GEMM's K moves its point: the legend stays there (covering nothing), and each keystroke
     lays the labels out once — choosing the corner afresh would try each corner again (seven layouts)."""
     import workbench.gui.roofline_view as roofline_view
 
-    window.resize(1400, 900)
+    window.resize(1600, 1000)  # the tests' window: its plot's room sets the scene below
     window.open_example("gemm-4096-fp16")
     window.tabs.setCurrentWidget(window.roofline)
     roofline = window.roofline

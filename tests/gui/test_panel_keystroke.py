@@ -161,11 +161,14 @@ def _type(line, keys: list[Qt.Key]) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_the_derivation_scroll_bar_repaints_only_when_the_derivation_changes_height(qtbot, typing_window) -> None:  # type: ignore[no-untyped-def]
-    """An edit that leaves the derivation as tall as it was (K=4096 ↔ 4095: the same lines) repaints the changed
+    """An edit that leaves the derivation as tall as it was (K=4096 ↔ 4097: the same lines) repaints the changed
     paragraphs, not the scroll bar beside them; one that makes it taller or shorter (a longer M, whose figures wrap
     onto another line) repaints the scroll bar too, whose handle then has another length. Which M first wraps
     depends on the fonts installed, so longer and longer ones are tried until one does."""
     window, _ = typing_window()
+    # the analysis panel as narrow as a 1600 px window's was when this was written: there a longer M wraps a line
+    window.resizeDocks([window.panel_dock], [417], Qt.Orientation.Horizontal)
+    QApplication.processEvents()
     derivation = window.panel.derivation
     bar = derivation.verticalScrollBar()
     assert bar.isVisible(), "the derivation is taller than its view"
@@ -187,7 +190,7 @@ def test_the_derivation_scroll_bar_repaints_only_when_the_derivation_changes_hei
             seen.append((derivation.document().size().height() != height, bar_paints.count, view_paints.count))
         return seen
 
-    same_height = edits(GEMM.replace("K=4096", "K=4095"))
+    same_height = edits(GEMM.replace("K=4096", "K=4097"))
     assert all(not changed and bars == 0 and views >= 1 for changed, bars, views in same_height), same_height
     for longer_m in ("40961", "4096123", "409612345", "40961234567"):
         taller = edits(GEMM.replace("M=4096", f"M={longer_m}"))

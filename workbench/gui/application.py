@@ -19,6 +19,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 APP_NAME = "Performance Workbench"
+EXAMPLES_MENU = "E&xamples"  # the menu bar's menu of built-in examples (the step timeline's hint names it)
 ORGANISATION = "perf-workbench"
 APPLICATION = "workbench"
 STYLE = "Fusion"  # the application's Qt style, on every platform

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -96,20 +96,29 @@ class CompareView(RefreshWhenShown, QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setWordWrap(True)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideNone)  # a cell's lines wrap in full; its row grows for them
         self.table.setStyleSheet("QTableWidget::item:selected { background: #e3f2fd; color: #212121; }")
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
         # rows are sized once per fill (resizeRowsToContents): ResizeToContents would re-lay out on every setItem
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.currentCellChanged.connect(self._row_chosen)
+        # narrower columns wrap the cells' lines onto more: the rows follow (sized to contents once per change)
+        self._rows_timer = QTimer(self)
+        self._rows_timer.setSingleShot(True)
+        self._rows_timer.setInterval(0)
+        self._rows_timer.timeout.connect(self.table.resizeRowsToContents)
+        self.table.horizontalHeader().sectionResized.connect(lambda *_: self._rows_timer.start())
 
         self.widget = log_plot_widget(LogAxis("bottom", intensity_tick), LogAxis("left", si_tick("FLOP/s")))
         self.widget.setObjectName("compareRooflines")
         self.plot: pg.PlotItem = self.widget.getPlotItem()
         self.plot.setLabel("bottom", "Arithmetic intensity (FLOP/B)")
         self.plot.setLabel("left", "Attainable rate (FLOP/s)")
-        self.legend = self.plot.addLegend(offset=(10, 10), labelTextSize="9pt")  # top left: above every memory slope
-        self.legend.setBrush(pg.mkBrush(255, 255, 255, 220))
+        # The legend under the plot, beside nothing it could cover: inside the plot it hid the roofs and points
+        # being compared (the top left of one device's roof is another's ridge).
+        self.legend = pg.LegendItem(offset=None, labelTextSize="9pt")
+        self.plot.layout.addItem(self.legend, 4, 1)
         self.roofs: list[pg.PlotDataItem] = []
         self.points = pg.ScatterPlotItem(size=10, pen=pg.mkPen("#212121", width=1))
         self.plot.addItem(self.points)
@@ -135,7 +144,7 @@ class CompareView(RefreshWhenShown, QWidget):
         self.copy_button.setObjectName("compareCopy")
         self.copy_button.clicked.connect(self.copy_markdown)
         buttons = QHBoxLayout()
-        buttons.addWidget(self.caption, 1)
+        buttons.addStretch(1)
         for button in (self.copy_button, self.export_csv_button, self.export_md_button):
             buttons.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
 
@@ -145,6 +154,7 @@ class CompareView(RefreshWhenShown, QWidget):
         top.setStretchFactor(0, 0)
         top.setStretchFactor(1, 1)
         top.setSizes([180, 720])
+        self._top = top
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
         split.addWidget(self.widget)
@@ -155,6 +165,7 @@ class CompareView(RefreshWhenShown, QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(split, 1)
         layout.addWidget(self.message)
+        layout.addWidget(self.caption)  # the tab's width, not what the buttons leave it: a narrow column of words
         layout.addLayout(buttons)
 
         self._row = max(document.current, 0)  # the selected operation, shared with the other views
@@ -195,10 +206,28 @@ class CompareView(RefreshWhenShown, QWidget):
             item.setData(Qt.ItemDataRole.UserRole, key)
             item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsSelectable)
             item.setCheckState(Qt.CheckState.Checked if key in self.state.chosen else Qt.CheckState.Unchecked)
-            if device is not None and device.source:
-                item.setToolTip(tooltip(device.source))
+            # the whole name first: the list is narrower than the longest names
+            item.setToolTip(tooltip(f"{label}\n{device.source}" if device is not None and device.source else label))
             self.device_list.addItem(item)
         self.device_list.blockSignals(False)
+        self._fit_device_list()
+
+    def _fit_device_list(self) -> None:
+        """The device list as wide as its names ("Session: NVIDIA H100 SXM" was cut at 180 px), up to a third of
+        the tab; beyond that the list scrolls sideways, and each name is its item's tooltip."""
+        top = getattr(self, "_top", None)
+        if top is None or top.width() <= 0:
+            return
+        names = self.device_list.sizeHintForColumn(0) + self.device_list.frameWidth() * 2
+        names += self.device_list.verticalScrollBar().sizeHint().width()
+        total = sum(top.sizes())
+        left = min(names, total // 3)
+        if total > 0 and top.sizes()[0] < left:
+            top.setSizes([left, total - left])
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        super().showEvent(event)
+        QTimer.singleShot(0, self._fit_device_list)  # once the tab has been laid out at its size
 
     def _device_toggled(self, item: QListWidgetItem) -> None:
         key = item.data(Qt.ItemDataRole.UserRole)
@@ -272,6 +301,10 @@ class CompareView(RefreshWhenShown, QWidget):
                 header = table.horizontalHeaderItem(column)
                 header.setForeground(QBrush(QColor(DEVICE_COLOURS[column % len(DEVICE_COLOURS)])))
                 header.setToolTip(tooltip(f"{device.name} ({device.key})\n{device.source}"))
+            # no column narrower than its device's name: the table scrolls sideways instead of cutting "H100 S…"
+            metrics = table.horizontalHeader().fontMetrics()
+            widest = max((metrics.horizontalAdvance(text) for text in headers), default=0)
+            table.horizontalHeader().setMinimumSectionSize(widest + 2 * metrics.averageCharWidth() + 8)
         table.setVerticalHeaderLabels(comparison.operations)
         changed = reshaped
         for row, cells in enumerate(comparison.rows):
@@ -416,11 +449,7 @@ class CompareView(RefreshWhenShown, QWidget):
             self.point_label.setPos(x + 0.12, (max(heights) + min(heights)) / 2)
         if rates:
             y_low = math.log10(min(rates)) - 0.3
-            top = math.log10(max(rates)) + 0.2
-            # headroom above the highest roof for the legend (top left): its height as a share of the plot's
-            height = self.plot.getViewBox().height() or 400.0
-            share = min(0.6, (22.0 * len(entries) + 28.0) / height)
-            y_high = y_low + (top - y_low) / (1.0 - share)
+            y_high = math.log10(max(rates)) + 0.2
             self.plot.getViewBox().setRange(
                 xRange=(math.log10(low), math.log10(high)), yRange=(y_low, y_high), padding=0
             )

@@ -65,6 +65,11 @@ class DevicePanel(QWidget):
         self.detect_button.clicked.connect(self.detect_requested)
         self.chooser = QComboBox()
         self.chooser.setObjectName("deviceChooser")
+        # As wide as the dock lets it be, not as its longest name (which made the panel wider than a laptop's dock);
+        # the list it opens shows whole names, and the chosen one is its tooltip.
+        self.chooser.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.chooser.setMinimumContentsLength(14)
+        self.chooser.currentTextChanged.connect(self.chooser.setToolTip)
         self.chooser.activated.connect(self._device_chosen)
         self.facts = plain(QLabel())
         self.facts.setObjectName("deviceFacts")
@@ -233,6 +238,10 @@ class DevicePanel(QWidget):
         self._show_message()
 
     def _fill_table(self, device: Device | None) -> None:
+        # the paths' names stay readable in a narrow dock (a laptop's): no column narrower than a short name,
+        # and the table scrolls sideways instead ("Me… ba…" was all a 280 px dock showed of "Memory bandwidth")
+        metrics = self.table.horizontalHeader().fontMetrics()
+        self.table.horizontalHeader().setMinimumSectionSize(metrics.horizontalAdvance("Memory bandwidth") + 12)
         self._filling = True
         rows = self._wanted_rows(device)
         self._rows = rows

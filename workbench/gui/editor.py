@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -154,6 +154,26 @@ class FieldEditor:
             checked = (text or str(self.param.default)).strip().lower() == "true"
             if widget.isChecked() != checked:
                 widget.setChecked(checked)
+
+
+def implementation_params(spec: OpSpec) -> list[Param]:
+    """The form's implementation fields for an operation with a choice of implementation: the selector, then the
+    tile sizes where it can be tiled (the launch keywords, threads_per_block and the like, are typed in the line:
+    they describe the user's own kernel); none for an operation with one implementation."""
+    if len(spec.implementations) < 2:
+        return []
+    return [p for p in IMPL_PARAMS if p.name not in LAUNCH_FIELDS and (p.name == "impl" or TILED in spec.implementations)]
+
+
+def form_rows(fields: int, implementation: int) -> int:
+    """The rows a form takes: its fields FORM_COLUMNS to a row, then the implementation's fields from a new row on."""
+    return -(-fields // FORM_COLUMNS) + -(-implementation // FORM_COLUMNS)
+
+
+def most_form_rows() -> int:
+    """The most rows an operation's form takes (as _build_form places its fields). Einsum's index extents, one
+    field each, may add more."""
+    return max(form_rows(len(spec.params), len(implementation_params(spec))) for spec in REGISTRY.values())
 
 
 class DeclarationEditor(QWidget):
@@ -366,18 +386,34 @@ class DeclarationEditor(QWidget):
             row, column = divmod(position, FORM_COLUMNS)
             self.form.addWidget(field.label, row, column * 2, Qt.AlignmentFlag.AlignRight)
             self.form.addWidget(field.widget, row, column * 2 + 1)
-        if len(spec.implementations) > 1:
-            # the implementation on a row of its own: the selector, then the tile sizes (shown while tiled)
-            row = (len(params) + FORM_COLUMNS - 1) // FORM_COLUMNS
-            # the launch keywords (threads_per_block, ...) are typed in the line: they describe the user's own kernel
-            implementation = [p for p in IMPL_PARAMS if p.name not in LAUNCH_FIELDS and (p.name == "impl" or TILED in spec.implementations)]
-            for position, param in enumerate(implementation):
-                choices = spec.implementations if param.name == "impl" else ()
-                field = FieldEditor(self, param, choices=choices)
-                self.fields[param.name] = field
-                at_row, column = (row, 0) if position == 0 else divmod(position - 1, FORM_COLUMNS)
-                at_row += 0 if position == 0 else row + 1
-                self.form.addWidget(field.label, at_row, column * 2, Qt.AlignmentFlag.AlignRight)
-                self.form.addWidget(field.widget, at_row, column * 2 + 1)
+        # the implementation from a row of its own: the selector, then beside and below it the tile sizes (shown
+        # while tiled), so the tallest form (a tiled GEMM's or convolution's) takes a row less of the plots' height
+        row = form_rows(len(params), 0)
+        for position, param in enumerate(implementation_params(spec)):
+            choices = spec.implementations if param.name == "impl" else ()
+            field = FieldEditor(self, param, choices=choices)
+            self.fields[param.name] = field
+            at_row, column = divmod(position, FORM_COLUMNS)
+            self.form.addWidget(field.label, row + at_row, column * 2, Qt.AlignmentFlag.AlignRight)
+            self.form.addWidget(field.widget, row + at_row, column * 2 + 1)
         for column in range(FORM_COLUMNS):
             self.form.setColumnStretch(column * 2 + 1, 1)
+        self._reserve_rows()
+
+    def _reserve_rows(self) -> None:
+        """The form is as tall as the tallest operation's, whichever operation it shows (and whether its tile sizes
+        are shown): a form growing and shrinking with the selected operation moved the plot tabs' bar below it up
+        and down, and a click meant for a tab landed on the plot."""
+        heights = [field.widget.sizeHint().height() for field in self.fields.values()]
+        if not heights:
+            return
+        rows = most_form_rows()
+        margins = self.form.contentsMargins()
+        least = margins.top() + margins.bottom() + rows * max(heights) + (rows - 1) * self.form.verticalSpacing()
+        if self.form_frame.minimumHeight() != least:
+            self.form_frame.setMinimumHeight(least)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # larger text, taller rows
+            self._reserve_rows()

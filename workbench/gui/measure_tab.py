@@ -20,19 +20,21 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
     QCheckBox,
     QComboBox,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QTableView,
@@ -88,6 +90,35 @@ MODE_TIPS = {
     COLD: "Cold: a buffer larger than the last-level cache is written before every iteration, so each "
     "call starts from memory (as triton.testing.do_bench times). The flush is not timed.",
 }
+
+
+class OneLineProgress(QProgressBar):
+    """The run's progress bar, whose text (the phase, or the result line) stays on the bar's one line: elided to its
+    width, the whole text in its tooltip and in `format()`. (The Fusion style wraps a text longer than the bar onto
+    a second line inside it, and the bar, one line tall, cuts both in half.)"""
+
+    _whole = ""
+
+    def setFormat(self, text: str) -> None:  # noqa: N802
+        self._whole = text
+        self.setToolTip(text)
+        self._elide()
+
+    def format(self) -> str:
+        return self._whole
+
+    def _elide(self) -> None:
+        room = max(self.contentsRect().width() - 2 * self.fontMetrics().averageCharWidth(), 0)
+        super().setFormat(self.fontMetrics().elidedText(self._whole, Qt.TextElideMode.ElideRight, room))
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._elide()
+
+    def changeEvent(self, event: Any) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._elide()
 
 
 class MeasurementTab(QWidget):
@@ -194,7 +225,7 @@ class MeasurementTab(QWidget):
         self.cancel_button.setObjectName("measureCancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
-        self.progress = QProgressBar()
+        self.progress = OneLineProgress()
         self.progress.setObjectName("measureProgress")
         self.progress.setRange(0, 1000)
         self.progress.setValue(0)
@@ -251,7 +282,10 @@ class MeasurementTab(QWidget):
         sweep_row.addWidget(self.sweep_low)
         sweep_row.addWidget(QLabel("to"))
         sweep_row.addWidget(self.sweep_high)
-        settings.addLayout(sweep_row, 1, 4, 1, 4)
+        sweep_row.addStretch(1)
+        # the sweep on a row of its own: beside the iterations and the mode it made the tab wider than a laptop's
+        # window leaves the plots, and squeezed it was clipped
+        settings.addLayout(sweep_row, 2, 0, 1, 8)
         settings.setColumnStretch(7, 1)
         run_row = QHBoxLayout()
         run_row.addWidget(self.run_button)
@@ -272,7 +306,19 @@ class MeasurementTab(QWidget):
         splitter.addWidget(self.histogram)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
-        layout = QVBoxLayout(self)
+        # The tab's content scrolls where the window leaves it less than its least size (a 720-line screen, larger
+        # text): the plot tabs then ask only for a scroll area's room, and nothing in the tab is squeezed or clipped.
+        content = QWidget()
+        content.setObjectName("measureContent")
+        area = QScrollArea()
+        area.setObjectName("measureArea")
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        area.setWidgetResizable(True)
+        area.setWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(area)
+        layout = QVBoxLayout(content)
         layout.setContentsMargins(4, 6, 4, 4)
         layout.addWidget(self.operation)
         layout.addLayout(settings)

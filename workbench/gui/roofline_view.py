@@ -299,6 +299,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         )
         caption.setWordWrap(True)
         caption.setObjectName("rooflineCaption")
+        self.caption = caption  # presentation on a short screen hides it (its text then the tab's tooltip)
         self.held_label = QLabel(HELD_TEXT)
         self.held_label.setObjectName("rooflineHeld")
         self.held_label.setToolTip("You zoomed or panned, so edits keep this view. "

@@ -47,6 +47,8 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.errors import WorkbenchError
+from workbench.examples import list_examples
+from workbench.gui.application import EXAMPLES_MENU
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.plain_text import html_text, plain, tooltip
@@ -73,10 +75,16 @@ BOUND_BRUSH = QColor(76, 175, 80, 110)
 MAX_TRACE_BARS = 4000  # intervals drawn around the matched ones; the rest are in the trace, not on screen
 MAX_UNMATCHED_LINES = 50
 TRACE_FILTER = "Nsight Systems trace (*.sqlite *.csv);;SQLite export (*.sqlite);;cuda_gpu_trace CSV (*.csv);;All files (*)"
-EMPTY_HINT = (
-    "# A step: one operation a line, name = declaration [on stream] [after a, b]\n"
-    "# e.g. File ▸ Examples ▸ Data-parallel step"
-)
+STEP_EXAMPLE = "data-parallel-step"  # the built-in example the empty editor's hint points to
+
+
+def empty_hint() -> str:
+    """The empty step editor's hint: the syntax, and where the menu bar has an example of it."""
+    title = dict(list_examples()).get(STEP_EXAMPLE, STEP_EXAMPLE)
+    return (
+        "# A step: one operation a line, name = declaration [on stream] [after a, b]\n"
+        f"# e.g. {EXAMPLES_MENU.replace('&', '')} ▸ {title}"
+    )
 
 
 class EditStepText(QUndoCommand):
@@ -149,7 +157,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.baseline: Timeline | None = None
         self.editor = QPlainTextEdit()
         self.editor.setObjectName("stepText")
-        self.editor.setPlaceholderText(EMPTY_HINT)
+        self.editor.setPlaceholderText(empty_hint())
         mono = QFont("monospace")
         mono.setStyleHint(QFont.StyleHint.Monospace)
         self.editor.setFont(mono)

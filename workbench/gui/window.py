@@ -47,7 +47,7 @@ from workbench import __version__
 from workbench.devices.nvml import OK, Detection
 from workbench.errors import WorkbenchError
 from workbench.examples import list_examples, load_example
-from workbench.gui.application import APP_NAME, collection_paused, make_settings
+from workbench.gui.application import APP_NAME, EXAMPLES_MENU, collection_paused, make_settings
 from workbench.gui.deferred_pages import DeferredPage, DeferredPages
 from workbench.gui.device_panel import DevicePanel
 from workbench.gui.document import Document, new_session
@@ -76,7 +76,12 @@ DEFAULT_FONT_POINTS = 10.0
 FONT_RANGE = (7.0, 28.0)
 PRESENTATION_SCALE = 1.6  # presentation text: the start-up size × 1.6, and at least 16 pt
 PRESENTATION_MIN_POINTS = 16.0
-PRESENTATION_DOCK_SHARES = (0.18, 0.26)  # the operations and analysis docks' widths, as shares of the screen's width
+# On a first run the left and right docks take 378 and 528 px of a 1600 px window, and the same shares of a smaller one:
+# the plot tabs keep 682 px of it, room for the GEMM example's roof labels in full at the normal text size
+DEFAULT_DOCK_WIDTHS = (378, 528)
+DEFAULT_DOCK_SHARES = (DEFAULT_DOCK_WIDTHS[0] / 1600, DEFAULT_DOCK_WIDTHS[1] / 1600)
+PRESENTATION_DOCK_SHARES = (0.18, 0.26)
+SHORT_SCREEN_LINES = 900  # a first presentation on a screen shorter than this hides the tool bar as well  # the operations and analysis docks' widths, as shares of the screen's width
 # Each mode keeps its own layout and text size (View ▸ Presentation): widened docks on a projector
 # do not become the normal layout.
 LAYOUT_KEYS = {False: ("window/state", "view/font_points"), True: ("presentation/state", "presentation/font_points")}
@@ -183,19 +188,21 @@ class _RoomyArea(QScrollArea):
             self.updateGeometry()
 
     def _height(self) -> int:
-        """Sideways only: the widget's least height, and room for the scroll bar while it is needed.
+        """Sideways only: the widget's least height, and room for the scroll bar.
 
-        While squeezable it is at most a third of the screen's height: the form then scrolls down too, and
-        the plots below it keep the room a projector's 800 lines leave them."""
+        While squeezable it is at most a quarter of the screen's height (a sixth in presentation, `share`): the
+        form then scrolls down too, and the plots below it keep the room a 720-line projector leaves them."""
         widget = self.widget()
         height = widget.minimumSizeHint().expandedTo(widget.minimumSize()).height()
-        if self.squeezable and widget.minimumSizeHint().width() > self.width():
+        if self.squeezable:  # room for the scroll bar whether or not the form needs it now: the plot tabs below stay put
             height += self.horizontalScrollBar().sizeHint().height()
         if self.squeezable:
             screen = self.screen()
             if screen is not None:
-                height = min(height, screen.availableGeometry().height() // 3)
+                height = min(height, screen.availableGeometry().height() // self.share)
         return height
+
+    share = 4  # the most of the screen's height a sideways area takes, as 1/share
 
 
 class _StepTips(QObject):
@@ -308,8 +315,8 @@ class MainWindow(QMainWindow):
         self.operations.list.addAction(self.actions["remove"])
 
         self.session_io = self._session_files()  # recent files, unsaved-changes questions, autosave, recovery, drops, reports
-        self._make_menus()
         self._make_toolbar()
+        self._make_menus()  # View ▸ Tool bar: after the tool bar
         self.status = self.statusBar()
         self.device_status = plain(QLabel())
         self.status.addPermanentWidget(self.device_status)
@@ -336,6 +343,7 @@ class MainWindow(QMainWindow):
         self._show_settings()
         self._show_device_status()
         self._enable_actions()
+        self._let_panels_scroll(False)
         self._restore_preferences()
 
     # ------------------------------------------------------------------ construction
@@ -518,18 +526,20 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         for dock in (self.operations_dock, self.device_dock, self.panel_dock, self.notes_dock):
             view.addAction(dock.toggleViewAction())
+        view.addAction(self.toolbar.toggleViewAction())
         analysis = bar.addMenu("&Analysis")
         convention_menu = analysis.addMenu("FLOP &convention")
         convention_menu.addActions(self.convention_group.actions())
         overlap_menu = analysis.addMenu("Compute/memory &overlap")
         overlap_menu.addActions(self.overlap_group.actions())
         menu("&Device", ["detect", "calibrate", "reset_rates"])
-        menu("E&xamples", [f"example_{key}" for key in self._example_keys])
+        menu(EXAMPLES_MENU, [f"example_{key}" for key in self._example_keys])
         menu("&Help", ["shortcuts", None, "about"])
 
     def _make_toolbar(self) -> None:
-        bar = self.addToolBar("Main")
+        bar = self.addToolBar("Tool bar")
         bar.setObjectName("mainToolbar")
+        self.toolbar = bar
         bar.setMovable(False)
         self._step_tips = _StepTips(self.document.undo_stack, self)
         for key in ("undo", "redo", None, "add", "duplicate", "remove", None, "binary"):
@@ -773,6 +783,8 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self._hide_stale_tab_bars)
         elif on:  # the first presentation: the plot gets the room (View ▸ Device brings the device panel back)
             self.device_dock.hide()
+            if self.available_screen().height() < SHORT_SCREEN_LINES:  # a projector's 720 lines: the tool bar too
+                self.toolbar.hide()  # (View ▸ Tool bar; its actions are in the menus)
             QTimer.singleShot(0, self._presentation_dock_sizes)
         elif self._normal_state is not None:
             self.restoreState(self._normal_state)
@@ -806,13 +818,18 @@ class MainWindow(QMainWindow):
                 bar.hide()
 
     def _let_panels_scroll(self, on: bool) -> None:
-        """Presentation: panels and plot pages too wide for the screen at the larger text scroll or clip, so the
-        window stays on the screen; normal mode: they ask for their full minimum, as before."""
+        """Panels too wide for their docks scroll, in either mode, so the window's least size stays within a
+        1280 × 720 screen (a projector's, a small laptop's); presentation also stacks the analysis panel's details
+        (the plot pages keep their widest page's least width: a squeezed measurement tab elided its buttons)."""
         for area in self.findChildren(_RoomyArea):
-            area.set_squeezable(on)
+            area.share = 6 if on else 4
+            area.set_squeezable(True)
+            area.updateGeometry()
         self.panel.stack_details(on)  # the details under the figures: three columns are wider than the dock
-        # the plot tabs' least width is their widest page's (the measurement table): in presentation the plots shrink
-        self.tabs.setMinimumWidth(self.tabs.tabBar().minimumSizeHint().width() // 2 if on else 0)
+        # on a projector's 720 lines the roofline's three-line caption goes to its tab's tooltip: the plot keeps the room
+        short = on and self.available_screen().height() < SHORT_SCREEN_LINES
+        self.roofline.caption.setVisible(not short)
+        self.tabs.setTabToolTip(self.tabs.indexOf(self.roofline), self.roofline.caption.text() if short else "")
 
     def _back_from_presentation(self) -> None:
         """Normal mode again, once the normal text has reached every widget: the panels ask for their full least
@@ -943,9 +960,13 @@ class MainWindow(QMainWindow):
             self._detect_timer.start(150)
 
     def _default_dock_sizes(self) -> None:
-        """First run: a short operations list over a tall device panel; the analysis panel wide enough to read."""
-        self.resizeDocks([self.operations_dock, self.device_dock], [150, 800], Qt.Orientation.Vertical)
-        self.resizeDocks([self.operations_dock, self.panel_dock], [390, 540], Qt.Orientation.Horizontal)
+        """First run: a short operations list over a tall device panel; the analysis panel wide enough to read, and
+        on a laptop's or projector's screen the docks as shares of the window's width, so the plots keep the rest."""
+        operations = max(150, self.operations.minimumSizeHint().height() + 40)  # its buttons and a few rows
+        self.resizeDocks([self.operations_dock], [operations], Qt.Orientation.Vertical)  # the device panel the rest
+        width = self.width()
+        sizes = [min(most, int(width * share)) for most, share in zip(DEFAULT_DOCK_WIDTHS, DEFAULT_DOCK_SHARES)]
+        self.resizeDocks([self.operations_dock, self.panel_dock], sizes, Qt.Orientation.Horizontal)
 
     def start_detection(self) -> None:
         if self._worker is not None and self._worker.isRunning():
@@ -987,7 +1008,9 @@ class MainWindow(QMainWindow):
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.restoreGeometry(geometry)
         else:
-            self.resize(1600, 1000)
+            room = self.available_screen()
+            self.resize(min(1600, room.width()), min(1000, room.height()))
+        self.fit_to_screen()  # a geometry saved on a larger screen, or the default on a laptop's
         state = s.value("window/state")
         self._restored_state = isinstance(state, QByteArray) and not state.isEmpty() and self.restoreState(state)
         points = s.value("view/font_points", 0.0, type=float)
