@@ -104,9 +104,19 @@ def model_texts(model: QAbstractItemModel, where: str) -> Iterator[tuple[str, st
                 yield f"{where} header {section} tooltip", shown_as_tooltip(tip)
 
 
+def shown_widgets() -> list[QWidget]:
+    """Every widget on screen: each visible window (the main window, a dialog, a menu) and all inside it. Windows
+    earlier tests closed are left out; they show nothing."""
+    shown: list[QWidget] = []
+    for window in QApplication.topLevelWidgets():
+        if window.isVisible():
+            shown += [window, *window.findChildren(QWidget)]
+    return shown
+
+
 def shown_texts() -> Iterator[tuple[str, str]]:
-    """(where, text as shown) for every text of every widget of the application, and of its plots' items."""
-    for widget in QApplication.allWidgets():
+    """(where, text as shown) for every text of every widget on screen, and of its plots' items."""
+    for widget in shown_widgets():
         where = f"{type(widget).__name__} {widget.objectName()!r}"
         if widget.isWindow():
             yield f"{where} window title", widget.windowTitle()
