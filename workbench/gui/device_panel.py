@@ -239,7 +239,7 @@ class DevicePanel(QWidget):
 
     def _fill_table(self, device: Device | None) -> None:
         # the paths' names stay readable in a narrow dock (a laptop's): no column narrower than a short name,
-        # and the table scrolls sideways instead ("Me… ba…" was all a 280 px dock showed of "Memory bandwidth")
+        # and the table scrolls sideways instead of cutting a path's name to a few letters
         metrics = self.table.horizontalHeader().fontMetrics()
         self.table.horizontalHeader().setMinimumSectionSize(metrics.horizontalAdvance("Memory bandwidth") + 12)
         self._filling = True
