@@ -114,17 +114,21 @@ def _add_calc(sub: Any) -> None:
 
 
 def _run_calc(args: argparse.Namespace) -> int:
-    from workbench.analysis import analyze
+    from workbench.analysis import analyze, analyze_partial
 
-    analysis = analyze(
-        args.declaration,
-        device=args.device,
-        rate=args.rate,
-        bandwidth=args.bandwidth,
-        convention=args.convention,
-        overlap=args.overlap,
-        binary=args.binary,
-    )
+    if args.device is not None and args.rate is None and args.bandwidth is None:
+        # As far as the device's rates go: the window's and the report's rule (work and bytes without a path rate).
+        analysis = analyze_partial(args.declaration, args.device, args.convention, args.overlap, args.binary)
+    else:
+        analysis = analyze(
+            args.declaration,
+            device=args.device,
+            rate=args.rate,
+            bandwidth=args.bandwidth,
+            convention=args.convention,
+            overlap=args.overlap,
+            binary=args.binary,
+        )
     if args.json:
         _print_json(analysis.to_dict())
     else:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from workbench import __version__
-from workbench.analysis import Analysis, analyze
+from workbench.analysis import Analysis, analyze_partial
 from workbench.devices import BANDWIDTH, PATHS, Device, Rate, find_device
 from workbench.devices.catalogue import SOURCES, rate_problem
 from workbench.devices.interfaces import interface_keys
@@ -183,10 +183,11 @@ class Session:
     extra: dict[str, Any] = field(default_factory=dict)  # unknown top-level keys, kept verbatim
 
     def analyze(self, entry: OperationEntry, device: Device | None = None) -> Analysis:
-        """The analysis of one entry under this session's device and settings."""
-        return analyze(
+        """The analysis of one entry under this session's device and settings (as far as the device's rates go:
+        `analyze_partial`)."""
+        return analyze_partial(
             entry.declaration,
-            device=device if device is not None else self.device.resolve(),
+            device if device is not None else self.device.resolve(),
             convention=self.settings.convention,
             overlap=self.settings.overlap,
             binary=self.settings.binary,
@@ -552,6 +553,7 @@ def _derived_figures(result: Analysis | WorkbenchError, binary: bool) -> dict[st
         "bound_time_no_overlap_s": a.bound_no_overlap,
         "bound_time_s": a.bound_time,
         "limiter": a.limiter,
+        **({"error": a.missing_rate} if a.missing_rate is not None else {}),
         "summary": a.limiter_sentence(),
         "derivation": [step.as_text() for step in a.steps],
     }

@@ -38,7 +38,7 @@ from workbench.analysis.terms import (
     transfer_term,
 )
 from workbench.declare import Declaration, parse
-from workbench.devices.catalogue import BANDWIDTH, Device, Rate
+from workbench.devices.catalogue import BANDWIDTH, Device, Rate, find_device
 from workbench.devices.interfaces import HBM, HOST
 from workbench.errors import DeclarationError, DeviceError, UnitError
 from workbench.ops.base import Workload
@@ -225,6 +225,35 @@ def analyze(
     )
 
 
+def analyze_partial(
+    declaration: str | Declaration,
+    device: str | Device,
+    convention: str = "fma2",
+    overlap: Any = "full",
+    binary: bool = False,
+) -> Analysis:
+    """analyze() on `device`, or as far as its rates go: the one rule the window, the CLI, reports and saved
+    sessions share.
+
+    Where the device has no rate for the operation's instruction path (fp8 on a V100), the work and the
+    compulsory bytes still stand: they are analysed with the device's memory bandwidth alone, the compute
+    and combined bounds are left out, and `missing_rate` says why. Any other fault raises as analyze() does.
+    """
+    try:
+        return analyze(declaration, device=device, convention=convention, overlap=overlap, binary=binary)
+    except DeviceError as exc:
+        if exc.missing_path is None:
+            raise
+        reason = str(exc)
+    dev = find_device(device) if isinstance(device, str) else device
+    try:
+        bandwidth = dev.bandwidth
+    except DeviceError:
+        bandwidth = None
+    partial = analyze(declaration, bandwidth=bandwidth, convention=convention, overlap=overlap, binary=binary)
+    return replace(partial, missing_rate=reason)
+
+
 from workbench.analysis.sweep import Sweep, sweep  # noqa: E402  (sweep.py calls analyze for collectives)
 
 __all__ = [
@@ -241,6 +270,7 @@ __all__ = [
     "TensorTraffic",
     "Term",
     "analyze",
+    "analyze_partial",
     "as_rate",
     "parse_overlap",
     "substitute",

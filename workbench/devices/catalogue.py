@@ -195,9 +195,10 @@ class Device:
         resolved = self.resolve_path(path)
         if resolved is None:
             have = ", ".join(p for p in PATHS if p in self.peak or p in self.overrides) or "none"
-            raise DeviceError(
+            raise DeviceError.missing_rate(
                 f"{self.name} has no rate for the {path} path (it has: {have}); "
-                "enter one with --rate or in the device panel"
+                "enter one with --rate or in the device panel",
+                path,
             )
         return self.overrides.get(resolved) or self.peak[resolved]
 
