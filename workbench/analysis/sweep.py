@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
+from workbench.analysis.core import analyze, host_term, physical_work_of, resident_on_host
 from workbench.analysis.mlp import mlp_term
 from workbench.analysis.rates import Setting, compute_rate, interface_rate, resolve_setting
 from workbench.analysis.terms import HIERARCHY, Term, compute_term, limiters, side_times, transfer_term
@@ -263,8 +264,6 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
             exact &= ~refused
         physical = None
         if decl.implementation != "compulsory" or any(name in decl.params for name in LAUNCH_FIELDS):
-            from workbench.analysis import physical_work_of
-
             swept = {name: params[name] for name in columns}
             physical = physical_work_of(decl, workload, dev, setting.convention, swept)
     except (TypeError, ValueError):
@@ -290,8 +289,6 @@ def _fast_terms(decl: Declaration, workload: Any, setting: Setting, flop: Any, t
     logical FLOP and every interface the compulsory bytes; otherwise the
     model's physical FLOP and bytes per interface, as analyze() charges them.
     """
-    from workbench.analysis import host_term, resident_on_host
-
     memory = setting.device.memory_name if setting.device is not None else "HBM"
     rate, used_path = compute_rate(workload.path, setting)
     assert rate is not None  # a device, or both rates entered
@@ -425,15 +422,11 @@ def sweep(
     """
     import numpy as np
 
-    from workbench.analysis import analyze
-
     decl = parse(declaration) if isinstance(declaration, str) else declaration
     columns, length = _swept_values(decl, fields)
     setting = resolve_setting(device, rate, bandwidth, convention, overlap)
     if setting.device is None and (setting.entered_rate is None or setting.entered_bandwidth is None):
         raise UnitError("a sweep needs a compute rate and a bandwidth: choose a device or enter them")
-    from workbench.analysis import resident_on_host
-
     if resident_on_host(decl) and setting.device is None:
         raise UnitError("a sweep of resident=host needs a device with a host link: choose one")
     errors: dict[int, WorkbenchError] = {}  # the refusals met here, by index (PointErrors reads the rest from analyze())
@@ -485,8 +478,6 @@ def limiter_crossover(
     limiter differs from the one at `below` (every swept field set to that size), by bisection between two
     points of a sweep whose limiters differ. None where a size between them is refused or has no limiter.
     """
-    from workbench.analysis import analyze
-
     decl = parse(declaration) if isinstance(declaration, str) else declaration
     setting = resolve_setting(device, None, None, convention, overlap)
 
