@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from workbench.analysis.link import LinkTerm, link_term_for
 from workbench.analysis.mlp import mlp_term
@@ -99,6 +99,34 @@ def host_term(amount: Any, setting: Setting, memory: str) -> Term:
     return replace(term, title=f"host ↔ device ({name})" if name else "host ↔ device")
 
 
+def time_terms(
+    decl: Declaration, workload: Workload, setting: Setting, physical: Any, memory: str, flop: Any = None,
+    traffic: Any = None, whole: Callable[[Any], Any] = lambda amount: amount,
+) -> tuple[list[Term], str]:
+    """The time terms of one point, or of an array of points (a sweep), and the path whose rate the compute term
+    uses: compute, each interface with a rate, the loads in flight, the host link if asked. A collective's link
+    term is analysis_terms' alone.
+
+    `physical` is the implementation model's work; None stands for the compulsory model, where the compute
+    term is charged `flop` and every interface with a rate `traffic` (a sweep's arrays). The HBM term falls
+    back to `traffic` where the model names no HBM bytes. `whole` makes each amount an exact int for one point.
+    """
+    rate, used_path = compute_rate(workload.path, setting)
+    moved = physical.bytes_by_interface if physical is not None else {}
+    quantization = physical.quantization if physical is not None else None
+    terms = [compute_term(used_path, whole(physical.physical_flop if physical is not None else flop), rate, quantization)]
+    for key in HIERARCHY:
+        found = interface_rate(key, setting)
+        if key == HBM or (found is not None and (physical is None or key in moved)):
+            terms.append(transfer_term(key, whole(moved.get(key, traffic)), found, memory))
+    mlp = mlp_term(physical, setting.device, terms[1], memory)
+    if mlp is not None:
+        terms.append(replace(mlp, amount=whole(mlp.amount)))
+    if resident_on_host(decl):
+        terms.append(host_term(whole(physical.logical_bytes if physical is not None else traffic), setting, memory))
+    return terms, used_path
+
+
 def analysis_terms(
     decl: Declaration, workload: Workload, setting: Setting, physical: Any, memory: str
 ) -> tuple[list[Term], str, LinkTerm | None, str]:
@@ -107,22 +135,8 @@ def analysis_terms(
     Raises every error analyze() can raise about rates and links (a device
     without a rate for the path, an unknown link), so nothing later can fail.
     """
-    rate, used_path = compute_rate(workload.path, setting)
-    terms = [compute_term(used_path, int(physical.physical_flop), rate, physical.quantization)]
-    moved = physical.bytes_by_interface
-    for key in HIERARCHY:
-        interface_rate_here = interface_rate(key, setting)
-        if key == HBM:
-            terms.append(transfer_term(key, int(moved.get(key, workload.bytes)), interface_rate_here, memory))
-        elif interface_rate_here is not None and key in moved:
-            terms.append(transfer_term(key, int(moved[key]), interface_rate_here, memory))
-    mlp = mlp_term(physical, setting.device, terms[1], memory)
-    if mlp is not None:
-        terms.append(replace(mlp, amount=int(mlp.amount)))
-    host_name = ""
-    if resident_on_host(decl):
-        terms.append(host_term(int(physical.logical_bytes), setting, memory))
-        host_name = host_link_name(setting)
+    terms, used_path = time_terms(decl, workload, setting, physical, memory, traffic=workload.bytes, whole=int)
+    host_name = host_link_name(setting) if resident_on_host(decl) else ""
     link = None
     if workload.link_traffic is not None:
         link = link_term_for(workload.link_traffic, setting.device)

@@ -21,10 +21,9 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
-from workbench.analysis.core import analyze, host_term, physical_work_of, resident_on_host
-from workbench.analysis.mlp import mlp_term
-from workbench.analysis.rates import Setting, compute_rate, interface_rate, resolve_setting
-from workbench.analysis.terms import HIERARCHY, Term, compute_term, limiters, side_times, transfer_term
+from workbench.analysis.core import analyze, physical_work_of, resident_on_host, time_terms
+from workbench.analysis.rates import Setting, resolve_setting
+from workbench.analysis.terms import Term, limiters, side_times
 from workbench.declare import LAUNCH_FIELDS, Declaration, parse
 from workbench.devices.interfaces import HBM
 from workbench.errors import DeclarationError, UnitError, WorkbenchError
@@ -283,30 +282,12 @@ def _column(values: Any, length: int) -> Any:
 
 
 def _fast_terms(decl: Declaration, workload: Any, setting: Setting, flop: Any, traffic: Any, physical: Any) -> list[Term]:
-    """analyze()'s terms with array amounts and times: compute, each interface with a rate, the host link if asked.
-
-    Under the compulsory model (`physical` None) the compute term is charged the
-    logical FLOP and every interface the compulsory bytes; otherwise the
-    model's physical FLOP and bytes per interface, as analyze() charges them.
-    """
+    """analyze()'s terms with array amounts and times (`time_terms`, the rule analyze() uses too); a sweep of
+    resident=host needs the host link's rate at every point."""
     memory = setting.device.memory_name if setting.device is not None else "HBM"
-    rate, used_path = compute_rate(workload.path, setting)
-    assert rate is not None  # a device, or both rates entered
-    moved = physical.bytes_by_interface if physical is not None else {}
-    quantization = physical.quantization if physical is not None else None
-    terms = [compute_term(used_path, physical.physical_flop if physical is not None else flop, rate, quantization)]
-    for key in HIERARCHY:
-        found = interface_rate(key, setting)
-        if key == HBM or (found is not None and (physical is None or key in moved)):
-            terms.append(transfer_term(key, moved.get(key, traffic), found, memory))
-    mlp = mlp_term(physical, setting.device, terms[1], memory)
-    if mlp is not None:
-        terms.append(mlp)
-    if resident_on_host(decl):
-        host = host_term(traffic, setting, memory)  # refuses a CPU, as analyze() does
-        if host.rate is None:
-            raise UnitError(NO_BOUND)
-        terms.append(host)
+    terms, _path = time_terms(decl, workload, setting, physical, memory, flop, traffic)
+    if resident_on_host(decl) and terms[-1].rate is None:
+        raise UnitError(NO_BOUND)
     return terms
 
 
