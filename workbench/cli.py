@@ -568,6 +568,7 @@ def _add_measure(sub: Any) -> None:
     )
     c.add_argument("--no-links", action="store_true", help="skip the host <-> device, peer and NCCL measurements (the stand-in on a CPU)")
     c.add_argument("--no-interfaces", action="store_true", help="skip the L2 (GPU) or last-level cache (CPU) measurement")
+    c.add_argument("--no-latency", action="store_true", help="skip the HBM latency measurements (idle pointer chase, loaded copy; GPU only)")
     c.set_defaults(run=_run_calibrate)
 
 
@@ -740,6 +741,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
         links=not args.no_links,
         interfaces=not args.no_interfaces,
         link_bytes=link_bytes,
+        latency=not args.no_latency,
     ).run()
     if args.json:
         _print_json(result.to_dict())

@@ -92,6 +92,8 @@ class Rate:
 # Latency figures: where each comes from. A published microbenchmark (a paper, with its table), a nominal
 # figure (an order of magnitude, labelled so), one this machine's calibration measured, or one entered.
 LATENCY_ORIGINS = ("published", "nominal", MEASURED, ENTERED)
+LATENCY_LOADS = ("idle", "loaded")  # nothing else in flight / the memory busy
+MIN_LATENCY_S, MAX_LATENCY_S = 1e-9, 1e-3  # a memory access takes between a nanosecond and a millisecond
 
 # Resident threads an SM (a CPU core: one NumPy thread) can hold, and resident blocks, by compute capability
 # (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability").

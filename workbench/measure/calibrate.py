@@ -40,6 +40,7 @@ from workbench.devices.catalogue import BANDWIDTH, MEASURED, Device, Rate
 from workbench.devices.interfaces import HOST, L2
 from workbench.measure.backends import Backend, select_backend
 from workbench.measure.errors import MeasurementError, MemoryRefused, UnsupportedMeasurement
+from workbench.measure.latency import CHASE_BYTES, CHASE_STEPS, LOADED_COPY, LatencyReading, measure_idle_latency, measure_loaded_latency
 from workbench.measure.links import COLLECTIVE, HOST_DEVICE, Cancelled, TransferMeasurement
 from workbench.measure.record import CANCELLED, COLD, WARM, RunRecord
 from workbench.measure.run import MIN_ITERATIONS, MEMORY_HEADROOM, MeasurementRun, RunEvent, RunFinished, default_device
@@ -97,15 +98,18 @@ class CalibrationResult:
     cancelled: bool = False
     transfers: tuple[TransferMeasurement, ...] = ()  # link and L2 measurements, stored or only reported
     notes: tuple[str, ...] = ()  # what a reader of the figures should know (a cache copy no faster than DRAM)
+    latencies: tuple[LatencyReading, ...] = ()  # HBM latency idle and under load (a GPU's calibration)
 
     def overrides(self) -> dict[str, Rate]:
         """The rates as DeviceChoice.overrides wants them."""
         return dict(self.rates)
 
     def apply(self, device: Device) -> Device:
-        """The device with every measured rate put in place of its datasheet figure."""
+        """The device with every measured rate and latency put in place of its datasheet figure."""
         for path, rate in self.rates.items():
             device = device.with_rate(path, rate.value, MEASURED, rate.citation)
+        for reading in self.latencies:
+            device = reading.apply(device)
         return device
 
     def to_dict(self) -> dict[str, Any]:
@@ -121,6 +125,7 @@ class CalibrationResult:
             "cancelled": self.cancelled,
             "transfers": [transfer.to_dict() for transfer in self.transfers],
             "notes": list(self.notes),
+            **({"latencies": [reading.to_dict() for reading in self.latencies]} if self.latencies else {}),
         }
 
     @classmethod
@@ -141,6 +146,7 @@ class CalibrationResult:
                 cancelled=bool(data.get("cancelled", False)),
                 transfers=tuple(TransferMeasurement.from_dict(t) for t in data.get("transfers", ())),
                 notes=tuple(str(n) for n in data.get("notes", ())),
+                latencies=tuple(LatencyReading.from_dict(item) for item in data.get("latencies", ())),
             )
         except MeasurementError:
             raise
@@ -169,6 +175,7 @@ class CalibrationRun:
         interfaces: bool = True,
         links: bool = True,
         link_bytes: int | None = None,
+        latency: bool = True,
     ) -> None:
         self._backend_choice = backend
         self.iterations = iterations
@@ -182,6 +189,7 @@ class CalibrationRun:
         self.interfaces = interfaces  # L2 (GPU) / last-level cache (CPU)
         self.links = links  # host ↔ device, peer, NCCL (GPU) / the host-link stand-in (CPU)
         self.link_bytes = link_bytes
+        self.latency = latency  # HBM latency idle and under load (GPU only: analysis/mlp.py's Little's-law term)
         self._keys: dict[str, str] = {}  # step label -> the rate key it measures
 
     def cancel(self) -> None:
@@ -243,10 +251,11 @@ class CalibrationRun:
         mode = COLD if backend.kind == "gpu" else WARM
         steps = self.plan(backend)
         transfer_steps = self.transfer_plan(backend)
-        total = len(steps) + len(transfer_steps)
+        latency_steps, latency_skipped = self.latency_plan(backend, device, mode)
+        total = len(steps) + len(transfer_steps) + len(latency_steps)
         rates: dict[str, Rate] = {}
         runs: list[RunRecord] = []
-        skipped: list[str] = []
+        skipped: list[str] = list(latency_skipped)
         transfers: list[TransferMeasurement] = []
         cancelled = False
         today = datetime.now(timezone.utc).date().isoformat()
@@ -290,13 +299,16 @@ class CalibrationRun:
                 f"{record.backend} on {record.device}, {today}"
             )
             rates[key] = Rate(float(value), MEASURED, citation)
-        for offset, (label, text, measure) in enumerate(transfer_steps):
+        latencies: list[LatencyReading] = []
+        after = [(label, text, measure, transfers.extend) for label, text, measure in transfer_steps]
+        after += [(label, text, measure, latencies.append) for label, text, measure in latency_steps]
+        for offset, (label, text, measure, keep) in enumerate(after):
             if cancelled or self.should_stop():
                 cancelled = True
                 break
             yield CalibrationStep(len(steps) + offset, total, label, text)
             try:
-                transfers.extend(measure())
+                keep(measure())
             except Cancelled:
                 cancelled = True
                 break
@@ -306,6 +318,7 @@ class CalibrationRun:
                 if not _device_error(exc):
                     raise
                 skipped.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}")
+        cancelled = cancelled or self.should_stop()  # a step that ended early on a cancel skipped itself
         if not cancelled:
             link_rates, reasons = transfer_rates(transfers, device, today)
             rates.update(link_rates)
@@ -321,6 +334,7 @@ class CalibrationRun:
             cancelled=cancelled,
             transfers=tuple(transfers),
             notes=tuple(notes),
+            latencies=tuple(latencies),
         )
         yield CalibrationFinished(result)
 
@@ -386,6 +400,41 @@ class CalibrationRun:
                     )
                 )
         return plan
+
+
+    def latency_plan(
+        self, backend: Backend, device: Device | None, mode: str
+    ) -> tuple[list[tuple[str, str, Callable[[], LatencyReading]]], list[str]]:
+        """(label, what, measure) of the HBM latency measurements, and why any is left out.
+
+        On a GPU: the pointer chase (idle) and the library copy read backwards through Little's law (under
+        load), each only where its buffers fit the free memory. None on a CPU, which keeps its nominal DRAM
+        latency (the chase is a CUDA kernel, and the CPU has no Little's-law term to feed).
+        """
+        if not self.latency:
+            return [], []
+        label_idle = "HBM latency, idle (pointer chase)"
+        label_loaded = "HBM latency under load (library copy, Little's law backwards)"
+        if backend.kind != "gpu":
+            return [], []
+        free, _ = backend.free_memory()
+        budget = int(free * MEMORY_HEADROOM.get(backend.kind, 0.8)) - backend.flush_bytes()
+        plan: list[tuple[str, str, Callable[[], LatencyReading]]] = []
+        skipped: list[str] = []
+        if CHASE_BYTES * 5 // 4 <= budget:
+            plan.append((label_idle, f"one thread, {CHASE_STEPS:,} dependent loads over {_size(CHASE_BYTES)}",
+                         lambda: measure_idle_latency(backend)))
+        else:
+            skipped.append(f"{label_idle}: needs {_size(CHASE_BYTES)} of free memory")
+        copy_bytes = parse(LOADED_COPY).workload().bytes  # source and destination
+        if device is None or device.sm_count is None or device.max_threads_per_sm is None:
+            skipped.append(f"{label_loaded}: the device's SM count and compute capability are needed to read the occupancy")
+        elif copy_bytes > budget:
+            skipped.append(f"{label_loaded}: needs {_size(copy_bytes)} of free memory")
+        else:
+            plan.append((label_loaded, LOADED_COPY, lambda: measure_loaded_latency(
+                backend, device, iterations=self.iterations, mode=mode, should_stop=self.should_stop)))
+        return plan, skipped
 
 
 def transfer_rates(
