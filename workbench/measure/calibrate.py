@@ -31,7 +31,7 @@ interface key and by link key, ready for `Device.with_rate` or
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator, Mapping, Union
 
@@ -158,6 +158,19 @@ def _largest_power_of_two(limit: int) -> int:
     return 1 << max(limit.bit_length() - 1, 0)
 
 
+@dataclass
+class _Gathered:
+    """What a calibration has measured so far: its result is made from this whichever way it ends."""
+
+    total: int  # steps planned
+    rates: dict[str, Rate] = field(default_factory=dict)
+    runs: list[RunRecord] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    transfers: list[TransferMeasurement] = field(default_factory=list)
+    latencies: list[LatencyReading] = field(default_factory=list)
+    cancelled: bool = False
+
+
 class CalibrationRun:
     """A sequence of measurement runs that yields their events and ends with CalibrationFinished."""
 
@@ -252,18 +265,42 @@ class CalibrationRun:
         steps = self.plan(backend)
         transfer_steps = self.transfer_plan(backend)
         latency_steps, latency_skipped = self.latency_plan(backend, device, mode)
-        total = len(steps) + len(transfer_steps) + len(latency_steps)
-        rates: dict[str, Rate] = {}
-        runs: list[RunRecord] = []
-        skipped: list[str] = list(latency_skipped)
-        transfers: list[TransferMeasurement] = []
-        cancelled = False
+        after = [(label, text, measure, "transfer") for label, text, measure in transfer_steps]
+        after += [(label, text, measure, "latency") for label, text, measure in latency_steps]
+        gathered = _Gathered(skipped=list(latency_skipped), total=len(steps) + len(after))
         today = datetime.now(timezone.utc).date().isoformat()
+        yield from self._rate_steps(steps, backend, device, mode, today, gathered)
+        if not gathered.cancelled:
+            yield from self._measurement_steps(after, len(steps), gathered)
+        gathered.cancelled = gathered.cancelled or self.should_stop()  # a step ended early on a cancel skipped itself
+        if not gathered.cancelled:
+            link_rates, reasons = transfer_rates(gathered.transfers, device, today)
+            gathered.rates.update(link_rates)
+            gathered.skipped.extend(reasons)
+        notes = _hierarchy_notes(gathered.rates, gathered.transfers, backend.kind == "gpu")
+        result = CalibrationResult(
+            backend=backend.name,
+            device=backend.describe(),
+            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            rates=gathered.rates,
+            runs=tuple(gathered.runs),
+            skipped=tuple(gathered.skipped),
+            cancelled=gathered.cancelled,
+            transfers=tuple(gathered.transfers),
+            notes=tuple(notes),
+            latencies=tuple(gathered.latencies),
+        )
+        yield CalibrationFinished(result)
+
+    def _rate_steps(
+        self, steps: list[tuple[str, str]], backend: Backend, device: Any, mode: str, today: str, gathered: "_Gathered"
+    ) -> Iterator[Any]:
+        """The measurement runs that give rates (memory bandwidth, each matrix path) and the cache copy."""
         for index, (label, text) in enumerate(steps):
             if self.should_stop():
-                cancelled = True
-                break
-            yield CalibrationStep(index, total, label, text)
+                gathered.cancelled = True
+                return
+            yield CalibrationStep(index, gathered.total, label, text)
             # The last-level-cache copy runs warm everywhere: a flush before each call would defeat it.
             step_mode = WARM if self._keys.get(label) == _LLC_REPORTED else mode
             try:
@@ -276,67 +313,54 @@ class CalibrationRun:
                     if isinstance(event, RunFinished):
                         record = event.record
             except (UnsupportedMeasurement, MemoryRefused) as exc:
-                skipped.append(f"{label}: {exc}")
+                gathered.skipped.append(f"{label}: {exc}")
                 continue
             assert record is not None
-            runs.append(record)
+            gathered.runs.append(record)
             if record.status == CANCELLED:
-                cancelled = True
-                break
+                gathered.cancelled = True
+                return
             if not record.valid:
-                skipped.append(f"{label}: the run was invalid ({record.message})")
+                gathered.skipped.append(f"{label}: the run was invalid ({record.message})")
                 continue
             key = self._keys.get(label) or (record.bound.path if record.bound else record.kernel.executed_path)
             value = per_second(record.bytes if record.operation == "copy" else record.flop, record.median_s)
             if not value:
-                skipped.append(f"{label}: no time measured")
+                gathered.skipped.append(f"{label}: no time measured")
                 continue
             if key == _LLC_REPORTED:
-                transfers.append(_cache_copy(record))
+                gathered.transfers.append(_cache_copy(record))
                 continue
             citation = (
                 f"measured: {record.declaration}, median of {len(record.samples_s)} {record.mode} iterations, "
                 f"{record.backend} on {record.device}, {today}"
             )
-            rates[key] = Rate(float(value), MEASURED, citation)
-        latencies: list[LatencyReading] = []
-        after = [(label, text, measure, transfers.extend) for label, text, measure in transfer_steps]
-        after += [(label, text, measure, latencies.append) for label, text, measure in latency_steps]
-        for offset, (label, text, measure, keep) in enumerate(after):
-            if cancelled or self.should_stop():
-                cancelled = True
-                break
-            yield CalibrationStep(len(steps) + offset, total, label, text)
+            gathered.rates[key] = Rate(float(value), MEASURED, citation)
+
+    def _measurement_steps(self, after: list[tuple[str, str, Callable[[], Any], str]], first: int, gathered: "_Gathered") -> Iterator[Any]:
+        """The transfer and latency measurements, each a call that returns its figures; a failed one is skipped."""
+        for offset, (label, text, measure, kind) in enumerate(after):
+            if self.should_stop():
+                gathered.cancelled = True
+                return
+            yield CalibrationStep(first + offset, gathered.total, label, text)
             try:
-                keep(measure())
+                found = measure()
             except Cancelled:
-                cancelled = True
-                break
+                gathered.cancelled = True
+                return
             except (UnsupportedMeasurement, MemoryRefused, MeasurementError) as exc:
-                skipped.append(f"{label}: {exc}")
+                gathered.skipped.append(f"{label}: {exc}")
+                continue
             except Exception as exc:  # a CUDA, NCCL or allocation error ends this step only
                 if not _device_error(exc):
                     raise
-                skipped.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}")
-        cancelled = cancelled or self.should_stop()  # a step that ended early on a cancel skipped itself
-        if not cancelled:
-            link_rates, reasons = transfer_rates(transfers, device, today)
-            rates.update(link_rates)
-            skipped.extend(reasons)
-        notes = _hierarchy_notes(rates, transfers, backend.kind == "gpu")
-        result = CalibrationResult(
-            backend=backend.name,
-            device=backend.describe(),
-            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            rates=rates,
-            runs=tuple(runs),
-            skipped=tuple(skipped),
-            cancelled=cancelled,
-            transfers=tuple(transfers),
-            notes=tuple(notes),
-            latencies=tuple(latencies),
-        )
-        yield CalibrationFinished(result)
+                gathered.skipped.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}")
+                continue
+            if kind == "latency":
+                gathered.latencies.append(found)
+            else:
+                gathered.transfers.extend(found)
 
     def transfer_plan(self, backend: Backend) -> list[tuple[str, str, Callable[[], list[TransferMeasurement]]]]:
         """(label, what, measure) of each interface and link measurement on this backend, sized to its memory."""
