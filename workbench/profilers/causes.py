@@ -94,29 +94,41 @@ def traffic_causes(
     if traffic_ratio is None or within_tolerance(traffic_ratio):
         return ()
     if traffic_ratio < 1:
-        fits = l2_capacity is not None and footprint <= l2_capacity
-        below = (
-            Cause(
-                "data already on chip",
-                "part of the inputs was served from L2 left warm by an earlier pass or kernel "
-                "(ncu flushes caches only with --cache-control all, its default)",
-                f"working set {format_bytes(footprint, binary)} fits in L2" if fits else "",
-                likely=fits,
-            ),
-            Cause(
-                "declaration larger than the kernel's work",
-                "the declared sizes or dtypes move more bytes than this kernel does "
-                "(a smaller shape, a narrower type, or one kernel of several)",
-                f"actual traffic is {times_text(traffic_ratio)} the floor",
-                likely=not fits,
-            ),
-            Cause(
-                "compressed memory",
-                "compressible memory (Ampere and later) can move fewer bytes for data with runs of equal values",
-            ),
-        )
-        return tuple(sorted(below, key=lambda cause: not cause.likely))
+        return _below_floor(traffic_ratio, footprint, l2_capacity, binary)
+    return _above_floor(read_ratio, write_ratio, excess_read, compulsory_write, footprint, l2_capacity, binary)
 
+
+def _below_floor(traffic_ratio: float, footprint: int, l2_capacity: int | None, binary: bool) -> tuple[Cause, ...]:
+    """Less DRAM traffic than the compulsory bytes: data already on chip, or a declaration larger than the kernel."""
+    fits = l2_capacity is not None and footprint <= l2_capacity
+    below = (
+        Cause(
+            "data already on chip",
+            "part of the inputs was served from L2 left warm by an earlier pass or kernel "
+            "(ncu flushes caches only with --cache-control all, its default)",
+            f"working set {format_bytes(footprint, binary)} fits in L2" if fits else "",
+            likely=fits,
+        ),
+        Cause(
+            "declaration larger than the kernel's work",
+            "the declared sizes or dtypes move more bytes than this kernel does "
+            "(a smaller shape, a narrower type, or one kernel of several)",
+            f"actual traffic is {times_text(traffic_ratio)} the floor",
+            likely=not fits,
+        ),
+        Cause(
+            "compressed memory",
+            "compressible memory (Ampere and later) can move fewer bytes for data with runs of equal values",
+        ),
+    )
+    return tuple(sorted(below, key=lambda cause: not cause.likely))
+
+
+def _above_floor(
+    read_ratio: float | None, write_ratio: float | None, excess_read: float | None, compulsory_write: int,
+    footprint: int, l2_capacity: int | None, binary: bool,
+) -> tuple[Cause, ...]:
+    """More DRAM traffic than the compulsory bytes: re-reads, write-allocate, partial sectors, L2 overflow."""
     causes: list[Cause] = []
     larger_than_l2 = l2_capacity is not None and footprint > l2_capacity
     fits = l2_capacity is not None and footprint <= l2_capacity
@@ -188,8 +200,20 @@ def flop_causes(
     ratio = achieved / analysis.flop
     tensor = float(flop.tensor_flop(convention))
     sass = float(flop.sass_flop(convention))
-    causes: list[Cause] = []
     declared_tensor = is_tensor_path(analysis.path)
+    causes = _path_causes(analysis, flop, tensor, sass, declared_tensor)
+    if within_tolerance(ratio):
+        return tuple(causes)
+    if ratio > 1:
+        causes += _excess_flop_causes(analysis, ratio)
+    else:
+        causes += _missing_flop_causes(flop, ratio, declared_tensor, convention)
+    return tuple(sorted(causes, key=lambda cause: not cause.likely))
+
+
+def _path_causes(analysis: Analysis, flop: Any, tensor: float, sass: float, declared_tensor: bool) -> list[Cause]:
+    """The work on another instruction path than the bound's: CUDA cores for a tensor path, or the reverse."""
+    causes: list[Cause] = []
     if declared_tensor and sass >= 0.5 * analysis.flop and tensor < 0.5 * analysis.flop:
         causes.append(
             Cause(
@@ -210,68 +234,74 @@ def flop_causes(
                 likely=True,
             )
         )
-    if within_tolerance(ratio):
-        return tuple(causes)
-    if ratio > 1:
-        op = analysis.declaration.op
-        params = analysis.declaration.params
+    return causes
+
+
+def _excess_flop_causes(analysis: Analysis, ratio: float) -> list[Cause]:
+    """More FLOP counted than the operation's: padding, masked work, recompute, arithmetic around it."""
+    op = analysis.declaration.op
+    params = analysis.declaration.params
+    causes = [
+        Cause(
+            "padding",
+            "dimensions rounded up to the kernel's tile sizes: the padded rows and columns are computed too",
+            f"achieved is {times_text(ratio)} the logical work",
+            likely=pads_to_tiles(op),
+        )
+    ]
+    if op == "attention":
         causes.append(
             Cause(
-                "padding",
-                "dimensions rounded up to the kernel's tile sizes: the padded rows and columns are computed too",
-                f"achieved is {times_text(ratio)} the logical work",
-                likely=pads_to_tiles(op),
+                "masked work",
+                "scores a causal mask discards are computed before they are masked",
+                "causal attention" if params.get("causal") else "",
+                likely=bool(params.get("causal")),
             )
         )
-        if op == "attention":
-            causes.append(
-                Cause(
-                    "masked work",
-                    "scores a causal mask discards are computed before they are masked",
-                    "causal attention" if params.get("causal") else "",
-                    likely=bool(params.get("causal")),
-                )
-            )
-        causes += [
-            Cause(
-                "recompute",
-                "intermediates recomputed rather than stored (backward passes, fused kernels that rebuild a softmax)",
-            ),
-            Cause(
-                "arithmetic outside the operation",
-                "the counters also see index arithmetic done in floating point, scaling epilogues and conversions",
-            ),
-        ]
-    else:
-        uncounted = declared_tensor and not flop.has_tensor_counters
-        packed = any(count.precision == "fp16" and count.flop(convention) > 0 for count in flop.sass)
+    causes += [
+        Cause(
+            "recompute",
+            "intermediates recomputed rather than stored (backward passes, fused kernels that rebuild a softmax)",
+        ),
+        Cause(
+            "arithmetic outside the operation",
+            "the counters also see index arithmetic done in floating point, scaling epilogues and conversions",
+        ),
+    ]
+    return causes
+
+
+def _missing_flop_causes(flop: Any, ratio: float, declared_tensor: bool, convention: str) -> list[Cause]:
+    """Fewer FLOP counted than the operation's: a pipe the counters miss, packed fp16, one kernel of several."""
+    uncounted = declared_tensor and not flop.has_tensor_counters
+    packed = any(count.precision == "fp16" and count.flop(convention) > 0 for count in flop.sass)
+    causes = [
+        Cause(
+            "work on a pipe these counters miss",
+            "the arithmetic ran where the collected counters do not look (tensor cores without tensor-pipe "
+            "counters, integer or special-function units)",
+            "declared a tensor path; no tensor counters in the file" if uncounted else "",
+            likely=uncounted,
+        )
+    ]
+    if packed:
         causes.append(
             Cause(
-                "work on a pipe these counters miss",
-                "the arithmetic ran where the collected counters do not look (tensor cores without tensor-pipe "
-                "counters, integer or special-function units)",
-                "declared a tensor path; no tensor counters in the file" if uncounted else "",
-                likely=uncounted,
+                "packed half-precision instructions",
+                "HADD2/HMUL2/HFMA2 do two operations per counted instruction, so fp16 SASS counts read half the work",
+                f"fp16 SASS counters present, achieved is {times_text(ratio)} the logical work",
+                likely=0.4 <= ratio <= 0.6,
             )
         )
-        if packed:
-            causes.append(
-                Cause(
-                    "packed half-precision instructions",
-                    "HADD2/HMUL2/HFMA2 do two operations per counted instruction, so fp16 SASS counts read half the work",
-                    f"fp16 SASS counters present, achieved is {times_text(ratio)} the logical work",
-                    likely=0.4 <= ratio <= 0.6,
-                )
-            )
-        causes += [
-            Cause(
-                "part of the operation",
-                "the operation is split across kernels (split-K reduction, a separate epilogue or softmax kernel); "
-                "this kernel did only its share",
-                f"achieved is {times_text(ratio)} the logical work",
-            ),
-        ]
-    return tuple(sorted(causes, key=lambda cause: not cause.likely))
+    causes.append(
+        Cause(
+            "part of the operation",
+            "the operation is split across kernels (split-K reduction, a separate epilogue or softmax kernel); "
+            "this kernel did only its share",
+            f"achieved is {times_text(ratio)} the logical work",
+        )
+    )
+    return causes
 
 
 def time_causes(
