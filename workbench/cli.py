@@ -316,7 +316,8 @@ def _add_step(sub: Any) -> None:
 
 def _run_step(args: argparse.Namespace) -> int:
     from workbench.devices.catalogue import find_device
-    from workbench.steps import StepError, parse_step, parse_trace_match, read_step_file, step_timeline
+    from workbench.step_files import read_step_file
+    from workbench.steps import StepError, parse_step, parse_trace_match, step_timeline
 
     source = read_step_file(args.file, args.name)
     trace = None
