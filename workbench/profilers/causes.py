@@ -316,31 +316,42 @@ def time_causes(
     ratio = ratio_of(duration, analysis.bound_time)
     if ratio is None or duration is None:
         return ()
-    causes: list[Cause] = []
     if ratio < 1 - TOLERANCE:
-        fits = l2_capacity is not None and footprint <= l2_capacity
-        causes.append(
-            Cause(
-                "data served from L2",
-                "the bound assumes every compulsory byte crosses HBM; L2-resident data arrives faster",
-                "working set fits in L2" if fits else (
-                    "actual DRAM traffic is below the floor"
-                    if actual_bytes is not None and actual_bytes < analysis.bytes * (1 - TOLERANCE)
-                    else ""
-                ),
-                likely=fits or (actual_bytes is not None and actual_bytes < analysis.bytes * (1 - TOLERANCE)),
-            )
-        )
-        causes.append(
-            Cause(
-                "rates below what the device sustains",
-                "the compute rate or bandwidth in use is lower than this GPU reaches for this shape "
-                "(check the device and the rate sources)",
-            )
-        )
-        return tuple(sorted(causes, key=lambda cause: not cause.likely))
+        return _faster_than_bound(analysis, actual_bytes, footprint, l2_capacity)
     if ratio <= 1 + TOLERANCE:
         return ()
+    return _slower_than_bound(analysis, duration, actual_bytes, tool)
+
+
+def _faster_than_bound(analysis: Analysis, actual_bytes: float | None, footprint: int, l2_capacity: int | None) -> tuple[Cause, ...]:
+    """A duration below the bound: data from L2, or rates in use below what the device sustains."""
+    causes: list[Cause] = []
+    fits = l2_capacity is not None and footprint <= l2_capacity
+    causes.append(
+        Cause(
+            "data served from L2",
+            "the bound assumes every compulsory byte crosses HBM; L2-resident data arrives faster",
+            "working set fits in L2" if fits else (
+                "actual DRAM traffic is below the floor"
+                if actual_bytes is not None and actual_bytes < analysis.bytes * (1 - TOLERANCE)
+                else ""
+            ),
+            likely=fits or (actual_bytes is not None and actual_bytes < analysis.bytes * (1 - TOLERANCE)),
+        )
+    )
+    causes.append(
+        Cause(
+            "rates below what the device sustains",
+            "the compute rate or bandwidth in use is lower than this GPU reaches for this shape "
+            "(check the device and the rate sources)",
+        )
+    )
+    return tuple(sorted(causes, key=lambda cause: not cause.likely))
+
+
+def _slower_than_bound(analysis: Analysis, duration: float, actual_bytes: float | None, tool: str) -> tuple[Cause, ...]:
+    """A duration above the bound: extra traffic, base clocks under ncu, a short kernel, datasheet rates."""
+    causes: list[Cause] = []
     memory_limited = analysis.limiter == "memory"
     if (
         actual_bytes is not None
