@@ -77,21 +77,7 @@ class DevicePanel(QWidget):
         self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.facts.setStyleSheet("color: #444;")
 
-        self.table = QTableWidget(0, 4)
-        self.table.setObjectName("rateTable")
-        self.table.setHorizontalHeaderLabels(["Path, interface or link", "Rate in use", "Source", ""])
-        self.table.verticalHeader().setVisible(False)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(
-            QAbstractItemView.EditTrigger.DoubleClicked
-            | QAbstractItemView.EditTrigger.EditKeyPressed
-            | QAbstractItemView.EditTrigger.AnyKeyPressed
-        )
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in (RATE_COLUMN, SOURCE_COLUMN, RESET_COLUMN):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.itemChanged.connect(self._rate_edited)
+        self._build_rate_table()
         self.measured = plain(QLabel())
         self.measured.setObjectName("measuredRates")
         self.measured.setWordWrap(True)
@@ -142,6 +128,24 @@ class DevicePanel(QWidget):
         document.selection_changed.connect(self._rows_may_change)
         document.analysis_changed.connect(self._rows_may_change)
         self.refresh()
+
+    def _build_rate_table(self) -> None:
+        """The rates in use: path, interface or link; rate; source; a reset button. A rate is typed in place."""
+        self.table = QTableWidget(0, 4)
+        self.table.setObjectName("rateTable")
+        self.table.setHorizontalHeaderLabels(["Path, interface or link", "Rate in use", "Source", ""])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked
+            | QAbstractItemView.EditTrigger.EditKeyPressed
+            | QAbstractItemView.EditTrigger.AnyKeyPressed
+        )
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in (RATE_COLUMN, SOURCE_COLUMN, RESET_COLUMN):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.itemChanged.connect(self._rate_edited)
 
     # ------------------------------------------------------------------ detection state
     def set_detecting(self, running: bool) -> None:
