@@ -18,7 +18,7 @@ The package is split along its jobs:
 from __future__ import annotations
 
 from workbench.analysis.core import analyze, analyze_partial, host_term, physical_work_of, resident_on_host
-from workbench.analysis.derivation import Step, substitute
+from workbench.analysis.derivation import DerivationLine, substitute
 from workbench.analysis.link import LinkTerm
 from workbench.analysis.model import INTERFACE, Analysis, TensorTraffic
 from workbench.analysis.rates import Overlap, as_rate, parse_overlap, resolve_setting
@@ -36,7 +36,7 @@ __all__ = [
     "LinkTerm",
     "MEMORY",
     "Overlap",
-    "Step",
+    "DerivationLine",
     "Sweep",
     "TensorTraffic",
     "Term",

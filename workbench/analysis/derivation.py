@@ -36,7 +36,7 @@ _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
 @dataclass(frozen=True)
-class Step:
+class DerivationLine:
     """One line of the derivation: what is computed, with the numbers, and the result with its unit."""
 
     label: str
@@ -73,10 +73,10 @@ def convention_words(convention: str) -> str:
 # -- the work and the compulsory bytes -------------------------------------------
 
 
-def _term_step(term: FlopTerm, convention: str, values: Mapping[str, Any]) -> Step:
+def _term_step(term: FlopTerm, convention: str, values: Mapping[str, Any]) -> DerivationLine:
     formula = term.formula_for(convention)
     flop = term.flop(convention)
-    return Step(
+    return DerivationLine(
         f"Work: {term.name}",
         f"{formula} = {substitute(formula, values)}",
         f"{format_int(flop)} FLOP ≈ {format_flop(flop)}",
@@ -88,7 +88,7 @@ def _element_size(tensor: Tensor) -> str:
     return f"{bits // 8} B" if bits % 8 == 0 else f"{bits} bit / 8"
 
 
-def _tensor_step(tensor: Tensor, binary: bool) -> Step:
+def _tensor_step(tensor: Tensor, binary: bool) -> DerivationLine:
     symbols = "·".join(tensor.shape_symbols) or "1"
     numbers = " × ".join(format_int(extent) for extent in tensor.shape) or "1"
     passes = ""
@@ -103,31 +103,31 @@ def _tensor_step(tensor: Tensor, binary: bool) -> Step:
         expression = f"⌈{symbols} × {size}⌉{passes} = ⌈{numbers} × {size}⌉{passes} = {rounded}"
     else:
         expression = f"{symbols} × {size}{passes} = {numbers} × {size}{passes}"
-    return Step(label, expression, f"{format_int(tensor.bytes)} B ≈ {format_bytes(tensor.bytes, binary)}")
+    return DerivationLine(label, expression, f"{format_int(tensor.bytes)} B ≈ {format_bytes(tensor.bytes, binary)}")
 
 
-def _work_steps(a: "Analysis") -> list[Step]:
+def _work_steps(a: "Analysis") -> list[DerivationLine]:
     workload, convention = a.basis.workload, a.convention
     values = dict(workload.values)
     steps = [_term_step(term, convention, values) for term in workload.terms]
     if len(workload.terms) > 1:
         steps.append(
-            Step(
+            DerivationLine(
                 "Work: total",
                 " + ".join(f"{format_int(term.flop(convention))}" for term in workload.terms) + " FLOP",
                 f"{format_int(a.flop)} FLOP ≈ {format_flop(a.flop)}",
             )
         )
     elif not workload.terms:
-        steps.append(Step("Work", "", "0 FLOP (no arithmetic: pure data movement)"))
+        steps.append(DerivationLine("Work", "", "0 FLOP (no arithmetic: pure data movement)"))
     return steps
 
 
-def _byte_steps(a: "Analysis") -> list[Step]:
+def _byte_steps(a: "Analysis") -> list[DerivationLine]:
     binary, workload = a.basis.binary, a.basis.workload
     steps = [_tensor_step(tensor, binary) for tensor in workload.tensors]
     steps.append(
-        Step(
+        DerivationLine(
             f"Bytes: compulsory traffic, {a.interface}",
             " + ".join(f"{format_int(t.bytes)} B" for t in workload.tensors),
             f"{format_int(a.bytes)} B ≈ {format_bytes(a.bytes, binary)}",
@@ -135,7 +135,7 @@ def _byte_steps(a: "Analysis") -> list[Step]:
     )
     intensity = a.flop / a.bytes if a.bytes else math.inf
     steps.append(
-        Step(
+        DerivationLine(
             "Arithmetic intensity",
             f"{format_int(a.flop)} FLOP / {format_int(a.bytes)} B",
             format_intensity(intensity) + _fraction_hint(a.flop, a.bytes),
@@ -155,7 +155,7 @@ def _fraction_hint(flop: int, total_bytes: int) -> str:
 # -- logical and physical work side by side --------------------------------------
 
 
-def _physical_steps(a: "Analysis") -> list[Step]:
+def _physical_steps(a: "Analysis") -> list[DerivationLine]:
     """Logical beside physical FLOP and bytes per interface, for an implementation model other than compulsory."""
     physical = a.physical
     if physical is None or physical.implementation == "compulsory":
@@ -166,12 +166,12 @@ def _physical_steps(a: "Analysis") -> list[Step]:
     logical_flop, physical_flop = int(physical.logical_flop), int(physical.physical_flop)
     extra = physical_flop - logical_flop
     steps = [
-        Step(
+        DerivationLine(
             f"Implementation impl={physical.implementation}",
             "",
             "logical work (the algorithm's) beside physical work (what this kernel does); the terms below use the physical",
         ),
-        Step(
+        DerivationLine(
             "Work: logical | physical",
             f"{format_int(logical_flop)} FLOP | {format_int(physical_flop)} FLOP",
             f"+{format_int(extra)} FLOP (+{format_number(100 * extra / logical_flop, 3)} %) computed and discarded"
@@ -183,7 +183,7 @@ def _physical_steps(a: "Analysis") -> list[Step]:
     for key, moved in physical.bytes_by_interface.items():
         ratio = f"{format_number(int(moved) / logical_bytes, 4)}× the compulsory bytes" if logical_bytes else "no compulsory bytes"
         steps.append(
-            Step(
+            DerivationLine(
                 f"Bytes {interface(key).name_on(a.memory_name)}: logical | physical",
                 f"{format_int(logical_bytes)} B | {format_int(int(moved))} B ≈ {format_bytes(int(moved), binary)}",
                 ratio,
@@ -196,7 +196,7 @@ def _physical_steps(a: "Analysis") -> list[Step]:
 # -- time terms, bounds and the limiter ------------------------------------------
 
 
-def _term_time_step(term: Term, a: "Analysis") -> Step:
+def _term_time_step(term: Term, a: "Analysis") -> DerivationLine:
     """'Transfer time bound (shared memory → registers, derived): 100.7 MB / (33.45 TB/s) = 3.009 µs'."""
     binary = a.basis.binary
     assert term.rate is not None and term.time_s is not None
@@ -206,42 +206,42 @@ def _term_time_step(term: Term, a: "Analysis") -> Step:
         what = f"Memory-level-parallelism time bound ({term.title}, {term.rate.source})"
     else:
         what = f"Transfer time bound ({term.title}, {term.rate.source})"
-    return Step(what, f"{format_bytes(term.amount, binary)} / ({format_bandwidth(term.rate.value, binary)})", format_time(term.time_s))
+    return DerivationLine(what, f"{format_bytes(term.amount, binary)} / ({format_bandwidth(term.rate.value, binary)})", format_time(term.time_s))
 
 
-def _bound_steps(a: "Analysis") -> list[Step]:
+def _bound_steps(a: "Analysis") -> list[DerivationLine]:
     """The compute and HBM time bounds (and each inner interface's), then the bounds over those sides."""
     binary, memory = a.basis.binary, a.memory_name
     compute_rate, hbm = a.compute_rate, a.bandwidth
     compute_time, memory_time, used_path = a.compute_time, a.memory_time, a.path
     compute = next(term for term in a.terms if term.name == COMPUTE)
-    steps: list[Step] = []
+    steps: list[DerivationLine] = []
     quantization = a.physical.quantization if a.physical is not None else None
     if compute_rate is not None and compute_time is not None and quantization is not None and quantization.wave_flop is not None:
         steps.append(_wave_step(a, quantization))
     elif compute_rate is not None and compute_time is not None:
         steps.append(
-            Step(
+            DerivationLine(
                 f"Compute time bound ({used_path}, {compute_rate.source})",
                 f"{format_flop(compute.amount)} / ({format_flop_rate(compute_rate.value)})",
                 format_time(compute_time),
             )
         )
     elif a.missing_rate is not None:  # the device has no rate for this path (analyze_partial)
-        steps.append(Step(f"Compute time bound ({a.path})", "", f"none: {a.missing_rate}"))
+        steps.append(DerivationLine(f"Compute time bound ({a.path})", "", f"none: {a.missing_rate}"))
     else:
-        steps.append(Step("Compute time bound", "", "needs a compute rate: choose a device or enter one"))
+        steps.append(DerivationLine("Compute time bound", "", "needs a compute rate: choose a device or enter one"))
     hbm_term = next(term for term in a.terms if term.name == HBM)
     if hbm is not None and memory_time is not None:
         steps.append(
-            Step(
+            DerivationLine(
                 f"Memory time bound ({memory}, {hbm.source})",
                 f"{format_bytes(hbm_term.amount, binary)} / ({format_bandwidth(hbm.value, binary)})",
                 format_time(memory_time),
             )
         )
     else:
-        steps.append(Step("Memory time bound", "", "needs a bandwidth: choose a device or enter one"))
+        steps.append(DerivationLine("Memory time bound", "", "needs a bandwidth: choose a device or enter one"))
     inner = [term for term in a.terms if term.name in MEMORY_TERMS and term.name != HBM]
     steps += _mlp_steps(a)
     steps += [_term_time_step(term, a) for term in inner if term.time_s is not None]
@@ -250,14 +250,14 @@ def _bound_steps(a: "Analysis") -> list[Step]:
     return steps + _compute_memory_bound_steps(a, inner)
 
 
-def _wave_step(a: "Analysis", q: Any) -> Step:
+def _wave_step(a: "Analysis", q: Any) -> DerivationLine:
     """'Compute time bound, whole waves': waves × one tile's time at the per-slot rate (implementations.wave_time)."""
     from workbench.implementations import tile_time
 
     rate = a.compute_rate
     assert rate is not None and a.compute_time is not None
     slots = f"{q.sm_count} SMs" if q.ctas_per_sm == 1 else f"{q.sm_count} SMs × {q.ctas_per_sm}"
-    return Step(
+    return DerivationLine(
         f"Compute time bound, whole waves ({a.path}, {rate.source})",
         f"{format_int(q.waves)} wave{'s' if q.waves != 1 else ''} × {format_flop(q.tile_flop)} a tile / "
         f"({format_flop_rate(rate.value)} ÷ {slots}) = {format_int(q.waves)} × {format_time(tile_time(q, rate.value))}",
@@ -265,7 +265,7 @@ def _wave_step(a: "Analysis", q: Any) -> Step:
     )
 
 
-def _mlp_steps(a: "Analysis") -> list[Step]:
+def _mlp_steps(a: "Analysis") -> list[DerivationLine]:
     """Little's law for each kernel launch: threads resident per SM, bytes in flight, the read rate, the achievable bandwidth."""
     from workbench.analysis.mlp import little
 
@@ -278,7 +278,7 @@ def _mlp_steps(a: "Analysis") -> list[Step]:
         return []
     binary, latency = a.basis.binary, found.latency
     many = len(found.kernels) > 1
-    steps: list[Step] = []
+    steps: list[DerivationLine] = []
     for kernel in found.kernels:
         launch = kernel.launch
         who = f" ({launch.title})" if many else ""
@@ -287,18 +287,18 @@ def _mlp_steps(a: "Analysis") -> list[Step]:
         if kernel.threads_per_sm < kernel.blocks_per_sm * per_block:
             limit = f"⌈{format_int(launch.threads)} threads ÷ {found.sm_count} SMs⌉ (fewer than {format_int(kernel.blocks_per_sm * per_block)} resident)"
         steps += [
-            Step(f"Little's law{who}: threads resident per SM", limit, f"{format_int(kernel.threads_per_sm)} threads"),
-            Step(
+            DerivationLine(f"Little's law{who}: threads resident per SM", limit, f"{format_int(kernel.threads_per_sm)} threads"),
+            DerivationLine(
                 f"Bytes in flight per SM{who}",
                 f"{format_int(kernel.threads_per_sm)} threads × {launch.loads_in_flight} load{'s' if launch.loads_in_flight != 1 else ''} × {launch.bytes_per_load} B",
                 f"{format_int(kernel.in_flight_per_sm)} B ≈ {format_bytes(kernel.in_flight_per_sm, binary)}",
             ),
-            Step(
+            DerivationLine(
                 f"Reads the loads in flight allow{who} ({a.memory_name} loaded latency, {latency.origin})",
                 f"{found.sm_count} SMs × {format_bytes(kernel.in_flight_per_sm, binary)} ÷ {format_time(latency.seconds)}",
                 format_bandwidth(kernel.read_rate, binary),
             ),
-            Step(
+            DerivationLine(
                 f"Achievable bandwidth{who}",
                 f"min({format_bandwidth(found.rate.value, binary)}, {format_bandwidth(kernel.read_rate, binary)} × "
                 f"{format_bytes(launch.bytes, binary)} ÷ {format_bytes(launch.read_bytes, binary)} read)",
@@ -306,16 +306,16 @@ def _mlp_steps(a: "Analysis") -> list[Step]:
             ),
         ]
         if many:
-            steps.append(Step(f"Time{who}", f"{format_bytes(launch.bytes, binary)} / ({format_bandwidth(kernel.achievable, binary)})", format_time(kernel.time_s)))
+            steps.append(DerivationLine(f"Time{who}", f"{format_bytes(launch.bytes, binary)} / ({format_bandwidth(kernel.achievable, binary)})", format_time(kernel.time_s)))
     return steps
 
 
-def _compute_memory_bound_steps(a: "Analysis", inner: list[Term]) -> list[Step]:
+def _compute_memory_bound_steps(a: "Analysis", inner: list[Term]) -> list[DerivationLine]:
     """Ridge, the compute/memory bounds under full, no and partial overlap, and the limiter between the two sides."""
     binary, memory, combine = a.basis.binary, a.memory_name, a.overlap
     compute_rate, hbm, compute_time, memory_time = a.compute_rate, a.bandwidth, a.compute_time, a.memory_time
     assert compute_rate is not None and hbm is not None and compute_time is not None and memory_time is not None
-    steps: list[Step] = []
+    steps: list[DerivationLine] = []
     memory_side = memory_time
     memory_title = memory
     if inner:
@@ -325,26 +325,26 @@ def _compute_memory_bound_steps(a: "Analysis", inner: list[Term]) -> list[Step]:
         memory_side = slowest.time_s
         memory_title = memory if slowest.name == HBM else slowest.title
         steps.append(
-            Step(
+            DerivationLine(
                 "Memory side (the slowest interface)",
                 f"max({', '.join(format_time(term.time_s or 0.0) for term in hierarchy)})",
                 f"{format_time(memory_side)} ({slowest.title})",
             )
         )
     steps.append(
-        Step(
+        DerivationLine(
             "Ridge point",
             f"{format_flop_rate(compute_rate.value)} / ({format_bandwidth(hbm.value, binary)})",
             format_intensity(compute_rate.value / hbm.value),
         )
     )
     tc, tm = format_time(compute_time), format_time(memory_side)
-    steps.append(Step("Bound, full overlap", f"max({tc}, {tm})", format_time(max(compute_time, memory_side))))
-    steps.append(Step("Bound, no overlap", f"{tc} + {tm}", format_time(compute_time + memory_side)))
+    steps.append(DerivationLine("Bound, full overlap", f"max({tc}, {tm})", format_time(max(compute_time, memory_side))))
+    steps.append(DerivationLine("Bound, no overlap", f"{tc} + {tm}", format_time(compute_time + memory_side)))
     if combine.label not in ("full", "none"):
         f = format_number(combine.fraction)
         steps.append(
-            Step(
+            DerivationLine(
                 f"Bound, overlap f = {f}",
                 f"max({tc}, {tm}) + (1 − {f}) × min({tc}, {tm})",
                 format_time(combine.combine(compute_time, memory_side)),
@@ -353,7 +353,7 @@ def _compute_memory_bound_steps(a: "Analysis", inner: list[Term]) -> list[Step]:
     limiter = COMPUTE if compute_time >= memory_side else MEMORY
     relation = "≥" if limiter == COMPUTE else "<"
     steps.append(
-        Step(
+        DerivationLine(
             "Limiter",
             f"compute {tc} {relation} memory {tm}",
             f"{limiter}-limited" + (f" ({a.path})" if limiter == COMPUTE else f" ({memory_title})"),
@@ -363,13 +363,13 @@ def _compute_memory_bound_steps(a: "Analysis", inner: list[Term]) -> list[Step]:
     return steps
 
 
-def _host_steps(a: "Analysis") -> list[Step]:
+def _host_steps(a: "Analysis") -> list[DerivationLine]:
     """The host ↔ device term of a declaration whose tensors live in host memory (resident=host)."""
     host = next((term for term in a.terms if term.name == HOST), None)
     if host is None:
         return []
     if host.time_s is None:
-        return [Step("Host ↔ device time bound", "", f"needs a host link: {a.device_name or 'no device'} names none")]
+        return [DerivationLine("Host ↔ device time bound", "", f"needs a host link: {a.device_name or 'no device'} names none")]
     steps = [_term_time_step(host, a)]
     if a.bound_time is None or a.link is not None:
         return steps  # a collective's link block below names every term
@@ -377,20 +377,20 @@ def _host_steps(a: "Analysis") -> list[Step]:
     return steps
 
 
-def _sides_block(a: "Analysis", what: str) -> list[Step]:
+def _sides_block(a: "Analysis", what: str) -> list[DerivationLine]:
     """Full and no-overlap bounds over every side, and the limiter, once terms beyond compute and memory exist."""
     sides = side_times(a.terms)
     times = [time for _side, time, _term in sides]
     shown = ", ".join(format_time(time) for time in times)
     steps = [
-        Step(f"Bound with {what}, full overlap", f"max({shown})", format_time(max(times))),
-        Step(f"Bound with {what}, no overlap", " + ".join(format_time(time) for time in times), format_time(sum(times))),
+        DerivationLine(f"Bound with {what}, full overlap", f"max({shown})", format_time(max(times))),
+        DerivationLine(f"Bound with {what}, no overlap", " + ".join(format_time(time) for time in times), format_time(sum(times))),
     ]
     if a.link is not None and a.link.algbw is not None and a.bound_time is not None:
         binary, link = a.basis.binary, a.link
-        steps.append(Step("algbw (nccl-tests) at the bound", f"S / t = {format_bytes(link.message_bytes, binary)} / {format_time(a.bound_time)}", format_bandwidth(link.algbw, binary)))
+        steps.append(DerivationLine("algbw (nccl-tests) at the bound", f"S / t = {format_bytes(link.message_bytes, binary)} / {format_time(a.bound_time)}", format_bandwidth(link.algbw, binary)))
         steps.append(
-            Step(
+            DerivationLine(
                 "busbw (nccl-tests) at the bound",
                 f"algbw × {link.bus_factor_text} = {format_bandwidth(link.algbw, binary)} × {format_number(float(link.bus_factor))}",
                 format_bandwidth(link.busbw or 0.0, binary),
@@ -398,18 +398,18 @@ def _sides_block(a: "Analysis", what: str) -> list[Step]:
         )
     term = next(term for term in a.terms if term.name == a.limiter_term)
     named = {LINK: term.title, COMPUTE: "compute", MEMORY: "memory"}[a.limiter or MEMORY]
-    steps.append(Step(f"Limiter with {what}", f"the longest term is {format_time(max(times))}", f"{a.limiter}-limited ({named})", relation="⇒"))
+    steps.append(DerivationLine(f"Limiter with {what}", f"the longest term is {format_time(max(times))}", f"{a.limiter}-limited ({named})", relation="⇒"))
     return steps
 
 
-def _link_steps(a: "Analysis") -> list[Step]:
+def _link_steps(a: "Analysis") -> list[DerivationLine]:
     traffic = a.basis.workload.link_traffic
     if traffic is None:
         return []
     binary = a.basis.binary
     per_rank, message = int(traffic.bytes), int(traffic.message_bytes)
     steps = [
-        Step(
+        DerivationLine(
             f"Link bytes per rank ({traffic.algorithm})",
             f"{traffic.formula} = {substitute(traffic.formula, {'ranks': traffic.ranks, 'S': message})} B",
             f"{format_int(per_rank)} B ≈ {format_bytes(per_rank, binary)}",
@@ -417,10 +417,10 @@ def _link_steps(a: "Analysis") -> list[Step]:
     ]
     link = a.link
     if link is None:
-        steps.append(Step("Link time bound", "", "needs a link: choose a device or name one (link=nvlink4)"))
+        steps.append(DerivationLine("Link time bound", "", "needs a link: choose a device or name one (link=nvlink4)"))
         return steps
     steps.append(
-        Step(
+        DerivationLine(
             f"Link time bound ({link.link.name}, per direction, {link.link.origin})",
             f"{format_bytes(per_rank, binary)} / ({format_bandwidth(link.link.per_direction, binary)})",
             format_time(link.transfer_time),
@@ -428,14 +428,14 @@ def _link_steps(a: "Analysis") -> list[Step]:
     )
     latency = link.latency
     steps_text = f"{format_int(traffic.latency_steps)} steps × {format_time(traffic.latency_per_step_s) if latency else '0 s'}"
-    steps.append(Step("Link latency term", steps_text, format_time(latency) if latency else "0 s (off: set latency_us to add α per step)"))
+    steps.append(DerivationLine("Link latency term", steps_text, format_time(latency) if latency else "0 s (off: set latency_us to add α per step)"))
     if a.bound_time is None:
         return steps
     what = "the link" if not any(term.name == HOST for term in a.terms) else "the host copies and the link"
     return steps + _sides_block(a, what)
 
 
-def derivation_steps(a: "Analysis") -> tuple[Step, ...]:
+def derivation_steps(a: "Analysis") -> tuple[DerivationLine, ...]:
     """Every step of the derivation, in reading order: work, bytes, logical vs physical, terms, bounds, limiter."""
     return tuple(_work_steps(a) + _byte_steps(a) + _physical_steps(a) + _bound_steps(a) + _host_steps(a) + _link_steps(a))
 
@@ -471,4 +471,4 @@ def derivation_notes(a: "Analysis") -> tuple[str, ...]:
     return tuple(notes)
 
 
-__all__ = ["Step", "convention_words", "derivation_notes", "derivation_steps", "substitute"]
+__all__ = ["DerivationLine", "convention_words", "derivation_notes", "derivation_steps", "substitute"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from workbench.analysis.derivation import Step, convention_words, derivation_notes, derivation_steps
+from workbench.analysis.derivation import DerivationLine, convention_words, derivation_notes, derivation_steps
 from workbench.analysis.link import LinkTerm
 from workbench.analysis.rates import Overlap
 from workbench.analysis.terms import COMPUTE, LINK, Term, memory_side
@@ -111,7 +111,7 @@ class Analysis:
     missing_rate: str | None = None
 
     @cached_property
-    def steps(self) -> tuple[Step, ...]:
+    def steps(self) -> tuple[DerivationLine, ...]:
         """The derivation, one step a line (built on first access)."""
         return derivation_steps(self)
 

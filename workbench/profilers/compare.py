@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from workbench.analysis import Analysis, Step, analyze
+from workbench.analysis import Analysis, DerivationLine, analyze
 from workbench.devices.catalogue import Device
 from workbench.devices.provenance import GPU, STATED_BY_FILE, DeviceProvenance, catalogue_device, match_catalogue
 from workbench.plausibility import Evidence, ImpossibleResult, Reason, impossible_result, uses_nominal_rate
@@ -82,7 +82,7 @@ class Comparison:
     traffic_causes: tuple[Cause, ...]
     flop_causes: tuple[Cause, ...]
     time_causes: tuple[Cause, ...]
-    steps: tuple[Step, ...]
+    steps: tuple[DerivationLine, ...]
     notes: tuple[str, ...]
     roofline: RooflinePoint | None
     impossible: ImpossibleResult | None = None  # faster than its own device's bound: flagged, with reasons
@@ -236,30 +236,30 @@ def _figures(kernel: Kernel, analysis: Analysis, device: Device | None) -> _Figu
     )
 
 
-def _traffic_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bool) -> list[Step]:
+def _traffic_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bool) -> list[DerivationLine]:
     """Actual DRAM bytes, compulsory bytes, their ratios, L2 traffic and the working set against L2."""
     dram, many = kernel.dram, fig.over_launches
-    steps: list[Step] = []
+    steps: list[DerivationLine] = []
     if dram.read is not None and fig.actual_read is not None:
-        steps.append(Step(f"Actual DRAM read ({dram.read.source})", many, bytes_text(fig.actual_read, binary, dram.read.scaled)))
+        steps.append(DerivationLine(f"Actual DRAM read ({dram.read.source})", many, bytes_text(fig.actual_read, binary, dram.read.scaled)))
     if dram.write is not None and fig.actual_write is not None:
-        steps.append(Step(f"Actual DRAM write ({dram.write.source})", many, bytes_text(fig.actual_write, binary, dram.write.scaled)))
+        steps.append(DerivationLine(f"Actual DRAM write ({dram.write.source})", many, bytes_text(fig.actual_write, binary, dram.write.scaled)))
     if dram.total is not None and fig.actual_bytes is not None:
         expression = many
         if fig.actual_read is not None and fig.actual_write is not None:
             expression = f"{format_bytes(fig.actual_read, binary)} + {format_bytes(fig.actual_write, binary)}"
-        steps.append(Step("Actual DRAM traffic", expression, bytes_text(fig.actual_bytes, binary, dram.total.scaled)))
+        steps.append(DerivationLine("Actual DRAM traffic", expression, bytes_text(fig.actual_bytes, binary, dram.total.scaled)))
     elif kernel.tool == NCU:
-        steps.append(Step("Actual DRAM traffic", "", "no DRAM byte counters in the file (collect dram__bytes_read.sum, dram__bytes_write.sum)"))
+        steps.append(DerivationLine("Actual DRAM traffic", "", "no DRAM byte counters in the file (collect dram__bytes_read.sum, dram__bytes_write.sum)"))
     else:
-        steps.append(Step("Actual DRAM traffic", "", "nsys records no memory counters: profile the kernel with ncu for DRAM bytes"))
+        steps.append(DerivationLine("Actual DRAM traffic", "", "nsys records no memory counters: profile the kernel with ncu for DRAM bytes"))
 
     for label, parts, total, nothing in (
         ("Compulsory read (declared)", fig.readers, fig.compulsory_read, "nothing read"),
         ("Compulsory write (declared)", fig.writers, fig.compulsory_write, "nothing written"),
     ):
         expression = " + ".join(f"{name} {format_int(size)} B" for name, size in parts) or nothing
-        steps.append(Step(label, expression, bytes_text(total, binary)))
+        steps.append(DerivationLine(label, expression, bytes_text(total, binary)))
 
     for label, actual, declared in (
         ("Traffic ratio, actual / compulsory", fig.actual_bytes, analysis.bytes),
@@ -268,13 +268,13 @@ def _traffic_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bo
     ):
         ratio = ratio_of(actual, declared)
         if ratio is not None and actual is not None:
-            steps.append(Step(label, f"{format_bytes(actual, binary)} / {format_bytes(declared, binary)}", times_text(ratio)))
+            steps.append(DerivationLine(label, f"{format_bytes(actual, binary)} / {format_bytes(declared, binary)}", times_text(ratio)))
 
     if kernel.l2_bytes is not None and fig.l2_bytes is not None:
-        steps.append(Step(f"L2 traffic ({kernel.l2_bytes.source})", many, bytes_text(fig.l2_bytes, binary, kernel.l2_bytes.scaled)))
+        steps.append(DerivationLine(f"L2 traffic ({kernel.l2_bytes.source})", many, bytes_text(fig.l2_bytes, binary, kernel.l2_bytes.scaled)))
         if fig.actual_bytes:
             steps.append(
-                Step(
+                DerivationLine(
                     "L2 traffic / DRAM traffic",
                     f"{format_bytes(fig.l2_bytes, binary)} / {format_bytes(fig.actual_bytes, binary)}",
                     f"{times_text(fig.l2_bytes / fig.actual_bytes)} (L2 bytes per DRAM byte: the reuse L2 served)",
@@ -283,7 +283,7 @@ def _traffic_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bo
     if fig.l2_capacity is not None:
         larger = fig.footprint > fig.l2_capacity
         steps.append(
-            Step(
+            DerivationLine(
                 "Working set against L2",
                 f"{format_bytes(fig.footprint, binary)} {'>' if larger else '≤'} {format_bytes(fig.l2_capacity, binary)}",
                 "larger than L2" if larger else "fits in L2",
@@ -298,18 +298,18 @@ def _traffic_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bo
             verdict = f"{times_text(traffic_ratio)} the compulsory floor: data moves more than once"
         else:
             verdict = f"{times_text(traffic_ratio)} the compulsory floor: below it, some data never crossed DRAM"
-        steps.append(Step("Traffic", f"within ±{format_number(TOLERANCE * 100)} % is the floor", verdict, relation="⇒"))
+        steps.append(DerivationLine("Traffic", f"within ±{format_number(TOLERANCE * 100)} % is the floor", verdict, relation="⇒"))
     return steps
 
 
-def _work_steps(kernel: Kernel, analysis: Analysis, fig: _Figures) -> list[Step]:
+def _work_steps(kernel: Kernel, analysis: Analysis, fig: _Figures) -> list[DerivationLine]:
     """Achieved FLOP from the counters against the logical FLOP."""
     convention = analysis.convention
     if kernel.flop is None or fig.achieved_flop is None:
         if kernel.tool != NCU:
             return []
         return [
-            Step(
+            DerivationLine(
                 "Achieved FLOP",
                 "",
                 "no SASS or tensor-pipe FLOP counters in the file "
@@ -318,20 +318,20 @@ def _work_steps(kernel: Kernel, analysis: Analysis, fig: _Figures) -> list[Step]
         ]
     achieved = float(fig.achieved_flop)
     steps = [
-        Step(f"Achieved FLOP (counters, {convention})", kernel.flop.expression(convention), flop_text(achieved)),
-        Step("Logical FLOP (declared)", "", flop_text(analysis.flop)),
+        DerivationLine(f"Achieved FLOP (counters, {convention})", kernel.flop.expression(convention), flop_text(achieved)),
+        DerivationLine("Logical FLOP (declared)", "", flop_text(analysis.flop)),
     ]
     ratio = ratio_of(achieved, analysis.flop)
     if ratio is not None:
-        steps.append(Step("Work ratio, achieved / logical", f"{format_flop(achieved)} / {format_flop(analysis.flop)}", times_text(ratio)))
+        steps.append(DerivationLine("Work ratio, achieved / logical", f"{format_flop(achieved)} / {format_flop(analysis.flop)}", times_text(ratio)))
     if kernel.flop.tensor_pipe_percent is not None:
         steps.append(
-            Step("Tensor pipe active", "sm__pipe_tensor_*cycles_active", f"{format_number(kernel.flop.tensor_pipe_percent)} % of peak")
+            DerivationLine("Tensor pipe active", "sm__pipe_tensor_*cycles_active", f"{format_number(kernel.flop.tensor_pipe_percent)} % of peak")
         )
     return steps
 
 
-def _time_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bool) -> list[Step]:
+def _time_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bool) -> list[DerivationLine]:
     """The profiled duration against the bound, and the bandwidth and rate it implies."""
     duration = fig.duration
     if kernel.duration is None or not duration:
@@ -339,16 +339,16 @@ def _time_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bool)
     spread = ""
     if kernel.duration_min is not None and kernel.duration_max is not None and kernel.instances > 1:
         spread = f"{fig.over_launches}; {format_time(kernel.duration_min)} to {format_time(kernel.duration_max)}"
-    steps = [Step(f"Profiled duration ({kernel.duration.source})", spread, format_time(duration))]
+    steps = [DerivationLine(f"Profiled duration ({kernel.duration.source})", spread, format_time(duration))]
     if analysis.bound_time is not None:
         tc, tm = format_time(analysis.compute_time or 0.0), format_time(analysis.memory_time or 0.0)
         combined = {"full": f"max({tc}, {tm})", "none": f"{tc} + {tm}"}.get(
             analysis.overlap.label, f"compute {tc}, memory {tm}, overlap f = {analysis.overlap.label}"
         )
-        steps.append(Step(f"Time bound ({analysis.overlap.label} overlap)", combined, format_time(analysis.bound_time)))
+        steps.append(DerivationLine(f"Time bound ({analysis.overlap.label} overlap)", combined, format_time(analysis.bound_time)))
         ratio = duration / analysis.bound_time
         steps.append(
-            Step(
+            DerivationLine(
                 "Duration / bound",
                 f"{format_time(duration)} / {format_time(analysis.bound_time)}",
                 f"{times_text(ratio)}: the kernel reaches {format_number(100 / ratio, 3)} % of the bound",
@@ -363,7 +363,7 @@ def _time_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bool)
                 f"{format_bandwidth(analysis.bandwidth.value, binary)} ({analysis.bandwidth.source})"
             )
         steps.append(
-            Step(
+            DerivationLine(
                 "Achieved DRAM bandwidth",
                 f"{format_bytes(fig.actual_bytes, binary)} / {format_time(duration)}",
                 f"{format_bandwidth(achieved_bandwidth, binary)}{share}",
@@ -378,7 +378,7 @@ def _time_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bool)
                 f"{format_flop_rate(analysis.compute_rate.value)} ({analysis.path})"
             )
         steps.append(
-            Step(
+            DerivationLine(
                 "Rate of useful work (logical FLOP)",
                 f"{format_flop(analysis.flop)} / {format_time(duration)}",
                 f"{format_flop_rate(analysis.flop / duration)}{share}",
