@@ -33,6 +33,9 @@ TARGET_BYTES = 2 * 10**9
 def one_run(batch: int, seq: int) -> dict:
     """One measured run in this process (the child's side)."""
     started, cpu0 = time.perf_counter(), time.process_time()
+    import torch  # noqa: F401  (imported here so that the import is its own part of the time)
+    import transformers  # noqa: F401
+
     from workbench.devices.catalogue import find_device
     from workbench.steps import parse_step, step_timeline
     from workbench.tracing.sources import TraceRequest, trace_request

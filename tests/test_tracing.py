@@ -128,7 +128,8 @@ def test_data_parallel_buckets_follow_their_last_gradient_and_feed_the_optimizer
         assert step.lines[index[waits_for]].phase == "backward"
     # the optimizer's update of the parameters reads the reduced gradients
     optimizer = [line for line in step.lines if line.phase == "optimizer"]
-    assert optimizer and any(set(line.after) >= {r.name for r in reduces} for line in optimizer)
+    assert set(optimizer[0].after) >= {r.name for r in reduces}  # DDP's backward waits for every bucket
+    assert any(set(line.after) >= {r.name for r in reduces} for line in optimizer[1:])  # the update reads them
     timeline = step_timeline(step.plan(), find_device("h100-sxm"))
     assert timeline.step_time > 0 and timeline.hidden_communication + timeline.exposed_communication > 0
 
@@ -311,3 +312,17 @@ def test_trace_request_names_what_was_traced(tmp_path):
                                       data_parallel=2, bucket_mib=1))
     assert step.description.startswith("Traced from tiny-gpt2.json")
     assert "forward + backward + sgd + data-parallel on 2 ranks (1 MiB buckets)" in step.description
+
+
+@pytest.mark.parametrize("builder, causal", [("attention", False), ("causal_attention", True)])
+def test_attention_runs_as_the_fused_kernel_forward_and_backward(builder, causal):
+    model, args = model_from_python(MODELS, builder)[:2]
+    step = trace_model(model, args, backward=True)
+    forward, backward = [line for line in step.lines if line.declaration.op == "attention"]
+    expected = f"attention(B=2, H=4, Sq=32, Skv=32, D=16, causal={str(causal).lower()}, fused=true, dtype=fp32"
+    assert str(forward.declaration) == expected + ")"
+    assert str(backward.declaration) == expected + ", backward=true)"
+    assert forward.op == "aten::_scaled_dot_product_flash_attention" and backward.phase == "backward"
+    # the backward's five products against FlopCounterMode's (which counts every score, masked or not)
+    scores = 32 * 33 // 2 if causal else 32 * 32
+    assert _product_flop(backward) == 5 * 2 * 2 * 4 * scores * 16

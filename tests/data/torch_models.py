@@ -100,3 +100,23 @@ def broken():
 
 def not_a_pair():
     return 42
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, width=64, heads=4, causal=False):
+        super().__init__()
+        self.qkv = nn.Linear(width, 3 * width)
+        self.heads, self.causal = heads, causal
+
+    def forward(self, x):
+        b, s, w = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, self.heads, w // self.heads).permute(2, 0, 3, 1, 4)
+        return nn.functional.scaled_dot_product_attention(q, k, v, is_causal=self.causal).sum()
+
+
+def attention():
+    return SelfAttention(), torch.randn(2, 32, 64)
+
+
+def causal_attention():
+    return SelfAttention(causal=True), torch.randn(2, 32, 64)

@@ -322,34 +322,20 @@ def _kv_note(q: Any, k: Any) -> str:
     return f"grouped-query: {hkv} K/V heads for {hq} query heads (K and V counted at {hq} heads)" if hkv != hq else ""
 
 
-def _flash(call: _Call) -> list[Mapped]:
-    q, k, v = call.args[0], call.args[1], call.args[2]
-    causal = bool(call.arg(4, "is_causal", False))
-    return [Mapped(_attention(q, k, v, causal, False), _kv_note(q, k))]
+def _sdpa(first: int, causal_at: int, mask_at: int | None, backward: bool) -> Any:
+    """A fused attention op's handler: Q, K, V from argument `first` on, is_causal at `causal_at`, the additive
+    mask (memory-efficient kernel) at `mask_at`."""
 
+    def handler(call: _Call) -> list[Mapped]:
+        q, k, v = call.args[first], call.args[first + 1], call.args[first + 2]
+        causal = bool(call.arg(causal_at, "is_causal", False))
+        mask = call.arg(mask_at, "attn_bias") if mask_at is not None else None
+        notes = [_kv_note(q, k)]
+        if mask is not None:
+            notes.append(f"mask {shape_text(mask)} added to the scores, not counted")
+        return [Mapped(_attention(q, k, v, causal, backward), "; ".join(n for n in notes if n))]
 
-def _flash_backward(call: _Call) -> list[Mapped]:
-    q, k, v = call.args[1], call.args[2], call.args[3]
-    causal = bool(call.arg(9, "is_causal", False))
-    return [Mapped(_attention(q, k, v, causal, True), _kv_note(q, k))]
-
-
-def _efficient(call: _Call) -> list[Mapped]:
-    q, k, v, bias = call.args[0], call.args[1], call.args[2], call.arg(3, "attn_bias")
-    causal = bool(call.arg(6, "is_causal", False))
-    notes = [_kv_note(q, k)]
-    if bias is not None:
-        notes.append(f"mask {shape_text(bias)} added to the scores, not counted")
-    return [Mapped(_attention(q, k, v, causal, False), "; ".join(n for n in notes if n))]
-
-
-def _efficient_backward(call: _Call) -> list[Mapped]:
-    q, k, v, bias = call.args[1], call.args[2], call.args[3], call.args[4]
-    causal = bool(call.arg(11, "is_causal", False))
-    notes = [_kv_note(q, k)]
-    if bias is not None:
-        notes.append(f"mask {shape_text(bias)} not counted")
-    return [Mapped(_attention(q, k, v, causal, True), "; ".join(n for n in notes if n))]
+    return handler
 
 
 # -- normalisation, softmax -----------------------------------------------------
@@ -560,10 +546,11 @@ _HANDLERS: dict[str, Any] = {
     "dot": _dot,
     "convolution": _convolution,
     "convolution_backward": _convolution_backward,
-    "_scaled_dot_product_flash_attention": _flash,
-    "_scaled_dot_product_flash_attention_backward": _flash_backward,
-    "_scaled_dot_product_efficient_attention": _efficient,
-    "_scaled_dot_product_efficient_attention_backward": _efficient_backward,
+    # the argument positions of PyTorch 2.x's native_functions.yaml
+    "_scaled_dot_product_flash_attention": _sdpa(0, 4, None, False),
+    "_scaled_dot_product_flash_attention_backward": _sdpa(1, 11, None, True),
+    "_scaled_dot_product_efficient_attention": _sdpa(0, 6, 3, False),
+    "_scaled_dot_product_efficient_attention_backward": _sdpa(1, 11, 4, True),
     "native_layer_norm": _layer_norm,
     "native_layer_norm_backward": _norm_backward(8, "dx = (w·dy − mean(w·dy) − x̂·mean(w·dy·x̂))/σ, about 8 FLOP an element"),
     "_fused_rms_norm": _rms_norm,

@@ -23,8 +23,9 @@ GPU does not run.
 With `data_parallel=RANKS` the gradients are all-reduced in buckets as
 PyTorch's DistributedDataParallel does: parameters in reverse order, each
 bucket up to `bucket_mib` MiB, its all-reduce on the `comm` stream after the
-backward op that writes its last gradient; the optimizer then reads the
-all-reduced gradients. Batch sizes are per rank.
+backward op that writes its last gradient; as DDP's backward returns only
+once every bucket is reduced, the optimizer's first op waits for them all,
+and each optimizer op reads the reduced gradients. Batch sizes are per rank.
 """
 
 from __future__ import annotations
@@ -184,6 +185,7 @@ class _Recorder:
         self.phase = "forward"
         self.index: dict[str, int] = {}
         self.assumed = 0  # yes/no checks of a tensor's value answered True (value_check)
+        self.barrier: tuple[str, ...] = ()  # the all-reduces the first optimizer op waits for (all_reduce)
 
     def key(self, tensor: Any) -> int:
         try:
@@ -241,6 +243,9 @@ class _Recorder:
             for key in written:
                 self.writers[key] = tuple(deps)
             return
+        if self.barrier and self.phase == "optimizer":
+            deps.update(self.barrier)  # DDP's backward returns once every bucket is reduced: the optimizer waits
+            self.barrier = ()
         module = self.module()
         packet = func.overloadpacket.__name__
         op = f"aten::{packet}"
@@ -324,6 +329,7 @@ class _Recorder:
         for _, _, line, keys in placed:
             for key in keys:
                 self.writers[key] = (line.name,)
+        self.barrier = tuple(line.name for _, _, line, _ in placed)
 
     def result(self, description: str, ranks: int) -> TracedStep:
         unmapped = tuple(
