@@ -326,3 +326,10 @@ def test_attention_runs_as_the_fused_kernel_forward_and_backward(builder, causal
     # the backward's five products against FlopCounterMode's (which counts every score, masked or not)
     scores = 32 * 33 // 2 if causal else 32 * 32
     assert _product_flop(backward) == 5 * 2 * 2 * 4 * scores * 16
+
+
+def test_tensors_the_forward_makes_are_on_the_meta_device_too():
+    model, args = model_from_python(MODELS, "makes_tensors")[:2]
+    step = trace_model(model, args)
+    assert [line.op for line in step.lines] == ["aten::embedding", "aten::add"]
+    assert [op.op for op in step.unmapped] == ["aten::arange"]

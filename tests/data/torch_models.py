@@ -120,3 +120,17 @@ def attention():
 
 def causal_attention():
     return SelfAttention(causal=True), torch.randn(2, 32, 64)
+
+
+def makes_tensors():
+    """A forward that makes a tensor without naming a device (traced on the meta device like the rest)."""
+
+    class Positions(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = nn.Embedding(64, 16)
+
+        def forward(self, x):
+            return x + self.table(torch.arange(x.shape[1]))
+
+    return Positions(), torch.randn(4, 32, 16)

@@ -518,7 +518,8 @@ def trace_model(
     tracker = _module_tracker(torch)
     recorder = _Recorder(torch, tracker)
     try:
-        with _quiet_tracker(), tracker, _fused_attention_mode(torch), _dispatch_mode(torch, recorder):
+        # Tensors the model makes as it runs (torch.arange(n), a mask) land on the meta device too.
+        with _quiet_tracker(), torch.device("meta"), tracker, _fused_attention_mode(torch), _dispatch_mode(torch, recorder):
             out = model(*args, **kwargs)
             if backward:
                 recorder.phase = "loss"
