@@ -119,6 +119,8 @@ def declarations(draw: st.DrawFn) -> str:
             values[param.name] = draw(dtypes)
         elif param.kind == "bool" and draw(st.booleans()):
             values[param.name] = draw(st.booleans())
+    if op == "attention" and values.get("backward"):
+        values.pop("fused", None)  # the backward is the fused one: fused=false with it is refused
     if op == "conv2d":
         values["groups"] = 1
         values["dilation"] = 1

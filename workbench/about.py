@@ -64,8 +64,9 @@ def nvml_part() -> Part:
 def torch_part() -> Part:
     version = _version("torch")
     if version is None:
-        return Part("PyTorch", False, "not installed (cross-checks against torch.matmul off)")
-    return Part("PyTorch", True, f"{version} (for cross-checks)")
+        return Part("PyTorch", False, "not installed (import-torch and cross-checks against torch.matmul off; "
+                                      "pip install 'perf-workbench[torch]')")
+    return Part("PyTorch", True, f"{version} (import-torch: models traced into steps; cross-checks)")
 
 
 def optional_parts() -> list[Part]:

@@ -501,6 +501,56 @@ def _run_import_nsys(args: argparse.Namespace) -> int:
     return _run_import(args, "nsys")
 
 
+# ---------------------------------------------------------------- import-torch
+
+
+def _add_import_torch(sub: Any) -> None:
+    p = sub.add_parser(
+        "import-torch",
+        help="trace a PyTorch model on the meta device (no weights, no GPU) into a step, one line per ATen op",
+        description="Run a model's forward (and with --backward its backward, with --optimizer the optimizer step) "
+        "on PyTorch's meta device, recording every ATen op with its shapes and the module it ran in; each becomes "
+        "a declaration, each follows the ops that wrote its inputs. SOURCE is a shipped config (gpt2-small, "
+        "llama-1b, llama-8b), a Hugging Face config JSON, or a Python file with a function returning "
+        "(model, inputs), e.g. workbench import-torch llama-8b --batch 1 --seq 4096 --backward --optimizer adamw "
+        "--data-parallel 8 --device h100-sxm -o llama8b.step. Needs the [torch] extra ([models] for configs).",
+    )
+    p.add_argument("source", metavar="SOURCE", help="a shipped config key, a config .json, or FILE.py[:FUNCTION]")
+    p.add_argument("--function", help="the function of a Python file that returns (model, inputs)")
+    p.add_argument("--batch", type=int, default=1, help="sequences per rank for a config (default 1)")
+    p.add_argument("--seq", type=int, default=1024, help="sequence length for a config (default 1024)")
+    p.add_argument("--dtype", choices=("fp32", "bf16", "fp16"), help="the config model's dtype (default: the config's)")
+    p.add_argument("--backward", action="store_true", help="trace the backward pass too")
+    p.add_argument("--optimizer", choices=("adamw", "sgd"), help="trace the optimizer step too (needs --backward)")
+    p.add_argument("--data-parallel", type=int, default=1, metavar="RANKS",
+                   help="all-reduce the gradients across RANKS ranks in buckets on a comm stream (needs --backward)")
+    p.add_argument("--bucket-mib", type=float, default=25.0, metavar="MIB", help="gradient bucket size (default 25 MiB)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the step here (default: print it)")
+    p.add_argument("--device", help="with -o: lay the step out on this catalogue device and print its summary")
+    p.add_argument("--json", action="store_true", help="with -o: print what was traced (and the timeline) as JSON")
+    p.set_defaults(run=_run_import_torch)
+
+
+def _run_import_torch(args: argparse.Namespace) -> int:
+    from workbench.tracing import run_import
+
+    source, function = args.source, args.function
+    if function is None and ":" in source and source.rsplit(":", 1)[0].endswith(".py"):
+        source, function = source.rsplit(":", 1)
+    result = run_import(
+        source, function=function, batch=args.batch, sequence=args.seq, dtype=args.dtype, backward=args.backward,
+        optimizer=args.optimizer, data_parallel=args.data_parallel, bucket_mib=args.bucket_mib, output=args.output,
+        device=args.device,
+    )
+    if args.output is None:
+        sys.stdout.write(result.step.text())
+    elif args.json:
+        _print_json(result.to_dict())
+    else:
+        _echo(result.summary_text())
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------- measure / calibrate
 
 
@@ -889,7 +939,7 @@ def _run_gui(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- main
 
 
-ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_compare, _add_step, _add_units, _add_report, _add_import_ncu, _add_import_nsys, _add_measure, _add_gui)  # _add_measure adds `runs` too
+ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_compare, _add_step, _add_units, _add_report, _add_import_ncu, _add_import_nsys, _add_import_torch, _add_measure, _add_gui)  # _add_measure adds `runs` too
 
 
 class _VersionAction(argparse.Action):

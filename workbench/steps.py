@@ -38,13 +38,14 @@ from workbench.profilers.trace import KERNEL, KIND_NAMES, Interval, Trace
 from workbench.units import format_time
 
 DEFAULT_STREAM = "compute"
-MAX_STEP_LINES = 1000
-MAX_STEP_CHARS = 200_000
+MAX_STEP_LINES = 100_000
+MAX_STEP_CHARS = 20_000_000
 BOUND = "bound"
 MEASURED = "measured"
 TRACE = "trace"
 
-_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,63}"
+# Module paths name traced operations (layers.3.mlp.down_proj.addmm): dots after the first character.
+_NAME = r"[A-Za-z_][A-Za-z0-9_.]{0,127}"
 _ASSIGN = re.compile(rf"\s*({_NAME})\s*=\s*(.*)$")
 _ON = re.compile(rf"on\s+({_NAME})\s*")
 _AFTER = re.compile(rf"after\s+({_NAME}(?:\s*,\s*{_NAME})*)\s*$")

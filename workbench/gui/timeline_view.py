@@ -316,6 +316,13 @@ class TimelineView(RefreshWhenShown, QWidget):
         if new != (old or ""):
             self.document.undo_stack.push(EditStepText(self, old, new))
 
+    def open_step(self, text: str) -> None:
+        """Replace the step with `text` (a traced model's, File ▸ Import PyTorch model…) as one undoable edit."""
+        self._commit_pending()
+        old = self.step_text()
+        if text != (old or ""):
+            self.document.undo_stack.push(EditStepText(self, old, text))
+
     def apply_text(self, text: str | None) -> None:
         """Store the step text in the session (None removes the step) and redraw: the undo command's effect."""
         steps = self.document.session.steps

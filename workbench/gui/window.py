@@ -424,6 +424,8 @@ class MainWindow(QMainWindow):
         a("save", "&Save session", self.save_session, sk.Save, "Save the session")
         a("import_profile", "&Import profile…", self.import_profile_dialog, "Ctrl+I",
           "Read an Nsight Compute or Nsight Systems CSV and compare its kernels with the declared operations")
+        a("import_torch", "Import PyTorch &model…", self.import_torch_dialog, None,
+          "Trace a PyTorch model on the meta device into the Timeline's step (a config or a Python file)")
         a("save_as", "Save session &as…", self.save_session_as, sk.SaveAs, "Save the session under a new name")
         a("export_png", "Export plot as &PNG…", lambda: self.export_plot_dialog("png"), "Ctrl+E", "Write the visible plot as a PNG image")
         a("export_svg", "Export plot as S&VG…", lambda: self.export_plot_dialog("svg"), "Ctrl+Shift+E", "Write the visible plot as an SVG drawing")
@@ -506,7 +508,7 @@ class MainWindow(QMainWindow):
             return m
 
         recent = self.session_io.recent_menu
-        menu("&File", ["new", "open", recent, "import_profile", None, "save", "save_as", None,
+        menu("&File", ["new", "open", recent, "import_profile", "import_torch", None, "save", "save_as", None,
                        "export_png", "export_svg", "export_report", "copy_derivation", None, "quit"])
         menu("&Edit", ["undo", "redo", None, "add", "duplicate", "rename", "remove", None, "move_up", "move_down", None, "focus_declaration"])
         view = bar.addMenu("&View")
@@ -705,6 +707,18 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Import profile", "", "Profiler CSV (*.csv);;All files (*)")
         if path:
             self.import_profile(path)
+
+    def import_torch_dialog(self) -> None:
+        """File ▸ Import PyTorch model…: the traced step opens in the Timeline (gui/torch_import.py)."""
+        from workbench.gui.torch_import import TorchImportDialog
+
+        dialog = TorchImportDialog(self)
+        dialog.step_ready.connect(self.open_traced_step)
+        dialog.open()
+
+    def open_traced_step(self, text: str) -> None:
+        self.timeline.open_step(text)
+        self.tabs.setCurrentWidget(self.timeline)
 
     # ------------------------------------------------------------------ plots
     def current_plot_view(self):  # type: ignore[no-untyped-def]

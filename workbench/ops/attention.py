@@ -69,7 +69,14 @@ def _format_fields(p: Mapping[str, Any]) -> list[tuple[str, Any]]:
     if p["align"] != BOTTOM_RIGHT:
         fields.append(("align", p["align"]))
     fields += [("fused", p["fused"]), ("dtype", p["dtype"])]
+    if p["backward"]:
+        fields.append(("backward", True))
     return fields
+
+
+def _check(p: Mapping[str, Any]) -> None:
+    if p["backward"] and not p["fused"]:
+        raise DeclarationError("backward=true is the fused (FlashAttention-style) backward: remove fused=false", field="backward")
 
 
 
@@ -81,6 +88,8 @@ def attention(p: Mapping[str, Any]) -> Workload:
     u, rn = unmasked_scores(sq, skv, causal, p["align"])
     scores = "U" if causal else "Sq·Skv"
     rows = "Rn" if causal else "Sq"
+    if p["backward"]:
+        return _backward(p, dt, u, rn, scores)
     tensors = [
         Tensor("Q", (b, h, sq, d), ("B", "H", "Sq", "D"), dt, reads=1),
         Tensor("K", (b, h, skv, d), ("B", "H", "Skv", "D"), dt, reads=1),
@@ -123,10 +132,51 @@ def attention(p: Mapping[str, Any]) -> Workload:
     )
 
 
+def _backward(p: Mapping[str, Any], dt: Any, u: Any, rn: Any, scores: str) -> Workload:
+    """FlashAttention-2's backward: the scores recomputed on chip, then dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K and
+    dK = dSᵀ·Q, five products where the forward has two; Q, K, V, O, dO read once, dQ, dK, dV written once."""
+    b, h, sq, skv, d, dv = p["B"], p["H"], p["Sq"], p["Skv"], p["D"], p["Dv"]
+    tensors = (
+        Tensor("Q", (b, h, sq, d), ("B", "H", "Sq", "D"), dt, reads=1),
+        Tensor("K", (b, h, skv, d), ("B", "H", "Skv", "D"), dt, reads=1),
+        Tensor("V", (b, h, skv, dv), ("B", "H", "Skv", "Dv"), dt, reads=1),
+        Tensor("O", (b, h, sq, dv), ("B", "H", "Sq", "Dv"), dt, reads=1, note="read for D = rowsum(dO∘O)"),
+        Tensor("dO", (b, h, sq, dv), ("B", "H", "Sq", "Dv"), dt, reads=1),
+        Tensor("dQ", (b, h, sq, d), ("B", "H", "Sq", "D"), dt, writes=1),
+        Tensor("dK", (b, h, skv, d), ("B", "H", "Skv", "D"), dt, writes=1),
+        Tensor("dV", (b, h, skv, dv), ("B", "H", "Skv", "Dv"), dt, writes=1),
+    )
+    terms = (
+        FlopTerm("Q·Kᵀ recomputed", FMA, b * h * u * d, f"B·H·{scores}·D"),
+        FlopTerm("dV = Pᵀ·dO", FMA, b * h * u * dv, f"B·H·{scores}·Dv"),
+        FlopTerm("dP = dO·Vᵀ", FMA, b * h * u * dv, f"B·H·{scores}·Dv"),
+        FlopTerm("dQ = dS·K", FMA, b * h * u * d, f"B·H·{scores}·D"),
+        FlopTerm("dK = dSᵀ·Q", FMA, b * h * u * d, f"B·H·{scores}·D"),
+        FlopTerm(
+            "softmax backward",
+            OP,
+            b * h * 5 * u,
+            f"B·H·5·{scores}",
+            note="per score: scale, exp (P recomputed from the saved log-sum-exp), subtract D, multiply by P, scale",
+        ),
+    )
+    notes = [EXP_NOTE, "fused backward (FlashAttention-2): scores and their gradients stay on chip; "
+             "the per-row log-sum-exp and D = rowsum(dO∘O) are not counted (one value a row)"]
+    if p["causal"]:
+        notes.insert(0, CAUSAL_NOTES[p["align"]])
+    return Workload(
+        tensors=tensors,
+        terms=terms,
+        path=matrix_path(dt, dtype("fp32")),
+        values={"B": b, "H": h, "Sq": sq, "Skv": skv, "D": d, "Dv": dv, "U": u, "Rn": rn},
+        notes=tuple(notes),
+    )
+
+
 def _name(p: Mapping[str, Any]) -> str:
     length = f"S={p['Sq']}" if p["Sq"] == p["Skv"] else f"Sq={p['Sq']} Skv={p['Skv']}"
     head = f"D={p['D']}" if p["Dv"] == p["D"] else f"D={p['D']}/{p['Dv']}"
-    kind = "Attention" if p["fused"] else "Unfused attention"
+    kind = ("Attention backward" if p["backward"] else "Attention") if p["fused"] else "Unfused attention"
     causal = " causal" if p["causal"] else ""
     return f"{kind}{causal} {p['B']}×{p['H']} heads, {length} {head} {p['dtype']}"
 
@@ -157,8 +207,10 @@ register(
             Param("align", "name", BOTTOM_RIGHT, doc="where the causal diagonal starts: bottom_right (FlashAttention ≥ 2.1, default) or top_left (PyTorch is_causal)"),
             Param("fused", "bool", True, doc="scores stay on chip (FlashAttention-style)"),
             Param("dtype", "dtype", "bf16", doc="type of Q, K, V, O (and S, P when unfused)"),
+            Param("backward", "bool", False, doc="the fused backward: dQ, dK, dV from dO (five products, scores recomputed)"),
         ),
         build=attention,
+        check=_check,
         canonical=_canonical,
         format_fields=_format_fields,
     )

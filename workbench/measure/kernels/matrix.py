@@ -294,6 +294,11 @@ class EinsumKernel(MatrixKernel):
 class AttentionKernel(MatrixKernel):
     """Unfused attention: S = Q·Kᵀ, a row softmax of S/√D in place, O = P·V."""
 
+    def check_supported(self) -> None:
+        if self.params.get("backward"):
+            raise UnsupportedMeasurement("the attention backward (backward=true) is bounded, not measured yet")
+        super().check_supported()
+
     def dims(self) -> tuple[int, int, int, int, int, int]:
         p = self.params
         return int(p["B"]), int(p["H"]), int(p["Sq"]), int(p["Skv"]), int(p["D"]), int(p["Dv"])
