@@ -38,8 +38,8 @@ from workbench.profilers.trace import KERNEL, KIND_NAMES, Interval, Trace
 from workbench.units import format_time
 
 DEFAULT_STREAM = "compute"
-MAX_STEP_LINES = 1000
-MAX_STEP_CHARS = 200_000
+MAX_STEP_LINES = 100_000
+MAX_STEP_CHARS = 20_000_000
 BOUND = "bound"
 MEASURED = "measured"
 TRACE = "trace"
