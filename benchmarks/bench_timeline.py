@@ -67,8 +67,7 @@ def main() -> int:
     app.processEvents()
     text = step_text(operations)
     started = time.perf_counter()
-    view.apply_text(text)
-    view.refresh()
+    view.apply_text(text)  # the page is shown: it lays the step out and draws it at once
     app.processEvents()
     laid_out = time.perf_counter() - started
     timeline = view.timeline

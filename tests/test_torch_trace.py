@@ -274,3 +274,17 @@ def test_a_cpu_trace_recorded_here_matches_the_same_models_step(tmp_path: Path) 
     first = [trace.start[int(row)] for row in measured.matches["m0.addmm"].intervals]
     second = [trace.start[int(row)] for row in measured.matches["m2.addmm"].intervals]
     assert all(a < b for a, b in zip(first, second))
+
+
+def test_the_reports_carry_each_steps_table_as_the_cli_computes_it() -> None:
+    from workbench.examples import load_example
+    from workbench.report import render_html, render_markdown
+
+    session = load_example("data-parallel-step")
+    markdown = render_markdown(session)
+    assert "where the time goes" in markdown and "**By kind**" in markdown and "**By module**" in markdown
+    device = session.device.resolve()
+    breakdown = where_time_goes(step_timeline(session.steps[0].text, device), device)
+    gemm = next(group for group in breakdown.by_kind if group.name == "GEMM")
+    assert f"| GEMM | {gemm.count} |" in markdown and f"{gemm.share * 100:.1f} %" in markdown
+    assert "<h3>By module</h3>" in render_html(session)

@@ -117,16 +117,20 @@ def where_time_goes(timeline: Timeline, device: Device | None) -> Breakdown:
     if timeline.measured is not None and timeline.measured.ran_on is not None and timeline.measured.ran_on.device is not None:
         device = timeline.measured.ran_on.device
     rows = []
+    figures: dict[str, tuple[int, int, str]] = {}  # per declaration text: a traced model repeats its layers' ops
+    durations = {placed.name: placed.duration for placed in timeline.placed}
     for op in timeline.plan.operations:
-        try:
-            analysis = analyze(op.declaration, device)
-        except WorkbenchError:
-            flop, traffic, limiter = 0, 0, "no bound"
-        else:
-            flop, traffic, limiter = int(analysis.flop), int(analysis.bytes), str(analysis.limiter or "no bound")
+        text = str(op.declaration)
+        if text not in figures:
+            try:
+                analysis = analyze(op.declaration, device)
+            except WorkbenchError:
+                figures[text] = (0, 0, "no bound")
+            else:
+                figures[text] = (int(analysis.flop), int(analysis.bytes), str(analysis.limiter or "no bound"))
+        flop, traffic, limiter = figures[text]
         time = timeline.times[op.name]
-        duration = timeline.interval(op.name).duration
-        rows.append((op, flop, traffic, time.bound_s, duration, time.source != BOUND, limiter))
+        rows.append((op, flop, traffic, time.bound_s, durations[op.name], time.source != BOUND, limiter))
     total = sum(row[4] for row in rows)
 
     def grouped(key: Any) -> tuple[Group, ...]:

@@ -466,7 +466,8 @@ class TimelineView(RefreshWhenShown, QWidget):
             label.setVisible(False)
             plot.addItem(label)
             self._bar_labels.append(label)
-        path = [timeline.interval(name) for name in timeline.critical_path]
+        by_name = {item.name: item for item in placed}
+        path = [by_name[name] for name in timeline.critical_path]
         xs: list[float] = []
         ys_path: list[float] = []
         for item in path:  # just above the bars, so the names stay legible
@@ -494,8 +495,9 @@ class TimelineView(RefreshWhenShown, QWidget):
             widths = np.minimum(ends[visible], x1) - np.maximum(starts[visible], x0)
             visible = visible[np.argsort(-widths, kind="stable")[: len(self._bar_labels)]]
         for label, index in zip(self._bar_labels, visible):
-            label.setText(names[index])
-            label.setColor((255, 255, 255) if ends[index] > starts[index] else (0, 0, 0))
+            if label.toPlainText() != names[index]:  # a pan keeps most labels: laying text out again is the cost
+                label.setText(names[index])
+                label.setColor((255, 255, 255) if ends[index] > starts[index] else (0, 0, 0))
             label.setPos((starts[index] + ends[index]) / 2, ys[index])
             label.setVisible(True)
         for label in self._bar_labels[len(visible):]:
