@@ -12,8 +12,13 @@ at 1600×1000. Then:
    target ≤ 16 ms a frame.
 2. Zoom: the x range narrowed by 20 % about its centre, then widened back, each painted. Median and
    maximum of 60 frames; target ≤ 16 ms.
-3. For reference (no target): laying the step out and drawing it once (`refresh()`), the what-if
-   and where-the-time-goes tables filled.
+3. Whole step in view: the full range, painted. Median of 20.
+4. For reference (no target): laying the step out and drawing it once, the what-if and
+   where-the-time-goes tables filled.
+
+Every figure is measured first for a step of 96 operations and then for the large one, in the same
+window: on a loaded machine the ratio of the two medians says what the operation count adds to a
+frame, apart from what painting the plot costs at all.
 
 Frame times depend on the machine and its load: the script prints the load average beside them.
 """
@@ -51,6 +56,38 @@ def step_text(operations: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def measure(view, app, text: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Lay `text` out in the page, then time pan, zoom and whole-step frames."""
+    started = time.perf_counter()
+    view.apply_text(text)  # the page is shown: it lays the step out and draws it at once
+    app.processEvents()
+    laid_out = time.perf_counter() - started
+    timeline = view.timeline
+    assert timeline is not None, "the step did not lay out"
+    box = view.plot.getViewBox()
+    viewport = view.plot.viewport()
+    low, high = 0.0, timeline.step_time
+
+    def frame(x0: float, x1: float) -> float:
+        begun = time.perf_counter()
+        box.setXRange(x0, x1, padding=0)
+        app.processEvents()
+        viewport.repaint()
+        return time.perf_counter() - begun
+
+    frame(low, high)
+    width = (high - low) / 4  # a quarter of the step in view, as one looks at a few layers
+    pans = [frame(low + width * 0.05 * i, low + width * (1 + 0.05 * i)) for i in range(FRAMES)]
+    zooms = []
+    for i in range(FRAMES // 2):
+        centre = low + (high - low) * (i + 1) / (FRAMES // 2 + 1)
+        zooms.append(frame(centre - width * 0.4, centre + width * 0.4))
+        zooms.append(frame(centre - width * 0.5, centre + width * 0.5))
+    whole = [frame(low, high) for _ in range(FRAMES // 3)]
+    return {"operations": len(timeline.placed), "streams": len(timeline.plan.streams()), "laid_out": laid_out,
+            "pan": pans, "zoom": zooms, "whole": whole}
+
+
 def main() -> int:
     operations = int(sys.argv[1]) if len(sys.argv) > 1 else 6000
     from PySide6.QtWidgets import QApplication
@@ -65,42 +102,23 @@ def main() -> int:
     view.resize(1600, 1000)
     view.show()
     app.processEvents()
-    text = step_text(operations)
-    started = time.perf_counter()
-    view.apply_text(text)  # the page is shown: it lays the step out and draws it at once
-    app.processEvents()
-    laid_out = time.perf_counter() - started
-    timeline = view.timeline
-    assert timeline is not None, "the step did not lay out"
-    plot = view.plot
-    viewport = plot.viewport()
-    box = plot.getViewBox()
-    low, high = 0.0, timeline.step_time
-    box.setXRange(low, high, padding=0)
-    viewport.repaint()
-
-    def frame(x0: float, x1: float) -> float:
-        begun = time.perf_counter()
-        box.setXRange(x0, x1, padding=0)
-        app.processEvents()
-        viewport.repaint()
-        return time.perf_counter() - begun
-
-    width = (high - low) / 4  # a quarter of the step in view, as one looks at a few layers
-    pans = [frame(low + width * 0.1 * i, low + width * (1 + 0.1 * i)) for i in range(FRAMES)]
-    zooms = []
-    for i in range(FRAMES // 2):
-        centre = low + (high - low) * (i + 1) / (FRAMES // 2 + 1)
-        zooms.append(frame(centre - width * 0.4, centre + width * 0.4))
-        zooms.append(frame(centre - width * 0.5, centre + width * 0.5))
-    whole = [frame(low, high) for _ in range(10)]
+    # The same frames for a step of LAYERS × 4 operations first: on a loaded machine the ratio of the two
+    # says what the operation count adds, apart from what painting the plot costs at all.
+    small = measure(view, app, step_text(LAYERS * 4))
+    large = measure(view, app, step_text(operations))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"Timeline with {len(timeline.placed):,} operations on {len(timeline.plan.streams())} streams "
-          f"(load average {load:.1f} on {os.cpu_count()} CPUs)")
-    print(f"  lay out and draw once (refresh):      {laid_out * 1e3:8.1f} ms")
-    for label, times in (("pan (a quarter in view)", pans), ("zoom (±20 %)", zooms), ("whole step in view", whole)):
-        print(f"  {label:<36} median {statistics.median(times) * 1e3:6.2f} ms, max {max(times) * 1e3:6.2f} ms"
-              f"  (target ≤ 16 ms: {'met' if statistics.median(times) <= 0.016 else 'NOT met'})")
+    print(f"Timeline frames (load average {load:.1f} on {os.cpu_count()} CPUs); medians, max in brackets")
+    for result in (small, large):
+        print(f"  {result['operations']:,} operations on {result['streams']} streams: laid out and drawn in "
+              f"{result['laid_out'] * 1e3:,.0f} ms")
+        for label in ("pan", "zoom", "whole"):
+            times = result[label]
+            median = statistics.median(times)
+            print(f"    {label:<6} {median * 1e3:7.2f} ms  (max {max(times) * 1e3:7.2f} ms)  "
+                  f"target ≤ 16 ms: {'met' if median <= 0.016 else 'NOT met'}")
+    for label in ("pan", "zoom", "whole"):
+        ratio = statistics.median(large[label]) / statistics.median(small[label])
+        print(f"  {label}: {large['operations']:,} operations ÷ {small['operations']:,}: {ratio:.2f}×")
     view.close()
     return 0
 

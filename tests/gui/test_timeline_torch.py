@@ -69,7 +69,11 @@ def test_a_step_of_thousands_of_operations_draws_a_few_items_and_names_the_wides
     shown = [label for label in view._bar_labels if label.isVisible()]
     assert len(shown) == MAX_BAR_LABELS
     placed = {p.name: p for p in view.timeline.placed}
+    drawn = sum(len(bars.opts["x0"]) for bars, _ in view._bar_groups)
+    assert drawn < 3000  # the whole step in view: runs of bars under two pixels wide drawn as one
     first = placed["l0.mm"]
     view.plot.getViewBox().setXRange(first.start, first.end + (first.end - first.start) * 2, padding=0)
     names = {label.toPlainText() for label in view._bar_labels if label.isVisible()}
     assert "l0.mm" in names and "l2999.mm" not in names  # the labels follow the view
+    bars = [(x0, x1) for item, _ in view._bar_groups for x0, x1 in zip(item.opts["x0"], item.opts["x1"])]
+    assert len(bars) <= 4 and (first.start, first.end) in [(float(a), float(b)) for a, b in bars]  # zoomed in: each bar its own

@@ -191,6 +191,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.plot.setMinimumHeight(140)  # the summary, the trace and the table never squeeze the lanes away
         self.plot.getViewBox().sigResized.connect(self._label_streams)
         self.plot.getViewBox().sigXRangeChanged.connect(self._label_bars)
+        self.plot.getViewBox().sigResized.connect(self._label_bars)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("whatIfTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
@@ -424,6 +425,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         plot = self.plot
         plot.clear()
         self._bar_labels = []
+        self._bar_groups = []
         self._placed = None
         axis = plot.getAxis("left")
         if timeline is None:
@@ -451,14 +453,18 @@ class TimelineView(RefreshWhenShown, QWidget):
         ys = np.array([lane[item.stream] for item in placed], dtype=float)
         on_path = np.array([item.name in critical for item in placed], dtype=bool)
         talking = np.array([item.communication for item in placed], dtype=bool)
+        self._bar_groups = []
         for communication in (False, True):
             for path in (False, True):
-                chosen = (talking == communication) & (on_path == path)
-                if chosen.any():
-                    plot.addItem(pg.BarGraphItem(
+                chosen = np.flatnonzero((talking == communication) & (on_path == path))
+                if len(chosen):
+                    chosen = chosen[np.lexsort((starts[chosen], ys[chosen]))]  # by lane, then start: runs to merge
+                    bars = pg.BarGraphItem(
                         x0=starts[chosen], x1=ends[chosen], y=ys[chosen], height=0.6,
                         brush=COMMUNICATION_BRUSH if communication else COMPUTE_BRUSH,
-                        pen=CRITICAL_PEN if path else pg.mkPen(QColor(40, 40, 40), width=1)))
+                        pen=CRITICAL_PEN if path else pg.mkPen(QColor(40, 40, 40), width=1))
+                    plot.addItem(bars)
+                    self._bar_groups.append((bars, chosen))
         self._placed = (starts, ends, ys, [item.name for item in placed])
         self._bar_labels = []
         for _ in range(min(len(placed), MAX_BAR_LABELS)):
@@ -480,16 +486,39 @@ class TimelineView(RefreshWhenShown, QWidget):
 
     _placed: "tuple[Any, Any, Any, list[str]] | None" = None
     _bar_labels: "list[pg.TextItem]" = []
+    _bar_groups: "list[tuple[pg.BarGraphItem, Any]]" = []
+
+    def _bars_in_view(self, x0: float, x1: float) -> None:
+        """Give each bar item only the bars in view, and draw a run of bars each narrower than two pixels on
+        one lane, a pixel or less apart, as one bar: what is painted per frame stays near the plot's width in
+        pixels however many operations the step has."""
+        import numpy as np
+
+        starts, ends, ys, _ = self._placed  # type: ignore[misc]
+        width = self.plot.getViewBox().width()
+        pixel = (x1 - x0) / width if width >= 2 else 0.0  # not laid out yet: nothing merged until it is
+        for bars, rows in self._bar_groups:
+            rows = rows[(ends[rows] >= x0) & (starts[rows] <= x1)]
+            if len(rows) > MAX_BAR_LABELS:
+                left, right, lane = starts[rows], ends[rows], ys[rows]
+                narrow = (right - left) < 2 * pixel
+                joins = np.zeros(len(rows), dtype=bool)
+                joins[1:] = narrow[1:] & narrow[:-1] & (lane[1:] == lane[:-1]) & (left[1:] - right[:-1] <= pixel)
+                firsts = np.flatnonzero(~joins)
+                bars.setOpts(x0=left[firsts], x1=np.maximum.reduceat(right, firsts), y=lane[firsts])
+            else:
+                bars.setOpts(x0=starts[rows], x1=ends[rows], y=ys[rows])
 
     def _label_bars(self, *_: object) -> None:
         """Name the widest operations in view, at most MAX_BAR_LABELS of them: every one in a small step, the
         ones wide enough to read in a zoomed view of a large one."""
-        if self._placed is None or not self._bar_labels:
+        if self._placed is None:
             return
         import numpy as np
 
         starts, ends, ys, names = self._placed
         (x0, x1), _ = self.plot.getViewBox().viewRange()
+        self._bars_in_view(x0, x1)
         visible = np.flatnonzero((ends >= x0) & (starts <= x1))
         if len(visible) > len(self._bar_labels):
             widths = np.minimum(ends[visible], x1) - np.maximum(starts[visible], x0)
