@@ -70,7 +70,7 @@ def test_a_step_of_thousands_of_operations_draws_a_few_items_and_names_the_wides
     assert len(shown) == MAX_BAR_LABELS
     placed = {p.name: p for p in view.timeline.placed}
     drawn = sum(len(bars.opts["x0"]) for bars, _ in view._bar_groups)
-    assert drawn < 3000  # the whole step in view: runs of bars under two pixels wide drawn as one
+    assert drawn < 3000  # the whole step in view: runs of bars under four pixels wide drawn as one
     first = placed["l0.mm"]
     view.plot.getViewBox().setXRange(first.start, first.end + (first.end - first.start) * 2, padding=0)
     names = {label.toPlainText() for label in view._bar_labels if label.isVisible()}

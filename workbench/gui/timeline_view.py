@@ -426,6 +426,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         plot.clear()
         self._bar_labels = []
         self._bar_groups = []
+        self._label_of = {}
         self._placed = None
         axis = plot.getAxis("left")
         if timeline is None:
@@ -487,10 +488,11 @@ class TimelineView(RefreshWhenShown, QWidget):
     _placed: "tuple[Any, Any, Any, list[str]] | None" = None
     _bar_labels: "list[pg.TextItem]" = []
     _bar_groups: "list[tuple[pg.BarGraphItem, Any]]" = []
+    _label_of: "dict[int, pg.TextItem]" = {}  # operation (index in the placed list) → the label naming it
 
     def _bars_in_view(self, x0: float, x1: float) -> None:
-        """Give each bar item only the bars in view, and draw a run of bars each narrower than two pixels on
-        one lane, a pixel or less apart, as one bar: what is painted per frame stays near the plot's width in
+        """Give each bar item only the bars in view, and draw a run of bars each narrower than four pixels on
+        one lane, a pixel or less apart, as one bar (its outline would fill it anyway): what is painted per frame stays near the plot's width in
         pixels however many operations the step has."""
         import numpy as np
 
@@ -501,7 +503,7 @@ class TimelineView(RefreshWhenShown, QWidget):
             rows = rows[(ends[rows] >= x0) & (starts[rows] <= x1)]
             if len(rows) > MAX_BAR_LABELS:
                 left, right, lane = starts[rows], ends[rows], ys[rows]
-                narrow = (right - left) < 2 * pixel
+                narrow = (right - left) < 4 * pixel
                 joins = np.zeros(len(rows), dtype=bool)
                 joins[1:] = narrow[1:] & narrow[:-1] & (lane[1:] == lane[:-1]) & (left[1:] - right[:-1] <= pixel)
                 firsts = np.flatnonzero(~joins)
@@ -520,17 +522,22 @@ class TimelineView(RefreshWhenShown, QWidget):
         (x0, x1), _ = self.plot.getViewBox().viewRange()
         self._bars_in_view(x0, x1)
         visible = np.flatnonzero((ends >= x0) & (starts <= x1))
-        if len(visible) > len(self._bar_labels):
-            widths = np.minimum(ends[visible], x1) - np.maximum(starts[visible], x0)
-            visible = visible[np.argsort(-widths, kind="stable")[: len(self._bar_labels)]]
-        for label, index in zip(self._bar_labels, visible):
-            if label.toPlainText() != names[index]:  # a pan keeps most labels: laying text out again is the cost
-                label.setText(names[index])
-                label.setColor((255, 255, 255) if ends[index] > starts[index] else (0, 0, 0))
+        if len(visible) > len(self._bar_labels):  # the widest, ties by line order: a pan changes only the edges
+            visible = visible[np.lexsort((visible, -(ends[visible] - starts[visible])))[: len(self._bar_labels)]]
+        chosen = {int(index) for index in visible}
+        held = {index: label for index, label in self._label_of.items() if index in chosen}
+        free = [label for label in self._bar_labels if label not in held.values()]
+        for index in sorted(chosen - held.keys()):  # a label set to a new name only where its operation changed
+            label = free.pop()
+            label.setText(names[index])
+            label.setColor((255, 255, 255) if ends[index] > starts[index] else (0, 0, 0))
+            held[index] = label
+        for index, label in held.items():
             label.setPos((starts[index] + ends[index]) / 2, ys[index])
             label.setVisible(True)
-        for label in self._bar_labels[len(visible):]:
+        for label in free:
             label.setVisible(False)
+        self._label_of = held
 
     def _fill_table(self, timeline: Timeline | None) -> None:
         self.table.setRowCount(0)
