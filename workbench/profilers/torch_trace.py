@@ -116,8 +116,11 @@ class TorchTrace(Trace):
         return f"CPU thread {stream}" if self.cpu_only else super().stream_label(index)
 
     def summary(self) -> dict[str, object]:
+        summary = super().summary()
+        if self.cpu_only:  # the rows are CPU ops, not kernels
+            summary["kernels"] = 0
         return {
-            **super().summary(),
+            **summary,
             "cpu_ops": len(self.ops),
             "profiler_steps": [step.label for step in self.steps],
             "launched_by_an_op": sum(1 for op in self.row_op if op >= 0),
