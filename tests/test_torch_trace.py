@@ -116,7 +116,9 @@ def _two_step_trace() -> bytes:
         _event("cpu_op", "aten::addmm", 2, 30),
         _event("cuda_runtime", "cudaLaunchKernel", 3, 2, correlation=1),
         _event("cuda_runtime", "cudaLaunchKernel", 6, 2, correlation=2),
-        _event("cuda_runtime", "cudaLaunchKernel", 7, 1, tid=2, correlation=3),  # another thread
+        _event("cpu_op", "aten::copy_", 5, 4, tid=2),  # another thread, in the addmm's time
+        _event("cuda_runtime", "cudaLaunchKernel", 7, 1, tid=2, correlation=3),  # inside the copy_, not the addmm
+        _event("cpu_op", "aten::empty", 12, 1),  # a child of the addmm, started after the copy_
         _event("cpu_op", "aten::relu", 50, 10),
         _event("cuda_runtime", "cudaLaunchKernel", 52, 2, correlation=4),
         _kernel("gemm_a", 10, 5, 1), _kernel("gemm_b", 16, 3, 2), _kernel("other", 20, 1, 3),
