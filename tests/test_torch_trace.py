@@ -21,16 +21,10 @@ from workbench.profilers.trace import TraceError, read_trace
 from workbench.profilers.torch_trace import TorchTrace, read_torch_trace, read_torch_trace_bytes
 from workbench.steps import StepError, parse_step, step_timeline
 
-REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "real-profiles"
+from test_real_profiles import real  # the real files read in place; skips where ../shared is absent
+
 DATA = Path(__file__).resolve().parent / "data"
 MLP = "torch-trace-train-mlp-gp100.json.gz"
-
-
-def real(name: str) -> Path:
-    path = REAL / name
-    if not path.is_file():
-        pytest.skip(f"{path} is absent: the real profiler files live beside the checkout in ../shared/real-profiles")
-    return path
 
 
 # ---------------------------------------------------------------- the real traces
