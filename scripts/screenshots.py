@@ -415,6 +415,32 @@ def trace_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "timeline-trace-gemm.png")
 
 
+def torch_trace_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """The Timeline tab with a real PyTorch profiler trace (../shared/real-profiles, read in place; skipped where
+    absent): the MLP training step of tests/data/torch-mlp-gp100.step timed by its kernels, each beside its bound
+    (the GP100 is not in the catalogue, so the bounds are a V100 PCIe's), and the where-the-time-goes table."""
+    from workbench.profilers.torch_trace import read_torch_trace
+
+    trace = ROOT.parent / "shared" / "real-profiles" / "torch-trace-train-mlp-gp100.json.gz"
+    if not trace.is_file():
+        print(f"skipped the PyTorch trace screenshots: {trace} is absent")
+        return
+    view = window.timeline
+    window.tabs.setCurrentWidget(view)
+    window.document.set_device("v100-pcie")
+    view.editor.setPlainText((ROOT / "tests" / "data" / "torch-mlp-gp100.step").read_text())
+    settle(app, 0.6)
+    view._trace_read(read_torch_trace(trace))
+    settle(app, 0.5)
+    view.tables.setCurrentWidget(view.table)
+    settle(app, 0.3)
+    save(window, out / "timeline-torch-trace-times.png")  # each operation's traced time, its bound beside
+    view.tables.setCurrentWidget(view.breakdown_view)
+    view.breakdown_view.by.setCurrentIndex(view.breakdown_view.by.findData("module"))
+    settle(app, 0.3)
+    save(window, out / "timeline-torch-trace.png")
+
+
 def batched_gemm_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The batched-GEMM sweep example's roofline: six labelled points packed along the memory roof and the ridge."""
     window.open_example("batched-gemm-sweep")
@@ -641,6 +667,7 @@ def calibration_screenshots(window: Any, app: QApplication, out: Path) -> None:
 GROUPS = {
     "compare": compare_screenshots,
     "timeline": timeline_screenshots,
+    "torch-trace": torch_trace_screenshots,
     "calibration": calibration_screenshots,
     "hierarchy": hierarchy_screenshots,
     "batched-gemm": batched_gemm_screenshots,

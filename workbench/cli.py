@@ -301,7 +301,9 @@ def _add_step(sub: Any) -> None:
     p.add_argument(
         "--trace", metavar="TRACE",
         help="an Nsight Systems trace: the SQLite export (nsys export --type sqlite) or the CSV of "
-        "nsys stats --report cuda_gpu_trace --format csv; its intervals time the operations they match",
+        "nsys stats --report cuda_gpu_trace --format csv; or a PyTorch profiler trace (the JSON, gzipped or not, "
+        "that torch.profiler writes), matched by the ATen op that starts each line's comment ('# aten::mm'); "
+        "its intervals time the operations they match",
     )
     p.add_argument(
         "--match", metavar="PATTERN=OPERATION", action="append", default=[],
@@ -315,6 +317,7 @@ def _add_step(sub: Any) -> None:
 
 
 def _run_step(args: argparse.Namespace) -> int:
+    from workbench.breakdown import KIND, MODULE, where_time_goes
     from workbench.devices.catalogue import find_device
     from workbench.step_files import read_step_file
     from workbench.steps import StepError, parse_step, parse_trace_match, step_timeline
@@ -340,10 +343,11 @@ def _run_step(args: argparse.Namespace) -> int:
     runs = session.runs if session is not None else ()
     context = session.figure_context(device) if session is not None else None
     timeline = step_timeline(source.text, device, runs, context, trace=trace, rules=rules)
+    breakdown = where_time_goes(timeline, device)
     if args.json:
-        _print_json(timeline.to_dict())
+        _print_json({**timeline.to_dict(), "where_time_goes": breakdown.to_dict()})
     else:
-        _echo(timeline.summary_text())
+        _echo("\n".join([timeline.summary_text(), "", *breakdown.text_lines(KIND), "", *breakdown.text_lines(MODULE)]))
     return EXIT_OK
 
 

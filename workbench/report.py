@@ -191,6 +191,49 @@ class Report:
     other_runs: tuple[RunFigures, ...]
     profiles: tuple[ProfileSection, ...]
     binary: bool
+    steps: tuple["StepSection", ...] = ()
+
+
+@dataclass(frozen=True)
+class StepSection:
+    """A session's step in a report: where its time goes by kind and by module (workbench.breakdown), or why not."""
+
+    name: str
+    step_time: str
+    by_kind: FormattedTable
+    by_module: FormattedTable
+    error: str = ""
+
+
+def _breakdown_table(groups: Sequence[Any], binary: bool) -> FormattedTable:
+    from workbench.breakdown import COLUMNS
+
+    rows = tuple(
+        (group.name, f"{group.count:,}", format_flop(group.flop), format_bytes(group.bytes, binary),
+         format_time(group.bound_s) if group.bound_s is not None else "—", format_time(group.time_s),
+         f"{group.share * 100:.1f} %", f"{group.measured:,} of {group.count:,}", group.limiter)
+        for group in groups
+    )
+    return FormattedTable(COLUMNS, rows)
+
+
+def _step_sections(session: Session, device: Device | None, binary: bool) -> tuple[StepSection, ...]:
+    """Each step of the session laid out on its device (runs' medians where measured, else bounds) and grouped."""
+    from workbench.breakdown import KIND, MODULE, where_time_goes
+    from workbench.steps import step_timeline
+
+    sections = []
+    empty = FormattedTable((), ())
+    for step in session.steps:
+        try:
+            timeline = step_timeline(step.text, device, session.runs, session.figure_context(device))
+            breakdown = where_time_goes(timeline, device)
+        except WorkbenchError as exc:
+            sections.append(StepSection(step.name, "", empty, empty, str(exc)))
+            continue
+        sections.append(StepSection(step.name, format_time(timeline.step_time), _breakdown_table(breakdown.groups(KIND), binary),
+                                    _breakdown_table(breakdown.groups(MODULE), binary)))
+    return tuple(sections)
 
 
 def _finite_positive(value: Any) -> float | None:
@@ -413,6 +456,7 @@ def build_report(session: Session) -> Report:
         other_runs=tuple(other_runs),
         profiles=profiles,
         binary=binary,
+        steps=_step_sections(session, device, binary),
     )
 
 
@@ -659,6 +703,13 @@ def render_markdown(session: Session, plot_png: bytes | None = None, plot_file: 
     if report.other_runs:
         lines += ["## Runs of other declarations", "", *_md_table(runs_table(report.other_runs, report.binary, True))]
         lines += [_md_text(" ".join(_run_notes(report.other_runs))), "", *_md_conditions(report.other_runs)]
+    for step in report.steps:
+        lines += [f"## Step {_md_text(step.name)}: where the time goes", ""]
+        if step.error:
+            lines += [f"**Not laid out:** {_md_text(step.error)}", ""]
+            continue
+        lines += [f"Step time {_md_text(step.step_time)}; share: of the operations' summed time.", ""]
+        lines += ["**By kind**", "", *_md_table(step.by_kind), "**By module**", "", *_md_table(step.by_module)]
     if report.profiles:
         lines += ["## Imported profiler records", ""]
         for section in report.profiles:
@@ -803,6 +854,16 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
             _html_table(runs_table(report.other_runs, binary, with_declaration=True), numeric_columns=(2, 4, 5, 6, 7)),
             *(f"<p class=\"meta\">{_h(note)}</p>" for note in _run_notes(report.other_runs)),
             _html_conditions(report.other_runs),
+        ]
+    for step in report.steps:
+        parts.append(f"<h2>Step {_h(step.name)}: where the time goes</h2>")
+        if step.error:
+            parts.append(f"<p class=\"error\">Not laid out: {_h(step.error)}</p>")
+            continue
+        parts += [
+            f"<p class=\"meta\">Step time {_h(step.step_time)}; share: of the operations' summed time.</p>",
+            "<h3>By kind</h3>", _html_table(step.by_kind, numeric_columns=(1, 2, 3, 4, 5, 6, 7)),
+            "<h3>By module</h3>", _html_table(step.by_module, numeric_columns=(1, 2, 3, 4, 5, 6, 7)),
         ]
     if report.profiles:
         parts.append("<h2>Imported profiler records</h2>")

@@ -593,13 +593,23 @@ def step_timeline(
     """Parse (if text), time each operation on `device` (from a matched trace interval, a run, or the
     bound) and lay the step out. `trace` is an imported Nsight Systems trace, `rules` its match rules."""
     parsed = parse_step(plan) if isinstance(plan, str) else plan
-    measured = match_trace(parsed, trace, rules) if trace is not None else None
+    measured = _match_any_trace(parsed, trace, rules) if trace is not None else None
     if measured is not None:
         ran_on = trace_device(measured.trace, device)
         if ran_on is not None:
             measured = replace(measured, ran_on=ran_on)
             device = ran_on.device or device  # the intervals ran on the trace's GPU: never mixed with another's bounds
     return lay_out(parsed, operation_times(parsed, device, runs, context, measured), speedups, measured)
+
+
+def _match_any_trace(plan: StepPlan, trace: Trace, rules: Sequence[MatchRule]) -> MeasuredTrace:
+    """A PyTorch trace is matched by its ATen ops (`match_torch_trace`), an Nsight Systems one by kernel names."""
+    if getattr(trace, "format", "") != "torch":
+        return match_trace(plan, trace, rules)
+    if rules:
+        raise StepError("match rules pair kernel names in Nsight Systems traces; a PyTorch trace is matched by ATen op: "
+                        "start each line's comment with the op ('# aten::mm')")
+    return match_torch_trace(plan, trace)
 
 
 # -- an imported trace --------------------------------------------------------
@@ -943,6 +953,114 @@ def _length(intervals: Iterable[tuple[float, float]]) -> float:
     return sum(end - start for start, end in intervals)
 
 
+# -- a PyTorch profiler trace -------------------------------------------------
+#
+# A PyTorch trace (workbench.profilers.torch_trace) names the ATen op behind
+# each kernel, so its kernels are paired with a step's operations through the
+# ops, not their kernels' names: an operation's ATen op is the first word of
+# its line's comment (`# aten::addmm …`, as a step traced from PyTorch writes
+# it; an overload suffix such as '.default' is dropped), else `aten::` and
+# the last part of its name (`fc1.mm`). The i-th CPU op named X (counting the
+# outermost of nested ops of one name) goes to the i-th operation whose op is
+# X, and round again for the next iteration: within each ProfilerStep where
+# the trace marks them, else through the whole trace, so a trace of five
+# training steps gives each operation five occurrences. An occurrence's
+# kernels are those launched inside the op or the ops it calls (on its
+# thread); its time is the span from its first kernel's start to its last
+# kernel's end, and the operation's time the median over its occurrences
+# (the kernels' busy time beside it). An occurrence that launched nothing
+# (a view) is not an iteration. In a trace recorded on the CPU alone the op's
+# own duration is its time.
+
+_ATEN_COMMENT = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*::[A-Za-z_][A-Za-z0-9_]*)")
+
+
+def step_aten_op(op: StepLine) -> str:
+    """The ATen op an operation stands for: its comment's first word ('aten::addmm'), else 'aten::' and the last
+    part of its name."""
+    found = _ATEN_COMMENT.match(op.comment)
+    return found.group(1) if found else f"aten::{op.name.rsplit('.', 1)[-1]}"
+
+
+def match_torch_trace(plan: StepPlan, trace: Any) -> MeasuredTrace:
+    """Deal a PyTorch trace's CPU ops, and the kernels under them, to the step's operations (see the section's
+    comment). `trace` is a workbench.profilers.torch_trace.TorchTrace."""
+    import numpy as np
+
+    ops = trace.ops
+    wanted: dict[str, list[str]] = {}  # ATen op → the step's operations naming it, in line order
+    for op in plan.operations:
+        wanted.setdefault(step_aten_op(op), []).append(op.name)
+    threads: dict[tuple[str, str], int] = {}
+    op_thread = np.array([threads.setdefault(thread, len(threads)) for thread in ops.thread], dtype=np.int64)
+    row_op = np.frombuffer(trace.row_op, dtype=f"i{trace.row_op.itemsize}").astype(np.int64) if len(trace) else np.zeros(0, np.int64)
+    by_op = np.argsort(row_op, kind="stable")  # rows by the op that launched them
+    sorted_ops = row_op[by_op]
+    names, starts, ends = trace.columns()
+    occurrences: dict[str, list[list[int]]] = {name: [] for names_ in wanted.values() for name in names_}
+    counters: dict[tuple[int, str], int] = {}
+    for index in range(len(ops)):
+        aten = ops.op_name(index)
+        takers = wanted.get(aten)
+        if takers is None or (trace.steps and ops.step[index] < 0):
+            continue
+        parent = ops.parent[index]
+        while parent >= 0 and ops.op_name(parent) != aten:
+            parent = ops.parent[parent]
+        if parent >= 0:  # inside an op of the same name: the outer one stands for both
+            continue
+        key = (ops.step[index], aten)
+        position = counters.get(key, 0)
+        counters[key] = position + 1
+        if trace.cpu_only:
+            rows = [index]
+        else:
+            low = int(np.searchsorted(sorted_ops, index, side="left"))
+            high = int(np.searchsorted(sorted_ops, ops.last[index], side="right"))
+            candidates = by_op[low:high]  # launched by this op or one started inside it (any thread)
+            rows = [int(row) for row in candidates[op_thread[row_op[candidates]] == op_thread[index]]]
+        if rows:
+            occurrences[takers[position % len(takers)]].append(rows)
+    matches: dict[str, TraceMatch] = {}
+    used: set[int] = set()
+    for op in plan.operations:
+        found = occurrences.get(op.name) or []
+        if not found:
+            continue
+        aten = step_aten_op(op)
+        takers = wanted[aten]
+        rule = aten if len(takers) == 1 else f"{aten} #{takers.index(op.name) + 1} of {len(takers)} per iteration"
+        spans = [float(max(ends[rows]) - min(starts[rows])) for rows in found]
+        busy = [float(np.sum(ends[rows] - starts[rows])) for rows in found]
+        every = np.array(sorted((row for rows in found for row in rows), key=lambda row: (starts[row], row)), dtype=np.int64)
+        used.update(int(row) for row in every)
+        first_rows = sorted(found[0], key=lambda row: (starts[row], row))
+        kernels: dict[int, list[int]] = {}
+        for row in every:
+            kernels.setdefault(int(names[row]), []).append(int(row))
+        parts = tuple(
+            TracePart(aten, trace.names[name], len(rows), float(np.median(ends[rows] - starts[rows])) / 1e9)
+            for name, rows in kernels.items()
+        ) if len(kernels) > 1 else ()
+        matches[op.name] = TraceMatch(
+            op.name, rule, every, float(np.median(spans)) / 1e9, trace.interval(first_rows[0]), len(found),
+            float(np.median(busy)) / 1e9, tuple(first_rows), int(max(ends[first_rows])), parts,
+        )
+    left = np.ones(len(trace), dtype=bool)
+    left[np.fromiter(used, dtype=np.int64, count=len(used))] = False
+    counts = np.bincount(names[left], minlength=len(trace.names))
+    totals = np.bincount(names[left], weights=(ends - starts)[left], minlength=len(trace.names))
+    kinds = np.zeros(len(trace.names), dtype=np.int64)
+    kinds[names] = np.frombuffer(trace.kind, dtype=np.int8)
+    unmatched = sorted(
+        (Unmatched(trace.names[name], KIND_NAMES[int(kinds[name])], int(counts[name]), float(totals[name]) / 1e9)
+         for name in np.flatnonzero(counts)),
+        key=lambda item: (-item.total_s, item.name),
+    )
+    missing = tuple(name for name in plan.names() if name not in matches)
+    return MeasuredTrace(trace, matches, tuple(unmatched), missing, trace.origin_ns())
+
+
 __all__ = [
     "BOUND",
     "TRACE",
@@ -950,8 +1068,10 @@ __all__ = [
     "TraceMatch",
     "TracePart",
     "Unmatched",
+    "match_torch_trace",
     "match_trace",
     "parse_trace_match",
+    "step_aten_op",
     "DEFAULT_STREAM",
     "MEASURED",
     "OperationTime",

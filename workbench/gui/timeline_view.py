@@ -8,9 +8,13 @@ typing. A what-if speed-up per operation divides that operation's time and
 the step time updates at once; the speed-ups are a view setting, not saved.
 
 "Import trace…" reads an Nsight Systems trace (SQLite export or
-cuda_gpu_trace CSV, `workbench.profilers.trace`) in a worker thread; its
-intervals are matched to the step's operations (`workbench.steps.match_trace`,
-the kernel matching's rules and suggestions) and time them. A second plot
+cuda_gpu_trace CSV, `workbench.profilers.trace`) or a PyTorch profiler trace
+(`workbench.profilers.torch_trace`) in a worker thread; its intervals are
+matched to the step's operations (`workbench.steps.match_trace`, the kernel
+matching's rules and suggestions; a PyTorch trace by ATen op,
+`match_torch_trace`) and time them. Below, beside the what-if table, the
+where-the-time-goes table (`workbench.breakdown`) groups the operations by
+module or by kind. A second plot
 shows the measured timeline: a lane per trace stream, each matched interval
 with its bound drawn beside it (a thin bar of the bound's length from the
 same start), the other intervals grey; the kernels no operation took are
@@ -26,6 +30,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
@@ -40,15 +45,18 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
+    QTabWidget,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
+from workbench.breakdown import where_time_goes
 from workbench.errors import WorkbenchError
 from workbench.examples import list_examples
 from workbench.gui.application import EXAMPLES_MENU
+from workbench.gui.breakdown_table import BreakdownView
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.plain_text import html_text, plain, tooltip
@@ -74,7 +82,9 @@ BOUND_PEN = pg.mkPen(QColor(27, 94, 32), width=2)
 BOUND_BRUSH = QColor(76, 175, 80, 110)
 MAX_TRACE_BARS = 4000  # intervals drawn around the matched ones; the rest are in the trace, not on screen
 MAX_UNMATCHED_LINES = 50
-TRACE_FILTER = "Nsight Systems trace (*.sqlite *.csv);;SQLite export (*.sqlite);;cuda_gpu_trace CSV (*.csv);;All files (*)"
+MAX_BAR_LABELS = 60  # operation names drawn at once on the step plot: the widest in view
+TRACE_FILTER = ("Traces (*.sqlite *.csv *.json *.json.gz);;Nsight Systems trace (*.sqlite *.csv);;"
+                "PyTorch profiler trace (*.json *.json.gz);;All files (*)")
 STEP_EXAMPLE = "data-parallel-step"  # the built-in example the empty editor's hint points to
 
 
@@ -180,6 +190,8 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.plot.setMouseEnabled(x=True, y=False)
         self.plot.setMinimumHeight(140)  # the summary, the trace and the table never squeeze the lanes away
         self.plot.getViewBox().sigResized.connect(self._label_streams)
+        self.plot.getViewBox().sigXRangeChanged.connect(self._label_bars)
+        self.plot.getViewBox().sigResized.connect(self._label_bars)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("whatIfTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
@@ -193,7 +205,9 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.import_button.setObjectName("importTrace")
         self.import_button.setToolTip(
             "An Nsight Systems trace: the SQLite export (nsys export --type sqlite) or the CSV of "
-            "nsys stats --report cuda_gpu_trace --format csv; matched intervals time the operations"
+            "nsys stats --report cuda_gpu_trace --format csv; or a PyTorch profiler trace (the JSON, gzipped or not, "
+            "that torch.profiler writes), matched by the ATen op that starts each line's comment ('# aten::mm'); "
+            "matched intervals time the operations"
         )
         self.import_button.clicked.connect(self.choose_trace)
         self.cancel_trace_button = QPushButton("Cancel")
@@ -214,7 +228,7 @@ class TimelineView(RefreshWhenShown, QWidget):
             "splitKreduce*=fwd), timed per iteration from the first rule's kernel's start to the last kernel's end"
         )
         self.rules_edit.editingFinished.connect(self.mark_dirty)
-        self.trace_label = plain(QLabel("No trace imported: Import trace… times the operations from an Nsight Systems trace."))
+        self.trace_label = plain(QLabel("No trace imported: Import trace… times the operations from an Nsight Systems or PyTorch profiler trace."))
         self.trace_label.setObjectName("traceLabel")
         self.trace_label.setWordWrap(True)
         # The GPU the trace names and the device its bounds use; a different device chosen said plainly.
@@ -263,7 +277,12 @@ class TimelineView(RefreshWhenShown, QWidget):
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(top)
         splitter.addWidget(middle)
-        splitter.addWidget(self.table)
+        self.breakdown_view = BreakdownView()
+        self.tables = QTabWidget()
+        self.tables.setObjectName("timelineTables")
+        self.tables.addTab(self.table, "What if")
+        self.tables.addTab(self.breakdown_view, "Where the time goes")
+        splitter.addWidget(self.tables)
         splitter.setSizes([130, 470, 200])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -290,7 +309,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         if getattr(self, "trace", None) is not None:  # a trace belongs to the step it was imported for
             self.trace = None
             self.clear_button.setEnabled(False)
-            self.trace_label.setText("No trace imported: Import trace… times the operations from an Nsight Systems trace.")
+            self.trace_label.setText("No trace imported: Import trace… times the operations from an Nsight Systems or PyTorch profiler trace.")
         self._show_text(self.step_text() or "")
         self.mark_dirty()
 
@@ -347,6 +366,7 @@ class TimelineView(RefreshWhenShown, QWidget):
             self._draw(None)
             self._fill_table(None)
             self._draw_trace(None)
+            self.breakdown_view.set_breakdown(None)
             return
         session = self.document.session
         device = self.document.device
@@ -366,12 +386,14 @@ class TimelineView(RefreshWhenShown, QWidget):
             self._draw(None)
             self._fill_table(None)
             self._draw_trace(None)
+            self.breakdown_view.set_breakdown(None)
             return
         self._show_error("")
         self._show_summary()
         self._draw(self.timeline)
         self._fill_table(self.timeline)
         self._draw_trace(self.baseline)
+        self.breakdown_view.set_breakdown(where_time_goes(self.baseline, device))
 
     def _show_error(self, message: str) -> None:
         self.error.setText(message)
@@ -404,40 +426,125 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.plot.getAxis("left").setTicks([[(index, stream) for index, stream in enumerate(streams) if index % every == 0]])
 
     def _draw(self, timeline: Timeline | None) -> None:
+        """The step's lanes. The bars of a kind are one item (compute or communication, on the critical path
+        or not) and the exposed spans another, so a step of thousands of operations pans and zooms as fast as
+        one of ten; names are drawn only for the widest operations in view (`_label_bars`, on each range change)."""
         plot = self.plot
         plot.clear()
+        self._bar_labels = []
+        self._bar_groups = []
+        self._label_of = {}
+        self._placed = None
         axis = plot.getAxis("left")
         if timeline is None:
             axis.setTicks([[]])
             return
+        import numpy as np
+
         streams = timeline.plan.streams()
         lane = {stream: index for index, stream in enumerate(streams)}
         self._streams = list(streams)
         self._label_streams()
-        for start, end in timeline.exposed_intervals():
-            shade = pg.BarGraphItem(x0=[start], x1=[end], y0=[-0.5], y1=[len(streams) - 0.5], brush=EXPOSED_BRUSH, pen=pg.mkPen(None))
-            plot.addItem(shade)
-            note = pg.TextItem("exposed", color=(183, 28, 28), anchor=(0.5, 1.0))
-            note.setPos((start + end) / 2, len(streams) - 0.5)
-            plot.addItem(note)
+        exposed = timeline.exposed_intervals()
+        if exposed:
+            plot.addItem(pg.BarGraphItem(
+                x0=[start for start, _ in exposed], x1=[end for _, end in exposed], y0=[-0.5] * len(exposed),
+                y1=[len(streams) - 0.5] * len(exposed), brush=EXPOSED_BRUSH, pen=pg.mkPen(None)))
+            for start, end in exposed[:MAX_BAR_LABELS]:
+                note = pg.TextItem("exposed", color=(183, 28, 28), anchor=(0.5, 1.0))
+                note.setPos((start + end) / 2, len(streams) - 0.5)
+                plot.addItem(note)
         critical = set(timeline.critical_path)
-        for item in timeline.placed:
-            brush = COMMUNICATION_BRUSH if item.communication else COMPUTE_BRUSH
-            pen = CRITICAL_PEN if item.name in critical else pg.mkPen(QColor(40, 40, 40), width=1)
-            bar = pg.BarGraphItem(x0=[item.start], x1=[max(item.end, item.start)], y=[lane[item.stream]], height=0.6, brush=brush, pen=pen)
-            plot.addItem(bar)
-            label = pg.TextItem(item.name, color=(255, 255, 255) if item.duration else (0, 0, 0), anchor=(0.5, 0.5))
-            label.setPos((item.start + item.end) / 2, lane[item.stream])
+        placed = timeline.placed
+        starts = np.array([item.start for item in placed], dtype=float)
+        ends = np.maximum(np.array([item.end for item in placed], dtype=float), starts)
+        ys = np.array([lane[item.stream] for item in placed], dtype=float)
+        on_path = np.array([item.name in critical for item in placed], dtype=bool)
+        talking = np.array([item.communication for item in placed], dtype=bool)
+        self._bar_groups = []
+        for communication in (False, True):
+            for path in (False, True):
+                chosen = np.flatnonzero((talking == communication) & (on_path == path))
+                if len(chosen):
+                    chosen = chosen[np.lexsort((starts[chosen], ys[chosen]))]  # by lane, then start: runs to merge
+                    bars = pg.BarGraphItem(
+                        x0=starts[chosen], x1=ends[chosen], y=ys[chosen], height=0.6,
+                        brush=COMMUNICATION_BRUSH if communication else COMPUTE_BRUSH,
+                        pen=CRITICAL_PEN if path else pg.mkPen(QColor(40, 40, 40), width=1))
+                    plot.addItem(bars)
+                    self._bar_groups.append((bars, chosen))
+        self._placed = (starts, ends, ys, [item.name for item in placed])
+        self._bar_labels = []
+        for _ in range(min(len(placed), MAX_BAR_LABELS)):
+            label = pg.TextItem("", color=(255, 255, 255), anchor=(0.5, 0.5))
+            label.setVisible(False)
             plot.addItem(label)
-        path = [timeline.interval(name) for name in timeline.critical_path]
+            self._bar_labels.append(label)
+        by_name = {item.name: item for item in placed}
+        path = [by_name[name] for name in timeline.critical_path]
         xs: list[float] = []
-        ys: list[float] = []
+        ys_path: list[float] = []
         for item in path:  # just above the bars, so the names stay legible
             xs += [item.start, item.end]
-            ys += [lane[item.stream] + 0.36, lane[item.stream] + 0.36]
-        plot.addItem(pg.PlotDataItem(xs, ys, pen=pg.mkPen(QColor(183, 28, 28), width=2, style=Qt.PenStyle.DashLine)))
+            ys_path += [lane[item.stream] + 0.36, lane[item.stream] + 0.36]
+        plot.addItem(pg.PlotDataItem(xs, ys_path, pen=pg.mkPen(QColor(183, 28, 28), width=2, style=Qt.PenStyle.DashLine)))
         plot.setYRange(-0.7, len(streams) - 0.2, padding=0)
         plot.setXRange(0, timeline.step_time, padding=0.02)
+        self._label_bars()
+
+    _placed: "tuple[Any, Any, Any, list[str]] | None" = None
+    _bar_labels: "list[pg.TextItem]" = []
+    _bar_groups: "list[tuple[pg.BarGraphItem, Any]]" = []
+    _label_of: "dict[int, pg.TextItem]" = {}  # operation (index in the placed list) → the label naming it
+
+    def _bars_in_view(self, x0: float, x1: float) -> None:
+        """Give each bar item only the bars in view, and draw a run of bars each narrower than four pixels on
+        one lane, a pixel or less apart, as one bar (its outline would fill it anyway): what is painted per frame stays near the plot's width in
+        pixels however many operations the step has."""
+        import numpy as np
+
+        starts, ends, ys, _ = self._placed  # type: ignore[misc]
+        width = self.plot.getViewBox().width()
+        pixel = (x1 - x0) / width if width >= 2 else 0.0  # not laid out yet: nothing merged until it is
+        for bars, rows in self._bar_groups:
+            rows = rows[(ends[rows] >= x0) & (starts[rows] <= x1)]
+            if len(rows) > MAX_BAR_LABELS:
+                left, right, lane = starts[rows], ends[rows], ys[rows]
+                narrow = (right - left) < 4 * pixel
+                joins = np.zeros(len(rows), dtype=bool)
+                joins[1:] = narrow[1:] & narrow[:-1] & (lane[1:] == lane[:-1]) & (left[1:] - right[:-1] <= pixel)
+                firsts = np.flatnonzero(~joins)
+                bars.setOpts(x0=left[firsts], x1=np.maximum.reduceat(right, firsts), y=lane[firsts])
+            else:
+                bars.setOpts(x0=starts[rows], x1=ends[rows], y=ys[rows])
+
+    def _label_bars(self, *_: object) -> None:
+        """Name the widest operations in view, at most MAX_BAR_LABELS of them: every one in a small step, the
+        ones wide enough to read in a zoomed view of a large one."""
+        if self._placed is None:
+            return
+        import numpy as np
+
+        starts, ends, ys, names = self._placed
+        (x0, x1), _ = self.plot.getViewBox().viewRange()
+        self._bars_in_view(x0, x1)
+        visible = np.flatnonzero((ends >= x0) & (starts <= x1))
+        if len(visible) > len(self._bar_labels):  # the widest, ties by line order: a pan changes only the edges
+            visible = visible[np.lexsort((visible, -(ends[visible] - starts[visible])))[: len(self._bar_labels)]]
+        chosen = {int(index) for index in visible}
+        held = {index: label for index, label in self._label_of.items() if index in chosen}
+        free = [label for label in self._bar_labels if label not in held.values()]
+        for index in sorted(chosen - held.keys()):  # a label set to a new name only where its operation changed
+            label = free.pop()
+            label.setText(names[index])
+            label.setColor((255, 255, 255) if ends[index] > starts[index] else (0, 0, 0))
+            held[index] = label
+        for index, label in held.items():
+            label.setPos((starts[index] + ends[index]) / 2, ys[index])
+            label.setVisible(True)
+        for label in free:
+            label.setVisible(False)
+        self._label_of = held
 
     def _fill_table(self, timeline: Timeline | None) -> None:
         self.table.setRowCount(0)
@@ -517,7 +624,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         return [parse_trace_match(part.strip(), plan) for part in self.rules_edit.text().split(";") if part.strip()]
 
     def choose_trace(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import Nsight Systems trace", "", TRACE_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self, "Import trace (Nsight Systems or PyTorch profiler)", "", TRACE_FILTER)
         if path:
             self.import_trace(path)
 
@@ -577,7 +684,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.trace = None
         self.clear_button.setEnabled(False)
         self.trace_error.setVisible(False)
-        self.trace_label.setText("No trace imported: Import trace… times the operations from an Nsight Systems trace.")
+        self.trace_label.setText("No trace imported: Import trace… times the operations from an Nsight Systems or PyTorch profiler trace.")
         self.refresh()
 
     def _draw_trace(self, timeline: Timeline | None) -> None:

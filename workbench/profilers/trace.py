@@ -1174,7 +1174,8 @@ def read_trace_text(text: str, source: str = "trace.csv") -> Trace:
 
 
 def read_trace(path: str | os.PathLike[str], should_stop: Callable[[], bool] | None = None) -> Trace:
-    """An Nsight Systems trace: an SQLite export (told by its first bytes) or a cuda_gpu_trace CSV; with
+    """An Nsight Systems trace: an SQLite export (told by its first bytes) or a cuda_gpu_trace CSV, or a PyTorch
+    profiler trace (workbench.profilers.torch_trace: JSON, gzipped or not); with
     `should_stop`, the read ends with ReadStopped soon after it answers True (a Cancel, the window closing)."""
     file = Path(path)
     source = file.name
@@ -1199,6 +1200,10 @@ def read_trace(path: str | os.PathLike[str], should_stop: Callable[[], bool] | N
             raise TraceError(str(exc), source) from None
         if head == _SQLITE_MAGIC or suffix in (".sqlite", ".db", ".sqlite3"):
             return read_trace_sqlite(file, should_stop)
+        from workbench.profilers.torch_trace import is_torch_trace_file, read_torch_trace  # it builds on this module
+
+        if is_torch_trace_file(file):  # a PyTorch profiler (Chrome-trace) JSON, gzipped or not
+            return read_torch_trace(file, should_stop)
     return read_trace_csv(file, should_stop)  # not a regular file: the bounded reader refuses it in one line
 
 
