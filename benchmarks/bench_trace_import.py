@@ -6,7 +6,7 @@ Writes one synthetic trace in each format (ROWS intervals, default
 1,000,000: GEMM, elementwise and NCCL kernels on three streams, host copies
 and memsets, 40 distinct kernel names, in the tables and columns of real
 exports; see tests/trace_fixtures.py), then imports each in a fresh child
-process (`workbench.profilers.trace.read_trace`, then matched to the
+process (`workbench.profilers.trace_reader.read_trace`, then matched to the
 data-parallel example step, as `workbench step --trace` does) and reports
 the median over --repeat runs of: wall time, CPU time of the child (the fair
 figure on a shared machine) and its peak resident memory (ru_maxrss).
@@ -43,7 +43,7 @@ TARGET_BYTES = 2**30
 CHILD = r"""
 import json, resource, sys, time
 t0 = time.perf_counter(); c0 = time.process_time()
-from workbench.profilers.trace import read_trace
+from workbench.profilers.trace_reader import read_trace
 from workbench.steps import parse_step, match_trace
 from workbench.examples import load_example
 trace = read_trace(sys.argv[1])

@@ -395,7 +395,7 @@ def trace_screenshots(window: Any, app: QApplication, out: Path) -> None:
     from trace_fixtures import CHAPTER_ROWS, data_parallel_rows, write_sqlite
 
     from workbench.examples import load_example
-    from workbench.profilers.trace import read_trace
+    from workbench.profilers.trace_reader import read_trace
 
     folder = Path(tempfile.mkdtemp(prefix="workbench-screenshots-trace-"))
     view = window.timeline

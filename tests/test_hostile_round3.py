@@ -25,7 +25,8 @@ from workbench.devices.catalogue import find_device
 from workbench.errors import DeviceError, UnitError, WorkbenchError
 from workbench.measure import measure
 from workbench.profilers.matching import MatchError, MatchRule, match_kernels, operation_suggester, suggest_operation
-from workbench.profilers.trace import TraceError, read_trace, read_trace_text
+from workbench.profilers.trace import TraceError, read_trace_text
+from workbench.profilers.trace_reader import read_trace
 from workbench.report import ReportError, spreadsheet_text, write_report
 from workbench.session import OperationEntry, Session, SessionError, load, loads, save
 from workbench.steps import StepError, lay_out, operation_times, parse_step, step_timeline

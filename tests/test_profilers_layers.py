@@ -5,8 +5,9 @@ profilers' unit words; kernel names and match rules; the data records
 (records.py, which imports nothing above it); the counters read from those
 records; kernels grouped from them; `Profile`, the imported file with its
 kernels; the readers that make one (ncu, nsys, and `reader` choosing
-between them); and the layers that match, explain and print (matching,
-symptoms, causes, compare, render). Every import counts, those inside functions
+between them); matching kernels to operations; the trace readers (trace,
+torch_trace, and `trace_reader` choosing among them); and the layers that
+explain and print (symptoms, causes, compare, render). Every import counts, those inside functions
 and under TYPE_CHECKING too, as an import-linter contract would see them.
 A module not placed here (a new reader, say) may import any placed one, and
 no placed one may import it.
@@ -34,6 +35,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ncu", "nsys"),
     ("reader",),
     ("matching",),
+    ("trace",),
+    ("torch_trace",),
+    ("trace_reader",),
     ("symptoms", "causes"),
     ("compare",),
     ("render",),

@@ -14,7 +14,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.profilers import read_profile
-from workbench.profilers.trace import read_trace
+from workbench.profilers.trace_reader import read_trace
 
 REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "real-profiles"
 

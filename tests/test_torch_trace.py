@@ -17,7 +17,8 @@ from workbench.breakdown import KIND, MODULE, operation_module, where_time_goes
 from workbench.cli import main
 from workbench.devices.catalogue import find_device
 from workbench.profilers import torch_trace
-from workbench.profilers.trace import TraceError, read_trace
+from workbench.profilers.trace import TraceError
+from workbench.profilers.trace_reader import read_trace
 from workbench.profilers.torch_trace import TorchTrace, read_torch_trace, read_torch_trace_bytes
 from workbench.steps import StepError, parse_step, step_timeline
 

@@ -25,7 +25,8 @@ from trace_fixtures import (
 )
 from workbench.devices.catalogue import find_device
 from workbench.profilers import trace as trace_module
-from workbench.profilers.trace import TraceError, read_trace, read_trace_csv, read_trace_sqlite, read_trace_text
+from workbench.profilers.trace import TraceError, read_trace_csv, read_trace_sqlite, read_trace_text
+from workbench.profilers.trace_reader import read_trace
 from workbench.steps import TRACE, StepError, match_trace, parse_step, parse_trace_match, step_timeline
 
 # The chapter's device: an H100 SXM that sustains 100 TFLOP/s on the fp16 tensor-core path for this GEMM

@@ -8,7 +8,7 @@ from pathlib import Path
 from trace_fixtures import GEMM_KERNEL, write_sqlite
 
 from workbench.devices.catalogue import find_device
-from workbench.profilers.trace import read_trace
+from workbench.profilers.trace_reader import read_trace
 from workbench.steps import parse_step, step_timeline, trace_device
 
 ROWS = [("kernel", GEMM_KERNEL, 1_000, 2_000, 7, None), ("memcpy", "Host-to-Device", 0, 500, 21, 1024)]

@@ -9,7 +9,7 @@ import pytest
 
 from trace_fixtures import csv_text, write_sqlite
 from workbench.profilers.stopping import ReadStopped
-from workbench.profilers.trace import read_trace
+from workbench.profilers.trace_reader import read_trace
 
 
 @pytest.fixture(params=["csv", "sqlite"])

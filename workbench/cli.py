@@ -328,7 +328,7 @@ def _run_step(args: argparse.Namespace) -> int:
     if args.match and not args.trace:
         raise StepError("--match pairs kernels of a trace with operations: give the trace with --trace")
     if args.trace:
-        from workbench.profilers.trace import read_trace
+        from workbench.profilers.trace_reader import read_trace
 
         plan = parse_step(source.text)
         rules = [parse_trace_match(text, plan) for text in args.match]

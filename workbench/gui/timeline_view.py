@@ -65,7 +65,8 @@ from workbench.gui.workers import track_worker
 from workbench.naming import abbreviated_path
 from workbench.profilers.matching import MatchRule
 from workbench.profilers.stopping import ReadStopped
-from workbench.profilers.trace import Trace, read_trace
+from workbench.profilers.trace import Trace
+from workbench.profilers.trace_reader import read_trace
 from workbench.session import StepEntry
 from workbench.steps import TRACE, MeasuredTrace, StepPlan, Timeline, parse_step, parse_trace_match, step_timeline
 from workbench.units import format_time

@@ -45,7 +45,6 @@ import math
 import os
 import re
 import sqlite3
-import stat
 import urllib.parse
 from array import array
 from collections import deque
@@ -75,7 +74,7 @@ MAX_INTERVAL_NS = 86_400 * 10**9  # an interval longer than a day is not a GPU a
 MAX_COPY_BYTES = 2**62  # past this a byte count is not one copy's
 MAX_TIMESTAMP_NS = 2**62  # past this a timestamp is not one (nsys counts ns from the session start or the epoch)
 MAX_HEADER_SEARCH_LINES = 10_000  # progress lines nsys stats writes before the header
-_SQLITE_MAGIC = b"SQLite format 3\x00"
+SQLITE_MAGIC = b"SQLite format 3\x00"
 _SQLITE_STOP_STEPS = 10_000  # SQLite's virtual-machine steps between two looks at a stop flag (well under a millisecond)
 _FETCH = 50_000
 
@@ -312,10 +311,10 @@ def _refuse_non_database(path: Path, source: str) -> None:
     """The checks every opened file gets (regular file, size), then SQLite's magic in the first 16 bytes."""
     try:
         with open_bounded(path, MAX_SQLITE_BYTES, "trace database") as stream:
-            head = stream.read(len(_SQLITE_MAGIC))
+            head = stream.read(len(SQLITE_MAGIC))
     except FileReadError as exc:
         raise TraceError(str(exc), source) from None
-    if head != _SQLITE_MAGIC:
+    if head != SQLITE_MAGIC:
         raise TraceError(
             "not an SQLite database; export one with `nsys export --type sqlite FILE.nsys-rep` "
             "or give the CSV of `nsys stats --report cuda_gpu_trace --format csv`",
@@ -1173,40 +1172,6 @@ def read_trace_text(text: str, source: str = "trace.csv") -> Trace:
     return read_trace_csv_stream(io.BytesIO(text.encode("utf-8", errors="replace")), source)
 
 
-def read_trace(path: str | os.PathLike[str], should_stop: Callable[[], bool] | None = None) -> Trace:
-    """An Nsight Systems trace: an SQLite export (told by its first bytes) or a cuda_gpu_trace CSV, or a PyTorch
-    profiler trace (workbench.profilers.torch_trace: JSON, gzipped or not); with
-    `should_stop`, the read ends with ReadStopped soon after it answers True (a Cancel, the window closing)."""
-    file = Path(path)
-    source = file.name
-    suffix = file.suffix.lower()
-    if suffix in (".nsys-rep", ".qdrep"):
-        raise TraceError(
-            f"this is a binary {suffix} report; export it first: nsys export --type sqlite {file.name} "
-            f"(or nsys stats --report cuda_gpu_trace --format csv {file.name})",
-            source,
-        )
-    try:
-        mode = os.stat(file).st_mode
-    except FileNotFoundError:
-        raise TraceError("no such file", source) from None
-    except (OSError, ValueError) as exc:
-        raise TraceError(getattr(exc, "strerror", None) or str(exc), source) from None
-    if stat.S_ISREG(mode):
-        try:
-            with open_bounded(file, MAX_SQLITE_BYTES, "trace") as stream:
-                head = stream.read(len(_SQLITE_MAGIC))
-        except FileReadError as exc:
-            raise TraceError(str(exc), source) from None
-        if head == _SQLITE_MAGIC or suffix in (".sqlite", ".db", ".sqlite3"):
-            return read_trace_sqlite(file, should_stop)
-        from workbench.profilers.torch_trace import is_torch_trace_file, read_torch_trace  # it builds on this module
-
-        if is_torch_trace_file(file):  # a PyTorch profiler (Chrome-trace) JSON, gzipped or not
-            return read_torch_trace(file, should_stop)
-    return read_trace_csv(file, should_stop)  # not a regular file: the bounded reader refuses it in one line
-
-
 __all__ = [
     "CSV",
     "KERNEL",
@@ -1217,7 +1182,6 @@ __all__ = [
     "Trace",
     "TraceError",
     "is_communication",
-    "read_trace",
     "read_trace_csv",
     "read_trace_csv_stream",
     "read_trace_sqlite",
