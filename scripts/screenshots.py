@@ -24,6 +24,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
 from workbench.devices.nvml import NO_DRIVER, Detection
+from workbench.errors import WorkbenchError
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDTH, HEIGHT = 1600, 1000
@@ -441,6 +442,35 @@ def torch_trace_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "timeline-torch-trace.png")
 
 
+def model_step_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """GPT-2 small's training step (batch 8 × 1,024 per rank, AdamW, 8 data-parallel ranks, 25 MiB buckets)
+    traced on the meta device (resources/models/gpt2-small.json) and laid out on an H100 SXM: the Timeline with
+    its gradient all-reduces on the comm stream, and where the time goes by kind and by module."""
+    try:
+        from workbench.tracing.sources import TraceRequest, trace_request
+    except ImportError as exc:
+        print(f"skipped the traced-model screenshots: {exc}")
+        return
+    request = TraceRequest("gpt2-small", batch=8, sequence=1024, backward=True, optimizer="adamw", data_parallel=8)
+    try:
+        traced = trace_request(request)
+    except WorkbenchError as exc:  # no PyTorch or transformers here
+        print(f"skipped the traced-model screenshots: {exc}")
+        return
+    view = window.timeline
+    window.tabs.setCurrentWidget(view)
+    window.document.set_device("h100-sxm")
+    view.open_step(traced.text())
+    settle(app, 1.5)
+    view.tables.setCurrentWidget(view.breakdown_view)
+    view.breakdown_view.by.setCurrentIndex(view.breakdown_view.by.findData("kind"))
+    settle(app, 0.5)
+    save(window, out / "timeline-gpt2-training-dp8.png")
+    view.breakdown_view.by.setCurrentIndex(view.breakdown_view.by.findData("module"))
+    settle(app, 0.5)
+    save(window, out / "timeline-gpt2-training-dp8-modules.png")
+
+
 def batched_gemm_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The batched-GEMM sweep example's roofline: six labelled points packed along the memory roof and the ridge."""
     window.open_example("batched-gemm-sweep")
@@ -668,6 +698,7 @@ GROUPS = {
     "compare": compare_screenshots,
     "timeline": timeline_screenshots,
     "torch-trace": torch_trace_screenshots,
+    "model-step": model_step_screenshots,
     "calibration": calibration_screenshots,
     "hierarchy": hierarchy_screenshots,
     "batched-gemm": batched_gemm_screenshots,
