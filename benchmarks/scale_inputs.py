@@ -1,7 +1,10 @@
 """Sessions and steps the size of a model, for benchmarks/bench_scale.py (and anyone profiling the same cases).
 
-A traced model's operations: GEMMs, adds, softmaxes and RMSNorms of many shapes, named as a module path names
-them (`layers.3.mlp.down_proj.addmm`), on an H100 SXM. The same count always gives the same session.
+A traced model's operations: GEMMs, adds, softmaxes and RMSNorms, named after the layer they are in, on an
+H100 SXM. A model repeats its layers, so its operations repeat their shapes: with `distinct` = D, operation i
+has the shape of operation i mod D (a layer of D operations, repeated), each under its own name; without it,
+every operation has a shape of its own (the worst case for the roofline's labels and for analysis). The same
+arguments always give the same session.
 """
 
 from __future__ import annotations
@@ -28,12 +31,15 @@ def declaration(index: int, rng: random.Random) -> tuple[str, str]:
     return f"layers_{layer}_norm_{index}_rmsnorm", f"rmsnorm(rows={tokens}, cols={hidden}, dtype=bf16)"
 
 
-def session_data(count: int, seed: int = 34) -> dict[str, object]:
-    """A session file's data with `count` operations on an H100 SXM."""
-    rng = random.Random(seed + count)
+def session_data(count: int, distinct: int | None = None, seed: int = 34) -> dict[str, object]:
+    """A session file's data with `count` operations on an H100 SXM, `distinct` shapes repeated (None: all)."""
+    rng = random.Random(seed)
+    shapes = [declaration(index, rng) for index in range(min(count, distinct or count))]
     operations = []
     for index in range(count):
-        name, text = declaration(index, rng)
+        name, text = shapes[index % len(shapes)]
+        if len(shapes) < count:  # the repeat's number: every name is the session's only one
+            name = f"{name}_{index // len(shapes)}"
         operations.append({"name": name, "declaration": text, "notes": ""})
     return {
         "format": "perf-workbench-session",
@@ -45,8 +51,8 @@ def session_data(count: int, seed: int = 34) -> dict[str, object]:
     }
 
 
-def write_session(path: Path, count: int) -> Path:
-    path.write_text(json.dumps(session_data(count), indent=1))
+def write_session(path: Path, count: int, distinct: int | None = None) -> Path:
+    path.write_text(json.dumps(session_data(count, distinct), indent=1))
     return path
 
 

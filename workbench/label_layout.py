@@ -621,8 +621,10 @@ class _MarkRaster:
                                                      np.floor(boxes[:, 1]), np.ceil(boxes[:, 3]) - 1))
         within = self._count(self.inner, self._clip(np.ceil(boxes[:, 0]), np.floor(boxes[:, 2]) - 1,
                                                     np.ceil(boxes[:, 1]), np.floor(boxes[:, 3]) - 1))
-        clear = touched == 0
-        unsure = np.flatnonzero(~clear & (within == 0))
+        # a box reaching past the raster (the view and a pixel of air) is checked exactly too: marks there are not in it
+        beyond = (boxes[:, 0] < 0) | (boxes[:, 1] < 0) | (boxes[:, 2] > self.columns - 1) | (boxes[:, 3] > self.rows - 1)
+        clear = (touched == 0) & ~beyond
+        unsure = np.flatnonzero(~clear & ((within == 0) | beyond))
         for start in range(0, len(unsure), 64):  # a mark's edge within a pixel of the box's: the exact test
             rows = unsure[start : start + 64]
             b = boxes[rows]

@@ -144,6 +144,7 @@ class _PointFacts:
         self.analysis = analysis
         self.levels = operation_levels(analysis)
         self.uses_host = any(term.name == HOST for term in analysis.terms)
+        self.lowered = lowered_roof(analysis)  # its own roof below the memory's, or None (most operations)
         self._shown: tuple[frozenset[str], Position | None, tuple[tuple[LevelPoint, Position], ...]] | None = None
 
     def points(self, shown_keys: frozenset[str]) -> tuple[Position | None, tuple[tuple[LevelPoint, Position], ...]]:
@@ -296,6 +297,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.plot.autoBtn.clicked.connect(self.fit_view)
         self.widget.viewport().installEventFilter(self)  # a double-click on the plot (see eventFilter)
         document.session_replaced.connect(self.fit_view)
+        document.session_replaced.connect(lambda: self.pinned.clear())  # pins belong to the session's operations
 
         caption = QLabel(
             "Dashed roofs: datasheet or derived figures. Solid roofs: measured or entered rates. "
@@ -510,7 +512,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
     ) -> None:
         """Each operation's lowered roof (its loads in flight allow less than the memory), dashed, named at its left,
         rising until its own path's compute roof (the roofs above are not that kernel's)."""
-        lowered = [(row, a, roof) for row, a, _stale in placed if (roof := lowered_roof(a)) is not None]
+        lowered = [(row, a, roof) for row, a, _stale in placed if (roof := self._facts_of(a).lowered) is not None]
         lines = self.lowered_lines.take(len(lowered))
         labels = self.lowered_labels.take(len(lowered))
         self._lowered_segments = []
@@ -911,6 +913,19 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             line._drawn_for = drawn
             (ax, ay), (bx, by) = placement.leader_to, nearest_on_box(placement.box, *placement.leader_to)
             line.setData([x_low + ax / per_x, x_low + bx / per_x], [y_high - ay / per_y, y_high - by / per_y])
+
+    def set_pinned(self, entry: OperationEntry | None, pinned: bool) -> None:
+        """View ▸ Labels ▸ Pin: the operation keeps its label however many operations the session has."""
+        if entry is None or pinned == self.is_pinned(entry):
+            return
+        if pinned:
+            self.pinned.append(entry)
+        else:
+            self.pinned = [other for other in self.pinned if other is not entry]
+        self.mark_dirty()
+
+    def is_pinned(self, entry: OperationEntry | None) -> bool:
+        return any(other is entry for other in self.pinned)
 
     def set_label_mode(self, mode: str) -> None:
         """Which operations are labelled: LABELS_ALL, LABELS_SELECTED or LABELS_NONE (then the legend lists them)."""
