@@ -48,6 +48,7 @@ os.environ.setdefault("PERF_WORKBENCH_DATA_DIR", tempfile.mkdtemp(prefix="workbe
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_gui import reference_seconds  # noqa: E402  (how fast the machine is now: the same loop as bench_gui's)
 from scale_inputs import step_text, write_session  # noqa: E402
 
 WINDOW_TARGET_S = 3.0
@@ -55,18 +56,6 @@ EDIT_TARGET_S = 0.016
 SLOPE_TARGET = 1.2
 EDITS = 40
 SELECTS = 20
-
-
-def reference_seconds() -> float:
-    """A fixed pure-Python loop (a million additions), median of 5: how fast the machine is now."""
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        total = 0
-        for number in range(1_000_000):
-            total += number
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def timed_child(arguments: list[str], repeat: int) -> tuple[float, float]:
