@@ -166,6 +166,9 @@ def test_the_launch_cover_spins_on_the_gpu_and_takes_the_launch_out_of_warm_even
 def test_gpu_calibration_measures_bandwidth_and_every_tensor_path() -> None:
     result = calibrate("cupy", quick=True)
     assert not result.cancelled and not result.skipped, result.skipped
+    idle, loaded = sorted(result.latencies, key=lambda reading: reading.load)  # "idle" < "loaded"
+    assert (idle.load, loaded.load) == ("idle", "loaded")
+    assert 100e-9 < idle.seconds < 3e-6 and loaded.seconds > 0.8 * idle.seconds, result.latencies
     assert {"hbm", "fp16_tc", "bf16_tc", "tf32_tc", "fp32"} <= set(result.rates)
     assert "fp64" in result.rates or "fp64_tc" in result.rates
     from workbench.measure.run import default_device

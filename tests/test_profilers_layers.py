@@ -6,7 +6,7 @@ profilers' unit words; kernel names and match rules; the data records
 records; kernels grouped from them; `Profile`, the imported file with its
 kernels; the readers that make one (ncu, nsys, and `reader` choosing
 between them); and the layers that match, explain and print (matching,
-symptoms, compare, render). Every import counts, those inside functions
+symptoms, causes, compare, render). Every import counts, those inside functions
 and under TYPE_CHECKING too, as an import-linter contract would see them.
 A module not placed here (a new reader, say) may import any placed one, and
 no placed one may import it.
@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ncu", "nsys"),
     ("reader",),
     ("matching",),
-    ("symptoms",),
+    ("symptoms", "causes"),
     ("compare",),
     ("render",),
 )

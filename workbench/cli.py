@@ -114,17 +114,21 @@ def _add_calc(sub: Any) -> None:
 
 
 def _run_calc(args: argparse.Namespace) -> int:
-    from workbench.analysis import analyze
+    from workbench.analysis import analyze, analyze_partial
 
-    analysis = analyze(
-        args.declaration,
-        device=args.device,
-        rate=args.rate,
-        bandwidth=args.bandwidth,
-        convention=args.convention,
-        overlap=args.overlap,
-        binary=args.binary,
-    )
+    if args.device is not None and args.rate is None and args.bandwidth is None:
+        # As far as the device's rates go: the window's and the report's rule (work and bytes without a path rate).
+        analysis = analyze_partial(args.declaration, args.device, args.convention, args.overlap, args.binary)
+    else:
+        analysis = analyze(
+            args.declaration,
+            device=args.device,
+            rate=args.rate,
+            bandwidth=args.bandwidth,
+            convention=args.convention,
+            overlap=args.overlap,
+            binary=args.binary,
+        )
     if args.json:
         _print_json(analysis.to_dict())
     else:
@@ -312,7 +316,8 @@ def _add_step(sub: Any) -> None:
 
 def _run_step(args: argparse.Namespace) -> int:
     from workbench.devices.catalogue import find_device
-    from workbench.steps import StepError, parse_step, parse_trace_match, read_step_file, step_timeline
+    from workbench.step_files import read_step_file
+    from workbench.steps import StepError, parse_step, parse_trace_match, step_timeline
 
     source = read_step_file(args.file, args.name)
     trace = None
@@ -564,6 +569,7 @@ def _add_measure(sub: Any) -> None:
     )
     c.add_argument("--no-links", action="store_true", help="skip the host <-> device, peer and NCCL measurements (the stand-in on a CPU)")
     c.add_argument("--no-interfaces", action="store_true", help="skip the L2 (GPU) or last-level cache (CPU) measurement")
+    c.add_argument("--no-latency", action="store_true", help="skip the HBM latency measurements (idle pointer chase, loaded copy; GPU only)")
     c.set_defaults(run=_run_calibrate)
 
 
@@ -736,6 +742,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
         links=not args.no_links,
         interfaces=not args.no_interfaces,
         link_bytes=link_bytes,
+        latency=not args.no_latency,
     ).run()
     if args.json:
         _print_json(result.to_dict())

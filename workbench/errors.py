@@ -40,4 +40,16 @@ class UnitError(WorkbenchError):
 
 
 class DeviceError(WorkbenchError):
-    """An unknown device, or a device without a rate the analysis needs."""
+    """An unknown device, or a device without a rate the analysis needs.
+
+    `missing_path` names the instruction path when the fault is only that the device has no rate for it: the
+    operation's work and bytes still stand (`workbench.analysis.analyze_partial`), its compute bound does not.
+    """
+
+    missing_path: str | None = None
+
+    @classmethod
+    def missing_rate(cls, message: str, path: str) -> "DeviceError":
+        error = cls(message)
+        error.missing_path = path
+        return error

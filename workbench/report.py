@@ -393,6 +393,8 @@ def build_report(session: Session) -> Report:
     for entry, result in zip(session.operations, analyses):
         analysis = result if isinstance(result, Analysis) else None
         error = str(result) if isinstance(result, WorkbenchError) else device_error
+        if analysis is not None and analysis.missing_rate is not None:
+            error = analysis.missing_rate
         wanted = canonical_declaration(entry.declaration)
         runs = []
         for index, run, key in keyed_runs:

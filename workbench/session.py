@@ -27,9 +27,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from workbench import __version__
-from workbench.analysis import Analysis, analyze
+from workbench.analysis import Analysis, analyze_partial
 from workbench.devices import BANDWIDTH, PATHS, Device, Rate, find_device
-from workbench.devices.catalogue import SOURCES, rate_problem
+from workbench.devices.catalogue import (
+    ENTERED,
+    LATENCY_LOADS,
+    MAX_LATENCY_S,
+    MEASURED,
+    MIN_LATENCY_S,
+    SOURCES,
+    Latency,
+    rate_problem,
+)
 from workbench.devices.interfaces import interface_keys
 from workbench.devices.links import known_rate_key
 from workbench.errors import WorkbenchError
@@ -145,6 +154,8 @@ class DeviceChoice:
     """The device the bounds use: a catalogue key (or nvml-N) and rate overrides on top of it.
 
     `overrides` maps a path (or "hbm") to a Rate whose source is measured or entered.
+    `latencies` holds measured or entered latencies by interface ("hbm") and load ("idle", "loaded"), which
+    the memory-level-parallelism term uses in place of the catalogue's.
     `detected` keeps what NVML reported about the GPU the session was made on
     (`DetectedGPU.to_dict()`), so an nvml-N device that is not in the catalogue
     still resolves on a machine without that GPU.
@@ -153,6 +164,8 @@ class DeviceChoice:
     key: str = DEFAULT_DEVICE
     overrides: dict[str, Rate] = field(default_factory=dict)
     detected: dict[str, Any] | None = None
+    # Latencies measured (calibration) or entered, by interface and load: {"hbm": {"idle": Latency, ...}}.
+    latencies: dict[str, dict[str, Latency]] = field(default_factory=dict)
 
     def resolve(self, detected: Device | None = None) -> Device:
         """The Device with overrides applied; `detected` stands in for an nvml-N key."""
@@ -165,6 +178,9 @@ class DeviceChoice:
         device = base
         for path, rate in self.overrides.items():
             device = device.with_rate(path, rate.value, rate.source, rate.citation)
+        for interface, loads in self.latencies.items():
+            for load, latency in loads.items():
+                device = device.with_latency(interface, load, latency.seconds, latency.origin, latency.citation)
         return device
 
 
@@ -183,10 +199,11 @@ class Session:
     extra: dict[str, Any] = field(default_factory=dict)  # unknown top-level keys, kept verbatim
 
     def analyze(self, entry: OperationEntry, device: Device | None = None) -> Analysis:
-        """The analysis of one entry under this session's device and settings."""
-        return analyze(
+        """The analysis of one entry under this session's device and settings (as far as the device's rates go:
+        `analyze_partial`)."""
+        return analyze_partial(
             entry.declaration,
-            device=device if device is not None else self.device.resolve(),
+            device if device is not None else self.device.resolve(),
             convention=self.settings.convention,
             overlap=self.settings.overlap,
             binary=self.settings.binary,
@@ -290,6 +307,11 @@ def session_to_dict(session: Session, include_derived: bool = True) -> dict[str,
         path: _rate_to_dict(rate) for path, rate in sorted(session.device.overrides.items())
     }
     device_data["detected"] = _plain_json(session.device.detected, "device.detected")
+    if session.device.latencies:  # written only when there are any: other sessions stay as they were
+        device_data["latencies"] = {
+            interface: {load: _latency_to_dict(latency) for load, latency in sorted(loads.items())}
+            for interface, loads in sorted(session.device.latencies.items())
+        }
     if include_derived:
         if resolved is not None:
             device_data["rates_in_use"] = {
@@ -524,6 +546,10 @@ def _rate_to_dict(rate: Rate) -> dict[str, Any]:
     return {"value": float(rate.value), "source": rate.source, "citation": rate.citation}
 
 
+def _latency_to_dict(latency: Latency) -> dict[str, Any]:
+    return {"seconds": float(latency.seconds), "origin": latency.origin, "citation": latency.citation}
+
+
 def _rate_in_use(device: Device, key: str) -> Rate | None:
     return device.overrides.get(key) or device.peak.get(key)
 
@@ -552,6 +578,7 @@ def _derived_figures(result: Analysis | WorkbenchError, binary: bool) -> dict[st
         "bound_time_no_overlap_s": a.bound_no_overlap,
         "bound_time_s": a.bound_time,
         "limiter": a.limiter,
+        **({"error": a.missing_rate} if a.missing_rate is not None else {}),
         "summary": a.limiter_sentence(),
         "derivation": [step.as_text() for step in a.steps],
     }
@@ -822,7 +849,8 @@ def _device(value: Any, where: str) -> DeviceChoice:
             allowed = ", ".join((*PATHS, BANDWIDTH, *interface_keys(), "link:KEY"))
             raise SessionError(f"'{path}' is not a rate this app knows (allowed: {allowed})", rate_where)
         overrides[path] = _rate(rate_value, rate_where)
-    choice = DeviceChoice(key=key, overrides=overrides, detected=detected)
+    latencies = _latencies(data.get("latencies", {}), f"{where}.latencies")
+    choice = DeviceChoice(key=key, overrides=overrides, detected=detected, latencies=latencies)
     try:
         choice.resolve()
     except SessionError:
@@ -833,6 +861,28 @@ def _device(value: Any, where: str) -> DeviceChoice:
             raise SessionError(f"'{key}' is a detected GPU but the file keeps no facts about it", where_key) from None
         raise SessionError(str(exc), where_key) from None
     return choice
+
+
+def _latencies(value: Any, where: str) -> dict[str, dict[str, Latency]]:
+    """`device.latencies`: {interface: {load: {seconds, origin, citation}}}, each figure checked."""
+    latencies: dict[str, dict[str, Latency]] = {}
+    for interface, loads in _object(value, where).items():
+        if interface not in interface_keys():
+            raise SessionError(f"{_show(interface)} is not an interface this app knows ({', '.join(interface_keys())})", where)
+        for load, item in _object(loads, f"{where}.{interface}").items():
+            here = f"{where}.{interface}.{load}"
+            if load not in LATENCY_LOADS:
+                raise SessionError(f"a latency is {' or '.join(LATENCY_LOADS)}, not {_show(load)}", here)
+            data = _object(item, here)
+            seconds = _number(data.get("seconds"), f"{here}.seconds")
+            if not MIN_LATENCY_S <= seconds <= MAX_LATENCY_S:
+                raise SessionError(f"must be from {MIN_LATENCY_S:g} s to {MAX_LATENCY_S:g} s, not {seconds:g}", f"{here}.seconds")
+            origin = _text(data.get("origin", ENTERED), f"{here}.origin")
+            if origin not in (MEASURED, ENTERED):
+                raise SessionError(f"must be {MEASURED} or {ENTERED}, not {_show(origin)}", f"{here}.origin")
+            citation = _text(data.get("citation", ""), f"{here}.citation")
+            latencies.setdefault(interface, {})[load] = Latency(seconds, origin, citation)
+    return latencies
 
 
 def _rate(value: Any, where: str) -> Rate:

@@ -944,54 +944,6 @@ def _combine_parts(operation: str, parts: Sequence[tuple[str, Any]], trace: Trac
 # -- files --------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class StepSource:
-    """A step read from a file: its text, and the session it came from (None for a plain step file)."""
-
-    text: str
-    name: str
-    session: Any = None
-
-
-def read_step_file(path: str, name: str | None = None) -> StepSource:
-    """A step from a step text file, or from a session file (its step called `name`, else its first).
-
-    A file whose first non-blank character is '{' is read as a session.
-    """
-    from workbench.files import FileReadError, read_bounded
-
-    try:
-        data = read_bounded(path, MAX_STEP_CHARS * 4, "step file")
-    except FileReadError as exc:
-        raise StepError(f"cannot open {path}: {exc}") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise StepError(f"{path}: not UTF-8 text") from None
-    if text.lstrip().startswith("{"):
-        from workbench.session import load
-
-        session = load(path)
-        if not session.steps:
-            raise StepError(f"session file {path} holds no steps")
-        if name is None:
-            entry = session.steps[0]
-        else:
-            matches = [step for step in session.steps if step.name == name]
-            if not matches:
-                known = ", ".join(repr(step.name) for step in session.steps)
-                raise StepError(f"session file {path} has no step named {name!r}; it has {known}")
-            entry = matches[0]
-        return StepSource(entry.text, entry.name, session)
-    if name is not None:
-        raise StepError("--name picks a step in a session file; a step file holds one step")
-    try:
-        parse_step(text)
-    except StepError as exc:
-        raise StepError(f"{path}: {exc}") from None
-    return StepSource(text, path)
-
-
 # -- intervals ----------------------------------------------------------------
 
 
@@ -1043,9 +995,7 @@ __all__ = [
     "StepPlan",
     "Timeline",
     "WhatIf",
-    "StepSource",
     "format_step",
-    "read_step_file",
     "lay_out",
     "operation_times",
     "parse_step",

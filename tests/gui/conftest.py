@@ -130,6 +130,9 @@ def typing_window(qtbot):  # type: ignore[no-untyped-def]
         line.setFocus()
         line.setText("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
         line.setCursorPosition(len("gemm(M=4096"))
+        # Settled before the first keystroke: the tab pages deferred to after the first paint built, whose
+        # building lays the window out (late under load, it would land among the keystrokes a test counts).
+        qtbot.waitUntil(lambda: not window.deferred_pages.pending(), timeout=10_000)
         qtbot.wait(20)
         return window, line
 

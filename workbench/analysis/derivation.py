@@ -227,6 +227,8 @@ def _bound_steps(a: "Analysis") -> list[Step]:
                 format_time(compute_time),
             )
         )
+    elif a.missing_rate is not None:  # the device has no rate for this path (analyze_partial)
+        steps.append(Step(f"Compute time bound ({a.path})", "", f"none: {a.missing_rate}"))
     else:
         steps.append(Step("Compute time bound", "", "needs a compute rate: choose a device or enter one"))
     hbm_term = next(term for term in a.terms if term.name == HBM)

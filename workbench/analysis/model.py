@@ -107,6 +107,8 @@ class Analysis:
     # and the declaration and the device's name already decide it).
     physical: "PhysicalWork | None" = field(default=None, compare=False)
     basis: Basis | None = field(default=None, compare=False, repr=False)
+    # Why the compute bound is missing when the device has no rate for the path (analyze_partial), else None.
+    missing_rate: str | None = None
 
     @cached_property
     def steps(self) -> tuple[Step, ...]:
@@ -159,6 +161,8 @@ class Analysis:
 
         Only times appear, so there is no binary/decimal choice to make.
         """
+        if self.missing_rate is not None:
+            return f"no time bound: {self.missing_rate}"
         if self.limiter is None or self.compute_time is None or self.memory_time is None:
             return "no limiter yet: choose a device or enter a compute rate and a bandwidth"
         tc, tm = format_time(self.compute_time), format_time(self.memory_time)
@@ -251,6 +255,7 @@ class Analysis:
             "steps": [step.to_dict() for step in self.steps],
             "notes": list(self.notes),
             **(self.link.to_dict() if self.link is not None else {}),
+            **({"missing_rate": self.missing_rate} if self.missing_rate is not None else {}),
         }
 
 

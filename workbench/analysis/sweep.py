@@ -21,9 +21,9 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
-from workbench.analysis.mlp import mlp_term
-from workbench.analysis.rates import Setting, compute_rate, interface_rate, resolve_setting
-from workbench.analysis.terms import HIERARCHY, Term, compute_term, limiters, side_times, transfer_term
+from workbench.analysis.core import analyze, physical_work_of, resident_on_host, time_terms
+from workbench.analysis.rates import Setting, resolve_setting
+from workbench.analysis.terms import Term, limiters, side_times
 from workbench.declare import LAUNCH_FIELDS, Declaration, parse
 from workbench.devices.interfaces import HBM
 from workbench.errors import DeclarationError, UnitError, WorkbenchError
@@ -263,8 +263,6 @@ def _vectorised(decl: Declaration, columns: Mapping[str, Any], setting: Setting,
             exact &= ~refused
         physical = None
         if decl.implementation != "compulsory" or any(name in decl.params for name in LAUNCH_FIELDS):
-            from workbench.analysis import physical_work_of
-
             swept = {name: params[name] for name in columns}
             physical = physical_work_of(decl, workload, dev, setting.convention, swept)
     except (TypeError, ValueError):
@@ -284,32 +282,12 @@ def _column(values: Any, length: int) -> Any:
 
 
 def _fast_terms(decl: Declaration, workload: Any, setting: Setting, flop: Any, traffic: Any, physical: Any) -> list[Term]:
-    """analyze()'s terms with array amounts and times: compute, each interface with a rate, the host link if asked.
-
-    Under the compulsory model (`physical` None) the compute term is charged the
-    logical FLOP and every interface the compulsory bytes; otherwise the
-    model's physical FLOP and bytes per interface, as analyze() charges them.
-    """
-    from workbench.analysis import host_term, resident_on_host
-
+    """analyze()'s terms with array amounts and times (`time_terms`, the rule analyze() uses too); a sweep of
+    resident=host needs the host link's rate at every point."""
     memory = setting.device.memory_name if setting.device is not None else "HBM"
-    rate, used_path = compute_rate(workload.path, setting)
-    assert rate is not None  # a device, or both rates entered
-    moved = physical.bytes_by_interface if physical is not None else {}
-    quantization = physical.quantization if physical is not None else None
-    terms = [compute_term(used_path, physical.physical_flop if physical is not None else flop, rate, quantization)]
-    for key in HIERARCHY:
-        found = interface_rate(key, setting)
-        if key == HBM or (found is not None and (physical is None or key in moved)):
-            terms.append(transfer_term(key, moved.get(key, traffic), found, memory))
-    mlp = mlp_term(physical, setting.device, terms[1], memory)
-    if mlp is not None:
-        terms.append(mlp)
-    if resident_on_host(decl):
-        host = host_term(traffic, setting, memory)  # refuses a CPU, as analyze() does
-        if host.rate is None:
-            raise UnitError(NO_BOUND)
-        terms.append(host)
+    terms, _path = time_terms(decl, workload, setting, physical, memory, flop, traffic)
+    if resident_on_host(decl) and terms[-1].rate is None:
+        raise UnitError(NO_BOUND)
     return terms
 
 
@@ -425,15 +403,11 @@ def sweep(
     """
     import numpy as np
 
-    from workbench.analysis import analyze
-
     decl = parse(declaration) if isinstance(declaration, str) else declaration
     columns, length = _swept_values(decl, fields)
     setting = resolve_setting(device, rate, bandwidth, convention, overlap)
     if setting.device is None and (setting.entered_rate is None or setting.entered_bandwidth is None):
         raise UnitError("a sweep needs a compute rate and a bandwidth: choose a device or enter them")
-    from workbench.analysis import resident_on_host
-
     if resident_on_host(decl) and setting.device is None:
         raise UnitError("a sweep of resident=host needs a device with a host link: choose one")
     errors: dict[int, WorkbenchError] = {}  # the refusals met here, by index (PointErrors reads the rest from analyze())
@@ -485,8 +459,6 @@ def limiter_crossover(
     limiter differs from the one at `below` (every swept field set to that size), by bisection between two
     points of a sweep whose limiters differ. None where a size between them is refused or has no limiter.
     """
-    from workbench.analysis import analyze
-
     decl = parse(declaration) if isinstance(declaration, str) else declaration
     setting = resolve_setting(device, None, None, convention, overlap)
 

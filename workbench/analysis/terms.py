@@ -25,10 +25,10 @@ How the terms combine (docs/terms.md has the worked figures):
     full overlap (f = 1) is the longest side, none (f = 0) their sum; for
     compute and memory alone it is the familiar max(tc, tm) + (1 − f)·min(tc, tm).
 
-The limiter is the longest side (ties go to link, host, compute, then memory,
-as they always have), and within the memory side the slowest interface names
-the limiting term: `limiter` stays "compute" | "memory" | "link" for today's
-readers and `limiter_term` names the term ("hbm", "smem", "host", ...).
+The limiter is the longest side (ties go to link, host, compute, then memory),
+and within the memory side the slowest interface names the limiting term:
+`limiter` is "compute" | "memory" | "link", and `limiter_term` names the term
+("hbm", "smem", "host", ...).
 """
 
 from __future__ import annotations

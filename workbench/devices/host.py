@@ -283,7 +283,7 @@ def read_host_cpu(root: Path | str = "/") -> HostCPU:
 
 def device_from_host(cpu: HostCPU) -> Any:
     """The Device for a host CPU: derived vector rates, caches, and a nominal bandwidth marked as such."""
-    from workbench.devices.catalogue import BANDWIDTH, DERIVED, HOST_CPU_KEY, NOMINAL, Device, Rate
+    from workbench.devices.device import BANDWIDTH, DERIVED, HOST_CPU_KEY, NOMINAL, Device, Rate
 
     peak: dict[str, Rate] = {}
     for path, bits in (("fp32", 32), ("fp64", 64)):

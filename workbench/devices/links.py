@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Mapping
 
-from workbench.devices.catalogue import BANDWIDTH, DATASHEET, DERIVED, LINKS_TABLE, Device, _quantity_value, catalogue_data
+from workbench.devices.device import BANDWIDTH, DATASHEET, DERIVED, LINKS_TABLE, Device, _quantity_value, catalogue_data
 from workbench.devices.interfaces import interface_keys
 from workbench.errors import DeviceError
 

@@ -19,19 +19,21 @@ NumPy, a GPU with CuPy (which must see one).
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
+from workbench.analysis.mlp import LATENCY_INTERFACE
 from workbench.devices import MEASURED, PATHS
+from workbench.devices.catalogue import Latency
 from workbench.devices.links import is_byte_rate
 from workbench.devices.rate_titles import rate_title
 from workbench.gui.commands import SetDevice
 from workbench.gui.document import Document
 from workbench.gui.measure_worker import CalibrationJob, CalibrationWorker
 from workbench.gui.plain_text import html_text, plain
-from workbench.measure.text import transfer_lines
+from workbench.measure.text import latency_lines, transfer_lines
 from workbench.units import format_bandwidth, format_flop_rate
 
 
@@ -187,7 +189,7 @@ class CalibrationDialog(QDialog):
             self.step_label.setText("The session's device changed during the calibration: nothing was stored.")
             self.summary.setText("\n".join(lines))
             return
-        store_measured_rates(self.document, result.rates)
+        store_measured_rates(self.document, result.rates, result.latencies)
         self.stored = True
         self.step_label.setText(f"Done on {result.device}. Stored as measured rates of {self.document.device.name}:")
         self.summary.setText("\n".join(lines))
@@ -217,14 +219,17 @@ class CalibrationDialog(QDialog):
         self.cancel_button.setEnabled(False)
 
 
-def store_measured_rates(document: Document, rates: dict[str, Any]) -> None:
-    """Put measured rates in place of the session device's figures, in one undoable step."""
+def store_measured_rates(document: Document, rates: dict[str, Any], latencies: Sequence[Any] = ()) -> None:
+    """Put measured rates (and HBM latencies: `LatencyReading`s) in place of the session device's figures, in one
+    undoable step."""
     old = document.session.device
     new = copy.deepcopy(old)
     for path, rate in rates.items():
         if rate.source == MEASURED and rate.value > 0:
             new.overrides[path] = rate
-    if new.overrides != old.overrides:
+    for reading in latencies:
+        new.latencies.setdefault(LATENCY_INTERFACE, {})[reading.load] = Latency(reading.seconds, MEASURED, reading.how)
+    if new.overrides != old.overrides or new.latencies != old.latencies:
         document.undo_stack.push(SetDevice(document, copy.deepcopy(old), new, "Store measured rates"))
 
 
@@ -234,6 +239,9 @@ def result_lines(result: Any, gpu: bool, binary: bool, memory_name: str = "") ->
     transfers = transfer_lines(result, binary)
     if transfers:
         lines += ["", *transfers]
+    latencies = latency_lines(result)
+    if latencies:
+        lines += ["", *latencies]
     lines += [f"skipped — {reason}" for reason in result.skipped]
     lines += [f"note — {note}" for note in result.notes]
     return lines

@@ -79,74 +79,10 @@ class CompareView(RefreshWhenShown, QWidget):
         self._analyses: AnalysisCache = {}  # reused across refreshes: an edit recomputes only its own row
         self._text_cache: dict[tuple[Any, ...], tuple[Any, str, str]] = {}
 
-        self.device_list = QListWidget()
-        self.device_list.setObjectName("compareDevices")
-        self.device_list.itemChanged.connect(self._device_toggled)
-        devices_label = QLabel("Devices to compare")
-        devices_label.setStyleSheet("font-weight: 600;")
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(devices_label)
-        left_layout.addWidget(self.device_list, 1)
-
-        self.table = QTableWidget(0, 0)
-        self.table.setObjectName("compareTable")
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setWordWrap(True)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideNone)  # a cell's lines wrap in full; its row grows for them
-        self.table.setStyleSheet("QTableWidget::item:selected { background: #e3f2fd; color: #212121; }")
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
-        # rows are sized once per fill (resizeRowsToContents): ResizeToContents would re-lay out on every setItem
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.currentCellChanged.connect(self._row_chosen)
-        # narrower columns wrap the cells' lines onto more: the rows follow (sized to contents once per change)
-        self._rows_timer = QTimer(self)
-        self._rows_timer.setSingleShot(True)
-        self._rows_timer.setInterval(0)
-        self._rows_timer.timeout.connect(self.table.resizeRowsToContents)
-        self.table.horizontalHeader().sectionResized.connect(lambda *_: self._rows_timer.start())
-
-        self.widget = log_plot_widget(LogAxis("bottom", intensity_tick), LogAxis("left", si_tick("FLOP/s")))
-        self.widget.setObjectName("compareRooflines")
-        self.plot: pg.PlotItem = self.widget.getPlotItem()
-        self.plot.setLabel("bottom", "Arithmetic intensity (FLOP/B)")
-        self.plot.setLabel("left", "Attainable rate (FLOP/s)")
-        # The legend under the plot, beside nothing it could cover: inside the plot it hid the roofs and points
-        # being compared (the top left of one device's roof is another's ridge).
-        self.legend = pg.LegendItem(offset=None, labelTextSize="9pt")
-        self.plot.layout.addItem(self.legend, 4, 1)
-        self.roofs: list[pg.PlotDataItem] = []
-        self.points = pg.ScatterPlotItem(size=10, pen=pg.mkPen("#212121", width=1))
-        self.plot.addItem(self.points)
-        self.point_label = pg.TextItem(anchor=(0, 0.5), color="#212121")
-        self.plot.addItem(self.point_label)
-
-        self.caption = plain(QLabel())
-        self.caption.setObjectName("compareCaption")
-        self.caption.setWordWrap(True)
-        self.caption.setStyleSheet("color: #444;")
-        self.message = plain(QLabel())
-        self.message.setObjectName("compareMessage")
-        self.message.setWordWrap(True)
-        self.message.setStyleSheet("color: #b71c1c; font-weight: 600;")
-        self.message.setVisible(False)
-        self.export_csv_button = QPushButton("Export CSV…")
-        self.export_csv_button.setObjectName("compareExportCsv")
-        self.export_csv_button.clicked.connect(lambda: self._export_dialog("csv"))
-        self.export_md_button = QPushButton("Export Markdown…")
-        self.export_md_button.setObjectName("compareExportMarkdown")
-        self.export_md_button.clicked.connect(lambda: self._export_dialog("md"))
-        self.copy_button = QPushButton("Copy as Markdown")
-        self.copy_button.setObjectName("compareCopy")
-        self.copy_button.clicked.connect(self.copy_markdown)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        for button in (self.copy_button, self.export_csv_button, self.export_md_button):
-            buttons.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
+        left = self._build_device_list()
+        self._build_table()
+        self._build_plot()
+        buttons = self._build_footer()
 
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(left)
@@ -181,6 +117,88 @@ class CompareView(RefreshWhenShown, QWidget):
             signal.connect(self.mark_dirty)
         document.detection_changed.connect(self._fill_device_list)
         self._fill_device_list()
+
+    # ------------------------------------------------------------------ building
+    def _build_device_list(self) -> QWidget:
+        """The list of devices to tick, under its title."""
+        self.device_list = QListWidget()
+        self.device_list.setObjectName("compareDevices")
+        self.device_list.itemChanged.connect(self._device_toggled)
+        devices_label = QLabel("Devices to compare")
+        devices_label.setStyleSheet("font-weight: 600;")
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(devices_label)
+        left_layout.addWidget(self.device_list, 1)
+
+        return left
+
+    def _build_table(self) -> None:
+        """The operations × devices table: rows sized to their wrapped cells once per change."""
+        self.table = QTableWidget(0, 0)
+        self.table.setObjectName("compareTable")
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setWordWrap(True)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideNone)  # a cell's lines wrap in full; its row grows for them
+        self.table.setStyleSheet("QTableWidget::item:selected { background: #e3f2fd; color: #212121; }")
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
+        # rows are sized once per fill (resizeRowsToContents): ResizeToContents would re-lay out on every setItem
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.currentCellChanged.connect(self._row_chosen)
+        # narrower columns wrap the cells' lines onto more: the rows follow (sized to contents once per change)
+        self._rows_timer = QTimer(self)
+        self._rows_timer.setSingleShot(True)
+        self._rows_timer.setInterval(0)
+        self._rows_timer.timeout.connect(self.table.resizeRowsToContents)
+        self.table.horizontalHeader().sectionResized.connect(lambda *_: self._rows_timer.start())
+
+    def _build_plot(self) -> None:
+        """The chosen devices' rooflines on one log-log plot, the legend under it."""
+        self.widget = log_plot_widget(LogAxis("bottom", intensity_tick), LogAxis("left", si_tick("FLOP/s")))
+        self.widget.setObjectName("compareRooflines")
+        self.plot: pg.PlotItem = self.widget.getPlotItem()
+        self.plot.setLabel("bottom", "Arithmetic intensity (FLOP/B)")
+        self.plot.setLabel("left", "Attainable rate (FLOP/s)")
+        # The legend under the plot, beside nothing it could cover: inside the plot it hid the roofs and points
+        # being compared (the top left of one device's roof is another's ridge).
+        self.legend = pg.LegendItem(offset=None, labelTextSize="9pt")
+        self.plot.layout.addItem(self.legend, 4, 1)
+        self.roofs: list[pg.PlotDataItem] = []
+        self.points = pg.ScatterPlotItem(size=10, pen=pg.mkPen("#212121", width=1))
+        self.plot.addItem(self.points)
+        self.point_label = pg.TextItem(anchor=(0, 0.5), color="#212121")
+        self.plot.addItem(self.point_label)
+
+    def _build_footer(self) -> QHBoxLayout:
+        """The message, the caption and the export buttons under the plot."""
+        self.caption = plain(QLabel())
+        self.caption.setObjectName("compareCaption")
+        self.caption.setWordWrap(True)
+        self.caption.setStyleSheet("color: #444;")
+        self.message = plain(QLabel())
+        self.message.setObjectName("compareMessage")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #b71c1c; font-weight: 600;")
+        self.message.setVisible(False)
+        self.export_csv_button = QPushButton("Export CSV…")
+        self.export_csv_button.setObjectName("compareExportCsv")
+        self.export_csv_button.clicked.connect(lambda: self._export_dialog("csv"))
+        self.export_md_button = QPushButton("Export Markdown…")
+        self.export_md_button.setObjectName("compareExportMarkdown")
+        self.export_md_button.clicked.connect(lambda: self._export_dialog("md"))
+        self.copy_button = QPushButton("Copy as Markdown")
+        self.copy_button.setObjectName("compareCopy")
+        self.copy_button.clicked.connect(self.copy_markdown)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        for button in (self.copy_button, self.export_csv_button, self.export_md_button):
+            buttons.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
+
+        return buttons
 
     # ------------------------------------------------------------------ devices
     def available(self) -> list[tuple[str, str, Device | None]]:

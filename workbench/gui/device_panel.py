@@ -65,7 +65,7 @@ class DevicePanel(QWidget):
         self.detect_button.clicked.connect(self.detect_requested)
         self.chooser = QComboBox()
         self.chooser.setObjectName("deviceChooser")
-        # As wide as the dock lets it be, not as its longest name (which made the panel wider than a laptop's dock);
+        # As wide as the dock lets it be, not as its longest name (which would make the panel wider than a laptop's dock);
         # the list it opens shows whole names, and the chosen one is its tooltip.
         self.chooser.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.chooser.setMinimumContentsLength(14)

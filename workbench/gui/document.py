@@ -534,19 +534,14 @@ class Document(QObject):
         options = {"convention": settings.convention, "overlap": settings.overlap, "binary": settings.binary}
         notice = self.device_error
         try:
-            try:
-                analysis = (
-                    self.session.analyze(entry, self.device)
-                    if self.device is not None
-                    else analyze(entry.declaration, **options)  # type: ignore[arg-type]
-                )
-            except DeviceError as exc:
-                # The device lacks a rate for this path: still show work and bytes, say why bounds are missing.
-                notice = str(exc)
-                bandwidth = self.device.peak.get(BANDWIDTH) if self.device is not None else None
-                if self.device is not None:
-                    bandwidth = self.device.overrides.get(BANDWIDTH) or bandwidth
-                analysis = analyze(entry.declaration, bandwidth=bandwidth, **options)  # type: ignore[arg-type]
+            # On a device, as far as its rates go (Session.analyze: the report's and the CLI's rule too).
+            analysis = (
+                self.session.analyze(entry, self.device)
+                if self.device is not None
+                else analyze(entry.declaration, **options)  # type: ignore[arg-type]
+            )
+            if analysis.missing_rate is not None:
+                notice = analysis.missing_rate
         except WorkbenchError as exc:
             state.error = exc
             return

@@ -283,8 +283,8 @@ class MeasurementTab(QWidget):
         sweep_row.addWidget(QLabel("to"))
         sweep_row.addWidget(self.sweep_high)
         sweep_row.addStretch(1)
-        # the sweep on a row of its own: beside the iterations and the mode it made the tab wider than a laptop's
-        # window leaves the plots, and squeezed it was clipped
+        # the sweep on a row of its own: beside the iterations and the mode it would make the tab wider than a
+        # laptop's window leaves the plots, or be clipped
         settings.addLayout(sweep_row, 2, 0, 1, 8)
         settings.setColumnStretch(7, 1)
         run_row = QHBoxLayout()

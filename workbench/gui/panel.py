@@ -159,7 +159,7 @@ class AnalysisPanel(QWidget):
         derivation_row.addWidget(copy_button)
         tensors_title = QLabel("Tensors crossing HBM → on-chip caches")
         tensors_title.setStyleSheet("font-weight: 600;")
-        tensors_title.setWordWrap(True)  # (on one line it alone was wider than the dock at presentation size)
+        tensors_title.setWordWrap(True)  # on one line it alone is wider than the dock at presentation size
         self.tensors_title = tensors_title
 
         self.empty = plain(QLabel("No operation selected."))
@@ -702,11 +702,9 @@ def _show(label: QLabel, text: str) -> None:
     laid out, may change the label's size hint (and so the panel's layout) and repaints the label.
 
     A new text is shaped by QLabel about five times (its size hints measure it at up to five widths, then its
-    height for the panel's width, then its paint). A QLabel subclass that shapes each text once (one QTextLayout
-    for its size hints, heightForWidth and paint, with QLabel's sizes and pixels) was measured and costs more
-    here: C++ calls its Python overrides for every size query and paint, and those calls cost more than the
-    shaping they save for texts this short (callgrind, a keystroke with 20 labelled points: +4 to +8 M
-    instructions; the panel's label paints and layout requests 1.1 → 3.3 ms of thread time)."""
+    height for the panel's width, then its paint). A QLabel subclass that shapes each text once is not used:
+    C++ would call its Python overrides for every size query and paint, which costs more than the shaping it
+    saves for texts this short (counted with callgrind on a keystroke)."""
     if label.text() != text:
         label.setText(text)
 

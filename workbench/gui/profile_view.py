@@ -41,20 +41,18 @@ from workbench.devices.catalogue import match_reported_name
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
-from workbench.gui.measure_plots import IMPOSSIBLE_COLOUR, OTHER_DEVICE_COLOUR
 from workbench.gui.profile_model import (
     ImportedKernel,
     KernelComparison,
-    KernelMark,
     comparisons_for,
     document_kernels,
     document_records,
-    kernel_marks,
     percent_of_bound,
     ratio_text,
     summary_counts,
 )
 from workbench.gui.plain_text import plain, tooltip
+from workbench.gui.profile_layer import KERNEL_LEGEND, ProfiledKernelLayer  # noqa: F401  (the roofline's layer, re-exported)
 from workbench.profilers import Cause, Comparison
 from workbench.profilers.compare import profile_device
 from workbench.profilers.counters import LEVEL_METHODS
@@ -64,10 +62,6 @@ LEVEL_CHOICES = {"ncu": "Nsight Compute's sections", "nersc": "NERSC method"}
 LEVEL_SHORT = {"ncu": "ncu", "nersc": "NERSC"}
 LEVEL_POINT_COLOURS = {"DRAM": "#37474f", "L2": "#6a1b9a", "L1": "#00838f"}
 
-KERNEL_COLOUR = "#6a1b9a"  # purple: apart from the operations' grey and red and the memory roof's blue
-KERNEL_FAINT = "#ce93d8"
-KERNEL_SYMBOL = "star"
-KERNEL_LEGEND = "profiled kernel (ncu / nsys)"
 NAME_LIMIT = 64  # characters of a kernel name in titles and choosers; tool tips carry the whole name
 NOTE_STYLE = "background: #fff3cd; color: #6d4c00; border: 1px solid #e0c060; padding: 5px;"
 EMPTY_TEXT = (
@@ -83,96 +77,6 @@ FIGURE_TITLES = {
     "work": "Work",
     "time": "Duration",
 }
-
-
-# ---------------------------------------------------------------- the roofline's block
-
-
-class ProfiledKernelLayer:
-    """Imported kernels on the roofline: stars, a dotted link to each one's operation, a legend row."""
-
-    def __init__(self, plot: pg.PlotItem, document: Document) -> None:
-        self.plot = plot
-        self.document = document
-        self.points = pg.ScatterPlotItem(
-            symbol=KERNEL_SYMBOL,
-            size=14,
-            pen=pg.mkPen(KERNEL_COLOUR, width=1.2),
-            brush=pg.mkBrush(KERNEL_FAINT),
-            hoverable=True,
-            tip=None,
-            hoverSize=19,
-        )
-        self.points.setZValue(4)
-        self.links = pg.PlotDataItem(pen=pg.mkPen(KERNEL_COLOUR, width=1.2, style=Qt.PenStyle.DotLine))
-        self.links.setZValue(3)
-        plot.addItem(self.links)
-        plot.addItem(self.points)
-        self.points.sigHovered.connect(self._hovered)
-        self.marks: list[KernelMark] = []
-        self._in_legend = False
-
-    def compute(self) -> list[KernelMark]:
-        """Where the matched kernels go (empty when none is matched, or a record cannot be compared)."""
-        try:
-            return kernel_marks(self.document)
-        except WorkbenchError:
-            return []
-
-    def show(self, marks: Sequence[KernelMark]) -> None:
-        if not marks and not self.marks and not self._in_legend:
-            return  # nothing drawn, nothing to draw: every edit of a session without imported kernels
-        self.marks = list(marks)
-        current = self.document.current
-        spots = []
-        for index, mark in enumerate(self.marks):
-            selected = mark.operation == current
-            # a kernel compared with its own GPU (not the session's) or beyond that GPU's bound: its own style
-            colour = {"impossible": IMPOSSIBLE_COLOUR, "other device": OTHER_DEVICE_COLOUR}.get(mark.style, KERNEL_COLOUR)
-            spots.append(
-                {
-                    "pos": (mark.x, mark.y),
-                    "size": 18 if selected else 13,
-                    "pen": pg.mkPen(colour, width=1.5),
-                    "brush": pg.mkBrush(colour if selected else KERNEL_FAINT) if mark.style == "session"
-                    else pg.mkBrush(255, 255, 255, 230),
-                    "data": index,
-                }
-            )
-        self.points.setData(spots)
-        xs: list[float] = []
-        ys: list[float] = []
-        for mark in self.marks:
-            if mark.anchor is not None:
-                xs += [mark.x, mark.anchor[0]]
-                ys += [mark.y, mark.anchor[1]]
-        self.links.setData(np.array(xs, dtype=float), np.array(ys, dtype=float), connect="pairs")
-        self.links.setVisible(bool(xs))
-        self._show_in_legend(bool(self.marks))
-        if not self.marks:
-            self.points.setToolTip("")
-
-    def _show_in_legend(self, wanted: bool) -> None:
-        if wanted == self._in_legend:
-            return
-        legend = self.plot.addLegend(offset=(12, 10))  # the plot's one legend (created by whoever asks first)
-        if wanted:
-            legend.setBrush(pg.mkBrush(255, 255, 255, 220))
-            legend.addItem(self.points, KERNEL_LEGEND)
-        else:
-            legend.removeItem(self.points)
-        self._in_legend = wanted
-
-    def tip(self, data: Any) -> str:
-        """Hover text of one kernel point (name, intensity, rate, duration against the bound)."""
-        if not isinstance(data, (int, np.integer)) or not 0 <= int(data) < len(self.marks):
-            return ""
-        return self.marks[int(data)].tip
-
-    def _hovered(self, item: Any, points: Any, event: Any) -> None:
-        # The tip goes on this item, not on the view box the operations' points write to,
-        # so the two hover handlers never clear each other's text.
-        self.points.setToolTip(tooltip("\n\n".join(self.tip(point.data()) for point in list(points)[:3])))
 
 
 # ---------------------------------------------------------------- the Profile tab
@@ -235,7 +139,32 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         self.comparisons: list[KernelComparison] = []
         self._dirty = True
 
-        # imported kernels
+        kernels_box = self._build_kernels(import_dialog)
+        lower_box = self._build_comparison()
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(kernels_box)
+        self.splitter.addWidget(lower_box)
+        self.splitter.setSizes([190, 640])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.splitter)
+
+        for signal in (
+            document.profiles_changed,
+            document.analysis_changed,
+            document.selection_changed,
+            document.operations_changed,
+            document.settings_changed,
+            document.device_changed,
+        ):
+            signal.connect(self.mark_dirty)
+        self.set_base_font(self.font())
+        self.refresh()
+
+    def _build_kernels(self, import_dialog: Callable[[], object]) -> QWidget:
+        """The imported kernels: heading, Import / Match / Remove, the table and what could not be read."""
         self.heading = plain(QLabel())
         self.heading.setObjectName("profileHeading")
         self.heading.setStyleSheet("font-weight: 600;")
@@ -278,7 +207,10 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         kernels_layout.addWidget(self.table, 1)
         kernels_layout.addWidget(self.problems)
 
-        # the comparison of the selected operation
+        return kernels_box
+
+    def _build_comparison(self) -> QWidget:
+        """The selected operation's comparison: title, figures, note, causes and derivation; a message in its place when there is none."""
         self.title = plain(QLabel())
         self.title.setObjectName("comparisonTitle")
         self.title.setWordWrap(True)
@@ -290,31 +222,7 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         title_row.addWidget(self.title, 1)
         title_row.addWidget(self.kernel_choice)
 
-        grid = QGridLayout()
-        grid.setHorizontalSpacing(16)
-        grid.setVerticalSpacing(3)
-        for column, text in enumerate(("", "Profiled", "Declared", "Ratio", "")):
-            label = QLabel(text)
-            label.setStyleSheet("color: #444; font-weight: 600;")
-            grid.addWidget(label, 0, column)
-        self.cells: dict[str, tuple[QLabel, QLabel, QLabel, QLabel]] = {}
-        for row, key in enumerate(FIGURE_ROWS, start=1):
-            name = QLabel(FIGURE_TITLES[key])
-            name.setStyleSheet("color: #444;")
-            grid.addWidget(name, row, 0)
-            cells = []
-            for column, role in enumerate(("actual", "declared", "ratio", "verdict"), start=1):
-                cell = plain(QLabel())
-                cell.setObjectName(f"{key}_{role}")
-                cell.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-                if role == "verdict":
-                    cell.setWordWrap(True)
-                    cell.setStyleSheet("color: #555;")
-                grid.addWidget(cell, row, column)
-                cells.append(cell)
-            self.cells[key] = (cells[0], cells[1], cells[2], cells[3])
-        grid.setColumnStretch(4, 1)
-
+        grid = self._figures_grid()
         self.note = plain(QLabel())
         self.note.setObjectName("comparisonNote")
         self.note.setWordWrap(True)
@@ -366,26 +274,36 @@ class ProfileComparisonView(RefreshWhenShown, QWidget):
         lower_layout.addWidget(self.comparison_box, 1)
         lower_layout.addWidget(self.message, 1)
 
-        self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(kernels_box)
-        self.splitter.addWidget(lower_box)
-        self.splitter.setSizes([190, 640])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.splitter)
+        return lower_box
 
-        for signal in (
-            document.profiles_changed,
-            document.analysis_changed,
-            document.selection_changed,
-            document.operations_changed,
-            document.settings_changed,
-            document.device_changed,
-        ):
-            signal.connect(self.mark_dirty)
-        self.set_base_font(self.font())
-        self.refresh()
+    def _figures_grid(self) -> QGridLayout:
+        """Profiled, declared, ratio and verdict for each figure row."""
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(16)
+        grid.setVerticalSpacing(3)
+        for column, text in enumerate(("", "Profiled", "Declared", "Ratio", "")):
+            label = QLabel(text)
+            label.setStyleSheet("color: #444; font-weight: 600;")
+            grid.addWidget(label, 0, column)
+        self.cells: dict[str, tuple[QLabel, QLabel, QLabel, QLabel]] = {}
+        for row, key in enumerate(FIGURE_ROWS, start=1):
+            name = QLabel(FIGURE_TITLES[key])
+            name.setStyleSheet("color: #444;")
+            grid.addWidget(name, row, 0)
+            cells = []
+            for column, role in enumerate(("actual", "declared", "ratio", "verdict"), start=1):
+                cell = plain(QLabel())
+                cell.setObjectName(f"{key}_{role}")
+                cell.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+                if role == "verdict":
+                    cell.setWordWrap(True)
+                    cell.setStyleSheet("color: #555;")
+                grid.addWidget(cell, row, column)
+                cells.append(cell)
+            self.cells[key] = (cells[0], cells[1], cells[2], cells[3])
+        grid.setColumnStretch(4, 1)
+
+        return grid
 
     def set_base_font(self, font: QFont) -> None:
         title = QFont(font)

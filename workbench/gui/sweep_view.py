@@ -176,19 +176,7 @@ class SweepView(RefreshWhenShown, QWidget):
         if analysis is None:
             self._show_message("Declare an operation to see its bounds against size.")
             return
-        choices = sweep_choices(analysis)
-        if choices != self._choices or analysis.declaration.op != self._op:
-            previous = self.fields()
-            self._choices = choices
-            self._op = analysis.declaration.op
-            self.field_choice.blockSignals(True)
-            self.field_choice.clear()
-            self.field_choice.addItems(["=".join(group) for group in choices])
-            keep = choices.index(previous) if previous in choices else 0
-            self.field_choice.setCurrentIndex(keep)
-            self.field_choice.blockSignals(False)
-            if previous not in choices and choices:
-                self._set_range_boxes(*default_range(choices[0]))
+        self._sync_field_choice(analysis)
         fields = self.fields()
         if not fields:
             self._show_message(f"{analysis.declaration.op} has no size field to sweep.")
@@ -227,16 +215,7 @@ class SweepView(RefreshWhenShown, QWidget):
         for item in (self.compute_line, self.memory_line, self.bound_line):
             item.setVisible(True)
         further = self._show_term_lines(result, x)
-        declared = analysis.declaration.params[fields[0]]
-        if analysis.bound_time:
-            cx, cy = math.log2(declared), math.log10(analysis.bound_time)
-            self.current_marker.setData([cx], [cy])
-            self.current_label.setText(f"as declared: {fields[0]}={declared:,}, {format_time(analysis.bound_time)}")
-            right_half = cx > (low + high) / 2
-            self.current_label.setAnchor((1, 0) if right_half else (0, 0))
-            self.current_label.setPos(cx + (-0.3 if right_half else 0.3), cy - 0.05)
-        self.current_marker.setVisible(bool(analysis.bound_time))
-        self.current_label.setVisible(bool(analysis.bound_time))
+        self._mark_declared(analysis, fields, low, high)
         self._mark_sweep(result, analysis.declaration, sizes, fields, low, high)
         finite = np.concatenate([v[np.isfinite(v)] for v in (compute, memory, bound, *further)])
         measured_marks = self.measured.compute(analysis.declaration, fields)
@@ -247,15 +226,48 @@ class SweepView(RefreshWhenShown, QWidget):
         self.plot.getViewBox().setRange(xRange=(low, high), yRange=(y_low - 0.3, y_high + 0.3), padding=0)
         self.beyond_label.setPos(high - 0.05 * (high - low) / 20, y_high + 0.25)
         self.limiter_label.setPos(self.limiter_line.value() + 0.1, y_low - 0.25)
-        written = split_call(str(analysis.declaration))
-        held = [f"{name}={text}" for name, text in (written.fields.items() if written else ()) if name not in fields]
-        overlap = analysis.overlap.label
-        refused = int((~result.valid).sum())
-        left_out = f" {refused} of {len(sizes)} sizes are left out: {result.first_error}." if refused else ""
         bottom = f"{' = '.join(fields)} (swept; {len(sizes)} sizes)"
         if bottom != self._bottom_label:  # an axis label set lays the plot out again: only when it changes
             self.plot.setLabel("bottom", bottom)
             self._bottom_label = bottom
+        self.caption.setText(self._caption_text(entry.name, analysis, fields, sizes, result))
+        self.sweep_drawn.emit()
+
+    def _sync_field_choice(self, analysis: Any) -> None:
+        """The chooser lists the operation's size fields; the choice (and range) kept while they stay the same."""
+        choices = sweep_choices(analysis)
+        if choices == self._choices and analysis.declaration.op == self._op:
+            return
+        previous = self.fields()
+        self._choices = choices
+        self._op = analysis.declaration.op
+        self.field_choice.blockSignals(True)
+        self.field_choice.clear()
+        self.field_choice.addItems(["=".join(group) for group in choices])
+        self.field_choice.setCurrentIndex(choices.index(previous) if previous in choices else 0)
+        self.field_choice.blockSignals(False)
+        if previous not in choices and choices:
+            self._set_range_boxes(*default_range(choices[0]))
+
+    def _mark_declared(self, analysis: Any, fields: tuple[str, ...], low: float, high: float) -> None:
+        """The operation as declared: a marker on the bound, labelled on the side with room."""
+        declared = analysis.declaration.params[fields[0]]
+        if analysis.bound_time:
+            cx, cy = math.log2(declared), math.log10(analysis.bound_time)
+            self.current_marker.setData([cx], [cy])
+            self.current_label.setText(f"as declared: {fields[0]}={declared:,}, {format_time(analysis.bound_time)}")
+            right_half = cx > (low + high) / 2
+            self.current_label.setAnchor((1, 0) if right_half else (0, 0))
+            self.current_label.setPos(cx + (-0.3 if right_half else 0.3), cy - 0.05)
+        self.current_marker.setVisible(bool(analysis.bound_time))
+        self.current_label.setVisible(bool(analysis.bound_time))
+
+    def _caption_text(self, name: str, analysis: Any, fields: tuple[str, ...], sizes: Any, result: Any) -> str:
+        """What is held, the overlap and the rates' device, what the shading means, which sizes are left out."""
+        written = split_call(str(analysis.declaration))
+        held = [f"{field}={text}" for field, text in (written.fields.items() if written else ()) if field not in fields]
+        refused = int((~result.valid).sum())
+        left_out = f" {refused} of {len(sizes)} sizes are left out: {result.first_error}." if refused else ""
         device = self.document.device
         device_name = device.name if device is not None else self.document.session.device.key
         memory = (
@@ -264,12 +276,10 @@ class SweepView(RefreshWhenShown, QWidget):
             if device is not None and device.memory_bytes
             else "The device states no memory size, so no size is marked as too large."
         )
-        self.caption.setText(
-            f"{entry.name}: {', '.join(held) or 'no other fields'} held as declared. "
-            f"Combined bound (grey) with {overlap} overlap; rates of the {device_name} as in the device panel. {memory}"
-            f"{left_out}"
+        return (
+            f"{name}: {', '.join(held) or 'no other fields'} held as declared. Combined bound (grey) with "
+            f"{analysis.overlap.label} overlap; rates of the {device_name} as in the device panel. {memory}{left_out}"
         )
-        self.sweep_drawn.emit()
 
     def _show_term_lines(self, result: Any, x: Any) -> list[Any]:
         """A dashed line per term beyond compute and HBM (each interface, the host link, a collective's link).

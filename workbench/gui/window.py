@@ -131,8 +131,8 @@ class _RoomyArea(QScrollArea):
             widget.resize(size)
         if self.vertical and least.width() != self._least_width_told:
             # The dock's layout keeps the area's least width from when it last heard: a panel whose least width
-            # changed while its dock was hidden (the device panel, through presentation's larger text and back)
-            # otherwise kept the larger one, and the window stayed 57 px wider than the screen after presentation.
+            # changes while its dock is hidden (the device panel, through presentation's larger text and back)
+            # must tell it again, or the window keeps the larger width, wider than the screen.
             # (Its least height, which typing changes, is not told: the dock scrolls.)
             self._least_width_told = least.width()
             self.updateGeometry()

@@ -31,7 +31,7 @@ interface key and by link key, ready for `Device.with_rate` or
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator, Mapping, Union
 
@@ -40,6 +40,7 @@ from workbench.devices.catalogue import BANDWIDTH, MEASURED, Device, Rate
 from workbench.devices.interfaces import HOST, L2
 from workbench.measure.backends import Backend, select_backend
 from workbench.measure.errors import MeasurementError, MemoryRefused, UnsupportedMeasurement
+from workbench.measure.latency import CHASE_BYTES, CHASE_STEPS, LOADED_COPY, LatencyReading, measure_idle_latency, measure_loaded_latency
 from workbench.measure.links import COLLECTIVE, HOST_DEVICE, Cancelled, TransferMeasurement
 from workbench.measure.record import CANCELLED, COLD, WARM, RunRecord
 from workbench.measure.run import MIN_ITERATIONS, MEMORY_HEADROOM, MeasurementRun, RunEvent, RunFinished, default_device
@@ -97,15 +98,18 @@ class CalibrationResult:
     cancelled: bool = False
     transfers: tuple[TransferMeasurement, ...] = ()  # link and L2 measurements, stored or only reported
     notes: tuple[str, ...] = ()  # what a reader of the figures should know (a cache copy no faster than DRAM)
+    latencies: tuple[LatencyReading, ...] = ()  # HBM latency idle and under load (a GPU's calibration)
 
     def overrides(self) -> dict[str, Rate]:
         """The rates as DeviceChoice.overrides wants them."""
         return dict(self.rates)
 
     def apply(self, device: Device) -> Device:
-        """The device with every measured rate put in place of its datasheet figure."""
+        """The device with every measured rate and latency put in place of its datasheet figure."""
         for path, rate in self.rates.items():
             device = device.with_rate(path, rate.value, MEASURED, rate.citation)
+        for reading in self.latencies:
+            device = reading.apply(device)
         return device
 
     def to_dict(self) -> dict[str, Any]:
@@ -121,6 +125,7 @@ class CalibrationResult:
             "cancelled": self.cancelled,
             "transfers": [transfer.to_dict() for transfer in self.transfers],
             "notes": list(self.notes),
+            **({"latencies": [reading.to_dict() for reading in self.latencies]} if self.latencies else {}),
         }
 
     @classmethod
@@ -141,6 +146,7 @@ class CalibrationResult:
                 cancelled=bool(data.get("cancelled", False)),
                 transfers=tuple(TransferMeasurement.from_dict(t) for t in data.get("transfers", ())),
                 notes=tuple(str(n) for n in data.get("notes", ())),
+                latencies=tuple(LatencyReading.from_dict(item) for item in data.get("latencies", ())),
             )
         except MeasurementError:
             raise
@@ -150,6 +156,19 @@ class CalibrationResult:
 
 def _largest_power_of_two(limit: int) -> int:
     return 1 << max(limit.bit_length() - 1, 0)
+
+
+@dataclass
+class _Gathered:
+    """What a calibration has measured so far: its result is made from this whichever way it ends."""
+
+    total: int  # steps planned
+    rates: dict[str, Rate] = field(default_factory=dict)
+    runs: list[RunRecord] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    transfers: list[TransferMeasurement] = field(default_factory=list)
+    latencies: list[LatencyReading] = field(default_factory=list)
+    cancelled: bool = False
 
 
 class CalibrationRun:
@@ -169,6 +188,7 @@ class CalibrationRun:
         interfaces: bool = True,
         links: bool = True,
         link_bytes: int | None = None,
+        latency: bool = True,
     ) -> None:
         self._backend_choice = backend
         self.iterations = iterations
@@ -182,6 +202,7 @@ class CalibrationRun:
         self.interfaces = interfaces  # L2 (GPU) / last-level cache (CPU)
         self.links = links  # host ↔ device, peer, NCCL (GPU) / the host-link stand-in (CPU)
         self.link_bytes = link_bytes
+        self.latency = latency  # HBM latency idle and under load (GPU only: analysis/mlp.py's Little's-law term)
         self._keys: dict[str, str] = {}  # step label -> the rate key it measures
 
     def cancel(self) -> None:
@@ -243,18 +264,43 @@ class CalibrationRun:
         mode = COLD if backend.kind == "gpu" else WARM
         steps = self.plan(backend)
         transfer_steps = self.transfer_plan(backend)
-        total = len(steps) + len(transfer_steps)
-        rates: dict[str, Rate] = {}
-        runs: list[RunRecord] = []
-        skipped: list[str] = []
-        transfers: list[TransferMeasurement] = []
-        cancelled = False
+        latency_steps, latency_skipped = self.latency_plan(backend, device, mode)
+        after = [(label, text, measure, "transfer") for label, text, measure in transfer_steps]
+        after += [(label, text, measure, "latency") for label, text, measure in latency_steps]
+        gathered = _Gathered(skipped=list(latency_skipped), total=len(steps) + len(after))
         today = datetime.now(timezone.utc).date().isoformat()
+        yield from self._rate_steps(steps, backend, device, mode, today, gathered)
+        if not gathered.cancelled:
+            yield from self._measurement_steps(after, len(steps), gathered)
+        gathered.cancelled = gathered.cancelled or self.should_stop()  # a step ended early on a cancel skipped itself
+        if not gathered.cancelled:
+            link_rates, reasons = transfer_rates(gathered.transfers, device, today)
+            gathered.rates.update(link_rates)
+            gathered.skipped.extend(reasons)
+        notes = _hierarchy_notes(gathered.rates, gathered.transfers, backend.kind == "gpu")
+        result = CalibrationResult(
+            backend=backend.name,
+            device=backend.describe(),
+            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            rates=gathered.rates,
+            runs=tuple(gathered.runs),
+            skipped=tuple(gathered.skipped),
+            cancelled=gathered.cancelled,
+            transfers=tuple(gathered.transfers),
+            notes=tuple(notes),
+            latencies=tuple(gathered.latencies),
+        )
+        yield CalibrationFinished(result)
+
+    def _rate_steps(
+        self, steps: list[tuple[str, str]], backend: Backend, device: Any, mode: str, today: str, gathered: "_Gathered"
+    ) -> Iterator[Any]:
+        """The measurement runs that give rates (memory bandwidth, each matrix path) and the cache copy."""
         for index, (label, text) in enumerate(steps):
             if self.should_stop():
-                cancelled = True
-                break
-            yield CalibrationStep(index, total, label, text)
+                gathered.cancelled = True
+                return
+            yield CalibrationStep(index, gathered.total, label, text)
             # The last-level-cache copy runs warm everywhere: a flush before each call would defeat it.
             step_mode = WARM if self._keys.get(label) == _LLC_REPORTED else mode
             try:
@@ -267,62 +313,54 @@ class CalibrationRun:
                     if isinstance(event, RunFinished):
                         record = event.record
             except (UnsupportedMeasurement, MemoryRefused) as exc:
-                skipped.append(f"{label}: {exc}")
+                gathered.skipped.append(f"{label}: {exc}")
                 continue
             assert record is not None
-            runs.append(record)
+            gathered.runs.append(record)
             if record.status == CANCELLED:
-                cancelled = True
-                break
+                gathered.cancelled = True
+                return
             if not record.valid:
-                skipped.append(f"{label}: the run was invalid ({record.message})")
+                gathered.skipped.append(f"{label}: the run was invalid ({record.message})")
                 continue
             key = self._keys.get(label) or (record.bound.path if record.bound else record.kernel.executed_path)
             value = per_second(record.bytes if record.operation == "copy" else record.flop, record.median_s)
             if not value:
-                skipped.append(f"{label}: no time measured")
+                gathered.skipped.append(f"{label}: no time measured")
                 continue
             if key == _LLC_REPORTED:
-                transfers.append(_cache_copy(record))
+                gathered.transfers.append(_cache_copy(record))
                 continue
             citation = (
                 f"measured: {record.declaration}, median of {len(record.samples_s)} {record.mode} iterations, "
                 f"{record.backend} on {record.device}, {today}"
             )
-            rates[key] = Rate(float(value), MEASURED, citation)
-        for offset, (label, text, measure) in enumerate(transfer_steps):
-            if cancelled or self.should_stop():
-                cancelled = True
-                break
-            yield CalibrationStep(len(steps) + offset, total, label, text)
+            gathered.rates[key] = Rate(float(value), MEASURED, citation)
+
+    def _measurement_steps(self, after: list[tuple[str, str, Callable[[], Any], str]], first: int, gathered: "_Gathered") -> Iterator[Any]:
+        """The transfer and latency measurements, each a call that returns its figures; a failed one is skipped."""
+        for offset, (label, text, measure, kind) in enumerate(after):
+            if self.should_stop():
+                gathered.cancelled = True
+                return
+            yield CalibrationStep(first + offset, gathered.total, label, text)
             try:
-                transfers.extend(measure())
+                found = measure()
             except Cancelled:
-                cancelled = True
-                break
+                gathered.cancelled = True
+                return
             except (UnsupportedMeasurement, MemoryRefused, MeasurementError) as exc:
-                skipped.append(f"{label}: {exc}")
+                gathered.skipped.append(f"{label}: {exc}")
+                continue
             except Exception as exc:  # a CUDA, NCCL or allocation error ends this step only
                 if not _device_error(exc):
                     raise
-                skipped.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}")
-        if not cancelled:
-            link_rates, reasons = transfer_rates(transfers, device, today)
-            rates.update(link_rates)
-            skipped.extend(reasons)
-        notes = _hierarchy_notes(rates, transfers, backend.kind == "gpu")
-        result = CalibrationResult(
-            backend=backend.name,
-            device=backend.describe(),
-            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            rates=rates,
-            runs=tuple(runs),
-            skipped=tuple(skipped),
-            cancelled=cancelled,
-            transfers=tuple(transfers),
-            notes=tuple(notes),
-        )
-        yield CalibrationFinished(result)
+                gathered.skipped.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}")
+                continue
+            if kind == "latency":
+                gathered.latencies.append(found)
+            else:
+                gathered.transfers.extend(found)
 
     def transfer_plan(self, backend: Backend) -> list[tuple[str, str, Callable[[], list[TransferMeasurement]]]]:
         """(label, what, measure) of each interface and link measurement on this backend, sized to its memory."""
@@ -386,6 +424,41 @@ class CalibrationRun:
                     )
                 )
         return plan
+
+
+    def latency_plan(
+        self, backend: Backend, device: Device | None, mode: str
+    ) -> tuple[list[tuple[str, str, Callable[[], LatencyReading]]], list[str]]:
+        """(label, what, measure) of the HBM latency measurements, and why any is left out.
+
+        On a GPU: the pointer chase (idle) and the library copy read backwards through Little's law (under
+        load), each only where its buffers fit the free memory. None on a CPU, which keeps its nominal DRAM
+        latency (the chase is a CUDA kernel, and the CPU has no Little's-law term to feed).
+        """
+        if not self.latency:
+            return [], []
+        label_idle = "HBM latency, idle (pointer chase)"
+        label_loaded = "HBM latency under load (library copy, Little's law backwards)"
+        if backend.kind != "gpu":
+            return [], []
+        free, _ = backend.free_memory()
+        budget = int(free * MEMORY_HEADROOM.get(backend.kind, 0.8)) - backend.flush_bytes()
+        plan: list[tuple[str, str, Callable[[], LatencyReading]]] = []
+        skipped: list[str] = []
+        if CHASE_BYTES * 5 // 4 <= budget:
+            plan.append((label_idle, f"one thread, {CHASE_STEPS:,} dependent loads over {_size(CHASE_BYTES)}",
+                         lambda: measure_idle_latency(backend)))
+        else:
+            skipped.append(f"{label_idle}: needs {_size(CHASE_BYTES)} of free memory")
+        copy_bytes = parse(LOADED_COPY).workload().bytes  # source and destination
+        if device is None or device.sm_count is None or device.max_threads_per_sm is None:
+            skipped.append(f"{label_loaded}: the device's SM count and compute capability are needed to read the occupancy")
+        elif copy_bytes > budget:
+            skipped.append(f"{label_loaded}: needs {_size(copy_bytes)} of free memory")
+        else:
+            plan.append((label_loaded, LOADED_COPY, lambda: measure_loaded_latency(
+                backend, device, iterations=self.iterations, mode=mode, should_stop=self.should_stop)))
+        return plan, skipped
 
 
 def transfer_rates(

@@ -22,9 +22,10 @@ the figure calibration stores is the one the memory-level-parallelism term then 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Mapping
 
-from workbench.devices.catalogue import MEASURED, Device
+from workbench.devices.catalogue import LATENCY_LOADS, MAX_LATENCY_S, MEASURED, MIN_LATENCY_S, Device
+from workbench.measure.errors import MeasurementError
 
 SLOT_BYTES = 128  # one cache line per step of the chase
 CHASE_BYTES = 1 << 30  # 1 GiB: twenty times an H100's L2
@@ -52,6 +53,19 @@ class LatencyReading:
     def apply(self, device: Device) -> Device:
         """The device with this latency across HBM, labelled measured."""
         return device.with_latency("hbm", self.load, self.seconds, MEASURED, self.how)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"load": self.load, "seconds": self.seconds, "how": self.how}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "LatencyReading":
+        """A reading as to_dict wrote it; MeasurementError for anything else."""
+        if not isinstance(data, Mapping) or data.get("load") not in LATENCY_LOADS:
+            raise MeasurementError(f"a latency reading needs load 'idle' or 'loaded'; got {str(data)[:80]!r}")
+        seconds = data.get("seconds")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not MIN_LATENCY_S <= seconds <= MAX_LATENCY_S:
+            raise MeasurementError(f"a latency reading needs seconds from {MIN_LATENCY_S:g} to {MAX_LATENCY_S:g}; got {str(seconds)[:40]!r}")
+        return cls(str(data["load"]), float(seconds), str(data.get("how", ""))[:2000])
 
 
 def loaded_latency(time_s: float, launches: Any, device: Device) -> float:
@@ -106,12 +120,15 @@ def measure_loaded_latency(backend: Any, device: Device, **options: Any) -> Late
     from workbench.implementations import physical_work
     from workbench.measure.run import measure
 
-    record = measure(LOADED_COPY, backend=backend, **options)
-    if record.median_s is None:
-        raise ValueError(f"the copy for the loaded latency did not run: {record.message}")
+    record = measure(LOADED_COPY, backend=backend, **{"device": device, **options})
+    if record.median_s is None or not record.valid:
+        raise MeasurementError(f"the copy for the loaded latency gave no valid time: {record.message}")
     decl = parse(LOADED_COPY)
     launches = physical_work(decl, decl.workload(), device).launches
-    seconds = loaded_latency(record.median_s, launches, device)
+    try:
+        seconds = loaded_latency(record.median_s, launches, device)
+    except ValueError as exc:
+        raise MeasurementError(str(exc)) from None
     how = (f"{LOADED_COPY} measured in {record.median_s * 1e6:.4g} µs (median); Little's law backwards: "
            f"SMs × bytes in flight per SM ÷ (bytes read ÷ time)")
     return LatencyReading("loaded", seconds, how)

@@ -33,7 +33,7 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Type, Union
 
@@ -145,6 +145,35 @@ class StoppableRun:
         raise NotImplementedError
 
 
+@dataclass
+class _Progress:
+    """What one run has gathered so far; the record is made from it whatever way the run ends."""
+
+    samples: list[float] = field(default_factory=list)
+    status: str = OK
+    message: str = ""
+    check: Any = None
+    first_call: float | None = None
+    warmup_calls: int = 0
+    before: dict[str, Any] = field(default_factory=dict)
+    after: dict[str, Any] = field(default_factory=dict)
+    timing_started: bool = False
+
+
+def _kernel_info(kernel: MeasuredKernel) -> KernelInfo:
+    """What the record keeps of the kernel: family, algorithm, executed path, implied traffic, buffers."""
+    implied_bytes, implied_note = kernel.implied_traffic()
+    return KernelInfo(
+        family=kernel.family,
+        algorithm=kernel.algorithm(),
+        executed_path=kernel.executed_path(),
+        implied_bytes=int(implied_bytes),
+        implied_note=implied_note,
+        notes=tuple(kernel.notes()),
+        buffers=tuple(spec.to_dict() for spec in kernel.buffers()),
+    )
+
+
 class MeasurementRun(StoppableRun):
     """One measurement as a plain object: validate at construction, run through `events()` once.
 
@@ -225,83 +254,21 @@ class MeasurementRun(StoppableRun):
         kernel.should_stop = self.should_stop
         flush_bytes = backend.flush_bytes() if self.mode == COLD else 0
         planned = refuse_if_too_large(self.declaration, backend, kernel, flush_bytes)
-
-        workload = self.declaration.workload()
-        flop = int(workload.flop(self.convention))
-        compulsory = int(workload.bytes)
         bound, notes = self._bound(backend)
-        implied_bytes, implied_note = kernel.implied_traffic()
-        kernel_info = KernelInfo(
-            family=kernel.family,
-            algorithm=kernel.algorithm(),
-            executed_path=kernel.executed_path(),
-            implied_bytes=int(implied_bytes),
-            implied_note=implied_note,
-            notes=tuple(kernel.notes()),
-            buffers=tuple(spec.to_dict() for spec in kernel.buffers()),
-        )
+        kernel_info = _kernel_info(kernel)
         environment = backend.environment()
         provenance = self._provenance(backend, environment)
         yield RunStarted(str(self.declaration), backend.name, backend.describe(), self.mode, self.iterations, planned)
 
-        samples: list[float] = []
-        status, message = OK, ""
-        check = None
-        first_call: float | None = None
-        warmup_calls = 0
-        before: dict[str, Any] = {}
-        after: dict[str, Any] = {}
-        timing_started = False
+        progress = _Progress()
         try:
-            yield PhaseChanged(ALLOCATE, f"{planned:,} bytes of buffers")
-            if not kernel.allocate(self.seed, self.should_stop):
-                raise StopRequested
-            flush = backend.make_flush(flush_bytes) if self.mode == COLD else None
-            flush_time = backend.wall_time(flush) if flush is not None else 0.0
-
-            yield PhaseChanged(FIRST_CALL, "untimed: compilation, library handles, first touch of memory")
-            first_call = backend.wall_time(kernel)
-            if self.should_stop():
-                raise StopRequested
-
-            backend.prepare_timing()  # after the first call (compilation), before the warm-up that sizes the timer
-            yield PhaseChanged(WARMUP)
-            warmup_calls, per_call = self._warm_up(backend, kernel, first_call)
-
-            before = backend.conditions()
-            timing_started = True
-            yield PhaseChanged(TIMING, f"{self.iterations} timed iterations, {self.mode}")
-            per_iteration = per_call + flush_time + backend.iteration_overhead_s()
-            batch = max(1, min(1000, int(CANCEL_SLICE_S / max(per_iteration, 1e-7))))
-            while len(samples) < self.iterations:
-                if self.should_stop():
-                    raise StopRequested
-                count = min(batch, self.iterations - len(samples))
-                new = backend.time_calls(kernel, count, flush, sync_each=self.mode == WARM)
-                samples.extend(new)
-                yield SampleBatch(len(samples) - len(new), tuple(new), len(samples), self.iterations)
-            after = backend.conditions()
-
-            yield PhaseChanged(CHECK, "reference check against float64 on the CPU, checksum")
-            if kernel.in_place:
-                kernel.reset()
-                kernel()
-                backend.synchronize()
-            import numpy as np
-
-            comparison = kernel.compare(np.random.default_rng(self.seed + 7919))
-            check = judge(comparison, kernel.precision(), kernel.checksum())
-            if check.passed:
-                message = check.message
-            else:
-                status = INVALID
-                message = f"invalid: the reference check {check.message}"
+            yield from self._measure(backend, kernel, planned, flush_bytes, progress)
         except StopRequested:
-            status = CANCELLED
-            message = f"cancelled after {len(samples)} of {self.iterations} timed iterations"
-            check = not_run("the run was cancelled")
-            if timing_started and not after:
-                after = backend.conditions()
+            progress.status = CANCELLED
+            progress.message = f"cancelled after {len(progress.samples)} of {self.iterations} timed iterations"
+            progress.check = not_run("the run was cancelled")
+            if progress.timing_started and not progress.after:
+                progress.after = backend.conditions()
         except WorkbenchError:
             raise
         except Exception as exc:
@@ -312,10 +279,67 @@ class MeasurementRun(StoppableRun):
         finally:
             kernel.release()
             backend.release()
-        if timing_started:
+        if progress.timing_started:
             notes.extend(backend.timing_notes())  # what the timer did to the samples (the GPU's launch cover)
+        yield RunFinished(self._record(backend, kernel_info, bound, notes, environment, provenance, progress))
 
-        record = RunRecord(
+    def _measure(
+        self, backend: Backend, kernel: MeasuredKernel, planned: int, flush_bytes: int, progress: "_Progress"
+    ) -> Iterator[RunEvent]:
+        """Allocate, the untimed first call, warm-up, the timed iterations and the reference check, into `progress`;
+        StopRequested when asked to stop."""
+        yield PhaseChanged(ALLOCATE, f"{planned:,} bytes of buffers")
+        if not kernel.allocate(self.seed, self.should_stop):
+            raise StopRequested
+        flush = backend.make_flush(flush_bytes) if self.mode == COLD else None
+        flush_time = backend.wall_time(flush) if flush is not None else 0.0
+
+        yield PhaseChanged(FIRST_CALL, "untimed: compilation, library handles, first touch of memory")
+        progress.first_call = first_call = backend.wall_time(kernel)
+        if self.should_stop():
+            raise StopRequested
+
+        backend.prepare_timing()  # after the first call (compilation), before the warm-up that sizes the timer
+        yield PhaseChanged(WARMUP)
+        progress.warmup_calls, per_call = self._warm_up(backend, kernel, first_call)
+
+        progress.before = backend.conditions()
+        progress.timing_started = True
+        yield PhaseChanged(TIMING, f"{self.iterations} timed iterations, {self.mode}")
+        per_iteration = per_call + flush_time + backend.iteration_overhead_s()
+        batch = max(1, min(1000, int(CANCEL_SLICE_S / max(per_iteration, 1e-7))))
+        samples = progress.samples
+        while len(samples) < self.iterations:
+            if self.should_stop():
+                raise StopRequested
+            count = min(batch, self.iterations - len(samples))
+            new = backend.time_calls(kernel, count, flush, sync_each=self.mode == WARM)
+            samples.extend(new)
+            yield SampleBatch(len(samples) - len(new), tuple(new), len(samples), self.iterations)
+        progress.after = backend.conditions()
+
+        yield PhaseChanged(CHECK, "reference check against float64 on the CPU, checksum")
+        if kernel.in_place:
+            kernel.reset()
+            kernel()
+            backend.synchronize()
+        import numpy as np
+
+        comparison = kernel.compare(np.random.default_rng(self.seed + 7919))
+        progress.check = check = judge(comparison, kernel.precision(), kernel.checksum())
+        if check.passed:
+            progress.message = check.message
+        else:
+            progress.status = INVALID
+            progress.message = f"invalid: the reference check {check.message}"
+
+    def _record(
+        self, backend: Backend, kernel_info: KernelInfo, bound: Any, notes: list[str], environment: Any,
+        provenance: Any, progress: "_Progress",
+    ) -> RunRecord:
+        """The run's record: what was measured and under which conditions, never a figure derived from it."""
+        workload = self.declaration.workload()
+        return RunRecord(
             id=uuid.uuid4().hex[:12],
             created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             declaration=str(self.declaration),
@@ -325,25 +349,24 @@ class MeasurementRun(StoppableRun):
             device=backend.describe(),
             mode=self.mode,
             iterations=self.iterations,
-            warmup_calls=warmup_calls,
-            first_call_s=first_call,
-            status=status,
-            message=message,
+            warmup_calls=progress.warmup_calls,
+            first_call_s=progress.first_call,
+            status=progress.status,
+            message=progress.message,
             notes=tuple(notes),
-            samples_s=tuple(samples),
+            samples_s=tuple(progress.samples),
             convention=self.convention,
-            flop=flop,
-            bytes=compulsory,
+            flop=int(workload.flop(self.convention)),
+            bytes=int(workload.bytes),
             kernel=kernel_info,
-            check=check,
+            check=progress.check,
             bound=bound,
             timer=backend.timer_name,
             environment=environment,
-            conditions_before=before,
-            conditions_after=after,
+            conditions_before=progress.before,
+            conditions_after=progress.after,
             provenance=provenance,
         )
-        yield RunFinished(record)
 
     # -- steps ----------------------------------------------------------------------
     def _warm_up(self, backend: Backend, kernel: MeasuredKernel, first_call: float) -> tuple[int, float]:

@@ -149,6 +149,7 @@ def calibration_table(result: CalibrationResult, device: Device | None = None, b
     for row in rows:
         lines.append("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
     lines += transfer_lines(result, binary, indent="  ")
+    lines += latency_lines(result, indent="  ")
     for reason in result.skipped:
         lines.append(f"  skipped: {reason}")
     for note in result.notes:
@@ -173,4 +174,15 @@ def transfer_lines(result: CalibrationResult, binary: bool = False, indent: str 
             f"({format_bytes(transfer.bytes_per_call, binary)} in {format_time(transfer.median_s)})"
         )
         lines.append(f"{indent}    how: {transfer.description()}")
+    return lines
+
+
+def latency_lines(result: CalibrationResult, indent: str = "") -> list[str]:
+    """Each HBM latency measured (idle, under load) and how: the figure the Little's-law term then uses."""
+    if not result.latencies:
+        return []
+    lines = ["HBM latency (the memory-level-parallelism term uses the loaded figure):"]
+    for reading in result.latencies:
+        lines.append(f"{indent}• {reading.load}: {format_time(reading.seconds)}")
+        lines.append(f"{indent}    how: {reading.how}")
     return lines

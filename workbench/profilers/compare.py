@@ -22,8 +22,21 @@ from typing import Any, Sequence
 from workbench.analysis import Analysis, Step, analyze
 from workbench.devices.catalogue import Device
 from workbench.devices.provenance import GPU, STATED_BY_FILE, DeviceProvenance, catalogue_device, match_catalogue
-from workbench.ops import REGISTRY
 from workbench.plausibility import Evidence, ImpossibleResult, Reason, impossible_result, uses_nominal_rate
+from workbench.profilers.causes import (  # noqa: F401  (Cause and traffic_causes re-exported)
+    TENSOR_PATH_HINT,
+    TOLERANCE,
+    Cause,
+    bytes_text,
+    flop_causes,
+    flop_text,
+    is_tensor_path,
+    ratio_of,
+    time_causes,
+    times_text,
+    traffic_causes,
+    within_tolerance,
+)
 from workbench.profilers.counters import Reading
 from workbench.profilers.kernels import Kernel, RooflinePoint, kernel_from_times
 from workbench.profilers.matching import MatchRule, first_rule, match_kernels
@@ -40,72 +53,6 @@ from workbench.units import (
     format_number,
     format_time,
 )
-
-TOLERANCE = 0.05  # within ±5 % of the floor counts as reaching it (counter noise, rounding by ncu)
-SHORT_KERNEL_S = 10e-6  # below this, launch ramp-up and the tail wave weigh on the duration
-
-_TENSOR_PATH_HINT = (
-    "collect the tensor-pipe counters (sm__ops_path_tensor_src_<type>_dst_<type>.sum) to count "
-    "tensor-core work; some tensor instructions (e.g. Hopper's warpgroup MMA) are not counted by "
-    "them in every ncu release"
-)
-
-
-@dataclass(frozen=True)
-class Cause:
-    """One reason actual and declared figures can differ, and whether the numbers point at it."""
-
-    name: str
-    explanation: str
-    evidence: str = ""
-    likely: bool = False
-
-    def as_text(self) -> str:
-        flag = "likely" if self.likely else "possible"
-        tail = f" [{self.evidence}]" if self.evidence else ""
-        return f"{flag}: {self.name} — {self.explanation}{tail}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "explanation": self.explanation, "evidence": self.evidence, "likely": self.likely}
-
-
-def _ratio(actual: float | None, declared: float | None) -> float | None:
-    if actual is None or declared is None or declared <= 0:
-        return None
-    return float(actual) / float(declared)
-
-
-def _times(ratio: float) -> str:
-    """A ratio to four significant figures, trailing zeros kept: '1.000×', '1.468×', '0.0001221×'."""
-    return f"{ratio:#.4g}×"
-
-
-def _bytes(value: float, binary: bool, scaled: bool = False) -> str:
-    """'134,217,728 B ≈ 134.2 MB', or only '134.2 MB' when ncu had already rounded the figure."""
-    if not scaled and float(value).is_integer():
-        return f"{format_int(int(value))} B ≈ {format_bytes(value, binary)}"
-    return format_bytes(value, binary)
-
-
-def _flop(value: float) -> str:
-    if float(value).is_integer():
-        return f"{format_int(int(value))} FLOP ≈ {format_flop(value)}"
-    return format_flop(value)
-
-
-def _pads_to_tiles(op: str) -> bool:
-    """Whether the operation's kernels pad dimensions to tile sizes (its OpSpec says)."""
-    spec = REGISTRY.get(op)
-    return spec is not None and spec.pads_to_tiles
-
-
-def _within(ratio: float | None) -> bool:
-    return ratio is not None and abs(ratio - 1.0) <= TOLERANCE
-
-
-def _is_tensor_path(path: str) -> bool:
-    return "_tc" in path
-
 
 @dataclass(frozen=True)
 class Comparison:
@@ -143,25 +90,25 @@ class Comparison:
     @property
     def traffic_ratio(self) -> float | None:
         """Actual DRAM bytes / compulsory bytes: 1 at the floor, above it when data moves more than once."""
-        return _ratio(self.actual_bytes, self.compulsory_bytes)
+        return ratio_of(self.actual_bytes, self.compulsory_bytes)
 
     @property
     def read_ratio(self) -> float | None:
-        return _ratio(self.actual_read, self.compulsory_read)
+        return ratio_of(self.actual_read, self.compulsory_read)
 
     @property
     def write_ratio(self) -> float | None:
-        return _ratio(self.actual_write, self.compulsory_write)
+        return ratio_of(self.actual_write, self.compulsory_write)
 
     @property
     def flop_ratio(self) -> float | None:
         """Achieved FLOP (counters) / logical FLOP (declaration)."""
-        return _ratio(self.achieved_flop, self.logical_flop)
+        return ratio_of(self.achieved_flop, self.logical_flop)
 
     @property
     def duration_ratio(self) -> float | None:
         """Profiled duration / time bound: 1 at the bound, larger when the kernel falls short of it."""
-        return _ratio(self.duration, self.bound_time)
+        return ratio_of(self.duration, self.bound_time)
 
     @property
     def achieved_bandwidth(self) -> float | None:
@@ -175,7 +122,7 @@ class Comparison:
         ratio = self.traffic_ratio
         if ratio is None:
             return "no DRAM byte counters"
-        if _within(ratio):
+        if within_tolerance(ratio):
             return "at the compulsory floor"
         return "above the compulsory floor" if ratio > 1 else "below the compulsory floor"
 
@@ -246,293 +193,6 @@ class Comparison:
 # ---------------------------------------------------------------- causes
 
 
-def traffic_causes(
-    read_ratio: float | None,
-    write_ratio: float | None,
-    traffic_ratio: float | None,
-    excess_read: float | None,
-    compulsory_write: int,
-    footprint: int,
-    l2_capacity: int | None,
-    binary: bool = False,
-) -> tuple[Cause, ...]:
-    """Why actual DRAM traffic differs from the compulsory floor, likeliest first (empty at the floor)."""
-    if traffic_ratio is None or _within(traffic_ratio):
-        return ()
-    if traffic_ratio < 1:
-        fits = l2_capacity is not None and footprint <= l2_capacity
-        below = (
-            Cause(
-                "data already on chip",
-                "part of the inputs was served from L2 left warm by an earlier pass or kernel "
-                "(ncu flushes caches only with --cache-control all, its default)",
-                f"working set {format_bytes(footprint, binary)} fits in L2" if fits else "",
-                likely=fits,
-            ),
-            Cause(
-                "declaration larger than the kernel's work",
-                "the declared sizes or dtypes move more bytes than this kernel does "
-                "(a smaller shape, a narrower type, or one kernel of several)",
-                f"actual traffic is {_times(traffic_ratio)} the floor",
-                likely=not fits,
-            ),
-            Cause(
-                "compressed memory",
-                "compressible memory (Ampere and later) can move fewer bytes for data with runs of equal values",
-            ),
-        )
-        return tuple(sorted(below, key=lambda cause: not cause.likely))
-
-    causes: list[Cause] = []
-    larger_than_l2 = l2_capacity is not None and footprint > l2_capacity
-    fits = l2_capacity is not None and footprint <= l2_capacity
-    excess_matches_writes = (
-        excess_read is not None
-        and compulsory_write > 0
-        and excess_read > 0
-        and abs(excess_read - compulsory_write) <= 0.1 * compulsory_write
-    )
-    reads_high = read_ratio is not None and read_ratio > 1 + TOLERANCE
-    # Excess reads the size of the output point at write-allocate, unless the working set
-    # overflows L2: then re-reads are as good an explanation and the likelier one.
-    write_allocate = excess_matches_writes and not larger_than_l2
-    rereads = reads_high and (not excess_matches_writes or larger_than_l2)
-    partial_writes = write_ratio is not None and write_ratio > 1 + TOLERANCE
-
-    causes.append(
-        Cause(
-            "re-reads",
-            "inputs were fetched from DRAM more than once: tiles evicted before their reuse, or no tiling",
-            f"reads are {_times(read_ratio)} the compulsory reads" if read_ratio is not None else "",
-            likely=rereads,
-        )
-    )
-    causes.append(
-        Cause(
-            "write-allocate",
-            "output sectors were read from DRAM before being written (partial writes to a sector, or a "
-            "read-modify-write epilogue)",
-            f"excess reads {format_bytes(excess_read, binary)} ≈ bytes written {format_bytes(compulsory_write, binary)}"
-            if excess_matches_writes and excess_read is not None
-            else "",
-            likely=write_allocate,
-        )
-    )
-    causes.append(
-        Cause(
-            "partial sectors",
-            "DRAM moves whole 32-byte sectors: strided, misaligned or scattered accesses carry unused bytes",
-            f"writes are {_times(write_ratio)} the output size"
-            if partial_writes and write_ratio is not None
-            else ("the working set fits in L2, so re-fetches from DRAM are unlikely" if fits and rereads else ""),
-            likely=partial_writes or (fits and rereads),
-        )
-    )
-    causes.append(
-        Cause(
-            "working set larger than L2",
-            "the tensors do not fit in L2 together, so reuse that spans the whole working set goes back to DRAM",
-            f"{format_bytes(footprint, binary)} working set > {format_bytes(l2_capacity, binary)} L2"
-            if larger_than_l2 and l2_capacity is not None
-            else (f"{format_bytes(footprint, binary)} fits in {format_bytes(l2_capacity, binary)} L2" if l2_capacity else ""),
-            likely=larger_than_l2 and reads_high,
-        )
-    )
-    return tuple(sorted(causes, key=lambda cause: not cause.likely))
-
-
-def flop_causes(
-    analysis: Analysis,
-    kernel: Kernel,
-    convention: str,
-) -> tuple[Cause, ...]:
-    """Why achieved FLOP differs from the logical FLOP, or why it ran on another path."""
-    flop = kernel.flop
-    if flop is None or analysis.flop <= 0:
-        return ()
-    achieved = float(flop.total(convention))
-    ratio = achieved / analysis.flop
-    tensor = float(flop.tensor_flop(convention))
-    sass = float(flop.sass_flop(convention))
-    causes: list[Cause] = []
-    declared_tensor = _is_tensor_path(analysis.path)
-    if declared_tensor and sass >= 0.5 * analysis.flop and tensor < 0.5 * analysis.flop:
-        causes.append(
-            Cause(
-                "wrong path",
-                f"the work ran as CUDA-core instructions, not on the {analysis.path} tensor path the bound assumes",
-                f"CUDA-core FLOP {format_flop(sass)}, tensor-pipe FLOP {format_flop(tensor)}"
-                + ("" if flop.has_tensor_counters else " (no tensor counters collected)"),
-                likely=flop.has_tensor_counters or (flop.tensor_pipe_percent is not None and flop.tensor_pipe_percent < 1),
-            )
-        )
-    if not declared_tensor and tensor >= 0.5 * analysis.flop:
-        causes.append(
-            Cause(
-                "wrong path",
-                f"the work ran on tensor cores while the bound uses the {analysis.path} rate "
-                "(TF32 enabled for an fp32 product, for instance)",
-                f"tensor-pipe FLOP {format_flop(tensor)}",
-                likely=True,
-            )
-        )
-    if _within(ratio):
-        return tuple(causes)
-    if ratio > 1:
-        op = analysis.declaration.op
-        params = analysis.declaration.params
-        causes.append(
-            Cause(
-                "padding",
-                "dimensions rounded up to the kernel's tile sizes: the padded rows and columns are computed too",
-                f"achieved is {_times(ratio)} the logical work",
-                likely=_pads_to_tiles(op),
-            )
-        )
-        if op == "attention":
-            causes.append(
-                Cause(
-                    "masked work",
-                    "scores a causal mask discards are computed before they are masked",
-                    "causal attention" if params.get("causal") else "",
-                    likely=bool(params.get("causal")),
-                )
-            )
-        causes += [
-            Cause(
-                "recompute",
-                "intermediates recomputed rather than stored (backward passes, fused kernels that rebuild a softmax)",
-            ),
-            Cause(
-                "arithmetic outside the operation",
-                "the counters also see index arithmetic done in floating point, scaling epilogues and conversions",
-            ),
-        ]
-    else:
-        uncounted = declared_tensor and not flop.has_tensor_counters
-        packed = any(count.precision == "fp16" and count.flop(convention) > 0 for count in flop.sass)
-        causes.append(
-            Cause(
-                "work on a pipe these counters miss",
-                "the arithmetic ran where the collected counters do not look (tensor cores without tensor-pipe "
-                "counters, integer or special-function units)",
-                "declared a tensor path; no tensor counters in the file" if uncounted else "",
-                likely=uncounted,
-            )
-        )
-        if packed:
-            causes.append(
-                Cause(
-                    "packed half-precision instructions",
-                    "HADD2/HMUL2/HFMA2 do two operations per counted instruction, so fp16 SASS counts read half the work",
-                    f"fp16 SASS counters present, achieved is {_times(ratio)} the logical work",
-                    likely=0.4 <= ratio <= 0.6,
-                )
-            )
-        causes += [
-            Cause(
-                "part of the operation",
-                "the operation is split across kernels (split-K reduction, a separate epilogue or softmax kernel); "
-                "this kernel did only its share",
-                f"achieved is {_times(ratio)} the logical work",
-            ),
-        ]
-    return tuple(sorted(causes, key=lambda cause: not cause.likely))
-
-
-def time_causes(
-    analysis: Analysis,
-    duration: float | None,
-    actual_bytes: float | None,
-    footprint: int,
-    l2_capacity: int | None,
-    tool: str,
-) -> tuple[Cause, ...]:
-    """Why the profiled duration sits where it does against the bound."""
-    ratio = _ratio(duration, analysis.bound_time)
-    if ratio is None or duration is None:
-        return ()
-    causes: list[Cause] = []
-    if ratio < 1 - TOLERANCE:
-        fits = l2_capacity is not None and footprint <= l2_capacity
-        causes.append(
-            Cause(
-                "data served from L2",
-                "the bound assumes every compulsory byte crosses HBM; L2-resident data arrives faster",
-                "working set fits in L2" if fits else (
-                    "actual DRAM traffic is below the floor"
-                    if actual_bytes is not None and actual_bytes < analysis.bytes * (1 - TOLERANCE)
-                    else ""
-                ),
-                likely=fits or (actual_bytes is not None and actual_bytes < analysis.bytes * (1 - TOLERANCE)),
-            )
-        )
-        causes.append(
-            Cause(
-                "rates below what the device sustains",
-                "the compute rate or bandwidth in use is lower than this GPU reaches for this shape "
-                "(check the device and the rate sources)",
-            )
-        )
-        return tuple(sorted(causes, key=lambda cause: not cause.likely))
-    if ratio <= 1 + TOLERANCE:
-        return ()
-    memory_limited = analysis.limiter == "memory"
-    if (
-        actual_bytes is not None
-        and analysis.bandwidth is not None
-        and actual_bytes > analysis.bytes * (1 + TOLERANCE)
-    ):
-        actual_memory_time = actual_bytes / analysis.bandwidth.value
-        causes.append(
-            Cause(
-                "extra DRAM traffic",
-                "bytes above the compulsory floor take time the bound does not count",
-                f"actual bytes at the bandwidth in use need {format_time(actual_memory_time)} "
-                f"of the {format_time(duration)} profiled",
-                likely=memory_limited or actual_memory_time > 0.5 * duration,
-            )
-        )
-    if tool == NCU:
-        causes.append(
-            Cause(
-                "base clocks under ncu",
-                "ncu locks clocks to base while profiling, below the boost clocks datasheet rates assume",
-                "compute-limited declaration" if not memory_limited else "",
-                likely=not memory_limited,
-            )
-        )
-    if duration < SHORT_KERNEL_S:
-        causes.append(
-            Cause(
-                "launch and tail effects",
-                "a short kernel spends a visible share of its time ramping up and draining its last wave",
-                f"{format_time(duration)} duration",
-                likely=True,
-            )
-        )
-    if memory_limited and analysis.bandwidth is not None and analysis.bandwidth.source in ("datasheet", "derived"):
-        causes.append(
-            Cause(
-                "datasheet bandwidth",
-                "well-made stream kernels reach 83–95 % of HBM datasheet bandwidth; calibrate to bound with a measured rate",
-                f"bandwidth source: {analysis.bandwidth.source}",
-            )
-        )
-    if not memory_limited and analysis.compute_rate is not None and analysis.compute_rate.source in ("datasheet", "derived"):
-        causes.append(
-            Cause(
-                "datasheet compute rate",
-                "large GEMMs reach 70–85 % of the dense datasheet peak; calibrate to bound with a measured rate",
-                f"rate source: {analysis.compute_rate.source}",
-            )
-        )
-    return tuple(sorted(causes, key=lambda cause: not cause.likely))
-
-
-# ---------------------------------------------------------------- comparison
-
-
 @dataclass(frozen=True)
 class _Figures:
     """The numbers a comparison is built from, gathered once: declared bytes, counters, duration."""
@@ -581,14 +241,14 @@ def _traffic_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bo
     dram, many = kernel.dram, fig.over_launches
     steps: list[Step] = []
     if dram.read is not None and fig.actual_read is not None:
-        steps.append(Step(f"Actual DRAM read ({dram.read.source})", many, _bytes(fig.actual_read, binary, dram.read.scaled)))
+        steps.append(Step(f"Actual DRAM read ({dram.read.source})", many, bytes_text(fig.actual_read, binary, dram.read.scaled)))
     if dram.write is not None and fig.actual_write is not None:
-        steps.append(Step(f"Actual DRAM write ({dram.write.source})", many, _bytes(fig.actual_write, binary, dram.write.scaled)))
+        steps.append(Step(f"Actual DRAM write ({dram.write.source})", many, bytes_text(fig.actual_write, binary, dram.write.scaled)))
     if dram.total is not None and fig.actual_bytes is not None:
         expression = many
         if fig.actual_read is not None and fig.actual_write is not None:
             expression = f"{format_bytes(fig.actual_read, binary)} + {format_bytes(fig.actual_write, binary)}"
-        steps.append(Step("Actual DRAM traffic", expression, _bytes(fig.actual_bytes, binary, dram.total.scaled)))
+        steps.append(Step("Actual DRAM traffic", expression, bytes_text(fig.actual_bytes, binary, dram.total.scaled)))
     elif kernel.tool == NCU:
         steps.append(Step("Actual DRAM traffic", "", "no DRAM byte counters in the file (collect dram__bytes_read.sum, dram__bytes_write.sum)"))
     else:
@@ -599,25 +259,25 @@ def _traffic_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bo
         ("Compulsory write (declared)", fig.writers, fig.compulsory_write, "nothing written"),
     ):
         expression = " + ".join(f"{name} {format_int(size)} B" for name, size in parts) or nothing
-        steps.append(Step(label, expression, _bytes(total, binary)))
+        steps.append(Step(label, expression, bytes_text(total, binary)))
 
     for label, actual, declared in (
         ("Traffic ratio, actual / compulsory", fig.actual_bytes, analysis.bytes),
         ("Read ratio", fig.actual_read, fig.compulsory_read),
         ("Write ratio", fig.actual_write, fig.compulsory_write),
     ):
-        ratio = _ratio(actual, declared)
+        ratio = ratio_of(actual, declared)
         if ratio is not None and actual is not None:
-            steps.append(Step(label, f"{format_bytes(actual, binary)} / {format_bytes(declared, binary)}", _times(ratio)))
+            steps.append(Step(label, f"{format_bytes(actual, binary)} / {format_bytes(declared, binary)}", times_text(ratio)))
 
     if kernel.l2_bytes is not None and fig.l2_bytes is not None:
-        steps.append(Step(f"L2 traffic ({kernel.l2_bytes.source})", many, _bytes(fig.l2_bytes, binary, kernel.l2_bytes.scaled)))
+        steps.append(Step(f"L2 traffic ({kernel.l2_bytes.source})", many, bytes_text(fig.l2_bytes, binary, kernel.l2_bytes.scaled)))
         if fig.actual_bytes:
             steps.append(
                 Step(
                     "L2 traffic / DRAM traffic",
                     f"{format_bytes(fig.l2_bytes, binary)} / {format_bytes(fig.actual_bytes, binary)}",
-                    f"{_times(fig.l2_bytes / fig.actual_bytes)} (L2 bytes per DRAM byte: the reuse L2 served)",
+                    f"{times_text(fig.l2_bytes / fig.actual_bytes)} (L2 bytes per DRAM byte: the reuse L2 served)",
                 )
             )
     if fig.l2_capacity is not None:
@@ -630,14 +290,14 @@ def _traffic_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bo
                 relation="⇒",
             )
         )
-    traffic_ratio = _ratio(fig.actual_bytes, analysis.bytes)
+    traffic_ratio = ratio_of(fig.actual_bytes, analysis.bytes)
     if traffic_ratio is not None:
-        if _within(traffic_ratio):
+        if within_tolerance(traffic_ratio):
             verdict = "at the compulsory floor: the assumed reuse is realised"
         elif traffic_ratio > 1:
-            verdict = f"{_times(traffic_ratio)} the compulsory floor: data moves more than once"
+            verdict = f"{times_text(traffic_ratio)} the compulsory floor: data moves more than once"
         else:
-            verdict = f"{_times(traffic_ratio)} the compulsory floor: below it, some data never crossed DRAM"
+            verdict = f"{times_text(traffic_ratio)} the compulsory floor: below it, some data never crossed DRAM"
         steps.append(Step("Traffic", f"within ±{format_number(TOLERANCE * 100)} % is the floor", verdict, relation="⇒"))
     return steps
 
@@ -658,12 +318,12 @@ def _work_steps(kernel: Kernel, analysis: Analysis, fig: _Figures) -> list[Step]
         ]
     achieved = float(fig.achieved_flop)
     steps = [
-        Step(f"Achieved FLOP (counters, {convention})", kernel.flop.expression(convention), _flop(achieved)),
-        Step("Logical FLOP (declared)", "", _flop(analysis.flop)),
+        Step(f"Achieved FLOP (counters, {convention})", kernel.flop.expression(convention), flop_text(achieved)),
+        Step("Logical FLOP (declared)", "", flop_text(analysis.flop)),
     ]
-    ratio = _ratio(achieved, analysis.flop)
+    ratio = ratio_of(achieved, analysis.flop)
     if ratio is not None:
-        steps.append(Step("Work ratio, achieved / logical", f"{format_flop(achieved)} / {format_flop(analysis.flop)}", _times(ratio)))
+        steps.append(Step("Work ratio, achieved / logical", f"{format_flop(achieved)} / {format_flop(analysis.flop)}", times_text(ratio)))
     if kernel.flop.tensor_pipe_percent is not None:
         steps.append(
             Step("Tensor pipe active", "sm__pipe_tensor_*cycles_active", f"{format_number(kernel.flop.tensor_pipe_percent)} % of peak")
@@ -691,7 +351,7 @@ def _time_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bool)
             Step(
                 "Duration / bound",
                 f"{format_time(duration)} / {format_time(analysis.bound_time)}",
-                f"{_times(ratio)}: the kernel reaches {format_number(100 / ratio, 3)} % of the bound",
+                f"{times_text(ratio)}: the kernel reaches {format_number(100 / ratio, 3)} % of the bound",
             )
         )
     if fig.actual_bytes is not None:
@@ -729,8 +389,8 @@ def _time_steps(kernel: Kernel, analysis: Analysis, fig: _Figures, binary: bool)
 
 def _notes(kernel: Kernel, analysis: Analysis) -> list[str]:
     notes = [NCU_CONDITIONS_NOTE if kernel.tool == NCU else NSYS_CONDITIONS_NOTE, *kernel.notes]
-    if kernel.flop is not None and _is_tensor_path(analysis.path) and not kernel.flop.has_tensor_counters:
-        notes.append(f"the declared path is {analysis.path}: {_TENSOR_PATH_HINT}")
+    if kernel.flop is not None and is_tensor_path(analysis.path) and not kernel.flop.has_tensor_counters:
+        notes.append(f"the declared path is {analysis.path}: {TENSOR_PATH_HINT}")
     dram = kernel.dram
     if any(reading is not None and reading.scaled for reading in (dram.read, dram.write, dram.total, kernel.l2_bytes)):
         notes.append(
@@ -794,9 +454,9 @@ def compare(
         bandwidth=None if analysis.bandwidth is None else analysis.bandwidth.value,
         compute_rate=None if analysis.compute_rate is None else analysis.compute_rate.value,
         traffic_causes=traffic_causes(
-            _ratio(fig.actual_read, fig.compulsory_read),
-            _ratio(fig.actual_write, fig.compulsory_write),
-            _ratio(fig.actual_bytes, analysis.bytes),
+            ratio_of(fig.actual_read, fig.compulsory_read),
+            ratio_of(fig.actual_write, fig.compulsory_write),
+            ratio_of(fig.actual_bytes, analysis.bytes),
             excess_read,
             fig.compulsory_write,
             fig.footprint,
@@ -837,7 +497,7 @@ def _roofline(kernel: Kernel, analysis: Analysis, achieved: int | float | None) 
     Counters that miss the work (tensor cores without tensor counters) would
     put the point orders of magnitude too low; the declared work places it.
     """
-    ratio = _ratio(achieved, analysis.flop)
+    ratio = ratio_of(achieved, analysis.flop)
     if ratio is not None and 0.5 <= ratio <= 2.0:
         return kernel.roofline_point(analysis.convention)
     return kernel.roofline_point(analysis.convention, declared_flop=analysis.flop, prefer_declared=True)

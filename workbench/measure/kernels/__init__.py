@@ -7,13 +7,12 @@ list here repeats the registry.
 
 from __future__ import annotations
 
-import importlib
 from typing import Type
 
 from workbench.declare import Declaration
 from workbench.measure.backends import Backend
 from workbench.measure.errors import UnsupportedMeasurement
-from workbench.measure.kernels.base import BufferSpec, MeasuredKernel
+from workbench.measure.kernels.base import BufferSpec, MeasuredKernel, named
 from workbench.ops import spec_for
 
 
@@ -22,8 +21,7 @@ def kernel_class(op: str) -> Type[MeasuredKernel] | None:
     reference = spec_for(op).kernel
     if not reference:
         return None
-    module_name, _, class_name = reference.partition(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
+    cls = named(reference)
     if not (isinstance(cls, type) and issubclass(cls, MeasuredKernel)):
         raise TypeError(f"operation {op!r} names {reference!r} as its kernel, which is not a MeasuredKernel class")
     return cls

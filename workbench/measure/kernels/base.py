@@ -10,6 +10,7 @@ sample of outputs in float64 on the CPU.
 
 from __future__ import annotations
 
+import importlib
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -200,6 +201,13 @@ class MeasuredKernel(ABC):
 
     def array_dtype(self, name: str) -> Any:
         return self.backend.storage_dtype(name)
+
+
+def named(reference: str) -> Any:
+    """What a "module:name" reference names. Operations name their kernel classes so (`OpSpec.kernel`), and a
+    library kernel names the lab kernels built on it so, which keeps its module from importing theirs."""
+    module_name, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
 
 
 def float_info(dtype: Any) -> Any:

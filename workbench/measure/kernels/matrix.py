@@ -23,6 +23,7 @@ from workbench.measure.kernels.base import (
     BufferSpec,
     MeasuredKernel,
     float_info,
+    named,
     flat_labels,
     require_float,
 )
@@ -78,9 +79,7 @@ class GemmKernel(MatrixKernel):
     @classmethod
     def for_declaration(cls, declaration: Any) -> Any:
         if cls is GemmKernel and declaration.implementation != "compulsory":
-            from workbench.measure.kernels.gemm_raw import raw_gemm_class
-
-            return raw_gemm_class(declaration)
+            return named("workbench.measure.kernels.gemm_raw:raw_gemm_class")(declaration)
         return cls
 
     def storage_dtype_name(self) -> str:

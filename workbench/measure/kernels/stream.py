@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.measure.check import SAFETY, SampledOutputs, Precision, precision_for, sample_indices
-from workbench.measure.kernels.base import INOUT, INPUT, OUTPUT, PRISTINE, SCRATCH, BufferSpec, MeasuredKernel, flat_labels, require_float
+from workbench.measure.kernels.base import INOUT, INPUT, OUTPUT, PRISTINE, SCRATCH, BufferSpec, MeasuredKernel, flat_labels, named, require_float
 from workbench.ops.paths import vector_path
 from workbench.dtypes import dtype as lookup_dtype
 
@@ -28,9 +28,7 @@ class VectorKernel(MeasuredKernel):
     def for_declaration(cls, declaration: Any) -> Any:
         """impl=vectorized: the lab's 16-byte-load RawKernel (stream_raw.py); compulsory and library: the library's."""
         if declaration.implementation == "vectorized":
-            from workbench.measure.kernels.stream_raw import VECTORIZED
-
-            return VECTORIZED[declaration.op]
+            return named("workbench.measure.kernels.stream_raw:VECTORIZED")[declaration.op]
         if declaration.implementation == "library" and cls is CopyKernel:
             return LibraryCopyKernel
         return cls
