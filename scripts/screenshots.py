@@ -263,6 +263,20 @@ def roof_label_screenshot(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "fp32-gemm-roof-label.png")
 
 
+def model_size_screenshot(window: Any, app: QApplication, out: Path) -> None:
+    """A session the size of a model: 1,000 operations (GEMMs, adds, softmaxes, RMSNorms of as many shapes) on the
+    roofline, one selected: it and the ten that take the most time are labelled, the legend counts the others."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from scale_inputs import write_session
+
+    folder = Path(tempfile.mkdtemp(prefix="workbench-screenshots-model-"))
+    window.open_session(str(write_session(folder / "model-1000.json", 1000)))
+    window.document.select(417)
+    window.tabs.setCurrentWidget(window.roofline)
+    settle_window(app, window)
+    save(window, out / "roofline-1000-operations.png")
+
+
 def run_device_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """Runs keep their own device: a CPU vector add shown while the session shows an H100 (table and roofline,
     the run in its own device's style), and a run faster than its device allows under a wrongly entered
@@ -709,6 +723,7 @@ GROUPS = {
     "roof-label": roof_label_screenshot,
     "little": little_screenshots,
     "screen": screen_screenshots,
+    "model-size": model_size_screenshot,
 }
 
 

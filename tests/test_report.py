@@ -347,3 +347,38 @@ def test_the_report_s_rates_hold_every_rate_the_derivation_uses() -> None:
     assert "shared memory" in steps.lower()
     assert "Memory bandwidth (HBM)" in titles
     assert "Shared memory → registers" in titles and "Host ↔ device" in titles
+
+
+def test_a_large_sessions_report_sums_by_kind_and_details_the_operations_the_plot_labels() -> None:
+    """Beyond the plot's every-label limit a report stays readable: a table by kind of operation, the longest
+    operations (the ones the plot labels: `labelled_points`) with a section each, the others in the CSV."""
+    from workbench.label_layout import EVERY_LABEL_UP_TO, FEW_LABELS
+    from workbench.report import render_csv, render_html, render_markdown
+
+    count = EVERY_LABEL_UP_TO + 30
+    operations = [OperationEntry(f"add {n}", f"add(n={2 ** 20 * (n + 1)}, dtype=fp32)") for n in range(count - 5)]
+    operations += [OperationEntry(f"gemm {n}", f"gemm(M={1024 * (n + 1)}, N=1024, K=1024, dtype=fp16)") for n in range(5)]
+    session = Session(operations=operations, device=DeviceChoice("h100-sxm"))
+    text = render_markdown(session)
+    assert "## Summary by kind" in text and "## Largest operations" in text and "## Summary\n" not in text
+    kinds = text.split("## Summary by kind")[1].split("## Largest operations")[0]
+    assert re.search(r"\| add \| 45 \|", kinds) and re.search(r"\| gemm \| 5 \|", kinds)
+    assert f"{count} operations: this report gives the {FEW_LABELS} that take the most time" in text
+    sections = re.findall(r"^## (\d+)\. (.+)$", text, flags=re.MULTILINE)
+    assert len(sections) == FEW_LABELS
+    # the longest: the largest adds (the 2**20 × 45 add moves 565 MB, more time than any of these GEMMs)
+    assert sections[-1] == (str(count - 5), f"add {count - 6}")
+    largest = text.split("## Largest operations")[1].split("\n## ")[0]
+    names = re.findall(r"^\| (add \d+|gemm \d+) \|", largest, flags=re.MULTILINE)
+    assert names[0] == f"add {count - 6}" and len(names) == FEW_LABELS  # longest first
+    assert render_html(session).count("<h2>") == FEW_LABELS + 3  # rates, kinds, largest, and one per section
+    assert len(list(csv.reader(io.StringIO(render_csv(session))))) >= count + 1  # every operation in the CSV
+
+
+def test_a_small_sessions_report_keeps_a_section_per_operation() -> None:
+    from workbench.report import render_markdown
+
+    session = Session(operations=[OperationEntry(f"add {n}", f"add(n={2 ** 20 * (n + 1)}, dtype=fp32)") for n in range(3)])
+    text = render_markdown(session)
+    assert "## Summary\n" in text and "Summary by kind" not in text
+    assert len(re.findall(r"^## \d+\. ", text, flags=re.MULTILINE)) == 3

@@ -219,3 +219,51 @@ def test_the_readme_step_example_runs_as_written(tmp_path: Path, capsys: pytest.
     assert main([*args, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["step_time_s"] > 0 and len(data["operations"]) == 6
+
+
+# -- model-sized steps -----------------------------------------------------------
+
+
+def _lay_out_again(plan, times, name: str, speedup: float) -> float:  # type: ignore[no-untyped-def]
+    from workbench.steps import lay_out
+
+    return lay_out(plan, times, {name: speedup}).step_time
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_each_what_if_is_the_step_laid_out_again_with_that_operation_changed(seed: int) -> None:
+    """The what-ifs come from the longest chains through and around each operation (n log n), not from laying
+    the step out again per operation: on steps of every shape (chains, fans, streams, long jumps) each equals a
+    fresh layout with the operation 2× faster and free, to rounding."""
+    import math
+    import random
+
+    from workbench.steps import OperationTime, lay_out
+
+    rng = random.Random(seed)
+    count = rng.randint(1, 60)
+    lines = []
+    for index in range(count):
+        deps = rng.sample(range(index), min(index, rng.choice([0, 0, 1, 1, 2, 5])))
+        stream = rng.choice(["", "", " on comm", " on s2"])
+        after = f" after {', '.join(f'o{d}' for d in deps)}" if deps else ""
+        lines.append(f"o{index} = add(n={rng.randint(1, 2**24)}, dtype=fp32){stream}{after}")
+    plan = parse_step("\n".join(lines))
+    times = {op.name: OperationTime(rng.choice([0.0, rng.uniform(1e-6, 1e-3)]), BOUND, "") for op in plan.operations}
+    timeline = lay_out(plan, times)
+    for op in plan.operations:
+        assert timeline.what_if[op.name].if_2x_faster == pytest.approx(_lay_out_again(plan, times, op.name, 2.0), rel=1e-12, abs=1e-18)
+        assert timeline.what_if[op.name].if_free == pytest.approx(_lay_out_again(plan, times, op.name, math.inf), rel=1e-12, abs=1e-18)
+
+
+def test_a_step_of_a_traced_models_size_is_accepted_and_a_larger_one_refused() -> None:
+    from workbench.steps import MAX_STEP_CHARS, MAX_STEP_LINES
+
+    assert (MAX_STEP_LINES, MAX_STEP_CHARS) == (100_000, 20_000_000)
+    text = "".join(f"op{i} = add(n={1 + i % 1000}, dtype=bf16)" + (f" after op{i - 1}" if i else "") + "\n" for i in range(12_000))
+    plan = parse_step(text)
+    assert len(plan.operations) == 12_000 and plan["op11999"].after == ("op11998",)
+    with pytest.raises(StepError, match="limited to 100,000 lines; this one has 100,001"):
+        parse_step("\n" * 100_000 + "a = add(n=1, dtype=fp32)")
+    with pytest.raises(StepError, match="limited to 20,000,000 characters"):
+        parse_step("a = add(n=1, dtype=fp32)  #" + "x" * MAX_STEP_CHARS)

@@ -31,6 +31,10 @@ Rules, in order of placement:
    each takes the first free place: weighing leaders would cost an edit
    its frame.)
 
+Which points get a label at all (`labelled_points`): every one up to `EVERY_LABEL_UP_TO`; beyond that (a traced
+model's thousands of operations) the selected one, the user's pins and the largest by share of time,
+`FEW_LABELS` in all besides the pins. So a layout places a bounded number of labels, whatever the points.
+
 A place is free when the box lies inside the view, covers no mark, overlaps
 no label already placed (with `PADDING` of air) and no roof segment passes
 through it (except, for a label written on its roof, that roof). A label with
@@ -48,13 +52,17 @@ Speed: a label's places (beside its roof, around its point, anywhere in the
 view) are checked and weighed in bulk with NumPy: boxes against the marks and
 labels near them, segments against boxes and against segments, as tables; the
 search of the whole view goes nearest first in growing batches; a grid of cells
-indexes the view for the one-place check only (built when first asked); and a
+indexes the view for the one-place check only (built when first asked); with many marks (beyond
+`RASTER_FROM`) a pixel raster of them, summed, answers whether a box covers one in constant time
+(`_MarkRaster`, exact), so a layout costs the labels' places times a constant, plus one pass over the marks;
+and a
 layout asked for again with the same inputs (an edit undone, a repaint) comes
 from a small cache.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from collections import OrderedDict
@@ -75,6 +83,9 @@ FIRST_RING = 8  # places in the first ring (`_around_point`: right, the diagonal
 ROOF_REACH_LINES = 2  # a roof label stepped off its roof goes at most this many text lines away
 CELL = 40.0  # pixels per side of the grid cells that index what is already in the view
 CACHE_SIZE = 8  # layouts remembered by their inputs
+EVERY_LABEL_UP_TO = 20  # a plot of this many operations or fewer labels every one (as room allows)
+FEW_LABELS = 10  # beyond that: the selected operation and the largest by share of time, this many in all, pins besides
+RASTER_FROM = 64  # marks beyond which a box is checked against them through a raster (`_MarkRaster`), not one by one
 TANGLE_COST = 300.0  # pixels of leader line worth one tangle: a label goes this much further to avoid one
 ANYWHERE_CHOICES = 48  # free places anywhere in the view (nearest first) weighed for a label that has none clean near
 # Weighing leaders costs several times the plain search when many labels crowd (20 packed labels: about 6×, some
@@ -148,6 +159,47 @@ class LabelLayout:
     @property
     def boxes(self) -> list[Box]:
         return [p.box for p in self.placements if p.box is not None]
+
+
+# ---------------------------------------------------------------- which points get a label
+
+
+def labelled_points(
+    shares: Sequence[float], selected: int | None = None, pinned: Iterable[int] = (),
+    every_up_to: int | None = None, few: int | None = None,
+) -> list[int]:
+    """The points (indices into `shares`) that get a label on the plot, in the points' order.
+
+    Up to `EVERY_LABEL_UP_TO` points, every one. Beyond that (a traced model's hundreds or thousands of
+    operations), the selected point, then the pinned ones (at most `FEW_LABELS` of them, in the order given),
+    then the largest `shares` (of the session's or step's time; the earlier point on a tie) until `FEW_LABELS`
+    besides the pins are labelled: the rest are named on hover, in the operations list and in the legend's
+    count. Linear in the points (a heap keeps the few largest)."""
+    every_up_to = EVERY_LABEL_UP_TO if every_up_to is None else every_up_to
+    few = FEW_LABELS if few is None else few
+    count = len(shares)
+    if count <= every_up_to:
+        return list(range(count))
+    chosen: set[int] = set()
+    if selected is not None and 0 <= selected < count:
+        chosen.add(selected)
+    pins = [index for index in dict.fromkeys(pinned) if 0 <= index < count and index not in chosen][:few]
+    chosen.update(pins)
+    wanted = few + len(pins)
+    if len(chosen) < wanted:
+        largest = heapq.nsmallest(
+            wanted, (index for index in range(count)), key=lambda index: (-_share(shares[index]), index)
+        )
+        for index in largest:
+            if len(chosen) >= wanted:
+                break
+            chosen.add(index)
+    return sorted(chosen)
+
+
+def _share(value: float) -> float:
+    """A share as a sortable number: anything not a finite positive number counts as nothing."""
+    return value if isinstance(value, (int, float)) and math.isfinite(value) and value > 0 else 0.0
 
 
 # ---------------------------------------------------------------- geometry
@@ -279,7 +331,10 @@ class _Room:
         self._cells: list[list[tuple[int, int]]] | None = None  # (kind, index) per cell, built when first asked
         self._boxes_array: np.ndarray | None = None  # marks and taken labels as rows, for the bulk search
         self._roofs_array = np.array(self.roofs, dtype=float).reshape(-1, 4)
-        self._marks_array = np.array(self.marks, dtype=float).reshape(-1, 4)
+        self._marks_array = _marks_array(marks)
+        # Many marks (a session of hundreds of operations): whether a box covers one is answered from a pixel
+        # raster of them (`_MarkRaster`), the same answer in time independent of their count.
+        self._raster = _mark_raster(marks, self._marks_array, width, height) if len(self.marks) > RASTER_FROM else None
         self._taken_array: np.ndarray | None = None
         self.leaders: list[Segment] = []  # the leader lines drawn so far: no label goes over one
         self._leaders_array: np.ndarray | None = None
@@ -318,18 +373,25 @@ class _Room:
             if ROOF_WEIGHT:
                 extra = extra + ROOF_WEIGHT * _segments_cross_many(own, self._roofs_array, LEADER_START).sum(axis=1)
             extra += _segments_cross_boxes(own, self._taken_array, -LEADER_AIR).sum(axis=1)
-            marks = self._marks_array
+            marks = self._marks_near(own)
             if len(marks):
                 others = ~((marks[:, 0] <= x) & (x <= marks[:, 2]) & (marks[:, 1] <= y) & (y <= marks[:, 3]))  # not its own point's
                 extra += _segments_cross_boxes(own, marks[others]).sum(axis=1)
             count[drawn] += extra
         return count
 
+    def _marks_near(self, segments: np.ndarray) -> np.ndarray:
+        """The marks (rows) that meet the bounding box of all of `segments` (rows of x0, y0, x1, y1)."""
+        marks = self._marks_array
+        if not len(marks) or not len(segments):
+            return marks[:0]
+        xs, ys = segments[:, 0::2], segments[:, 1::2]
+        return marks[(marks[:, 0] <= xs.max()) & (xs.min() <= marks[:, 2]) & (marks[:, 1] <= ys.max()) & (ys.min() <= marks[:, 3])]
+
     def free_many(self, boxes: np.ndarray, own_roof: Segment | None = None, on_roof: np.ndarray | None = None) -> np.ndarray:
         """`free` for many boxes at once; those marked in `on_roof` are written on `own_roof`."""
         if self._boxes_array is None:
-            rows = [(*m, 0.0) for m in self.marks] + [(*t, PADDING) for t in self.taken]
-            self._boxes_array = np.array(rows, dtype=float).reshape(-1, 5)
+            self._boxes_array = self._obstacles()
         return self._free_many(boxes, self._boxes_array, own_roof, on_roof)
 
     def tangles(self, placement: Placement) -> float:
@@ -349,7 +411,7 @@ class _Room:
         count += CROSSING_WEIGHT * sum(1 for other in self.leaders if _near(other, span) and segments_cross(leader, other))
         if ROOF_WEIGHT:
             count += ROOF_WEIGHT * sum(1 for roof in self.roofs if _crosses_away_from_start(leader, roof))
-        for other_box, inset in ((m, 0.5) for m in self.marks):
+        for other_box, inset in ((tuple(m), 0.5) for m in self._marks_near(np.array([leader], dtype=float))):
             if (
                 other_box[0] < span[2] and span[0] < other_box[2] and other_box[1] < span[3] and span[1] < other_box[3]
                 and not (other_box[0] <= x <= other_box[2] and other_box[1] <= y <= other_box[3])  # its own point's mark
@@ -369,8 +431,7 @@ class _Room:
         """The first `count` free boxes in `order` (rows of `boxes`), found in growing batches as they are asked
         for (a caller that has what it needs stops the search)."""
         if self._boxes_array is None:
-            rows = [(*m, 0.0) for m in self.marks] + [(*t, PADDING) for t in self.taken]
-            self._boxes_array = np.array(rows, dtype=float).reshape(-1, 5)
+            self._boxes_array = self._obstacles()
         start, batch = 0, 256
         while start < len(order) and count > 0:
             chosen = order[start : start + batch]
@@ -379,6 +440,15 @@ class _Room:
                 count -= 1
             start += batch
             batch *= 4
+
+    def _obstacles(self) -> np.ndarray:
+        """What a label may not cover, as rows of a box and the air kept around it: the taken labels, and the
+        marks unless the raster answers for them."""
+        taken = np.array(self.taken, dtype=float).reshape(-1, 4)
+        taken = np.column_stack((taken, np.full(len(taken), PADDING)))
+        if self._raster is not None:
+            return taken
+        return np.vstack((np.column_stack((self._marks_array, np.zeros(len(self._marks_array)))), taken))
 
     # --- indexing
     def _cell_range(self, box: Box, padding: float = 0.0) -> tuple[int, int, int, int]:
@@ -461,6 +531,8 @@ class _Room:
     ) -> np.ndarray:
         left, top, right, bottom = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
         rows = np.flatnonzero((left >= 1.0) & (top >= 1.0) & (right <= self.width - 1.0) & (bottom <= self.height - 1.0))
+        if len(rows) and self._raster is not None:
+            rows = rows[self._raster.clear_of_marks(boxes[rows], self._marks_array)]
         # Each test only on the boxes still free, against what lies near them (within the boxes' bounding box):
         # the boxes of one search are the places nearest one point, most obstacles and roofs are far from them.
         if len(rows) and len(obstacles):
@@ -496,6 +568,92 @@ class _Room:
         free = np.zeros(len(boxes), dtype=bool)
         free[rows] = True
         return free
+
+
+class _MarkRaster:
+    """The marks of a view as two pixel rasters, for "does this box cover a mark?" in time independent of the
+    number of marks (a session of thousands of operations), with the exact answer of `boxes_overlap`.
+
+    `outer` counts every pixel a mark touches, `inner` every pixel wholly inside one, each summed (an integral
+    image) so a box's pixels are counted at once. A box whose touched pixels meet no mark's is clear; one with a
+    pixel wholly inside both it and a mark covers that mark; only a box in neither case (its edge and a mark's
+    within a pixel of each other) is checked exactly, against the marks near it.
+    """
+
+    def __init__(self, marks: np.ndarray, width: float, height: float) -> None:
+        self.columns = int(math.ceil(width)) + 2
+        self.rows = int(math.ceil(height)) + 2
+        self.outer = self._summed(np.floor(marks[:, 0]), np.ceil(marks[:, 2]) - 1, np.floor(marks[:, 1]), np.ceil(marks[:, 3]) - 1)
+        self.inner = self._summed(np.ceil(marks[:, 0]), np.floor(marks[:, 2]) - 1, np.ceil(marks[:, 1]), np.floor(marks[:, 3]) - 1)
+
+    def _clip(self, x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Pixel ranges (first and last column, first and last row, inclusive) cut to the raster."""
+        with np.errstate(invalid="ignore"):
+            clipped = (np.clip(x0, 0, self.columns - 1), np.clip(x1, -1, self.columns - 1),
+                       np.clip(y0, 0, self.rows - 1), np.clip(y1, -1, self.rows - 1))
+        return tuple(np.nan_to_num(c, nan=-1).astype(np.int64) for c in clipped)
+
+    def _summed(self, x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> np.ndarray:
+        """The integral image of the pixels some range covers (a zero row and column first)."""
+        c0, c1, r0, r1 = self._clip(x0, x1, y0, y1)
+        keep = (c0 <= c1) & (r0 <= r1)
+        c0, c1, r0, r1 = c0[keep], c1[keep], r0[keep], r1[keep]
+        corners = np.zeros((self.rows + 1, self.columns + 1), dtype=np.int64)
+        np.add.at(corners, (r0, c0), 1)
+        np.add.at(corners, (r0, c1 + 1), -1)
+        np.add.at(corners, (r1 + 1, c0), -1)
+        np.add.at(corners, (r1 + 1, c1 + 1), 1)
+        covered = (corners.cumsum(axis=0).cumsum(axis=1)[: self.rows, : self.columns] > 0).astype(np.int64)
+        summed = np.zeros((self.rows + 1, self.columns + 1), dtype=np.int64)
+        summed[1:, 1:] = covered.cumsum(axis=0).cumsum(axis=1)
+        return summed
+
+    def _count(self, summed: np.ndarray, ranges: tuple[np.ndarray, ...]) -> np.ndarray:
+        c0, c1, r0, r1 = ranges
+        empty = (c1 < c0) | (r1 < r0)
+        c1, r1 = np.maximum(c1, c0 - 1), np.maximum(r1, r0 - 1)
+        total = summed[r1 + 1, c1 + 1] - summed[r0, c1 + 1] - summed[r1 + 1, c0] + summed[r0, c0]
+        return np.where(empty, 0, total)
+
+    def clear_of_marks(self, boxes: np.ndarray, marks: np.ndarray) -> np.ndarray:
+        """For each box (rows of left, top, right, bottom), True when it covers no mark (`boxes_overlap`)."""
+        touched = self._count(self.outer, self._clip(np.floor(boxes[:, 0]), np.ceil(boxes[:, 2]) - 1,
+                                                     np.floor(boxes[:, 1]), np.ceil(boxes[:, 3]) - 1))
+        within = self._count(self.inner, self._clip(np.ceil(boxes[:, 0]), np.floor(boxes[:, 2]) - 1,
+                                                    np.ceil(boxes[:, 1]), np.floor(boxes[:, 3]) - 1))
+        # a box reaching past the raster (the view and a pixel of air) is checked exactly too: marks there are not in it
+        beyond = (boxes[:, 0] < 0) | (boxes[:, 1] < 0) | (boxes[:, 2] > self.columns - 1) | (boxes[:, 3] > self.rows - 1)
+        clear = (touched == 0) & ~beyond
+        unsure = np.flatnonzero(~clear & ((within == 0) | beyond))
+        for start in range(0, len(unsure), 64):  # a mark's edge within a pixel of the box's: the exact test
+            rows = unsure[start : start + 64]
+            b = boxes[rows]
+            near = marks[
+                (marks[:, 0] < b[:, 2].max()) & (b[:, 0].min() < marks[:, 2])
+                & (marks[:, 1] < b[:, 3].max()) & (b[:, 1].min() < marks[:, 3])
+            ]
+            hit = (
+                (b[:, 0:1] < near[None, :, 2]) & (near[None, :, 0] < b[:, 2:3])
+                & (b[:, 1:2] < near[None, :, 3]) & (near[None, :, 1] < b[:, 3:4])
+            )
+            clear[rows] = ~hit.any(axis=1)
+        return clear
+
+
+_rasters: list[tuple[np.ndarray, float, float, _MarkRaster]] = []  # the last raster made, with what it was made of
+
+
+def _marks_array(marks: Sequence[Box]) -> np.ndarray:
+    return np.array(marks, dtype=float).reshape(-1, 4)
+
+
+def _mark_raster(marks: Sequence[Box], array: np.ndarray, width: float, height: float) -> _MarkRaster:
+    """The raster of `marks`, made once for the rooms of one layout (its passes make a room per label)."""
+    if _rasters and _rasters[0][1:3] == (width, height) and np.array_equal(_rasters[0][0], array):
+        return _rasters[0][3]
+    raster = _MarkRaster(array, width, height)
+    _rasters[:] = [(array, width, height, raster)]
+    return raster
 
 
 def _segments_cross_boxes(segments: np.ndarray, boxes: np.ndarray, inset: float | np.ndarray = 0.5) -> np.ndarray:

@@ -42,6 +42,7 @@ from workbench.devices import BANDWIDTH, NOMINAL, Device
 from workbench.devices.rate_titles import rate_title
 from workbench.errors import WorkbenchError
 from workbench.files import FileReadError, require_regular
+from workbench.label_layout import EVERY_LABEL_UP_TO, labelled_points
 from workbench.measure.record import OK
 from workbench.notes import as_markdown, with_boxes_drawn
 from workbench.conventions import CONVENTION_LABELS
@@ -192,6 +193,24 @@ class Report:
     profiles: tuple[ProfileSection, ...]
     binary: bool
     steps: tuple["StepSection", ...] = ()
+    # A large session (more operations than the plot labels every one of): the summary by kind of operation,
+    # and the operations given a section of their own (the ones the plot labels, and those with runs); the
+    # summary table then lists those, and the CSV report every operation. None and all for a small session.
+    kinds: FormattedTable | None = None
+    detailed: tuple[int, ...] | None = None
+
+    def sections(self) -> list[tuple[int, OperationReport]]:
+        """The operations with a section, with their numbers in the session (from 1)."""
+        chosen = range(len(self.operations)) if self.detailed is None else self.detailed
+        return [(index + 1, self.operations[index]) for index in chosen]
+
+    def large_note(self, csv_name: str = "the CSV report") -> str:
+        """What a large session's report leaves out, and where it is."""
+        if self.detailed is None:
+            return ""
+        return (f"{len(self.operations):,} operations: this report gives the {len(self.detailed):,} that take the most "
+                f"time (those the plot labels) and those with measured runs a section each; {csv_name} "
+                "(workbench report SESSION -o FILE.csv) lists every operation.")
 
 
 @dataclass(frozen=True)
@@ -444,6 +463,16 @@ def build_report(session: Session) -> Report:
         f"FLOP convention {convention}; overlap {overlap_words}; "
         f"bytes in {'binary (MiB, GiB)' if binary else 'decimal (MB, GB)'} units"
     )
+    kinds: FormattedTable | None = None
+    detailed: tuple[int, ...] | None = None
+    times = [(item.analysis.bound_time or 0.0) if item.analysis is not None else 0.0 for item in operations]
+    if len(operations) > EVERY_LABEL_UP_TO:
+        chosen = set(labelled_points(times)) | {index for index, item in enumerate(operations) if item.runs}
+        detailed = tuple(sorted(chosen))
+        kinds = _kinds_table(operations, times)
+    # a large session's summary: the operations with a section, the longest first
+    listed = sorted(detailed, key=lambda index: (-times[index], index)) if detailed is not None else range(len(operations))
+    summary = _summary_table([operations[index] for index in listed], binary)
     return Report(
         title=session.title or "Performance Workbench session",
         description=session.description,
@@ -451,13 +480,37 @@ def build_report(session: Session) -> Report:
         device_line=device_line,
         settings_line=settings_line,
         rates=_rates_table(device, binary),
-        summary=_summary_table(operations, binary),
+        summary=summary,
         operations=tuple(operations),
         other_runs=tuple(other_runs),
         profiles=profiles,
         binary=binary,
         steps=_step_sections(session, device, binary),
+        kinds=kinds,
+        detailed=detailed,
     )
+
+
+def _kinds_table(operations: Sequence[OperationReport], times: Sequence[float]) -> FormattedTable:
+    """A large session summed by kind of operation (gemm, add, …): how many, their bound time together and its
+    share of the session's, and the kind's longest operation; the kinds that take the most time first."""
+    total = sum(times)
+    kinds: dict[str, list[int]] = {}
+    for index, item in enumerate(operations):
+        kind = item.analysis.declaration.op if item.analysis is not None else "not analysed"
+        kinds.setdefault(kind, []).append(index)
+    rows = []
+    for kind, members in sorted(kinds.items(), key=lambda pair: (-sum(times[i] for i in pair[1]), pair[0])):
+        time_together = sum(times[i] for i in members)
+        longest = max(members, key=lambda i: (times[i], -i))
+        rows.append((
+            kind,
+            f"{len(members):,}",
+            format_time(time_together) if time_together else NO_VALUE,
+            format_percent(100 * time_together / total) if total else NO_VALUE,
+            operations[longest].entry.name or operations[longest].entry.declaration,
+        ))
+    return FormattedTable(("Kind", "Operations", "Bound time together", "Share of the session", "Longest"), tuple(rows))
 
 
 def tensors_table(analysis: Analysis, binary: bool) -> FormattedTable:
@@ -673,16 +726,18 @@ def render_markdown(session: Session, plot_png: bytes | None = None, plot_file: 
         "## Rates in use",
         "",
         *_md_table(report.rates),
-        "## Summary",
-        "",
-        *_md_table(report.summary),
     ]
+    if report.kinds is not None:
+        lines += ["## Summary by kind", "", *_md_table(report.kinds), f"*{_md_text(report.large_note())}*", "",
+                  "## Largest operations", "", *_md_table(report.summary)]
+    else:
+        lines += ["## Summary", "", *_md_table(report.summary)]
     if plot_file is not None:
         lines += ["## Plot", "", f"![Roofline plot of the session](<{plot_file}>)", ""]
     elif plot_png is not None:
         encoded = base64.b64encode(plot_png).decode("ascii")
         lines += ["## Plot", "", f"![Roofline plot of the session](data:image/png;base64,{encoded})", ""]
-    for number, item in enumerate(report.operations, start=1):
+    for number, item in report.sections():
         entry = item.entry
         declaration = _md_code(entry.declaration)
         if declaration.startswith("```"):  # a line opening with three backticks could be read as a fence
@@ -813,16 +868,20 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
         f"<strong>Settings:</strong> {_h(report.settings_line)}</p>",
         "<h2>Rates in use</h2>",
         _html_table(report.rates, numeric_columns=(1,)),
-        "<h2>Summary</h2>",
-        _html_table(report.summary, numeric_columns=(1, 2, 3, 4)),
     ]
+    if report.kinds is not None:
+        parts += ["<h2>Summary by kind</h2>", _html_table(report.kinds, numeric_columns=(1, 2, 3)),
+                  f"<p class=\"meta\">{_h(report.large_note())}</p>", "<h2>Largest operations</h2>"]
+    else:
+        parts.append("<h2>Summary</h2>")
+    parts.append(_html_table(report.summary, numeric_columns=(1, 2, 3, 4)))
     if plot_png is not None:
         encoded = base64.b64encode(plot_png).decode("ascii")
         parts += [
             "<h2>Plot</h2>",
             f"<figure><img alt=\"Roofline plot of the session\" src=\"data:image/png;base64,{encoded}\"></figure>",
         ]
-    for number, item in enumerate(report.operations, start=1):
+    for number, item in report.sections():
         entry = item.entry
         heading = entry.name or entry.declaration
         parts += [f"<h2>{number}. {_h(heading)}</h2>", f"<p><code class=\"decl\">{_h(entry.declaration)}</code></p>"]

@@ -38,6 +38,8 @@ from workbench.profilers.trace import KERNEL, KIND_NAMES, Interval, Trace
 from workbench.units import format_time
 
 DEFAULT_STREAM = "compute"
+# A traced model's step (a Llama-style 8B training step is about 12,000 ATen operations) fits; a hostile file
+# is refused before it is parsed. docs/session-format.md states these limits.
 MAX_STEP_LINES = 100_000
 MAX_STEP_CHARS = 20_000_000
 BOUND = "bound"
@@ -91,18 +93,19 @@ class StepPlan:
         return [op.name for op in self.operations]
 
     def __getitem__(self, name: str) -> StepLine:
-        for op in self.operations:
-            if op.name == name:
-                return op
-        raise KeyError(name)
+        return self._by_name()[name]
+
+    def _by_name(self) -> dict[str, StepLine]:
+        """The operations by name, made on first use (a step of thousands of lines looks names up per line)."""
+        found = self.__dict__.get("_names_index")
+        if found is None:
+            found = {op.name: op for op in self.operations}
+            object.__setattr__(self, "_names_index", found)  # a cache of the frozen plan's own data
+        return found
 
     def streams(self) -> list[str]:
         """Streams in order of first use."""
-        seen: list[str] = []
-        for op in self.operations:
-            if op.stream not in seen:
-                seen.append(op.stream)
-        return seen
+        return list(dict.fromkeys(op.stream for op in self.operations))
 
     def with_stream(self, names: Iterable[str], stream: str) -> "StepPlan":
         """The same step with some operations moved onto another stream."""
@@ -391,10 +394,11 @@ class Timeline:
     measured: "MeasuredTrace | None" = None  # the imported trace the times came from, if any
 
     def interval(self, name: str) -> Placed:
-        for item in self.placed:
-            if item.name == name:
-                return item
-        raise KeyError(name)
+        found = self.__dict__.get("_intervals")
+        if found is None:
+            found = {item.name: item for item in self.placed}
+            object.__setattr__(self, "_intervals", found)  # a cache of the frozen timeline's own data
+        return found[name]
 
     def exposed_intervals(self) -> list[tuple[float, float]]:
         """Where communication runs and no computation does."""
@@ -485,32 +489,63 @@ def _schedule(plan: StepPlan, durations: Mapping[str, float]) -> tuple[dict[str,
 
 
 def _what_if(plan: StepPlan, durations: Mapping[str, float]) -> dict[str, WhatIf]:
-    """Each operation's WhatIf: the step laid out again with it 2× faster and with it free.
+    """Each operation's WhatIf: the step time with it 2× faster and with it free, every one in time linear in
+    the step's operations and dependencies (n log n with the heap below), not by laying the step out again
+    once per operation (quadratic: a traced model's 12,000 lines).
 
-    All 2 × n layouts at once, one row each, an operation (a column) at a time as _schedule places it, so
-    the work is the step's dependencies × n in NumPy rather than in Python: a step of a thousand lines
-    with tens of thousands of dependencies takes a fraction of a second, not seconds."""
-    import numpy as np
+    The step time is the longest chain of operations (each waits for what it comes after and for its
+    stream's previous one). Changing one operation i changes only the chains through it: the new step time
+    is the longer of (when i starts) + (its new time) + (the longest chain after it), and the longest chain
+    that avoids i. Lines are in an order every chain follows, so a chain avoiding i lies wholly before it,
+    wholly after it, or jumps over it by one dependency u → v with u before i and v after it: the first two
+    are running maxima, the third a sweep over the dependencies spanning i. The figures equal a fresh
+    layout's to rounding (the same sums, added in another order)."""
+    import heapq
 
     ops = plan.operations
     count = len(ops)
     index = {op.name: i for i, op in enumerate(ops)}
-    base = np.array([durations[op.name] for op in ops], dtype=np.float64)
-    spans = np.tile(base[:, None], (1, 2 * count))  # row: an operation; column: a layout
-    diagonal = np.arange(count)
-    spans[diagonal, diagonal] = base / 2
-    spans[diagonal, count + diagonal] = 0.0
-    ends = np.zeros_like(spans)
+    spans = [durations[op.name] for op in ops]
+    waits: list[list[int]] = []
     stream_last: dict[str, int] = {}
     for i, op in enumerate(ops):
-        waits = [index[dependency] for dependency in op.after]
+        before = [index[dependency] for dependency in op.after]
         previous = stream_last.get(op.stream)
         if previous is not None:
-            waits.append(previous)
-        ends[i] = (np.maximum(ends[waits].max(axis=0), 0.0) if waits else 0.0) + spans[i]
+            before.append(previous)
+        waits.append(before)
         stream_last[op.stream] = i
-    totals = ends.max(axis=0).tolist()
-    return {op.name: WhatIf(totals[i], totals[count + i]) for i, op in enumerate(ops)}
+    starts = [0.0] * count
+    ends = [0.0] * count
+    for i in range(count):  # as _schedule adds: each start is the latest end it waits for
+        starts[i] = max([0.0, *(ends[j] for j in waits[i])])
+        ends[i] = starts[i] + spans[i]
+    after: list[list[int]] = [[] for _ in range(count)]
+    for i, before in enumerate(waits):
+        for j in before:
+            after[j].append(i)
+    tails = [0.0] * count  # the longest chain that follows each operation (not counting it)
+    whole = [0.0] * count  # the longest chain that starts with it
+    for i in range(count - 1, -1, -1):
+        tails[i] = max([0.0, *(whole[k] for k in after[i])])
+        whole[i] = spans[i] + tails[i]
+    earlier = [0.0] * (count + 1)  # the longest chain wholly before operation i: earlier[i]
+    for i in range(count):
+        earlier[i + 1] = max(earlier[i], ends[i])
+    later = [0.0] * (count + 1)  # wholly after operation i: later[i + 1]
+    for i in range(count - 1, -1, -1):
+        later[i] = max(later[i + 1], whole[i])
+    spanning: list[tuple[float, int]] = []  # dependencies u → v with u before the operation and v after it
+    out: dict[str, WhatIf] = {}
+    for i, op in enumerate(ops):
+        if i:
+            for k in after[i - 1]:
+                heapq.heappush(spanning, (-(ends[i - 1] + whole[k]), k))
+        while spanning and spanning[0][1] <= i:
+            heapq.heappop(spanning)
+        avoiding = max(earlier[i], later[i + 1], -spanning[0][0] if spanning else 0.0)
+        out[op.name] = WhatIf(max(avoiding, starts[i] + spans[i] / 2 + tails[i]), max(avoiding, starts[i] + tails[i]))
+    return out
 
 
 def lay_out(

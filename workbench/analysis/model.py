@@ -139,7 +139,7 @@ class Analysis:
         """Logical FLOP per compulsory byte (0 for an operation with no traffic)."""
         return self.flop / self.bytes if self.bytes else math.inf
 
-    @property
+    @cached_property  # the roofline asks it of every operation on each redraw
     def attainable_rate(self) -> float | None:
         """FLOP/s the roofline allows at this intensity: min(compute roof, intensity × bandwidth), and never more
         than the operation's link between chips allows (a collective: FLOP over its link time), so a point drawn
@@ -150,7 +150,7 @@ class Analysis:
         link_time = self.link_time_s
         return min(rate, self.flop / link_time) if link_time else rate
 
-    @property
+    @cached_property
     def link_time_s(self) -> float | None:
         """The time of the operation's terms across links between chips (not roofs of the roofline), or None."""
         times = [term.time_s for term in self.terms if term.side == LINK and term.name != "host" and term.time_s]

@@ -512,8 +512,20 @@ class Document(QObject):
                 self.device_error = str(exc)
 
     def _recompute_all(self) -> None:
+        """Every operation analysed; operations with the same declaration (a model repeats its layers) share one
+        analysis, done once (Analysis is immutable; the device and settings are the same for all of them here)."""
+        done: dict[str, OperationState] = {}
         for entry in self.session.operations:
+            same = done.get(entry.declaration)
+            if same is not None:
+                state = self.state(entry)
+                if same.error is not None:  # a fault: each keeps its own last valid analysis, as _recompute does
+                    state.error = same.error
+                else:
+                    state.analysis, state.error, state.notice = same.analysis, None, same.notice
+                continue
             self._recompute(entry)
+            done[entry.declaration] = self.state(entry)
 
     def _recompute(self, entry: OperationEntry) -> None:
         """Analyse one operation; on a fault keep the last valid analysis and record the error."""

@@ -115,13 +115,41 @@ class OperationsView(QWidget):
         # on every keystroke cost more than the one row it renames)
         self._items: list[QListWidgetItem] = []
         self._names: list[str] = []
+        # The rows a change touched (a keystroke reanalyses one operation); None: any row may have changed.
+        self._changed_rows: set[int] | None = None
         document.operations_changed.connect(self._refresh_after_change)
         document.selection_changed.connect(self._show_selection)
-        document.analysis_changed.connect(self._refresh_after_change)  # a keystroke renames and reanalyses: one pass
+        document.analysis_changed.connect(self._row_reanalysed)  # a keystroke renames and reanalyses: one pass
         self.refresh()
 
     def _refresh_after_change(self, *_: object) -> None:
-        self.document.after_changes(self.refresh)  # once per change, after all its signals
+        self._changed_rows = None
+        self.document.after_changes(self._refresh_changed)  # once per change, after all its signals
+
+    def _row_reanalysed(self, row: int) -> None:
+        if row < 0:
+            self._changed_rows = None
+        elif self._changed_rows is not None:
+            self._changed_rows.add(row)
+        self.document.after_changes(self._refresh_changed)
+
+    def _refresh_changed(self) -> None:
+        """After a change: only the rows a reanalysis touched when that is all it did (a keystroke in a session of
+        thousands of operations sets one row), else every row."""
+        changed, self._changed_rows = self._changed_rows, set()
+        operations = self.document.operations
+        if changed is None or len(self._items) != len(operations):
+            self.refresh()
+            return
+        rows = sorted(row for row in changed if 0 <= row < len(operations))
+        self._filling = True
+        for row in rows:
+            if self._names[row] != operations[row].name:
+                self._items[row].setText(operations[row].name)
+                self._names[row] = operations[row].name
+        self._filling = False
+        self._show_errors(rows=rows)
+        self._show_selection(self.document.current)
 
     def refresh(self, *_: object) -> None:
         """The list's rows follow the document's operations: names set in place (an edit renames one), rows
@@ -147,10 +175,12 @@ class OperationsView(QWidget):
         self._show_errors()
         self._show_selection(self.document.current)
 
-    def _show_errors(self, *_: object) -> None:
+    def _show_errors(self, *_: object, rows: Sequence[int] | None = None) -> None:
         self._filling = True
         shown = self._rows_shown
-        for row, entry in enumerate(self.document.operations):
+        operations = self.document.operations
+        for row in range(len(operations)) if rows is None else rows:
+            entry = operations[row]
             if row >= len(self._items):
                 continue
             item = self._items[row]

@@ -5,8 +5,9 @@ setting one point anew invalidates the rectangle around all of them. On the roof
 operation's point, and the scene repainted, and asked for the bounds of, every scatter meeting any changed
 pixel. A `MarkSet` keeps one Qt pixmap item per mark instead (the symbol drawn once per look, as pyqtgraph's
 atlas does): the scene indexes, hit-tests and paints them without Python, and a mark that did not move is
-neither invalidated nor repainted. Past `MANY` marks (a
-stress test, not a session) one ScatterPlotItem takes over, as its array code is then the faster.
+neither invalidated nor repainted. Past `MANY` marks (a traced model's operations) pyqtgraph's scatters take
+over, as their array code is then the faster: one per look (the plain points, the selected one, the stale ones),
+so an edit that moves one point sets the few points of its look, not all.
 """
 
 from __future__ import annotations
@@ -111,7 +112,9 @@ class MarkSet:
         self._xs: np.ndarray | None = np.zeros(0)  # None: not made from _positions yet
         self._ys: np.ndarray | None = np.zeros(0)
         self._positions: list[tuple[float, float]] = []  # the marks' positions while _xs and _ys are not made
-        self._scatter: pg.ScatterPlotItem | None = None  # made for more than MANY marks
+        self._scatter: pg.ScatterPlotItem | None = None  # made for more than MANY marks given as arrays
+        # more than MANY given as spots: a scatter per look, with the points it was last given (`_show_by_look`)
+        self._looks: dict[tuple[Any, ...], tuple[pg.ScatterPlotItem, tuple[list[float], list[float], list[Any]]]] = {}
         self._given: list[dict[str, Any]] = []  # the spots last given as dicts, one per mark shown
         self._hovered: list[_Mark] = []
 
@@ -126,11 +129,16 @@ class MarkSet:
             self._xs = np.array([spot["pos"][0] for spot in spots], dtype=float)
             self._ys = np.array([spot["pos"][1] for spot in spots], dtype=float)
             self._given = []
-            self._show_many(spots)
+            self._take(0)
+            if self._scatter is not None and self._scatter.isVisible():
+                self._scatter.setData([])
+                self._scatter.setVisible(False)
+            self._show_by_look(spots)
             return
         if self._scatter is not None and self._scatter.isVisible():
             self._scatter.setData([])
             self._scatter.setVisible(False)
+        self._show_by_look([])
         # An edit moves one mark of a set at most: marks given the same spot as last time (equal dicts: the same
         # position, size and the same pen and brush objects) are left as they are.
         given = self._given
@@ -144,9 +152,51 @@ class MarkSet:
     def _show_many(self, *args: Any, **kwargs: Any) -> None:
         self._given = []
         self._take(0)
+        self._show_by_look([])
         scatter = self._many()
         scatter.setData(*args, **kwargs)
         scatter.setVisible(self.visible)
+
+    def _show_by_look(self, spots: Sequence[dict[str, Any]]) -> None:
+        """Many spots: one scatter per look (symbol, size, pen, brush), each set with arrays (pyqtgraph's fast
+        path for points that all look the same); a look whose points did not change is left as it is, so an
+        edit that moves the selected operation's point (a look of its own) sets one point, not thousands."""
+        groups: dict[tuple[Any, ...], tuple[tuple[Any, ...], list[float], list[float], list[Any]]] = {}
+        default = (self.opts["symbol"], self.opts["size"], self.opts["pen"], self.opts["brush"])
+        for spot in spots:
+            look = (spot.get("symbol", default[0]), spot.get("size", default[1]), spot.get("pen", default[2]),
+                    spot.get("brush", default[3]))
+            key = (look[0], look[1], id(look[2]), id(look[3]))
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = (look, [], [], [])
+            x, y = spot["pos"]
+            group[1].append(x)
+            group[2].append(y)
+            group[3].append(spot.get("data"))
+        for key in list(self._looks):
+            if key not in groups:
+                scatter, _ = self._looks.pop(key)
+                self.plot.removeItem(scatter)
+        for key, (look, xs, ys, data) in groups.items():
+            shown = (xs, ys, data)
+            known = self._looks.get(key)
+            if known is not None and known[1] == shown:
+                continue
+            if known is None:
+                symbol, size, pen, brush = look
+                scatter = pg.ScatterPlotItem(symbol=symbol, size=size, pen=pen, brush=brush, hoverable=self.on_hover is not None,
+                                             tip=None, hoverSize=self.hover_size or -1)
+                scatter.setZValue(self.z + 1e-5 * size)  # the larger (selected) mark above the plain ones
+                if self.on_hover is not None:
+                    on_hover = self.on_hover
+                    scatter.sigHovered.connect(lambda _item, points, _event: on_hover([p.data() for p in points]))
+                self.plot.addItem(scatter)
+            else:
+                scatter = known[0]
+            scatter.setData(x=np.array(xs, dtype=float), y=np.array(ys, dtype=float), data=data)
+            scatter.setVisible(self.visible)
+            self._looks[key] = (scatter, shown)
 
     def _spots(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         if len(args) == 1 and not kwargs:
@@ -214,13 +264,17 @@ class MarkSet:
         self.visible = visible
         self._take(self.used)
         if self._scatter is not None:
-            self._scatter.setVisible(visible and len(self) > MANY)
+            self._scatter.setVisible(visible and len(self) > MANY and not self._looks)
+        for scatter, _ in self._looks.values():
+            scatter.setVisible(visible)
 
     def isVisible(self) -> bool:  # noqa: N802
         return self.visible
 
     def shown_items(self) -> Sequence[QGraphicsItem]:
         """The items drawing the marks now (the mark items, or the one scatter past MANY)."""
+        if len(self) > MANY and self._looks:
+            return [scatter for scatter, _ in self._looks.values()]
         if len(self) > MANY and self._scatter is not None:
             return [self._scatter]
         return self.items[: self.used]

@@ -60,6 +60,7 @@ from workbench.gui.roofline_levels import RoofLevels
 from workbench.gui.plain_text import html_text, tooltip
 from workbench.label_layout import (
     Box,
+    labelled_points,
     LabelLayout,
     Placement,
     PointLabel,
@@ -84,6 +85,7 @@ from workbench.roofline import (
     operation_levels,
     roof_names,
 )
+from workbench.session import OperationEntry
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_time
 
 FIT_SHORTCUT = "Ctrl+Shift+F"  # View ▸ Fit plot to data (Ctrl+0 is the normal text size)
@@ -142,6 +144,7 @@ class _PointFacts:
         self.analysis = analysis
         self.levels = operation_levels(analysis)
         self.uses_host = any(term.name == HOST for term in analysis.terms)
+        self.lowered = lowered_roof(analysis)  # its own roof below the memory's, or None (most operations)
         self._shown: tuple[frozenset[str], Position | None, tuple[tuple[LevelPoint, Position], ...]] | None = None
 
     def points(self, shown_keys: frozenset[str]) -> tuple[Position | None, tuple[tuple[LevelPoint, Position], ...]]:
@@ -249,6 +252,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._shown_spots: list[tuple[Any, ...]] | None = None  # what the operation scatter holds (setData is skipped when equal)
         self._point_rows: list[int] = []  # the operation each position belongs to
         self._level_cache: dict[int, _PointFacts] = {}  # id(analysis) -> what is drawn of it
+        self._labelled: list[int] = []  # indices into the point lists of the operations that carry a label
+        self.pinned: list[OperationEntry] = []  # operations whose label the user pinned (View ▸ Labels ▸ Pin)
         self._point_names: list[str] = []
         self._roof_segments: list[Segment] = []  # every roof line in log coordinates, for the label layout
         self._memory_segment: Segment | None = None  # the memory roof (its label lies along it)
@@ -292,6 +297,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.plot.autoBtn.clicked.connect(self.fit_view)
         self.widget.viewport().installEventFilter(self)  # a double-click on the plot (see eventFilter)
         document.session_replaced.connect(self.fit_view)
+        document.session_replaced.connect(lambda: self.pinned.clear())  # pins belong to the session's operations
 
         caption = QLabel(
             "Dashed roofs: datasheet or derived figures. Solid roofs: measured or entered rates. "
@@ -478,8 +484,18 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.kernels.show(kernel_marks)
         self._show_kernel_levels(kernel_marks, further_keys)
         self.measured.show(measured_marks)
-        texts = self.point_labels.take(len(placed))
-        for (row, a, stale), text in zip(placed, texts):
+        # Which operations carry a label (all of a small session; of a large one the selected, the pinned and the
+        # largest by share of the session's time: workbench.label_layout.labelled_points); only those get an item.
+        times = [a.bound_time or 0.0 for _, a, _ in placed]
+        total = sum(times) or 1.0
+        rows = [row for row, _, _ in placed]
+        current_index = rows.index(self.document.current) if self.document.current in positions else None
+        at = {id(self.document.operations[row]): index for index, row in enumerate(rows)}
+        pins = [at[id(entry)] for entry in self.pinned if id(entry) in at]
+        self._labelled = labelled_points([t / total for t in times], current_index, pins)
+        chosen = [placed[index] for index in self._labelled]
+        texts = self.point_labels.take(len(chosen))
+        for (row, a, stale), text in zip(chosen, texts):
             name = self.document.operations[row].name + (" (stale)" if stale else "")
             colour = STALE_COLOUR if stale else SELECTED_COLOUR if row == self.document.current else "#212121"
             if (name, colour) != getattr(text, "_shown", None):  # most labels keep their text and colour
@@ -496,7 +512,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
     ) -> None:
         """Each operation's lowered roof (its loads in flight allow less than the memory), dashed, named at its left,
         rising until its own path's compute roof (the roofs above are not that kernel's)."""
-        lowered = [(row, a, roof) for row, a, _stale in placed if (roof := lowered_roof(a)) is not None]
+        lowered = [(row, a, roof) for row, a, _stale in placed if (roof := self._facts_of(a).lowered) is not None]
         lines = self.lowered_lines.take(len(lowered))
         labels = self.lowered_labels.take(len(lowered))
         self._lowered_segments = []
@@ -809,7 +825,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             point_labels: list[PointLabel] = []
             point_items: list[pg.TextItem] = []
             point_texts = self.point_labels.items[: self.point_labels.used]
-            for label, row, (x, y) in zip(point_texts, self._point_rows, self._point_positions):
+            chosen = [(self._point_rows[index], self._point_positions[index]) for index in self._labelled]
+            for label, (row, (x, y)) in zip(point_texts, chosen):
                 if self._label_mode == LABELS_ALL or (self._label_mode == LABELS_SELECTED and row == self.document.current):
                     w, h = size(label)
                     point_labels.append(PointLabel(f"operation {row}", w, h, px(x), py(y)))
@@ -897,6 +914,19 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             (ax, ay), (bx, by) = placement.leader_to, nearest_on_box(placement.box, *placement.leader_to)
             line.setData([x_low + ax / per_x, x_low + bx / per_x], [y_high - ay / per_y, y_high - by / per_y])
 
+    def set_pinned(self, entry: OperationEntry | None, pinned: bool) -> None:
+        """View ▸ Labels ▸ Pin: the operation keeps its label however many operations the session has."""
+        if entry is None or pinned == self.is_pinned(entry):
+            return
+        if pinned:
+            self.pinned.append(entry)
+        else:
+            self.pinned = [other for other in self.pinned if other is not entry]
+        self.mark_dirty()
+
+    def is_pinned(self, entry: OperationEntry | None) -> bool:
+        return any(other is entry for other in self.pinned)
+
     def set_label_mode(self, mode: str) -> None:
         """Which operations are labelled: LABELS_ALL, LABELS_SELECTED or LABELS_NONE (then the legend lists them)."""
         if mode not in LABEL_MODES:
@@ -921,7 +951,12 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         current = self.document.current
         # the widest text a row may have: the legend (its sample, spacing and margins besides) within the view
         room = self.plot.getViewBox().width() - 2 * LEGEND_MARGIN[0] - LEGEND_ROW_EXTRA
-        for row, (x, y), text in zip(self._point_rows, self._point_positions, self._point_names):
+        # A large session's legend names the operations that would carry a label (`labelled_points`) and counts
+        # the others (hover names them, as does the operations list): a row each would run off the view.
+        named = set(self._labelled)
+        for index, (row, (x, y), text) in enumerate(zip(self._point_rows, self._point_positions, self._point_names)):
+            if index not in named:
+                continue
             labelled = self._label_mode == LABELS_ALL or (self._label_mode == LABELS_SELECTED and row == current)
             if labelled and f"operation {row}" not in listed:
                 continue
@@ -931,6 +966,9 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             if self._legend_text_width(line) > room:  # two lines rather than a legend wider than the plot
                 line = f"{text}\n{figures}"  # a line break in the legend's HTML
             rows.append((line, colour, "point"))
+        unnamed = len(self._point_rows) - len(named)
+        if unnamed > 0:
+            rows.append((f"+{unnamed:,} more operations (hover for names)", POINT_COLOUR, "point"))
         if rows == self._legend_rows:
             return
         if self._relabel_legend(rows):

@@ -463,7 +463,8 @@ class MainWindow(QMainWindow):
               lambda _=False, i=number - 1: self.tabs.setCurrentIndex(i), f"Ctrl+{number}")
         self.labels_group = QActionGroup(self)
         for mode, label, tip in (
-            (LABELS_ALL, "&All operations", "Label every operation on the roofline"),
+            (LABELS_ALL, "&All operations", "Label every operation on the roofline; beyond 20, the selected one, the pinned "
+                                            "ones and the ten that take the most time (hover a point for the others)"),
             (LABELS_SELECTED, "&Selected operation", "Label only the selected operation; the legend lists the others"),
             (LABELS_NONE, "&None (legend lists them)", "No labels on the roofline; the legend lists every operation"),
         ):
@@ -471,6 +472,10 @@ class MainWindow(QMainWindow):
             action.setCheckable(True)
             self.labels_group.addAction(action)
         self.actions[f"labels_{LABELS_ALL}"].setChecked(True)
+        pin = a("pin_label", "&Pin the selected operation's label", lambda checked=False: self.roofline.set_pinned(
+            doc.current_entry, checked), None, "Keep this operation's label on the roofline however many operations there are")
+        pin.setCheckable(True)
+        doc.selection_changed.connect(lambda _=0: pin.setChecked(self.roofline.is_pinned(doc.current_entry)))
         self.convention_group = QActionGroup(self)
         for convention, label in CONVENTION_LABELS.items():
             action = a(f"convention_{convention}", label, lambda _=False, c=convention: doc.set_setting("convention", c))
@@ -520,6 +525,8 @@ class MainWindow(QMainWindow):
         view.addAction(acts["fit_plot"])
         labels_menu = view.addMenu("&Labels")
         labels_menu.addActions(self.labels_group.actions())
+        labels_menu.addSeparator()
+        labels_menu.addAction(self.actions["pin_label"])
         levels_menu = view.addMenu("Roofline &levels")
         levels_menu.addActions(list(self.roofline.level_actions.values()))
         view.addSeparator()
