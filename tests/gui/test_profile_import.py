@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QApplication, QLabel
 
 from workbench.gui import profile_import
 from workbench.gui.profile_import import NOT_MATCHED, kernel_pattern
-from workbench.gui.profile_view import EMPTY_TEXT, KERNEL_LEGEND
+from workbench.gui.profile_layer import KERNEL_LEGEND
+from workbench.gui.profile_view import EMPTY_TEXT
 from workbench.profilers import MatchRule, Profile, read_profile, read_profile_text
 from workbench.session import OperationEntry
 

@@ -52,7 +52,6 @@ from workbench.gui.profile_model import (
     summary_counts,
 )
 from workbench.gui.plain_text import plain, tooltip
-from workbench.gui.profile_layer import KERNEL_LEGEND, ProfiledKernelLayer  # noqa: F401  (the roofline's layer, re-exported)
 from workbench.profilers import Cause, Comparison
 from workbench.profilers.compare import profile_device
 from workbench.profilers.counters import LEVEL_METHODS

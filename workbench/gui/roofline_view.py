@@ -55,7 +55,7 @@ from workbench.gui.plot_common import (
     roof_pen,
 )
 from workbench.gui.plot_marks import MarkSet
-from workbench.gui.profile_view import ProfiledKernelLayer
+from workbench.gui.profile_layer import ProfiledKernelLayer
 from workbench.gui.roofline_levels import RoofLevels
 from workbench.gui.plain_text import html_text, tooltip
 from workbench.label_layout import (
