@@ -290,17 +290,12 @@ def with_none(column: Sequence[float]) -> list[float | None]:
     return [None if value != value else value for value in column]
 
 
-def _medians_typical(medians: Sequence[float]) -> bool:
-    """Whether typical_time() of each row is its median: no NaN (no value) and every median a time."""
-    total = sum(medians)
-    return total == total and (not medians or min(medians) > 0)
-
-
 def typical_times(table: KernelTimesTable, start: int = 0, stop: int | None = None) -> list[float | None]:
     """typical_time() of the table's rows start:stop, read from its columns."""
     stop = len(table) if stop is None else stop
     medians = table.figure("median")[start:stop]
-    if _medians_typical(medians):
+    total = sum(medians)
+    if total == total and (not medians or min(medians) > 0):  # no NaN (no value) and every median a time
         return medians.tolist()
     return list(
         map(
@@ -379,23 +374,14 @@ def times_kernel_template(table: KernelTimesTable, convention: str) -> str | Non
 def _times_kernel_columns(table: KernelTimesTable, start: int, stop: int) -> "list[tuple[str, ...]]":
     """Rows start:stop as the JSON texts of _TIMES_KERNEL_VARYING, in that order."""
     names = table.names[start:stop]
-    # The texts the summaries' JSON made already, where they are these values' texts: the medians where each
-    # row's typical time is its median, the total where none is NaN (written 'null' there, 'nan' here).
-    if _medians_typical(table.figure("median")[start:stop]):
-        durations = table.encoded_figure("median", start, stop)
-    else:
-        durations = encode_optional_floats(typical_times(table, start, stop))
-    totals = table.encoded_figure("total_time", start, stop)
-    if "null" in totals:
-        totals = list(map(float.__repr__, table.figure("total_time")[start:stop]))
     return list(
         zip(
             map(encode_text, names),
             map(encode_text, kernel_base_names(names)),
             map(int.__repr__, table.instances[start:stop]),
-            durations,
-            table.encoded_figure("minimum", start, stop),
-            table.encoded_figure("maximum", start, stop),
-            totals,
+            encode_optional_floats(typical_times(table, start, stop)),
+            encode_floats(table.figure("minimum")[start:stop]),
+            encode_floats(table.figure("maximum")[start:stop]),
+            map(float.__repr__, table.figure("total_time")[start:stop]),
         )
     )

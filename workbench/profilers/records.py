@@ -257,7 +257,6 @@ class KernelTimesTable(Sequence[KernelTimes]):
         self._instances = array("q")
         self._lines = array("q")
         self._figures = {name: array("d") for name in self.FIGURES}
-        self._encoded: dict[str, tuple[int, list[str]]] = {}  # encoded_figure()'s columns, by the length they had
         for row in rows:
             self.append(row)
 
@@ -315,21 +314,6 @@ class KernelTimesTable(Sequence[KernelTimes]):
     def __len__(self) -> int:
         return len(self._names)
 
-    # The figures a profile's JSON writes twice, in its summaries and again in its kernels (Kernel.to_dict's
-    # duration, its minimum and maximum, its total): their text is made once (a float's shortest text is most
-    # of the writing of a million rows).
-    SHARED_TEXT = ("total_time", "median", "minimum", "maximum")
-
-    def encoded_figure(self, name: str, start: int, stop: int) -> list[str]:
-        """encode_floats() of one figure's rows start:stop; for SHARED_TEXT the whole column's texts are kept
-        (until the table grows) for the next writer to take."""
-        if name not in self.SHARED_TEXT:
-            return encode_floats(self._figures[name][start:stop])
-        found = self._encoded.get(name)
-        if found is None or found[0] != len(self):
-            found = self._encoded[name] = (len(self), encode_floats(self._figures[name]))
-        return found[1][start:stop]
-
     def _row(self, index: int) -> KernelTimes:
         total, average, median, minimum, maximum, stddev, percent = (
             None if value != value else value for value in (self._figures[name][index] for name in self.FIGURES)
@@ -347,12 +331,13 @@ class KernelTimesTable(Sequence[KernelTimes]):
             for start in range(0, len(self), size):
                 yield [encode(self._row(index).to_dict()) for index in range(start, min(start + size, len(self)))]
             return
+        figures = [self._figures[name] for name in self.FIGURES]
         for start in range(0, len(self), size):
             stop = min(start + size, len(self))
             columns = [
                 list(map(encode_text, self._names[start:stop])),
                 list(map(int.__repr__, self._instances[start:stop])),
-                *(self.encoded_figure(name, start, stop) for name in self.FIGURES),
+                *(encode_floats(figure[start:stop]) for figure in figures),
                 list(map(int.__repr__, self._lines[start:stop])),
             ]
             yield list(map(_TIMES_TEMPLATE.__mod__, zip(*columns)))
