@@ -972,7 +972,8 @@ def compare_profile(
         for number, rule in enumerate(chosen_rules):
             if not len(left):
                 break
-            hits = np.array(select_names(rule.pattern, [names[i] for i in left.tolist()]), dtype=bool)
+            asked = names if len(left) == len(names) else [names[i] for i in left.tolist()]
+            hits = np.array(select_names(rule.pattern, asked), dtype=bool)
             rule_of[left[hits]] = number
             left = left[~hits]
         rows = np.flatnonzero(rule_of >= 0)
