@@ -688,7 +688,8 @@ def read_trace_csv_stream(stream: BinaryIO, source: str = "trace.csv") -> Trace:
 #   newlines and commas of the whole block are found at once, each line's cells are located by counting
 #   commas (where no comma before the lane's cells is inside quotes), the Start and Duration digits are
 #   converted column-wise, and the cells from the first lane column to the line's end (device, context,
-#   stream, name) are one key, looked up in a dict and read by the csv module the first time it is seen:
+#   stream, name) are one key, looked up in a dict (a cache of MAX_CACHED_KEYS) and learnt where it is not
+#   there: by the positions of its commas and quotes where it is plain, else by the csv module (_add_new_keys):
 #   a few objects per row, where the csv module makes one per cell (21). Anything unusual in the block (a
 #   blank line, a short row, a quoted comma before the lane's cells, a digit string that is not one, a bad
 #   value, a new key that is not a whole record) hands the whole block to
