@@ -354,7 +354,8 @@ def _summary_table(operations: Sequence[OperationReport], binary: bool) -> Forma
 
 
 def _impossible_kernels(profile: Any, context: FigureContext) -> list[str]:
-    """A line for each matched kernel faster than the bound of the GPU the file states (as the Profile tab flags it)."""
+    """A line for each matched kernel faster than the bound of the GPU the file states (as the Profile tab flags it),
+    and one saying how many matched kernels were left unchecked where the matches select more than are compared."""
     from workbench.profilers.compare import compare_profile, profile_provenance
     from workbench.runs import run_device
 
@@ -368,6 +369,12 @@ def _impossible_kernels(profile: Any, context: FigureContext) -> list[str]:
         if c.impossible is not None:
             likely = "; ".join(reason.name for reason in c.impossible.likely_reasons) or "see the Profile tab"
             lines.append(f"{c.kernel_name} ⟷ {c.declaration}: {IMPOSSIBLE_MARK}, {c.impossible.headline}. Check: {likely}.")
+    if comparisons.selected > len(comparisons):
+        lines.append(
+            f"… and {comparisons.selected - len(comparisons):,} more matched kernels not checked: the matches select "
+            f"{comparisons.selected:,} kernels and the first {len(comparisons):,} are compared with their bounds "
+            "(a narrower pattern picks the kernels that implement the operation)."
+        )
     return lines
 
 

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from itertools import compress
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from workbench.declare import Declaration, parse
 from workbench.devices.catalogue import Device
@@ -761,7 +762,7 @@ class MeasuredTrace:
 
     trace: Trace
     matches: Mapping[str, TraceMatch]
-    unmatched: tuple[Unmatched, ...]  # largest total first
+    unmatched: Sequence[Unmatched]  # largest total first (an UnmatchedNames from match_trace)
     unmatched_operations: tuple[str, ...]  # operations no interval was dealt to
     origin_ns: int  # the trace's first start: time zero when shown
     ran_on: "TraceDevice | None" = None  # the GPU the trace names, and the bounds' device it decided
@@ -826,6 +827,71 @@ def parse_trace_match(text: str, plan: StepPlan) -> MatchRule:
         raise StepError(str(exc)) from None
 
 
+class UnmatchedNames(Sequence[Unmatched]):
+    """The names no operation took, largest total first, then by name: made into Unmatched only as they are
+    read, and put in order only as far as they are read (the first few hundred, of a trace of a million
+    distinct names), at the cost of one pass over the rest."""
+
+    def __init__(self, trace: Trace, indices: Any, counts: Any, totals_ns: Any, kinds: Sequence[int]) -> None:
+        import numpy as np
+
+        self._trace, self._kinds = trace, kinds
+        self._indices = indices  # name indices, ascending
+        self._counts = counts
+        self._totals_ns = totals_ns
+        self._totals_s = totals_ns / 1e9  # the order is that of total_s, as shown
+        self._order: list[int] = []  # positions in _indices: the first len(_order) of the order
+        self._by_total = np.argsort(-self._totals_s, kind="stable") if len(indices) else indices
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    def _first(self, count: int) -> list[int]:
+        """The first `count` positions in order: those of a larger total than the count-th's, sorted whole,
+        then the fewest of that total by name, as sorted() would (stable: by position among equal names)."""
+        import heapq
+
+        import numpy as np
+
+        count = min(count, len(self))
+        if count > len(self._order):
+            count = min(max(count, 2 * len(self._order)), len(self))  # reading on: twice as far each time
+            totals, names, indices = self._totals_s, self._trace.names, self._indices
+            threshold = totals[self._by_total[count - 1]]
+            above = np.flatnonzero(totals > threshold).tolist()
+            head = sorted(above, key=lambda p: (-totals[p], names[indices[p]]))
+            ties = np.flatnonzero(totals == threshold).tolist()
+            want = count - len(head)
+            # The `want` least names of the ties (a loop of C calls, no key function), then every tie holding
+            # one of them (more where names repeat), sorted by name and position.
+            least = set(heapq.nsmallest(want, map(names.__getitem__, indices[ties].tolist())))
+            chosen = compress(ties, map(least.__contains__, map(names.__getitem__, indices[ties].tolist())))
+            self._order = head + sorted(chosen, key=lambda p: (names[indices[p]], p))[:want]
+        return self._order[:count]
+
+    def _item(self, position: int) -> Unmatched:
+        index = int(self._indices[position])
+        return Unmatched(self._trace.names[index], KIND_NAMES[self._kinds[index]], int(self._counts[position]),
+                         int(self._totals_ns[position]) / 1e9)
+
+    def __getitem__(self, item: Any) -> Any:
+        if isinstance(item, slice):
+            start, stop, step = item.indices(len(self))
+            order = self._first(stop if step > 0 else len(self))  # as far as the slice reaches
+            return tuple(map(self._item, order[item]))
+        position = range(len(self))[item]  # IndexError past either end, as a tuple's
+        return self._item(self._first(position + 1)[position])
+
+    def __iter__(self) -> Iterator[Unmatched]:
+        return iter(self[:])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __repr__(self) -> str:
+        return f"UnmatchedNames({len(self)} names)"
+
+
 def match_trace(plan: StepPlan, trace: Trace, rules: Sequence[MatchRule] = ()) -> MeasuredTrace:
     """Deal the trace's intervals to the step's operations (see the section's comment)."""
     if len(rules) > MAX_MATCH_RULES:
@@ -849,30 +915,33 @@ def match_trace(plan: StepPlan, trace: Trace, rules: Sequence[MatchRule] = ()) -
         if op.name not in named:
             by_kind.setdefault(op.declaration.op, []).append(op.name)
     declarations = {kind: str(plan[names[0]].declaration) for kind, names in by_kind.items()}
+    import numpy as np
+
     kind_group: dict[str, int] = {}
-    group_of_name: list[int | None] = [None] * len(trace.names)
+    group_of_name = np.full(len(trace.names), -1, dtype=np.int64)  # −1: no group
     name_kinds = trace.name_kinds()
+    bases: list[str] | None = None
+    if rules:
+        bases = kernel_base_names(trace.names)  # each name's base once, for every rule and the suggestion
+        for name_index, name in enumerate(trace.names):
+            rule = next((r for r in rules if r.matches(name, bases[name_index])), None)
+            if rule is not None:
+                group_of_name[name_index] = by_pattern[rule.pattern]
+    # The first guess for each kernel no rule took, asked of them all at once (most of a trace of many
+    # names holds no operation's word); its groups come in the order of their first name, as one by one.
+    asked = np.flatnonzero((group_of_name < 0) & (np.array(name_kinds, dtype=np.int8) == KERNEL)).tolist()
     suggest = operation_suggester(declarations)  # the declarations parsed once, not once per name
-    bases = kernel_base_names(trace.names)  # each name's base once, for every rule and the suggestion
-    for name_index, name in enumerate(trace.names):
-        base = bases[name_index]
-        rule = next((r for r in rules if r.matches(name, base)), None)
-        if rule is not None:
-            group_of_name[name_index] = by_pattern[rule.pattern]
-            continue
-        if name_kinds[name_index] != KERNEL:
-            continue
-        kind = suggest(name, base)
+    asked_bases = None if bases is None else [bases[i] for i in asked]
+    for name_index, kind in zip(asked, suggest.many([trace.names[i] for i in asked], asked_bases)):
         if kind is None:
             continue
         if kind not in kind_group:
             kind_group[kind] = len(groups)
             groups.append((f"suggested ({kind})", by_kind[kind]))
         group_of_name[name_index] = kind_group[kind]
-    import numpy as np
 
     names, starts, ends = trace.columns()
-    row_groups = np.array([-1 if g is None else g for g in group_of_name], dtype=np.int64)[names] if len(trace) else names
+    row_groups = group_of_name[names] if len(trace) else names
     dealt: dict[str, dict[str, Any]] = {}  # operation → its parts' rows by label
     for group, (label, operations) in enumerate(groups):
         rows = np.flatnonzero(row_groups == group)
@@ -897,14 +966,13 @@ def match_trace(plan: StepPlan, trace: Trace, rules: Sequence[MatchRule] = ()) -
         combined = _combine_parts(op.name, parts, trace, starts, ends)
         if combined is not None:
             matches[op.name] = combined
-    unmatched = [
-        Unmatched(trace.names[index], KIND_NAMES[name_kinds[index]], count, total / 1e9)
-        for index, count, total in trace.name_totals()
-        if group_of_name[index] is None
-    ]
-    unmatched.sort(key=lambda item: (-item.total_s, item.name))
+    # What no operation took: the names with intervals and no group, counted and timed by NumPy.
+    counts = np.bincount(names, minlength=len(trace.names))
+    totals = np.bincount(names, weights=ends - starts, minlength=len(trace.names))
+    left = np.flatnonzero((counts > 0) & (group_of_name < 0))
+    unmatched = UnmatchedNames(trace, left, counts[left], np.trunc(totals[left]), name_kinds)
     missing = tuple(name for name in plan.names() if name not in matches)
-    return MeasuredTrace(trace, matches, tuple(unmatched), missing, trace.origin_ns())
+    return MeasuredTrace(trace, matches, unmatched, missing, trace.origin_ns())
 
 
 def _combine_parts(operation: str, parts: Sequence[tuple[str, Any]], trace: Trace, starts: Any, ends: Any) -> TraceMatch | None:

@@ -41,7 +41,8 @@ from workbench.errors import WorkbenchError
 from workbench.gui.profile_model import canonical, linked_operation
 from workbench.gui.workers import track_worker
 from workbench.gui.plain_text import html_text, plain, tooltip
-from workbench.profilers import Kernel, MatchRule, Profile, match_kernels, read_profile, suggest_operation
+from workbench.profilers import Kernel, MatchRule, Profile, match_kernels, read_profile
+from workbench.profilers.matching import operation_suggester
 from workbench.profilers.counters import is_used_metric
 from workbench.profilers.stopping import ReadStopped
 from workbench.session import OperationEntry
@@ -226,6 +227,10 @@ class KernelMatchDialog(QDialog):
         self.combos: list[QComboBox] = []
         saved = {kernel.name: rule for kernel, rule in match_kernels(self.kernels, list(profile.matches))}
         lines = {str(i): entry.declaration for i, entry in enumerate(self.operations) if id(entry) in declarations}
+        # The first guess for each distinct name no saved rule takes, asked at once (the declarations parsed
+        # once, the names searched together), not once per kernel.
+        asked = [] if editing else list(dict.fromkeys(k.name for k in self.kernels if k.name not in saved))
+        suggested = dict(zip(asked, operation_suggester(lines).many(asked)))
         for row, kernel in enumerate(self.kernels):
             name = QTableWidgetItem(kernel.base_name)
             name.setToolTip(tooltip(kernel.name))
@@ -244,7 +249,7 @@ class KernelMatchDialog(QDialog):
                 chosen = linked_operation(rule, self.operations)
                 how = "saved match" if chosen is not None else ""
             if chosen is None and rule is None and not editing:  # editing: an unmatched kernel was left so
-                key = suggest_operation(kernel.name, lines)
+                key = suggested.get(kernel.name)
                 chosen = int(key) if key is not None else None
                 how = "suggested from the kernel's name" if chosen is not None else ""
             self.how_chosen.append(how)

@@ -39,7 +39,8 @@ from workbench.profilers.causes import (  # noqa: F401  (Cause and traffic_cause
 )
 from workbench.profilers.counters import Reading
 from workbench.profilers.kernels import Kernel, RooflinePoint, kernel_from_times
-from workbench.profilers.matching import MatchRule, first_rule, match_kernels
+from workbench.profilers.names import select_names
+from workbench.profilers.matching import MatchRule, match_kernels
 from workbench.profilers.numbers import NumberFormat
 from workbench.profilers.profile import Profile
 from workbench.profilers.records import NCU, NCU_CONDITIONS_NOTE, NSYS, NSYS_CONDITIONS_NOTE, KernelTimesTable
@@ -621,14 +622,23 @@ def compare_profile(
     analyses: dict[str, Analysis] = {}
     if profile.tool == NSYS and isinstance(profile.summaries, KernelTimesTable):
         # A summary of a million kernels is matched by its names column; Kernels are made for those compared.
-        chosen_rows: list[tuple[int, MatchRule]] = []
-        for index, name in enumerate(profile.kernel_names()):
-            rule = first_rule(name, chosen_rules)
-            if rule is not None:
-                comparisons.selected += 1
-                if len(chosen_rows) < limit:
-                    chosen_rows.append((index, rule))
-        pairs = [(kernel_from_times(profile.summaries[index]), rule) for index, rule in chosen_rows]
+        # Each rule tests the names no rule before it took, all at once (select_names): the first that selects
+        # a kernel takes it, as first_rule() would.
+        import numpy as np
+
+        names = profile.summaries.names
+        rule_of = np.full(len(names), -1, dtype=np.int64)
+        left = np.arange(len(names))
+        for number, rule in enumerate(chosen_rules):
+            if not len(left):
+                break
+            asked = names if len(left) == len(names) else [names[i] for i in left.tolist()]
+            hits = np.array(select_names(rule.pattern, asked), dtype=bool)
+            rule_of[left[hits]] = number
+            left = left[~hits]
+        rows = np.flatnonzero(rule_of >= 0)
+        comparisons.selected = len(rows)
+        pairs = [(kernel_from_times(profile.summaries[index]), chosen_rules[rule_of[index]]) for index in rows[:limit].tolist()]
     else:
         pairs = match_kernels(profile.iter_kernels(), chosen_rules)
         comparisons.selected = len(pairs)

@@ -23,6 +23,8 @@ lookaround) is refused in one line as a bad regular expression.
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -238,6 +240,22 @@ def _star_glob(pattern: str) -> Callable[[str], bool] | None:
         return True
 
     return matches
+
+
+def select_names(pattern: str, names: Sequence[str]) -> list[bool]:
+    """pattern_matcher(pattern)(name, None) for each name: the full names tested first (at C speed where the
+    pattern is plain text, not at all where it is '*' alone), base names found only for those the full
+    name did not select, at once (kernel_base_names)."""
+    matcher = pattern_matcher(pattern)  # refuses what cannot be matched
+    if pattern.startswith(REGEX_PREFIX) or any(mark in pattern for mark in _GLOB_MARKS):
+        if not pattern.strip("*"):  # '*', '**': every name
+            return [True] * len(names)
+        hits = [matcher(name, name) for name in names]  # the name as its own base: the full-name test alone
+        rest = list(itertools.compress(range(len(names)), map(operator.not_, hits)))
+        for index, base in zip(rest, kernel_base_names([names[i] for i in rest])):
+            hits[index] = matcher(base, base)
+        return hits
+    return list(map(operator.contains, names, itertools.repeat(pattern)))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -48,12 +48,13 @@ import sqlite3
 import urllib.parse
 from array import array
 from collections import deque
-from itertools import compress, islice
+from itertools import compress, islice, repeat
+import operator
 from operator import itemgetter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -105,6 +106,15 @@ class TraceError(ProfileError):
 def kind_of_name(name: str) -> int:
     """KERNEL, MEMCPY or MEMSET by the name: nsys names copies '[CUDA memcpy …]' and memsets '[CUDA memset]'."""
     return MEMCPY if name.startswith("[CUDA memcpy") else MEMSET if name.startswith("[CUDA memset") else KERNEL
+
+
+def kinds_of_names(names: Sequence[str]) -> list[int]:
+    """kind_of_name() of each name: one C-speed startswith per name, kind_of_name() only for the few that
+    could be a copy or a memset (a trace of a million distinct names asks this of every one)."""
+    kinds = [KERNEL] * len(names)
+    for index in compress(range(len(names)), map(str.startswith, names, repeat("[CUDA mem"))):
+        kinds[index] = kind_of_name(names[index])
+    return kinds
 
 
 def is_communication(name: str) -> bool:
@@ -193,7 +203,7 @@ class Trace:
 
     def name_kinds(self) -> list[int]:
         """The kind (KERNEL, MEMCPY, MEMSET) of each name: copies and memsets carry nsys's bracketed names."""
-        return [kind_of_name(name) for name in self.names]
+        return kinds_of_names(self.names)
 
     def columns(self) -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
         """(name index, start ns, end ns) per row as NumPy views of the arrays (no copy)."""
@@ -219,9 +229,10 @@ class Trace:
         return [(i, int(counts[i]), int(totals[i])) for i in np.flatnonzero(counts)]
 
     def summary(self) -> dict[str, object]:
-        kinds = {name: 0 for name in KIND_NAMES}
-        for k in self.kind:
-            kinds[KIND_NAMES[k]] += 1
+        import numpy as np
+
+        counts = np.bincount(np.frombuffer(self.kind, dtype=np.int8), minlength=len(KIND_NAMES)).tolist()
+        kinds = dict(zip(KIND_NAMES, counts))
         return {
             "source": self.source,
             "format": self.format,
@@ -676,7 +687,8 @@ def read_trace_csv_stream(stream: BinaryIO, source: str = "trace.csv") -> Trace:
 #   newlines and commas of the whole block are found at once, each line's cells are located by counting
 #   commas (where no comma before the lane's cells is inside quotes), the Start and Duration digits are
 #   converted column-wise, and the cells from the first lane column to the line's end (device, context,
-#   stream, name) are one key, looked up in a dict and read by the csv module the first time it is seen:
+#   stream, name) are one key, looked up in a dict (a cache of MAX_CACHED_KEYS) and learnt where it is not
+#   there: by the positions of its commas and quotes where it is plain, else by the csv module (_add_new_keys):
 #   a few objects per row, where the csv module makes one per cell (21). Anything unusual in the block (a
 #   blank line, a short row, a quoted comma before the lane's cells, a digit string that is not one, a bad
 #   value, a new key that is not a whole record) hands the whole block to
@@ -690,6 +702,7 @@ _CSV_BLOCK_BYTES = 4 * 2**20
 MAX_CSV_LINE_BYTES = 64 * 2**20  # a line longer than this is not a trace row
 _STRAY_QUOTE_BYTES = 2**20  # past this, a block whose every newline is inside quotes ends at its last one
 _CSV_CHUNK = 20_000  # rows per column-wise chunk on the csv module's way
+MAX_CACHED_KEYS = 2**16  # _CsvState.keys: lanes × names of a real trace are far fewer
 
 
 def _record_end(data: bytes, anyway: bool) -> int:
@@ -787,7 +800,9 @@ class _CsvState:
     def __init__(self, c: _CsvColumns, builder: _Builder, source: str) -> None:
         self.c, self.builder, self.source = c, builder, source
         self.kinds: list[int] = []  # by name id
-        self.raw_names: dict[str, int] = {}
+        # Each name's text → its id (the builder's own dict), and each raw Name cell that differs from its text
+        # (spaces around it) → the same id: one lookup per cell, and one dict entry per name where none differs.
+        self.raw_names: dict[str, int] = builder.name_ids
         self.lanes: dict[tuple[str, str], int] = {}
         needed = [i for i in (c.start, c.duration, c.name, c.stream, c.device, c.bytes) if i is not None]
         self.width = max(needed) + 1
@@ -797,10 +812,15 @@ class _CsvState:
         numbers = max(i for i in (c.start, c.duration, c.bytes) if i is not None)
         self.fast = (c.start_factor == 1 and c.duration_factor == 1 and c.name == len(c.titles) - 1
                      and numbers < self.key_column)
-        self.keys: dict[bytes, int] = {}  # the raw cells from key_column to the line's end → a key index
-        self.key_lane: list[int] = []
-        self.key_name: list[int] = []
-        self.key_kind: list[int] = []
+        # The raw cells from key_column to the line's end → a key index: a cache of the keys seen first, up to
+        # MAX_CACHED_KEYS (a key not in it is learnt again where it comes back, as another index with the same
+        # lane, name and kind): a trace of a million distinct names would fill it with keys never seen again.
+        self.keys: dict[bytes, int] = {}
+        # Per key index, grown in place and seen by NumPy without a copy (key_columns()).
+        self.key_lane = array("q")
+        self.key_name = array("q")
+        self.key_kind = array("b")
+        self.lane_cells: dict[bytes, int] = {}  # a plain key's lane cells (bytes before its Name cell) → lane
 
     def name_id(self, raw: str, line: int | None) -> int:
         found = self.raw_names.get(raw)
@@ -809,11 +829,40 @@ class _CsvState:
             if not text:
                 raise TraceError("the Name cell is empty", self.source, line)
 
-            found = self.raw_names[raw] = self.builder.name_id(text)
+            found = self.builder.name_id(text)
+            if raw != text:
+                self.raw_names[raw] = found
             while len(self.kinds) <= found:
                 self.kinds.append(KERNEL)
             self.kinds[found] = kind_of_name(text)
         return found
+
+    def name_ids(self, raws: list[str]) -> list[int]:
+        """name_id() of each raw Name cell, none of them blank: the new ones interned at once."""
+        ids = self.raw_names
+        found = list(map(ids.get, raws))
+        if None not in found:
+            return found
+        new = dict.fromkeys(compress(raws, map(operator.is_, found, repeat(None))))
+        names = self.builder.trace.names
+        known = len(names)
+        if all(map(operator.is_, map(str.strip, new), new)):  # no spaces around any (strip gave itself): new names
+            ids.update(zip(new, range(known, known + len(new))))
+            names.extend(new)
+            self.kinds.extend(kinds_of_names(names[known:]))
+            if len(new) == len(raws):  # all new and distinct, as in a block of distinct names
+                return list(range(known, known + len(raws)))
+        else:
+            for raw in new:
+                self.name_id(raw, None)
+        return list(map(ids.__getitem__, raws))
+
+    def key_columns(self) -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
+        """(lane, name, kind) per key index as NumPy views (no copy)."""
+        import numpy as np
+
+        return (np.frombuffer(self.key_lane, dtype=np.int64), np.frombuffer(self.key_name, dtype=np.int64),
+                np.frombuffer(self.key_kind, dtype=np.int8))
 
     def lane(self, device: str, stream: str) -> int:
         key = (device, stream)
@@ -831,7 +880,47 @@ class _CsvState:
             records = []
         if len(records) != len(keys):  # a key that is not one whole record: each on its own, as add_key reads it
             return all(map(self.add_key, keys))
-        return all(map(self._add_cells, keys, records))
+        c, first = self.c, self.key_column
+        if min(map(len, records)) <= c.name - first or not all(map(str.strip, map(itemgetter(c.name - first), records))):
+            return all(map(self._add_cells, keys, records))  # a short row or a blank name: stops there, as one by one
+        # Column-wise: each column's cells taken at C speed, the names interned at once, the lanes found.
+        names = self.name_ids(list(map(itemgetter(c.name - first), records)))
+        streams = map(itemgetter(c.stream - first), records)
+        devices = map(itemgetter(c.device - first), records) if c.device is not None else repeat("GPU")
+        pairs = list(zip(devices, streams))
+        lanes = list(map(self.lanes.get, pairs))
+        if None in lanes:
+            lanes = [self.lane(*pair) if found is None else found for pair, found in zip(pairs, lanes)]
+        base = len(self.key_name)
+        self.key_lane.extend(lanes)
+        self.key_name.extend(names)
+        self.key_kind.extend(map(self.kinds.__getitem__, names))
+        self.remember(keys, base)
+        return True
+
+    def add_plain_keys(self, keys: list[bytes], lanes: list[bytes], raws: list[str]) -> None:
+        """Learn new keys read by _add_new_keys: each key's lane cells (the raw bytes before the Name cell) and
+        its Name cell's text, none blank."""
+        names = self.name_ids(raws)
+        known = self.lane_cells
+        found = list(map(known.get, lanes))
+        if None in found:
+            first, device = self.key_column, self.c.device
+            for cells in dict.fromkeys(compress(lanes, map(operator.is_, found, repeat(None)))):
+                texts = cells.decode("utf-8", errors="replace").split(",")
+                known[cells] = self.lane(texts[device - first] if device is not None else "GPU", texts[self.c.stream - first])
+            found = list(map(known.__getitem__, lanes))
+        base = len(self.key_name)
+        self.key_lane.extend(found)
+        self.key_name.extend(names)
+        self.key_kind.extend(map(self.kinds.__getitem__, names))
+        self.remember(keys, base)
+
+    def remember(self, keys: list[bytes], base: int) -> None:
+        """Cache the key indices base, base + 1, … of `keys`, while the cache has room."""
+        room = MAX_CACHED_KEYS - len(self.keys)
+        if room > 0:
+            self.keys.update(zip(keys[:room], range(base, base + room)))
 
     def add_key(self, key: bytes) -> bool:
         """Learn a key (the cells from key_column to the line's end), read by the csv module in strict mode:
@@ -855,7 +944,7 @@ class _CsvState:
         self.key_lane.append(self.lane(device, cells[c.stream - self.key_column]))
         self.key_name.append(name)
         self.key_kind.append(self.kinds[name])
-        self.keys[key] = len(self.key_name) - 1
+        self.remember([key], len(self.key_name) - 1)
         return True
 
 
@@ -877,6 +966,71 @@ def _digit_column(a: "np.ndarray", begins: "np.ndarray", ends: "np.ndarray") -> 
         values *= 10
         values += digits[:, k]
     return values
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """Where a block's rows lie (NumPy arrays, as _csv_block_fast found them): each row's first comma, key
+    and end, and the block's commas and quotes."""
+
+    first: "np.ndarray"
+    key_begins: "np.ndarray"
+    ends: "np.ndarray"
+    commas: "np.ndarray"
+    quotes: "np.ndarray"
+
+
+def _add_new_keys(a: "np.ndarray", data: bytes, keys: list[bytes], rows_key: "np.ndarray", missing: "np.ndarray",
+                  cells: _Cells, state: _CsvState) -> bool:
+    """Learn the keys of the `missing` rows (the rows whose key index in `rows_key` is −1), in the order of
+    their first rows, and fill in their key indices; False when one is not a whole record with a name (see
+    add_key).
+
+    A trace of many distinct names has a new key on nearly every row, so the plain ones are read here by
+    positions (NumPy's way), not by the csv module: no quote in the lane's cells, and a Name cell that is
+    either without quotes and commas or one quoted cell without quotes inside. These read as the csv module
+    reads them (commas split the lane's cells; the name is the cell's text, the quoted one's inside). Any
+    other key (or a NUL byte in the block) sends them all to add_keys, which reads each with the csv module."""
+    import numpy as np
+
+    base = len(state.key_name)
+    missing_rows = missing.tolist()
+    new = list(dict.fromkeys(map(keys.__getitem__, missing_rows)))
+    if len(new) == len(missing_rows):  # each row a key of its own, as in a block of distinct names
+        codes, rows = np.arange(len(new)), missing
+    else:  # each row's key by its place in `new`; each new key's first row
+        place = dict(zip(new, range(len(new))))
+        codes = np.fromiter(map(place.__getitem__, map(keys.__getitem__, missing_rows)), dtype=np.int64, count=len(missing_rows))
+        rows = missing[np.unique(codes, return_index=True)[1]]
+    if not _learn_keys(a, data, new, rows, cells, state):
+        return False
+    rows_key[missing] = base + codes  # the keys were given indices from `base` on, in the order of `new`
+    return True
+
+
+def _learn_keys(a: "np.ndarray", data: bytes, new: list[bytes], rows: "np.ndarray", cells: _Cells, state: _CsvState) -> bool:
+    """_add_new_keys' work for the keys `new`, each on the row of `rows` at its place."""
+    import numpy as np
+
+    c, commas, quotes = state.c, cells.commas, cells.quotes
+    name_comma = cells.first[rows] + (c.name - 1)  # the comma before the Name cell, where no cell before it is quoted
+    ends = cells.ends[rows]
+    if b"\x00" in data or name_comma.max() >= len(commas) or (commas[name_comma] >= ends).any():
+        return state.add_keys(new)
+    name_begins = commas[name_comma] + 1
+    inside = np.searchsorted(quotes, ends) - np.searchsorted(quotes, name_begins)  # quotes in the Name cell
+    lane_quotes = np.searchsorted(quotes, name_begins) != np.searchsorted(quotes, cells.key_begins[rows])
+    name_commas = np.searchsorted(commas, ends) - (name_comma + 1)
+    quoted = (inside == 2) & (a[name_begins] == 34) & (a[ends - 1] == 34) & (ends - name_begins >= 2)
+    if lane_quotes.any() or not (((inside == 0) & (name_commas == 0)) | quoted).all():
+        return state.add_keys(new)
+    lanes = list(map(data.__getitem__, map(slice, cells.key_begins[rows].tolist(), (name_begins - 1).tolist())))
+    names = list(map(data.__getitem__, map(slice, (name_begins + quoted).tolist(), (ends - quoted).tolist())))
+    raws = list(map(bytes.decode, names, repeat("utf-8"), repeat("replace")))
+    if not all(map(str.strip, raws)):
+        return state.add_keys(new)
+    state.add_plain_keys(new, lanes, raws)
+    return True
 
 
 def _csv_block_fast(data: bytes, state: _CsvState, line: int) -> int | None:
@@ -934,14 +1088,13 @@ def _csv_block_fast(data: bytes, state: _CsvState, line: int) -> int | None:
         raise TraceError(f"more than {MAX_TRACE_ROWS:,} intervals: over the limit for one trace", state.source,
                          line + MAX_TRACE_ROWS - len(trace))
     keys = list(map(data.__getitem__, map(slice, key_begins.tolist(), ends.tolist())))
-    known = state.keys
-    found = list(map(known.get, keys))
-    if None in found:
-        if not state.add_keys(list(dict.fromkeys(key for key, index in zip(keys, found) if index is None))):
+    rows_key = np.fromiter(map(state.keys.get, keys, repeat(-1)), dtype=np.int64, count=count)
+    missing = np.flatnonzero(rows_key < 0)
+    if len(missing):
+        if not _add_new_keys(a, data, keys, rows_key, missing, _Cells(first, key_begins, ends, commas, quotes), state):
             return None
-        found = list(map(known.__getitem__, keys))
-    rows_key = np.array(found, dtype=np.int64)
-    kinds = np.array(state.key_kind, dtype=np.int8)[rows_key]
+    key_lanes, key_names, key_kinds = state.key_columns()
+    kinds = key_kinds[rows_key]
     sizes = np.full(count, -1, dtype=np.int64)
     if c.bytes is not None:
         copies = np.flatnonzero(kinds)  # copies and memsets (kind ≠ KERNEL = 0)
@@ -959,8 +1112,8 @@ def _csv_block_fast(data: bytes, state: _CsvState, line: int) -> int | None:
                     return None
                 values.append(size)
             sizes[copies] = values
-    lanes = np.array(state.key_lane, dtype=f"i{trace.stream.itemsize}")[rows_key]
-    names = np.array(state.key_name, dtype=f"i{trace.name.itemsize}")[rows_key]
+    lanes = key_lanes[rows_key].astype(f"i{trace.stream.itemsize}")
+    names = key_names[rows_key].astype(f"i{trace.name.itemsize}")
     trace.start.frombytes(starts.tobytes())
     trace.end.frombytes(finishes.tobytes())
     trace.name.frombytes(names.tobytes())
