@@ -205,6 +205,11 @@ def test_the_compare_legend_covers_no_roof_and_names_are_whole(small_window) -> 
         item = view.device_list.item(row)
         assert item.toolTip().split("\n")[0] == item.text()
     assert not _squeezed(window)
+    # the plot keeps room for its axes (the page scrolls instead): the y-axis title is whole along its axis
+    axis = view.plot.getAxis("left")
+    assert axis.label.boundingRect().width() <= axis.height(), "the y-axis title is cut"
+    assert _titles_over_ticks(window) == []
+    assert not _too_wide_without_scroll_bar(window)
 
 
 def test_the_measurement_status_stays_on_its_one_line(window) -> None:  # type: ignore[no-untyped-def]
