@@ -275,8 +275,10 @@ def test_the_step_timeline_in_presentation_on_a_small_screen_overlaps_nothing(sm
         assert _widget_boxes_overlapping(parts, page) == [], presenting
         title = page.plot.getAxis("bottom").label
         assert title.isVisible()
-        inside = page.plot.mapFromScene(title.sceneBoundingRect()).boundingRect()
-        assert page.plot.rect().contains(inside), (inside.getRect(), page.plot.rect().getRect())
+        margin = title.document().documentMargin()  # the text's box less its own margin: the text itself
+        text = title.mapRectToScene(title.boundingRect().adjusted(margin, margin, -margin, -margin))
+        room = page.plot.sceneRect().adjusted(-1, -1, 1, 1)  # the plot's scene is the widget's area (a pixel's rounding)
+        assert room.contains(text), (text.getRect(), room.getRect())
         assert not _too_wide_without_scroll_bar(window), presenting
 
 
