@@ -378,6 +378,8 @@ def test_variants_and_the_h100_nvl_have_their_own_memory_and_the_chip_s_rates() 
     assert nvl.memory_bytes == 94e9 and nvl.bus == "pcie" and nvl.bandwidth.value == 3.9e12
     assert nvl.rate("fp32").value == 60e12 and nvl.rate("bf16_tc").value == 835.5e12
     assert "NVL column" in nvl.bandwidth.citation
+    # the project's datasheet table has no NVL row: the entry says its figures are unverified, where it is cited
+    assert "unverified" in nvl.bandwidth.citation and "unverified" in nvl.rate("fp32").citation
 
 
 def test_cli_devices_match_says_which_entry_and_why(capsys: pytest.CaptureFixture[str]) -> None:

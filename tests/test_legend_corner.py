@@ -14,6 +14,7 @@ from workbench.legend_corner import (
     choose_corner,
     corner_box,
     covered,
+    list_unplaced,
 )
 
 SIZE = (200.0, 60.0)
@@ -67,3 +68,53 @@ def test_the_trial_kept_covers_no_mark_then_takes_the_fewest_labels_room() -> No
     assert best_trial(trials).corner == TOP_RIGHT  # covers nothing; one label listed; before bottom left in order
     assert best_trial([Trial(TOP_LEFT, 2, 0), Trial(BOTTOM_RIGHT, 1, 0)]).corner == BOTTOM_RIGHT
     assert best_trial([Trial(BOTTOM_LEFT, 0, 0), Trial(TOP_LEFT, 0, 0)]).corner == TOP_LEFT
+
+
+def test_best_trial_leaves_out_the_fewest_labels_among_corners_that_cover_no_mark() -> None:
+    trials = [Trial(TOP_LEFT, 0, 0, 2), Trial(BOTTOM_RIGHT, 0, 3, 0), Trial(TOP_RIGHT, 4, 0, 0)]
+    assert best_trial(trials).corner == BOTTOM_RIGHT  # listing three beats leaving two out; covering loses to both
+    assert best_trial([Trial(TOP_RIGHT, 4, 0, 0), Trial(BOTTOM_LEFT, 0, 0, 5)]).corner == BOTTOM_LEFT
+
+
+class SmallPlot:
+    """A stand-in layout: a legend in a bottom corner of a plot whose points lie in its top `free_rows` rows'
+    reach; each listed label is a legend row, and the legend covers every point once it has more than `free_rows`
+    rows. `crowded` labels find no room on the plot from the start; `evicts` maps a label to those whose room its
+    row takes once listed."""
+
+    def __init__(self, free_rows: int, points: int, crowded: set[str], evicts: dict[str, set[str]] | None = None) -> None:
+        self.free_rows, self.points, self.crowded, self.evicts = free_rows, points, crowded, evicts or {}
+        self.calls: list[frozenset[str]] = []
+
+    def __call__(self, listed: frozenset[str]) -> tuple[frozenset[str], int]:
+        self.calls.append(listed)
+        unplaced = set(self.crowded)
+        for label in listed:
+            unplaced |= self.evicts.get(label, set())
+        return frozenset(unplaced), self.points if len(listed) > self.free_rows else 0
+
+
+def test_labels_without_room_are_listed_round_by_round_while_the_legend_covers_no_point() -> None:
+    plot = SmallPlot(free_rows=5, points=6, crowded={"roof 0", "roof 1"}, evicts={"roof 1": {"operation 2"}})
+    listed, left_out = list_unplaced(frozenset(), plot, rounds=10)
+    assert listed == {"roof 0", "roof 1", "operation 2"} and left_out == set()
+    assert plot.calls[-1] == listed
+
+
+def test_a_round_that_would_cover_the_points_lists_roofs_first_one_by_one_and_leaves_out_the_rest() -> None:
+    """The legend grows over the points (six rows in room for four): of the round's labels the roofs are listed
+    first, while the legend still covers nothing; the operations that would not fit are left out, and the plot is
+    laid out last with what is kept."""
+    crowded = {"roof 0", "operation 0", "operation 1", "operation 2", "roof 1", "memory"}
+    plot = SmallPlot(free_rows=4, points=6, crowded=crowded)
+    listed, left_out = list_unplaced(frozenset(), plot, rounds=10, first=lambda key: key.startswith("operation"))
+    assert listed == {"memory", "roof 0", "roof 1", "operation 0"}
+    assert left_out == {"operation 1", "operation 2"}
+    assert plot.calls[-1] == listed
+    assert plot(listed)[1] == 0  # the legend kept covers no point
+
+
+def test_a_legend_that_covered_points_from_the_start_may_grow_while_it_covers_no_more() -> None:
+    plot = SmallPlot(free_rows=0, points=3, crowded={"roof 0", "roof 1"})
+    listed, left_out = list_unplaced(frozenset({"memory"}), plot, rounds=10)
+    assert listed == {"memory", "roof 0", "roof 1"} and left_out == set()

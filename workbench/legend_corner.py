@@ -10,8 +10,9 @@ in the plot's pixels (x right, y down), the same as `workbench.label_layout`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from workbench.label_layout import Box, boxes_overlap
 
@@ -72,18 +73,58 @@ def choose_corner(
     return best
 
 
+def list_unplaced(
+    start: frozenset[str],
+    lay_out: Callable[[frozenset[str]], tuple[frozenset[str], int]],
+    rounds: int,
+    first: Callable[[str], Any] = str,
+) -> tuple[frozenset[str], frozenset[str]]:
+    """Which labels the legend lists, and which are left out: the labels with no room on the plot are listed, round
+    by round (the legend, a mark itself, grows with each row and may take the room of further labels), but only
+    while the grown legend covers no more marks than it did. Where a round would make it cover another (on a small
+    plot the rows of a legend in a bottom corner climb over the points above), its labels are listed one at a time,
+    in the order of `first` (the caller's: a roof's name before an operation's, whose point keeps its hover text),
+    each only if the legend still covers no more, and the rest are left out. `lay_out(listed)` lays the plot out
+    with `listed` in the legend and returns the labels that found no room and how many marks the legend covers;
+    its last call is with the listing returned. At most `rounds` rounds of growth."""
+    listed = start
+    unplaced, covering = lay_out(listed)
+    for _ in range(rounds):
+        missing = unplaced - listed
+        if not missing:
+            return listed, frozenset()
+        grown_unplaced, grown_covering = lay_out(listed | missing)
+        if grown_covering <= covering:
+            listed, unplaced, covering = listed | missing, grown_unplaced, grown_covering
+            continue
+        laid_with = listed | missing
+        for label in sorted(missing, key=lambda key: (first(key), key)):
+            one_more = listed | {label}
+            grown_unplaced, grown_covering = lay_out(one_more)
+            laid_with = one_more
+            if grown_covering <= covering:
+                listed, unplaced = one_more, grown_unplaced
+        if laid_with != listed:
+            lay_out(listed)  # the legend as it is kept, and the labels' places with it
+        return listed, missing - listed
+    return listed, unplaced - listed
+
+
 @dataclass(frozen=True)
 class Trial:
-    """A layout tried with the legend in `corner`: how many marks the legend covered and how many labels found no
-    room with it there (each is then listed in the legend: the legend took their place)."""
+    """A layout tried with the legend in `corner`: how many marks the legend covered, how many labels found no
+    room with it there (each is then listed in the legend: the legend took their place), and how many of those
+    were left out, neither on the plot nor in the legend (`list_unplaced`)."""
 
     corner: Corner
     covering: int
     evicted: int
+    left_out: int = 0
 
 
 def best_trial(trials: Sequence[Trial]) -> Trial:
     """The corner to keep of those tried: one that covers no mark before one that does (a legend drawn over a
-    point hides it; a label listed in the legend is still read there), then the fewest labels evicted, the fewest
-    marks covered, and the order of `CORNERS`."""
-    return min(trials, key=lambda t: (t.covering > 0, t.evicted, t.covering, CORNERS.index(t.corner)))
+    point hides it; a label listed in the legend is still read there, and a point whose label was left out still
+    shows its name on hover), then the fewest labels left out, the fewest evicted, the fewest marks covered, and
+    the order of `CORNERS`."""
+    return min(trials, key=lambda t: (t.covering > 0, t.left_out, t.evicted, t.covering, CORNERS.index(t.corner)))

@@ -110,3 +110,22 @@ def test_lines_leave_out_sizes_without_figures_and_break_at_a_gap(window) -> Non
     assert starts == [0.0, 3.0]  # two pieces: 0–1 and 3–4
     set_line_data(line, x, np.full(6, np.nan))  # nothing to draw
     assert len(line.getData()[0] if line.getData()[0] is not None else []) == 0
+
+
+def test_every_legend_row_takes_the_new_text_size(window) -> None:  # type: ignore[no-untyped-def]
+    """Larger text (presentation, Ctrl++) reaches the rows already in the legend, not only the ones added after
+    it: the batched GEMM's legend read three small rows over one large one at presentation size. (pyqtgraph's
+    setLabelTextSize records the size on each row without writing the row's text again.)"""
+    import re
+
+    view = shown_sweep(window, "gemm(M=128, N=128, K=128, batch=16, dtype=bf16)")
+
+    def sizes() -> set[str]:
+        return {"".join(re.findall(r"font-size:\s*([0-9.]+pt)", label.item.toHtml())[-1:]) for _, label in view.plot.legend.items}
+
+    before = sizes()
+    assert len(before) == 1
+    window.set_font_points(18)
+    view.refresh()
+    after = sizes()
+    assert len(after) == 1 and after != before, (before, after)

@@ -436,3 +436,27 @@ def test_sizes_read_as_powers_of_two_and_equal_sizes_are_joined() -> None:
     assert size("add(n=2**24, dtype=fp32)") == "n=2**24 · fp32"
     assert spread_text(6.06e-3, 16.8e-3) == "6.06–16.8 ms"
     assert spread_text(115e-6, 1.42e-3) == "115 µs – 1.42 ms"
+
+
+def test_the_run_table_headers_stay_whole_at_presentation_size(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """Every column of the runs table is at least as wide as its header asks (Qt's own size for the header's text)
+    after a run, and again after the text grows for presentation: the columns fitted to the smaller text cut
+    "Bandwidth", "% bound" and the rest; the table scrolls sideways instead. Each header's tooltip says what the
+    column holds."""
+    from PySide6.QtWidgets import QApplication
+
+    tab = measurement_tab(qtbot, window)
+    run_and_wait(qtbot, tab)
+    header = tab.table.horizontalHeader()
+
+    def cut() -> list[str]:
+        return [COLUMNS[c] for c in range(header.count()) if header.sectionSize(c) < header.sectionSizeHint(c)]
+
+    assert cut() == []
+    window.set_presentation(True)
+    for _ in range(3):
+        QApplication.processEvents()
+    assert cut() == []
+    for column in range(len(COLUMNS)):
+        assert tab.model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    window.set_presentation(False)

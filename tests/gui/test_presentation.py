@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QByteArray
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel
 
 from workbench import cli
 from workbench.devices.nvml import NO_DRIVER, Detection
@@ -414,3 +414,24 @@ def test_the_tensor_table_shows_every_row_at_either_text_size(window, qtbot) -> 
         _settle_without_an_event_loop(window)
         assert shows_every_row(), f"presentation={presentation}: {table.height()} px for rows of {table.rowHeight(0)} px"
     window.set_presentation(False)
+
+
+def test_the_tool_bar_choices_are_whole_or_in_its_extension_menu_at_presentation_size(window) -> None:  # type: ignore[no-untyped-def]
+    """The FLOP convention and the Bound choices at presentation size on the 1600 × 1000 screen: each is shown at
+    least as wide as its text asks (it was measured once at the normal size and cut: "… = 2 FLO"), or, where the
+    bar lacks the room, moved with its label to the bar's extension menu; back at the normal size both are shown."""
+    from PySide6.QtWidgets import QApplication
+
+    window.resize(1600, 1000)
+    for presenting in (True, False):
+        window.set_presentation(presenting)
+        for _ in range(4):
+            QApplication.processEvents()
+        for box in (window.convention_box, window.overlap_box):
+            if box.isVisible():
+                assert box.width() >= box.sizeHint().width(), (presenting, box.objectName(), box.currentText())
+                label = box.parentWidget().findChild(QLabel)
+                assert label is not None and label.isVisible()
+            else:
+                assert presenting, f"{box.objectName()} hidden at the normal size"
+                assert not box.parentWidget().isVisible()  # its label went with it

@@ -205,6 +205,11 @@ def test_the_compare_legend_covers_no_roof_and_names_are_whole(small_window) -> 
         item = view.device_list.item(row)
         assert item.toolTip().split("\n")[0] == item.text()
     assert not _squeezed(window)
+    # the plot keeps room for its axes (the page scrolls instead): the y-axis title is whole along its axis
+    axis = view.plot.getAxis("left")
+    assert axis.label.boundingRect().width() <= axis.height(), "the y-axis title is cut"
+    assert _titles_over_ticks(window) == []
+    assert not _too_wide_without_scroll_bar(window)
 
 
 def test_the_measurement_status_stays_on_its_one_line(window) -> None:  # type: ignore[no-untyped-def]
@@ -224,3 +229,97 @@ def test_the_measurement_status_stays_on_its_one_line(window) -> None:  # type: 
     assert bar.format() == line and bar.toolTip() == line
     bar.setFormat("idle")
     assert bar.text() == "idle"
+
+
+def test_presentation_on_a_small_screen_keeps_the_roofline_legend_off_the_points(small_window) -> None:  # type: ignore[no-untyped-def]
+    """The batched-GEMM sweep at presentation size on a projector and a laptop: the legend (the roofs and
+    operations whose labels found no room on the small plot) covers none of the points near 1 PFLOP/s — a legend
+    in a bottom corner listed the labels whose room it took, grew, and climbed over them."""
+    from legend_checks import legend_faults
+
+    window = small_window
+    window.open_example("batched-gemm-sweep")
+    window.tabs.setCurrentWidget(window.roofline)
+    window.set_presentation(True)
+    _settle()
+    roofline = window.roofline
+    roofline._place_labels(fresh=True)
+    assert roofline.plot.legend is not None and roofline.plot.legend.isVisible()  # the case in question: a legend
+    assert legend_faults(roofline) == []
+    placed = roofline.label_layout
+    assert placed is not None and placed.faults() == []
+
+
+def _widget_boxes_overlapping(widgets, page) -> list[str]:  # type: ignore[no-untyped-def]
+    """Pairs of the visible `widgets` whose rectangles (in `page`'s coordinates) overlap."""
+    from PySide6.QtCore import QRect
+
+    boxes = [(w.objectName() or type(w).__name__, QRect(w.mapTo(page, QPoint(0, 0)), w.size())) for w in widgets if w.isVisible()]
+    return [f"{a} {ra.getRect()} overlaps {b} {rb.getRect()}"
+            for i, (a, ra) in enumerate(boxes) for b, rb in boxes[i + 1:] if ra.intersects(rb)]
+
+
+def test_the_step_timeline_in_presentation_on_a_small_screen_overlaps_nothing(small_window) -> None:  # type: ignore[no-untyped-def]
+    """The data-parallel step's Timeline page at presentation size on a projector and a laptop: the page scrolls
+    rather than squeeze its parts, so the plot (its time axis's title inside it) does not run over the trace row
+    and the "No trace imported" line below it; at the normal size too."""
+    window = small_window
+    window.open_example("data-parallel-step")
+    page = window.timeline
+    window.tabs.setCurrentWidget(page)
+    for presenting in (False, True):
+        window.set_presentation(presenting)
+        _settle()
+        _within_screen(window)
+        parts = [page.editor, page.summary, page.plot, page.import_button, page.trace_label, page.table]
+        assert _widget_boxes_overlapping(parts, page) == [], presenting
+        title = page.plot.getAxis("bottom").label
+        assert title.isVisible()
+        margin = title.document().documentMargin()  # the text's box less its own margin: the text itself
+        text = title.mapRectToScene(title.boundingRect().adjusted(margin, margin, -margin, -margin))
+        room = page.plot.sceneRect().adjusted(-1, -1, 1, 1)  # the plot's scene is the widget's area (a pixel's rounding)
+        assert room.contains(text), (text.getRect(), room.getRect())
+        assert not _too_wide_without_scroll_bar(window), presenting
+
+
+def _titles_over_ticks(window) -> list[str]:  # type: ignore[no-untyped-def]
+    """Every shown plot axis whose title's text box (its box less the text's own margin) meets one of its tick
+    texts' boxes, as pyqtgraph lays both out in the axis's coordinates."""
+    import pyqtgraph as pg
+    from PySide6.QtGui import QImage, QPainter
+
+    found = []
+    for widget in window.findChildren(pg.PlotWidget):
+        if not widget.isVisible() or widget.visibleRegion().isEmpty():
+            continue
+        for name in ("left", "bottom"):
+            axis = widget.getPlotItem().getAxis(name)
+            if not axis.isVisible() or not axis.label.isVisible():
+                continue
+            image = QImage(8, 8, QImage.Format.Format_ARGB32)
+            painter = QPainter(image)
+            try:
+                specs = axis.generateDrawSpecs(painter)
+            finally:
+                painter.end()
+            margin = axis.label.document().documentMargin()
+            title = axis.label.mapRectToParent(axis.label.boundingRect().adjusted(margin, margin, -margin, -margin))
+            for rect, _, text in specs[2] if specs is not None else ():
+                if text and rect.intersects(title):
+                    found.append(f"{widget.objectName()} {name}: title {axis.labelText!r} over tick {text!r}")
+    return found
+
+
+def test_presentation_from_the_measurement_tab_keeps_every_axis_title_off_its_ticks(small_window) -> None:  # type: ignore[no-untyped-def]
+    """Presentation entered on the Measurement tab (the plot tabs hidden while the text grows), then each tab in
+    turn: no plot's axis title lies over its tick figures."""
+    window = small_window
+    window.open_example("batched-gemm-sweep")
+    window.tabs.setCurrentWidget(window.measurement)
+    _settle()
+    window.set_presentation(True)
+    _settle()
+    for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)
+        _settle()
+        assert _titles_over_ticks(window) == [], window.tabs.tabText(index)

@@ -18,16 +18,18 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -97,12 +99,24 @@ class CompareView(RefreshWhenShown, QWidget):
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
         split.setSizes([300, 450])
-        layout = QVBoxLayout(self)
+        # The page scrolls where the window leaves it less than its least height (a 720-line screen, larger text),
+        # as the Measurement tab does: the plot keeps room for its axes and legend instead of cutting its titles.
+        content = QWidget()
+        area = QScrollArea()
+        area.setObjectName("compareArea")
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        area.setWidgetResizable(True)
+        area.setWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(area)
+        layout = QVBoxLayout(content)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(split, 1)
         layout.addWidget(self.message)
         layout.addWidget(self.caption)  # the tab's width, not what the buttons leave it: a narrow column of words
         layout.addLayout(buttons)
+        self._fit_plot_height(self.font())
 
         self._row = max(document.current, 0)  # the selected operation, shared with the other views
         document.selection_changed.connect(self._operation_selected)
@@ -501,6 +515,12 @@ class CompareView(RefreshWhenShown, QWidget):
     def set_plot_font(self, font: QFont) -> None:
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).setStyle(tickFont=font)
+        self._fit_plot_height(font)
+
+    def _fit_plot_height(self, font: QFont) -> None:
+        """The plot's least height: room for its two axes (figures and titles), a legend row per device compared
+        (up to four) and the roofs between, in lines of the text size in use; at least 240 px."""
+        self.widget.setMinimumHeight(max(240, 16 * QFontMetrics(font).height()))
 
 
 def short_name(device: Device) -> str:

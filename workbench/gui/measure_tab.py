@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -54,7 +54,7 @@ from workbench.gui.measure_worker import (
     MeasurementWorker,
 )
 from workbench.gui.power_box import PowerOfTwoBox
-from workbench.gui.run_table import NAME_COLUMN_MAX_PX, RUNNING, RunTableModel
+from workbench.gui.run_table import NAME_COLUMN_CHARS, RUNNING, RunTableModel
 from workbench.gui.sample_histogram import SampleHistogram
 from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.measure import (
@@ -842,10 +842,13 @@ class MeasurementTab(QWidget):
         self.remove_button.setEnabled(not self.running and current.isValid() and current.row() < len(self.model.runs))
 
     def _fit_columns(self, *_: object) -> None:
-        """Columns as wide as their contents, the operation name at most NAME_COLUMN_MAX_PX."""
+        """Columns as wide as their contents and their headers (the table scrolls sideways where they are wider
+        than it), the operation name at most NAME_COLUMN_CHARS characters of the text size in use."""
         self.table.resizeColumnsToContents()
-        if self.table.columnWidth(0) > NAME_COLUMN_MAX_PX:
-            self.table.setColumnWidth(0, NAME_COLUMN_MAX_PX)
+        header = self.table.horizontalHeader()
+        most = max(self.table.fontMetrics().averageCharWidth() * NAME_COLUMN_CHARS, header.sectionSizeHint(0))
+        if self.table.columnWidth(0) > most:
+            self.table.setColumnWidth(0, most)
 
     def select_run(self, row: int) -> None:
         self.table.selectionModel().setCurrentIndex(
@@ -897,3 +900,6 @@ class MeasurementTab(QWidget):
             axis.setStyle(tickFont=font)
             axis.setLabel(axis.labelText, **{"font-size": size})
         self.histogram.message.setFont(font)
+        # the columns fitted again at the new size once it has reached the table (the headers were cut at
+        # presentation size: their columns kept the widths fitted to the smaller text)
+        QTimer.singleShot(0, self._fit_columns)

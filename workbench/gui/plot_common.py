@@ -327,7 +327,11 @@ def legend_points(font: QFont) -> int:
 def apply_plot_font(plot: pg.PlotItem, font: QFont, texts: Sequence[pg.TextItem]) -> None:
     size = f"{max(font.pointSizeF(), 6):.0f}pt"
     if plot.legend is not None:  # the legend's rows at the labels' size
-        plot.legend.setLabelTextSize(f"{legend_points(font)}pt")
+        rows = f"{legend_points(font)}pt"
+        plot.legend.setLabelTextSize(rows)
+        for _, label in plot.legend.items:  # setLabelTextSize records the size on each row without redrawing it
+            label.setText(label.text, size=rows)
+        plot.legend.updateSize()
     for name in ("bottom", "left"):
         axis = plot.getAxis(name)
         axis.setStyle(tickFont=font)

@@ -75,6 +75,7 @@ from workbench.label_layout import (
     segment_crosses_box,
 )
 from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, best_trial, choose_corner, corner_box, covered
+from workbench.legend_corner import list_unplaced as place_in_legend
 from workbench.roofline import (
     LEVEL_KEYS,
     LevelPoint,
@@ -857,39 +858,44 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         context = (width, height, self._label_mode, tuple(self._point_rows), self.roof_labels.used,
                    self.point_labels.items[0].font_key() if self.point_labels.items else "")
 
-        def list_unplaced(listed: set[str], corner: Corner | None = None) -> tuple[Any, set[str], set[str] | None]:
-            """Lay out, listing each label that finds no room, until none is missing (the legend in `corner`, or
-            where `_place_legend` puts it); also what was listed when the legend first showed (None: it never did)."""
+        def list_unplaced(listed: set[str], corner: Corner | None = None) -> tuple[Any, set[str], set[str] | None, int]:
+            """Lay out, listing each label that finds no room while the legend covers no more marks for it
+            (`legend_corner.list_unplaced`; the legend in `corner`, or where `_place_legend` puts it); also what was
+            listed when the legend first showed (None: it never did) and how many labels were left out."""
             before: set[str] | None = None
-            for _ in range(len(self._point_rows) + self.roof_labels.used + 2):
-                self._show_point_legend(listed)
+            laid: Any = None
+
+            def shown(keys: frozenset[str]) -> tuple[frozenset[str], int]:
+                nonlocal before, laid
+                self._show_point_legend(set(keys))
                 legend = self.plot.legend
                 if legend is not None and legend.isVisible() != bool(legend.items):  # an empty legend is a white box
                     legend.setVisible(bool(legend.items))  # over the plot's corner (it faded a roof label there)
                 if before is None and legend is not None and legend.items:
-                    before = set(listed)
+                    before = set(keys)
                 laid = lay_out(corner)
-                missing = set(laid[0].unplaced) - listed
-                if not missing:
-                    break
-                listed = listed | missing
-            return laid, listed, before
+                return frozenset(laid[0].unplaced), self._legend_covering if legend is not None and legend.items else 0
+
+            rounds = len(self._point_rows) + self.roof_labels.used + 2
+            # a roof's name before an operation's (whose point names it on hover): "memory…", "roof…" first
+            kept, left_out = place_in_legend(frozenset(listed), shown, rounds, first=lambda key: key.startswith("operation"))
+            return laid, set(kept), before, len(left_out)
 
         start = self._listed if context == self._listed_context else set()
         self._legend_free = None
-        laid, listed, before = list_unplaced(start)
-        if self._legend_free and before is not None and self._legend_corner is not None and listed != before:
+        laid, listed, before, left_out = list_unplaced(start)
+        if self._legend_free and before is not None and self._legend_corner is not None and (listed != before or left_out):
             # The corner was chosen afresh and labels lost their room to the legend there (each is listed in it, so
             # it grows): try the others too, and keep the one that covers no mark and takes the fewest labels' room.
-            first = Trial(self._legend_corner, self._legend_covering, len(listed - before))
+            first = Trial(self._legend_corner, self._legend_covering, len(listed - before), left_out)
             trials = [first]
             for corner in CORNERS:
                 if corner != first.corner:
-                    laid, listed, _ = list_unplaced(set(before), corner)
-                    trials.append(Trial(corner, self._legend_covering, len(listed - before)))
+                    laid, listed, _, left_out = list_unplaced(set(before), corner)
+                    trials.append(Trial(corner, self._legend_covering, len(listed - before), left_out))
             best = best_trial(trials)
             if best != trials[-1]:
-                laid, listed, _ = list_unplaced(set(before), best.corner)
+                laid, listed, _, _ = list_unplaced(set(before), best.corner)
         layout, roofs, marks, roof_labels, point_labels, roof_items, point_items = laid
         ridge_up_the_line(layout, marks, roofs)
         self._listed, self._listed_context = listed, context

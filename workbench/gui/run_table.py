@@ -31,7 +31,8 @@ PERCENT_COLUMN = "% bound"
 COLUMNS = ("Operation", "Size", CHECK_COLUMN, "Median", "p10–p90", "Bandwidth", "FLOP rate", PERCENT_COLUMN, DEVICE_COLUMN)
 OTHER_DEVICE_MARK = "◇"  # beside a % of bound taken on another device than the session shows (the roofline's mark)
 NUMBER_COLUMNS = ("Median", "p10–p90", "Bandwidth", "FLOP rate", PERCENT_COLUMN)
-NAME_COLUMN_MAX_PX = 130  # longer operation names are elided (the tooltip has them whole)
+NAME_COLUMN_CHARS = 18  # the operation column's most width, in average characters of the table's text: longer
+# names are elided (the tooltip has them whole); never narrower than its header
 STATUS_COLOURS = {OK: "#1b5e20", INVALID: "#b71c1c", CANCELLED: "#757575", RUNNING: "#0d47a1", "unchecked": "#8d5a00"}
 IMPOSSIBLE_COLOUR = "#b71c1c"
 

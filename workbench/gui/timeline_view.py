@@ -33,17 +33,19 @@ import time
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QUndoCommand
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QThread, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QResizeEvent, QUndoCommand
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTabWidget,
     QTableWidget,
@@ -157,6 +159,26 @@ class TraceReader(QThread):
         self.trace_read.emit(trace)
 
 
+class _WrappedPane(QWidget):
+    """A splitter pane whose least height counts its word-wrapped labels as wrapped at the pane's width.
+
+    A splitter asks its panes for their least size only, which counts a wrapped label as one line; given that
+    height the pane's layout squeezed the plot, which then kept its own least height and ran over the next row.
+    Resized narrower or wider, the pane tells its splitter its new least height."""
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        hint = super().minimumSizeHint()
+        layout = self.layout()
+        if layout is not None and layout.hasHeightForWidth() and self.width() > 0:
+            hint.setHeight(max(hint.height(), layout.minimumHeightForWidth(self.width())))
+        return hint
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()
+
+
 class TimelineView(RefreshWhenShown, QWidget):
     """The step editor above, the timeline plot in the middle, the what-if table below."""
 
@@ -189,7 +211,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.plot.setLabel("bottom", "time", units="s")
         self.plot.showGrid(x=True, y=False, alpha=0.2)
         self.plot.setMouseEnabled(x=True, y=False)
-        self.plot.setMinimumHeight(140)  # the summary, the trace and the table never squeeze the lanes away
+        self._fit_plot_height()  # the summary, the trace and the table never squeeze the lanes or the axis away
         self.plot.getViewBox().sigResized.connect(self._label_streams)
         self.plot.getViewBox().sigXRangeChanged.connect(self._label_bars)
         self.plot.getViewBox().sigResized.connect(self._label_bars)
@@ -254,12 +276,12 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.unmatched.setMaximumHeight(76)
         self.unmatched.setVisible(False)
 
-        top = QWidget()
+        top = _WrappedPane()
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
         top_layout.addWidget(self.editor, 1)
         top_layout.addWidget(self.error)
-        middle = QWidget()
+        middle = _WrappedPane()
         middle_layout = QVBoxLayout(middle)
         middle_layout.setContentsMargins(0, 0, 0, 0)
         middle_layout.addWidget(self.summary)
@@ -285,9 +307,20 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.tables.addTab(self.breakdown_view, "Where the time goes")
         splitter.addWidget(self.tables)
         splitter.setSizes([130, 470, 200])
+        # The page scrolls where the window leaves it less than its least height (a 720-line projector, larger
+        # text), as the Measurement tab does: the splitter's parts keep their least sizes and nothing overlaps.
+        area = QScrollArea()
+        area.setObjectName("timelineArea")
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        area.setWidgetResizable(True)
+        content = QWidget()
+        area.setWidget(content)
+        inner = QVBoxLayout(content)
+        inner.setContentsMargins(4, 4, 4, 4)
+        inner.addWidget(splitter)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(splitter)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(area)
 
         self._loading = False
         self._pending = QTimer(self)
@@ -299,6 +332,17 @@ class TimelineView(RefreshWhenShown, QWidget):
         document.device_changed.connect(self.mark_dirty)
         document.runs_changed.connect(self.mark_dirty)
         self._load_session()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # View ▸ Presentation, Ctrl++: the axis grows with the text
+            self._fit_plot_height()
+
+    def _fit_plot_height(self) -> None:
+        """The plot's least height: its time axis (tick figures and title, a line each at the text size in use)
+        and two lanes below room for the "exposed" notes; at least 140 px."""
+        line = QFontMetrics(self.plot.font()).height()
+        self.plot.setMinimumHeight(max(140, 8 * line))
 
     # ------------------------------------------------------------------ the text
     def step_text(self) -> str | None:

@@ -229,6 +229,31 @@ class _StepTips(QObject):
         return super().eventFilter(watched, event)
 
 
+class _WholeChoice(QComboBox):
+    """A tool bar's choice shown whole: its least width is its text's, measured again when the text grows
+    (presentation, Ctrl++). A plain combo box measures its items once, at the first show, and a tool bar squeezed
+    it to that least width, cutting "fma=2: one multiply-add = 2 FLOP"; where the bar lacks the room now, the
+    choice goes to the bar's extension menu instead."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        return self.sizeHint()
+
+    @staticmethod
+    def labelled(text: str, box: QComboBox) -> QWidget:
+        """The choice with its label before it, one widget: they go to the extension menu together."""
+        pair = QWidget()
+        row = QHBoxLayout(pair)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(QLabel(text))
+        row.addWidget(box)
+        return pair
+
+
 def _scrolled(widget: QWidget, vertical: bool = True) -> QScrollArea:
     """`widget` in an area that may be narrower (and, unless `vertical` is False, shorter) than the widget's own
     minimum (see _RoomyArea)."""
@@ -559,22 +584,20 @@ class MainWindow(QMainWindow):
             else:
                 bar.addAction(self.actions[key])
         bar.addSeparator()
-        bar.addWidget(QLabel(" FLOP: "))
-        self.convention_box = QComboBox()
+        self.convention_box = _WholeChoice()
         self.convention_box.setObjectName("conventionBox")
         for convention, label in CONVENTION_LABELS.items():
             self.convention_box.addItem(label, convention)
         self.convention_box.activated.connect(
             lambda i: self.document.set_setting("convention", self.convention_box.itemData(i))
         )
-        bar.addWidget(self.convention_box)
-        bar.addWidget(QLabel("  Bound: "))
-        self.overlap_box = QComboBox()
+        bar.addWidget(_WholeChoice.labelled(" FLOP: ", self.convention_box))
+        self.overlap_box = _WholeChoice()
         self.overlap_box.setObjectName("overlapBox")
         for fraction, label in OVERLAP_CHOICES:
             self.overlap_box.addItem(label, fraction)
         self.overlap_box.activated.connect(lambda i: self.document.set_setting("overlap", self.overlap_box.itemData(i)))
-        bar.addWidget(self.overlap_box)
+        bar.addWidget(_WholeChoice.labelled("  Bound: ", self.overlap_box))
 
     def _step_button(self, bar: QToolBar, key: str) -> QToolButton:
         """The undo or redo button: a widget of its own on the tool bar, following its action's enabled state.
