@@ -48,7 +48,7 @@ from workbench.notes import as_markdown, with_boxes_drawn
 from workbench.conventions import CONVENTION_LABELS
 from workbench.plausibility import ImpossibleResult
 from workbench.runs import UNCHECKED, FigureContext, parse_run
-from workbench.runs import run_figures as core_run_figures
+from workbench.runs import run_figures
 from workbench.session import OperationEntry, Session, canonical_declaration, write_atomic
 from workbench.units import (
     format_bandwidth,
@@ -88,7 +88,7 @@ ABOVE_BOUND_NOTE = (
 IMPOSSIBLE_MARK = "⚠ impossible"
 
 
-def _run_notes(runs: Sequence[RunFigures]) -> list[str]:
+def _run_notes(runs: Sequence[ReportRun]) -> list[str]:
     """The reading aid under a runs table, a warning when a run beat its bound, and each impossible run's reasons."""
     notes = [PERCENT_OF_BOUND_NOTE]
     if any(run.percent_of_bound is not None and run.percent_of_bound > 100.0 for run in runs):
@@ -119,7 +119,7 @@ class FormattedTable:
 
 
 @dataclass(frozen=True)
-class RunFigures:
+class ReportRun:
     """What a report shows of one measurement run: the figures of `workbench.runs.run_figures`, as they are."""
 
     run_id: str
@@ -165,7 +165,7 @@ class OperationReport:
     entry: OperationEntry
     analysis: Analysis | None
     error: str | None
-    runs: tuple[RunFigures, ...]
+    runs: tuple[ReportRun, ...]
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ class Report:
     rates: FormattedTable
     summary: FormattedTable
     operations: tuple[OperationReport, ...]
-    other_runs: tuple[RunFigures, ...]
+    other_runs: tuple[ReportRun, ...]
     profiles: tuple[ProfileSection, ...]
     binary: bool
     steps: tuple["StepSection", ...] = ()
@@ -286,17 +286,17 @@ def _conditions(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple((str(key), _scalar_text(item)) for key, item in value.items())
 
 
-def run_figures(run: Mapping[str, Any], index: int, context: FigureContext | None) -> RunFigures:
+def report_run(run: Mapping[str, Any], index: int, context: FigureContext | None) -> ReportRun:
     """One run dict as the report shows it: parsed and figured by `workbench.runs` (the window's function).
 
     Nothing stored with the run (a median, an achieved rate) is trusted: every
     figure comes from the raw samples, the declaration, the run's own device
     and the session's convention.
     """
-    figures = core_run_figures(parse_run(run, index), context or FigureContext())
+    figures = run_figures(parse_run(run, index), context or FigureContext())
     declaration = run.get("declaration")
     status = figures.status
-    return RunFigures(
+    return ReportRun(
         run_id=figures.id,
         declaration=declaration if isinstance(declaration, str) else None,
         median_s=figures.median_s,
@@ -450,10 +450,10 @@ def build_report(session: Session) -> Report:
         for index, run, key in keyed_runs:
             if wanted is not None and key == wanted:
                 claimed.add(index)
-                runs.append(run_figures(run, index, context))
+                runs.append(report_run(run, index, context))
         operations.append(OperationReport(entry, analysis, error, tuple(runs)))
 
-    other_runs = [run_figures(run, index, context) for index, run, _ in keyed_runs if index not in claimed]
+    other_runs = [report_run(run, index, context) for index, run, _ in keyed_runs if index not in claimed]
 
     profiles = _profile_sections(session.profiles, session.settings.convention, binary, context)
     if device is not None:
@@ -576,7 +576,7 @@ def bounds_table(analysis: Analysis, binary: bool) -> FormattedTable:
     return FormattedTable(("Bound", "Value", "From"), tuple(rows))
 
 
-def runs_table(runs: Iterable[RunFigures], binary: bool, with_declaration: bool = False) -> FormattedTable:
+def runs_table(runs: Iterable[ReportRun], binary: bool, with_declaration: bool = False) -> FormattedTable:
     headers = ["Run", "Median", "p10 – p90", "Samples", "Achieved bandwidth", "Achieved rate", "% of bound", "Check"]
     if with_declaration:
         headers.insert(1, "Declaration")
@@ -707,7 +707,7 @@ def _md_table(table: FormattedTable) -> list[str]:
     return lines
 
 
-def _md_conditions(runs: Sequence[RunFigures]) -> list[str]:
+def _md_conditions(runs: Sequence[ReportRun]) -> list[str]:
     lines = []
     for run in runs:
         if run.conditions:
@@ -845,7 +845,7 @@ def _html_derivation(analysis: Analysis) -> str:
     )
 
 
-def _html_conditions(runs: Sequence[RunFigures]) -> str:
+def _html_conditions(runs: Sequence[ReportRun]) -> str:
     items = []
     for run in runs:
         if run.conditions:
@@ -1050,7 +1050,7 @@ def render_samples_csv(session: Session) -> str:
     writer = csv.writer(out, lineterminator=CSV_LINE_END)
     writer.writerow(SAMPLES_CSV_COLUMNS)
     for index, run in enumerate(session.runs):
-        figures = run_figures(run, index, None)
+        figures = report_run(run, index, None)
         raw = run.get("samples_s")
         if not isinstance(raw, (list, tuple)):
             continue
