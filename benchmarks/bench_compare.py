@@ -49,7 +49,7 @@ def median_seconds(fn: Callable[[], object], repeats: int) -> float:
 
 def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from workbench.compare import compare_session, resolve_devices
+    from workbench.device_compare import compare_session, resolve_devices
     from workbench.devices.catalogue import match_device
     from workbench.devices.host import read_host_cpu
     from workbench.session import OperationEntry, Session

@@ -93,7 +93,7 @@ def _guarded(report: Report, check: str, body: Callable[[], None]) -> None:
 def cpu_rows(report: Report, quick: bool) -> None:
     from workbench.devices import host
     from workbench.measure import measure
-    from workbench.measure.links import measure_cpu_host_copy
+    from workbench.measure.transfers import measure_cpu_host_copy
 
     cache = host.last_level_cache_bytes()
 
@@ -135,7 +135,7 @@ def gpu_rows(report: Report, quick: bool) -> None:
     from workbench.devices.links import device_link, find_link
     from workbench.measure.backends import select_backend
     from workbench.measure.caches import measure_l2_read
-    from workbench.measure.links import gpu_count, measure_collectives, measure_host_device, measure_peer_copies
+    from workbench.measure.transfers import gpu_count, measure_collectives, measure_host_device, measure_peer_copies
     from workbench.measure.run import default_device
 
     try:

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from workbench.cli import main
-from workbench.compare import (
+from workbench.device_compare import (
     compare_declaration,
     compare_session,
     comparison_csv,

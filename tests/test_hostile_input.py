@@ -507,7 +507,7 @@ def test_autosave_data_with_impossible_numbers_is_skipped_not_a_crash(tmp_path: 
 
 
 def test_10_11_the_device_comparison_exports_neutralise_names_too() -> None:
-    from workbench.compare import compare_session, comparison_csv, comparison_markdown
+    from workbench.device_compare import compare_session, comparison_csv, comparison_markdown
     from workbench.devices import find_device
 
     session = Session(operations=[OperationEntry(f"{INJECTION} {SCRIPT} {TRACKER}", ADD)])

@@ -23,7 +23,7 @@ from workbench.devices.rate_titles import rate_title, reference_rate
 from workbench.measure.caches import l2_working_set
 from workbench.measure.calibrate import CalibrationResult, calibrate, transfer_rates, _hierarchy_notes
 from workbench.measure.errors import MeasurementError
-from workbench.measure.links import (
+from workbench.measure.transfers import (
     COLLECTIVE,
     CPU_STAND_IN_LABEL,
     HOST_DEVICE,
@@ -252,7 +252,7 @@ def _default_gpu_device():  # type: ignore[no-untyped-def]
 @pytest.mark.gpu
 def test_host_device_copies_pinned_and_pageable_each_way() -> None:
     from workbench.devices.links import find_link
-    from workbench.measure.links import measure_host_device
+    from workbench.measure.transfers import measure_host_device
 
     results = measure_host_device(64 * 2**20, iterations=30)
     assert [t.key for t in results] == ["h2d-pinned", "d2h-pinned", "h2d-pageable", "d2h-pageable"]
@@ -293,7 +293,7 @@ needs_two_gpus = pytest.mark.skipif(gpu_count() < 2, reason="needs two or more G
 @pytest.mark.gpu
 @needs_two_gpus
 def test_peer_copies_each_way() -> None:
-    from workbench.measure.links import measure_peer_copies
+    from workbench.measure.transfers import measure_peer_copies
 
     results = measure_peer_copies(64 * 2**20, iterations=30)
     assert [t.key for t in results] == ["peer-0-1", "peer-1-0"]
@@ -304,7 +304,7 @@ def test_peer_copies_each_way() -> None:
 @needs_two_gpus
 def test_nccl_all_reduce_busbw_stays_under_the_link_and_is_stored() -> None:
     from workbench.devices.links import device_link
-    from workbench.measure.links import measure_collectives
+    from workbench.measure.transfers import measure_collectives
 
     results = measure_collectives(64 * 2**20, iterations=30)
     ranks = gpu_count()
@@ -497,7 +497,7 @@ def fake_cupy(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
 
 
 def test_host_device_copies_run_both_memories_both_ways_and_refuse_a_copy_that_moves_nothing(fake_cupy) -> None:  # type: ignore[no-untyped-def]
-    from workbench.measure.links import measure_host_device
+    from workbench.measure.transfers import measure_host_device
 
     fake_cupy()
     results = measure_host_device(1 << 20, iterations=30)
@@ -510,7 +510,7 @@ def test_host_device_copies_run_both_memories_both_ways_and_refuse_a_copy_that_m
 
 
 def test_peer_copies_and_nccl_run_their_calls_and_check_what_arrived(fake_cupy) -> None:  # type: ignore[no-untyped-def]
-    from workbench.measure.links import measure_collectives, measure_peer_copies
+    from workbench.measure.transfers import measure_collectives, measure_peer_copies
 
     fake_cupy()
     peers = measure_peer_copies(1 << 20, iterations=30)

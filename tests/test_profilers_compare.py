@@ -23,7 +23,7 @@ from workbench.profilers import (
     read_profile,
     read_profile_text,
 )
-from workbench.profilers.compare import profile_provenance, traffic_causes
+from workbench.profilers.kernel_compare import profile_provenance, traffic_causes
 
 DATA = Path(__file__).parent / "data"
 H200 = find_device("h200-sxm")

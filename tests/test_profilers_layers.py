@@ -7,7 +7,7 @@ records; kernels grouped from them; `Profile`, the imported file with its
 kernels; the readers that make one (ncu, nsys, and `reader` choosing
 between them); matching kernels to operations; the trace readers (trace,
 torch_trace, and `trace_reader` choosing among them); and the layers that
-explain and print (symptoms, causes, compare, render). Every import counts, those inside functions
+explain and print (symptoms, causes, kernel_compare, render). Every import counts, those inside functions
 and under TYPE_CHECKING too, as an import-linter contract would see them.
 A module not placed here (a new reader, say) may import any placed one, and
 no placed one may import it.
@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("torch_trace",),
     ("trace_reader",),
     ("symptoms", "causes"),
-    ("compare",),
+    ("kernel_compare",),
     ("render",),
 )
 RANK = {module: rank for rank, names in enumerate(LAYERS) for module in names}

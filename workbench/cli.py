@@ -270,7 +270,7 @@ def _add_compare(sub: Any) -> None:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from workbench.compare import compare_declaration, comparison_markdown, comparison_text, resolve_devices
+    from workbench.device_compare import compare_declaration, comparison_markdown, comparison_text, resolve_devices
 
     devices = resolve_devices(args.devices)
     comparison = compare_declaration(args.declaration, devices, convention=args.convention, overlap=args.overlap)

@@ -356,7 +356,7 @@ def _summary_table(operations: Sequence[OperationReport], binary: bool) -> Forma
 def _impossible_kernels(profile: Any, context: FigureContext) -> list[str]:
     """A line for each matched kernel faster than the bound of the GPU the file states (as the Profile tab flags it),
     and one saying how many matched kernels were left unchecked where the matches select more than are compared."""
-    from workbench.profilers.compare import compare_profile, profile_provenance
+    from workbench.profilers.kernel_compare import compare_profile, profile_provenance
     from workbench.runs import run_device
 
     device, _, _ = run_device(profile_provenance(profile), context.session_device, "the file")

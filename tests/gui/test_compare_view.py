@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.compare import compare_session, resolve_devices
+from workbench.device_compare import compare_session, resolve_devices
 from workbench.devices.catalogue import HOST_CPU_KEY
 from workbench.gui.compare_view import SESSION_DEVICE, CompareView
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from workbench.analysis.core import analyze, analyze_partial, host_term, physical_work_of, resident_on_host
 from workbench.analysis.derivation import DerivationLine, substitute
-from workbench.analysis.link import LinkTerm
+from workbench.analysis.link_term import LinkTerm
 from workbench.analysis.model import INTERFACE, Analysis, TensorTraffic
 from workbench.analysis.rates import Overlap, as_rate, parse_overlap, resolve_setting
 from workbench.analysis.rates import _rate_text_value  # noqa: F401  (tests clear its cache)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Callable
 
-from workbench.analysis.link import LinkTerm, link_term_for
+from workbench.analysis.link_term import LinkTerm, link_term_for
 from workbench.analysis.mlp import mlp_term
 from workbench.analysis.model import Analysis, Basis, TensorTraffic, interface_for
 from workbench.analysis.rates import Setting, compute_rate, interface_rate, resolve_setting

@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from workbench.analysis.derivation import DerivationLine, convention_words, derivation_notes, derivation_steps
-from workbench.analysis.link import LinkTerm
+from workbench.analysis.link_term import LinkTerm
 from workbench.analysis.rates import Overlap
 from workbench.analysis.terms import COMPUTE, LINK, Term, memory_side
 from workbench.declare import Declaration

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from workbench.devices.catalogue import Device
 from workbench.errors import WorkbenchError
 from workbench.profilers import Comparison, Kernel, MatchRule, Profile, RooflinePoint, compare, match_kernels
-from workbench.profilers.compare import profile_provenance
+from workbench.profilers.kernel_compare import profile_provenance
 from workbench.profilers.records import NCU, TOOL_TITLES
 from workbench.runs import bound_analysis, run_device
 from workbench.session import OperationEntry

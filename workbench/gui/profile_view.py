@@ -53,7 +53,7 @@ from workbench.gui.profile_model import (
 )
 from workbench.gui.plain_text import plain, tooltip
 from workbench.profilers import Cause, Comparison
-from workbench.profilers.compare import profile_device
+from workbench.profilers.kernel_compare import profile_device
 from workbench.profilers.counters import LEVEL_METHODS
 from workbench.units import format_bytes, format_flop, format_intensity, format_time
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.measure.errors import MeasurementError
-from workbench.measure.links import CACHE, MIN_TRANSFER_ITERATIONS, StopCheck, TransferMeasurement, _cupy, _gpu_name, _size_words, _stop, time_on_stream
+from workbench.measure.transfers import CACHE, MIN_TRANSFER_ITERATIONS, StopCheck, TransferMeasurement, _cupy, _gpu_name, _size_words, _stop, time_on_stream
 
 _L2_READ_SOURCE = r"""
 extern "C" __global__ void l2_read(const float4* __restrict__ data, unsigned long long n4, int passes,

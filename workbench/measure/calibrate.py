@@ -2,7 +2,7 @@
 
 Bandwidth comes from a large device copy, counting bytes read plus bytes
 written; matrix rates from a large square GEMM per dtype the backend can run.
-Then the interfaces and links (measure/caches.py, measure/links.py):
+Then the interfaces and links (measure/caches.py, measure/transfers.py):
 
 - on a GPU, the L2 → SM bandwidth (a working set of a quarter of the L2,
   read over and over) stored as `l2`; host ↔ device copies, pinned and pageable, each
@@ -41,7 +41,7 @@ from workbench.devices.interfaces import HOST, L2
 from workbench.measure.backends import Backend, select_backend
 from workbench.measure.errors import MeasurementError, MemoryRefused, UnsupportedMeasurement
 from workbench.measure.latency import CHASE_BYTES, CHASE_STEPS, LOADED_COPY, LatencyReading, measure_idle_latency, measure_loaded_latency
-from workbench.measure.links import COLLECTIVE, HOST_DEVICE, Cancelled, TransferMeasurement
+from workbench.measure.transfers import COLLECTIVE, HOST_DEVICE, Cancelled, TransferMeasurement
 from workbench.measure.record import CANCELLED, COLD, WARM, RunRecord
 from workbench.measure.run import MIN_ITERATIONS, MEMORY_HEADROOM, MeasurementRun, RunEvent, RunFinished, default_device
 from workbench.measure.stats import per_second
@@ -364,7 +364,7 @@ class CalibrationRun:
 
     def transfer_plan(self, backend: Backend) -> list[tuple[str, str, Callable[[], list[TransferMeasurement]]]]:
         """(label, what, measure) of each interface and link measurement on this backend, sized to its memory."""
-        from workbench.measure import caches, links
+        from workbench.measure import caches, transfers
 
         gpu = backend.kind == "gpu"
         free, _ = backend.free_memory()
@@ -372,7 +372,7 @@ class CalibrationRun:
         target = self.link_bytes or (
             (_GPU_LINK_QUICK if self.quick else _GPU_LINK_BYTES) if gpu else (_CPU_LINK_QUICK if self.quick else _CPU_LINK_BYTES)
         )
-        iterations, stop = max(self.iterations, links.MIN_TRANSFER_ITERATIONS), self.should_stop
+        iterations, stop = max(self.iterations, transfers.MIN_TRANSFER_ITERATIONS), self.should_stop
         plan: list[tuple[str, str, Callable[[], list[TransferMeasurement]]]] = []
         if not gpu:
             llc = _last_level_cache()
@@ -384,7 +384,7 @@ class CalibrationRun:
                     (
                         "host link, CPU stand-in (NumPy buffer to NumPy buffer)",
                         f"numpy.copyto of {_size(nbytes)}, bytes counted once",
-                        lambda: [links.measure_cpu_host_copy(nbytes, iterations, stop)],
+                        lambda: [transfers.measure_cpu_host_copy(nbytes, iterations, stop)],
                     )
                 )
             return plan
@@ -403,24 +403,24 @@ class CalibrationRun:
                 (
                     "host ↔ device copies (pinned and pageable, each way)",
                     f"{_size(nbytes)} per copy, bytes counted once",
-                    lambda: links.measure_host_device(nbytes, iterations, device_index, stop),
+                    lambda: transfers.measure_host_device(nbytes, iterations, device_index, stop),
                 )
             )
-            gpus = links.gpu_count()
+            gpus = transfers.gpu_count()
             if gpus >= 2:
                 peers = (device_index, 1 if device_index == 0 else 0)
                 plan.append(
                     (
                         f"peer copies GPU {peers[0]} ↔ GPU {peers[1]}",
                         f"cudaMemcpyPeerAsync of {_size(nbytes)} each way",
-                        lambda: links.measure_peer_copies(nbytes, iterations, peers, stop),
+                        lambda: transfers.measure_peer_copies(nbytes, iterations, peers, stop),
                     )
                 )
                 plan.append(
                     (
                         f"NCCL all-reduce and all-gather over {gpus} GPUs",
                         f"S = {_size(nbytes)} fp32, algbw and busbw as nccl-tests defines them",
-                        lambda: links.measure_collectives(nbytes, iterations, should_stop=stop),
+                        lambda: transfers.measure_collectives(nbytes, iterations, should_stop=stop),
                     )
                 )
         return plan
@@ -513,7 +513,7 @@ def transfer_rates(
 
 def _cache_copy(record: RunRecord) -> TransferMeasurement:
     """The CPU's cache-resident copy as a reported transfer (bytes read + written, as the DRAM copy counts them)."""
-    from workbench.measure.links import CACHE
+    from workbench.measure.transfers import CACHE
 
     return TransferMeasurement(
         key=_LLC_REPORTED,

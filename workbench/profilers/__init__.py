@@ -12,7 +12,7 @@ the records `Session.profiles` holds.
         print(comparison.derivation_text())
 """
 
-from workbench.profilers.compare import Cause, Comparison, compare, compare_profile, profile_device
+from workbench.profilers.kernel_compare import Cause, Comparison, compare, compare_profile, profile_device
 from workbench.profilers.counters import SUGGESTED_METRICS, FlopCount, Reading, SassCount, TensorOps
 from workbench.profilers.kernels import Kernel, RooflinePoint
 from workbench.profilers.matching import MatchError, MatchRule, kernel_base_name, match_kernels, parse_match, suggest_operation

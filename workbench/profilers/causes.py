@@ -1,6 +1,6 @@
 """Why a profiled kernel's figures differ from its declared operation's: traffic over the compulsory floor,
 achieved FLOP over the logical FLOP, the duration against the bound. Each cause is a sentence with how
-likely it is; `profilers/compare.py` puts them beside the steps of one comparison.
+likely it is; `profilers/kernel_compare.py` puts them beside the steps of one comparison.
 """
 
 from __future__ import annotations

@@ -292,7 +292,7 @@ def import_report(
     `levels` counts L2 and L1 bytes by ncu's own hierarchical-roofline sections ('ncu') or by NERSC's method.
     """
     from workbench.devices.catalogue import find_device
-    from workbench.profilers.compare import compare_profile, profile_device
+    from workbench.profilers.kernel_compare import compare_profile, profile_device
     from workbench.profilers.matching import parse_match
     from workbench.profilers.reader import read_profile
     from workbench.profilers.records import TOOL_TITLES

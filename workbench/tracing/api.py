@@ -130,7 +130,7 @@ class StepComparison:
 
 def compare(step: Any, devices: Sequence[Any] | str) -> StepComparison:
     """The step on each device (keys as `workbench devices` lists them, or "h100-sxm,a100-sxm-80gb")."""
-    from workbench.compare import resolve_devices
+    from workbench.device_compare import resolve_devices
 
     plan = _plan(step)
     found = resolve_devices(devices) if isinstance(devices, str) else [_device(d) for d in devices]
