@@ -518,13 +518,11 @@ class RunEncodings:
 
 
 def _run_text(run: Any, index: int) -> bytes:
-    """One run as the file holds it (its derived figures left out), checked as the loader checks it."""
-    from workbench.runs import DERIVED_KEY
-
+    """One run as the file holds it, checked as the loader checks it."""
     where = f"runs[{index}]"
     if not isinstance(run, Mapping):
         raise SessionError(f"expected an object, found {_kind(run)}", where)
-    plain = _plain_json({key: value for key, value in run.items() if key != DERIVED_KEY}, where)
+    plain = _plain_json(run, where)
     check_file_data(plain, where, _RUN_DEPTH)
     return _compact_bytes(plain)
 
@@ -565,6 +563,10 @@ def encode_session(
                 where = f"runs[{index}].{DERIVED_KEY}"
                 derived = _plain_json(figures[index].to_dict(), where)
                 check_file_data(derived, where, _RUN_DEPTH + 1)
+                run = session.runs[index]
+                if DERIVED_KEY in run:  # a copy of its own (loading drops them): replaced where it stands
+                    texts[index] = _compact_bytes({**_plain_json(run, f"runs[{index}]"), DERIVED_KEY: derived})
+                    continue
                 joint = b"," if text != b"{}" else b""
                 texts[index] = text[:-1] + joint + b'"' + DERIVED_KEY.encode() + b'":' + _compact_bytes(derived) + b"}"
     if should_stop is not None and should_stop():
