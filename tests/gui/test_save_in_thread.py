@@ -70,10 +70,16 @@ def saved_lab(tmp_path: Path) -> Path:
     return path
 
 
-def test_the_window_stays_live_while_a_save_is_written_in_another_thread(window, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def edited_lab(window, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
+    """A saved session opened in the window, its first declaration edited (unsaved); the file's path."""
     path = saved_lab(tmp_path)
     assert window.open_session(str(path))
     window.document.edit_declaration(0, EDITED)
+    return path
+
+
+def test_the_window_stays_live_while_a_save_is_written_in_another_thread(window, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    path = edited_lab(window, tmp_path)
     writer = SlowWriter(monkeypatch, session_sync, "save")
     painted: list[bool] = []
     ran = while_writing(writer, lambda: painted.append(window.isVisible() and window.session_io.saving))
@@ -86,9 +92,7 @@ def test_the_window_stays_live_while_a_save_is_written_in_another_thread(window,
 
 
 def test_edits_made_while_a_save_is_written_keep_the_document_unsaved(window, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    path = saved_lab(tmp_path)
-    assert window.open_session(str(path))
-    window.document.edit_declaration(0, EDITED)
+    path = edited_lab(window, tmp_path)
     writer = SlowWriter(monkeypatch, session_sync, "save")
     ran = while_writing(writer, lambda: window.document.edit_declaration(0, DURING))
     assert window.save_to(str(path)), window.banner.text()
@@ -167,9 +171,7 @@ def test_a_failing_save_says_why_and_keeps_the_work_unsaved(window, tmp_path: Pa
 
 
 def test_save_asked_again_while_one_is_written_saves_once_more_after_it(window, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    path = saved_lab(tmp_path)
-    assert window.open_session(str(path))
-    window.document.edit_declaration(0, EDITED)
+    path = edited_lab(window, tmp_path)
     writer = SlowWriter(monkeypatch, session_sync, "save")
     again: list[bool] = []
 
@@ -186,9 +188,7 @@ def test_save_asked_again_while_one_is_written_saves_once_more_after_it(window, 
 
 
 def test_closing_while_a_save_is_written_waits_for_it_then_closes(window, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    path = saved_lab(tmp_path)
-    assert window.open_session(str(path))
-    window.document.edit_declaration(0, EDITED)
+    path = edited_lab(window, tmp_path)
     writer = SlowWriter(monkeypatch, session_sync, "save")
     closed: list[bool] = []
     asked: list[str] = []
@@ -210,9 +210,7 @@ def test_closing_while_a_save_is_written_waits_for_it_then_closes(window, tmp_pa
 
 
 def test_replacing_the_session_waits_for_the_save(window, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    path = saved_lab(tmp_path)
-    assert window.open_session(str(path))
-    window.document.edit_declaration(0, EDITED)
+    path = edited_lab(window, tmp_path)
     writer = SlowWriter(monkeypatch, session_sync, "save")
     refused: list[bool] = []
     while_writing(writer, lambda: refused.append(window.open_session(str(path))))
