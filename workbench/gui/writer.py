@@ -25,6 +25,11 @@ from PySide6.QtCore import QEventLoop, QObject, Qt, Signal
 from workbench.errors import WorkbenchError
 from workbench.session import SessionError
 
+# While a job runs, how long the GUI thread waits at most for the interpreter lock held by the job's thread
+# (Python's default is 5 ms). Every call from Qt into Python (a paint of a plot item, a timer's slot) takes the
+# lock: a repaint making a few hundred of them waited seconds behind an encoding thread at 5 ms each.
+SWITCH_INTERVAL_S = 0.0002
+
 Done = Callable[[Any, "BaseException | None"], None]  # (result, error): error is None when the job succeeded
 
 
@@ -61,6 +66,7 @@ class Writer(QObject):
         super().__init__(parent)
         self._queue: deque[_Job] = deque()
         self._current: _Job | None = None
+        self._switch_interval: float | None = None  # the interpreter's own, while a job has it shortened
         self._job_done.connect(self._job_finished, Qt.ConnectionType.QueuedConnection)
 
     def busy(self) -> bool:
@@ -100,12 +106,22 @@ class Writer(QObject):
             job.thread.join()
             self._current = None
             job.done(job.result, job.error)
+        self._restore_switch_interval()
 
     def _start_next(self) -> None:
         if self._current is not None or not self._queue:
+            self._restore_switch_interval()
             return
+        if self._switch_interval is None:
+            self._switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(SWITCH_INTERVAL_S, self._switch_interval))
         self._current = self._queue.popleft()
         self._current.thread.start()
+
+    def _restore_switch_interval(self) -> None:
+        if self._switch_interval is not None and self._current is None and not self._queue:
+            sys.setswitchinterval(self._switch_interval)
+            self._switch_interval = None
 
     def _job_finished(self, job: _Job) -> None:
         if job is not self._current:
