@@ -36,7 +36,7 @@ from workbench.session import (
     Session,
     SessionError,
     check_file_data,
-    encode_session,
+    session_pieces,
     session_from_dict,
     write_atomic,
 )
@@ -204,11 +204,11 @@ class Autosaver:
         except SessionError as exc:
             raise SessionError(f"cannot write the recovery file: {exc}") from None
         try:
-            # The session's bytes as a session file holds them (without derived figures), after the header: one
-            # compact line, whatever the size (nobody reads a recovery file but the app).
-            body = encode_session(session, include_derived=False, encodings=encodings, should_stop=should_stop)
-            encoded = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-            encoded = encoded[:-1] + b',"session":' + body.rstrip(b"\n") + b"}\n"
+            # The session as a session file holds it (without derived figures), after the header: one compact
+            # line, whatever the size (nobody reads a recovery file but the app), joined once.
+            body = session_pieces(session, include_derived=False, encodings=encodings, should_stop=should_stop)
+            opening = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")[:-1]
+            encoded = b"".join([opening, b',"session":', *body, b"}\n"])
         except SaveStopped:
             raise
         except SessionError as exc:  # a place in the session is named as the recovery file holds it

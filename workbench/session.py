@@ -534,16 +534,32 @@ def encode_session(
     encodings: RunEncodings | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> bytes:
-    """The session file's bytes: `encode_file_data(session_to_dict(session, include_derived))`, made piece by piece.
+    """The session file's bytes: `encode_file_data(session_to_dict(session, include_derived))`, made piece by piece
+    (`session_pieces`) and joined once."""
+    pieces = session_pieces(session, include_derived, device, encodings, should_stop)
+    if sum(len(piece) for piece in pieces) > COMPACT_FROM_BYTES:
+        pieces.append(b"\n")
+        return b"".join(pieces)
+    return format_json(json.loads(b"".join(pieces))).encode("utf-8")  # small: indented, as people read it
+
+
+def session_pieces(
+    session: Session,
+    include_derived: bool = True,
+    device: Device | None = None,
+    encodings: RunEncodings | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[bytes]:
+    """The session's compact JSON as pieces whose concatenation is the whole (the bytes of a large session file
+    without its final newline).
 
     Each run's text comes from `encodings` (made once per run dict, kept there
-    for the next save) with its derived figures put after it, and the file is
-    joined from the pieces; the same bytes as encoding the whole data at once,
-    without walking every sample again at each save, and without one call into
-    the JSON encoder that holds the interpreter for seconds (a window saving in
-    a thread stays responsive). `device` is the session's device as the caller
-    resolved it (the window's, whose run figures are cached). SaveStopped when
-    `should_stop()` says so between runs.
+    for the next save) with its derived figures put after it. The pieces are
+    joined once by the caller: no call into the JSON encoder, and no copy of
+    the whole, holds the interpreter for seconds (a window saving in a thread
+    stays responsive), and no sample is walked again at each save. `device` is
+    the session's device as the caller resolved it (the window's, whose run
+    figures are cached). SaveStopped when `should_stop()` says so between runs.
     """
     from workbench.runs import DERIVED_KEY
 
@@ -571,14 +587,20 @@ def encode_session(
                 texts[index] = text[:-1] + joint + b'"' + DERIVED_KEY.encode() + b'":' + _compact_bytes(derived) + b"}"
     if should_stop is not None and should_stop():
         raise SaveStopped("stopped before it was written")
-    pieces = [
-        _compact_bytes(key) + b":" + (b"[" + b",".join(texts) + b"]" if key == "runs" else _compact_bytes(value))
-        for key, value in head.items()
-    ]
-    compact = b"{" + b",".join(pieces) + b"}"
-    if len(compact) > COMPACT_FROM_BYTES:
-        return compact + b"\n"
-    return format_json(json.loads(compact)).encode("utf-8")  # small: indented, as people read it
+    pieces = [b"{"]
+    for number, (key, value) in enumerate(head.items()):
+        pieces.append((b"," if number else b"") + _compact_bytes(key) + b":")
+        if key == "runs":
+            pieces.append(b"[")
+            for index, text in enumerate(texts):
+                if index:
+                    pieces.append(b",")
+                pieces.append(text)
+            pieces.append(b"]")
+        else:
+            pieces.append(_compact_bytes(value))
+    pieces.append(b"}")
+    return pieces
 
 
 def write_atomic(
