@@ -58,6 +58,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PERF_WORKBENCH_DATA_DIR", tempfile.mkdtemp(prefix="workbench-bench-data-"))
 ROOT = Path(__file__).resolve().parent.parent
 
+from window_bench import reference_seconds  # noqa: E402  (this folder is on sys.path: run as a script)
+
 STARTUP_RUNS = int(os.environ.get("BENCH_STARTUP_RUNS", "7"))
 EDITS = 200
 LABELLED_EDITS = int(os.environ.get("BENCH_LABELLED_EDITS", "100"))  # fewer for a quick comparison
@@ -107,19 +109,6 @@ def startup_seconds(settings_dir: str) -> float:
     if result.returncode != 0 or not lines:
         raise SystemExit(f"start-up run failed:\n{result.stderr}")
     return float(lines[0].split()[1]) - start
-
-
-def reference_seconds() -> float:
-    """The machine's speed now: a fixed pure-Python loop (a million additions), median of 5. This shared 2-core
-    machine's speed swings by up to 2× within minutes; the row shows, beside each run, how fast the machine was."""
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        total = 0
-        for number in range(1_000_000):
-            total += number
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> int:

@@ -7,6 +7,7 @@ interpreter imports (`--against DIR` runs put another tree first on PYTHONPATH).
 
 from __future__ import annotations
 
+import statistics
 import time
 from typing import Any
 
@@ -64,3 +65,16 @@ def add_twenty_labelled(window: Any) -> None:
         window.document.rename_operation(index, f"op {index + 1}")
     window.document.select(0)
     window.tabs.setCurrentWidget(window.roofline)
+
+
+def reference_seconds() -> float:
+    """The machine's speed now: a fixed pure-Python loop (a million additions), median of 5. This shared 2-core
+    machine's speed swings by up to 2× within minutes; the row shows, beside each run, how fast the machine was."""
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        total = 0
+        for number in range(1_000_000):
+            total += number
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)

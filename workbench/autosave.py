@@ -26,16 +26,18 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from workbench.files import FileReadError, read_bounded
 from workbench.session import (
     MAX_FILE_BYTES,
+    RunEncodings,
+    SaveStopped,
     Session,
     SessionError,
-    encode_file_data,
+    check_file_data,
+    session_pieces,
     session_from_dict,
-    session_to_dict,
     write_atomic,
 )
 from workbench.session_sync import Merge, Snapshot, merge, read_session_file
@@ -169,17 +171,24 @@ class Autosaver:
         self.path = self.directory / f"{_PREFIX}{self.host}-{self.pid}{_SUFFIX}"
 
     def write(
-        self, session: Session, source_path: str | os.PathLike[str] | None = None, base: Snapshot | None = None
+        self,
+        session: Session,
+        source_path: str | os.PathLike[str] | None = None,
+        base: Snapshot | None = None,
+        encodings: RunEncodings | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> Path:
         """Save the session to this process's recovery file (atomically); SessionError says why not.
 
         `base` is the session file as the window last read or wrote it: a recovery merges against it.
+        `encodings` keeps each run's text from one autosave (or save) to the next (workbench.session.RunEncodings);
+        `should_stop` is asked between runs (SaveStopped, nothing written: the work was saved or closed meanwhile).
         """
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise SessionError(f"cannot create the autosave folder {self.directory}: {exc.strerror or exc}") from None
-        record = {
+        header = {
             "format": AUTOSAVE_FORMAT,
             "version": AUTOSAVE_VERSION,
             "pid": self.pid,
@@ -189,12 +198,22 @@ class Autosaver:
             # Absolute: the app that recovers it may start in another folder.
             "source_path": os.path.abspath(os.fspath(source_path)) if source_path is not None else None,
             "source_snapshot": base.to_dict() if base is not None and source_path is not None else None,
-            "session": session_to_dict(session, include_derived=False),
         }
         try:
-            encoded = encode_file_data(record)
+            check_file_data(header)
         except SessionError as exc:
             raise SessionError(f"cannot write the recovery file: {exc}") from None
+        try:
+            # The session as a session file holds it (without derived figures), after the header: one compact
+            # line, whatever the size (nobody reads a recovery file but the app), joined once.
+            body = session_pieces(session, include_derived=False, encodings=encodings, should_stop=should_stop)
+            opening = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")[:-1]
+            encoded = b"".join([opening, b',"session":', *body, b"}\n"])
+        except SaveStopped:
+            raise
+        except SessionError as exc:  # a place in the session is named as the recovery file holds it
+            place = "session." if exc.where else ""
+            raise SessionError(f"cannot write the recovery file: {place}{exc}") from None
         # A link planted at the recovery file's name is replaced, never followed.
         write_atomic(self.path, encoded, what="recovery file", follow_symlinks=False)
         return self.path

@@ -20,6 +20,7 @@ device's bound and says so (`device_note`).
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
@@ -257,6 +258,9 @@ def _id(value: Any, fallback: str) -> str:
     return str(value)
 
 
+# The caches below are read by the window and by the thread that writes its session file (figures saved beside
+# the runs): each look-up and each update holds this lock, the parsing and figuring between them does not.
+_caches_lock = threading.Lock()
 _parsed: "OrderedDict[int, tuple[Any, int, Run]]" = OrderedDict()
 _PARSE_CACHE_SIZE = 512  # at least; a session with more runs keeps twice its own count (every refresh reads them all)
 
@@ -273,13 +277,15 @@ def read_runs(runs: Iterable[Any]) -> list[Run]:
         if not isinstance(data, Mapping):
             continue
         key = id(data)
-        cached = _parsed.get(key)
+        with _caches_lock:
+            cached = _parsed.get(key)
         if cached is None or cached[0] is not data or cached[1] != index:
             cached = (data, index, parse_run(data, index))
+        with _caches_lock:
             _parsed[key] = cached
+            _parsed.move_to_end(key)
             while len(_parsed) > limit:
                 _parsed.popitem(last=False)
-        _parsed.move_to_end(key)
         result.append(cached[2])
     return result
 
@@ -509,17 +515,19 @@ def bound_analysis(declaration: Declaration, device: Device | None, convention: 
     With no device the work and bytes are still analysed and the bound is None.
     """
     key = (str(declaration), id(device), convention, overlap)
-    cached = _analyses.get(key)
-    if cached is not None and cached[0] is device:
-        _analyses.move_to_end(key)
-        return cached[1]
+    with _caches_lock:
+        cached = _analyses.get(key)
+        if cached is not None and cached[0] is device:
+            _analyses.move_to_end(key)
+            return cached[1]
     try:
         result: Analysis | str = analyze(declaration, device=device, convention=convention, overlap=overlap)
     except WorkbenchError as exc:
         result = f"no bound on {device.name if device is not None else 'no device'}: {exc}"
-    _analyses[key] = (device, result)
-    while len(_analyses) > _ANALYSIS_CACHE_SIZE:
-        _analyses.popitem(last=False)
+    with _caches_lock:
+        _analyses[key] = (device, result)
+        while len(_analyses) > _ANALYSIS_CACHE_SIZE:
+            _analyses.popitem(last=False)
     return result
 
 
@@ -620,14 +628,15 @@ def all_run_figures(runs: Iterable[Any], context: FigureContext) -> list[RunFigu
     limit = max(_FIGURES_CACHE_SIZE, 2 * len(parsed))
     for run in parsed:
         key = (id(run), context.convention, context.overlap, id(device), context.binary)
-        cached = _figured.get(key)
+        with _caches_lock:
+            cached = _figured.get(key)
         if cached is None or cached[0] is not run or cached[1] is not device:
             cached = (run, device, run_figures(run, context))
+        with _caches_lock:
             _figured[key] = cached
+            _figured.move_to_end(key)
             while len(_figured) > limit:
                 _figured.popitem(last=False)
-        else:
-            _figured.move_to_end(key)
         result.append(cached[2])
     return result
 

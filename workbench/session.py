@@ -15,6 +15,8 @@ target, so a failed save leaves the previous file as it was.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import math
 import os
@@ -24,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from workbench import __version__
 from workbench.analysis import Analysis, analyze_partial
@@ -249,6 +251,46 @@ class Session:
         return [run for run in self.runs if canonical_declaration(run.get("declaration")) == wanted]
 
 
+def snapshot(session: Session) -> Session:
+    """A copy of `session` that later edits of it do not reach, cheap enough to take on every save.
+
+    What the window edits in place (operation entries, settings, the device
+    choice, steps) is copied; run and profile dicts are shared, since they are
+    replaced and never edited in place (`workbench.runs.read_runs`), so a
+    session of thousands of runs costs a copy of two lists of references.
+    """
+    return Session(
+        operations=[dataclasses.replace(entry) for entry in session.operations],
+        device=copy.deepcopy(session.device),
+        settings=dataclasses.replace(session.settings),
+        runs=list(session.runs),
+        profiles=list(session.profiles),
+        steps=[dataclasses.replace(step) for step in session.steps],
+        title=session.title,
+        description=session.description,
+        extra=dict(session.extra),  # unknown keys, kept verbatim and never edited
+    )
+
+
+def same_session(a: Session, b: Session) -> bool:
+    """Whether two sessions hold the same data (a document against what a save wrote of it): parts compared by
+    value, runs and profiles by identity (their dicts are replaced, never edited in place), so a session of
+    thousands of runs is compared in a blink."""
+    return (
+        a.operations == b.operations
+        and a.device == b.device
+        and a.settings == b.settings
+        and a.steps == b.steps
+        and a.title == b.title
+        and a.description == b.description
+        and a.extra == b.extra
+        and len(a.runs) == len(b.runs)
+        and all(x is y for x, y in zip(a.runs, b.runs))
+        and len(a.profiles) == len(b.profiles)
+        and all(x is y for x, y in zip(a.profiles, b.profiles))
+    )
+
+
 def canonical_declaration(text: Any) -> str | None:
     """The canonical form of a declaration line, or None when it is not one."""
     if not isinstance(text, str):
@@ -292,15 +334,20 @@ def device_from_detected_facts(facts: Mapping[str, Any]) -> Device:
 # ---------------------------------------------------------------- writing
 
 
-def session_to_dict(session: Session, include_derived: bool = True) -> dict[str, Any]:
-    """The file's data for a session; with `include_derived`, the recomputed figures beside it."""
+def session_to_dict(session: Session, include_derived: bool = True, device: Device | None = None) -> dict[str, Any]:
+    """The file's data for a session; with `include_derived`, the recomputed figures beside it.
+
+    `device` is the session's device as a caller already resolved it (the
+    window's, whose run figures are cached); without it, it is resolved here.
+    """
     device_data: dict[str, Any] = {"key": session.device.key}
-    resolved: Device | None = None
+    resolved: Device | None = device
     resolve_error: str | None = None
-    try:
-        resolved = session.device.resolve()
-    except WorkbenchError as exc:
-        resolve_error = str(exc)
+    if resolved is None:
+        try:
+            resolved = session.device.resolve()
+        except WorkbenchError as exc:
+            resolve_error = str(exc)
     if include_derived and resolved is not None:
         device_data["name"] = resolved.name
     device_data["overrides"] = {
@@ -364,7 +411,7 @@ def session_to_dict(session: Session, include_derived: bool = True) -> dict[str,
 def dumps(session: Session) -> str:
     """The session file's text: stable key order and indentation (compact when large), so the same session gives
     the same bytes."""
-    return encode_file_data(session_to_dict(session)).decode("utf-8")
+    return encode_session(session).decode("utf-8")
 
 
 def format_json(data: Any) -> str:
@@ -398,28 +445,38 @@ def _format_value(value: Any, indent: str) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
-def save(session: Session, path: str | os.PathLike[str]) -> bytes:
+def save(
+    session: Session,
+    path: str | os.PathLike[str],
+    device: Device | None = None,
+    encodings: "RunEncodings | None" = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> bytes:
     """Write the session atomically; on any failure the previous file is left intact and SessionError says why.
 
-    The data is checked by the loader before it is written, so a file this
-    function writes always opens again. Returns the bytes written. A writer
-    that may share the file with others holds its lock around the read and this
-    write (`workbench.session_sync`).
+    The data is checked as the loader checks it before it is written, so a
+    file this function writes always opens again: every part but the runs is
+    read back with the loader, and each run was checked when it was encoded
+    (an object, plain JSON the loader takes). Returns the bytes written.
+    `device` and `encodings` as for `encode_session`. A writer that may share
+    the file with others holds its lock around the read and this write
+    (`workbench.session_sync`).
     """
+    name = os.fspath(path)
     try:
-        encoded = encode_file_data(session_to_dict(session))
+        encoded = encode_session(session, True, device, encodings, should_stop)
     except SessionError as exc:
-        raise SessionError(f"cannot save {os.fspath(path)}: {exc}") from None
-    text = encoded.decode("utf-8")
+        raise SessionError(f"cannot save {name}: {exc}") from None
     if len(encoded) > MAX_FILE_BYTES:
         raise SessionError(
-            f"cannot save {os.fspath(path)}: the session is {_size_words(len(encoded))}, over the "
+            f"cannot save {name}: the session is {_size_words(len(encoded))}, over the "
             f"{_size_words(MAX_FILE_BYTES)} limit for a session file (remove some runs' raw samples)"
         )
     try:
-        session_from_dict(json.loads(text))
+        head = session_to_dict(dataclasses.replace(session, runs=[]), include_derived=False, device=device)
+        session_from_dict(json.loads(_compact_bytes(head)))
     except SessionError as exc:
-        raise SessionError(f"cannot save {os.fspath(path)}: the session would not open again ({exc})") from None
+        raise SessionError(f"cannot save {name}: the session would not open again ({exc})") from None
     write_atomic(path, encoded, what="session")
     return encoded
 
@@ -432,13 +489,140 @@ def encode_file_data(data: Any) -> bytes:
     SessionError naming where it is, instead of failing half-way through a write.
     """
     check_file_data(data)
-    try:
-        compact = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    except (TypeError, ValueError) as exc:  # check_file_data should have caught these; say so plainly
-        raise SessionError(f"the session holds data that is not plain JSON ({exc})") from None
+    compact = _compact_bytes(data)
     if len(compact) > COMPACT_FROM_BYTES:
         return compact + b"\n"
     return format_json(data).encode("utf-8")
+
+
+def _compact_bytes(data: Any) -> bytes:
+    try:
+        return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError) as exc:  # check_file_data should have caught these; say so plainly
+        raise SessionError(f"the session holds data that is not plain JSON ({exc})") from None
+
+
+class SaveStopped(SessionError):
+    """An encoding was stopped by its caller (`should_stop`) before it finished; nothing was written."""
+
+
+_RUN_DEPTH = 3  # where a run sits in a session file: the top object 1, the runs array 2, the run 3
+_STOP_EVERY = 64  # runs encoded between two looks at should_stop
+
+
+class RunEncodings:
+    """Each run's compact text in the file, made once per run dict and kept while the run is in the session.
+
+    Run dicts are replaced, never edited in place (`workbench.runs.read_runs`):
+    a run made plain JSON, checked as the loader checks it (an object; no
+    nesting past MAX_NESTING, no lone surrogate, no number beyond a double) and
+    encoded once gives the same text at every later save and autosave, so a
+    session of thousands of runs is walked once, not at every save. Used by one
+    thread at a time (the window's writer, or one save).
+    """
+
+    def __init__(self) -> None:
+        self._texts: dict[int, tuple[Any, bytes]] = {}
+
+    def texts(self, runs: Sequence[Any], should_stop: Callable[[], bool] | None = None) -> list[bytes]:
+        """The text of each run, in order (SessionError naming the first run that cannot be saved)."""
+        kept: dict[int, tuple[Any, bytes]] = {}
+        texts = []
+        for index, run in enumerate(runs):
+            if should_stop is not None and index % _STOP_EVERY == 0 and should_stop():
+                raise SaveStopped("stopped before it was written")
+            known = self._texts.get(id(run))
+            text = known[1] if known is not None and known[0] is run else _run_text(run, index)
+            kept[id(run)] = (run, text)
+            texts.append(text)
+        self._texts = kept  # runs no longer in the session are let go
+        return texts
+
+
+def _run_text(run: Any, index: int) -> bytes:
+    """One run as the file holds it, checked as the loader checks it."""
+    where = f"runs[{index}]"
+    if not isinstance(run, Mapping):
+        raise SessionError(f"expected an object, found {_kind(run)}", where)
+    plain = _plain_json(run, where)
+    check_file_data(plain, where, _RUN_DEPTH)
+    return _compact_bytes(plain)
+
+
+def encode_session(
+    session: Session,
+    include_derived: bool = True,
+    device: Device | None = None,
+    encodings: RunEncodings | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> bytes:
+    """The session file's bytes: `encode_file_data(session_to_dict(session, include_derived))`, made piece by piece
+    (`session_pieces`) and joined once."""
+    pieces = session_pieces(session, include_derived, device, encodings, should_stop)
+    if sum(len(piece) for piece in pieces) > COMPACT_FROM_BYTES:
+        pieces.append(b"\n")
+        return b"".join(pieces)
+    return format_json(json.loads(b"".join(pieces))).encode("utf-8")  # small: indented, as people read it
+
+
+def session_pieces(
+    session: Session,
+    include_derived: bool = True,
+    device: Device | None = None,
+    encodings: RunEncodings | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[bytes]:
+    """The session's compact JSON as pieces whose concatenation is the whole (the bytes of a large session file
+    without its final newline).
+
+    Each run's text comes from `encodings` (made once per run dict, kept there
+    for the next save) with its derived figures put after it. The pieces are
+    joined once by the caller: no call into the JSON encoder, and no copy of
+    the whole, holds the interpreter for seconds (a window saving in a thread
+    stays responsive), and no sample is walked again at each save. `device` is
+    the session's device as the caller resolved it (the window's, whose run
+    figures are cached). SaveStopped when `should_stop()` says so between runs.
+    """
+    from workbench.runs import DERIVED_KEY
+
+    encodings = encodings if encodings is not None else RunEncodings()
+    if device is None:
+        try:
+            device = session.device.resolve()
+        except WorkbenchError:
+            device = None  # session_to_dict says why in the derived figures
+    head = session_to_dict(dataclasses.replace(session, runs=[]), include_derived, device)
+    check_file_data(head)
+    texts = encodings.texts(session.runs, should_stop)
+    if include_derived:
+        figures = _run_figures_by_index(session, device)
+        for index, text in enumerate(texts):
+            if index in figures:
+                where = f"runs[{index}].{DERIVED_KEY}"
+                derived = _plain_json(figures[index].to_dict(), where)
+                check_file_data(derived, where, _RUN_DEPTH + 1)
+                run = session.runs[index]
+                if DERIVED_KEY in run:  # a copy of its own (loading drops them): replaced where it stands
+                    texts[index] = _compact_bytes({**_plain_json(run, f"runs[{index}]"), DERIVED_KEY: derived})
+                    continue
+                joint = b"," if text != b"{}" else b""
+                texts[index] = text[:-1] + joint + b'"' + DERIVED_KEY.encode() + b'":' + _compact_bytes(derived) + b"}"
+    if should_stop is not None and should_stop():
+        raise SaveStopped("stopped before it was written")
+    pieces = [b"{"]
+    for number, (key, value) in enumerate(head.items()):
+        pieces.append((b"," if number else b"") + _compact_bytes(key) + b":")
+        if key == "runs":
+            pieces.append(b"[")
+            for index, text in enumerate(texts):
+                if index:
+                    pieces.append(b",")
+                pieces.append(text)
+            pieces.append(b"]")
+        else:
+            pieces.append(_compact_bytes(value))
+    pieces.append(b"}")
+    return pieces
 
 
 def write_atomic(
@@ -584,14 +768,20 @@ def _derived_figures(result: Analysis | WorkbenchError, binary: bool) -> dict[st
     }
 
 
+def _run_figures_by_index(session: Session, device: Device | None) -> "dict[int, RunFigures]":
+    from workbench.runs import all_run_figures
+
+    return {item.index: item for item in all_run_figures(session.runs, session.figure_context(device))}
+
+
 def _add_run_figures(session: Session, device: Device | None, runs: list[Any]) -> None:
     """Beside each stored run, its figures for readers without the app (the app recomputes and ignores them)."""
-    from workbench.runs import DERIVED_KEY, all_run_figures
+    from workbench.runs import DERIVED_KEY
 
-    figures = {item.index: item for item in all_run_figures(session.runs, session.figure_context(device))}
+    by_index = _run_figures_by_index(session, device)
     for index, run in enumerate(runs):
-        if isinstance(run, dict) and index in figures:
-            run[DERIVED_KEY] = _plain_json(figures[index].to_dict(), f"runs[{index}].{DERIVED_KEY}")
+        if isinstance(run, dict) and index in by_index:
+            run[DERIVED_KEY] = _plain_json(by_index[index].to_dict(), f"runs[{index}].{DERIVED_KEY}")
 
 
 def _plain_json(value: Any, where: str) -> Any:
@@ -628,16 +818,17 @@ def _plain_json(value: Any, where: str) -> Any:
 _FLOAT_LIMIT_BITS = 1000  # integers longer than this are checked against the float range
 
 
-def check_file_data(data: Any, where: str = "") -> None:
+def check_file_data(data: Any, where: str = "", depth: int = 1) -> None:
     """Refuse data no reader of the file can handle, naming where: nesting deeper than MAX_NESTING,
     text with a lone surrogate (not Unicode, cannot be written as UTF-8), integers beyond a double.
 
     A colleague's file may hold a list nested 900 deep in a run's conditions
     or `"\\udcff"` in its title: json parses both, but every later step
     (reports, saving, autosave) would fail with Python's own exceptions. The
-    walk is iterative, so it cannot exhaust the stack itself.
+    walk is iterative, so it cannot exhaust the stack itself. `depth` is the
+    level `data` sits at in the file (1: the file's top object; a run is at 3).
     """
-    pending: list[tuple[Any, str, int]] = [(data, where, 1)]
+    pending: list[tuple[Any, str, int]] = [(data, where, depth)]
     while pending:
         value, place, depth = pending.pop()
         if isinstance(value, dict):
@@ -705,15 +896,25 @@ def load(path: str | os.PathLike[str]) -> Session:
 
 def load_keeping_bytes(path: str | os.PathLike[str]) -> tuple[Session, bytes]:
     """`load`, and the bytes the session was read from (a writer compares them with the file before it saves)."""
+    data = read_session_bytes(path)
+    return loads_named(data, path), data
+
+
+def read_session_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A session file's bytes, read bounded (SessionError naming the file when it cannot be read)."""
     name = os.fspath(path)
     try:
-        data = read_bounded(name, MAX_FILE_BYTES, "session file")
+        return read_bounded(name, MAX_FILE_BYTES, "session file")
     except FileReadError as exc:
         raise SessionError(f"cannot open {name}: {exc}") from None
+
+
+def loads_named(data: bytes, path: str | os.PathLike[str]) -> Session:
+    """`loads` of the bytes read from the file at `path`, its faults named with the file."""
     try:
-        return loads(data), data
+        return loads(data)
     except SessionError as exc:
-        raise SessionError(f"session file {name}: {exc}") from None
+        raise SessionError(f"session file {os.fspath(path)}: {exc}") from None
 
 
 def _size_words(size: int) -> str:

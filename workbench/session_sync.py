@@ -35,12 +35,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
+from workbench.devices import Device
 from workbench.session import (
     OperationEntry,
+    RunEncodings,
     Session,
     SessionError,
     StepEntry,
     load_keeping_bytes,
+    loads_named,
+    read_session_bytes,
     save,
     session_to_dict,
 )
@@ -438,30 +442,35 @@ def save_merged(
     keep_mine_in_conflicts: bool = False,
     overwrite: bool = False,
     timeout: float | None = None,
+    device: Device | None = None,
+    encodings: RunEncodings | None = None,
 ) -> SaveOutcome:
     """Save `mine` to `path` under its lock, taking in what others wrote since `base`.
 
     The file is read under the lock; when its bytes are still those of `base`
     (or there is no file, or `overwrite`: a Save As the user confirmed), mine is
-    written as it is. Otherwise the file's session is merged in (`merge`); when
-    parts conflict and `keep_mine_in_conflicts` is not set, nothing is written
-    and the outcome carries the conflicts and the file's session for the caller
-    to ask about. SessionError (SessionLockTimeout) says why nothing could be saved.
+    written as it is, and the file is not parsed. Otherwise the file's session
+    is merged in (`merge`); when parts conflict and `keep_mine_in_conflicts` is
+    not set, nothing is written and the outcome carries the conflicts and the
+    file's session for the caller to ask about. SessionError
+    (SessionLockTimeout) says why nothing could be saved. `device` (mine's
+    device as resolved) and `encodings` as for `workbench.session.save`.
     """
     name = os.fspath(path)
     with session_lock(name, timeout) as waited:
         if overwrite or not os.path.lexists(name):
-            written = save(mine, name)
+            written = save(mine, name, device, encodings)
             return SaveOutcome(True, mine, Snapshot.of(mine, written), waited_s=waited)
-        theirs, data = read_session_file(name)
+        data = read_session_bytes(name)
         if base is not None and digest(data) == base.digest:
-            written = save(mine, name)
+            written = save(mine, name, device, encodings)
             return SaveOutcome(True, mine, Snapshot.of(mine, written), waited_s=waited)
+        theirs = loads_named(data, name)
         merged = merge(base, mine, theirs)
         theirs_snapshot = Snapshot.of(theirs, data)
         if merged.conflicts and not keep_mine_in_conflicts:
             return SaveOutcome(False, mine, None, merged, theirs, theirs_snapshot, waited)
-        written = save(merged.session, name)
+        written = save(merged.session, name, encodings=encodings)  # its device may be the file's: resolved anew
         return SaveOutcome(True, merged.session, Snapshot.of(merged.session, written), merged, theirs, theirs_snapshot, waited)
 
 

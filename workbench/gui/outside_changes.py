@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import shiboken6
 from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer
@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.files import FileReadError, read_bounded
-from workbench.session import MAX_FILE_BYTES, SessionError
+from workbench.session import MAX_FILE_BYTES, RunEncodings, Session, SessionError, same_session, snapshot
 from workbench.session_sync import (
     DiskStamp,
     Merge,
@@ -84,11 +84,17 @@ def describe_merge(name: str, merged: Merge) -> str:
 class OutsideChanges(QObject):
     """The document's file on disk: watched, merged into the document, and saved without overwriting others."""
 
-    def __init__(self, document: Document, host: QWidget, say: Say) -> None:
+    def __init__(
+        self, document: Document, host: QWidget, say: Say, run: Callable[[Callable[[], Any]], Any] | None = None
+    ) -> None:
         super().__init__(host)
         self.document = document
         self.host = host
         self.say = say
+        # How a save's encoding and writing is run: the window's writer thread (gui/writer.py), else here.
+        self.run: Callable[[Callable[[], Any]], Any] = run if run is not None else (lambda work: work())
+        self.encodings = RunEncodings()  # each run's text, made once (used by one save or autosave at a time)
+        self.saving = False  # a save is being written: a change of the file on disk is looked at after it
         self.base: Snapshot | None = None  # the file as the window last read or wrote it
         self.stamp: DiskStamp | None = None  # its identity then
         self.conflicts: list[str] = []  # parts both changed, found by the last check
@@ -145,6 +151,9 @@ class OutsideChanges(QObject):
         path = self.document.path
         if not path or not shiboken6.isValid(self.host):
             return None
+        if self.saving:  # the change may be this window's own save: looked at once the save has adopted it
+            self.timer.start()
+            return None
         if path not in self.watcher.files() and os.path.exists(path):
             self.watcher.addPath(path)  # an atomic replace ended the watch on the old file
         stamp = DiskStamp.of(path)
@@ -188,16 +197,24 @@ class OutsideChanges(QObject):
 
     # ------------------------------------------------------------------ saving without overwriting others
     def save(self, path: str, ask: Callable[[str, Sequence[str]], str]) -> bool:
-        """Save the document to `path` under the file's lock; True when the document is now safe on disk.
+        """Save the document to `path` under the file's lock; True when what it held when asked is safe on disk.
 
         A file changed since the window read it is merged first; parts both
-        changed are put to `ask` (RELOAD, KEEP_COPY, MERGE or CANCEL).
+        changed are put to `ask` (RELOAD, KEEP_COPY, MERGE or CANCEL). The
+        document is copied as it is now (`workbench.session.snapshot`) and the
+        copy is encoded and written by `run` (the window's writer thread), the
+        window live meanwhile: edits made during the save stay unsaved.
         """
         doc = self.document
         path = os.path.abspath(path)
         same_file = doc.path == path
+        mine = snapshot(doc.session)
+        device = doc.device  # the device the window shows: its runs' figures are cached for it
+        encodings = self.encodings
+        self.saving = True
         try:
-            outcome = save_merged(path, doc.session, self.base if same_file else None, overwrite=not same_file)
+            base = self.base if same_file else None
+            outcome = self.run(lambda: save_merged(path, mine, base, overwrite=not same_file, device=device, encodings=encodings))
             if not outcome.written:
                 assert outcome.merge is not None and outcome.theirs is not None
                 answer = ask(path, outcome.merge.conflicts)
@@ -208,31 +225,45 @@ class OutsideChanges(QObject):
                     return True
                 if answer == KEEP_COPY:
                     copy = str(unused_path(path, "my copy"))
-                    outcome = save_merged(copy, doc.session, None, overwrite=True)
-                    self._saved(copy, outcome)
+                    outcome = self.run(lambda: save_merged(copy, mine, None, overwrite=True, device=device, encodings=encodings))
+                    self._saved(copy, mine, outcome)
                     self.say.status(f"Saved this version as {copy}; {os.path.basename(path)} is left as the other program saved it", STATUS_MS)
                     return True
                 if answer != MERGE:
                     return False
-                outcome = save_merged(path, doc.session, self.base, keep_mine_in_conflicts=True)
+                outcome = self.run(
+                    lambda: save_merged(path, mine, base, keep_mine_in_conflicts=True, device=device, encodings=encodings)
+                )
         except WorkbenchError as exc:
             self.say.banner(f"Cannot save {os.path.basename(path)}: {exc}. The work here is unchanged and still unsaved.")
             return False
-        self._saved(path, outcome)
+        finally:
+            self.saving = False
+        self._saved(path, mine, outcome)
         line = describe_merge(os.path.basename(path), outcome.merge) if outcome.merge is not None else ""
-        self.say.status(f"Saved {path}" + (f" · {line}" if line else ""), STATUS_MS if line else 5000)
+        later = "" if doc.undo_stack.isClean() else " · the changes made while it was written are not saved yet"
+        self.say.status(f"Saved {path}" + (f" · {line}" if line else "") + later, STATUS_MS if line or later else 5000)
         return True
 
-    def _saved(self, path: str, outcome: SaveOutcome) -> None:
+    def _saved(self, path: str, mine: Session, outcome: SaveOutcome) -> None:
+        """The document after `mine` (its copy when the save began) was written as `outcome` says: what the merge
+        took from the file taken in, the file adopted, and clean only if nothing changed since the copy."""
         doc = self.document
         merged = outcome.merge
         if merged is not None and merged.changed_anything:
             if merged.only_appended:
                 doc.append_from_file(merged.new_runs, merged.appended)
-            else:
+            elif same_session(doc.session, mine):
                 doc.take_from_file(outcome.session)
+            else:  # edited while it was written: the file's changes merged into the edits, not over them
+                again = merge(Snapshot.of(mine, b""), doc.session, outcome.session)
+                if again.changed_anything:
+                    doc.take_from_file(again.session)
         doc.set_path(path)
-        doc.undo_stack.setClean()
+        if same_session(doc.session, outcome.session):
+            doc.undo_stack.setClean()
+        else:  # the file holds the state the save began from: none on the undo stack is known to be saved
+            doc.undo_stack.resetClean()
         self.adopt(outcome.snapshot, path)
 
 

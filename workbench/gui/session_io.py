@@ -13,11 +13,21 @@ that no test ever waits on a modal dialog. Autosave writes with `workbench.autos
 Saving, and what other programs save to the same file meanwhile, go through
 `OutsideChanges` (gui/outside_changes.py): under the file's lock, merged, never
 overwritten unseen.
+
+Saves and autosaves are encoded and written by the window's `Writer`
+(gui/writer.py), in a thread, one after another: the window stays responsive
+while a large session is written. A save copies the document when it begins
+(edits made meanwhile stay unsaved, and the title says so) and returns when the
+file is written; Save asked again meanwhile saves once more after it; new,
+open and recover wait for it, and closing the window waits until it is written.
+An autosave runs on its own (the timer does not wait for it) and is stopped,
+unwritten, when the work is saved or closed meanwhile.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -52,6 +62,8 @@ from workbench.gui.export import png_bytes, session_plot_png
 from workbench.gui.outside_changes import CANCEL as CONFLICT_CANCEL
 from workbench.gui.outside_changes import OutsideChanges, Say, conflict_box
 from workbench.gui.plain_text import plain, tooltip
+from workbench.gui.writer import Writer
+from workbench.session import SaveStopped, snapshot
 from workbench.session_sync import Snapshot
 from workbench.report import report_files, report_kind, write_report
 
@@ -226,16 +238,22 @@ class SessionFiles(QObject):
         self.hooks = hooks
         self.recent = RecentFiles(settings)
         self.autosaver = Autosaver()
+        self.writer = Writer(self)  # saves and autosaves, encoded and written in a thread, one at a time
         # the file on disk as other programs change it: watched, merged in, saved under its lock
-        self.outside = OutsideChanges(document, host, Say(hooks.show_status, hooks.show_banner))
+        self.outside = OutsideChanges(document, host, Say(hooks.show_status, hooks.show_banner), self.writer.run)
         self._autosave_pending = False
         self._autosave_failed = False
+        self._autosave_running = False
+        self._autosave_stop = threading.Event()  # set: the autosave being written is no longer wanted
         self._recovery_checked = False
+        self.saving = False  # a save is being written (the window is live meanwhile)
+        self._save_again: str | None = None  # Save asked again while one was written: the path to save to next
+        self._close_when_saved = False
 
         self.autosave_timer = QTimer(self)
         self.autosave_timer.setObjectName("autosaveTimer")
         self.autosave_timer.setInterval(autosave_interval_ms())
-        self.autosave_timer.timeout.connect(self.autosave_now)
+        self.autosave_timer.timeout.connect(self.start_autosave)
         self.autosave_timer.start()
 
         stack = self.document.undo_stack
@@ -322,8 +340,11 @@ class SessionFiles(QObject):
     def confirm_discard(self, action: str) -> bool:
         """True when the session may be replaced or closed: it is clean, was just saved, or the user discards it.
 
-        `action` completes "Save them before …?", e.g. "closing".
+        `action` completes "Save them before …?", e.g. "closing". Never while a save is being written.
         """
+        if self.saving:
+            self._status(f"The session is being saved: try {action} again once it is written")
+            return False
         if not self.dirty:
             return True
         answer = self.ask_unsaved_changes(action)
@@ -352,10 +373,21 @@ class SessionFiles(QObject):
         buttons = QMessageBox.StandardButton
         return {buttons.Save: SAVE, buttons.Discard: DISCARD}.get(buttons(pressed), CANCEL)
 
+    def close_waits_for_save(self) -> bool:
+        """True while a save is being written: the window closes (asking as ever) once it is, not before."""
+        if not self.saving:
+            return False
+        self._close_when_saved = True
+        self._status("Closing once the session is saved…")
+        return True
+
     def window_closing(self) -> None:
-        """The window closes with nothing unsaved left (saved, clean or discarded): drop the recovery file."""
+        """The window closes with nothing unsaved left (saved, clean or discarded): drop the recovery file, after
+        any autosave being written (stopped first), and wait for it."""
         self.autosave_timer.stop()
+        self._autosave_stop.set()
         self._discard_autosave()
+        self.writer.finish()
 
     # ------------------------------------------------------------------ saving
     def opened(self, snapshot: Snapshot, path: str) -> None:
@@ -363,8 +395,28 @@ class SessionFiles(QObject):
         self.outside.adopt(snapshot, path)
 
     def save_to(self, path: str) -> bool:
-        """Save under the file's lock, with what other programs saved to it merged in; True when saved."""
-        return self.outside.save(path, self.ask_conflict)
+        """Save under the file's lock, with what other programs saved to it merged in; True when saved.
+
+        Written in the writer's thread while the window stays live; returns once it is written. Asked again
+        while a save is written, it saves once more after it (with the edits made meanwhile) and returns False.
+        """
+        if self.saving:
+            self._save_again = path
+            self._status("Saving… the session is saved again once this save is written")
+            return False
+        self.saving = True
+        self._status("Saving…")
+        try:
+            saved = self.outside.save(path, self.ask_conflict)
+            while self._save_again is not None:
+                again, self._save_again = self._save_again, None
+                saved = self.outside.save(again, self.ask_conflict)
+        finally:
+            self.saving = False
+        if self._close_when_saved and shiboken6.isValid(self.host):
+            self._close_when_saved = False
+            QTimer.singleShot(0, self.host, self.host.close)  # closes now, or asks again if the save failed
+        return saved
 
     def ask_conflict(self, path: str, conflicts: Sequence[str]) -> str:
         """RELOAD, KEEP_COPY, MERGE or CANCEL (gui/outside_changes.py), from a modal question (tests replace this)."""
@@ -387,26 +439,66 @@ class SessionFiles(QObject):
             self._autosave_pending = False
             self._discard_autosave()
 
-    def autosave_now(self) -> bool:
-        """Write the recovery file when there are changes since the last autosave; True when it was written."""
-        if not self._autosave_pending or not self.dirty:
-            return False
-        try:
-            self.autosaver.write(self.document.session, self.document.path, self.outside.base)
-        except WorkbenchError as exc:
-            if not self._autosave_failed:  # say it once, not every period
-                self.hooks.show_banner(f"Autosave failed: {exc}. Until it works again, only saving protects this work.")
-            self._autosave_failed = True
+    def autosave_in_flight(self) -> bool:
+        """Whether an autosave is being written now."""
+        return self._autosave_running
+
+    def start_autosave(self, then: Callable[[bool], None] | None = None) -> bool:
+        """Start writing the recovery file, in the writer's thread, when there are changes since the last
+        autosave and none is being written; True when one was started. `then(written)` follows it here."""
+        if not self._autosave_pending or not self.dirty or self._autosave_running:
             return False
         self._autosave_pending = False
-        self._autosave_failed = False
+        self._autosave_running = True
+        self._autosave_stop = stop = threading.Event()
+        session, path, base = snapshot(self.document.session), self.document.path, self.outside.base
+        encodings = self.outside.encodings
+
+        def work() -> object:
+            return self.autosaver.write(session, path, base, encodings, stop.is_set)
+
+        def done(_result: object, error: BaseException | None) -> None:
+            self._autosave_running = False
+            written = error is None
+            if isinstance(error, SaveStopped):
+                self._autosave_pending = self._autosave_pending or self.dirty
+            elif error is not None:
+                self._autosave_pending = True  # tried again next period
+                if not self._autosave_failed and shiboken6.isValid(self.host):  # said once, not every period
+                    self.hooks.show_banner(f"Autosave failed: {error}. Until it works again, only saving protects this work.")
+                self._autosave_failed = True
+            else:
+                self._autosave_failed = False
+            if then is not None:
+                then(written)
+
+        self.writer.submit(work, done)
         return True
 
+    def autosave_now(self) -> bool:
+        """Write the recovery file now (as the timer does) and wait for it, the window live meanwhile; True when it
+        was written."""
+        result: list[bool] = []
+        if not self.start_autosave(result.append):
+            return False
+        self.writer.run(lambda: None)  # queued after the autosave: returns once it is written
+        return bool(result and result[0])
+
     def _discard_autosave(self) -> None:
-        try:
-            self.autosaver.discard()
-        except WorkbenchError as exc:
-            self._status(str(exc))
+        """Remove the recovery file: now, or after the autosave being written (stopped unwritten where it can be)."""
+        if not self.writer.busy():
+            try:
+                self.autosaver.discard()
+            except WorkbenchError as exc:
+                self._status(str(exc))
+            return
+        self._autosave_stop.set()
+
+        def done(_result: object, error: BaseException | None) -> None:
+            if error is not None:
+                self._status(str(error))
+
+        self.writer.submit(self.autosaver.discard, done)
 
     # ------------------------------------------------------------------ recovery
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
@@ -476,11 +568,11 @@ class SessionFiles(QObject):
             self.outside.adopt(recovered.base, source)
         self.document.undo_stack.resetClean()  # unsaved work until the user saves it
         self._autosave_pending = True
-        self.autosave_now()  # this process's own recovery file first, then the old one can go
-        try:
-            recovery.discard()
-        except WorkbenchError as exc:
-            self._status(str(exc))
+        if self.autosave_now():  # this process's own recovery file first, then the old one can go
+            try:
+                recovery.discard()
+            except WorkbenchError as exc:
+                self._status(str(exc))
         where = f"Save writes it back to {source}." if source else "Save it to keep it."
         merged = recovered.merge
         if merged is not None and merged.new_runs:

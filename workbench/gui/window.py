@@ -1081,6 +1081,9 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        if self.session_io.close_waits_for_save():  # closed once the save being written is on disk
+            event.ignore()
+            return
         if not self.session_io.confirm_discard("closing"):
             event.ignore()
             return
