@@ -135,3 +135,21 @@ def test_an_impossible_run_is_flagged_in_the_table_and_on_the_plot(qtbot, window
     scatter_x, _ = window.roofline.measured.impossible_items.scatter.getData()
     assert list(scatter_x) == pytest.approx([mark.x])
     assert window.roofline.measured.valid_items.scatter.getData()[0].size == 0
+
+
+def test_a_run_s_hover_text_is_built_when_hovered_not_at_each_refresh(qtbot, window, cpu_add, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A session of thousands of runs redraws its marks on every edit; each run's hover text is made only when the
+    pointer asks for it (measure_plots.run_tip), never for every run at every refresh."""
+    from workbench.gui import measure_plots
+
+    vector_add_with(window, cpu_add)
+    made: list[int] = []
+    real = measure_plots.run_tip
+    monkeypatch.setattr(measure_plots, "run_tip", lambda run, binary: made.append(run.index) or real(run, binary))
+    (mark,) = roofline_marks(window)
+    window.document.set_setting("binary", True)  # a refresh that changes every hover text
+    qtbot.waitUntil(lambda: window.roofline.measured.marks and window.roofline.measured.marks[0].binary, timeout=5000)
+    assert made == []
+    text = window.roofline.measured.tip(mark.run_index)
+    assert made == [mark.run_index]
+    assert "iB/s compulsory bytes over the median" in text  # made now, in the units set after the marks were drawn

@@ -12,7 +12,7 @@ room for them in its range, then hands them back (`show`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -51,10 +51,17 @@ class MeasuredMark:
     high: float  # the upper end of the spread bar
     valid: bool
     label: str  # shown beside a run that is not valid, impossible, or from another device
-    tip: str
-    run_index: int
+    run: Any = field(compare=False, repr=False)  # the MeasuredRun: its hover text is built when hovered
+    run_index: int = -1
     style: str = VALID  # valid, not valid, other device, impossible
     device: str = ""  # the device the run ran on (short name)
+    binary: bool = field(default=False, compare=False)  # bytes in MiB/GiB in the hover text
+
+    @property
+    def tip(self) -> str:
+        """Hover text (run_tip), made when asked: a session of thousands of runs would build a string per run at
+        every refresh for the few a pointer ever rests on."""
+        return run_tip(self.run, self.binary)
 
 
 def status_line(run: MeasuredRun) -> str:
@@ -189,7 +196,7 @@ class _MeasuredLayer:
         self.other_items = _MarkItems(plot, OTHER_DEVICE_COLOUR, False, "d", 4.8)
         self.impossible_items = _MarkItems(plot, IMPOSSIBLE_COLOUR, True, "x", 5.2)
         self.marks: list[MeasuredMark] = []
-        self._tips: dict[int, str] = {}
+        self._by_run: dict[int, MeasuredMark] = {}
         self._legend_rows: dict[int, str] = {}  # id of a scatter → its legend text now
         for items in self._all_items():
             items.scatter.sigHovered.connect(self._hovered)
@@ -203,7 +210,7 @@ class _MeasuredLayer:
 
     def show(self, marks: Sequence[MeasuredMark], beam: float = 0.0) -> None:
         self.marks = list(marks)
-        self._tips = {mark.run_index: mark.tip for mark in self.marks}
+        self._by_run = {mark.run_index: mark for mark in self.marks}
         by_style = {style: [m for m in self.marks if m.style == style] for style in (VALID, NOT_VALID, OTHER_DEVICE, IMPOSSIBLE)}
         self.valid_items.show(by_style[VALID], beam, with_labels=False)
         self.not_valid_items.show(by_style[NOT_VALID], beam, with_labels=True)
@@ -231,7 +238,8 @@ class _MeasuredLayer:
     def tip(self, run_index: Any) -> str:
         if not isinstance(run_index, (int, np.integer)):
             return ""
-        return self._tips.get(int(run_index), "")
+        mark = self._by_run.get(int(run_index))
+        return mark.tip if mark is not None else ""
 
     def _hovered(self, item: Any, points: Any, event: Any) -> None:
         # On the scatter itself, so it never clears the operations' or the kernels' hover text.
@@ -260,10 +268,11 @@ class MeasuredRooflineLayer(_MeasuredLayer):
                     high=math.log10(fast),
                     valid=run.valid,
                     label=label,
-                    tip=run_tip(run, binary),
+                    run=run,
                     run_index=run.index,
                     style=style,
                     device=_short(run.device_name),
+                    binary=binary,
                 )
             )
         return marks
@@ -292,10 +301,11 @@ class MeasuredSweepLayer(_MeasuredLayer):
                     high=math.log10(s.p90_s),
                     valid=run.valid,
                     label=label,
-                    tip=run_tip(run, binary),
+                    run=run,
                     run_index=run.index,
                     style=style,
                     device=_short(run.device_name),
+                    binary=binary,
                 )
             )
         return marks
