@@ -116,6 +116,8 @@ class MarkSet:
         # more than MANY given as spots: a scatter per look, with the points it was last given (`_show_by_look`)
         self._looks: dict[tuple[Any, ...], tuple[pg.ScatterPlotItem, tuple[list[float], list[float], list[Any]]]] = {}
         self._given: list[dict[str, Any]] = []  # the spots last given as dicts, one per mark shown
+        # many spots given: each spot's look (the key of its scatter in `_looks`) and its place in that scatter
+        self._look_of: list[tuple[tuple[Any, ...], int]] = []
         self._hovered: list[_Mark] = []
 
     # ------------------------------------------------------------------ setting
@@ -157,19 +159,41 @@ class MarkSet:
         scatter.setData(*args, **kwargs)
         scatter.setVisible(self.visible)
 
+    def patch(self, index: int, spot: dict[str, Any]) -> bool:
+        """Spot `index` of the many last given (more than MANY) replaced by `spot` of the same look: only its look's
+        scatter is set again. False, changing nothing, when the marks are few or the look differs: then the caller
+        gives every spot again (setData)."""
+        if index >= len(self._look_of) or self._xs is None or self._ys is None:
+            return False
+        key, at = self._look_of[index]
+        look = self._look(spot)
+        if (look[0], look[1], id(look[2]), id(look[3])) != key:
+            return False
+        scatter, (xs, ys, data) = self._looks[key]
+        x, y = spot["pos"]
+        xs[at], ys[at], data[at] = x, y, spot.get("data")
+        self._xs[index], self._ys[index] = x, y
+        scatter.setData(x=np.array(xs, dtype=float), y=np.array(ys, dtype=float), data=data)
+        return True
+
+    def _look(self, spot: dict[str, Any]) -> tuple[Any, ...]:
+        """A spot's symbol, size, pen and brush (the set's own where the spot names none)."""
+        return (spot.get("symbol", self.opts["symbol"]), spot.get("size", self.opts["size"]),
+                spot.get("pen", self.opts["pen"]), spot.get("brush", self.opts["brush"]))
+
     def _show_by_look(self, spots: Sequence[dict[str, Any]]) -> None:
         """Many spots: one scatter per look (symbol, size, pen, brush), each set with arrays (pyqtgraph's fast
         path for points that all look the same); a look whose points did not change is left as it is, so an
         edit that moves the selected operation's point (a look of its own) sets one point, not thousands."""
         groups: dict[tuple[Any, ...], tuple[tuple[Any, ...], list[float], list[float], list[Any]]] = {}
-        default = (self.opts["symbol"], self.opts["size"], self.opts["pen"], self.opts["brush"])
+        self._look_of = []
         for spot in spots:
-            look = (spot.get("symbol", default[0]), spot.get("size", default[1]), spot.get("pen", default[2]),
-                    spot.get("brush", default[3]))
+            look = self._look(spot)
             key = (look[0], look[1], id(look[2]), id(look[3]))
             group = groups.get(key)
             if group is None:
                 group = groups[key] = (look, [], [], [])
+            self._look_of.append((key, len(group[1])))
             x, y = spot["pos"]
             group[1].append(x)
             group[2].append(y)

@@ -97,36 +97,47 @@ class RoofLevels:
         self._level_marks = []
         self._level_tips = []
         for row, stale, point, position in extra:
-            selected = row == current
-            colour = STALE_COLOUR if stale else LEVEL_COLOURS[point.key]
-            spots.append(
-                (
-                    position,
-                    12 if selected else 9,
-                    LEVEL_SYMBOLS[point.key],
-                    point_pen(SELECTED_COLOUR if selected and not stale else colour),
-                    point_brush(colour if selected and not stale else "w"),
-                    len(self._level_tips),
-                )
-            )
+            spots.append(_level_spot(row == current, stale, point, position, len(self._level_tips)))
             self._level_marks.append(position)
             self._level_tips.append((row, point))
         if spots != self._shown_level_spots:
             self._shown_level_spots = spots
-            self.level_points.setData(
-                [{"pos": pos, "size": size, "symbol": symbol, "pen": pen, "brush": brush, "data": data}
-                 for pos, size, symbol, pen, brush, data in spots]
-            )
+            self.level_points.setData([_spot_dict(spot) for spot in spots])
         # the selected operation's points joined at their common height, so they read as one operation
         xs = [x for (row, _, _, _), (x, _) in zip(extra, self._level_marks) if row == current]
         if current in positions and xs:
-            x, y = positions[current]
-            xs.append(x)
-            ends = ([min(xs), max(xs)], [y, y])
-            if ends != self._level_connector_ends:
-                self._level_connector_ends = ends
-                self.level_connector.setData(*ends)
+            self._join_level_points(xs, positions[current])
         self.level_connector.setVisible(current in positions and bool(xs))
+
+    def _patch_level_points(
+        self, first: int, extra: Sequence[tuple[int, bool, LevelPoint, tuple[float, float]]], position: tuple[float, float]
+    ) -> None:
+        """One operation's points at the further interfaces moved (an edit): `extra` (its points, as many as before)
+        replaces those from `first` on; only their spots are set again; `position` is its point at HBM."""
+        current = self.document.current
+        shown = self._shown_level_spots
+        whole = shown is None
+        for offset, (row, stale, point, at) in enumerate(extra):
+            index = first + offset
+            spot = _level_spot(row == current, stale, point, at, index)
+            self._level_marks[index] = at
+            self._level_tips[index] = (row, point)
+            if shown is not None and shown[index] != spot:
+                shown[index] = spot
+                whole = whole or not self.level_points.patch(index, _spot_dict(spot))
+        if whole and shown is not None:
+            self.level_points.setData([_spot_dict(spot) for spot in shown])
+        if extra and extra[0][0] == current:
+            self._join_level_points([at[0] for _, _, _, at in extra], position)
+
+    def _join_level_points(self, xs: list[float], position: tuple[float, float]) -> None:
+        """The dotted line through the selected operation's points (`xs` at the further levels, `position` at HBM)."""
+        x, y = position
+        xs = [*xs, x]
+        ends = ([min(xs), max(xs)], [y, y])
+        if ends != self._level_connector_ends:
+            self._level_connector_ends = ends
+            self.level_connector.setData(*ends)
 
     _shown_level_spots: list[tuple[Any, ...]] | None = None  # what the level scatter holds (setData is skipped when equal)
     _level_connector_ends: tuple[list[float], list[float]] | None = None
@@ -238,3 +249,22 @@ class RoofLevels:
                 control.blockSignals(True)
                 control.setChecked(shown)
                 control.blockSignals(False)
+
+
+def _level_spot(selected: bool, stale: bool, point: LevelPoint, position: tuple[float, float], index: int) -> tuple[Any, ...]:
+    """An operation's point at a further interface: that level's symbol in its colour, filled for the selected one;
+    (position, size, symbol, pen, brush, data: its index in the tooltips)."""
+    colour = STALE_COLOUR if stale else LEVEL_COLOURS[point.key]
+    return (
+        position,
+        12 if selected else 9,
+        LEVEL_SYMBOLS[point.key],
+        point_pen(SELECTED_COLOUR if selected and not stale else colour),
+        point_brush(colour if selected and not stale else "w"),
+        index,
+    )
+
+
+def _spot_dict(spot: tuple[Any, ...]) -> dict[str, Any]:
+    pos, size, symbol, pen, brush, data = spot
+    return {"pos": pos, "size": size, "symbol": symbol, "pen": pen, "brush": brush, "data": data}

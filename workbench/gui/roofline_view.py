@@ -12,7 +12,7 @@ or another label.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -136,6 +136,40 @@ class Roof:
 Position = tuple[float, float]  # (log intensity, log rate) on the roofline
 
 
+@dataclass
+class _Drawn:
+    """What the last full refresh drew the operations from, kept so that an edit of one operation moves its points
+    alone (`RooflineView._patch_edit`): what the drawing depended on (device, selection, list, levels, pins) and
+    the placed operations with their positions in arrays (index: the operation's place among those drawn)."""
+
+    device: Device
+    current: int
+    operations: list[OperationEntry]
+    count: int
+    hidden: frozenset[str]
+    pins: tuple[int, ...]
+    binary: bool
+    placed: list[tuple[int, Analysis, bool]]  # row, analysis, stale
+    facts: list["_PointFacts"]
+    index_of_row: dict[int, int]
+    shown_keys: frozenset[str]
+    further: list[RoofLevel]
+    hbm_shown: bool
+    roofs: list["Roof"]
+    ridges: list[float]
+    xs: np.ndarray  # each operation's labelled point (log intensity, log rate)
+    ys: np.ndarray
+    extra: list[tuple[int, bool, LevelPoint, Position]]  # row, stale, a point at a further level, where
+    spans: list[tuple[int, int]]  # each operation's first point in `extra` and how many it has there
+    extra_xs: np.ndarray
+    times: np.ndarray  # each operation's bound time (its share of the session's decides its label)
+    pin_indices: list[int]
+    others_x: tuple[float, float]  # the least and greatest log intensity of the kernels' and runs' marks
+    others_y: float  # and the least log rate
+    lowered: bool  # some operation has a lowered roof (drawn from every point's place: not patched)
+    spots: list[dict[str, Any]] = field(default_factory=list)  # the operations' marks as given to the scatter
+
+
 class _PointFacts:
     """An operation's points on the roofline, from its analysis alone: at every interface it has a term for, whether
     it moves bytes over the host link, and (for the interfaces shown) the point that carries its label and the
@@ -253,6 +287,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._shown_spots: list[tuple[Any, ...]] | None = None  # what the operation scatter holds (setData is skipped when equal)
         self._point_rows: list[int] = []  # the operation each position belongs to
         self._level_cache: dict[int, _PointFacts] = {}  # id(analysis) -> what is drawn of it
+        self._drawn: _Drawn | None = None  # what the last full refresh drew (None: nothing to patch)
+        self._patch_rows: set[int] | None = None  # operations whose analysis changed since (None: more changed)
         self._labelled: list[int] = []  # indices into the point lists of the operations that carry a label
         self.pinned: list[OperationEntry] = []  # operations whose label the user pinned (View ▸ Labels ▸ Pin)
         self._point_names: list[str] = []
@@ -352,15 +388,35 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         layout.addLayout(caption_row)
 
         self._dirty = True
-        document.analysis_changed.connect(self.mark_dirty)
+        document.analysis_changed.connect(self._analysis_changed)
         document.selection_changed.connect(self.mark_dirty)
         document.device_changed.connect(self.mark_dirty)
         document.operations_changed.connect(self.mark_dirty)
         self.refresh()
 
     # ------------------------------------------------------------------ drawing
+    def mark_dirty(self, *_: object) -> None:
+        """Something besides one operation's analysis changed: the next refresh draws everything."""
+        self._patch_rows = None
+        RefreshWhenShown.mark_dirty(self)
+
+    def _analysis_changed(self, row: int) -> None:
+        """An operation's analysis changed (`row`; -1: any): with nothing else changed, the next refresh moves that
+        operation's points alone (`_patch_edit`)."""
+        if row < 0:
+            self.mark_dirty()
+            return
+        if self._patch_rows is not None:
+            self._patch_rows.add(row)
+        RefreshWhenShown.mark_dirty(self)
+
     def refresh(self, *_: object) -> None:
         self._dirty = False
+        if self._patch_edit():
+            self._patch_rows = set()
+            return
+        self._drawn = None
+        self._patch_rows = set()
         device = self.document.device
         binary = self.document.binary
         current = self.document.current_entry
@@ -392,7 +448,6 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             self._device_key = self.document.session.device.key
             self._release_view()
 
-        bandwidth = device.bandwidth.value
         roofs, ridges, device_interfaces = self._device_facts(device)
         facts = [self._facts_of(a) for _, a, _ in placed]
         # The host link is a roof only where some operation moves bytes over it (resident=host): for
@@ -409,26 +464,131 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         shown_keys = frozenset(further_keys | ({BANDWIDTH} if hbm_shown else set()))
         positions: dict[int, tuple[float, float]] = {}
         extra: list[tuple[int, bool, LevelPoint, Position]] = []  # row, stale, the point at a further level, where
+        spans: list[tuple[int, int]] = []  # each placed operation's first point in `extra` and how many it has there
+        kept: list[tuple[tuple[int, Analysis, bool], _PointFacts]] = []
         for (row, _a, stale), fact in zip(placed, facts):
             position, further_points = fact.points(shown_keys)
             if position is not None:
                 positions[row] = position
+                spans.append((len(extra), len(further_points)))
                 extra += [(row, stale, point, at) for point, at in further_points]
-        placed = [entry for entry in placed if entry[0] in positions]
-        xs = [positions[row][0] for row, _, _ in placed] + [at[0] for _, _, _, at in extra]
-        ys = [positions[row][1] for row, _, _ in placed]
+                kept.append(((row, _a, stale), fact))
+        placed = [entry for entry, _ in kept]
         kernel_marks = self.kernels.compute()  # imported profiler kernels share the axes' range
-        xs += [mark.x for mark in kernel_marks]
-        xs += [x for mark in kernel_marks for key, x in mark.levels if key in further_keys]
-        ys += [mark.y for mark in kernel_marks]
         measured_marks = self.measured.compute()  # measured runs and their spread bars too
-        xs += [mark.x for mark in measured_marks]
-        ys += [end for mark in measured_marks for end in (mark.low, mark.high)]
-        x_low = math.floor(min([*xs, *ridges, 0.0]) - 1.0)
-        x_high = math.ceil(max([*xs, *ridges, 1.0]) + 1.6)  # room for the roof labels right of every point
+        others_x = [mark.x for mark in kernel_marks]
+        others_x += [x for mark in kernel_marks for key, x in mark.levels if key in further_keys]
+        others_x += [mark.x for mark in measured_marks]
+        others_y = [mark.y for mark in kernel_marks]
+        others_y += [end for mark in measured_marks for end in (mark.low, mark.high)]
+        rows = [row for row, _, _ in placed]
+        at = {id(self.document.operations[row]): index for index, row in enumerate(rows)}
+        drawn = _Drawn(
+            device=device, current=self.document.current, operations=self.document.operations,
+            count=len(self.document.operations), hidden=frozenset(self._hidden_levels),
+            pins=tuple(id(entry) for entry in self.pinned), binary=binary, placed=placed,
+            facts=[fact for _, fact in kept], index_of_row={row: index for index, row in enumerate(rows)},
+            shown_keys=shown_keys, further=further, hbm_shown=hbm_shown, roofs=roofs, ridges=ridges,
+            xs=np.array([positions[row][0] for row in rows], dtype=float),
+            ys=np.array([positions[row][1] for row in rows], dtype=float),
+            extra=extra, spans=spans, extra_xs=np.array([where[0] for _, _, _, where in extra], dtype=float),
+            times=np.array([a.bound_time or 0.0 for _, a, _ in placed], dtype=float),
+            pin_indices=[at[id(entry)] for entry in self.pinned if id(entry) in at],
+            others_x=(min(others_x, default=math.inf), max(others_x, default=-math.inf)),
+            others_y=min(others_y, default=math.inf),
+            lowered=any(fact.lowered is not None for _, fact in kept),
+        )
+        x_low, x_high, y_low, y_high, start, top = self._fit(drawn, current_analysis)
+
+        # the operations
+        spots = [self._operation_spot(row, positions[row], stale) for row, _a, stale in placed]
+        shown_spots = [(spot["pos"], spot["size"], spot["pen"], spot["brush"], spot["data"]) for spot in spots]
+        if shown_spots != self._shown_spots:  # an edit moves one point at most; often none
+            self._shown_spots = shown_spots
+            self.points.setData(spots)
+        drawn.spots = spots
+        self._show_level_points(extra, positions)
+        self._draw_lowered_roofs(placed, positions, start, top, binary)
+        self.kernels.show(kernel_marks)
+        self._show_kernel_levels(kernel_marks, further_keys)
+        self.measured.show(measured_marks)
+        self._point_positions = [positions[row] for row in rows]
+        self._point_rows = rows
+        self._point_names = [self.document.operations[row].name for row in rows]
+        self._drawn = drawn
+        self._show_point_labels(drawn)
+        self._set_range(x_low, x_high, y_low, y_high)
+        self._place_labels()
+
+    def _patch_edit(self) -> bool:
+        """One operation's analysis changed (a keystroke in its declaration) and nothing else did: its points are
+        moved in place (the positions in `_drawn`'s arrays, its spot in each scatter), the range fitted from those
+        arrays, and the labels laid out as after any edit. False, drawing nothing, when the edit changes more than
+        that operation's points (it leaves or joins the plot, goes stale, has a lowered roof, changes which
+        interfaces are drawn): `refresh` then draws everything."""
+        drawn, rows, document = self._drawn, self._patch_rows, self.document
+        if drawn is None or rows is None or len(rows) != 1:
+            return False
+        (row,) = rows
+        if (document.device is not drawn.device or document.current != drawn.current
+                or document.operations is not drawn.operations or len(document.operations) != drawn.count
+                or frozenset(self._hidden_levels) != drawn.hidden or document.binary != drawn.binary
+                or tuple(id(entry) for entry in self.pinned) != drawn.pins or drawn.lowered):
+            return False
+        index = drawn.index_of_row.get(row)
+        if index is None:
+            return False
+        state = document.state(document.operations[row])
+        a, stale = state.analysis, state.stale
+        if a is None or not (a.flop > 0 and a.bytes > 0 and a.attainable_rate is not None) or stale != drawn.placed[index][2]:
+            return False
+        fact = self._facts_of(a)
+        if fact.uses_host != drawn.facts[index].uses_host or fact.lowered is not None:
+            return False
+        position, further_points = fact.points(drawn.shown_keys)
+        first, count = drawn.spans[index]
+        if position is None or len(further_points) != count:
+            return False
+        drawn.placed[index] = (row, a, stale)
+        drawn.facts[index] = fact
+        self.operation_levels[row] = fact.levels
+        drawn.xs[index], drawn.ys[index] = position
+        drawn.times[index] = a.bound_time or 0.0
+        for offset, (point, where) in enumerate(further_points):
+            drawn.extra[first + offset] = (row, stale, point, where)
+            drawn.extra_xs[first + offset] = where[0]
+        current = document.current_entry
+        current_analysis = document.state(current).analysis if current is not None else None
+        x_low, x_high, y_low, y_high, _start, _top = self._fit(drawn, current_analysis)
+        spot = self._operation_spot(row, position, stale)
+        shown = (spot["pos"], spot["size"], spot["pen"], spot["brush"], spot["data"])
+        drawn.spots[index] = spot
+        if self._shown_spots is not None and self._shown_spots[index] != shown:
+            self._shown_spots[index] = shown
+            if not self.points.patch(index, spot):
+                self.points.setData(drawn.spots)
+        self._patch_level_points(first, drawn.extra[first: first + count], position)
+        self._point_positions[index] = position
+        self._show_point_labels(drawn)
+        self._set_range(x_low, x_high, y_low, y_high)
+        self._place_labels()
+        return True
+
+    def _fit(self, drawn: "_Drawn", current_analysis: Analysis | None) -> tuple[float, float, float, float, float, float]:
+        """The range fitted to the points (every operation's, the kernels' and the runs'), the roofs drawn where
+        what they show changed, and the selected path's ridge: (x_low, x_high, y_low, y_high, where the roofs
+        start, the top roof's height)."""
+        device, roofs, ridges, binary = drawn.device, drawn.roofs, drawn.ridges, drawn.binary
+        assert device is not None
+        bandwidth = device.bandwidth.value
+        low_x = min(float(drawn.xs.min(initial=math.inf)), float(drawn.extra_xs.min(initial=math.inf)), drawn.others_x[0])
+        high_x = max(float(drawn.xs.max(initial=-math.inf)), float(drawn.extra_xs.max(initial=-math.inf)), drawn.others_x[1])
+        low_y = min(float(drawn.ys.min(initial=math.inf)), drawn.others_y)
+        x_low = math.floor(min([low_x, *ridges, 0.0]) - 1.0)
+        x_high = math.ceil(max([high_x, *ridges, 1.0]) + 1.6)  # room for the roof labels right of every point
         top = max([math.log10(roof.rate.value) for roof in roofs] or [math.log10(bandwidth) + x_high])
         y_high = top + 0.45
-        y_low = math.floor(min([*ys, math.log10(bandwidth) + x_low + 0.5, top - 4]) - 0.4)
+        y_low = math.floor(min([low_y, math.log10(bandwidth) + x_low + 0.5, top - 4]) - 0.4)
 
         used_path = current_analysis.path if current_analysis is not None else None
         # memory roof: rises with intensity until the highest compute roof
@@ -437,19 +597,20 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         start = x_low - ROOF_REACH
         # Most edits move points, not roofs: redraw the roofs only when what they show changes.
         roofs_shown = (roofs, bw_rate, device.peak.get(BANDWIDTH), device.memory_name, binary, used_path, start, x_high,
-                       hbm_shown, tuple(further))
+                       drawn.hbm_shown, tuple(drawn.further))
         if roofs_shown != self._roofs_shown:
             self._roofs_shown = roofs_shown
             self._draw_roofs(device, roofs, ridges, bw_rate, bandwidth, binary, used_path, start, memory_end, x_high)
-            self._draw_level_roofs(further, hbm_shown, binary, start, top, device.memory_name)
+            self._draw_level_roofs(drawn.further, drawn.hbm_shown, binary, start, top, device.memory_name)
         labels = self.roof_labels.take(len(roofs))
         self._roof_heights = [math.log10(roof.rate.value) for roof in roofs]
         self._roof_starts = list(ridges)
-        self._label_room_inputs = (labels, x_low, x_high, max(xs, default=x_low))
+        rightmost = high_x if high_x > -math.inf else x_low
+        self._label_room_inputs = (labels, x_low, x_high, rightmost)
         x_high = self._room_for_roof_labels(*self._label_room_inputs)
 
         # ridge point of the selected operation's path (against the HBM roof: shown with it)
-        ridge = current_analysis.ridge if current_analysis is not None and hbm_shown else None
+        ridge = current_analysis.ridge if current_analysis is not None and drawn.hbm_shown else None
         if ridge is not None and current_analysis is not None and current_analysis.compute_rate is not None and ridge > 0:
             rx, ry = math.log10(ridge), math.log10(current_analysis.compute_rate.value)
             self.ridge_line.setData([rx, rx], [y_low - ROOF_REACH, y_high + ROOF_REACH])
@@ -461,40 +622,27 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             self._ridge = None
         for item in (self.ridge_line, self.ridge_marker):
             item.setVisible(ridge is not None and ridge > 0)
+        return x_low, x_high, y_low, y_high, start, top
 
-        # the operations
-        spots = []
-        for row, a, stale in placed:
-            selected = row == self.document.current
-            colour = STALE_COLOUR if stale else SELECTED_COLOUR if selected else POINT_COLOUR
-            spots.append(
-                {
-                    "pos": positions[row],
-                    "size": 13 if selected else 10,
-                    "pen": point_pen(colour),  # the same pen object each time: the symbol atlas keys on it
-                    "brush": point_brush("w" if stale else colour),
-                    "data": row,
-                }
-            )
-        shown_spots = [(spot["pos"], spot["size"], spot["pen"], spot["brush"], spot["data"]) for spot in spots]
-        if shown_spots != self._shown_spots:  # an edit moves one point at most; often none
-            self._shown_spots = shown_spots
-            self.points.setData(spots)
-        self._show_level_points(extra, positions)
-        self._draw_lowered_roofs(placed, positions, start, top, binary)
-        self.kernels.show(kernel_marks)
-        self._show_kernel_levels(kernel_marks, further_keys)
-        self.measured.show(measured_marks)
-        # Which operations carry a label (all of a small session; of a large one the selected, the pinned and the
-        # largest by share of the session's time: workbench.label_layout.labelled_points); only those get an item.
-        times = [a.bound_time or 0.0 for _, a, _ in placed]
-        total = sum(times) or 1.0
-        rows = [row for row, _, _ in placed]
-        current_index = rows.index(self.document.current) if self.document.current in positions else None
-        at = {id(self.document.operations[row]): index for index, row in enumerate(rows)}
-        pins = [at[id(entry)] for entry in self.pinned if id(entry) in at]
-        self._labelled = labelled_points([t / total for t in times], current_index, pins)
-        chosen = [placed[index] for index in self._labelled]
+    def _operation_spot(self, row: int, position: Position, stale: bool) -> dict[str, Any]:
+        """An operation's mark: red and larger when selected, hollow grey when stale."""
+        selected = row == self.document.current
+        colour = STALE_COLOUR if stale else SELECTED_COLOUR if selected else POINT_COLOUR
+        return {
+            "pos": position,
+            "size": 13 if selected else 10,
+            "pen": point_pen(colour),  # the same pen object each time: the symbol atlas keys on it
+            "brush": point_brush("w" if stale else colour),
+            "data": row,
+        }
+
+    def _show_point_labels(self, drawn: "_Drawn") -> None:
+        """Which operations carry a label (all of a small session; of a large one the selected, the pinned and the
+        largest by share of the session's time: workbench.label_layout.labelled_points); only those get an item."""
+        total = float(drawn.times.sum()) or 1.0
+        current_index = drawn.index_of_row.get(self.document.current)
+        self._labelled = labelled_points(drawn.times / total, current_index, drawn.pin_indices)
+        chosen = [drawn.placed[index] for index in self._labelled]
         texts = self.point_labels.take(len(chosen))
         for (row, a, stale), text in zip(chosen, texts):
             name = self.document.operations[row].name + (" (stale)" if stale else "")
@@ -502,11 +650,6 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             if (name, colour) != getattr(text, "_shown", None):  # most labels keep their text and colour
                 text._shown = (name, colour)
                 text.setText(name, color=colour)
-        self._point_positions = [positions[row] for row, _, _ in placed]
-        self._point_rows = [row for row, _, _ in placed]
-        self._point_names = [self.document.operations[row].name for row, _, _ in placed]
-        self._set_range(x_low, x_high, y_low, y_high)
-        self._place_labels()
 
     def _draw_lowered_roofs(
         self, placed: Sequence[tuple[int, Analysis, bool]], positions: dict[int, Position], start: float, top: float, binary: bool
@@ -552,6 +695,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         return kept[1], kept[2], kept[3]
 
     _device_facts_kept: tuple[Device, list[Roof], list[float], list[RoofLevel]] | None = None
+    _drawn: _Drawn | None = None
+    _patch_rows: set[int] | None = None
 
     def _draw_roofs(
         self,
