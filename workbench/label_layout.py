@@ -62,6 +62,7 @@ from a small cache.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import math
@@ -215,6 +216,84 @@ def _largest(shares: Sequence[float], wanted: int) -> list[int]:
 def _share(value: float) -> float:
     """A share as a sortable number: anything not a finite positive number counts as nothing."""
     return value if isinstance(value, (int, float)) and math.isfinite(value) and value > 0 else 0.0
+
+
+class PointMarks:
+    """The boxes a plot's labels keep clear of around its points, in the view's pixels: each point's box (`radius`
+    around it), in the points' order, then each point at a further level that lies apart from every point (its
+    place in tenths of a pixel is none of theirs: one on top of its point is kept clear already), in the order of
+    those places. Made for one view (`view`: the left edge's x, the top edge's y, pixels per unit across and down);
+    `move` works out one point's boxes again (an edit moves one), not the others'."""
+
+    def __init__(self, view: tuple[float, float, float, float], points: Sequence[tuple[float, float]],
+                 levels: Sequence[tuple[float, float]], radius: float) -> None:
+        self.view = view
+        self.radius = radius
+        self._boxes: list[Box] = []
+        self._points: list[tuple[int, int]] = []  # each point's place in tenths of a pixel
+        for x, y in points:
+            box, key = self._box(x, y)
+            self._boxes.append(box)
+            self._points.append(key)
+        self._levels = [self._key(x, y) for x, y in levels]
+        self._point_count: dict[tuple[int, int], int] = {}
+        self._level_count: dict[tuple[int, int], int] = {}
+        for key in self._points:
+            self._point_count[key] = self._point_count.get(key, 0) + 1
+        for key in self._levels:
+            self._level_count[key] = self._level_count.get(key, 0) + 1
+        self._apart = sorted(key for key in self._level_count if key not in self._point_count)
+        self._apart_boxes = [self._apart_box(key) for key in self._apart]
+
+    def _key(self, x: float, y: float) -> tuple[int, int]:
+        x_low, y_high, per_x, per_y = self.view
+        # tenths of a pixel as integers (round(v, 1) goes through decimal digits, slowly)
+        return round((x - x_low) * per_x * 10), round((y_high - y) * per_y * 10)
+
+    def _box(self, x: float, y: float) -> tuple[Box, tuple[int, int]]:
+        x_low, y_high, per_x, per_y = self.view
+        cx, cy = (x - x_low) * per_x, (y_high - y) * per_y
+        r = self.radius
+        return (cx - r, cy - r, cx + r, cy + r), (round(cx * 10), round(cy * 10))
+
+    def _apart_box(self, key: tuple[int, int]) -> Box:
+        x, y, r = key[0] / 10, key[1] / 10, self.radius
+        return (x - r, y - r, x + r, y + r)
+
+    def boxes(self) -> list[Box]:
+        """The points' boxes, then those of the level points apart from them (a new list)."""
+        return self._boxes + self._apart_boxes
+
+    def move(self, index: int, point: tuple[float, float], first: int, levels: Sequence[tuple[float, float]]) -> None:
+        """Point `index` is now at `point`, its level points (from `first` on among the levels) at `levels`."""
+        touched: set[tuple[int, int]] = set()
+        box, key = self._box(*point)
+        self._boxes[index] = box
+        touched |= {self._points[index], key}
+        _recount(self._point_count, self._points[index], key)
+        self._points[index] = key
+        for offset, (x, y) in enumerate(levels):
+            key = self._key(x, y)
+            touched |= {self._levels[first + offset], key}
+            _recount(self._level_count, self._levels[first + offset], key)
+            self._levels[first + offset] = key
+        for key in touched:
+            at = bisect.bisect_left(self._apart, key)
+            listed = at < len(self._apart) and self._apart[at] == key
+            wanted = key in self._level_count and key not in self._point_count
+            if wanted and not listed:
+                self._apart.insert(at, key)
+                self._apart_boxes.insert(at, self._apart_box(key))
+            elif listed and not wanted:
+                del self._apart[at]
+                del self._apart_boxes[at]
+
+
+def _recount(counts: dict[tuple[int, int], int], old: tuple[int, int], new: tuple[int, int]) -> None:
+    counts[new] = counts.get(new, 0) + 1
+    counts[old] -= 1
+    if not counts[old]:
+        del counts[old]
 
 
 # ---------------------------------------------------------------- geometry

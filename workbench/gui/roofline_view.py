@@ -64,6 +64,7 @@ from workbench.label_layout import (
     LabelLayout,
     Placement,
     PointLabel,
+    PointMarks,
     RoofLabel,
     Segment,
     boxes_overlap,
@@ -569,6 +570,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
                 self.points.setData(drawn.spots)
         self._patch_level_points(first, drawn.extra[first: first + count], position)
         self._point_positions[index] = position
+        self._marks_moved = [*self._marks_moved, (index, first, count)]
         self._show_point_labels(drawn)
         self._set_range(x_low, x_high, y_low, y_high)
         self._place_labels()
@@ -682,6 +684,22 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
                 live = {id(self.document.state(entry).analysis) for entry in self.document.operations}
                 self._level_cache = {key: value for key, value in self._level_cache.items() if key in live}
         return known
+
+    def _operation_marks(self, view: tuple[float, float, float, float]) -> PointMarks:
+        """The operations' marks in the view's pixels (`label_layout.PointMarks`): kept while the view and the
+        operations drawn stay, with the points an edit moved (`_marks_moved`) worked out again."""
+        kept, moved = self._marks_kept, self._marks_moved
+        self._marks_moved = []
+        if kept is not None and kept[0] is self._point_positions and kept[1] is self._level_marks and kept[2].view == view:
+            for index, first, count in moved:
+                kept[2].move(index, self._point_positions[index], first, self._level_marks[first: first + count])
+            return kept[2]
+        marks = PointMarks(view, self._point_positions, self._level_marks, OPERATION_RADIUS)
+        self._marks_kept = (self._point_positions, self._level_marks, marks)
+        return marks
+
+    _marks_kept: tuple[list[Position], list[Position], PointMarks] | None = None
+    _marks_moved: list[tuple[int, int, int]] = []  # (operation, its first level point, how many) moved since
 
     def _device_facts(self, device: Device) -> tuple[list[Roof], list[float], list[RoofLevel]]:
         """The device's compute roofs, where each meets its memory roof (log intensity) and its interfaces: once per
@@ -909,16 +927,9 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         def lay_out(corner: Corner | None = None) -> tuple[
             LabelLayout, list[Segment], list[Box], list[RoofLabel], list[PointLabel], list[pg.TextItem], list[pg.TextItem]
         ]:
-            radius = OPERATION_RADIUS
-            centres = [((x - x_low) * per_x, (y_high - y) * per_y) for x, y in self._point_positions]
-            marks: list[Box] = [(cx - radius, cy - radius, cx + radius, cy + radius) for cx, cy in centres]  # the points
-            # a level point on top of its operation's point (compulsory: every level carries the same bytes)
-            # is already kept clear; only the ones apart from it (by a tenth of a pixel) are further marks.
-            # (Tenths of a pixel as integers: round(v, 1) goes through decimal digits, slowly, 80 times an edit.)
-            primary = {(round(cx * 10), round(cy * 10)) for cx, cy in centres}
-            apart = {(round(px(x) * 10), round(py(y) * 10)) for x, y in self._level_marks} - primary
-            for tx, ty in sorted(apart):
-                marks.append(box_around(tx / 10, ty / 10, radius))
+            # the points, then their points at further levels apart from them (a level point on top of its
+            # operation's point, as every level carrying the same bytes puts it, is kept clear already)
+            marks = self._operation_marks((x_low, y_high, per_x, per_y)).boxes()
             for kernel in self.kernels.marks:
                 marks.append(box_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS))
             for x, y in self._kernel_level_marks:
