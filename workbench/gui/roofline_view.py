@@ -890,11 +890,14 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             left = px(self._ridge[0]) + 3
             return w, h, [left, left - w - 6]
 
-        def ridge_place(bottom: float, taken: Sequence[Box], lines: Sequence[Segment]) -> Box | None:
+        def ridge_place(bottom: float, near: Callable[[Sequence[Box]], list[Box]], lines: Sequence[Segment]) -> Box | None:
             """A place for the ridge label beside the ridge line (right, else left) with its foot at `bottom`,
-            inside the view, covering nothing `taken` and crossed by none of `lines`; None if neither is free."""
+            inside the view, covering no mark (`near`: those a box may cover) and crossed by none of `lines`;
+            None if neither is free."""
             w, h, edges = ridge_sides()
-            for box in [(x0, bottom - h, x0 + w, bottom) for x0 in edges]:
+            boxes = [(x0, bottom - h, x0 + w, bottom) for x0 in edges]
+            taken = near(boxes)
+            for box in boxes:
                 if inside(box, width, height) and not any(boxes_overlap(box, m) for m in taken):
                     if not any(segment_crosses_box(line, box) for line in lines):
                         return box
@@ -929,7 +932,16 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         ]:
             # the points, then their points at further levels apart from them (a level point on top of its
             # operation's point, as every level carrying the same bytes puts it, is kept clear already)
-            marks = self._operation_marks((x_low, y_high, per_x, per_y)).boxes()
+            point_marks = self._operation_marks((x_low, y_high, per_x, per_y))
+            marks = point_marks.boxes()
+            points = len(self._point_positions)  # the first marks are the points' boxes
+
+            def near(boxes: Sequence[Box]) -> list[Box]:
+                """The marks that overlap any of `boxes` (the points' found by NumPy; the rest, few, one by one): what
+                a box among them covers of `marks` it covers of these."""
+                return point_marks.overlapping_points(boxes) + [
+                    mark for mark in marks[points:] if any(boxes_overlap(box, mark) for box in boxes)]
+
             for kernel in self.kernels.marks:
                 marks.append(box_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS))
             for x, y in self._kernel_level_marks:
@@ -944,7 +956,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
                         marks.append(scene_box(view, text))
             if self._ridge is not None:
                 marks.append(box_around(px(self._ridge[0]), py(self._ridge[1]), RIDGE_RADIUS))
-            legend_box = self._place_legend(marks, width, height, (x_low, x_high, y_low, y_high), fresh, corner)
+            legend_box = self._place_legend(marks, width, height, (x_low, x_high, y_low, y_high), fresh, corner, near)
             if legend_box is not None:
                 marks.append(legend_box)
 
@@ -956,7 +968,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             # in a bottom corner, it goes up the line once the other labels are placed: `ridge_up_the_line`)
             ridge_box: Box | None = None
             if self._ridge is not None and x_low < self._ridge[0] < x_high:
-                ridge_box = ridge_place(height - 2, marks, roofs)
+                ridge_box = ridge_place(height - 2, near, roofs)
             put(self.ridge_label, ridge_box)
             if ridge_box is not None:
                 marks.append(ridge_box)
@@ -1116,9 +1128,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         # A large session's legend names the operations that would carry a label (`labelled_points`) and counts
         # the others (hover names them, as does the operations list): a row each would run off the view.
         named = set(self._labelled)
-        for index, (row, (x, y), text) in enumerate(zip(self._point_rows, self._point_positions, self._point_names)):
-            if index not in named:
+        for index in self._labelled:  # in the points' order
+            if index >= len(self._point_rows):
                 continue
+            row, (x, y), text = self._point_rows[index], self._point_positions[index], self._point_names[index]
             labelled = self._label_mode == LABELS_ALL or (self._label_mode == LABELS_SELECTED and row == current)
             if labelled and f"operation {row}" not in listed:
                 continue
@@ -1198,6 +1211,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         view_range: tuple[float, float, float, float],
         fresh: bool,
         corner: Corner | None = None,
+        near: Callable[[Sequence[Box]], list[Box]] | None = None,
     ) -> Box | None:
         """Put the legend, when shown, in the corner of the view that covers none of `marks` (the points, runs,
         kernels and their labels, in the view's pixels), and return its box there (a mark for the labels).
@@ -1212,6 +1226,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         if legend is None or not legend.isVisible() or not legend.items:
             return None
         size = (legend.width(), legend.height())
+        if near is not None:  # only the marks some corner's box overlaps count (how many it covers)
+            marks = near([corner_box(each, size, width, height) for each in CORNERS])
         context = (width, height, view_range, len(legend.items), tuple(row[1:] for row in self._legend_rows),
                    self.point_labels.items[0].font_key() if self.point_labels.items else "")
         if corner is None:
