@@ -118,3 +118,14 @@ def test_a_legend_that_covered_points_from_the_start_may_grow_while_it_covers_no
     plot = SmallPlot(free_rows=0, points=3, crowded={"roof 0", "roof 1"})
     listed, left_out = list_unplaced(frozenset({"memory"}), plot, rounds=10)
     assert listed == {"memory", "roof 0", "roof 1"} and left_out == set()
+
+
+def test_a_legend_that_runs_out_of_the_plot_counts_as_a_fault_like_a_covered_mark() -> None:
+    """At a large text size a legend row can be wider than the plot: a corner or a listing that leaves the legend
+    cut at the plot's edge is judged as one that covers a mark, so the listing stops before it."""
+    from workbench.legend_corner import faults
+
+    assert faults((10, 10, 110, 60), [], 569, 475) == 0
+    assert faults((-44, 256, 558, 466), [], 569, 475) == 1  # wider than the plot, anchored right: cut on the left
+    assert faults((10, 10, 110, 60), [(50, 20, 60, 30)], 569, 475) == 1
+    assert faults((500, 400, 600, 500), [(550, 420, 560, 430)], 569, 475) == 2

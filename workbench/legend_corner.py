@@ -49,6 +49,13 @@ def covered(box: Box, marks: Sequence[Box]) -> int:
     return sum(1 for mark in marks if boxes_overlap(box, mark))
 
 
+def faults(box: Box, marks: Sequence[Box], width: float, height: float) -> int:
+    """What a legend in `box` spoils on a `width` × `height` plot: each mark it covers, and one more when it runs
+    out of the plot (wider or taller than the room, it is cut at the edge). Corners and listings are judged by it."""
+    left, top, right, bottom = box
+    return covered(box, marks) + (0 if left >= 0 and top >= 0 and right <= width and bottom <= height else 1)
+
+
 def choose_corner(
     size: tuple[float, float],
     width: float,
@@ -57,15 +64,15 @@ def choose_corner(
     keep: Corner | None = None,
     keep_covering: int = 0,
 ) -> Corner:
-    """The corner for a legend of `size`: `keep` while it covers no more than `keep_covering` marks (what it
-    covered when it was chosen: a legend that jumped corners as a point moves under typing would be hard to
-    read), else the first of `CORNERS` that covers none, else the one that covers the fewest (the earlier on a
-    tie)."""
-    if keep is not None and covered(corner_box(keep, size, width, height), marks) <= keep_covering:
+    """The corner for a legend of `size`: `keep` while it spoils no more than `keep_covering` (`faults`: marks
+    covered, and running out of the plot; what it spoiled when it was chosen: a legend that jumped corners as a
+    point moves under typing would be hard to read), else the first of `CORNERS` that spoils nothing, else the
+    one that spoils the least (the earlier on a tie)."""
+    if keep is not None and faults(corner_box(keep, size, width, height), marks, width, height) <= keep_covering:
         return keep
     best, fewest = CORNERS[0], -1
     for corner in CORNERS:
-        count = covered(corner_box(corner, size, width, height), marks)
+        count = faults(corner_box(corner, size, width, height), marks, width, height)
         if count == 0:
             return corner
         if fewest < 0 or count < fewest:

@@ -75,7 +75,7 @@ from workbench.label_layout import (
     nearest_on_box,
     segment_crosses_box,
 )
-from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, best_trial, choose_corner, corner_box, covered
+from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, best_trial, choose_corner, corner_box, faults
 from workbench.legend_corner import list_unplaced as place_in_legend
 from workbench.roofline import (
     LEVEL_KEYS,
@@ -1234,9 +1234,9 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             keep = self._legend_corner if not fresh and context == self._legend_context else None
             corner = choose_corner(size, width, height, marks, keep=keep, keep_covering=self._legend_covering)
             if corner is not keep and self._legend_free is None:
-                self._legend_free = covered(corner_box(corner, size, width, height), marks) == 0
+                self._legend_free = faults(corner_box(corner, size, width, height), marks, width, height) == 0
         box = corner_box(corner, size, width, height)
-        self._legend_context, self._legend_corner, self._legend_covering = context, corner, covered(box, marks)
+        self._legend_context, self._legend_corner, self._legend_covering = context, corner, faults(box, marks, width, height)
         # pyqtgraph's offsets: negative ones are measured from the right and bottom edges
         offset = (-LEGEND_MARGIN[0] if corner.right else LEGEND_MARGIN[0], -LEGEND_MARGIN[1] if corner.bottom else LEGEND_MARGIN[1])
         if tuple(legend.opts["offset"]) != offset:
