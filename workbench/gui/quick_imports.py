@@ -83,15 +83,26 @@ def quicker_feature_check() -> bool:
 
 
 def _quick_check(original: Callable[[types.ModuleType], bool]) -> Callable[[types.ModuleType], bool]:
-    def mod_uses_pyside(module: types.ModuleType) -> bool:
-        path = getattr(module, "__file__", None)
-        if not isinstance(path, str) or not path.endswith(".py"):
+    def asked(module: types.ModuleType) -> bool:
+        # PySide6's own check reads the source with inspect, which some modules answer by raising (torch.classes
+        # raises RuntimeError for any attribute it lacks): a module whose source cannot be read does not use PySide6.
+        try:
             return bool(original(module))
+        except Exception:
+            return False
+
+    def mod_uses_pyside(module: types.ModuleType) -> bool:
+        try:
+            path = getattr(module, "__file__", None)
+        except Exception:
+            return False
+        if not isinstance(path, str) or not path.endswith(".py"):
+            return asked(module)
         try:
             with open(path, "rb") as source:
                 return b"PySide6" in source.read()
         except OSError:
-            return bool(original(module))
+            return asked(module)
 
     mod_uses_pyside.workbench_quick = True  # type: ignore[attr-defined]
     mod_uses_pyside.original = original  # type: ignore[attr-defined]
