@@ -22,14 +22,12 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
-    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -54,6 +52,7 @@ from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.plot_common import LogAxis, intensity_tick, log_plot_widget, si_tick, short_path
 from workbench.gui.plain_text import html_text, plain, tooltip
+from workbench.gui.scroll_page import scrolled_content
 from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_time
 
 SESSION_DEVICE = "__session__"  # the list item standing for the session's device, overrides included
@@ -101,16 +100,7 @@ class CompareView(RefreshWhenShown, QWidget):
         split.setSizes([300, 450])
         # The page scrolls where the window leaves it less than its least height (a 720-line screen, larger text),
         # as the Measurement tab does: the plot keeps room for its axes and legend instead of cutting its titles.
-        content = QWidget()
-        area = QScrollArea()
-        area.setObjectName("compareArea")
-        area.setFrameShape(QFrame.Shape.NoFrame)
-        area.setWidgetResizable(True)
-        area.setWidget(content)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(area)
-        layout = QVBoxLayout(content)
+        layout = QVBoxLayout(scrolled_content(self, "compareArea"))
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(split, 1)
         layout.addWidget(self.message)

@@ -27,14 +27,12 @@ from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
     QComboBox,
-    QFrame,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QSpinBox,
     QSplitter,
     QTableView,
@@ -57,6 +55,7 @@ from workbench.gui.power_box import PowerOfTwoBox
 from workbench.gui.run_table import NAME_COLUMN_CHARS, RUNNING, RunTableModel
 from workbench.gui.sample_histogram import SampleHistogram
 from workbench.gui.plain_text import html_text, plain, tooltip
+from workbench.gui.scroll_page import scrolled_content
 from workbench.measure import (
     COLD,
     DEFAULT_ITERATIONS,
@@ -308,16 +307,8 @@ class MeasurementTab(QWidget):
         splitter.setStretchFactor(1, 2)
         # The tab's content scrolls where the window leaves it less than its least size (a 720-line screen, larger
         # text): the plot tabs then ask only for a scroll area's room, and nothing in the tab is squeezed or clipped.
-        content = QWidget()
+        content = scrolled_content(self, "measureArea")
         content.setObjectName("measureContent")
-        area = QScrollArea()
-        area.setObjectName("measureArea")
-        area.setFrameShape(QFrame.Shape.NoFrame)
-        area.setWidgetResizable(True)
-        area.setWidget(content)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(area)
         layout = QVBoxLayout(content)
         layout.setContentsMargins(4, 6, 4, 4)
         layout.addWidget(self.operation)

@@ -38,14 +38,12 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QResizeEvent, QUndoComman
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
-    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QTabWidget,
     QTableWidget,
@@ -64,6 +62,7 @@ from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.gui.undo_keys import use_document_undo
 from workbench.gui.workers import track_worker
+from workbench.gui.scroll_page import scrolled_content
 from workbench.naming import abbreviated_path
 from workbench.profilers.matching import MatchRule
 from workbench.profilers.stopping import ReadStopped
@@ -309,18 +308,9 @@ class TimelineView(RefreshWhenShown, QWidget):
         splitter.setSizes([130, 470, 200])
         # The page scrolls where the window leaves it less than its least height (a 720-line projector, larger
         # text), as the Measurement tab does: the splitter's parts keep their least sizes and nothing overlaps.
-        area = QScrollArea()
-        area.setObjectName("timelineArea")
-        area.setFrameShape(QFrame.Shape.NoFrame)
-        area.setWidgetResizable(True)
-        content = QWidget()
-        area.setWidget(content)
-        inner = QVBoxLayout(content)
+        inner = QVBoxLayout(scrolled_content(self, "timelineArea"))
         inner.setContentsMargins(4, 4, 4, 4)
         inner.addWidget(splitter)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(area)
 
         self._loading = False
         self._pending = QTimer(self)
