@@ -24,6 +24,7 @@ NCU_DETAILS = Path(__file__).resolve().parents[1] / "data" / "ncu_details.csv"
 # here only has to tell "stopped" from "never stopped" (closing without the stop waits ten seconds, then aborts)
 # on a loaded machine. benchmarks/bench_import_cancel.py measures the time a user waits.
 STOPPED_WITHIN_S = 6.0
+QUIT_WITHIN_S = 25.0
 
 
 def endless_page(_path: object):  # type: ignore[no-untyped-def]
@@ -126,7 +127,10 @@ def test_quitting_during_an_import_exits_cleanly_and_at_once(tmp_path) -> None: 
                 stream.close()
     assert code == 0, errors
     assert "QThread" not in errors, errors
-    assert took < STOPPED_WITHIN_S, took
+    # A quit that did not stop the read would wait ten seconds and then abort (the code above); the bound only
+    # rules out a hang. The time a user waits is benchmarks/bench_import_cancel.py's: the interpreter's own exit
+    # on a machine whose cores are busy elsewhere can take seconds.
+    assert took < QUIT_WITHIN_S, took
 
 
 def endless_trace(path, should_stop=None):  # type: ignore[no-untyped-def]
