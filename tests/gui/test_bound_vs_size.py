@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QLabel
 
 from workbench.analysis import analyze, sweep
 
@@ -26,7 +27,7 @@ def test_a_memory_bound_operation_keeps_its_memory_line_visible_over_the_combine
     _, bound = view.bound_line.getData()
     assert np.allclose(memory, bound)  # the same curve: only the drawing order keeps it visible
     assert view.memory_line.isVisible()
-    names = [label.text for _, label in view.plot.legend.items]
+    names = view.legend.texts()
     assert "memory bound (dashed)" in names and "combined bound" in names
 
 
@@ -114,18 +115,66 @@ def test_lines_leave_out_sizes_without_figures_and_break_at_a_gap(window) -> Non
 
 def test_every_legend_row_takes_the_new_text_size(window) -> None:  # type: ignore[no-untyped-def]
     """Larger text (presentation, Ctrl++) reaches the rows already in the legend, not only the ones added after
-    it: the batched GEMM's legend read three small rows over one large one at presentation size. (pyqtgraph's
-    setLabelTextSize records the size on each row without writing the row's text again.)"""
-    import re
-
+    it (the batched GEMM's legend once read three small rows over one large one at presentation size), and each
+    row's line sample grows with its text."""
     view = shown_sweep(window, "gemm(M=128, N=128, K=128, batch=16, dtype=bf16)")
+    entries = view.legend.findChildren(QLabel)
 
-    def sizes() -> set[str]:
-        return {"".join(re.findall(r"font-size:\s*([0-9.]+pt)", label.item.toHtml())[-1:]) for _, label in view.plot.legend.items}
+    def sizes() -> set[float]:
+        return {label.font().pointSizeF() for label in entries if label.pixmap().isNull()}
 
-    before = sizes()
-    assert len(before) == 1
+    def sample_heights() -> set[int]:
+        return {label.height() for label in entries if not label.pixmap().isNull()}
+
+    before, heights = sizes(), sample_heights()
+    assert len(before) == 1 and len(heights) == 1
     window.set_font_points(18)
     view.refresh()
     after = sizes()
     assert len(after) == 1 and after != before, (before, after)
+    assert len(sample_heights()) == 1 and sample_heights() != heights
+
+
+def test_the_legend_sits_outside_the_plotted_curves_and_wraps_at_the_width(window) -> None:  # type: ignore[no-untyped-def]
+    """The curves run from corner to corner, so a legend inside the plot hid part of them on a short plot (a
+    1280 × 720 projector at presentation size): the legend is a strip beside the plot that covers none of the
+    plotted area, names every line drawn, and takes more rows, not more width, when the view is narrow."""
+    view = shown_sweep(window, "gemm(M=128, N=128, K=128, batch=16, dtype=bf16)")
+    window.set_font_points(18)
+    view.refresh()
+    QApplication.processEvents()
+    plotted = view.widget.mapTo(view, view.widget.rect().topLeft())
+    legend_box = view.legend.geometry()
+    assert legend_box.bottom() < plotted.y()  # wholly above the plot widget
+    names = view.legend.texts()
+    assert names[:3] == ["combined bound", "compute bound (dashed)", "memory bound (dashed)"]
+    assert any(name.startswith("shared memory") for name in names)  # the further terms' lines are named too
+    one_row = view.legend.layout().heightForWidth(10_000)
+    narrow = view.legend.layout().heightForWidth(view.legend.layout().minimumSize().width())
+    assert narrow > one_row  # rows, not width
+    assert view.legend.minimumSizeHint().width() < view.legend.sizeHint().width()
+
+
+def test_on_a_short_plot_the_declared_label_keeps_off_the_limiter_label(window) -> None:  # type: ignore[no-untyped-def]
+    """A 1280 × 720 projector at presentation size leaves the plot a few lines tall: the as-declared label,
+    under its point, fell on the limiter-change label at the plot's foot; it goes above its point then, and
+    back under it when the plot has room again."""
+    view = shown_sweep(window, "gemm(M=128, N=128, K=128, batch=16, dtype=bf16)")
+    window.set_font_points(18)
+    view.refresh()
+
+    def boxes_meet() -> bool:
+        QApplication.processEvents()
+        return view.current_label.sceneBoundingRect().intersects(view.limiter_label.sceneBoundingRect())
+
+    view.widget.setFixedHeight(240)
+    QApplication.processEvents()
+    assert view.current_label.isVisible() and view.limiter_label.isVisible()
+    assert not boxes_meet()
+    assert view.current_label.anchor.y() == 1  # above its point
+    view.widget.setMinimumHeight(600)
+    view.widget.setMaximumHeight(16_777_215)
+    window.set_font_points(9)
+    QApplication.processEvents()
+    assert not boxes_meet()
+    assert view.current_label.anchor.y() == 0  # under its point, where the text reads along the rising bound

@@ -20,6 +20,7 @@ import pyqtgraph as pg
 
 from workbench.declare import Declaration
 from workbench.gui.document import Document
+from workbench.gui.legend_strip import LegendStrip
 from workbench.gui.measure_runs import MeasuredRun, document_runs
 from workbench.gui.plain_text import html_text, tooltip
 from workbench.measure.record import CANCELLED
@@ -188,9 +189,10 @@ class _MeasuredLayer:
 
     legend_valid = MEASURED_LEGEND
 
-    def __init__(self, plot: pg.PlotItem, document: Document) -> None:
+    def __init__(self, plot: pg.PlotItem, document: Document, legend: LegendStrip | None = None) -> None:
         self.plot = plot
         self.document = document
+        self.legend = legend  # a legend beside the plot; without one, the rows go into the plot's own legend
         self.valid_items = _MarkItems(plot, MEASURED_COLOUR, True, "s", 5)
         self.not_valid_items = _MarkItems(plot, NOT_VALID_COLOUR, False, "s", 4.5)
         self.other_items = _MarkItems(plot, OTHER_DEVICE_COLOUR, False, "d", 4.8)
@@ -226,6 +228,10 @@ class _MeasuredLayer:
     def _legend(self, item: pg.ScatterPlotItem, text: str) -> None:
         """Show `item` in the legend under `text` ('' removes its row)."""
         if self._legend_rows.get(id(item), "") == text:
+            return
+        if self.legend is not None:
+            self.legend.set_entry(f"measured {id(item)}", item, text)
+            self._legend_rows[id(item)] = text
             return
         legend = self.plot.addLegend(offset=(12, 10))  # the plot's one legend (created by whoever asks first)
         if self._legend_rows.get(id(item)):

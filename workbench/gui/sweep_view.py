@@ -25,6 +25,7 @@ from workbench.devices import BANDWIDTH
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
+from workbench.gui.legend_strip import LegendStrip
 from workbench.gui.measure_plots import MeasuredSweepLayer
 from workbench.gui.power_box import PowerOfTwoBox
 from workbench.gui.plot_common import (
@@ -37,6 +38,7 @@ from workbench.gui.plot_common import (
     log_plot_widget,
     power_of_two_tick,
     apply_plot_font,
+    legend_points,
     time_tick,
 )
 from workbench.gui.plain_text import plain
@@ -86,19 +88,21 @@ class SweepView(RefreshWhenShown, QWidget):
         self.plot: pg.PlotItem = self.widget.getPlotItem()
         self.plot.setLabel("left", "Time bound (s)")
         self.plot.setLabel("bottom", "Swept size")
-        legend = self.plot.addLegend(offset=(12, 10))
-        legend.setBrush(pg.mkBrush(255, 255, 255, 220))
         # the combined bound first and broad, each term dashed over it, so a term that is the bound stays visible
-        self.bound_line = self.plot.plot(name="combined bound", pen=pg.mkPen("#9e9e9e", width=6, style=Qt.PenStyle.SolidLine))
-        self.compute_line = self.plot.plot(name="compute bound (dashed)", pen=pg.mkPen(COMPUTE_COLOUR, width=2.2, style=Qt.PenStyle.DashLine))
-        self.memory_line = self.plot.plot(name="memory bound (dashed)", pen=pg.mkPen(MEMORY_COLOUR, width=2.2, style=Qt.PenStyle.DashLine))
+        self.bound_line = self.plot.plot(pen=pg.mkPen("#9e9e9e", width=6, style=Qt.PenStyle.SolidLine))
+        self.compute_line = self.plot.plot(pen=pg.mkPen(COMPUTE_COLOUR, width=2.2, style=Qt.PenStyle.DashLine))
+        self.memory_line = self.plot.plot(pen=pg.mkPen(MEMORY_COLOUR, width=2.2, style=Qt.PenStyle.DashLine))
+        # the legend above the plot, not in it: the curves run corner to corner and a short plot has no free corner
+        self.legend = LegendStrip()
+        self.legend.setObjectName("sweepLegend")
+        for key, line, text in (("bound", self.bound_line, "combined bound"), (TERM_COMPUTE, self.compute_line, "compute bound (dashed)"),
+                                (BANDWIDTH, self.memory_line, "memory bound (dashed)")):
+            self.legend.set_entry(key, line, text)
         self.bound_line.setZValue(1)
         self.compute_line.setZValue(2)
         self.memory_line.setZValue(3)
         # every further term (L2 → SM, shared memory → registers, host ↔ device, a link) dashed in its own colour
         self.term_lines: dict[str, pg.PlotDataItem] = {}
-        self._legend = legend
-        self._in_legend: dict[str, str] = {}  # term name -> its row in the legend
         # sizes whose footprint exceeds the device's memory: shaded, labelled, a model only
         self.beyond_region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(198, 40, 40, 28), pen=pg.mkPen(None))
         self.beyond_region.setZValue(-10)
@@ -132,6 +136,7 @@ class SweepView(RefreshWhenShown, QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.addLayout(controls)
+        layout.addWidget(self.legend)
         layout.addWidget(self.widget, 1)
         layout.addWidget(self.caption)
 
@@ -145,7 +150,10 @@ class SweepView(RefreshWhenShown, QWidget):
         self.high.valueChanged.connect(self._range_changed)
         for signal in (document.analysis_changed, document.selection_changed, document.device_changed, document.settings_changed):
             signal.connect(self.mark_dirty)
-        self.measured = MeasuredSweepLayer(self.plot, document)  # measured medians (gui/measure_plots.py)
+        self.measured = MeasuredSweepLayer(self.plot, document, self.legend)
+        self._declared_at: tuple[float, float, bool] = (0.0, 0.0, False)  # the declared size's point; right half?
+        self._ranges = (0.0, 1.0, 0.0, 1.0)  # the view's x and y ranges drawn last
+        self.plot.getViewBox().sigResized.connect(lambda *_: self._place_declared_label())  # measured medians (gui/measure_plots.py)
         document.runs_changed.connect(self.mark_dirty)
 
     def _field_chosen(self, index: int) -> None:
@@ -203,6 +211,7 @@ class SweepView(RefreshWhenShown, QWidget):
             self._show_message(f"No bounds to plot: {result.first_error}")
             return
         self.message.setVisible(False)
+        self.legend.setVisible(True)
         self.sizes = sizes
         x = np.log2(sizes)
         with np.errstate(divide="ignore"):
@@ -226,6 +235,8 @@ class SweepView(RefreshWhenShown, QWidget):
         self.plot.getViewBox().setRange(xRange=(low, high), yRange=(y_low - 0.3, y_high + 0.3), padding=0)
         self.beyond_label.setPos(high - 0.05 * (high - low) / 20, y_high + 0.25)
         self.limiter_label.setPos(self.limiter_line.value() + 0.1, y_low - 0.25)
+        self._ranges = (low, high, y_low - 0.3, y_high + 0.3)
+        self._place_declared_label()
         bottom = f"{' = '.join(fields)} (swept; {len(sizes)} sizes)"
         if bottom != self._bottom_label:  # an axis label set lays the plot out again: only when it changes
             self.plot.setLabel("bottom", bottom)
@@ -256,11 +267,36 @@ class SweepView(RefreshWhenShown, QWidget):
             cx, cy = math.log2(declared), math.log10(analysis.bound_time)
             self.current_marker.setData([cx], [cy])
             self.current_label.setText(f"as declared: {fields[0]}={declared:,}, {format_time(analysis.bound_time)}")
-            right_half = cx > (low + high) / 2
-            self.current_label.setAnchor((1, 0) if right_half else (0, 0))
-            self.current_label.setPos(cx + (-0.3 if right_half else 0.3), cy - 0.05)
+            self._declared_at = (cx, cy, cx > (low + high) / 2)
         self.current_marker.setVisible(bool(analysis.bound_time))
         self.current_label.setVisible(bool(analysis.bound_time))
+
+    def _place_declared_label(self) -> None:
+        """The as-declared label beside its point, under it on the side with room; on a short plot, where under
+        its point it would fall on the limiter-change label at the plot's foot, above its point instead."""
+        cx, cy, right_half = self._declared_at
+        self.current_label.setAnchor((1, 0) if right_half else (0, 0))
+        self.current_label.setPos(cx + (-0.3 if right_half else 0.3), cy - 0.05)
+        if not (self.current_label.isVisible() and self.limiter_label.isVisible()):
+            return
+        low, high, y_low, y_high = self._ranges
+        view = self.plot.getViewBox().geometry()
+        if view.width() <= 0 or view.height() <= 0:
+            return
+        scale = (view.width() / (high - low), view.height() / (y_high - y_low))  # pixels per unit of log2, log10
+
+        def box(label: pg.TextItem) -> tuple[float, float, float, float]:
+            """The label's box in data units (y up) from its position, anchor and text size in pixels."""
+            size = label.textItem.boundingRect()
+            width, height = size.width() / scale[0], size.height() / scale[1]
+            x, y = label.pos().x(), label.pos().y()
+            left, top = x - label.anchor.x() * width, y + label.anchor.y() * height
+            return left, top - height, left + width, top
+
+        a, b = box(self.current_label), box(self.limiter_label)
+        if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
+            self.current_label.setAnchor((1 if right_half else 0, 1))
+            self.current_label.setPos(cx + (-0.3 if right_half else 0.3), cy + 0.05)
 
     def _caption_text(self, name: str, analysis: Any, fields: tuple[str, ...], sizes: Any, result: Any) -> str:
         """What is held, the overlap and the rates' device, what the shading means, which sizes are left out."""
@@ -300,12 +336,7 @@ class SweepView(RefreshWhenShown, QWidget):
                 line.setZValue(4 + index)
                 self.plot.addItem(line)
                 self.term_lines[term.name] = line
-            legend_text = f"{term.title} bound (dashed)"
-            if self._in_legend.get(term.name) != legend_text:
-                if term.name in self._in_legend:
-                    self._legend.removeItem(line)
-                self._legend.addItem(line, legend_text)
-                self._in_legend[term.name] = legend_text
+            self.legend.set_entry(term.name, line, f"{term.title} bound (dashed)")
             with np.errstate(divide="ignore", invalid="ignore"):
                 y = np.log10(np.asarray(term.time_s, dtype=float))
             set_line_data(line, x, y)
@@ -314,8 +345,7 @@ class SweepView(RefreshWhenShown, QWidget):
         for name, line in self.term_lines.items():
             if name not in names:
                 line.setVisible(False)
-                if self._in_legend.pop(name, None) is not None:
-                    self._legend.removeItem(line)
+                self.legend.remove_entry(name)
         return drawn
 
     def _mark_sweep(self, result: Any, declaration: Any, sizes: Any, fields: tuple[str, ...], low: float, high: float) -> None:
@@ -353,6 +383,7 @@ class SweepView(RefreshWhenShown, QWidget):
                      self.beyond_region, self.beyond_label, self.limiter_line, self.limiter_label):
             item.setVisible(False)
         self.measured.show([])
+        self.legend.setVisible(False)
         self.message.setText(text)
         self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
         self.message.setPos(0.5, 0.5)
@@ -361,4 +392,8 @@ class SweepView(RefreshWhenShown, QWidget):
 
     def set_plot_font(self, font: QFont) -> None:
         apply_plot_font(self.plot, font, [self.current_label, self.message, self.beyond_label, self.limiter_label])
+        rows = QFont(font)
+        rows.setPointSize(legend_points(font))
+        self.legend.set_text_font(rows)
+        self._place_declared_label()
 
