@@ -267,7 +267,7 @@ def _wave_step(a: "Analysis", q: Any) -> DerivationLine:
 
 def _mlp_steps(a: "Analysis") -> list[DerivationLine]:
     """Little's law for each kernel launch: threads resident per SM, bytes in flight, the read rate, the achievable bandwidth."""
-    from workbench.analysis.mlp import little
+    from workbench.analysis.mlp import little, shortfall
 
     term = a.term(MLP)
     hbm = a.term(HBM)
@@ -299,15 +299,31 @@ def _mlp_steps(a: "Analysis") -> list[DerivationLine]:
                 format_bandwidth(kernel.read_rate, binary),
             ),
             DerivationLine(
+                f"Bytes in flight Little's law needs per SM{who}",
+                f"{format_bandwidth(found.rate.value, binary)} × {format_time(latency.seconds)} × "
+                f"{format_bytes(launch.read_bytes, binary)} read ÷ {format_bytes(launch.bytes, binary)} ÷ {found.sm_count} SMs",
+                f"{format_bytes(kernel.needed_per_sm, binary)}",
+            ),
+            DerivationLine(
                 f"Achievable bandwidth{who}",
                 f"min({format_bandwidth(found.rate.value, binary)}, {format_bandwidth(kernel.read_rate, binary)} × "
                 f"{format_bytes(launch.bytes, binary)} ÷ {format_bytes(launch.read_bytes, binary)} read)",
                 format_bandwidth(kernel.achievable, binary),
             ),
         ]
+        why = shortfall(found, kernel, binary)
+        if why and _matters(kernel.time_s, found.time_s):
+            steps.append(DerivationLine(f"Why below the memory's roof{who}", "", why))
         if many:
             steps.append(DerivationLine(f"Time{who}", f"{format_bytes(launch.bytes, binary)} / ({format_bandwidth(kernel.achievable, binary)})", format_time(kernel.time_s)))
     return steps
+
+
+def _matters(part: Any, whole: Any) -> bool:
+    """A launch's share of the term worth a sentence: 1 % of its time or more (a sweep's arrays: any point)."""
+    if isinstance(part, (int, float)) and isinstance(whole, (int, float)):
+        return part >= 0.01 * whole
+    return True
 
 
 def _compute_memory_bound_steps(a: "Analysis", inner: list[Term]) -> list[DerivationLine]:
