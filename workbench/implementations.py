@@ -334,6 +334,15 @@ def _hbm_reads(ops: _Operands, block_m: int, block_n: int, device: Device | None
     return a_reads + b_reads, sentences
 
 
+# Why the lab GEMMs have no Little's-law term (analysis/mlp.py) beside their interface terms.
+LAB_LITTLE_SENTENCE = (
+    "loads in flight (Little's law): not a term here — this kernel's loads are served partly by L1 and partly by L2, "
+    "whose latencies differ and whose split the model does not know, so no one latency gives a floor; a measured "
+    "run that falls short of the bound is read backwards instead (the latency its loads in flight imply, or the wait "
+    "each k step shows), beside the run"
+)
+
+
 # --- GEMM: naive ---------------------------------------------------------------------
 
 
@@ -364,6 +373,7 @@ def naive_gemm(case: Case) -> PhysicalWork:
             "the registers (threads of a warp that share a value are not counted as sharing it)",
             *hbm_sentences,
             "no padding: threads outside C return early, so physical FLOP equal logical FLOP",
+            LAB_LITTLE_SENTENCE,
         ),
     )
 
@@ -479,6 +489,7 @@ def _tiled(case: Case, ops: _Operands, hbm: tuple[Any, list[str]], title: str) -
             _tile_sentence(quantization, ops, logical, physical),
             _wave_sentence(quantization, device),
             _wave_time_sentence(quantization),
+            *((LAB_LITTLE_SENTENCE,) if title == "tiled GEMM" else ()),
         ),
         quantization=quantization,
     )

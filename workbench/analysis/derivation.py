@@ -267,7 +267,7 @@ def _wave_step(a: "Analysis", q: Any) -> DerivationLine:
 
 def _mlp_steps(a: "Analysis") -> list[DerivationLine]:
     """Little's law for each kernel launch: threads resident per SM, bytes in flight, the read rate, the achievable bandwidth."""
-    from workbench.analysis.mlp import little, shortfall
+    from workbench.analysis.mlp import little, noted, shortfall
 
     term = a.term(MLP)
     hbm = a.term(HBM)
@@ -312,18 +312,11 @@ def _mlp_steps(a: "Analysis") -> list[DerivationLine]:
             ),
         ]
         why = shortfall(found, kernel, binary)
-        if why and _matters(kernel.time_s, found.time_s):
+        if why and noted(found, kernel):
             steps.append(DerivationLine(f"Why below the memory's roof{who}", "", why))
         if many:
             steps.append(DerivationLine(f"Time{who}", f"{format_bytes(launch.bytes, binary)} / ({format_bandwidth(kernel.achievable, binary)})", format_time(kernel.time_s)))
     return steps
-
-
-def _matters(part: Any, whole: Any) -> bool:
-    """A launch's share of the term worth a sentence: 1 % of its time or more (a sweep's arrays: any point)."""
-    if isinstance(part, (int, float)) and isinstance(whole, (int, float)):
-        return part >= 0.01 * whole
-    return True
 
 
 def _compute_memory_bound_steps(a: "Analysis", inner: list[Term]) -> list[DerivationLine]:

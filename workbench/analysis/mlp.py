@@ -119,6 +119,16 @@ def shortfall(found: Little, kernel: KernelLittle, binary: bool = False) -> str:
     )
 
 
+NOTED_SHARE = 0.05  # a launch whose time is under this share of the term's gets no sentence of its own
+
+
+def noted(found: Little, kernel: KernelLittle) -> bool:
+    """Whether `kernel`'s shortfall is worth a sentence: 5 % of the term's time or more (a sweep's arrays: always)."""
+    if _is_number(kernel.time_s) and _is_number(found.time_s):
+        return bool(kernel.time_s >= NOTED_SHARE * found.time_s)
+    return True
+
+
 def mlp_rate(found: Little) -> Rate:
     """The lowered roof as a Rate: the kernels' achievable bandwidth, derived from the latency it rests on."""
     origin = f"loaded latency {found.latency.seconds * 1e6:.4g} µs ({found.latency.origin}: {found.latency.citation})"
@@ -168,4 +178,4 @@ def _ceil_div(a: Any, b: int) -> Any:
     return np.ceil(np.divide(a, b))
 
 
-__all__ = ["KernelLittle", "LATENCY_INTERFACE", "Little", "MLP", "little", "mlp_rate", "mlp_term", "shortfall"]
+__all__ = ["KernelLittle", "LATENCY_INTERFACE", "Little", "MLP", "little", "mlp_rate", "mlp_term", "noted", "shortfall"]
