@@ -8,12 +8,16 @@ reads an SM must hold rate × latency × (bytes read ÷ bytes) ÷ SMs in flight.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from workbench.analysis import analyze, sweep
 from workbench.analysis.mlp import little
 from workbench.analysis.shortfall import missed_assumption
+from workbench.cli import main
 from workbench.devices.catalogue import catalogue
 from workbench.implementations import _block_reduce_threads
 from workbench.measure import OK, measure
@@ -162,3 +166,22 @@ def test_a_run_carries_the_sentence_to_the_table_the_report_and_the_json() -> No
     reported = report_run(run, 0, context)
     assert reported.missed == figures.missed
     assert f"run 1, short of its bound: {figures.missed}." in _run_notes([reported])
+
+
+def test_workbench_runs_prints_why_a_lab_run_is_short(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a real run record (NumPy's, of a small GEMM) given the naive lab declaration, an H200's provenance and the
+    # first H200 run's 41.29 ms: `workbench runs` says why it is short, as the window and reports do
+    record = measure("gemm(M=64, N=64, K=64, dtype=fp32)", backend="numpy", iterations=30, warmup=1).to_dict()
+    record.update(declaration=NAIVE, backend="cupy", device="GPU 0: NVIDIA H200", samples_s=[41.29e-3] * 30)
+    record["provenance"] = {**record["provenance"], "kind": "gpu", "name": "NVIDIA H200", "catalogue_key": H200}
+    path = tmp_path / "lab.json"
+    assert main(["measure", "add(n=4096)", "--backend", "numpy", "--save-to", str(path)]) == 0
+    session = json.loads(path.read_text())
+    session["runs"].append(record)
+    path.write_text(json.dumps(session))
+    capsys.readouterr()
+    assert main(["runs", str(path)]) == 0
+    printed = capsys.readouterr().out
+    assert "    why short: naive GEMM: the bound lets its loads cross" in printed
+    assert "= 162.4 ns a load" in printed
+    assert printed.count("why short") == 1  # the CPU add (a nominal bound) says nothing
