@@ -622,7 +622,15 @@ def _tensor_itemsize(workload: Workload) -> int:
     return workload.tensors[0].dtype.bits // 8
 
 
-def _stream_work(case: Case, name: str, launches: tuple[KernelLaunch, ...], moved: Any, sentences: list[str]) -> PhysicalWork:
+_STREAMED_ONCE = (
+    "every byte a kernel loads or stores crosses HBM → L2 → SM once (a stream has no reuse); "
+    "the arithmetic is the logical arithmetic"
+)
+
+
+def _stream_work(case: Case, name: str, launches: tuple[KernelLaunch, ...], moved: Any, sentences: list[str],
+                 closing: str = _STREAMED_ONCE) -> PhysicalWork:
+    """The physical work of library kernels that move each byte once: `moved` bytes across every interface."""
     workload = case.workload
     flop = workload.flop(case.convention)
     return PhysicalWork(
@@ -631,11 +639,7 @@ def _stream_work(case: Case, name: str, launches: tuple[KernelLaunch, ...], move
         physical_flop=flop,
         logical_bytes=workload.bytes,
         bytes_by_interface={key: moved for key in MODEL_INTERFACES},
-        assumptions=(
-            *sentences,
-            "every byte a kernel loads or stores crosses HBM → L2 → SM once (a stream has no reuse); "
-            "the arithmetic is the logical arithmetic",
-        ),
+        assumptions=(*sentences, closing),
         launches=launches,
     )
 
@@ -702,20 +706,9 @@ def library_reduce(case: Case) -> PhysicalWork:
             "elementwise copy of the fp32 sums into the result",
         ]
     moved = sum((launch.bytes for launch in launches), 0)
-    flop = workload.flop(case.convention)
-    return PhysicalWork(
-        implementation=LIBRARY,
-        logical_flop=flop,
-        physical_flop=flop,
-        logical_bytes=workload.bytes,
-        bytes_by_interface={key: moved for key in MODEL_INTERFACES},
-        assumptions=(
-            *sentences,
-            "every byte crosses HBM → L2 → SM once (each value of x is added once); a block's threads beyond the row's "
-            "items hold nothing in flight, which the model does not subtract (the bound stays a floor)",
-        ),
-        launches=launches,
-    )
+    return _stream_work(case, LIBRARY, launches, moved, sentences, closing=(
+        "every byte crosses HBM → L2 → SM once (each value of x is added once); a block's threads beyond the row's "
+        "items hold nothing in flight, which the model does not subtract (the bound stays a floor)"))
 
 
 # --- attention: naive ----------------------------------------------------------------
