@@ -185,3 +185,11 @@ def test_workbench_runs_prints_why_a_lab_run_is_short(tmp_path: Path, capsys: py
     assert "    why short: naive GEMM: the bound lets its loads cross" in printed
     assert "= 162.4 ns a load" in printed
     assert printed.count("why short") == 1  # the CPU add (a nominal bound) says nothing
+
+
+def test_a_small_naive_gemm_holds_only_the_threads_it_launches() -> None:
+    # 64 × 64 = 4,096 threads over 132 SMs: ⌈4,096 / 132⌉ = 32 threads an SM × 8 B = 256 B in flight; loads
+    # 2 × 64³ × 4 B + C 16,384 B = 2,113,536 B; at 1 ms: 2.114 GB/s; 132 × 256 B ÷ 2.114 GB/s = 15.99 µs a load
+    text = missed_assumption(analyze("gemm(M=64, N=64, K=64, dtype=fp32, impl=naive)", H200), 1e-3)
+    assert "32 threads × 8 B = 256 B per SM" in text
+    assert f"= {132 * 256 / (2_113_536 / 1e-3) * 1e6:.4g} µs a load" in text

@@ -69,18 +69,22 @@ def _loads_in_flight(analysis: "Analysis", measured_s: float, binary: bool) -> s
     return f"{'; '.join(reasons)} (the run reached {reached} over the same bytes)"
 
 
-def _threads_per_sm(analysis: "Analysis", blocks: int) -> int | None:
+def _naive_threads_per_sm(analysis: "Analysis") -> int | None:
+    """Threads of the naive kernel resident on one SM: as many 256-thread blocks as the SM holds, and no more
+    threads than the launch has for each SM (one thread an element of C)."""
     device = analysis.basis.device
-    if device is None or device.max_threads_per_sm is None or device.max_blocks_per_sm is None:
+    if device is None or not device.sm_count or device.max_threads_per_sm is None or device.max_blocks_per_sm is None:
         return None
-    resident = min(device.max_blocks_per_sm, device.max_threads_per_sm // LAB_THREADS_PER_BLOCK, blocks)
-    return resident * LAB_THREADS_PER_BLOCK
+    resident = min(device.max_blocks_per_sm, device.max_threads_per_sm // LAB_THREADS_PER_BLOCK) * LAB_THREADS_PER_BLOCK
+    values = analysis.basis.workload.values
+    launched = int(values["batch"]) * int(values["M"]) * int(values["N"])
+    return min(resident, -(-launched // device.sm_count))
 
 
 def _naive_gemm(analysis: "Analysis", measured_s: float, binary: bool) -> str:
     device, physical = analysis.basis.device, analysis.physical
     assert physical is not None
-    threads = _threads_per_sm(analysis, blocks=64)
+    threads = _naive_threads_per_sm(analysis)
     if device is None or not device.sm_count or threads is None:
         return ""
     loads = int(physical.bytes_by_interface[L2])
