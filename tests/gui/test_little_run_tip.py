@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from workbench.devices.catalogue import catalogue
 from workbench.gui.measure_plots import run_tip
+from workbench.gui.run_table import PERCENT_COLUMN, RunTableModel
 from workbench.runs import FigureContext, parse_run, run_figures
 
 
@@ -18,3 +19,12 @@ def test_the_hover_text_names_the_missed_assumption() -> None:
     # at its bound a run says nothing of the kind
     close = parse_run({"declaration": tiled, "backend": "cupy", "samples_s": [2.2e-3] * 30, "valid": True}, 0)
     assert "short of the bound" not in run_tip(run_figures(close, FigureContext(session_device=catalogue()["h200-sxm"])), False)
+
+
+def test_the_run_tables_percent_cell_says_it_too(qtbot) -> None:  # type: ignore[no-untyped-def]
+    naive = "gemm(M=4096, N=4096, K=4096, dtype=fp32, impl=naive)"
+    run = parse_run({"declaration": naive, "backend": "cupy", "samples_s": [41.29e-3] * 30, "valid": True}, 0)
+    figures = run_figures(run, FigureContext(session_device=catalogue()["h200-sxm"]))
+    tip = RunTableModel().cell_tip(figures, PERCENT_COLUMN)
+    # 132 SMs × 16,384 B ÷ (549,822,922,752 B ÷ 41.29 ms) = 162.4 ns (tests/test_little_lab.py)
+    assert "short of the bound: naive GEMM" in tip and "162.4 ns a load" in tip
