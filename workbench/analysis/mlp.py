@@ -14,6 +14,11 @@ writes go out beside the reads at the same pace, so the kernel's whole traffic m
     achievable bandwidth = min(rate, read rate × bytes ÷ bytes read)
     time = bytes ÷ achievable bandwidth
 
+Read forwards, the same law says what the memory's rate needs in flight, and a launch holding less is below its
+roof for that reason (`shortfall` says so in one sentence):
+
+    needed per SM = rate × latency × (bytes read ÷ bytes) ÷ SMs
+
 A library kernel made of several launches (triad as two ufunc calls) takes the sum of their times. The
 figures come from `little()`, which the term (analysis), the derivation, the roofline's lowered roof and
 the CLI all read. The latency is the device's loaded latency across HBM (catalogue, or calibration's
@@ -103,7 +108,7 @@ def little(launches: Sequence[Any], device: Device | None, rate: Rate | None) ->
 def shortfall(found: Little, kernel: KernelLittle, binary: bool = False) -> str:
     """Why `kernel` misses the memory's roof, in one sentence ('' when its loads in flight suffice).
 
-    'CuPy elementwise add issues 4-byte loads, 2 a thread: 16 KiB in flight per SM < the 31.96 KiB Little's law
+    'CuPy elementwise add issues 4-byte loads, 2 a thread: 16.38 kB in flight per SM < the 32.73 kB Little's law
     needs at 4.8 TB/s and 1.35 µs, so the memory roof is lowered to 2.403 TB/s'. The one place this sentence is
     written: the derivation, and through it the window's panel, the reports and the CLI, show it.
     """
