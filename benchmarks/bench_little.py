@@ -8,6 +8,8 @@ Rows (the same Report and Row as bench_measure.py, so gpu_check.sh writes them t
 - the memory-level-parallelism prediction (analyze()'s bound on this GPU) beside the measured median
   for the library copy and add and the vectorized ones (target: within 15 %); the latency the prediction
   uses is the catalogue's where the GPU has one, else the loaded latency measured above (the row says which);
+- the same for the library's row sums (reduce impl=library, fp32 and fp16: CUB's segmented reduction and
+  CuPy's CUB block reduction), within 15 %;
 - a tiled GEMM (the lab RawKernel, impl=tiled 64 × 64 × 16, fp32) swept across a wave boundary:
   predicted (whole waves; CTAs per SM from the occupancy: the driver's calculator, else the compiled kernel's
   registers and shared memory) vs measured, INFO per size,
@@ -32,6 +34,7 @@ from workbench.units import format_bandwidth, format_time  # noqa: E402
 
 ITERATIONS = 50
 STREAM = "n=2**26, dtype=fp32"
+REDUCE = "rows=8192, n=8192"  # 256 MiB of fp32, 128 MiB of fp16: well past the 50 MiB L2
 WITHIN = 0.15
 # The lab's tiled kernel swept across a wave boundary: 33 tile rows of 64 (M = 2,112), K = 2,048, and N
 # from 1,984 to 2,176 in steps of one tile column (64): the tile count crosses each multiple of the slots.
@@ -158,6 +161,24 @@ def gpu_rows(report: Report) -> None:
                           "within 15%", PASS if abs(error) <= WITHIN else FAIL, error)
 
     report.run("Little's law vs measured", "within 15%", little_rows)
+
+    def reduction_rows() -> Iterator[Row]:
+        # cupy.sum(x, axis=1): CUB's segmented reduction for fp32 (predicted at the memory's rate), CuPy's CUB block
+        # reduction for fp16 summed in fp32 (predicted under a lowered roof: 4 loads of 2 B a thread)
+        predicting = device if device.latency_of("hbm") is not None else (loaded[0].apply(device) if loaded else None)
+        if predicting is None:
+            raise CheckFailed("no latency in the catalogue for this GPU and none measured")
+        for dtype in ("fp32", "fp16"):
+            text = f"reduce({REDUCE}, dtype={dtype}, impl=library)"
+            predicted = analyze(text, predicting)
+            time = median(text)
+            error = predicted.bound_time / time - 1
+            limit = "loads in flight" if predicted.limiter_term == "mlp" else "the memory's rate"
+            yield Row(f"Little's law: {text}",
+                      f"predicted {format_time(predicted.bound_time)} ({limit}) vs measured {format_time(time)} = {error:+.1%}",
+                      "within 15%", PASS if abs(error) <= WITHIN else FAIL, error)
+
+    report.run("Little's law for the row sums", "within 15%", reduction_rows)
 
     def wave_rows() -> Iterator[Row]:
         ctas, how = _ctas_per_sm(backend)

@@ -628,7 +628,8 @@ def hierarchy_screenshots(window: Any, app: QApplication, out: Path) -> None:
 def little_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """One add, two implementations on the H200: the roofline with the library add's lowered roof (loads in
     flight, Little's law) and the vectorized add beside it; the library add's derivation at its
-    memory-level-parallelism lines; the bound-vs-size view with the term as a line."""
+    memory-level-parallelism lines and the sentence naming its shortfall; the bound-vs-size view with the term
+    as a line; the library's fp16 row sum added, under its own lowered roof, with its derivation."""
     from PySide6.QtCore import Qt as _Qt
 
     window.open_example("one-add-two-implementations")
@@ -640,11 +641,25 @@ def little_screenshots(window: Any, app: QApplication, out: Path) -> None:
     window.resizeDocks([window.panel_dock], [520], _Qt.Orientation.Horizontal)
     settle(app, 0.3)
     save_derivation_at(window, app, out / "derivation-little.png", "Little's law", "Memory time bound")
+    # the bytes in flight the roof needs beside those the launch holds, and the sentence naming the shortfall
+    save_derivation_at(window, app, out / "derivation-little-why.png", "Why below the memory's roof", "Bytes in flight per SM")
     window.resizeDocks([window.panel_dock], [420], _Qt.Orientation.Horizontal)
     window.tabs.setCurrentWidget(window.sweep)
     settle(app, 0.5)
     save(window, out / "bound-vs-size-little.png")
     window.tabs.setCurrentWidget(window.roofline)
+    # the library's fp16 row sum (CuPy's CUB block reduction, 4 loads of 2 B a thread) under its lowered roof
+    doc = window.document
+    doc.duplicate_operation(0)  # the copy lands beside the library add, above the vectorized one
+    row = 1
+    doc.edit_declaration(row, "reduce(rows=8192, n=8192, dtype=fp16, impl=library)")
+    doc.rename_operation(row, "Row sums, fp16 in fp32 (library)")
+    doc.select(row)
+    window.resizeDocks([window.panel_dock], [520], _Qt.Orientation.Horizontal)
+    settle_window(app, window)
+    save(window, out / "roofline-lowered-roof-row-sum.png")
+    save_derivation_at(window, app, out / "derivation-little-row-sum.png", "Why below the memory's roof", "Bytes in flight per SM (CuPy CUB")
+    window.resizeDocks([window.panel_dock], [420], _Qt.Orientation.Horizontal)
 
 
 def notes_screenshots(window: Any, app: QApplication, out: Path) -> None:

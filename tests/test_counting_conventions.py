@@ -47,6 +47,20 @@ def test_optimal_order_is_numpys_einsum_path() -> None:
     assert any("einsum_path(optimize='optimal')" in note for note in a.notes)
 
 
+def test_each_order_is_opt_einsums_cost() -> None:
+    # opt_einsum (the test extra; skipped where it is absent) counts a pairwise step with a summed index as
+    # 2 × the product of its extents: optimal [(1, 2), (0, 1)] = 2,097,152 + 524,288 = 2,621,440; the given
+    # order [(0, 1), (0, 1)] = 4,194,304 + 1,048,576 = 5,242,880; its naive cost is the one fused loop nest,
+    # 3 × 64 · 128 · 256 · 32 = 201,326,592
+    oe = pytest.importorskip("opt_einsum")
+    views = [np.empty(shape, dtype=np.float32) for shape in ((64, 128), (128, 256), (256, 32))]
+    optimal = oe.contract_path("ij,jk,kl->il", *views, optimize="optimal")[1]
+    given = oe.contract_path("ij,jk,kl->il", *views, optimize=[(0, 1), (0, 1)])[1]
+    assert analyze(chain("optimal")).flop == optimal.opt_cost == 2_621_440
+    assert analyze(chain("given")).flop == given.opt_cost == 5_242_880
+    assert analyze(chain()).flop == optimal.naive_cost == 201_326_592
+
+
 def test_given_order_goes_left_to_right() -> None:
     # (ij,jk)->ik: 2 · 64 · 128 · 256 = 4,194,304; then ik,kl->il: 2 · 64 · 256 · 32 = 1,048,576: 5,242,880
     a = analyze(chain("given"))

@@ -95,7 +95,7 @@ def test_replace_keeps_and_changes_the_implementation() -> None:
         ("gemm(M=8, N=8, K=8, impl=fast)", "impl", "unknown implementation impl=fast; known: compulsory, library, naive, tiled, vectorized"),
         ("gemm(M=8, N=8, K=8, impl=3)", "impl", "impl must be a name such as tiled"),
         ("add(n=8, impl=naive)", "impl", "add has impl=compulsory, library, vectorized; not impl=naive"),
-        ("reduce(n=8, impl=naive)", "impl", "reduce has no implementation models, only impl=compulsory (impl=naive is modelled for gemm, attention)"),
+        ("reduce(n=8, impl=naive)", "impl", "reduce has impl=compulsory, library; not impl=naive"),
         ("add(n=8, impl=library, threads_per_block=64)", "threads_per_block", "describes your own kernel's launch; impl=library has its own"),
         ("add(n=8, bytes_per_load=3)", "bytes_per_load", "bytes_per_load must be 1, 2, 4, 8 or 16"),
         ("add(n=8, threads_per_block=2048)", "threads_per_block", "at most 1024"),

@@ -761,6 +761,8 @@ def _run_runs(args: argparse.Namespace) -> int:
         _echo(line)
         if f.device_note:
             print(f"    {f.device_note}")
+        if f.missed:
+            print(f"    why short: {f.missed}")
         if f.impossible is not None:
             print(f"    IMPOSSIBLE: {f.impossible.headline}")
             for reason in f.impossible.reasons:

@@ -100,6 +100,8 @@ def _run_notes(runs: Sequence[ReportRun]) -> list[str]:
             likely = [reason for reason in run.impossible.reasons if reason.likely] or list(run.impossible.reasons)
             reasons = "; ".join(f"{reason.name}" + (f" ({reason.evidence})" if reason.evidence else "") for reason in likely)
             notes.append(f"{run.run_id} is {run.impossible.headline}. Check: {reasons}.")
+        if run.missed:
+            notes.append(f"{run.run_id}, short of its bound: {run.missed}.")
     return notes
 
 
@@ -138,6 +140,7 @@ class ReportRun:
     device_note: str = ""  # how the device was chosen, when that needs saying
     other_device: bool = False  # the run ran on another device than the session shows
     impossible: ImpossibleResult | None = None
+    missed: str = ""  # the assumption of the bound the run misses (analysis/shortfall.py), when it falls short
 
     @property
     def check_text(self) -> str:
@@ -313,6 +316,7 @@ def report_run(run: Mapping[str, Any], index: int, context: FigureContext | None
         device_note=figures.device_note,
         other_device=bool(figures.device_note) and not figures.on_session_device,
         impossible=figures.impossible,
+        missed=figures.missed,
     )
 
 

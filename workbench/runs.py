@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from workbench.analysis import Analysis, analyze
+from workbench.analysis.shortfall import missed_assumption
 from workbench.declare import Declaration, parse
 from workbench.devices import Device
 from workbench.devices.provenance import (
@@ -370,6 +371,7 @@ class RunFigures:
     path: str | None
     bound_note: str  # why there is no bound, when there is none
     impossible: ImpossibleResult | None
+    missed: str = ""  # the assumption of the bound the run misses, as far as the model can tell (analysis/shortfall.py)
 
     # -- what ran --------------------------------------------------------------
     @property
@@ -502,6 +504,7 @@ class RunFigures:
             "limiter": self.limiter,
             "percent_of_bound": self.percent_of_bound,
             "impossible": self.impossible.to_dict() if self.impossible else None,
+            "missed_assumption": self.missed,
         }
 
 
@@ -560,6 +563,7 @@ def run_figures(run: Run, context: FigureContext) -> RunFigures:
     bound_time = limiter = path = None
     bound_note = ""
     impossible = None
+    missed = ""
     if device is None:
         bound_note = note
     elif run.declaration is None:
@@ -573,6 +577,7 @@ def run_figures(run: Run, context: FigureContext) -> RunFigures:
             if bound_time is None:
                 bound_note = f"{device.name} has no rate for this operation: no bound"
             elif stats is not None and stats.median_s > 0 and run.status != CANCELLED:
+                missed = missed_assumption(analysis, stats.median_s, context.binary)
                 impossible = impossible_result(
                     Evidence(
                         fraction_of_bound=bound_time / stats.median_s,
@@ -608,6 +613,7 @@ def run_figures(run: Run, context: FigureContext) -> RunFigures:
         path=path,
         bound_note=bound_note,
         impossible=impossible,
+        missed=missed,
     )
 
 

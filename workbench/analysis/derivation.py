@@ -267,7 +267,7 @@ def _wave_step(a: "Analysis", q: Any) -> DerivationLine:
 
 def _mlp_steps(a: "Analysis") -> list[DerivationLine]:
     """Little's law for each kernel launch: threads resident per SM, bytes in flight, the read rate, the achievable bandwidth."""
-    from workbench.analysis.mlp import little
+    from workbench.analysis.mlp import little, noted, shortfall
 
     term = a.term(MLP)
     hbm = a.term(HBM)
@@ -299,12 +299,21 @@ def _mlp_steps(a: "Analysis") -> list[DerivationLine]:
                 format_bandwidth(kernel.read_rate, binary),
             ),
             DerivationLine(
+                f"Bytes in flight Little's law needs per SM{who}",
+                f"{format_bandwidth(found.rate.value, binary)} × {format_time(latency.seconds)} × "
+                f"{format_bytes(launch.read_bytes, binary)} read ÷ {format_bytes(launch.bytes, binary)} ÷ {found.sm_count} SMs",
+                f"{format_bytes(kernel.needed_per_sm, binary)}",
+            ),
+            DerivationLine(
                 f"Achievable bandwidth{who}",
                 f"min({format_bandwidth(found.rate.value, binary)}, {format_bandwidth(kernel.read_rate, binary)} × "
                 f"{format_bytes(launch.bytes, binary)} ÷ {format_bytes(launch.read_bytes, binary)} read)",
                 format_bandwidth(kernel.achievable, binary),
             ),
         ]
+        why = shortfall(found, kernel, binary)
+        if why and noted(found, kernel):
+            steps.append(DerivationLine(f"Why below the memory's roof{who}", "", why))
         if many:
             steps.append(DerivationLine(f"Time{who}", f"{format_bytes(launch.bytes, binary)} / ({format_bandwidth(kernel.achievable, binary)})", format_time(kernel.time_s)))
     return steps

@@ -14,6 +14,11 @@ writes go out beside the reads at the same pace, so the kernel's whole traffic m
     achievable bandwidth = min(rate, read rate × bytes ÷ bytes read)
     time = bytes ÷ achievable bandwidth
 
+Read forwards, the same law says what the memory's rate needs in flight, and a launch holding less is below its
+roof for that reason (`shortfall` says so in one sentence):
+
+    needed per SM = rate × latency × (bytes read ÷ bytes) ÷ SMs
+
 A library kernel made of several launches (triad as two ufunc calls) takes the sum of their times. The
 figures come from `little()`, which the term (analysis), the derivation, the roofline's lowered roof and
 the CLI all read. The latency is the device's loaded latency across HBM (catalogue, or calibration's
@@ -27,6 +32,8 @@ from typing import Any, Sequence
 
 from workbench.analysis.terms import MLP, TRANSFER_KIND, Term
 from workbench.devices.catalogue import DERIVED, Device, Latency, Rate
+from workbench.units import format_bandwidth, format_bytes, format_time
+
 LATENCY_INTERFACE = "hbm"  # the interface whose latency the term uses (DRAM on a CPU is keyed the same)
 
 
@@ -41,6 +48,17 @@ class KernelLittle:
     read_rate: Any  # SMs × in_flight_per_sm ÷ latency (B/s of reads)
     achievable: Any  # min(memory rate, read rate × bytes ÷ bytes read), B/s of all traffic
     time_s: Any  # bytes ÷ achievable
+    needed_per_sm: Any = 0.0  # bytes in flight per SM the memory's rate needs: rate × latency × (bytes read ÷ bytes) ÷ SMs
+
+    @property
+    def short(self) -> bool:
+        """True when the launch holds fewer bytes in flight than the memory's rate needs (the roof is lowered)."""
+        held, needed = self.in_flight_per_sm, self.needed_per_sm
+        if _is_number(held) and _is_number(needed):
+            return bool(held < needed)
+        import numpy as np
+
+        return bool(np.any(np.asarray(held) < np.asarray(needed)))
 
 
 @dataclass(frozen=True)
@@ -73,15 +91,47 @@ def little(launches: Sequence[Any], device: Device | None, rate: Rate | None) ->
     sms = device.sm_count
     kernels = []
     for launch in launches:
-        blocks = min(blocks_limit, threads_limit // launch.threads_per_block)
+        blocks = _smaller(blocks_limit, threads_limit // launch.threads_per_block)
         threads = _smaller(blocks * launch.threads_per_block, _ceil_div(launch.threads, sms))
         in_flight = threads * launch.loads_in_flight * launch.bytes_per_load
         read_rate = sms * in_flight / latency.seconds
-        achievable = _smaller(rate.value, read_rate * launch.bytes / launch.read_bytes) if _any_reads(launch) else rate.value
-        kernels.append(KernelLittle(launch, blocks, threads, in_flight, read_rate, achievable, launch.bytes / achievable))
+        reads = _any_reads(launch)
+        achievable = _smaller(rate.value, read_rate * launch.bytes / launch.read_bytes) if reads else rate.value
+        # Little's law forwards: to read at the rate's share of reads, rate × (read ÷ all) × latency bytes must be in flight
+        needed = rate.value * latency.seconds * launch.read_bytes / launch.bytes / sms if reads else 0.0
+        kernels.append(KernelLittle(launch, blocks, threads, in_flight, read_rate, achievable, launch.bytes / achievable, needed))
     total = sum((kernel.launch.bytes for kernel in kernels), 0)
     time = sum((kernel.time_s for kernel in kernels), 0.0)
     return Little(tuple(kernels), sms, threads_limit, blocks_limit, latency, rate, total, time)
+
+
+def shortfall(found: Little, kernel: KernelLittle, binary: bool = False) -> str:
+    """Why `kernel` misses the memory's roof, in one sentence ('' when its loads in flight suffice).
+
+    'CuPy elementwise add issues 4-byte loads, 2 a thread: 16.38 kB in flight per SM < the 32.73 kB Little's law
+    needs at 4.8 TB/s and 1.35 µs, so the memory roof is lowered to 2.403 TB/s'. The one place this sentence is
+    written: the derivation, and through it the window's panel, the reports and the CLI, show it.
+    """
+    if not kernel.short or not _is_number(kernel.in_flight_per_sm) or not _is_number(kernel.needed_per_sm):
+        return ""
+    launch = kernel.launch
+    loads = launch.loads_in_flight
+    return (
+        f"{launch.title} issues {launch.bytes_per_load}-byte loads, {loads} a thread: "
+        f"{format_bytes(kernel.in_flight_per_sm, binary)} in flight per SM < the {format_bytes(kernel.needed_per_sm, binary)} "
+        f"Little's law needs at {format_bandwidth(found.rate.value, binary)} and {format_time(found.latency.seconds)}, "
+        f"so the memory roof is lowered to {format_bandwidth(kernel.achievable, binary)}"
+    )
+
+
+NOTED_SHARE = 0.05  # a launch whose time is under this share of the term's gets no sentence of its own
+
+
+def noted(found: Little, kernel: KernelLittle) -> bool:
+    """Whether `kernel`'s shortfall is worth a sentence: 5 % of the term's time or more (a sweep's arrays: always)."""
+    if _is_number(kernel.time_s) and _is_number(found.time_s):
+        return bool(kernel.time_s >= NOTED_SHARE * found.time_s)
+    return True
 
 
 def mlp_rate(found: Little) -> Rate:
@@ -133,4 +183,4 @@ def _ceil_div(a: Any, b: int) -> Any:
     return np.ceil(np.divide(a, b))
 
 
-__all__ = ["KernelLittle", "LATENCY_INTERFACE", "Little", "MLP", "little", "mlp_rate", "mlp_term"]
+__all__ = ["KernelLittle", "LATENCY_INTERFACE", "Little", "MLP", "little", "mlp_rate", "mlp_term", "noted", "shortfall"]

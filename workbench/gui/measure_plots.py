@@ -97,6 +97,8 @@ def run_tip(run: MeasuredRun, binary: bool) -> str:
         lines.append(f"{format_percent(100 * run.fraction_of_bound)} of the bound ({format_time(run.bound_time_s or 0.0)} on {run.device_name})")
     if run.device_note:
         lines.append(run.device_note)
+    if run.missed:
+        lines.append(f"short of the bound: {run.missed}")
     if run.impossible is not None:
         lines.append(run.impossible.as_text())
     return "\n".join(lines)

@@ -221,6 +221,8 @@ class RunTableModel(QAbstractTableModel):
                 lines.append(run.bound_note)
             if run.device_note:
                 lines.append(run.device_note)
+            if run.missed:
+                lines.append(f"short of the bound: {run.missed}")
             if run.impossible is not None:
                 lines.append(run.impossible.as_text())
             return "\n".join(lines)

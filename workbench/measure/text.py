@@ -91,6 +91,8 @@ def run_table(record: RunRecord, figures: "RunFigures", binary: bool = False) ->
         rows.append(("bound", text))
         if figures.device_note:
             rows.append(("device", figures.device_note))
+        if figures.missed:
+            rows.append(("why short", figures.missed))
     elif figures.bound_note:
         rows.append(("bound", figures.bound_note))
     if figures.impossible is not None:

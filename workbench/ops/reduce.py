@@ -53,5 +53,6 @@ register(
             Param("dtype", "dtype", "fp32", doc="element type of input and result"),
         ),
         build=reduce,
+        implementations=("compulsory", "library"),
     )
 )
