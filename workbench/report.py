@@ -862,7 +862,6 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
     """The session as one self-contained HTML page: inline CSS, the plot as a data URI, no network."""
     _check_png(plot_png)
     report = build_report(session)
-    binary = report.binary
     parts = [
         "<!DOCTYPE html>",
         "<html lang=\"en\"><head><meta charset=\"utf-8\">",
@@ -892,6 +891,16 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
             "<h2>Plot</h2>",
             f"<figure><img alt=\"Roofline plot of the session\" src=\"data:image/png;base64,{encoded}\"></figure>",
         ]
+    parts += _html_operations(report)
+    parts += _html_steps_and_profiles(report)
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _html_operations(report: Report) -> list[str]:
+    """A section per operation (derivation, tensors, bounds, its runs), then the runs of other declarations."""
+    binary = report.binary
+    parts: list[str] = []
     for number, item in report.sections():
         entry = item.entry
         heading = entry.name or entry.declaration
@@ -925,6 +934,12 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
             *(f"<p class=\"meta\">{_h(note)}</p>" for note in _run_notes(report.other_runs)),
             _html_conditions(report.other_runs),
         ]
+    return parts
+
+
+def _html_steps_and_profiles(report: Report) -> list[str]:
+    """Where each step's time goes, then the imported profiler records."""
+    parts: list[str] = []
     for step in report.steps:
         parts.append(f"<h2>Step {_h(step.name)}: where the time goes</h2>")
         if step.error:
@@ -941,8 +956,7 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
             parts += [f"<h3>{_h(section.title)}</h3>", _html_table(section.table)]
             if section.notes:
                 parts.append("<ul class=\"small\">" + "".join(f"<li>{_h(note)}</li>" for note in section.notes) + "</ul>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return parts
 
 
 # ---------------------------------------------------------------- CSV

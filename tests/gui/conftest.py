@@ -144,7 +144,7 @@ def derivation_texts():  # type: ignore[no-untyped-def]
     """`derivation_texts(declarations)`: the Analysis panel's derivation (RichText) of each declaration, analysed
     in turn as the one operation of a Document (the panel tests retext a derivation view with them)."""
     from workbench.gui.document import Document
-    from workbench.gui.panel import derivation_rich_text
+    from workbench.gui.derivation_view import derivation_rich_text
 
     def make(declarations: list[str]) -> list:  # type: ignore[type-arg]
         document = Document()

@@ -13,7 +13,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit
 
 from workbench.gui.document import TYPING_PAUSE_MS
-from workbench.gui.panel import derivation_rich_text
+from workbench.gui.derivation_view import derivation_rich_text
 
 GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 
@@ -24,7 +24,7 @@ def _shown(window) -> str:  # type: ignore[no-untyped-def]
 
 def _written(window, entry=None) -> str:  # type: ignore[no-untyped-def]
     """The derivation of `entry` (the selected operation) as a fresh view would show it."""
-    from workbench.gui.panel import DerivationView
+    from workbench.gui.derivation_view import DerivationView
 
     entry = entry if entry is not None else window.document.current_entry
     fresh = DerivationView()

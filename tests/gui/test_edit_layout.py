@@ -132,7 +132,7 @@ def test_the_derivation_is_retexted_in_place(qtbot, typing_window, monkeypatch, 
     (another shape of derivation) is set afresh."""
     from PySide6.QtWidgets import QTextBrowser
 
-    from workbench.gui.panel import derivation_html
+    from workbench.gui.derivation_view import derivation_html
 
     window, line = typing_window()
     panel = window.panel

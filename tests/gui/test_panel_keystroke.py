@@ -14,7 +14,8 @@ from PySide6.QtGui import QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QApplication, QTextBrowser
 
 from workbench.gui.document import Document
-from workbench.gui.panel import AnalysisPanel, DerivationView, RichText
+from workbench.gui.derivation_view import DerivationView, RichText
+from workbench.gui.panel import AnalysisPanel
 
 GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 TILED = "gemm(M=4096, N=4096, K=4096, dtype=fp32, impl=tiled, tile_m=128, tile_n=128, tile_k=32)"

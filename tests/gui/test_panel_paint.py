@@ -14,7 +14,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
 from PySide6.QtGui import QImage, QPaintEvent, QRegion
 from PySide6.QtWidgets import QApplication, QWidget
 
-from workbench.gui.panel import DerivationView
+from workbench.gui.derivation_view import DerivationView
 
 GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 TILED = "gemm(M=4096, N=4096, K=4096, dtype=fp32, impl=tiled, tile_m=128, tile_n=128, tile_k=32)"
