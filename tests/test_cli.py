@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from workbench.cli import has_display, main
+from workbench.cli import main
+from workbench.cli.display import has_display
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -302,11 +302,11 @@ def test_9_a_tiny_link_override_in_a_session_is_refused_where_it_is() -> None:
 
 
 def test_9_the_json_writer_refuses_nan_and_infinity(capsys: pytest.CaptureFixture[str]) -> None:
-    from workbench.cli import _print_json
+    from workbench.cli.output import print_json
 
     for bad in ({"x": float("nan")}, {"x": [float("inf")] * 200}, [float("-inf")]):
         with pytest.raises(WorkbenchError, match="not a finite number"):
-            _print_json(bad)
+            print_json(bad)
     assert "NaN" not in capsys.readouterr().out
 
 

@@ -40,7 +40,7 @@ WORKBENCH = [sys.executable, "-m", "workbench"]
 WRITER = textwrap.dedent(
     """
     import sys, uuid
-    from workbench.cli import _new_measured_session
+    from workbench.cli.measure import _new_measured_session
     from workbench.session_sync import update_session_file
     run = {"id": uuid.uuid4().hex[:12], "declaration": "add(n=4096, dtype=fp32)", "samples_s": [1e-5] * 30}
     print(update_session_file(sys.argv[1], lambda session: session.runs.append(run), _new_measured_session)[2])

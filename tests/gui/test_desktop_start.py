@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from workbench import cli
+from workbench.cli import display
 from workbench.autosave import DATA_DIR_VARIABLE
 
 
@@ -37,7 +38,7 @@ def test_a_missing_xcb_library_is_one_line_naming_it_and_its_package(monkeypatch
     _x_desktop(monkeypatch)
     started = _no_qt(monkeypatch)
     absent = {"libxcb-icccm.so.4", "libxcb-keysyms.so.1"}
-    monkeypatch.setattr(cli, "_loadable", lambda name: name not in absent)
+    monkeypatch.setattr(display, "_loadable", lambda name: name not in absent)
     assert cli.main([]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1
@@ -51,10 +52,10 @@ def test_with_every_library_present_the_window_starts(monkeypatch, capsys) -> No
     _x_desktop(monkeypatch)
     started = _no_qt(monkeypatch)
     asked: list[str] = []
-    monkeypatch.setattr(cli, "_loadable", lambda name: asked.append(name) or True)
+    monkeypatch.setattr(display, "_loadable", lambda name: asked.append(name) or True)
     assert cli.main(["gui"]) == 0
     assert started == ["run_app"]
-    assert set(asked) == set(cli.XCB_LIBRARIES)
+    assert set(asked) == set(display.XCB_LIBRARIES)
 
 
 @pytest.mark.parametrize("platform", ["offscreen", "wayland", "minimal"])
@@ -62,18 +63,18 @@ def test_no_check_where_the_platform_is_not_xcb(monkeypatch, platform: str) -> N
     _x_desktop(monkeypatch)
     monkeypatch.setenv("QT_QPA_PLATFORM", platform)
     started = _no_qt(monkeypatch)
-    monkeypatch.setattr(cli, "_loadable", lambda name: False)
+    monkeypatch.setattr(display, "_loadable", lambda name: False)
     assert cli.main(["gui"]) == 0
     assert started == ["run_app"]
 
 
 def test_which_platform_is_xcb() -> None:
-    assert cli.platform_is_xcb({"DISPLAY": ":1"})
-    assert cli.platform_is_xcb({"DISPLAY": ":1", "QT_QPA_PLATFORM": "xcb"})
-    assert cli.platform_is_xcb({"QT_QPA_PLATFORM": "xcb:nomitshm"})
-    assert not cli.platform_is_xcb({})
-    assert not cli.platform_is_xcb({"DISPLAY": ":1", "QT_QPA_PLATFORM": "offscreen"})
-    assert not cli.platform_is_xcb({"DISPLAY": ":1", "WAYLAND_DISPLAY": "wayland-0", "XDG_SESSION_TYPE": "wayland"})
+    assert display.platform_is_xcb({"DISPLAY": ":1"})
+    assert display.platform_is_xcb({"DISPLAY": ":1", "QT_QPA_PLATFORM": "xcb"})
+    assert display.platform_is_xcb({"QT_QPA_PLATFORM": "xcb:nomitshm"})
+    assert not display.platform_is_xcb({})
+    assert not display.platform_is_xcb({"DISPLAY": ":1", "QT_QPA_PLATFORM": "offscreen"})
+    assert not display.platform_is_xcb({"DISPLAY": ":1", "WAYLAND_DISPLAY": "wayland-0", "XDG_SESSION_TYPE": "wayland"})
 
 
 def _needed(path: Path) -> list[str]:
@@ -110,7 +111,7 @@ def test_the_library_list_covers_what_the_installed_plugin_needs() -> None:
             needed |= set(_needed(qt / "lib" / name)) if "Xcb" in name else set()
     system = {name for name in needed if not (qt / "lib" / name).exists()}
     toolchain = {"libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1", "libpthread.so.0", "libdl.so.2"}
-    assert system - toolchain <= set(cli.XCB_LIBRARIES), sorted(system - toolchain - set(cli.XCB_LIBRARIES))
+    assert system - toolchain <= set(display.XCB_LIBRARIES), sorted(system - toolchain - set(display.XCB_LIBRARIES))
 
 
 WINDOW_PROBE = """

@@ -8,88 +8,14 @@ line on stderr and exits 2, never a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any, Callable, Sequence
 
+from workbench.cli.display import add_gui, has_display
+from workbench.cli.measure import add_measure
+from workbench.cli.output import EXIT_OK, EXIT_USAGE, OneLineParser, echo, print_json
 from workbench.conventions import CONVENTIONS
-
-
-EXIT_OK = 0
-EXIT_USAGE = 2
-
-
-
-class _OneLineParser(argparse.ArgumentParser):
-    """argparse that reports a usage error in one line (and exit code 2)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def _print_json(data: Any) -> None:
-    """The one JSON writer of the CLI: strict JSON, so NaN or Infinity is refused rather than printed."""
-    from workbench.errors import WorkbenchError
-
-    try:
-        _write_json(data, sys.stdout.write)
-    except ValueError as exc:  # json's allow_nan=False: a figure that is not a finite number
-        sys.stdout.write("\n")
-        raise WorkbenchError(f"the result holds a figure that is not a finite number ({exc}); it is not JSON") from None
-    sys.stdout.write("\n")
-
-
-def _echo(text: str) -> None:
-    """Text for the terminal, line by line, with control characters (an escape sequence in a kernel's name
-    from a trace, say) written as escapes: what files hold is shown, never obeyed by the terminal."""
-    from workbench.errors import shown
-
-    print("\n".join(shown(line) for line in text.split("\n")))
-
-
-_SMALL_LIST = 100  # lists longer than this (and iterators) put one item per line rather than indenting each
-
-
-def _write_json(value: Any, write: Callable[[str], Any], indent: str = "") -> None:
-    """JSON as json.dump(indent=2) writes it, except that iterators are written as they are made and
-    long lists one compact item per line, so a profile of a million kernels streams out quickly.
-
-    A value with `encoded_batches()` (profilers.records.EncodedItems) is such a list whose
-    items come already encoded, a batch of texts at a time."""
-    inner = indent + "  "
-    encoded_batches = getattr(value, "encoded_batches", None)
-    if callable(encoded_batches):
-        between = ",\n" + inner
-        first = True
-        for batch in encoded_batches():
-            if batch:
-                write(("[\n" + inner if first else between) + between.join(batch))
-                first = False
-        write("[]" if first else "\n" + indent + "]")
-        return
-    if isinstance(value, dict):
-        if not value:
-            write("{}")
-            return
-        write("{")
-        for number, (key, item) in enumerate(value.items()):
-            write(("," if number else "") + "\n" + inner + json.dumps(str(key), ensure_ascii=False, allow_nan=False) + ": ")
-            _write_json(item, write, inner)
-        write("\n" + indent + "}")
-        return
-    if isinstance(value, (list, tuple)) and len(value) <= _SMALL_LIST:
-        write(json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False).replace("\n", "\n" + indent))
-        return
-    if isinstance(value, (list, tuple)) or (hasattr(value, "__next__") and hasattr(value, "__iter__")):
-        encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-        first = True
-        for item in value:
-            write(("[" if first else ",") + "\n" + inner + encode(item))
-            first = False
-        write("[]" if first else "\n" + indent + "]")
-        return
-    write(json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False).replace("\n", "\n" + indent))
 
 
 # ---------------------------------------------------------------- calc
@@ -130,7 +56,7 @@ def _run_calc(args: argparse.Namespace) -> int:
             binary=args.binary,
         )
     if args.json:
-        _print_json(analysis.to_dict())
+        print_json(analysis.to_dict())
     else:
         print(analysis.derivation_text())
         print()
@@ -174,7 +100,7 @@ def _run_devices_match(args: argparse.Namespace) -> int:
         )
     device = found.device
     if args.json:
-        _print_json({**found.to_dict(), "device": device.to_dict()})
+        print_json({**found.to_dict(), "device": device.to_dict()})
         return EXIT_OK
     print(f"{args.match} → {device.key}: {device.name}{'  (closest entry)' if found.closest else ''}")
     for reason in found.reasons:
@@ -203,7 +129,7 @@ def _run_devices(args: argparse.Namespace) -> int:
     devices = catalogue()
     host = host_device()
     if args.json:
-        _print_json(
+        print_json(
             {
                 "detected": detection.to_dict(),
                 "host_cpu": host.to_dict(),
@@ -275,7 +201,7 @@ def _run_compare(args: argparse.Namespace) -> int:
     devices = resolve_devices(args.devices)
     comparison = compare_declaration(args.declaration, devices, convention=args.convention, overlap=args.overlap)
     if args.json:
-        _print_json(comparison.to_dict())
+        print_json(comparison.to_dict())
     elif args.markdown:
         sys.stdout.write(comparison_markdown(comparison))
     else:
@@ -345,9 +271,9 @@ def _run_step(args: argparse.Namespace) -> int:
     timeline = step_timeline(source.text, device, runs, context, trace=trace, rules=rules)
     breakdown = where_time_goes(timeline, device)
     if args.json:
-        _print_json({**timeline.to_dict(), "where_time_goes": breakdown.to_dict()})
+        print_json({**timeline.to_dict(), "where_time_goes": breakdown.to_dict()})
     else:
-        _echo("\n".join([timeline.summary_text(), "", *breakdown.text_lines(KIND), "", *breakdown.text_lines(MODULE)]))
+        echo("\n".join([timeline.summary_text(), "", *breakdown.text_lines(KIND), "", *breakdown.text_lines(MODULE)]))
     return EXIT_OK
 
 
@@ -490,10 +416,10 @@ def _run_import(args: argparse.Namespace, tool: str) -> int:
         number_format = report.profile.number_format
         if number_format is not None and number_format.assumed:
             print(f"warning: {report.profile.source}: {number_format.note()}", file=sys.stderr)
-        _print_json(report.data())
+        print_json(report.data())
     else:
         for line in report.lines():
-            _echo(line)
+            echo(line)
     return EXIT_OK
 
 
@@ -549,403 +475,22 @@ def _run_import_torch(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(result.step.text())
     elif args.json:
-        _print_json(result.to_dict())
+        print_json(result.to_dict())
     else:
-        _echo(result.summary_text())
+        echo(result.summary_text())
     return EXIT_OK
 
 
 # ---------------------------------------------------------------- measure / calibrate
 
 
-def _add_measure(sub: Any) -> None:
-    p = sub.add_parser(
-        "measure",
-        help="run a declared operation for real and time it (CuPy on the GPU, NumPy on the CPU)",
-        description="Time a declared operation with the workbench protocol (random inputs, one untimed call, "
-        "warm-up, raw samples, reference check) and print the run record, e.g. "
-        'workbench measure "add(n=2**24, dtype=fp32)" --backend numpy --iterations 50',
-    )
-    p.add_argument("declaration", metavar="DECL", help='one declaration line, e.g. "gemm(M=4096, N=4096, K=4096, dtype=fp16)"')
-    p.add_argument("--backend", choices=("auto", "cupy", "numpy"), default="auto", help="auto: CuPy when it sees a GPU, else NumPy")
-    p.add_argument("--iterations", type=int, default=50, metavar="N", help="timed iterations, at least 30 (default 50)")
-    p.add_argument("--mode", choices=("warm", "cold"), default="warm", help="cold writes a cache-sized buffer before each iteration")
-    p.add_argument("--warmup", type=int, metavar="N", help="warm-up calls (default: at least 2 calls and 0.1 s)")
-    p.add_argument(
-        "--device",
-        help="the catalogue entry of the device the run runs on, when matching its name is not enough "
-        "(default: the detected GPU's entry, or the CPU entry)",
-    )
-    p.add_argument(
-        "--convention", choices=CONVENTIONS, help="FLOP per multiply-add: 2 or 1 (default: the session's, or fma2)"
-    )
-    p.add_argument("--binary", action="store_true", help="bytes in MiB/GiB instead of MB/GB")
-    p.add_argument("--json", action="store_true", help="print the run record and its figures as JSON")
-    p.add_argument(
-        "--save-to",
-        metavar="SESSION",
-        help="append the run (with the device it ran on) to this session file, creating it if needed; "
-        "written atomically under the file's lock (SESSION.lock beside it), so runs from several terminals and the "
-        "window that has it open are all kept",
-    )
-    p.set_defaults(run=_run_measure)
-
-    r = sub.add_parser(
-        "runs",
-        help="list a session file's measured runs with their figures",
-        description="Each run of a session: median, achieved rates and % of the bound on the device it ran on, "
-        "computed as the window and the reports compute them, with impossible results flagged, e.g. "
-        "workbench runs lab.json",
-    )
-    r.add_argument("session", metavar="SESSION", help="a session file (.json)")
-    r.add_argument("--json", action="store_true", help="print each run's figures as JSON")
-    r.set_defaults(run=_run_runs)
-
-    c = sub.add_parser(
-        "calibrate",
-        help="measure sustained bandwidth, matrix, interface and link rates (measured rates for the bounds)",
-        description="Measure sustained bandwidth with a large copy (bytes read + written) and a large GEMM per "
-        "dtype path; then the interfaces and links: on a GPU the L2 bandwidth (a working set inside L2), host <-> "
-        "device copies (pinned and pageable) and, with two or more GPUs, peer copies and NCCL collectives "
-        "(algbw, busbw); on a CPU a copy inside the last-level cache and a copy between two NumPy buffers standing "
-        "in for the host link. Prints them beside the datasheet figures, with how each was measured.",
-    )
-    c.add_argument("--backend", choices=("auto", "cupy", "numpy"), default="auto", help="auto: CuPy when it sees a GPU, else NumPy")
-    c.add_argument("--device", help="catalogue device to compare with (default: the detected GPU, or cpu-generic)")
-    c.add_argument("--quick", action="store_true", help="smaller sizes: a fast sanity check, less representative")
-    c.add_argument("--binary", action="store_true", help="bytes in MiB/GiB instead of MB/GB")
-    c.add_argument("--json", action="store_true", help="print the calibration (rates, transfers and every run record) as JSON")
-    c.add_argument("--iterations", type=int, default=30, metavar="N", help="timed iterations per measurement, at least 30 (default 30)")
-    c.add_argument(
-        "--link-size",
-        metavar="BYTES",
-        help="bytes per link copy, e.g. '256 MiB' (default 256 MiB, 64 MiB with --quick on a GPU)",
-    )
-    c.add_argument("--no-links", action="store_true", help="skip the host <-> device, peer and NCCL measurements (the stand-in on a CPU)")
-    c.add_argument("--no-interfaces", action="store_true", help="skip the L2 (GPU) or last-level cache (CPU) measurement")
-    c.add_argument("--no-latency", action="store_true", help="skip the HBM latency measurements (idle pointer chase, loaded copy; GPU only)")
-    c.set_defaults(run=_run_calibrate)
-
-
-def _run_measure(args: argparse.Namespace) -> int:
-    from workbench.measure import measure
-    from workbench.measure.text import run_table
-    from workbench.runs import DERIVED_KEY, FigureContext, record_run, run_figures
-
-    session, path = (_session_to_extend(args.save_to) if args.save_to else (None, ""))
-    convention = args.convention or (session.settings.convention if session is not None else "fma2")
-    record = measure(
-        args.declaration,
-        backend=args.backend,
-        iterations=args.iterations,
-        mode=args.mode,
-        warmup=args.warmup,
-        device=args.device or "auto",
-        convention=convention,
-    )
-    added, not_saved = "", ""
-    if session is not None:
-        from workbench.session import SessionError
-        from workbench.session_sync import update_session_file
-
-        try:
-            # Read, append and write under the file's lock: the window or another terminal may be saving it too.
-            session, added, _ = update_session_file(
-                path, lambda current: _store_run(current, record, args.declaration), _new_measured_session
-            )
-        except SessionError as exc:
-            not_saved = f"{exc}; {_keep_run_elsewhere(record, args.declaration, path)}"
-            session = None
-    context = session.figure_context() if session is not None else FigureContext(convention=convention, binary=args.binary)
-    figures = run_figures(record_run(record), context)
-    if args.json:
-        _print_json({**record.to_dict(), DERIVED_KEY: figures.to_dict()})
-    else:
-        print(run_table(record, figures, args.binary or context.binary))
-        if session is not None:
-            print(f"saved as run {len(session.runs)} of {path}{added}")
-    if not_saved:
-        from workbench.errors import shown
-
-        print(f"workbench: error: {shown(not_saved)}", file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_OK
-
-
-def _new_measured_session() -> Any:
-    from workbench.session import Session
-
-    return Session(title="Measured from the command line")
-
-
-def _keep_run_elsewhere(record: Any, written: str, path: str) -> str:
-    """Save a run its session file would not take to a new file beside it (else in the temporary folder); says where."""
-    import tempfile
-
-    from workbench.session import SessionError, save
-    from workbench.session_sync import unused_path
-
-    session = _new_measured_session()
-    _store_run(session, record, written)
-    for folder in (os.path.dirname(os.path.abspath(path)), tempfile.gettempdir()):
-        target = unused_path(os.path.join(folder, os.path.basename(path)), f"run {record.id}")
-        try:
-            save(session, target)
-        except SessionError:
-            continue
-        return f"the run was saved to {target} instead"
-    return "the run could not be saved anywhere (its table is above)"
-
-
-def _store_run(session: Any, record: Any, written: str) -> str:
-    """Append a run to a session, with an operation for its declaration when the session has none; what was added."""
-    from workbench.runs import OPERATION_NAME_KEY
-    from workbench.session import DeviceChoice, OperationEntry, canonical_declaration
-
-    wanted = canonical_declaration(record.declaration)
-    entry = next((e for e in session.operations if canonical_declaration(e.declaration) == wanted), None)
-    added = ""
-    if entry is None:
-        taken = {e.name for e in session.operations}
-        name = record.operation
-        number = 2
-        while name in taken:
-            name, number = f"{record.operation} {number}", number + 1
-        entry = OperationEntry(name, written)  # as the user wrote it (2**16 stays 2**16)
-        session.operations.append(entry)
-        added = f" (and the operation '{name}')"
-    if not session.runs and not session.operations[:-1] and record.provenance is not None and record.provenance.catalogue_key:
-        session.device = DeviceChoice(key=record.provenance.catalogue_key)  # a new session shows the device it measured
-    data = record.to_dict()
-    data[OPERATION_NAME_KEY] = entry.name
-    session.runs.append(data)
-    return added
-
-
-def _session_to_extend(path: str) -> tuple[Any, str]:
-    """The session a run is appended to: the file as it is, or a new session when there is no file yet."""
-    from workbench.session import load
-    from workbench.session_sync import check_lockable
-
-    check_lockable(path)  # a missing or read-only folder is said before the measurement, not after it
-    if os.path.lexists(path):
-        return load(path), path
-    return _new_measured_session(), path
-
-
-def _run_runs(args: argparse.Namespace) -> int:
-    from workbench.session import load
-    from workbench.units import format_bandwidth, format_flop_rate, format_percent, format_time
-
-    session = load(args.session)
-    figures = session.run_figures()
-    if args.json:
-        _print_json([{"id": f.id, "declaration": f.declaration_text, "status": f.status, **f.to_dict()} for f in figures])
-        return EXIT_OK
-    if not figures:
-        print(f"{args.session}: no measured runs")
-        return EXIT_OK
-    binary = session.settings.binary
-    for f in figures:
-        rates = [format_bandwidth(f.achieved_byte_per_s, binary) if f.achieved_byte_per_s else "",
-                 format_flop_rate(f.achieved_flop_per_s) if f.achieved_flop_per_s else ""]
-        line = f"{f.id}  {f.declaration_text}  [{f.status_text}, {f.mode or 'mode not recorded'}]"
-        if f.median_s is not None:
-            line += f"  median {format_time(f.median_s)}"
-        if any(rates):
-            line += "  " + " · ".join(r for r in rates if r) + f" [{f.convention}]"
-        if f.percent_of_bound is not None:
-            line += f"  {format_percent(f.percent_of_bound)} of the bound on {f.device_name}"
-        elif f.bound_note:
-            line += f"  ({f.bound_note})"
-        _echo(line)
-        if f.device_note:
-            print(f"    {f.device_note}")
-        if f.missed:
-            print(f"    why short: {f.missed}")
-        if f.impossible is not None:
-            print(f"    IMPOSSIBLE: {f.impossible.headline}")
-            for reason in f.impossible.reasons:
-                print(f"      {reason.as_text()}")
-    return EXIT_OK
-
-
-def _run_calibrate(args: argparse.Namespace) -> int:
-    from workbench.measure.calibrate import CalibrationRun
-    from workbench.measure.run import default_device
-    from workbench.measure.backends import select_backend
-    from workbench.measure.text import calibration_table
-
-    from workbench.measure.errors import MeasurementError
-    from workbench.measure.run import MAX_ITERATIONS, MIN_ITERATIONS
-
-    if not MIN_ITERATIONS <= args.iterations <= MAX_ITERATIONS:
-        raise MeasurementError(f"--iterations must be {MIN_ITERATIONS}–{MAX_ITERATIONS:,}; got {args.iterations}")
-    link_bytes = _byte_count(args.link_size, "--link-size") if args.link_size is not None else None
-    if args.device:
-        from workbench.devices.catalogue import find_device
-
-        device = find_device(args.device)  # before the backend: a misspelt key fails at once
-        backend = select_backend(args.backend)
-    else:
-        backend = select_backend(args.backend)
-        device = default_device(backend)
-    result = CalibrationRun(
-        backend,
-        quick=args.quick,
-        device=device,
-        iterations=args.iterations,
-        links=not args.no_links,
-        interfaces=not args.no_interfaces,
-        link_bytes=link_bytes,
-        latency=not args.no_latency,
-    ).run()
-    if args.json:
-        _print_json(result.to_dict())
-    else:
-        print(calibration_table(result, device, args.binary))
-    return EXIT_OK
-
-
-def _byte_count(text: str, option: str) -> int:
-    """'256 MiB', '64MB', '2**26 B' as whole bytes, 4 KiB to 64 GiB; MeasurementError (one line) otherwise."""
-    from workbench.errors import UnitError
-    from workbench.measure.errors import MeasurementError
-    from workbench.scratchpad import parse_quantity
-    from workbench.units import require_dimension
-
-    try:
-        value = require_dimension(parse_quantity(text), "B", option)
-    except UnitError as exc:
-        message = str(exc)
-        raise MeasurementError(message if option in message else f"{option}: {message}") from None
-    if not 4096 <= value <= 64 * 1024**3:
-        raise MeasurementError(f"{option} must be 4 KiB to 64 GiB; got '{text}'")
-    return int(value)
-
-
 # ---------------------------------------------------------------- gui
-
-
-def _add_gui(sub: Any) -> None:
-    p = sub.add_parser("gui", help="open the desktop window (the default with no subcommand)")
-    p.add_argument("session", nargs="?", metavar="FILE", help="a session file to open")
-    from workbench.examples import MENU_ORDER
-
-    p.add_argument("--example", metavar="KEY", help=f"open a built-in example session: {', '.join(MENU_ORDER)}")
-    p.add_argument(
-        "--check",
-        action="store_true",
-        help="show the window, print one line saying what it shows, and quit (checks an installation)",
-    )
-    p.add_argument(
-        "--presentation",
-        action="store_true",
-        help="start in presentation mode: larger text everywhere, for a projector (View ▸ Presentation)",
-    )
-    p.set_defaults(run=_run_gui)
-
-
-def has_display(environ: dict[str, str] | None = None) -> bool:
-    """True when Qt has somewhere to draw: an X or Wayland display, or an explicit platform."""
-    env = os.environ if environ is None else environ
-    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY") or env.get("QT_QPA_PLATFORM"))
-
-
-# The shared libraries Qt's xcb platform plugin (plugins/platforms/libqxcb.so and its libQt6XcbQpa) loads from
-# the system, beyond those Qt itself needs offscreen, each with the Debian/Ubuntu package that brings it.
-# tests/gui/test_desktop_start.py checks this list against the installed plugin's own.
-XCB_LIBRARIES: dict[str, str] = {
-    "libxcb.so.1": "libxcb1",
-    "libX11-xcb.so.1": "libx11-xcb1",
-    "libxcb-cursor.so.0": "libxcb-cursor0",
-    "libxcb-icccm.so.4": "libxcb-icccm4",
-    "libxcb-image.so.0": "libxcb-image0",
-    "libxcb-keysyms.so.1": "libxcb-keysyms1",
-    "libxcb-randr.so.0": "libxcb-randr0",
-    "libxcb-render.so.0": "libxcb-render0",
-    "libxcb-render-util.so.0": "libxcb-render-util0",
-    "libxcb-shape.so.0": "libxcb-shape0",
-    "libxcb-shm.so.0": "libxcb-shm0",
-    "libxcb-sync.so.1": "libxcb-sync1",
-    "libxcb-util.so.1": "libxcb-util1",
-    "libxcb-xfixes.so.0": "libxcb-xfixes0",
-    "libxcb-xkb.so.1": "libxcb-xkb1",
-    "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
-    "libxkbcommon.so.0": "libxkbcommon0",
-    "libX11.so.6": "libx11-6",
-    "libGL.so.1": "libgl1",
-    "libglib-2.0.so.0": "libglib2.0-0",
-    "libgthread-2.0.so.0": "libglib2.0-0",
-}
-
-
-def _loadable(name: str) -> bool:
-    """True when the dynamic loader finds and loads the shared library `name` (as Qt's plugin loader would)."""
-    import ctypes
-
-    try:
-        ctypes.CDLL(name)
-    except OSError:
-        return False
-    return True
-
-
-def platform_is_xcb(environ: dict[str, str] | None = None) -> bool:
-    """True when Qt will start on the xcb (X11) platform: an X display, and no other platform asked for (nor a
-    Wayland session, where Qt prefers its wayland plugin)."""
-    env = os.environ if environ is None else environ
-    platform = env.get("QT_QPA_PLATFORM", "").strip()
-    if platform:
-        return platform.split(":")[0].split(";")[0] == "xcb"
-    if env.get("WAYLAND_DISPLAY") and env.get("XDG_SESSION_TYPE") == "wayland":
-        return False
-    return bool(env.get("DISPLAY"))
-
-
-def missing_xcb_libraries(loadable: Callable[[str], bool] | None = None) -> list[str]:
-    """The xcb plugin's libraries that cannot be loaded here (`loadable` says, _loadable by default), in
-    XCB_LIBRARIES' order."""
-    found = loadable or _loadable
-    return [name for name in XCB_LIBRARIES if not found(name)]
-
-
-def missing_libraries_line(missing: Sequence[str]) -> str:
-    """One line naming the missing libraries and the apt packages that bring them."""
-    packages = " ".join(dict.fromkeys(XCB_LIBRARIES[name] for name in missing))
-    return (
-        f"workbench: the desktop window (Qt's xcb platform) needs shared libraries missing here: {', '.join(missing)}; "
-        f"on Debian/Ubuntu: sudo apt-get install {packages}"
-    )
-
-
-def _run_gui(args: argparse.Namespace) -> int:
-    if not has_display():
-        print(
-            "workbench: no display found (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset); "
-            "run `xvfb-run -a workbench` or use the headless subcommands (calc, devices, units)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    if platform_is_xcb():  # before Qt loads the plugin: its own message ends in an abort and blames the wrong library
-        missing = missing_xcb_libraries()
-        if missing:
-            print(missing_libraries_line(missing), file=sys.stderr)
-            return EXIT_USAGE
-    from workbench.gui.app import run_app
-
-    return run_app(
-        getattr(args, "session", None),
-        example=getattr(args, "example", None),
-        check=getattr(args, "check", False),
-        presentation=getattr(args, "presentation", False),
-    )
 
 
 # ---------------------------------------------------------------- main
 
 
-ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_compare, _add_step, _add_units, _add_report, _add_import_ncu, _add_import_nsys, _add_import_torch, _add_measure, _add_gui)  # _add_measure adds `runs` too
+ADDERS: tuple[Callable[[Any], None], ...] = (_add_calc, _add_devices, _add_compare, _add_step, _add_units, _add_report, _add_import_ncu, _add_import_nsys, _add_import_torch, add_measure, add_gui)  # add_measure adds `runs` too
 
 
 class _VersionAction(argparse.Action):
@@ -962,7 +507,7 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _OneLineParser(
+    parser = OneLineParser(
         prog="workbench",
         description="Performance Workbench: logical work, compulsory bytes and time bounds for tensor "
         "operations, next to measured kernels. With no subcommand (or a session file) it opens the window.",
@@ -972,7 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
         action=_VersionAction,
         help="show the version and which optional parts (CuPy, NVML, PyTorch) are available",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineParser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for add in ADDERS:
         add(sub)
     return parser
