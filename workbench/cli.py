@@ -56,14 +56,14 @@ def _write_json(value: Any, write: Callable[[str], Any], indent: str = "") -> No
     long lists one compact item per line, so a profile of a million kernels streams out quickly.
 
     A value with `encoded_blocks()` (profilers.records.EncodedItems) is such a list whose
-    items come already encoded, a block of texts at a time, one a line."""
+    items come already encoded, a block of texts at a time."""
     inner = indent + "  "
     encoded_blocks = getattr(value, "encoded_blocks", None)
     if callable(encoded_blocks):
         between = ",\n" + inner
         first = True
-        for block in encoded_blocks():
-            write(("[\n" + inner if first else between) + block.replace("\n", between))
+        for block in encoded_blocks(between):
+            write(("[\n" + inner if first else between) + block)
             first = False
         write("[]" if first else "\n" + indent + "]")
         return

@@ -333,7 +333,7 @@ def kernels_json(
     if tool == NSYS and isinstance(summaries, KernelTimesTable):
         table = summaries
         return EncodedItems(
-            lambda: _times_kernels_json(table, convention, shared or SharedTexts(())),
+            lambda between: _times_kernels_json(table, convention, shared or SharedTexts(()), between),
             lambda: (kernel.to_dict(convention) for kernel in group_kernels(tool, launches, table)),
         )
     return (kernel.to_dict(convention) for kernel in group_kernels(tool, launches, summaries))
@@ -348,17 +348,19 @@ _TIMES_KERNEL_KEYS = (
 _TIMES_KERNEL_VARYING = ("kernel", "base_name", "launches", "duration_s", "duration_min_s", "duration_max_s", "total_time_s")
 
 
-def _times_kernels_json(table: KernelTimesTable, convention: str, shared: SharedTexts, size: int = JSON_ROWS) -> Iterator[str]:
-    """The JSON text of `kernel_from_times(row).to_dict(convention)` for every row, one a line, from the
+def _times_kernels_json(
+    table: KernelTimesTable, convention: str, shared: SharedTexts, between: str = "\n", size: int = JSON_ROWS
+) -> Iterator[str]:
+    """The JSON text of `kernel_from_times(row).to_dict(convention)` for every row, `between` between them, from the
     columns where `times_kernel_parts` vouches for them, else each row made and encoded."""
     parts = times_kernel_parts(table, convention)
     encode = json.JSONEncoder(ensure_ascii=False).encode
     for start in range(0, len(table), size):
         stop = min(start + size, len(table))
         if parts is None:
-            yield "\n".join(encode(kernel_from_times(table[index]).to_dict(convention)) for index in range(start, stop))
+            yield between.join(encode(kernel_from_times(table[index]).to_dict(convention)) for index in range(start, stop))
         else:
-            yield json_rows(parts, _times_kernel_columns(table, start, stop, shared))
+            yield json_rows(parts, _times_kernel_columns(table, start, stop, shared), between)
 
 
 def times_kernel_parts(table: KernelTimesTable, convention: str) -> tuple[str, ...] | None:

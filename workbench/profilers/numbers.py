@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Iterable
 
 from workbench.profilers.errors import ProfileError
@@ -312,10 +313,6 @@ def parse_decimal_mark(text: str | None) -> str | None:
     raise ValueError(f"decimal mark must be '.' or ','; got {text!r}")
 
 
-# Powers of ten as exact int64 and float64 (10**k is a double exactly up to k = 22).
-_POWERS = range(23)
-
-
 def plain_column(text: str, decimal: str, whole: bool = False) -> "Any | None":
     """The numbers of a column whose cells (joined by newlines) are all plain, read at once with NumPy;
     None when any cell is otherwise (the caller then reads the column its slower way, which says what is wrong).
@@ -337,69 +334,70 @@ def plain_column(text: str, decimal: str, whole: bool = False) -> "Any | None":
     except UnicodeEncodeError:
         return None
     raw = np.frombuffer(data, np.uint8)
-    size = raw.size
-    if size == 0:
+    if raw.size == 0:
         return None
-    newline = raw == 10
-    breaks = np.flatnonzero(newline)
+    kind = _byte_kinds(decimal)[raw]
+    if kind.max() > _NEWLINE:
+        return None
+    breaks = np.flatnonzero(kind == _NEWLINE)
     count = breaks.size + 1
-    starts = np.empty(count, np.int64)
-    starts[0] = 0
-    starts[1:] = breaks + 1
-    ends = np.empty(count, np.int64)
-    ends[:-1] = breaks
-    ends[-1] = size
-    lengths = ends - starts
+    starts = np.concatenate(([0], breaks + 1))
+    lengths = np.concatenate((breaks, [raw.size])) - starts
     if lengths.min() == 0:
         return None
-    digit = (raw - 48) < 10  # uint8: anything below '0' wraps round
-    mark = raw == ord(decimal)
-    group = raw == ord(COMMA if decimal == PERIOD else PERIOD)
-    if not (digit | mark | group | newline).all():
-        return None
-    cell = np.cumsum(newline)  # the cell of each byte (a newline counts with the cell after it)
-    position = np.arange(size) - starts[cell]
-    marks = np.flatnonzero(mark)
+    integer_end = lengths.copy()  # where each cell's integer part ends: its mark, or its end
+    marks = np.flatnonzero(kind == _MARK)
     if marks.size:
-        if whole or np.bincount(cell[marks], minlength=count).max() > 1:
+        owner = np.searchsorted(breaks, marks)  # the cell of each mark
+        if whole or np.bincount(owner, minlength=count).max() > 1:
             return None
-    integer_end = lengths.copy()  # where the integer part ends: the mark, or the cell's end
-    integer_end[cell[marks]] = position[marks]
+        integer_end[owner] = marks - starts[owner]
     fraction = np.where(integer_end < lengths, lengths - integer_end - 1, 0)
-    groups = np.flatnonzero(group)
     grouped = np.zeros(count, np.int64)
+    groups = np.flatnonzero(kind == _GROUP)
     if groups.size:
-        owner = cell[groups]
+        owner = np.searchsorted(breaks, groups)
         # Each grouping mark stands 4k places before the integer part's end; with m marks in a cell the
         # leading group is 1 to 3 digits (not starting with 0), so the m marks fill every such place.
-        apart = integer_end[owner] - position[groups]
+        apart = integer_end[owner] - (groups - starts[owner])
         if (apart <= 0).any() or (apart % 4).any():
             return None
         grouped = np.bincount(owner, minlength=count)
-        lead = integer_end - 4 * grouped
-        has = grouped > 0
-        if ((lead[has] < 1) | (lead[has] > 3)).any() or (raw[starts[has]] == 48).any():
+        lead = (integer_end - 4 * grouped)[grouped > 0]
+        if (lead < 1).any() or (lead > 3).any() or (raw[starts[grouped > 0]] == 48).any():
             return None
         if grouped.max() > (5 if whole else 7):
             return None
-    integer_digits = integer_end - grouped
-    digits = integer_digits + fraction
-    if digits.min() < 1 or digits.max() > 18 or fraction.max() > 20:
+    digits = integer_end - grouped + fraction
+    if digits.min() < 1 or digits.max() > _WIDTH or fraction.max() > 20:
         return None
-    if (integer_digits[grouped == 0] > (18 if whole else 24)).any():
-        return None
-    # Each digit times 10 to the number of digits after it in its cell, summed per cell (exact in int64).
-    places = np.flatnonzero(digit)
-    before = np.cumsum(digit) - digit  # digits before each byte
-    rank = before[places] - before[starts][cell[places]]
-    scale = np.array([10**k for k in range(19)], np.int64)
-    terms = (raw[places].astype(np.int64) - 48) * scale[digits[cell[places]] - 1 - rank]
-    first = np.zeros(count, np.int64)
-    np.cumsum(digits[:-1], out=first[1:])
-    integers = np.add.reduceat(terms, first)
+    # The digits right-aligned in rows of _WIDTH, then each row's integer as one product with the powers of ten.
+    places = np.flatnonzero(kind == _DIGIT)
+    first = np.cumsum(digits) - digits  # each cell's first digit among `places`
+    where = np.arange(places.size) + np.repeat(np.arange(count) * _WIDTH + _WIDTH - digits - first, digits)
+    laid = np.zeros(count * _WIDTH, np.int64)
+    laid[where] = raw[places] - 48
+    integers = laid.reshape(count, _WIDTH) @ np.array([10**k for k in range(_WIDTH - 1, -1, -1)], np.int64)
     if whole:
         return integers
     if integers.max() >= 2**53:
         return None
-    tens = np.array([float(10**k) for k in _POWERS])
+    tens = np.array([float(10**k) for k in range(21)])
     return integers.astype(np.float64) / tens[fraction]
+
+
+# What plain_column makes of each byte.
+_DIGIT, _MARK, _GROUP, _NEWLINE = 0, 1, 2, 3
+_WIDTH = 18  # digits at most in a cell it reads (10**18 < 2**63)
+
+
+@lru_cache(maxsize=2)
+def _byte_kinds(decimal: str) -> "Any":
+    import numpy as np
+
+    kinds = np.full(256, _NEWLINE + 1, np.uint8)  # anything else
+    kinds[ord("0"):ord("9") + 1] = _DIGIT
+    kinds[ord(decimal)] = _MARK
+    kinds[ord(COMMA if decimal == PERIOD else PERIOD)] = _GROUP
+    kinds[ord("\n")] = _NEWLINE
+    return kinds

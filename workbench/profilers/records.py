@@ -225,20 +225,21 @@ def encode_optional_floats(values: Iterable[float | None]) -> list[str]:
     return [_NULL if value is None else float.__repr__(value) for value in values]
 
 
-def json_rows(parts: Sequence[str], columns: Sequence[list[str]]) -> str:
-    """Rows of JSON text, one a line: row i is parts[0] + columns[0][i] + parts[1] + … + parts[-1]
-    (len(parts) == len(columns) + 1), laid out in one list and joined once rather than row by row.
-    Compact JSON holds no newline, so the lines are the rows."""
+def json_rows(parts: Sequence[str], columns: Sequence[list[str]], between: str = "\n") -> str:
+    """Rows of JSON text with `between` between them: row i is parts[0] + columns[0][i] + parts[1] + …
+    + parts[-1] (len(parts) == len(columns) + 1), laid out in one list and joined once rather than row by
+    row. Compact JSON holds no newline, so with the default the lines are the rows."""
     count = len(columns[0])
     if not count:
         return ""
     width = len(parts) + len(columns)
     laid: list[str] = [""] * (count * width)
     for index, part in enumerate(parts):
-        laid[2 * index::width] = [part + "\n" if index == len(parts) - 1 else part] * count
+        laid[2 * index::width] = [part + between if index == len(parts) - 1 else part] * count
     for index, column in enumerate(columns):
         laid[2 * index + 1::width] = column
-    return "".join(laid)[:-1]
+    laid[-1] = parts[-1]
+    return "".join(laid)
 
 
 class SharedTexts:
@@ -265,19 +266,19 @@ class SharedTexts:
 class EncodedItems:
     """A long JSON list to be written as it is made, without an object per item.
 
-    `encoded_blocks()` gives the items' compact JSON texts (as
+    `encoded_blocks(between)` gives the items' compact JSON texts (as
     `json.JSONEncoder(ensure_ascii=False).encode` writes each) a block at a
-    time, one item a line, for a writer that knows it (the CLI's --json);
-    `encoded_batches()` the same as lists of texts; iterated, it gives the
-    items as plain values, like any lazy list.
+    time, `between` between items, for a writer that knows it (the CLI's
+    --json); `encoded_batches()` the same as lists of texts; iterated, it
+    gives the items as plain values, like any lazy list.
     """
 
-    def __init__(self, blocks: Callable[[], Iterator[str]], items: Callable[[], Iterator[Any]]) -> None:
+    def __init__(self, blocks: Callable[[str], Iterator[str]], items: Callable[[], Iterator[Any]]) -> None:
         self._blocks = blocks
         self._items = items
 
-    def encoded_blocks(self) -> Iterator[str]:
-        return (block for block in self._blocks() if block)
+    def encoded_blocks(self, between: str = "\n") -> Iterator[str]:
+        return (block for block in self._blocks(between) if block)
 
     def encoded_batches(self) -> Iterator[list[str]]:
         return (block.split("\n") for block in self.encoded_blocks())
@@ -369,14 +370,16 @@ class KernelTimesTable(Sequence[KernelTimes]):
             stddev, percent, self._lines[index],
         )
 
-    def json_blocks(self, size: int = JSON_ROWS, shared: "SharedTexts | None" = None) -> Iterator[str]:
-        """Each row's `KernelTimes.to_dict()` as compact JSON text, one a line, `size` rows a block;
-        float texts through `shared` where another list writes them too."""
+    def json_blocks(
+        self, size: int = JSON_ROWS, shared: "SharedTexts | None" = None, between: str = "\n"
+    ) -> Iterator[str]:
+        """Each row's `KernelTimes.to_dict()` as compact JSON text, `between` between them, `size` rows
+        a block; float texts through `shared` where another list writes them too."""
         keys = tuple(KernelTimes("k", 0, 0.0).to_dict())
         if keys != _TIMES_KEYS:  # to_dict changed: write what it writes, one row at a time
             encode = json.JSONEncoder(ensure_ascii=False).encode
             for start in range(0, len(self), size):
-                yield "\n".join(encode(self._row(index).to_dict()) for index in range(start, min(start + size, len(self))))
+                yield between.join(encode(self._row(index).to_dict()) for index in range(start, min(start + size, len(self))))
             return
         shared = shared or SharedTexts(())
         for start in range(0, len(self), size):
@@ -387,7 +390,7 @@ class KernelTimesTable(Sequence[KernelTimes]):
                 *(shared.floats(self, name, start, stop) for name in self.FIGURES),
                 list(map(int.__repr__, self._lines[start:stop])),
             ]
-            yield json_rows(_TIMES_PARTS, columns)
+            yield json_rows(_TIMES_PARTS, columns, between)
 
     def json_batches(self, size: int = JSON_ROWS) -> Iterator[list[str]]:
         """json_blocks() as lists of texts, one a row."""
@@ -395,7 +398,7 @@ class KernelTimesTable(Sequence[KernelTimes]):
 
     def encoded(self, shared: "SharedTexts | None" = None) -> EncodedItems:
         """The rows for a JSON writer: `to_dict()` of each, or their JSON a block at a time."""
-        return EncodedItems(lambda: self.json_blocks(shared=shared), lambda: (row.to_dict() for row in self))
+        return EncodedItems(lambda between: self.json_blocks(shared=shared, between=between), lambda: (row.to_dict() for row in self))
 
     @overload
     def __getitem__(self, index: int) -> KernelTimes: ...
