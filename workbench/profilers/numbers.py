@@ -320,9 +320,10 @@ def plain_column(text: str, decimal: str, whole: bool = False) -> "Any | None":
     Plain here is a narrower form than the file's format allows: an unsigned
     number of digits with at most one decimal mark, thousands grouped
     correctly or not at all (`1,234,567.5`, `1234567.5`, `.5`, `7.`), at most
-    24 integer digits, 7 groups and 20 fraction digits (5 groups, 18 digits
-    and no mark for `whole`), at most 18 digits in all and their integer below
-    2**53 — no exponent, sign, space or other text. For such a cell,
+    7 groups and 20 fraction digits (5 groups and no mark for `whole`), at
+    most 18 digits in all and their integer below 2**53 (10**18 for
+    `whole`) — no exponent, sign, space or other text: a subset of what
+    nsys._PlainShapes accepts. For such a cell,
     float(text) is the correctly rounded quotient of that integer by 10**f,
     which is what one IEEE division of the two exact doubles gives: the values
     are exactly those of float() (int64 and int() for `whole`).
