@@ -17,13 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.profilers import ProfileError, read_profile_text
+from workbench.profilers import ProfileError, read_profile, read_profile_text
 from workbench.profilers import render as render_module
-from workbench.profilers.kernels import kernels_json, times_kernel_template
+from workbench.profilers.kernels import kernels_json, times_kernel_parts
 from workbench.profilers.names import kernel_base_name, kernel_base_names
 from workbench.profilers.nsys import WHAT, _Columns, _kernel_table, _open
-from workbench.profilers.numbers import FormatSniffer
-from workbench.profilers.records import KernelTimesTable
+from workbench.profilers.numbers import FormatSniffer, NumberFormat, plain_column
+from workbench.profilers.records import KernelTimesTable, SharedTexts
 from workbench.profilers.render import format_rows, kernel_rows, profile_summary
 from workbench.profilers.table import text_source
 
@@ -161,7 +161,7 @@ def test_json_of_a_table_is_the_json_of_each_record() -> None:
     encode = json.JSONEncoder(ensure_ascii=False).encode
     summaries = [text for batch in profile.summaries.json_batches(size=256) for text in batch]
     assert summaries == [encode(times.to_dict()) for times in profile.summaries]
-    assert times_kernel_template(profile.summaries, "mac") is not None  # the columns are written directly
+    assert times_kernel_parts(profile.summaries, "mac") is not None  # the columns are written directly
     kernels = kernels_json(profile.tool, profile.launches, profile.summaries, "mac")
     fast = [text for batch in kernels.encoded_batches() for text in batch]  # type: ignore[union-attr]
     assert fast == [encode(kernel.to_dict("mac")) for kernel in profile.kernels()]
@@ -179,3 +179,102 @@ def test_a_long_table_prints_as_a_short_one_does(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(render_module, "_BATCH", 64)
     assert profile_summary(profile) == held
     assert held.splitlines()[2:303] == format_rows(kernel_rows(profile.kernels())).splitlines()
+
+
+# ---------------------------------------------------------------- whole columns read by NumPy (plain_column)
+
+_DIGITS = st.text("0123456789", min_size=0, max_size=26)
+
+
+@st.composite
+def number_cells(draw: st.DrawFn, decimal: str) -> str:
+    """Cells near the plain form and just outside it: grouped or not, marks, leading zeros, long digit runs."""
+    grouping = "," if decimal == "." else "."
+    integer = draw(_DIGITS)
+    if integer and draw(st.booleans()):
+        stripped = integer.lstrip("0") or "0"
+        groups = [stripped[max(0, end - 3):end] for end in range(len(stripped), 0, -3)][::-1]
+        integer = grouping.join(groups) if draw(st.booleans()) else integer
+        if draw(st.integers(0, 9)) == 0:  # a mark out of place
+            at = draw(st.integers(0, len(integer)))
+            integer = integer[:at] + grouping + integer[at:]
+    cell = integer
+    if draw(st.booleans()):
+        cell += decimal + draw(_DIGITS)
+    return draw(st.sampled_from([cell, cell, cell, cell + "e5", " " + cell, "-" + cell, cell + decimal + "1"]))
+
+
+@pytest.mark.parametrize("decimal", [".", ","])
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_a_column_read_whole_gives_each_cells_own_reading_or_none(decimal: str, data: st.DataObject) -> None:
+    """plain_column's numbers are exactly NumberFormat.parse's (float; int for whole); None whenever
+    any cell is not of its narrow plain form, never a different number."""
+    number_format = NumberFormat(decimal)
+    cells = data.draw(st.lists(number_cells(decimal), min_size=1, max_size=12))
+    whole = data.draw(st.booleans())
+    read = plain_column("\n".join(cells), decimal, whole=whole)
+    if read is None:
+        return
+    expected = [number_format.parse(cell) for cell in cells]  # raises if a cell were not a number at all
+    if whole:
+        assert all(isinstance(value, int) for value in expected)
+        assert read.tolist() == expected
+    else:
+        assert read.tolist() == [float(value) for value in expected]
+        assert all(value < 2**53 for value in expected)
+
+
+@pytest.mark.parametrize(
+    ("cells", "decimal", "whole", "expected"),
+    [
+        (["1,000", "1,000.0", "0.0", ".5", "7.", "0012"], ".", False, [1000.0, 1000.0, 0.0, 0.5, 7.0, 12.0]),
+        (["1.234.567,891", "3,5"], ",", False, [1234567.891, 3.5]),
+        (["1,234,567,890,123,456", "12"], ".", True, [1234567890123456, 12]),
+        (["0,123"], ".", False, None),  # no grouping writes a leading zero
+        (["1,0000"], ".", False, None),
+        (["12,34"], ".", False, None),
+        (["1.5"], ".", True, None),  # a count has no fraction
+        (["1e5"], ".", False, None),  # exponents: the pattern path
+        (["9007199254740993"], ".", False, None),  # above 2**53: not exactly a float's reading here
+        ([""], ".", False, None),
+        (["."], ".", False, None),
+        (["1.2.3"], ".", False, None),
+        (["٣"], ".", False, None),  # other digits than ASCII
+    ],
+)
+def test_plain_column_cases(cells: list[str], decimal: str, whole: bool, expected: list[float] | None) -> None:
+    read = plain_column("\n".join(cells), decimal, whole=whole)
+    assert (None if read is None else read.tolist()) == expected
+
+
+def test_a_file_reads_as_its_text_does_whatever_its_line_ends(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Files are read many lines at once (table._FileLines); CRLF, CR, a missing last newline and a BOM
+    give what reading the text gives."""
+    rows = [row(index) for index in range(9_000)]
+    text = csv_text(rows, "Generating SQLite file x.sqlite\n\n")
+    expected = read_profile_text(text, "t.csv").summaries
+    for end, last, bom in (("\n", "\n", ""), ("\r\n", "", "\ufeff"), ("\r", "\r", ""), ("\n", "", "")):
+        path = tmp_path / "t.csv"
+        path.write_bytes((bom + text.rstrip("\n").replace("\n", end) + last).encode("utf-8"))
+        assert read_profile(path).summaries == expected
+
+
+def test_the_json_of_summaries_and_kernels_sharing_float_texts_is_each_records_json() -> None:
+    """The CLI's document writes an nsys table's float texts once for the record and the kernels
+    (records.SharedTexts); each item is still exactly its own to_dict()'s JSON, medians missing or not."""
+    rows = [row(index) for index in range(9_500)]
+    rows[5][4] = ""  # no median in the first block: the durations are not the medians there
+    rows[6][5] = "n/a"
+    rows[9_000][0] = ""
+    for index in range(4_200, 4_300):  # a block's percentages all one value (written once)
+        rows[index][0] = "0.5"
+    profile = read_profile_text(csv_text(rows), "t.csv")
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    shared = SharedTexts()
+    record = profile.to_dict(lazy=True, shared=shared)["summaries"]
+    summaries = [text for block in record.encoded_blocks() for text in block.split("\n")]
+    kernels = kernels_json(profile.tool, profile.launches, profile.summaries, "fma2", shared)
+    written = [text for block in kernels.encoded_blocks() for text in block.split("\n")]  # type: ignore[union-attr]
+    assert summaries == [encode(times.to_dict()) for times in profile.summaries]
+    assert written == [encode(kernel.to_dict("fma2")) for kernel in profile.kernels()]

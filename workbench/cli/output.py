@@ -49,17 +49,16 @@ def write_json(value: Any, write: Callable[[str], Any], indent: str = "") -> Non
     """JSON as json.dump(indent=2) writes it, except that iterators are written as they are made and
     long lists one compact item per line, so a profile of a million kernels streams out quickly.
 
-    A value with `encoded_batches()` (profilers.records.EncodedItems) is such a list whose
-    items come already encoded, a batch of texts at a time."""
+    A value with `encoded_blocks()` (profilers.records.EncodedItems) is such a list whose
+    items come already encoded, a block of texts at a time."""
     inner = indent + "  "
-    encoded_batches = getattr(value, "encoded_batches", None)
-    if callable(encoded_batches):
+    encoded_blocks = getattr(value, "encoded_blocks", None)
+    if callable(encoded_blocks):
         between = ",\n" + inner
         first = True
-        for batch in encoded_batches():
-            if batch:
-                write(("[\n" + inner if first else between) + between.join(batch))
-                first = False
+        for block in encoded_blocks(between):
+            write(("[\n" + inner if first else between) + block)
+            first = False
         write("[]" if first else "\n" + indent + "]")
         return
     if isinstance(value, dict):

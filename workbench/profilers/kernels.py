@@ -37,13 +37,15 @@ from workbench.units import format_bytes, format_intensity
 from workbench.profilers.records import (
     NCU,
     NSYS,
+    JSON_ROWS,
     EncodedItems,
     KernelLaunch,
     KernelTimes,
     KernelTimesTable,
-    encode_floats,
     encode_optional_floats,
     encode_text,
+    json_rows,
+    SharedTexts,
 )
 
 SPREAD_WARNING = 0.05  # launches whose DRAM bytes differ by more than this fraction get a note
@@ -320,13 +322,18 @@ def group_kernels(tool: str, launches: Sequence[KernelLaunch], summaries: Sequen
 
 
 def kernels_json(
-    tool: str, launches: Sequence[KernelLaunch], summaries: Sequence[KernelTimes], convention: str = "fma2"
+    tool: str,
+    launches: Sequence[KernelLaunch],
+    summaries: Sequence[KernelTimes],
+    convention: str = "fma2",
+    shared: SharedTexts | None = None,
 ) -> "Iterator[dict[str, object]] | EncodedItems":
-    """`Kernel.to_dict(convention)` of each kernel, lazily: an nsys table's as JSON texts a batch at a time."""
+    """`Kernel.to_dict(convention)` of each kernel, lazily: an nsys table's as JSON texts a block at a time
+    (float texts through `shared` where the document writes the summary's figures too)."""
     if tool == NSYS and isinstance(summaries, KernelTimesTable):
         table = summaries
         return EncodedItems(
-            lambda: _times_kernels_json(table, convention),
+            lambda between: _times_kernels_json(table, convention, shared or SharedTexts(()), between),
             lambda: (kernel.to_dict(convention) for kernel in group_kernels(tool, launches, table)),
         )
     return (kernel.to_dict(convention) for kernel in group_kernels(tool, launches, summaries))
@@ -341,47 +348,58 @@ _TIMES_KERNEL_KEYS = (
 _TIMES_KERNEL_VARYING = ("kernel", "base_name", "launches", "duration_s", "duration_min_s", "duration_max_s", "total_time_s")
 
 
-def _times_kernels_json(table: KernelTimesTable, convention: str, size: int = 4096) -> Iterator[list[str]]:
-    """The JSON text of `kernel_from_times(row).to_dict(convention)` for every row, from the columns
-    where `times_kernel_template` vouches for them, else each row made and encoded."""
-    template = times_kernel_template(table, convention)
+def _times_kernels_json(
+    table: KernelTimesTable, convention: str, shared: SharedTexts, between: str = "\n", size: int = JSON_ROWS
+) -> Iterator[str]:
+    """The JSON text of `kernel_from_times(row).to_dict(convention)` for every row, `between` between them, from the
+    columns where `times_kernel_parts` vouches for them, else each row made and encoded."""
+    parts = times_kernel_parts(table, convention)
     encode = json.JSONEncoder(ensure_ascii=False).encode
     for start in range(0, len(table), size):
         stop = min(start + size, len(table))
-        if template is None:
-            yield [encode(kernel_from_times(table[index]).to_dict(convention)) for index in range(start, stop)]
+        if parts is None:
+            yield between.join(encode(kernel_from_times(table[index]).to_dict(convention)) for index in range(start, stop))
         else:
-            yield list(map(template.__mod__, _times_kernel_columns(table, start, stop)))
+            yield json_rows(parts, _times_kernel_columns(table, start, stop, shared), between)
 
 
-def times_kernel_template(table: KernelTimesTable, convention: str) -> str | None:
-    """Kernel.to_dict()'s JSON for an nsys kernel with a %s for each value that varies, None when it
-    does not give the first row's JSON exactly (a field added to Kernel.to_dict, say): then the
-    columns are not written directly."""
+def times_kernel_parts(table: KernelTimesTable, convention: str) -> tuple[str, ...] | None:
+    """Kernel.to_dict()'s JSON for an nsys kernel cut where the values that vary go (json_rows' parts),
+    None when they do not give the first row's JSON exactly (a field added to Kernel.to_dict, say):
+    then the columns are not written directly."""
     if not len(table):
         return None
     encode = json.JSONEncoder(ensure_ascii=False).encode
     sample = kernel_from_times(table[0]).to_dict(convention)
     if tuple(sample) != _TIMES_KERNEL_KEYS:
         return None
-    template = "{" + ", ".join(
-        f"{encode(key)}: " + ("%s" if key in _TIMES_KERNEL_VARYING else encode(sample[key]).replace("%", "%%"))
-        for key in sample
-    ) + "}"
-    return template if template % _times_kernel_columns(table, 0, 1)[0] == encode(sample) else None
+    parts, text = [], "{"
+    for index, key in enumerate(sample):
+        text += (", " if index else "") + f"{encode(key)}: "
+        if key in _TIMES_KERNEL_VARYING:
+            parts.append(text)
+            text = ""
+        else:
+            text += encode(sample[key])
+    parts.append(text + "}")
+    first = json_rows(parts, _times_kernel_columns(table, 0, 1, SharedTexts(())))
+    return tuple(parts) if first == encode(sample) else None
 
 
-def _times_kernel_columns(table: KernelTimesTable, start: int, stop: int) -> "list[tuple[str, ...]]":
-    """Rows start:stop as the JSON texts of _TIMES_KERNEL_VARYING, in that order."""
+def _times_kernel_columns(table: KernelTimesTable, start: int, stop: int, shared: SharedTexts) -> list[list[str]]:
+    """Rows start:stop as the JSON texts of _TIMES_KERNEL_VARYING, in that order, column by column."""
     names = table.names[start:stop]
-    return list(
-        zip(
-            map(encode_text, names),
-            map(encode_text, kernel_base_names(names)),
-            map(int.__repr__, table.instances[start:stop]),
-            encode_optional_floats(typical_times(table, start, stop)),
-            encode_floats(table.figure("minimum")[start:stop]),
-            encode_floats(table.figure("maximum")[start:stop]),
-            map(float.__repr__, table.figure("total_time")[start:stop]),
-        )
-    )
+    medians = table.figure("median")[start:stop]
+    if sum(medians) == sum(medians) and min(medians) > 0:  # no NaN, every median a time: the duration
+        durations = shared.floats(table, "median", start, stop)
+    else:
+        durations = encode_optional_floats(typical_times(table, start, stop))
+    return [
+        list(map(encode_text, names)),
+        list(map(encode_text, kernel_base_names(names))),
+        list(map(int.__repr__, table.instances[start:stop])),
+        durations,
+        shared.floats(table, "minimum", start, stop),
+        shared.floats(table, "maximum", start, stop),
+        shared.floats(table, "total_time", start, stop),
+    ]

@@ -23,9 +23,10 @@ from functools import lru_cache
 from itertools import repeat
 from operator import truediv
 from pathlib import Path
+from typing import Any
 
 from workbench.profilers.metric_units import BaseUnit, _tidy, base_unit, to_base
-from workbench.profilers.numbers import LARGEST, FormatSniffer, NumberFormat, NumberRangeError, contradiction
+from workbench.profilers.numbers import LARGEST, FormatSniffer, NumberFormat, NumberRangeError, contradiction, plain_column
 from workbench.profilers.profile import Profile
 from workbench.profilers.records import NSYS, KernelTimes, KernelTimesTable
 from workbench.profilers.table import (
@@ -275,21 +276,29 @@ class _Columns:
         if "" in names:
             return None
         counts = "\n".join(columns[self.instances])
-        if shapes.whole.fullmatch(counts) is None:
-            return None
-        instances = list(map(int, counts.replace(shapes.grouping, "").split("\n")))
-        figures: dict[str, list[float]] = {}
+        instances: Any = plain_column(counts, self.format.decimal, whole=True)
+        if instances is None:
+            if shapes.whole.fullmatch(counts) is None:
+                return None
+            instances = list(map(int, counts.replace(shapes.grouping, "").split("\n")))
+        figures: dict[str, Any] = {}
         for key, index, divisor in self.fast_columns:
             text = "\n".join(columns[index])
-            if shapes.number.fullmatch(text) is None:
-                return None
-            text = text.replace(shapes.grouping, "")
-            if shapes.comma:
-                text = text.replace(",", ".")
-            values = list(map(float, text.split("\n")))
-            if max(values) >= 2.0**53:
-                return None
-            figures[key] = values if divisor is None else list(map(truediv, values, repeat(divisor, len(values))))
+            values = plain_column(text, self.format.decimal)  # most columns: all at once
+            if values is None:  # an exponent, say: checked whole by the pattern, read by float()
+                if shapes.number.fullmatch(text) is None:
+                    return None
+                text = text.replace(shapes.grouping, "")
+                if shapes.comma:
+                    text = text.replace(",", ".")
+                values = list(map(float, text.split("\n")))
+                if max(values) >= 2.0**53:
+                    return None
+                if divisor is not None:
+                    values = list(map(truediv, values, repeat(divisor, len(values))))
+            elif divisor is not None:
+                values = values / divisor  # the same IEEE division as float / divisor, element by element
+            figures[key] = values
         return names, instances, figures
 
 
@@ -319,6 +328,10 @@ class _PlainShapes:
     @lru_cache(maxsize=None)
     def of(decimal: str) -> "_PlainShapes":
         return _PlainShapes(decimal)
+
+
+# Rows read at once: whole columns go to NumPy (plain_column), whose per-call cost wants long columns.
+_READ_ROWS = 4096
 
 
 def _describe(table: Table, last: int) -> str:
@@ -381,7 +394,7 @@ def read_nsys(lines: LineSource, source: str = "nsys.csv", decimal_mark: str | N
         raise _missing_table(opened, source)
     columns = _Columns(table, number_format)
     summaries = KernelTimesTable()
-    for batch in table.batches():
+    for batch in table.batches(_READ_ROWS):
         columns.read(batch, summaries)
     if not summaries:
         raise ProfileError("the table has a header but no kernels", source, table.header_line)

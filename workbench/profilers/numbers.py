@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from functools import lru_cache
+from typing import Any, Callable, Iterable
 
 from workbench.profilers.errors import ProfileError
 
@@ -310,3 +311,94 @@ def parse_decimal_mark(text: str | None) -> str | None:
     if folded in ("", "auto"):
         return None
     raise ValueError(f"decimal mark must be '.' or ','; got {text!r}")
+
+
+def plain_column(text: str, decimal: str, whole: bool = False) -> "Any | None":
+    """The numbers of a column whose cells (joined by newlines) are all plain, read at once with NumPy;
+    None when any cell is otherwise (the caller then reads the column its slower way, which says what is wrong).
+
+    Plain here is a narrower form than the file's format allows: an unsigned
+    number of digits with at most one decimal mark, thousands grouped
+    correctly or not at all (`1,234,567.5`, `1234567.5`, `.5`, `7.`), at most
+    7 groups and 20 fraction digits (5 groups and no mark for `whole`), at
+    most 18 digits in all and their integer below 2**53 (10**18 for
+    `whole`) — no exponent, sign, space or other text: a subset of what
+    nsys._PlainShapes accepts. For such a cell,
+    float(text) is the correctly rounded quotient of that integer by 10**f,
+    which is what one IEEE division of the two exact doubles gives: the values
+    are exactly those of float() (int64 and int() for `whole`).
+    """
+    import numpy as np
+
+    try:
+        data = text.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    raw = np.frombuffer(data, np.uint8)
+    if raw.size == 0:
+        return None
+    kind = _byte_kinds(decimal)[raw]
+    if kind.max() > _NEWLINE:
+        return None
+    breaks = np.flatnonzero(kind == _NEWLINE)
+    count = breaks.size + 1
+    starts = np.concatenate(([0], breaks + 1))
+    lengths = np.concatenate((breaks, [raw.size])) - starts
+    if lengths.min() == 0:
+        return None
+    integer_end = lengths.copy()  # where each cell's integer part ends: its mark, or its end
+    marks = np.flatnonzero(kind == _MARK)
+    if marks.size:
+        owner = np.searchsorted(breaks, marks)  # the cell of each mark
+        if whole or np.bincount(owner, minlength=count).max() > 1:
+            return None
+        integer_end[owner] = marks - starts[owner]
+    fraction = np.where(integer_end < lengths, lengths - integer_end - 1, 0)
+    grouped = np.zeros(count, np.int64)
+    groups = np.flatnonzero(kind == _GROUP)
+    if groups.size:
+        owner = np.searchsorted(breaks, groups)
+        # Each grouping mark stands 4k places before the integer part's end; with m marks in a cell the
+        # leading group is 1 to 3 digits (not starting with 0), so the m marks fill every such place.
+        apart = integer_end[owner] - (groups - starts[owner])
+        if (apart <= 0).any() or (apart % 4).any():
+            return None
+        grouped = np.bincount(owner, minlength=count)
+        lead = (integer_end - 4 * grouped)[grouped > 0]
+        if (lead < 1).any() or (lead > 3).any() or (raw[starts[grouped > 0]] == 48).any():
+            return None
+        if grouped.max() > (5 if whole else 7):
+            return None
+    digits = integer_end - grouped + fraction
+    if digits.min() < 1 or digits.max() > _WIDTH or fraction.max() > 20:
+        return None
+    # The digits right-aligned in rows of _WIDTH, then each row's integer as one product with the powers of ten.
+    places = np.flatnonzero(kind == _DIGIT)
+    first = np.cumsum(digits) - digits  # each cell's first digit among `places`
+    where = np.arange(places.size) + np.repeat(np.arange(count) * _WIDTH + _WIDTH - digits - first, digits)
+    laid = np.zeros(count * _WIDTH, np.int64)
+    laid[where] = raw[places] - 48
+    integers = laid.reshape(count, _WIDTH) @ np.array([10**k for k in range(_WIDTH - 1, -1, -1)], np.int64)
+    if whole:
+        return integers
+    if integers.max() >= 2**53:
+        return None
+    tens = np.array([float(10**k) for k in range(21)])
+    return integers.astype(np.float64) / tens[fraction]
+
+
+# What plain_column makes of each byte.
+_DIGIT, _MARK, _GROUP, _NEWLINE = 0, 1, 2, 3
+_WIDTH = 18  # digits at most in a cell it reads (10**18 < 2**63)
+
+
+@lru_cache(maxsize=2)
+def _byte_kinds(decimal: str) -> "Any":
+    import numpy as np
+
+    kinds = np.full(256, _NEWLINE + 1, np.uint8)  # anything else
+    kinds[ord("0"):ord("9") + 1] = _DIGIT
+    kinds[ord(decimal)] = _MARK
+    kinds[ord(COMMA if decimal == PERIOD else PERIOD)] = _GROUP
+    kinds[ord("\n")] = _NEWLINE
+    return kinds

@@ -30,6 +30,7 @@ from workbench.profilers.records import (
     KernelLaunch,
     KernelTimes,
     KernelTimesTable,
+    SharedTexts,
     expect_list,
     expect_mapping,
     number_format_from,
@@ -105,7 +106,7 @@ class Profile:
             self.tool, self.layout, self.source, self.launches, self.summaries, self.notes, tuple(matches), self.number_format
         )
 
-    def to_dict(self, all_metrics: bool = False, lazy: bool = False) -> dict[str, Any]:
+    def to_dict(self, all_metrics: bool = False, lazy: bool = False, shared: "SharedTexts | None" = None) -> dict[str, Any]:
         """Plain JSON for Session.profiles: each launch's metrics with their printed text.
 
         By default only the metrics the workbench reads (DRAM, L2, duration,
@@ -114,13 +115,13 @@ class Profile:
         file to tens of megabytes. `all_metrics=True` keeps every one.
         `lazy=True` gives launches and summaries as iterators (a large nsys
         table as `EncodedItems`), for writing a large record out as it is
-        made (the CLI's --json).
+        made (the CLI's --json), its float texts through `shared` where the document writes them twice.
         """
         keep = None if all_metrics else is_used_metric
         launches: Any = (launch.to_dict(keep) for launch in self.launches)
         summaries: Any = (summary.to_dict() for summary in self.summaries)
         if lazy and isinstance(self.summaries, KernelTimesTable):
-            summaries = self.summaries.encoded()
+            summaries = self.summaries.encoded(shared)
         if not lazy:
             launches, summaries = list(launches), list(summaries)
         return {

@@ -205,11 +205,16 @@ class KernelTimes:
 # JSON text the way json.JSONEncoder(ensure_ascii=False).encode writes each kind of value.
 encode_text: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
 _NULL = "null"
+JSON_ROWS = 4096  # rows written as one block of JSON text
 
 
 def encode_floats(values: Iterable[float]) -> list[str]:
     """Floats as JSON writes them ('1e-06', '0.5'), NaN (this module's 'no value') as null."""
-    texts = list(map(float.__repr__, values))
+    held = values if isinstance(values, array) else None
+    if held is not None and len(held) > 1 and held.tobytes() == held[:1].tobytes() * len(held):
+        texts = [float.__repr__(held[0])] * len(held)  # one value throughout (a percentage of 0.0, say)
+    else:
+        texts = list(map(float.__repr__, values))
     if "nan" in texts:
         texts = [_NULL if text == "nan" else text for text in texts]
     return texts
@@ -220,21 +225,63 @@ def encode_optional_floats(values: Iterable[float | None]) -> list[str]:
     return [_NULL if value is None else float.__repr__(value) for value in values]
 
 
+def json_rows(parts: Sequence[str], columns: Sequence[list[str]], between: str = "\n") -> str:
+    """Rows of JSON text with `between` between them: row i is parts[0] + columns[0][i] + parts[1] + …
+    + parts[-1] (len(parts) == len(columns) + 1), laid out in one list and joined once rather than row by
+    row. Compact JSON holds no newline, so with the default the lines are the rows."""
+    count = len(columns[0])
+    if not count:
+        return ""
+    width = len(parts) + len(columns)
+    laid: list[str] = [""] * (count * width)
+    for index, part in enumerate(parts):
+        laid[2 * index::width] = [part + between if index == len(parts) - 1 else part] * count
+    for index, column in enumerate(columns):
+        laid[2 * index + 1::width] = column
+    laid[-1] = parts[-1]
+    return "".join(laid)
+
+
+class SharedTexts:
+    """Float columns' JSON texts made once for two lists that write them (a summary's figures and its
+    kernels', written one after the other in one document): the first to ask keeps the texts of the
+    columns in `kept`, joined, until the second takes them."""
+
+    def __init__(self, kept: Iterable[str] = ("total_time", "minimum", "maximum", "median")) -> None:
+        self._kept = frozenset(kept)
+        self._held: dict[tuple[int, str, int, int], str] = {}
+
+    def floats(self, table: "KernelTimesTable", name: str, start: int, stop: int) -> list[str]:
+        """encode_floats(table.figure(name)[start:stop])."""
+        key = (id(table), name, start, stop)
+        held = self._held.pop(key, None)
+        if held is not None:
+            return held.split("\n")
+        texts = encode_floats(table.figure(name)[start:stop])
+        if name in self._kept:
+            self._held[key] = "\n".join(texts)
+        return texts
+
+
 class EncodedItems:
     """A long JSON list to be written as it is made, without an object per item.
 
-    `encoded_batches()` gives the items' compact JSON texts (as
-    `json.JSONEncoder(ensure_ascii=False).encode` writes each) a batch at a
-    time, for a writer that knows it (the CLI's --json); iterated, it gives
-    the items as plain values, like any lazy list.
+    `encoded_blocks(between)` gives the items' compact JSON texts (as
+    `json.JSONEncoder(ensure_ascii=False).encode` writes each) a block at a
+    time, `between` between items, for a writer that knows it (the CLI's
+    --json); `encoded_batches()` the same as lists of texts; iterated, it
+    gives the items as plain values, like any lazy list.
     """
 
-    def __init__(self, batches: Callable[[], Iterator[list[str]]], items: Callable[[], Iterator[Any]]) -> None:
-        self._batches = batches
+    def __init__(self, blocks: Callable[[str], Iterator[str]], items: Callable[[], Iterator[Any]]) -> None:
+        self._blocks = blocks
         self._items = items
 
+    def encoded_blocks(self, between: str = "\n") -> Iterator[str]:
+        return (block for block in self._blocks(between) if block)
+
     def encoded_batches(self) -> Iterator[list[str]]:
-        return self._batches()
+        return (block.split("\n") for block in self.encoded_blocks())
 
     def __iter__(self) -> Iterator[Any]:
         return self._items()
@@ -283,16 +330,16 @@ class KernelTimesTable(Sequence[KernelTimes]):
             raise ValueError("columns of different lengths")
         if "total_time" not in figures or not set(figures) <= set(self.FIGURES):
             raise ValueError(f"figures must be among {self.FIGURES}, total_time included")
-        if count and (min(instances) < 0 or max(instances) >= 2**63 or min(lines) < 0 or max(lines) >= 2**63):
+        if count and not (_in_range(instances) and _in_range(lines)):
             for row in zip(instances, lines):  # the first row out of range, as append() says it
                 if not 0 <= row[0] < 2**63 or not 0 <= row[1] < 2**63:
                     raise ProfileError(f"{row[0]:.3g} launches of one kernel is out of range", "profile", row[1])
         self._names.extend(names)
-        self._instances.extend(instances)
-        self._lines.extend(lines)
+        _extend(self._instances, instances)
+        _extend(self._lines, lines)
         for name in self.FIGURES:
             column = figures.get(name)
-            self._figures[name].extend(column if column is not None else [math.nan] * count)
+            _extend(self._figures[name], column if column is not None else [math.nan] * count)
 
     @property
     def names(self) -> Sequence[str]:
@@ -323,28 +370,35 @@ class KernelTimesTable(Sequence[KernelTimes]):
             stddev, percent, self._lines[index],
         )
 
-    def json_batches(self, size: int = 4096) -> Iterator[list[str]]:
-        """Each row's `KernelTimes.to_dict()` as compact JSON text, `size` rows at a time."""
+    def json_blocks(
+        self, size: int = JSON_ROWS, shared: "SharedTexts | None" = None, between: str = "\n"
+    ) -> Iterator[str]:
+        """Each row's `KernelTimes.to_dict()` as compact JSON text, `between` between them, `size` rows
+        a block; float texts through `shared` where another list writes them too."""
         keys = tuple(KernelTimes("k", 0, 0.0).to_dict())
         if keys != _TIMES_KEYS:  # to_dict changed: write what it writes, one row at a time
             encode = json.JSONEncoder(ensure_ascii=False).encode
             for start in range(0, len(self), size):
-                yield [encode(self._row(index).to_dict()) for index in range(start, min(start + size, len(self)))]
+                yield between.join(encode(self._row(index).to_dict()) for index in range(start, min(start + size, len(self))))
             return
-        figures = [self._figures[name] for name in self.FIGURES]
+        shared = shared or SharedTexts(())
         for start in range(0, len(self), size):
             stop = min(start + size, len(self))
             columns = [
                 list(map(encode_text, self._names[start:stop])),
                 list(map(int.__repr__, self._instances[start:stop])),
-                *(encode_floats(figure[start:stop]) for figure in figures),
+                *(shared.floats(self, name, start, stop) for name in self.FIGURES),
                 list(map(int.__repr__, self._lines[start:stop])),
             ]
-            yield list(map(_TIMES_TEMPLATE.__mod__, zip(*columns)))
+            yield json_rows(_TIMES_PARTS, columns, between)
 
-    def encoded(self) -> EncodedItems:
-        """The rows for a JSON writer: `to_dict()` of each, or their JSON a batch at a time."""
-        return EncodedItems(self.json_batches, lambda: (row.to_dict() for row in self))
+    def json_batches(self, size: int = JSON_ROWS) -> Iterator[list[str]]:
+        """json_blocks() as lists of texts, one a row."""
+        return (block.split("\n") for block in self.json_blocks(size) if block)
+
+    def encoded(self, shared: "SharedTexts | None" = None) -> EncodedItems:
+        """The rows for a JSON writer: `to_dict()` of each, or their JSON a block at a time."""
+        return EncodedItems(lambda between: self.json_blocks(shared=shared, between=between), lambda: (row.to_dict() for row in self))
 
     @overload
     def __getitem__(self, index: int) -> KernelTimes: ...
@@ -376,9 +430,25 @@ class KernelTimesTable(Sequence[KernelTimes]):
         return f"KernelTimesTable({len(self)} kernels)"
 
 
+def _in_range(values: "Sequence[int]") -> bool:
+    """Every value from 0 to below 2**63 (a NumPy int64 column's bounds read whole)."""
+    if getattr(values, "dtype", None) is not None:
+        return bool(values.min() >= 0)  # type: ignore[attr-defined]  # int64: below 2**63 already
+    return min(values) >= 0 and max(values) < 2**63
+
+
+def _extend(held: "array[Any]", values: "Sequence[Any]") -> None:
+    """held.extend(values), a NumPy array's (a reader's whole column) as its bytes rather than item by item."""
+    tobytes = getattr(values, "tobytes", None)
+    if tobytes is not None and getattr(values, "dtype", None) is not None:
+        held.frombytes(values.astype(held.typecode, copy=False).tobytes())
+    else:
+        held.extend(values)
+
+
 # KernelTimes.to_dict()'s keys in order, and its JSON with each value a %s (keys need no escaping).
 _TIMES_KEYS = ("kernel", "instances", "total_s", "average_s", "median_s", "min_s", "max_s", "stddev_s", "time_percent", "line")
-_TIMES_TEMPLATE = "{" + ", ".join(f'"{key}": %s' for key in _TIMES_KEYS) + "}"
+_TIMES_PARTS = ("{" + '"kernel": ', *(f', "{key}": ' for key in _TIMES_KEYS[1:]), "}")
 
 
 # ---------------------------------------------------------------- validation helpers

@@ -11,7 +11,7 @@ from workbench.profilers.counters import LEVEL_METHOD_TITLES, LEVEL_METHODS, NCU
 from workbench.profilers.kernels import Kernel, kernels_json, typical_times, with_none
 from workbench.profilers.names import kernel_base_names
 from workbench.profilers.profile import Profile
-from workbench.profilers.records import NCU, NSYS, KernelTimesTable
+from workbench.profilers.records import NCU, NSYS, KernelTimesTable, SharedTexts
 from workbench.units import format_bytes, format_flop, format_time, format_times
 
 _DASH = "–"
@@ -255,12 +255,14 @@ class ImportReport:
         return "\n".join(self.lines())
 
     def data(self) -> dict[str, object]:
-        """The JSON document; its long lists are iterators, written out as they are made."""
+        """The JSON document; its long lists are iterators, written out as they are made (an nsys
+        summary's figures once for the profile record and its kernels both)."""
+        shared = SharedTexts()
         return {
-            "profile": self.profile.to_dict(lazy=True),
+            "profile": self.profile.to_dict(lazy=True, shared=shared),
             "levels_method": self.levels,
             "device": None if self.device is None else self.device.key,
-            "kernels": kernels_json(self.profile.tool, self.profile.launches, self.profile.summaries, self.convention),
+            "kernels": kernels_json(self.profile.tool, self.profile.launches, self.profile.summaries, self.convention, shared),
             "comparisons": [comparison.to_dict() for comparison in self.comparisons],
             "kernels_selected": max(self.selected, len(self.comparisons)),
             **({"comparisons_note": self.too_many_note()} if self.selected > len(self.comparisons) else {}),

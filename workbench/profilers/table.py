@@ -81,20 +81,71 @@ def text_source(text: str) -> LineSource:
 
 def file_source(path: "str | object", limit: int, what: str, source: str) -> LineSource:
     """A file read afresh, bounded and decoded (UTF-8, a BOM dropped), each time the source is opened."""
-    from workbench.files import FileReadError, open_bounded
+    return lambda: _FileLines(path, limit, what, source)
 
-    def lines() -> Iterator[str]:
-        try:
-            stream = open_bounded(path, limit, what)  # type: ignore[arg-type]
-        except FileReadError as exc:
-            raise ProfileError(str(exc), source) from None
-        with io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline=None) as text:
+
+class _FileLines:
+    """A file's decoded lines (universal newlines), opened at the first read and closed at the end:
+    one at a time, or many at once without their line ends (`lines_without_ends`, for Lines.take).
+    Read errors (the bounds of files.open_bounded) come as ProfileError."""
+
+    def __init__(self, path: "str | object", limit: int, what: str, source: str) -> None:
+        self._open = (path, limit, what)
+        self._source = source
+        self._text: io.TextIOWrapper | None = None
+        self._ended = False
+
+    def _opened(self) -> io.TextIOWrapper:
+        from workbench.files import FileReadError, open_bounded
+
+        if self._text is None:
+            path, limit, what = self._open
             try:
-                yield from text
+                stream = open_bounded(path, limit, what)  # type: ignore[arg-type]
             except FileReadError as exc:
-                raise ProfileError(str(exc), source) from None
+                raise ProfileError(str(exc), self._source) from None
+            self._text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline=None)
+        return self._text
 
-    return lines
+    def __iter__(self) -> "_FileLines":
+        return self
+
+    def __next__(self) -> str:
+        from workbench.files import FileReadError
+
+        if self._ended:
+            raise StopIteration
+        try:
+            return next(self._opened())
+        except StopIteration:
+            self.close()
+            raise
+        except FileReadError as exc:
+            raise ProfileError(str(exc), self._source) from None
+
+    def lines_without_ends(self, count: int) -> list[str]:
+        """Up to `count` next lines with their line end taken off (a line holds no other newline: the
+        universal-newline reading makes every line end a single newline)."""
+        from workbench.files import FileReadError
+
+        if self._ended:
+            return []
+        try:
+            text = "".join(itertools.islice(self._opened(), count))
+        except FileReadError as exc:
+            raise ProfileError(str(exc), self._source) from None
+        if not text:
+            self.close()
+            return []
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()
+        return lines
+
+    def close(self) -> None:
+        self._ended = True
+        if self._text is not None:
+            self._text.close()
 
 
 MAX_FILE_BYTES = 512 * 2**20  # a CSV larger than this is not a profile export we can hold
@@ -214,7 +265,11 @@ class Lines:
                 taken.append(next(self)[1])
             except StopIteration:
                 return first, taken
-        lines = [line.rstrip("\r\n") for line in itertools.islice(self._iterator, count - len(taken))]
+        bulk = getattr(self._iterator, "lines_without_ends", None)
+        if bulk is not None:
+            lines = bulk(count - len(taken))
+        else:
+            lines = [line.rstrip("\r\n") for line in itertools.islice(self._iterator, count - len(taken))]
         if not lines:
             return first, taken
         start = self.number + 1
