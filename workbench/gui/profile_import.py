@@ -213,7 +213,31 @@ class KernelMatchDialog(QDialog):
         )
         heading.setObjectName("matchHeading")
         heading.setWordWrap(True)
+        rows_height = self._build_table(profile, binary, editing)
+        note = plain(QLabel(f"Note: {profile.conditions_note}."))
+        note.setObjectName("matchConditions")
+        note.setWordWrap(True)
+        note.setStyleSheet("color: #6d4c00;")
+        reading_row = self._build_reading_row(profile, decimal_mark, editing)
 
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        ok.setText("Apply" if editing else "Import")
+        ok.setObjectName("matchAccept")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(heading)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(reading_row)
+        layout.addWidget(note)
+        layout.addWidget(buttons)
+        self.resize(1080, 200 + min(rows_height, 420))
+
+    def _build_table(self, profile: Profile, binary: bool, editing: bool) -> int:
+        """A row per kernel with an operation chooser: the saved match, else (importing) a guess from its name.
+        Returns the rows' height."""
         self.table = QTableWidget(len(self.kernels), 5)
         self.table.setObjectName("matchTable")
         self.table.setHorizontalHeaderLabels(["Kernel", "Launches", "Duration", "DRAM traffic", "Operation"])
@@ -226,7 +250,7 @@ class KernelMatchDialog(QDialog):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.combos: list[QComboBox] = []
         saved = {kernel.name: rule for kernel, rule in match_kernels(self.kernels, list(profile.matches))}
-        lines = {str(i): entry.declaration for i, entry in enumerate(self.operations) if id(entry) in declarations}
+        lines = {str(i): entry.declaration for i, entry in enumerate(self.operations) if id(entry) in self.declarations}
         # The first guess for each distinct name no saved rule takes, asked at once (the declarations parsed
         # once, the names searched together), not once per kernel.
         asked = [] if editing else list(dict.fromkeys(k.name for k in self.kernels if k.name not in saved))
@@ -259,12 +283,10 @@ class KernelMatchDialog(QDialog):
             self.combos.append(combo)
         rows_height = sum(self.table.rowHeight(r) for r in range(len(self.kernels)))
         self.table.setMinimumHeight(min(self.table.horizontalHeader().height() + rows_height + 6, 420))
+        return rows_height
 
-        note = plain(QLabel(f"Note: {profile.conditions_note}."))
-        note.setObjectName("matchConditions")
-        note.setWordWrap(True)
-        note.setStyleSheet("color: #6d4c00;")
-
+    def _build_reading_row(self, profile: Profile, decimal_mark: str | None, editing: bool) -> QHBoxLayout:
+        """How the file's numbers were read, and the decimal mark to read it with again."""
         self.reading = plain(QLabel(self._reading_text(profile)))
         self.reading.setObjectName("matchNumberFormat")
         self.reading.setWordWrap(True)
@@ -286,21 +308,7 @@ class KernelMatchDialog(QDialog):
         decimal_label.setBuddy(self.decimal_box)
         reading_row.addWidget(decimal_label)
         reading_row.addWidget(self.decimal_box)
-
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
-        ok.setText("Apply" if editing else "Import")
-        ok.setObjectName("matchAccept")
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-
-        layout = QVBoxLayout(self)
-        layout.addWidget(heading)
-        layout.addWidget(self.table, 1)
-        layout.addLayout(reading_row)
-        layout.addWidget(note)
-        layout.addWidget(buttons)
-        self.resize(1080, 200 + min(rows_height, 420))
+        return reading_row
 
     @staticmethod
     def _reading_text(profile: Profile) -> str:
