@@ -575,6 +575,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("workbench: interrupted", file=sys.stderr)
         return 130
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
