@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtWidgets import QGraphicsItem
 
 from workbench.declare import Declaration
 from workbench.gui.document import Document
@@ -149,6 +150,10 @@ class _MarkItems:
         self.bars = pg.ErrorBarItem(pen=pg.mkPen(colour, width=1.4), beam=0.0)
         self.scatter.setZValue(z)
         self.bars.setZValue(z - 0.1)
+        # A session of thousands of runs: drawn once into a pixmap and copied on each repaint (Qt's device-coordinate
+        # cache), not painted point by point whenever a label or an edited operation's point near them is.
+        for item in (self.scatter, self.bars):
+            item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         plot.addItem(self.bars)
         plot.addItem(self.scatter)
         self.labels: list[pg.TextItem] = []

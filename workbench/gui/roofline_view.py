@@ -147,6 +147,7 @@ class _Drawn:
     current: int
     operations: list[OperationEntry]
     count: int
+    entries: list[int]  # id of each operation drawn, in order (a rename must leave them as they are)
     hidden: frozenset[str]
     pins: tuple[int, ...]
     binary: bool
@@ -390,15 +391,23 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
 
         self._dirty = True
         document.analysis_changed.connect(self._analysis_changed)
-        document.selection_changed.connect(self.mark_dirty)
+        document.selection_changed.connect(lambda *_: RefreshWhenShown.mark_dirty(self))  # restyled: _patch_edit
         document.device_changed.connect(self.mark_dirty)
-        document.operations_changed.connect(self.mark_dirty)
+        document.operations_changed.connect(self._operations_changed)
         self.refresh()
 
     # ------------------------------------------------------------------ drawing
     def mark_dirty(self, *_: object) -> None:
         """Something besides one operation's analysis changed: the next refresh draws everything."""
         self._patch_rows = None
+        RefreshWhenShown.mark_dirty(self)
+
+    def _operations_changed(self) -> None:
+        """Operations renamed, added, removed or moved. A keystroke renames its operation when the name follows the
+        declaration: that comes with the operation's own `analysis_changed`, and the next refresh may still move its
+        points alone (`_patch_edit` checks the operations are the ones drawn and takes the new name); any other
+        change comes with `analysis_changed(-1)` and draws everything."""
+        self._renamed = True
         RefreshWhenShown.mark_dirty(self)
 
     def _analysis_changed(self, row: int) -> None:
@@ -415,9 +424,11 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._dirty = False
         if self._patch_edit():
             self._patch_rows = set()
+            self._renamed = False
             return
         self._drawn = None
         self._patch_rows = set()
+        self._renamed = False
         device = self.document.device
         binary = self.document.binary
         current = self.document.current_entry
@@ -486,7 +497,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         at = {id(self.document.operations[row]): index for index, row in enumerate(rows)}
         drawn = _Drawn(
             device=device, current=self.document.current, operations=self.document.operations,
-            count=len(self.document.operations), hidden=frozenset(self._hidden_levels),
+            count=len(self.document.operations), entries=[id(entry) for entry in self.document.operations], hidden=frozenset(self._hidden_levels),
             pins=tuple(id(entry) for entry in self.pinned), binary=binary, placed=placed,
             facts=[fact for _, fact in kept], index_of_row={row: index for index, row in enumerate(rows)},
             shown_keys=shown_keys, further=further, hbm_shown=hbm_shown, roofs=roofs, ridges=ridges,
@@ -522,24 +533,42 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._place_labels()
 
     def _patch_edit(self) -> bool:
-        """One operation's analysis changed (a keystroke in its declaration) and nothing else did: its points are
-        moved in place (the positions in `_drawn`'s arrays, its spot in each scatter), the range fitted from those
-        arrays, and the labels laid out as after any edit. False, drawing nothing, when the edit changes more than
-        that operation's points (it leaves or joins the plot, goes stale, has a lowered roof, changes which
-        interfaces are drawn): `refresh` then draws everything."""
+        """Since the last full refresh only the selection changed, or one operation's analysis (a keystroke in its
+        declaration), or both: the marks that changed are restyled or moved in place (`_restyle_selection`,
+        `_move_operation`), the range fitted from `_drawn`'s arrays, and the labels laid out as after any edit.
+        False, when more changed than that (an edit that takes a point off the plot, makes it stale, gives it a
+        lowered roof, changes which interfaces are drawn; another device, list, levels, pins or units): `refresh`
+        then draws everything (what was restyled or moved is then drawn again with the rest)."""
         drawn, rows, document = self._drawn, self._patch_rows, self.document
-        if drawn is None or rows is None or len(rows) != 1:
+        if drawn is None or rows is None or len(rows) > 1:
             return False
-        (row,) = rows
-        if (document.device is not drawn.device or document.current != drawn.current
-                or document.operations is not drawn.operations or len(document.operations) != drawn.count
-                or frozenset(self._hidden_levels) != drawn.hidden or document.binary != drawn.binary
-                or tuple(id(entry) for entry in self.pinned) != drawn.pins or drawn.lowered):
+        if (document.device is not drawn.device or document.operations is not drawn.operations
+                or len(document.operations) != drawn.count or frozenset(self._hidden_levels) != drawn.hidden
+                or document.binary != drawn.binary or tuple(id(entry) for entry in self.pinned) != drawn.pins):
             return False
+        if self._renamed and [id(entry) for entry in document.operations] != drawn.entries:
+            return False
+        if document.current != drawn.current:
+            self._restyle_selection(drawn)
+        if rows and not self._move_operation(drawn, next(iter(rows))):
+            return False
+        current = document.current_entry
+        current_analysis = document.state(current).analysis if current is not None else None
+        x_low, x_high, y_low, y_high, _start, _top = self._fit(drawn, current_analysis)
+        self._show_point_labels(drawn)
+        self._set_range(x_low, x_high, y_low, y_high)
+        self._place_labels()
+        return True
+
+    def _move_operation(self, drawn: "_Drawn", row: int) -> bool:
+        """Operation `row`'s analysis changed: its entries in `_drawn`'s arrays, its spot and its level points move to
+        where the new analysis puts them, and its name is taken (it may follow the declaration). False, changing
+        nothing, when it leaves or joins the plot, goes stale or fresh, gains a lowered roof or another number of
+        level points, or any operation has a lowered roof (drawn from every point's place)."""
         index = drawn.index_of_row.get(row)
-        if index is None:
+        if index is None or drawn.lowered:
             return False
-        state = document.state(document.operations[row])
+        state = self.document.state(self.document.operations[row])
         a, stale = state.analysis, state.stale
         if a is None or not (a.flop > 0 and a.bytes > 0 and a.attainable_rate is not None) or stale != drawn.placed[index][2]:
             return False
@@ -558,23 +587,42 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         for offset, (point, where) in enumerate(further_points):
             drawn.extra[first + offset] = (row, stale, point, where)
             drawn.extra_xs[first + offset] = where[0]
-        current = document.current_entry
-        current_analysis = document.state(current).analysis if current is not None else None
-        x_low, x_high, y_low, y_high, _start, _top = self._fit(drawn, current_analysis)
-        spot = self._operation_spot(row, position, stale)
+        self._set_spot(drawn, index, self._operation_spot(row, position, stale))
+        self._patch_level_points(first, drawn.extra[first: first + count], position)
+        self._point_positions[index] = position
+        self._point_names[index] = self.document.operations[row].name
+        self._marks_moved = [*self._marks_moved, (index, first, count)]
+        return True
+
+    def _restyle_selection(self, drawn: "_Drawn") -> None:
+        """Another operation selected: the previously and the newly selected operations' marks (their point and
+        their points at further levels) restyled, the dotted line joined through the new one's, the kernels'
+        sizes set again (a selected operation's kernels are larger); the roofs, ridge and labels follow in
+        `_patch_edit`. No point moves."""
+        before, now = drawn.current, self.document.current
+        drawn.current = now
+        for row in (before, now):
+            index = drawn.index_of_row.get(row)
+            if index is None:
+                continue
+            position, stale = self._point_positions[index], drawn.placed[index][2]
+            self._set_spot(drawn, index, self._operation_spot(row, position, stale))
+            first, count = drawn.spans[index]
+            self._patch_level_points(first, drawn.extra[first: first + count], position)
+        index = drawn.index_of_row.get(now)
+        self.level_connector.setVisible(index is not None and drawn.spans[index][1] > 0)
+        if self.kernels.marks:
+            self.kernels.show(self.kernels.marks)
+
+    def _set_spot(self, drawn: "_Drawn", index: int, spot: dict[str, Any]) -> None:
+        """Operation `index`'s mark drawn as `spot`: only its look's scatter (or scatters, when its look changed) is
+        set again, or with few marks its own item."""
         shown = (spot["pos"], spot["size"], spot["pen"], spot["brush"], spot["data"])
         drawn.spots[index] = spot
         if self._shown_spots is not None and self._shown_spots[index] != shown:
             self._shown_spots[index] = shown
             if not self.points.patch(index, spot):
                 self.points.setData(drawn.spots)
-        self._patch_level_points(first, drawn.extra[first: first + count], position)
-        self._point_positions[index] = position
-        self._marks_moved = [*self._marks_moved, (index, first, count)]
-        self._show_point_labels(drawn)
-        self._set_range(x_low, x_high, y_low, y_high)
-        self._place_labels()
-        return True
 
     def _fit(self, drawn: "_Drawn", current_analysis: Analysis | None) -> tuple[float, float, float, float, float, float]:
         """The range fitted to the points (every operation's, the kernels' and the runs'), the roofs drawn where
@@ -715,6 +763,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
     _device_facts_kept: tuple[Device, list[Roof], list[float], list[RoofLevel]] | None = None
     _drawn: _Drawn | None = None
     _patch_rows: set[int] | None = None
+    _renamed = False  # operations_changed since the last refresh (see _operations_changed)
 
     def _draw_roofs(
         self,
