@@ -192,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=1000)
     parser.add_argument("--keystrokes", type=int, default=5)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--session", type=Path, default=None,
+                        help="the session file: written there if absent, else opened as it is (repeated runs)")
     parser.add_argument("--keystroke-only", action="store_true", help="open and keystrokes only (no save, autosave)")
     args = parser.parse_args(argv)
 
@@ -207,11 +209,14 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
     say(f"machine: reference loop {reference_seconds() * 1e3:.0f} ms, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     scratch = Path(tempfile.mkdtemp(prefix="workbench-bench-session-"))
-    path = scratch / "large.json"
+    path = args.session or scratch / "large.json"
     start = time.perf_counter()
-    size = write_session(path, args.runs, args.samples)
-    say(f"session: {args.runs:,} runs x {args.samples:,} samples, {OPERATIONS} operations, {size / 1e6:.1f} MB "
-        f"(written by the app's save in {time.perf_counter() - start:.1f} s, before the window)")
+    if args.session is not None and args.session.exists():  # written by an earlier run with the same --runs
+        say(f"session: {path} ({path.stat().st_size / 1e6:.1f} MB), as an earlier run wrote it")
+    else:
+        size = write_session(path, args.runs, args.samples)
+        say(f"session: {args.runs:,} runs x {args.samples:,} samples, {OPERATIONS} operations, {size / 1e6:.1f} MB "
+            f"(written by the app's save in {time.perf_counter() - start:.1f} s, before the window)")
 
     from PySide6.QtCore import QSettings, Qt
     from PySide6.QtTest import QTest

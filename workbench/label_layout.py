@@ -68,7 +68,7 @@ import itertools
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -301,6 +301,64 @@ class PointMarks:
             elif listed and not wanted:
                 del self._apart[at]
                 del self._apart_boxes[at]
+
+
+class MarkGrid:
+    """Boxes (marks) indexed by the cells of a grid over a `width` × `height` view, `cell` pixels a side: which of
+    them some boxes overlap (`boxes_overlap`) is found from the cells those boxes cover, so asking costs the marks
+    near them, not a scan of every mark (a session's thousands of measured runs); `move` keeps the cells up to date
+    when one mark moves. Marks beyond the view are kept in the cells along its edges."""
+
+    def __init__(self, boxes: Sequence[Box], width: float, height: float, cell: float = CELL) -> None:
+        self.boxes = list(boxes)
+        self.cell = cell
+        self._last = (max(int(width // cell), 0) + 1, max(int(height // cell), 0) + 1)  # the edge cells' column, row
+        self._cells: dict[tuple[int, int], list[int]] = {}
+        for index, box in enumerate(self.boxes):
+            for key in self._keys(box):
+                self._cells.setdefault(key, []).append(index)
+
+    def _keys(self, box: Box) -> Iterator[tuple[int, int]]:
+        """The cells a box touches, cut to the view's cells and one more ring (which holds what lies beyond)."""
+        columns, rows = self._last
+        left, right = sorted((box[0], box[2]))
+        top, bottom = sorted((box[1], box[3]))
+        c0, c1 = _cell_index(left, self.cell, columns), _cell_index(right, self.cell, columns)
+        r0, r1 = _cell_index(top, self.cell, rows), _cell_index(bottom, self.cell, rows)
+        for row in range(r0, r1 + 1):
+            for column in range(c0, c1 + 1):
+                yield column, row
+
+    def __len__(self) -> int:
+        return len(self.boxes)
+
+    def move(self, index: int, box: Box) -> None:
+        """Mark `index` is now `box`."""
+        for key in self._keys(self.boxes[index]):
+            self._cells[key].remove(index)
+        self.boxes[index] = box
+        for key in self._keys(box):
+            self._cells.setdefault(key, []).append(index)
+
+    def overlapping(self, boxes: Sequence[Box]) -> list[int]:
+        """The indices (ascending) of the marks that overlap any of `boxes`."""
+        seen: set[int] = set()
+        for box in boxes:
+            for key in self._keys(box):
+                seen.update(self._cells.get(key, ()))
+        return sorted(index for index in seen if any(boxes_overlap(box, self.boxes[index]) for box in boxes))
+
+    def count(self, box: Box) -> int:
+        """How many marks `box` overlaps."""
+        return len(self.overlapping([box]))
+
+
+def _cell_index(value: float, cell: float, last: int) -> int:
+    """The grid cell along one axis holding pixel `value`: -1 and `last` hold everything before and beyond the view
+    (NaN, a mark with no place, goes with what lies before it)."""
+    if value >= last * cell:
+        return last
+    return int(value // cell) if value >= 0 else -1
 
 
 def _recount(counts: dict[tuple[int, int], int], old: tuple[int, int], new: tuple[int, int]) -> None:
@@ -1195,6 +1253,57 @@ def _centred(box: Box, at: Box) -> Box:
     cx, cy = (at[0] + at[2]) / 2, (at[1] + at[3]) / 2
     w, h = box[2] - box[0], box[3] - box[1]
     return (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+
+
+def ridge_at_foot(
+    size: tuple[float, float],
+    lefts: Sequence[float],
+    bottom: float,
+    width: float,
+    height: float,
+    near: Callable[[Sequence[Box]], list[Box]],
+    lines: Sequence[Segment],
+) -> Box | None:
+    """The ridge label's place at the foot of the ridge line: its box of `size` with its left edge at the first of
+    `lefts` (right of the line, else left of it) and its foot at `bottom` that lies inside the view, covers none of
+    the marks (`near(boxes)`: the marks those boxes may cover) and is crossed by none of `lines`; None if neither."""
+    w, h = size
+    boxes = [(left, bottom - h, left + w, bottom) for left in lefts]
+    taken = near(boxes)
+    for box in boxes:
+        if inside(box, width, height) and not any(boxes_overlap(box, mark) for mark in taken):
+            if not any(segment_crosses_box(line, box) for line in lines):
+                return box
+    return None
+
+
+def ridge_up_the_line(
+    size: tuple[float, float],
+    lefts: Sequence[float],
+    width: float,
+    height: float,
+    covering: Callable[[Box], list[Box]],
+    lines: Sequence[Segment],
+) -> Box | None:
+    """The ridge label whose foot was taken (a legend in a bottom corner): the first free place up the ridge line,
+    right of it, else left of it (`lefts`): from the view's foot, each box climbs above the highest of what it
+    covers (`covering(box)`: the marks and labels it overlaps) or, where a line crosses it, a few pixels; None when
+    it reaches the top on both sides."""
+    w, h = size
+    for left in lefts:
+        bottom = height - 2
+        while bottom - h >= 2:
+            box = (left, bottom - h, left + w, bottom)
+            if not inside(box, width, height):
+                break
+            below = [mark[1] for mark in covering(box)]
+            if below:  # above the highest of what it covers
+                bottom = min(below) - 1
+            elif any(segment_crosses_box(line, box) for line in lines):
+                bottom -= 3
+            else:
+                return box
+    return None
 
 
 def leader_segment(placement: Placement) -> Segment | None:

@@ -62,18 +62,19 @@ from workbench.label_layout import (
     Box,
     labelled_points,
     LabelLayout,
+    MarkGrid,
     Placement,
     PointLabel,
     PointMarks,
     RoofLabel,
+    ridge_at_foot,
+    ridge_up_the_line,
     Segment,
     boxes_overlap,
-    inside,
     layout_faults,
     layout_labels,
     leader_segment,
     nearest_on_box,
-    segment_crosses_box,
 )
 from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, best_trial, choose_corner, corner_box, faults
 from workbench.legend_corner import list_unplaced as place_in_legend
@@ -747,6 +748,35 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         return marks
 
     _marks_kept: tuple[list[Position], list[Position], PointMarks] | None = None
+
+    def _other_marks(self, view: tuple[float, float, float, float], width: float, height: float) -> MarkGrid:
+        """The imported kernels' marks (and their stars at further levels) and the measured runs' (each run's mark and
+        spread bar) in the view's pixels, indexed by grid cell (`label_layout.MarkGrid`): made again only when the
+        view or those marks change (an edit of an operation moves neither)."""
+        kernels, levels, runs = self.kernels.marks, self._kernel_level_marks, self.measured.marks
+        key = (view, width, height, len(kernels), len(levels), len(runs))
+        kept = self._others_kept
+        if kept is not None and kept[0] == key and kept[1] is kernels and kept[2] is levels and kept[3] is runs:
+            return kept[4]
+        x_low, y_high, per_x, per_y = view
+
+        def px(x: float) -> float:
+            return (x - x_low) * per_x
+
+        def py(y: float) -> float:
+            return (y_high - y) * per_y
+
+        boxes = [box_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS) for kernel in kernels]
+        boxes += [box_around(px(x), py(y), KERNEL_RADIUS) for x, y in levels]
+        for run in runs:
+            cx = px(run.x)
+            boxes.append(box_around(cx, py(run.y), MEASURED_RADIUS))
+            boxes.append((cx - 2.0, py(run.high), cx + 2.0, py(run.low)))  # the spread bar
+        grid = MarkGrid(boxes, width, height)
+        self._others_kept = (key, kernels, levels, runs, grid)
+        return grid
+
+    _others_kept: tuple[Any, ...] | None = None
     _marks_moved: list[tuple[int, int, int]] = []  # (operation, its first level point, how many) moved since
 
     def _device_facts(self, device: Device) -> tuple[list[Roof], list[float], list[RoofLevel]]:
@@ -931,74 +961,50 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             label._roof_size_for = (asked, (full_width, h, short_width))
             return full_width, h, short_width
 
-        def ridge_sides() -> tuple[float, float, list[float]]:
-            """The ridge label's width and height, and the left edges of its places beside the ridge line (right of
-            it, else left of it)."""
+        def ridge_sides() -> tuple[tuple[float, float], list[float]]:
+            """The ridge label's size, and the left edges of its places beside the ridge line (right, else left)."""
             assert self._ridge is not None
             w, h = size(self.ridge_label)
             left = px(self._ridge[0]) + 3
-            return w, h, [left, left - w - 6]
+            return (w, h), [left, left - w - 6]
 
-        def ridge_place(bottom: float, near: Callable[[Sequence[Box]], list[Box]], lines: Sequence[Segment]) -> Box | None:
-            """A place for the ridge label beside the ridge line (right, else left) with its foot at `bottom`,
-            inside the view, covering no mark (`near`: those a box may cover) and crossed by none of `lines`;
-            None if neither is free."""
-            w, h, edges = ridge_sides()
-            boxes = [(x0, bottom - h, x0 + w, bottom) for x0 in edges]
-            taken = near(boxes)
-            for box in boxes:
-                if inside(box, width, height) and not any(boxes_overlap(box, m) for m in taken):
-                    if not any(segment_crosses_box(line, box) for line in lines):
-                        return box
-            return None
-
-        def ridge_up_the_line(layout: LabelLayout, marks: list[Box], roofs: list[Segment]) -> None:
-            """The ridge label whose foot was taken: the first free place up the ridge line, clear of every mark,
-            label and leader (it is placed last, after the operations' and roofs' labels), or not at all."""
+        def ridge_up(layout: LabelLayout, marks: list[Box], near: Callable[[Sequence[Box]], list[Box]], roofs: list[Segment]) -> None:
+            """The ridge label whose foot was taken goes up its line, clear of every mark, label and leader (it is
+            placed last, after the operations' and roofs' labels: `label_layout.ridge_up_the_line`), or not at all."""
             if self._ridge is None or not x_low < self._ridge[0] < x_high or self.ridge_label.isVisible():
                 return
-            taken = marks + [placement.box for placement in layout.placements if placement.box is not None]
+            labels = [placement.box for placement in layout.placements if placement.box is not None]
             lines = roofs + [leader for leader in map(leader_segment, layout.placements) if leader is not None]
-            w, h, edges = ridge_sides()
-            for x0 in edges:  # right of the line, else left of it
-                bottom = height - 2
-                while bottom - h >= 2:
-                    box = (x0, bottom - h, x0 + w, bottom)
-                    if not inside(box, width, height):
-                        break
-                    below = [m[1] for m in taken if boxes_overlap(box, m)]
-                    if below:  # above the highest of what it covers
-                        bottom = min(below) - 1
-                    elif any(segment_crosses_box(line, box) for line in lines):
-                        bottom -= 3
-                    else:
-                        put(self.ridge_label, box)
-                        marks.append(box)  # a mark of the layout the view keeps (its checks see the label)
-                        return
+
+            def covering(box: Box) -> list[Box]:
+                return near([box]) + [label for label in labels if boxes_overlap(box, label)]
+
+            box = ridge_up_the_line(*ridge_sides(), width, height, covering, lines)
+            if box is not None:
+                put(self.ridge_label, box)
+                marks.append(box)  # a mark of the layout the view keeps (its checks see the label)
 
         def lay_out(corner: Corner | None = None) -> tuple[
-            LabelLayout, list[Segment], list[Box], list[RoofLabel], list[PointLabel], list[pg.TextItem], list[pg.TextItem]
+            LabelLayout, list[Segment], list[Box], list[RoofLabel], list[PointLabel], list[pg.TextItem], list[pg.TextItem],
+            Callable[[Sequence[Box]], list[Box]],
         ]:
             # the points, then their points at further levels apart from them (a level point on top of its
             # operation's point, as every level carrying the same bytes puts it, is kept clear already)
             point_marks = self._operation_marks((x_low, y_high, per_x, per_y))
+            others = self._other_marks((x_low, y_high, per_x, per_y), width, height)
             marks = point_marks.boxes()
             points = len(self._point_positions)  # the first marks are the points' boxes
+            apart = len(marks)  # then their level points apart from them, then the kernels' and runs' (`others`)
+            marks += others.boxes
 
             def near(boxes: Sequence[Box]) -> list[Box]:
-                """The marks that overlap any of `boxes` (the points' found by NumPy; the rest, few, one by one): what
-                a box among them covers of `marks` it covers of these."""
-                return point_marks.overlapping_points(boxes) + [
-                    mark for mark in marks[points:] if any(boxes_overlap(box, mark) for box in boxes)]
+                """The marks that overlap any of `boxes` (the points' found by NumPy, the kernels' and runs' by their
+                grid's cells; the rest, few, one by one): what a box among them covers of `marks` it covers of
+                these."""
+                rest = [*marks[points:apart], *marks[apart + len(others):]]
+                return point_marks.overlapping_points(boxes) + [others.boxes[i] for i in others.overlapping(boxes)] + [
+                    mark for mark in rest if any(boxes_overlap(box, mark) for box in boxes)]
 
-            for kernel in self.kernels.marks:
-                marks.append(box_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS))
-            for x, y in self._kernel_level_marks:
-                marks.append(box_around(px(x), py(y), KERNEL_RADIUS))
-            for run in self.measured.marks:
-                cx = px(run.x)
-                marks.append(box_around(cx, py(run.y), MEASURED_RADIUS))
-                marks.append((cx - 2.0, py(run.high), cx + 2.0, py(run.low)))  # the spread bar
             for items in self.measured.label_items():
                 for text in items.labels:
                     if text.isVisible():
@@ -1017,7 +1023,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             # in a bottom corner, it goes up the line once the other labels are placed: `ridge_up_the_line`)
             ridge_box: Box | None = None
             if self._ridge is not None and x_low < self._ridge[0] < x_high:
-                ridge_box = ridge_place(height - 2, near, roofs)
+                ridge_box = ridge_at_foot(*ridge_sides(), height - 2, width, height, near, roofs)
             put(self.ridge_label, ridge_box)
             if ridge_box is not None:
                 marks.append(ridge_box)
@@ -1067,7 +1073,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             self._layout_context = context
             if held is not None:
                 self._tidy_timer.start()  # (again): afresh once the edits pause
-            return layout, roofs, marks, roof_labels, point_labels, roof_items, point_items
+            return layout, roofs, marks, roof_labels, point_labels, roof_items, point_items, near
 
         # Operations and roofs whose label found no room (near its roof, for a roof) join the legend;
         # the legend is itself a mark, so lay out again. While only points move (an edit), those listed stay
@@ -1113,8 +1119,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             best = best_trial(trials)
             if best != trials[-1]:
                 laid, listed, _, _ = list_unplaced(set(before), best.corner)
-        layout, roofs, marks, roof_labels, point_labels, roof_items, point_items = laid
-        ridge_up_the_line(layout, marks, roofs)
+        layout, roofs, marks, roof_labels, point_labels, roof_items, point_items, near = laid
+        ridge_up(layout, marks, near, roofs)
         self._listed, self._listed_context = listed, context
         self.label_layout = PlacedLabels(layout, width, height, tuple(roofs), tuple(marks), tuple(roof_labels), tuple(point_labels))
         placements = iter(layout.placements)
