@@ -59,3 +59,23 @@ def test_the_legend_corner_counts_from_the_grid_what_it_counts_from_every_mark()
         near = [marks[index] for index in grid.overlapping(boxes)]
         for box in boxes:
             assert faults(box, near, WIDTH, HEIGHT) == faults(box, marks, WIDTH, HEIGHT)
+
+
+def test_the_mark_raster_answers_what_a_scan_of_every_mark_answers() -> None:
+    """label_layout's raster (cells of several pixels, exact test only where edges meet within a cell): whether a
+    box covers a mark, for boxes and marks on and off cell edges, in, across and beyond the view."""
+    import numpy as np
+
+    from workbench.label_layout import RASTER_CELL, _MarkRaster
+
+    generator = random.Random(36)
+    for _ in range(10):
+        marks = [_box(generator) for _ in range(500)]
+        marks += [(RASTER_CELL * k, RASTER_CELL * k, RASTER_CELL * (k + 2), RASTER_CELL * (k + 1)) for k in range(0, 100, 7)]
+        array = np.array(marks, dtype=float)
+        raster = _MarkRaster(array, WIDTH, HEIGHT)
+        boxes = [_box(generator) for _ in range(400)]
+        boxes += [(mark[2], mark[1], mark[2] + 10, mark[3]) for mark in marks[-15:]]  # touching edges: no overlap
+        boxes += [(mark[2] - 0.25, mark[1], mark[2] + 10, mark[3]) for mark in marks[-15:]]  # a quarter pixel in
+        clear = raster.clear_of_marks(np.array(boxes, dtype=float), array)
+        assert clear.tolist() == [not _scan(marks, [box]) for box in boxes]

@@ -53,11 +53,11 @@ view) are checked and weighed in bulk with NumPy: boxes against the marks and
 labels near them, segments against boxes and against segments, as tables; the
 search of the whole view goes nearest first in growing batches; a grid of cells
 indexes the view for the one-place check only (built when first asked); with many marks (beyond
-`RASTER_FROM`) a pixel raster of them, summed, answers whether a box covers one in constant time
-(`_MarkRaster`, exact), so a layout costs the labels' places times a constant, plus one pass over the marks;
-and a
-layout asked for again with the same inputs (an edit undone, a repaint) comes
-from a small cache.
+`RASTER_FROM`) a raster of them in cells of `RASTER_CELL` pixels, summed, answers whether a box covers one in
+constant time (`_MarkRaster`, exact), so a layout costs the labels' places times a constant, plus one pass over the
+marks; `MarkGrid` indexes marks by cell for the view's own questions (which marks a legend corner or the ridge
+label would cover) and follows a mark that moves; and a layout asked for again with the same inputs (an edit
+undone, a repaint) comes from a small cache.
 """
 
 from __future__ import annotations
@@ -86,6 +86,7 @@ CELL = 40.0  # pixels per side of the grid cells that index what is already in t
 CACHE_SIZE = 8  # layouts remembered by their inputs
 EVERY_LABEL_UP_TO = 20  # a plot of this many operations or fewer labels every one (as room allows)
 FEW_LABELS = 10  # beyond that: the selected operation and the largest by share of time, this many in all, pins besides
+RASTER_CELL = 4.0  # pixels per side of the cells of that raster
 RASTER_FROM = 64  # marks beyond which a box is checked against them through a raster (`_MarkRaster`), not one by one
 TANGLE_COST = 300.0  # pixels of leader line worth one tangle: a label goes this much further to avoid one
 ANYWHERE_CHOICES = 48  # free places anywhere in the view (nearest first) weighed for a label that has none clean near
@@ -737,41 +738,54 @@ class _Room:
 
 
 class _MarkRaster:
-    """The marks of a view as two pixel rasters, for "does this box cover a mark?" in time independent of the
-    number of marks (a session of thousands of operations), with the exact answer of `boxes_overlap`.
+    """The marks of a view as two rasters of `RASTER_CELL`-pixel cells, for "does this box cover a mark?" in time
+    independent of the number of marks (a session of thousands of operations or runs), with the exact answer of
+    `boxes_overlap`.
 
-    `outer` counts every pixel a mark touches, `inner` every pixel wholly inside one, each summed (an integral
-    image) so a box's pixels are counted at once. A box whose touched pixels meet no mark's is clear; one with a
-    pixel wholly inside both it and a mark covers that mark; only a box in neither case (its edge and a mark's
-    within a pixel of each other) is checked exactly, against the marks near it.
+    `outer` counts every cell a mark reaches into, `inner` every cell wholly inside one, each summed (an integral
+    image) so a box's cells are counted at once. A box whose cells meet no mark's is clear; one with a cell wholly
+    inside both it and a mark covers that mark; only a box in neither case (its edge and a mark's within a cell of
+    each other) is checked exactly, against the marks near it. Made in one pass over the marks (counts per cell by
+    `np.bincount`) and one over the cells.
     """
 
     def __init__(self, marks: np.ndarray, width: float, height: float) -> None:
-        self.columns = int(math.ceil(width)) + 2
-        self.rows = int(math.ceil(height)) + 2
-        self.outer = self._summed(np.floor(marks[:, 0]), np.ceil(marks[:, 2]) - 1, np.floor(marks[:, 1]), np.ceil(marks[:, 3]) - 1)
-        self.inner = self._summed(np.ceil(marks[:, 0]), np.floor(marks[:, 2]) - 1, np.ceil(marks[:, 1]), np.floor(marks[:, 3]) - 1)
+        self.columns = int(math.ceil(width / RASTER_CELL)) + 2
+        self.rows = int(math.ceil(height / RASTER_CELL)) + 2
+        self.outer = self._summed(*self._reach(marks))
+        self.inner = self._summed(*self._within(marks))
+
+    @staticmethod
+    def _reach(boxes: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The first and last cell (inclusive) each box reaches into: columns, then rows."""
+        cells = boxes / RASTER_CELL
+        return np.floor(cells[:, 0]), np.ceil(cells[:, 2]) - 1, np.floor(cells[:, 1]), np.ceil(cells[:, 3]) - 1
+
+    @staticmethod
+    def _within(boxes: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The first and last cell (inclusive) wholly inside each box: columns, then rows."""
+        cells = boxes / RASTER_CELL
+        return np.ceil(cells[:, 0]), np.floor(cells[:, 2]) - 1, np.ceil(cells[:, 1]), np.floor(cells[:, 3]) - 1
 
     def _clip(self, x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Pixel ranges (first and last column, first and last row, inclusive) cut to the raster."""
+        """Cell ranges (first and last column, first and last row, inclusive) cut to the raster."""
         with np.errstate(invalid="ignore"):
             clipped = (np.clip(x0, 0, self.columns - 1), np.clip(x1, -1, self.columns - 1),
                        np.clip(y0, 0, self.rows - 1), np.clip(y1, -1, self.rows - 1))
         return tuple(np.nan_to_num(c, nan=-1).astype(np.int64) for c in clipped)
 
     def _summed(self, x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> np.ndarray:
-        """The integral image of the pixels some range covers (a zero row and column first)."""
+        """The integral image of the cells some range covers (a zero row and column first)."""
         c0, c1, r0, r1 = self._clip(x0, x1, y0, y1)
         keep = (c0 <= c1) & (r0 <= r1)
         c0, c1, r0, r1 = c0[keep], c1[keep], r0[keep], r1[keep]
-        corners = np.zeros((self.rows + 1, self.columns + 1), dtype=np.int64)
-        np.add.at(corners, (r0, c0), 1)
-        np.add.at(corners, (r0, c1 + 1), -1)
-        np.add.at(corners, (r1 + 1, c0), -1)
-        np.add.at(corners, (r1 + 1, c1 + 1), 1)
-        covered = (corners.cumsum(axis=0).cumsum(axis=1)[: self.rows, : self.columns] > 0).astype(np.int64)
+        stride, size = self.columns + 1, (self.rows + 1) * (self.columns + 1)
+        # each range's four corners in a difference image (+1, -1, -1, +1), counted at once
+        corners = (np.bincount(r0 * stride + c0, minlength=size) - np.bincount(r0 * stride + c1 + 1, minlength=size)
+                   - np.bincount((r1 + 1) * stride + c0, minlength=size) + np.bincount((r1 + 1) * stride + c1 + 1, minlength=size))
+        counts = corners.reshape(self.rows + 1, stride).cumsum(axis=0).cumsum(axis=1)[: self.rows, : self.columns]
         summed = np.zeros((self.rows + 1, self.columns + 1), dtype=np.int64)
-        summed[1:, 1:] = covered.cumsum(axis=0).cumsum(axis=1)
+        summed[1:, 1:] = (counts > 0).cumsum(axis=0).cumsum(axis=1)
         return summed
 
     def _count(self, summed: np.ndarray, ranges: tuple[np.ndarray, ...]) -> np.ndarray:
@@ -783,15 +797,14 @@ class _MarkRaster:
 
     def clear_of_marks(self, boxes: np.ndarray, marks: np.ndarray) -> np.ndarray:
         """For each box (rows of left, top, right, bottom), True when it covers no mark (`boxes_overlap`)."""
-        touched = self._count(self.outer, self._clip(np.floor(boxes[:, 0]), np.ceil(boxes[:, 2]) - 1,
-                                                     np.floor(boxes[:, 1]), np.ceil(boxes[:, 3]) - 1))
-        within = self._count(self.inner, self._clip(np.ceil(boxes[:, 0]), np.floor(boxes[:, 2]) - 1,
-                                                    np.ceil(boxes[:, 1]), np.floor(boxes[:, 3]) - 1))
-        # a box reaching past the raster (the view and a pixel of air) is checked exactly too: marks there are not in it
-        beyond = (boxes[:, 0] < 0) | (boxes[:, 1] < 0) | (boxes[:, 2] > self.columns - 1) | (boxes[:, 3] > self.rows - 1)
+        touched = self._count(self.outer, self._clip(*self._reach(boxes)))
+        within = self._count(self.inner, self._clip(*self._within(boxes)))
+        # a box reaching past the raster (the view and a cell of air) is checked exactly too: marks there are not in it
+        limit_x, limit_y = (self.columns - 1) * RASTER_CELL, (self.rows - 1) * RASTER_CELL
+        beyond = (boxes[:, 0] < 0) | (boxes[:, 1] < 0) | (boxes[:, 2] > limit_x) | (boxes[:, 3] > limit_y)
         clear = (touched == 0) & ~beyond
         unsure = np.flatnonzero(~clear & ((within == 0) | beyond))
-        for start in range(0, len(unsure), 64):  # a mark's edge within a pixel of the box's: the exact test
+        for start in range(0, len(unsure), 64):  # a mark's edge within a cell of the box's: the exact test
             rows = unsure[start : start + 64]
             b = boxes[rows]
             near = marks[
