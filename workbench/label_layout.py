@@ -1268,6 +1268,64 @@ def _centred(box: Box, at: Box) -> Box:
     return (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
 
 
+@dataclass(frozen=True)
+class PixelView:
+    """A view's range (log units) and size (pixels): where a point of the plot lies in the view's pixels (x right,
+    y down), the coordinates of every layout here."""
+
+    x_low: float
+    x_high: float
+    y_low: float
+    y_high: float
+    width: float
+    height: float
+
+    @property
+    def per_x(self) -> float:
+        return self.width / (self.x_high - self.x_low)
+
+    @property
+    def per_y(self) -> float:
+        return self.height / (self.y_high - self.y_low)
+
+    @property
+    def usable(self) -> bool:
+        """A view with room and a range to lay anything out in."""
+        return self.width > 0 and self.height > 0 and self.x_high > self.x_low and self.y_high > self.y_low
+
+    def px(self, x: float) -> float:
+        return (x - self.x_low) * self.per_x
+
+    def py(self, y: float) -> float:
+        return (self.y_high - y) * self.per_y
+
+    def segment(self, segment: Segment) -> Segment:
+        """A segment of the plot in the view's pixels."""
+        a, b, c, d = segment
+        return self.px(a), self.py(b), self.px(c), self.py(d)
+
+    def at(self, x: float, y: float) -> tuple[float, float]:
+        """The point of the plot at pixel (x, y)."""
+        return self.x_low + x / self.per_x, self.y_high - y / self.per_y
+
+    def key(self) -> tuple[float, float, float, float]:
+        """What places a point in pixels (the left edge's x, the top edge's y, pixels per unit across and down)."""
+        return self.x_low, self.y_high, self.per_x, self.per_y
+
+
+def held_layout(
+    previous: LabelLayout | None, previous_labels: Sequence[PointLabel], point_labels: Sequence[PointLabel], same: bool
+) -> LabelLayout | None:
+    """The layout whose labels a new layout keeps where they are (`layout_labels`' `keep`), or None for a fresh one:
+    the previous layout when it was made for the same view, roofs, labels and font (`same`) and at most one of the
+    labelled points moved (an edit of one operation's declaration moves one; a session opened, a device chosen or a
+    setting changed moves several, and gets a fresh layout at once)."""
+    if previous is None or not same:
+        return None
+    moved = sum((before.x, before.y) != (now.x, now.y) for before, now in zip(previous_labels, point_labels))
+    return previous if moved <= 1 else None
+
+
 def ridge_at_foot(
     size: tuple[float, float],
     lefts: Sequence[float],

@@ -63,6 +63,7 @@ from workbench.label_layout import (
     labelled_points,
     LabelLayout,
     MarkGrid,
+    PixelView,
     Placement,
     PointLabel,
     PointMarks,
@@ -72,11 +73,12 @@ from workbench.label_layout import (
     Segment,
     boxes_overlap,
     layout_faults,
+    held_layout,
     layout_labels,
     leader_segment,
     nearest_on_box,
 )
-from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, best_trial, choose_corner, corner_box, faults
+from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, choose_corner, corner_box, faults, try_corners
 from workbench.legend_corner import list_unplaced as place_in_legend
 from workbench.roofline import (
     LEVEL_KEYS,
@@ -124,6 +126,21 @@ class PlacedLabels:
     def faults(self) -> list[str]:
         return layout_faults(self.layout, self.width, self.height, self.roofs, self.marks, self.roof_labels)
 
+
+
+@dataclass
+class _Laid:
+    """One layout of the roofline's labels with what it was made of: the roofs and marks in pixels, the labels
+    laid out and their items (in the layout's order), and `near(boxes)`, the marks any of those boxes overlaps."""
+
+    layout: LabelLayout
+    roofs: list[Segment]
+    marks: list[Box]
+    roof_labels: list[RoofLabel]
+    point_labels: list[PointLabel]
+    roof_items: list[pg.TextItem]
+    point_items: list[pg.TextItem]
+    near: Callable[[Sequence[Box]], list[Box]]
 
 
 @dataclass(frozen=True)
@@ -909,239 +926,242 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
 
         When only points moved (an edit; same view, roofs, labels and font), labels whose points stayed keep
         their places, and `TIDY_AFTER_MS` after the last such layout (or with `fresh`) they are laid out afresh.
+
+        Operations and roofs whose label found no room (near its roof, for a roof) join the legend; the legend is
+        itself a mark, so the labels are laid out again (`legend_corner.list_unplaced`). While only points move,
+        those listed stay listed: the legend does not flicker (nor get rebuilt) on every keystroke.
         """
         if self._range is None:
             return
-        view = self.plot.getViewBox()
-        width, height = view.width(), view.height()
-        (x_low, x_high), (y_low, y_high) = view.viewRange()
-        if height <= 0 or width <= 0 or y_high <= y_low or x_high <= x_low:
+        box = self.plot.getViewBox()
+        (x_low, x_high), (y_low, y_high) = box.viewRange()
+        view = PixelView(x_low, x_high, y_low, y_high, box.width(), box.height())
+        if not view.usable:
             return
-        per_x = width / (x_high - x_low)
-        per_y = height / (y_high - y_low)
-
-        def px(x: float) -> float:
-            return (x - x_low) * per_x
-
-        def py(y: float) -> float:
-            return (y_high - y) * per_y
-
-        def put(label: pg.TextItem, box: Box | None) -> None:
-            if label.isVisible() != (box is not None):
-                label.setVisible(box is not None)
-            if box is not None:
-                # Most labels stay where they were (held while a point moves): the same box in the same view
-                # is the same place, and nothing but this moves a label.
-                placed = (box, x_low, y_high, per_x, per_y)
-                if getattr(label, "_placed_at", None) == placed:
-                    return
-                label._placed_at = placed
-                if tuple(label.anchor) != (0.0, 0.0):
-                    label.setAnchor((0, 0))
-                at = (x_low + box[0] / per_x, y_high - box[1] / per_y)
-                if (label.pos().x(), label.pos().y()) != at:
-                    label.setPos(*at)
-
-        def size(label: PlotLabel) -> tuple[float, float]:
-            return label.pixel_size()
-
-        def roof_size(key: str, label: PlotLabel) -> tuple[float, float, float | None]:
-            """The label's width with its full text and with its short one, and its height (from font metrics:
-            the label may show either text now); worked out again only when a text, the font or the box changed."""
-            shown = label.plain_text()
-            full, short = self._roof_texts.get(key, (shown, shown))
-            asked = (full, short, shown, label.font_key(), label.pixel_size())
-            kept = getattr(label, "_roof_size_for", None)
-            if kept is not None and kept[0] == asked:
-                return kept[1]
-            w, h = asked[4]
-            margin = w - self._text_width(label, shown)
-            full_width = margin + self._text_width(label, full)
-            short_width = margin + self._text_width(label, short) if short != full else None
-            label._roof_size_for = (asked, (full_width, h, short_width))
-            return full_width, h, short_width
-
-        def ridge_sides() -> tuple[tuple[float, float], list[float]]:
-            """The ridge label's size, and the left edges of its places beside the ridge line (right, else left)."""
-            assert self._ridge is not None
-            w, h = size(self.ridge_label)
-            left = px(self._ridge[0]) + 3
-            return (w, h), [left, left - w - 6]
-
-        def ridge_up(layout: LabelLayout, marks: list[Box], near: Callable[[Sequence[Box]], list[Box]], roofs: list[Segment]) -> None:
-            """The ridge label whose foot was taken goes up its line, clear of every mark, label and leader (it is
-            placed last, after the operations' and roofs' labels: `label_layout.ridge_up_the_line`), or not at all."""
-            if self._ridge is None or not x_low < self._ridge[0] < x_high or self.ridge_label.isVisible():
-                return
-            labels = [placement.box for placement in layout.placements if placement.box is not None]
-            lines = roofs + [leader for leader in map(leader_segment, layout.placements) if leader is not None]
-
-            def covering(box: Box) -> list[Box]:
-                return near([box]) + [label for label in labels if boxes_overlap(box, label)]
-
-            box = ridge_up_the_line(*ridge_sides(), width, height, covering, lines)
-            if box is not None:
-                put(self.ridge_label, box)
-                marks.append(box)  # a mark of the layout the view keeps (its checks see the label)
-
-        def lay_out(corner: Corner | None = None) -> tuple[
-            LabelLayout, list[Segment], list[Box], list[RoofLabel], list[PointLabel], list[pg.TextItem], list[pg.TextItem],
-            Callable[[Sequence[Box]], list[Box]],
-        ]:
-            # the points, then their points at further levels apart from them (a level point on top of its
-            # operation's point, as every level carrying the same bytes puts it, is kept clear already)
-            point_marks = self._operation_marks((x_low, y_high, per_x, per_y))
-            others = self._other_marks((x_low, y_high, per_x, per_y), width, height)
-            marks = point_marks.boxes()
-            points = len(self._point_positions)  # the first marks are the points' boxes
-            apart = len(marks)  # then their level points apart from them, then the kernels' and runs' (`others`)
-            marks += others.boxes
-
-            def near(boxes: Sequence[Box]) -> list[Box]:
-                """The marks that overlap any of `boxes` (the points' found by NumPy, the kernels' and runs' by their
-                grid's cells; the rest, few, one by one): what a box among them covers of `marks` it covers of
-                these."""
-                rest = [*marks[points:apart], *marks[apart + len(others):]]
-                return point_marks.overlapping_points(boxes) + [others.boxes[i] for i in others.overlapping(boxes)] + [
-                    mark for mark in rest if any(boxes_overlap(box, mark) for box in boxes)]
-
-            for items in self.measured.label_items():
-                for text in items.labels:
-                    if text.isVisible():
-                        marks.append(scene_box(view, text))
-            if self._ridge is not None:
-                marks.append(box_around(px(self._ridge[0]), py(self._ridge[1]), RIDGE_RADIUS))
-            legend_box = self._place_legend(marks, width, height, (x_low, x_high, y_low, y_high), fresh, corner, near)
-            if legend_box is not None:
-                marks.append(legend_box)
-
-            roofs: list[Segment] = [(px(a), py(b), px(c), py(d)) for a, b, c, d in [*self._roof_segments, *self._lowered_segments]]
-            for text in self.lowered_labels.items[: self.lowered_labels.used]:
-                marks.append(scene_box(view, text))
-
-            # the ridge label: at the foot of the ridge line, either side (where the foot is taken, as by a legend
-            # in a bottom corner, it goes up the line once the other labels are placed: `ridge_up_the_line`)
-            ridge_box: Box | None = None
-            if self._ridge is not None and x_low < self._ridge[0] < x_high:
-                ridge_box = ridge_at_foot(*ridge_sides(), height - 2, width, height, near, roofs)
-            put(self.ridge_label, ridge_box)
-            if ridge_box is not None:
-                marks.append(ridge_box)
-
-            roof_labels: list[RoofLabel] = []
-            roof_items: list[pg.TextItem] = []
-            if self._memory_segment is not None:
-                w, h, short_w = roof_size("memory", self.memory_label)
-                a, b, c, d = self._memory_segment
-                roof_labels.append(RoofLabel("memory", w, h, (px(a), py(b), px(c), py(d)), from_left=True, short_width=short_w))
-                roof_items.append(self.memory_label)
-            level_labels = self.level_labels.items[: self.level_labels.used]
-            for label, (a, b, c, d), level in zip(level_labels, self._level_segments, self._level_segment_keys):
-                w, h, short_w = roof_size(f"memory {level}", label)
-                roof_labels.append(RoofLabel(f"memory {level}", w, h, (px(a), py(b), px(c), py(d)), from_left=True, short_width=short_w))
-                roof_items.append(label)
-            labels = self.roof_labels.items[: self.roof_labels.used]
-            for index, (label, y, start) in enumerate(zip(labels, self._roof_heights, self._roof_starts)):
-                w, h, short_w = roof_size(f"roof {index}", label)
-                roof_labels.append(RoofLabel(f"roof {index}", w, h, (px(start), py(y), px(x_high) + 1e4, py(y)), short_width=short_w))
-                roof_items.append(label)
-
-            point_labels: list[PointLabel] = []
-            point_items: list[pg.TextItem] = []
-            point_texts = self.point_labels.items[: self.point_labels.used]
-            chosen = [(self._point_rows[index], self._point_positions[index]) for index in self._labelled]
-            for label, (row, (x, y)) in zip(point_texts, chosen):
-                if self._label_mode == LABELS_ALL or (self._label_mode == LABELS_SELECTED and row == self.document.current):
-                    w, h = size(label)
-                    point_labels.append(PointLabel(f"operation {row}", w, h, px(x), py(y)))
-                    point_items.append(label)
-                else:
-                    label.setVisible(False)
-
-            context = (width, height, x_low, x_high, y_low, y_high, tuple(roofs), tuple(label.key for label in roof_labels),
-                       tuple(label.key for label in point_labels), self._label_mode,
-                       self.point_labels.items[0].font_key() if self.point_labels.items else "")
-            # Labels are held only while one operation's point moves (an edit of its declaration): a session
-            # opened, a device chosen or a setting changed moves several, and gets a fresh layout at once.
-            held = self.label_layout if not fresh and context == self._layout_context else None
-            if held is not None and sum(
-                (before.x, before.y) != (now.x, now.y) for before, now in zip(held.point_labels, point_labels)
-            ) > 1:
-                held = None
-            layout = layout_labels(width, height, roofs, marks, roof_labels, point_labels,
-                                   keep=held.layout if held is not None else None)
-            self._layout_context = context
-            if held is not None:
-                self._tidy_timer.start()  # (again): afresh once the edits pause
-            return layout, roofs, marks, roof_labels, point_labels, roof_items, point_items, near
-
-        # Operations and roofs whose label found no room (near its roof, for a roof) join the legend;
-        # the legend is itself a mark, so lay out again. While only points move (an edit), those listed stay
-        # listed: the legend does not flicker (nor get rebuilt) on every keystroke.
-        context = (width, height, self._label_mode, tuple(self._point_rows), self.roof_labels.used,
+        context = (view.width, view.height, self._label_mode, tuple(self._point_rows), self.roof_labels.used,
                    self.point_labels.items[0].font_key() if self.point_labels.items else "")
-
-        def list_unplaced(listed: set[str], corner: Corner | None = None) -> tuple[Any, set[str], set[str] | None, int]:
-            """Lay out, listing each label that finds no room while the legend covers no more marks for it
-            (`legend_corner.list_unplaced`; the legend in `corner`, or where `_place_legend` puts it); also what was
-            listed when the legend first showed (None: it never did) and how many labels were left out."""
-            before: set[str] | None = None
-            laid: Any = None
-
-            def shown(keys: frozenset[str]) -> tuple[frozenset[str], int]:
-                nonlocal before, laid
-                self._show_point_legend(set(keys))
-                legend = self.plot.legend
-                if legend is not None and legend.isVisible() != bool(legend.items):  # an empty legend is a white box
-                    legend.setVisible(bool(legend.items))  # over the plot's corner (it faded a roof label there)
-                if before is None and legend is not None and legend.items:
-                    before = set(keys)
-                laid = lay_out(corner)
-                return frozenset(laid[0].unplaced), self._legend_covering if legend is not None and legend.items else 0
-
-            rounds = len(self._point_rows) + self.roof_labels.used + 2
-            # a roof's name before an operation's (whose point names it on hover): "memory…", "roof…" first
-            kept, left_out = place_in_legend(frozenset(listed), shown, rounds, first=lambda key: key.startswith("operation"))
-            return laid, set(kept), before, len(left_out)
-
         start = self._listed if context == self._listed_context else set()
         self._legend_free = None
-        laid, listed, before, left_out = list_unplaced(start)
+        laid, listed, before, left_out = self._list_unplaced(view, fresh, start)
         if self._legend_free and before is not None and self._legend_corner is not None and (listed != before or left_out):
             # The corner was chosen afresh and labels lost their room to the legend there (each is listed in it, so
             # it grows): try the others too, and keep the one that covers no mark and takes the fewest labels' room.
-            first = Trial(self._legend_corner, self._legend_covering, len(listed - before), left_out)
-            trials = [first]
-            for corner in CORNERS:
-                if corner != first.corner:
-                    laid, listed, _, left_out = list_unplaced(set(before), corner)
-                    trials.append(Trial(corner, self._legend_covering, len(listed - before), left_out))
-            best = best_trial(trials)
+            found = {}
+
+            def trial_in(corner: Corner) -> Trial:
+                found[corner] = self._list_unplaced(view, fresh, set(before), corner)
+                _, kept, _, out = found[corner]
+                return Trial(corner, self._legend_covering, len(kept - before), out)
+
+            trials, best = try_corners(Trial(self._legend_corner, self._legend_covering, len(listed - before), left_out),
+                                       trial_in)
+            laid, listed = found[trials[-1].corner][:2]
             if best != trials[-1]:
-                laid, listed, _, _ = list_unplaced(set(before), best.corner)
-        layout, roofs, marks, roof_labels, point_labels, roof_items, point_items, near = laid
-        ridge_up(layout, marks, near, roofs)
+                laid, listed, _, _ = self._list_unplaced(view, fresh, set(before), best.corner)
+        self._ridge_up(view, laid)
         self._listed, self._listed_context = listed, context
-        self.label_layout = PlacedLabels(layout, width, height, tuple(roofs), tuple(marks), tuple(roof_labels), tuple(point_labels))
-        placements = iter(layout.placements)
-        for item, label in zip(roof_items, roof_labels):
+        self.label_layout = PlacedLabels(laid.layout, view.width, view.height, tuple(laid.roofs), tuple(laid.marks),
+                                         tuple(laid.roof_labels), tuple(laid.point_labels))
+        self._draw_labels(view, laid)
+
+    def _list_unplaced(
+        self, view: PixelView, fresh: bool, listed: set[str], corner: Corner | None = None
+    ) -> tuple["_Laid", set[str], set[str] | None, int]:
+        """Lay out, listing each label that finds no room while the legend covers no more marks for it
+        (`legend_corner.list_unplaced`; the legend in `corner`, or where `_place_legend` puts it); also what was
+        listed when the legend first showed (None: it never did) and how many labels were left out."""
+        before: set[str] | None = None
+        laid: _Laid | None = None
+
+        def shown(keys: frozenset[str]) -> tuple[frozenset[str], int]:
+            nonlocal before, laid
+            self._show_point_legend(set(keys))
+            legend = self.plot.legend
+            if legend is not None and legend.isVisible() != bool(legend.items):  # an empty legend is a white box
+                legend.setVisible(bool(legend.items))  # over the plot's corner (it faded a roof label there)
+            if before is None and legend is not None and legend.items:
+                before = set(keys)
+            laid = self._lay_out(view, fresh, corner)
+            return frozenset(laid.layout.unplaced), self._legend_covering if legend is not None and legend.items else 0
+
+        rounds = len(self._point_rows) + self.roof_labels.used + 2
+        # a roof's name before an operation's (whose point names it on hover): "memory…", "roof…" first
+        kept, left_out = place_in_legend(frozenset(listed), shown, rounds, first=lambda key: key.startswith("operation"))
+        assert laid is not None
+        return laid, set(kept), before, len(left_out)
+
+    def _lay_out(self, view: PixelView, fresh: bool, corner: Corner | None) -> "_Laid":
+        """One layout of every label with the legend as it is listed now (in `corner`, or where `_place_legend` puts
+        it), the labels held where they were while one point moves (`label_layout.held_layout`)."""
+        marks, near = self._layout_marks(view, fresh, corner)
+        roofs: list[Segment] = [view.segment(segment) for segment in [*self._roof_segments, *self._lowered_segments]]
+        for text in self.lowered_labels.items[: self.lowered_labels.used]:
+            marks.append(scene_box(self.plot.getViewBox(), text))
+        # the ridge label: at the foot of the ridge line, either side (where the foot is taken, as by a legend in a
+        # bottom corner, it goes up the line once the other labels are placed: `_ridge_up`)
+        ridge_box: Box | None = None
+        if self._ridge is not None and view.x_low < self._ridge[0] < view.x_high:
+            ridge_box = ridge_at_foot(*self._ridge_sides(view), view.height - 2, view.width, view.height, near, roofs)
+        self._put(self.ridge_label, ridge_box, view)
+        if ridge_box is not None:
+            marks.append(ridge_box)
+        roof_labels, roof_items = self._roof_label_inputs(view)
+        point_labels, point_items = self._point_label_inputs(view)
+        context = (view, tuple(roofs), tuple(label.key for label in roof_labels), tuple(label.key for label in point_labels),
+                   self._label_mode, self.point_labels.items[0].font_key() if self.point_labels.items else "")
+        placed = self.label_layout
+        held = held_layout(placed.layout if placed is not None else None, placed.point_labels if placed is not None else (),
+                           point_labels, not fresh and context == self._layout_context)
+        layout = layout_labels(view.width, view.height, roofs, marks, roof_labels, point_labels, keep=held)
+        self._layout_context = context
+        if held is not None:
+            self._tidy_timer.start()  # (again): afresh once the edits pause
+        return _Laid(layout, roofs, marks, roof_labels, point_labels, roof_items, point_items, near)
+
+    def _layout_marks(self, view: PixelView, fresh: bool, corner: Corner | None) -> tuple[list[Box], Callable[[Sequence[Box]], list[Box]]]:
+        """Every mark the labels keep clear of, in the view's pixels, with the legend put in its corner (a mark too),
+        and `near(boxes)`: the marks that overlap any of `boxes` (the points' found by NumPy, the kernels' and runs'
+        by their grid's cells, the rest, few, one by one), what a box among them covers of the marks."""
+        # the points, then their points at further levels apart from them (a level point on top of its operation's
+        # point, as every level carrying the same bytes puts it, is kept clear already), then the kernels' and runs'
+        point_marks = self._operation_marks(view.key())
+        others = self._other_marks(view.key(), view.width, view.height)
+        marks = point_marks.boxes()
+        points, apart = len(self._point_positions), len(marks)
+        marks += others.boxes
+
+        def near(boxes: Sequence[Box]) -> list[Box]:
+            rest = [*marks[points:apart], *marks[apart + len(others):]]
+            return point_marks.overlapping_points(boxes) + [others.boxes[i] for i in others.overlapping(boxes)] + [
+                mark for mark in rest if any(boxes_overlap(box, mark) for box in boxes)]
+
+        for items in self.measured.label_items():
+            for text in items.labels:
+                if text.isVisible():
+                    marks.append(scene_box(self.plot.getViewBox(), text))
+        if self._ridge is not None:
+            marks.append(box_around(view.px(self._ridge[0]), view.py(self._ridge[1]), RIDGE_RADIUS))
+        view_range = (view.x_low, view.x_high, view.y_low, view.y_high)
+        legend_box = self._place_legend(marks, view.width, view.height, view_range, fresh, corner, near)
+        if legend_box is not None:
+            marks.append(legend_box)
+        return marks, near
+
+    def _roof_label_inputs(self, view: PixelView) -> tuple[list[RoofLabel], list[pg.TextItem]]:
+        """The roof labels to lay out (their sizes, full and short, and their roofs in pixels) and their items."""
+        labels: list[RoofLabel] = []
+        items: list[pg.TextItem] = []
+        if self._memory_segment is not None:
+            w, h, short_w = self._roof_size("memory", self.memory_label)
+            labels.append(RoofLabel("memory", w, h, view.segment(self._memory_segment), from_left=True, short_width=short_w))
+            items.append(self.memory_label)
+        level_labels = self.level_labels.items[: self.level_labels.used]
+        for label, segment, level in zip(level_labels, self._level_segments, self._level_segment_keys):
+            w, h, short_w = self._roof_size(f"memory {level}", label)
+            labels.append(RoofLabel(f"memory {level}", w, h, view.segment(segment), from_left=True, short_width=short_w))
+            items.append(label)
+        roof_texts = self.roof_labels.items[: self.roof_labels.used]
+        for index, (label, y, start) in enumerate(zip(roof_texts, self._roof_heights, self._roof_starts)):
+            w, h, short_w = self._roof_size(f"roof {index}", label)
+            roof = (view.px(start), view.py(y), view.px(view.x_high) + 1e4, view.py(y))
+            labels.append(RoofLabel(f"roof {index}", w, h, roof, short_width=short_w))
+            items.append(label)
+        return labels, items
+
+    def _point_label_inputs(self, view: PixelView) -> tuple[list[PointLabel], list[pg.TextItem]]:
+        """The labelled operations' labels to lay out (by View ▸ Labels) and their items; the others' are hidden."""
+        labels: list[PointLabel] = []
+        items: list[pg.TextItem] = []
+        texts = self.point_labels.items[: self.point_labels.used]
+        chosen = [(self._point_rows[index], self._point_positions[index]) for index in self._labelled]
+        for label, (row, (x, y)) in zip(texts, chosen):
+            if self._label_mode == LABELS_ALL or (self._label_mode == LABELS_SELECTED and row == self.document.current):
+                w, h = label.pixel_size()
+                labels.append(PointLabel(f"operation {row}", w, h, view.px(x), view.py(y)))
+                items.append(label)
+            else:
+                label.setVisible(False)
+        return labels, items
+
+    def _put(self, label: pg.TextItem, box: Box | None, view: PixelView) -> None:
+        """Show `label` with its top left at the box's (hidden for None). Most labels stay where they were (held
+        while a point moves): the same box in the same view is the same place, and nothing but this moves a label."""
+        if label.isVisible() != (box is not None):
+            label.setVisible(box is not None)
+        if box is None:
+            return
+        placed = (box, view.key())
+        if getattr(label, "_placed_at", None) == placed:
+            return
+        label._placed_at = placed
+        if tuple(label.anchor) != (0.0, 0.0):
+            label.setAnchor((0, 0))
+        at = view.at(box[0], box[1])
+        if (label.pos().x(), label.pos().y()) != at:
+            label.setPos(*at)
+
+    def _roof_size(self, key: str, label: PlotLabel) -> tuple[float, float, float | None]:
+        """The label's width with its full text and with its short one, and its height (from font metrics: the
+        label may show either text now); worked out again only when a text, the font or the box changed."""
+        shown = label.plain_text()
+        full, short = self._roof_texts.get(key, (shown, shown))
+        asked = (full, short, shown, label.font_key(), label.pixel_size())
+        kept = getattr(label, "_roof_size_for", None)
+        if kept is not None and kept[0] == asked:
+            return kept[1]
+        w, h = asked[4]
+        margin = w - self._text_width(label, shown)
+        full_width = margin + self._text_width(label, full)
+        short_width = margin + self._text_width(label, short) if short != full else None
+        label._roof_size_for = (asked, (full_width, h, short_width))
+        return full_width, h, short_width
+
+    def _ridge_sides(self, view: PixelView) -> tuple[tuple[float, float], list[float]]:
+        """The ridge label's size, and the left edges of its places beside the ridge line (right, else left)."""
+        assert self._ridge is not None
+        w, h = self.ridge_label.pixel_size()
+        left = view.px(self._ridge[0]) + 3
+        return (w, h), [left, left - w - 6]
+
+    def _ridge_up(self, view: PixelView, laid: "_Laid") -> None:
+        """The ridge label whose foot was taken goes up its line, clear of every mark, label and leader (it is placed
+        last, after the operations' and roofs' labels: `label_layout.ridge_up_the_line`), or not at all."""
+        if self._ridge is None or not view.x_low < self._ridge[0] < view.x_high or self.ridge_label.isVisible():
+            return
+        placements = laid.layout.placements
+        labels = [placement.box for placement in placements if placement.box is not None]
+        lines = laid.roofs + [leader for leader in map(leader_segment, placements) if leader is not None]
+
+        def covering(box: Box) -> list[Box]:
+            return laid.near([box]) + [label for label in labels if boxes_overlap(box, label)]
+
+        box = ridge_up_the_line(*self._ridge_sides(view), view.width, view.height, covering, lines)
+        if box is not None:
+            self._put(self.ridge_label, box, view)
+            laid.marks.append(box)  # a mark of the layout the view keeps (its checks see the label)
+
+    def _draw_labels(self, view: PixelView, laid: "_Laid") -> None:
+        """The layout drawn: each roof label in its place with its full or short text (on its roof with a white
+        ground), each operation label in its place, and the leaders."""
+        placements = iter(laid.layout.placements)
+        for item, label in zip(laid.roof_items, laid.roof_labels):
             placement = next(placements)
             texts = self._roof_texts.get(label.key)
             if texts is not None:
                 item.setText(texts[1] if placement.short else texts[0])  # no work when the text is the same
-            put(item, placement.box)
+            self._put(item, placement.box, view)
             _write_on_roof(item, placement)
-        for item in point_items:
-            put(item, next(placements).box)
-        leaders = [p for p in layout.placements if p.box is not None and p.leader_to is not None]
+        for item in laid.point_items:
+            self._put(item, next(placements).box, view)
+        leaders = [p for p in laid.layout.placements if p.box is not None and p.leader_to is not None]
         for line, placement in zip(self.leader_lines.take(len(leaders)), leaders):
             assert placement.box is not None and placement.leader_to is not None
-            drawn = (placement.box, placement.leader_to, x_low, y_high, per_x, per_y)
+            drawn = (placement.box, placement.leader_to, view.key())
             if getattr(line, "_drawn_for", None) == drawn:  # most leaders stay as they were (held labels)
                 continue
             line._drawn_for = drawn
-            (ax, ay), (bx, by) = placement.leader_to, nearest_on_box(placement.box, *placement.leader_to)
-            line.setData([x_low + ax / per_x, x_low + bx / per_x], [y_high - ay / per_y, y_high - by / per_y])
+            (ax, ay), (bx, by) = view.at(*placement.leader_to), view.at(*nearest_on_box(placement.box, *placement.leader_to))
+            line.setData([ax, bx], [ay, by])
 
     def set_pinned(self, entry: OperationEntry | None, pinned: bool) -> None:
         """View ▸ Labels ▸ Pin: the operation keeps its label however many operations the session has."""
