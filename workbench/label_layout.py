@@ -487,7 +487,10 @@ class _Room:
     place's leader would cross.
     """
 
-    def __init__(self, width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box]) -> None:
+    def __init__(
+        self, width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box], array: np.ndarray | None = None
+    ) -> None:
+        """`array`: the marks as rows, where the caller has them (a layout's passes make a room per label)."""
         self.width = width
         self.height = height
         self.roofs = list(roofs)
@@ -498,7 +501,7 @@ class _Room:
         self._cells: list[list[tuple[int, int]]] | None = None  # (kind, index) per cell, built when first asked
         self._boxes_array: np.ndarray | None = None  # marks and taken labels as rows, for the bulk search
         self._roofs_array = np.array(self.roofs, dtype=float).reshape(-1, 4)
-        self._marks_array = _marks_array(marks)
+        self._marks_array = _marks_array(marks) if array is None else array
         # Many marks (a session of hundreds of operations): whether a box covers one is answered from a pixel
         # raster of them (`_MarkRaster`), the same answer in time independent of their count.
         self._raster = _mark_raster(marks, self._marks_array, width, height) if len(self.marks) > RASTER_FROM else None
@@ -509,10 +512,10 @@ class _Room:
     @property
     def cells(self) -> list[list[tuple[int, int]]]:
         """The grid index, built on the first one-place check (the bulk checks need none; a layout that only
-        weighs places in bulk never builds it)."""
+        weighs places in bulk never builds it). Marks answered by the raster are not in it."""
         if self._cells is None:
             self._cells = [[] for _ in range(self.columns * self.rows)]
-            for index, mark in enumerate(self.marks):
+            for index, mark in enumerate(self.marks if self._raster is None else ()):
                 self._add_box(0, index, mark)
             for index, roof in enumerate(self.roofs):
                 self._add_segment(index, roof)
@@ -690,7 +693,7 @@ class _Room:
                         roof = self.roofs[index]
                         if segment_crosses_box(roof, box) and not (own_roof is not None and _collinear(own_roof, roof)):
                             return False
-        return True
+        return self._raster is None or bool(self._raster.clear_of_marks(np.array([box], dtype=float), self._marks_array)[0])
 
     # --- many places at once
     def _free_many(
@@ -1068,6 +1071,7 @@ def _lay_out(
     keep: Sequence[Placement] = (),
 ) -> LabelLayout:
     room = _Room(width, height, roofs, marks)
+    array = room._marks_array  # the passes below make a room per label: the marks as rows once
     result = LabelLayout()
     held = _held_places(room, roof_labels, point_labels, keep) if keep else {}
     for roof_label in roof_labels:
@@ -1104,8 +1108,8 @@ def _lay_out(
                     room.take(placement.box)
         result.placements.append(placement)
     if untangle:
-        _place_again(width, height, roofs, marks, result.placements, len(roof_labels), point_labels)
-        _swap_crossed(width, height, roofs, marks, result.placements, len(roof_labels))
+        _place_again(width, height, roofs, marks, result.placements, len(roof_labels), point_labels, array=array)
+        _swap_crossed(width, height, roofs, marks, result.placements, len(roof_labels), array=array)
     return result
 
 
@@ -1177,6 +1181,7 @@ def _place_again(
     first: int,
     labels: Sequence[PointLabel],
     passes: int = 1,
+    array: np.ndarray | None = None,
 ) -> None:
     """Labels placed early cannot know the leaders that come later: each operation label that still tangles
     (see `_Room.tangles`, now against every other label) is taken up and placed again among all the others,
@@ -1188,7 +1193,7 @@ def _place_again(
             current = placements[index]
             if current.box is None:
                 continue
-            room = _Room(width, height, roofs, marks)
+            room = _Room(width, height, roofs, marks, array)
             for other_index, other in enumerate(placements):
                 if other_index != index and other.box is not None:
                     room.take(other.box)
@@ -1207,10 +1212,11 @@ def _place_again(
 
 
 def _room_without(
-    width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box], placements: list[Placement], left_out: set[int]
+    width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box], placements: list[Placement], left_out: set[int],
+    array: np.ndarray | None = None,
 ) -> _Room:
     """A room with every placement taken (and its leader drawn) but those at the indices `left_out`."""
-    room = _Room(width, height, roofs, marks)
+    room = _Room(width, height, roofs, marks, array)
     for index, placement in enumerate(placements):
         if index not in left_out and placement.box is not None:
             room.take(placement.box)
@@ -1221,7 +1227,8 @@ def _room_without(
 
 
 def _swap_crossed(
-    width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box], placements: list[Placement], first: int
+    width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box], placements: list[Placement], first: int,
+    array: np.ndarray | None = None,
 ) -> None:
     """Two leaders that still cross: the two labels trade places (each centred where the other was), when both
     places are free for them and the pair tangles less so. Swapping the ends of two crossing lines uncrosses
@@ -1235,12 +1242,12 @@ def _swap_crossed(
                 if la is None or lb is None or not segments_cross(la, lb):
                     continue
                 assert pa.box is not None and pb.box is not None
-                room = _room_without(width, height, roofs, marks, placements, {a, b})
+                room = _room_without(width, height, roofs, marks, placements, {a, b}, array)
                 before = room.tangles(pa)
                 room.take(pa.box)
                 room.add_leader(la)
                 before += room.tangles(pb)
-                room = _room_without(width, height, roofs, marks, placements, {a, b})
+                room = _room_without(width, height, roofs, marks, placements, {a, b}, array)
                 new_a = Placement(pa.key, _centred(pa.box, pb.box), pa.leader_to)
                 new_b = Placement(pb.key, _centred(pb.box, pa.box), pb.leader_to)
                 assert new_a.box is not None and new_b.box is not None
