@@ -6,44 +6,19 @@ labels held during typing are laid out afresh, as the view does when typing paus
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from tests.gui.test_roofline_edit_patch import _scatter
-
-KINDS = ("gemm", "add", "softmax", "rmsnorm")
-
-
-def _session(path, count: int, named: bool = True):  # type: ignore[no-untyped-def]
-    """`count` operations of four kinds and many shapes; without `named`, each name follows its declaration (a
-    keystroke then renames the operation too)."""
-    operations = []
-    for index in range(count):
-        kind, rows, cols = KINDS[index % 4], 256 * (1 + index % 7), 128 * (4 + index % 13)
-        if kind == "gemm":
-            text = f"gemm(M={rows}, N={cols}, K={128 * (4 + index % 11)}, dtype=bf16)"
-        elif kind == "add":
-            text = f"add(n={rows * cols}, dtype=bf16)"
-        else:
-            text = f"{kind}(rows={rows}, cols={cols}, dtype=bf16)"
-        entry = {"name": f"op_{index}_{kind}", "declaration": text, "notes": ""}
-        if not named:
-            entry["name_automatic"] = True
-        operations.append(entry)
-    path.write_text(json.dumps({
-        "format": "perf-workbench-session", "version": 1, "title": f"{count} operations",
-        "device": {"key": "h100-sxm", "overrides": {}, "detected": None},
-        "settings": {"convention": "fma2", "overlap": 1.0, "binary": False}, "operations": operations}))
-    return path
+from tests.gui.test_roofline_edit_patch import _scatter, _session
 
 
 def _marks(roofline) -> dict[str, object]:  # type: ignore[no-untyped-def]
     """What the view draws of the operations, independent of how it got there."""
     return {
         "points": _scatter(roofline.points),
+        # few marks: one item each, with the look it draws (selected, plain, stale)
+        "point items": [(item.pos().x(), item.pos().y(), item.shown) for item in roofline.points.items[: roofline.points.used]],
         "level points": _scatter(roofline.level_points),
         "level spots": list(roofline._shown_level_spots or []),
         "level tips": list(roofline._level_tips),
