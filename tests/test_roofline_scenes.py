@@ -62,6 +62,11 @@ def test_labels_are_held_while_one_point_moves_and_laid_out_afresh_otherwise() -
     assert held_layout(layout, before, two_moved, same=True) is None
     assert held_layout(layout, before, one_moved, same=False) is None  # another view, roofs, labels or font
     assert held_layout(None, [], before, same=True) is None
+    # a selection: the newly selected operation labelled, the one before not; the others stay
+    selected = [*before[1:], PointLabel("operation 9", 50, 12, 300.0, 40.0)]
+    assert held_layout(layout, before, selected, same=True) is layout
+    assert held_layout(layout, before, [*selected, PointLabel("operation 8", 50, 12, 1.0, 1.0)], same=True) is None
+    assert held_layout(layout, before, [before[1], one_moved[2], before[3], selected[-1]], same=True) is layout
 
 
 def test_pixel_view_maps_the_plot_to_pixels_and_back() -> None:

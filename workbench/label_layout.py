@@ -1324,13 +1324,17 @@ def held_layout(
     previous: LabelLayout | None, previous_labels: Sequence[PointLabel], point_labels: Sequence[PointLabel], same: bool
 ) -> LabelLayout | None:
     """The layout whose labels a new layout keeps where they are (`layout_labels`' `keep`), or None for a fresh one:
-    the previous layout when it was made for the same view, roofs, labels and font (`same`) and at most one of the
-    labelled points moved (an edit of one operation's declaration moves one; a session opened, a device chosen or a
-    setting changed moves several, and gets a fresh layout at once)."""
+    the previous layout when it was made for the same view, roofs, roof labels, label mode and font (`same`), at
+    most one of the labelled points moved (an edit of one operation's declaration moves one; a session opened, a
+    device chosen or a setting changed moves several, and gets a fresh layout at once) and at most two labels came
+    or went (a selection labels the newly selected operation and may unlabel the one before: the other labels
+    stay where they are, and only those two are placed)."""
     if previous is None or not same:
         return None
-    moved = sum((before.x, before.y) != (now.x, now.y) for before, now in zip(previous_labels, point_labels))
-    return previous if moved <= 1 else None
+    before = {label.key: (label.x, label.y) for label in previous_labels}
+    now = {label.key: (label.x, label.y) for label in point_labels}
+    moved = sum(before[key] != place for key, place in now.items() if key in before)
+    return previous if moved <= 1 and len(before.keys() ^ now.keys()) <= 2 else None
 
 
 def ridge_at_foot(

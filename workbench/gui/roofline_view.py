@@ -1007,8 +1007,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             marks.append(ridge_box)
         roof_labels, roof_items = self._roof_label_inputs(view)
         point_labels, point_items = self._point_label_inputs(view)
-        context = (view, tuple(roofs), tuple(label.key for label in roof_labels), tuple(label.key for label in point_labels),
-                   self._label_mode, self.point_labels.items[0].font_key() if self.point_labels.items else "")
+        context = (view, tuple(roofs), tuple(label.key for label in roof_labels), self._label_mode,
+                   self.point_labels.items[0].font_key() if self.point_labels.items else "")
         placed = self.label_layout
         held = held_layout(placed.layout if placed is not None else None, placed.point_labels if placed is not None else (),
                            point_labels, not fresh and context == self._layout_context)
