@@ -277,6 +277,12 @@ class PointMarks:
 
     _array: np.ndarray | None = None  # the points' boxes as rows (made when first asked, kept up to date by move)
 
+    def array(self) -> np.ndarray:
+        """`boxes()` as rows of a NumPy array (the points' kept up to date by `move`; the few level points' made)."""
+        if self._array is None:
+            self._array = np.array(self._boxes, dtype=float).reshape(-1, 4)
+        return np.vstack((self._array, np.array(self._apart_boxes, dtype=float).reshape(-1, 4)))
+
     def move(self, index: int, point: tuple[float, float], first: int, levels: Sequence[tuple[float, float]]) -> None:
         """Point `index` is now at `point`, its level points (from `first` on among the levels) at `levels`."""
         touched: set[tuple[int, int]] = set()
@@ -314,6 +320,7 @@ class MarkGrid:
         self.boxes = list(boxes)
         self.cell = cell
         self._last = (max(int(width // cell), 0) + 1, max(int(height // cell), 0) + 1)  # the edge cells' column, row
+        self.array = np.array(self.boxes, dtype=float).reshape(-1, 4)  # the boxes as rows, kept up to date
         self._cells: dict[tuple[int, int], list[int]] = {}
         for index, box in enumerate(self.boxes):
             for key in self._keys(box):
@@ -338,6 +345,7 @@ class MarkGrid:
         for key in self._keys(self.boxes[index]):
             self._cells[key].remove(index)
         self.boxes[index] = box
+        self.array[index] = box
         for key in self._keys(box):
             self._cells.setdefault(key, []).append(index)
 
@@ -834,7 +842,7 @@ def _mark_raster(marks: Sequence[Box], array: np.ndarray, width: float, height: 
     if _rasters and _rasters[0][1:3] == (width, height) and np.array_equal(_rasters[0][0], array):
         return _rasters[0][3]
     raster = _MarkRaster(array, width, height)
-    _rasters[:] = [(array, width, height, raster)]
+    _rasters[:] = [(array.copy(), width, height, raster)]  # a copy: the caller may change its array later
     return raster
 
 
@@ -1028,6 +1036,7 @@ def layout_labels(
     roof_labels: Sequence[RoofLabel] = (),
     point_labels: Sequence[PointLabel] = (),
     keep: LabelLayout | None = None,
+    marks_array: np.ndarray | None = None,
 ) -> LabelLayout:
     """Place the roof labels, then the point labels, each in the first free place it is offered.
 
@@ -1041,15 +1050,19 @@ def layout_labels(
     afresh once the edits pause.
 
     The same inputs give the same layout, so one asked for again (an edit undone, a view resized back)
-    comes from a cache of the last `CACHE_SIZE` layouts.
+    comes from a cache of the last `CACHE_SIZE` layouts. `marks_array`: the marks as rows, where the caller keeps
+    them so (thousands of marks, of which an edit moves one), rather than made from `marks` here.
     """
     kept = tuple(keep.placements) if keep is not None else None
-    key = (width, height, tuple(roofs), tuple(marks), tuple(roof_labels), tuple(point_labels), kept)
+    if marks_array is not None and marks_array.shape != (len(marks), 4):
+        raise ValueError(f"marks_array has shape {marks_array.shape}, not ({len(marks)}, 4)")
+    marks_key = tuple(marks) if marks_array is None else marks_array.tobytes()
+    key = (width, height, tuple(roofs), marks_key, tuple(roof_labels), tuple(point_labels), kept)
     cached = _cache.get(key)
     if cached is not None:
         _cache.move_to_end(key)
         return LabelLayout(list(cached))
-    layout = _lay_out(width, height, roofs, marks, roof_labels, point_labels, kept or ())
+    layout = _lay_out(width, height, roofs, marks, roof_labels, point_labels, kept or (), marks_array)
     _cache[key] = tuple(layout.placements)
     while len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
@@ -1069,8 +1082,9 @@ def _lay_out(
     roof_labels: Sequence[RoofLabel],
     point_labels: Sequence[PointLabel],
     keep: Sequence[Placement] = (),
+    array: np.ndarray | None = None,
 ) -> LabelLayout:
-    room = _Room(width, height, roofs, marks)
+    room = _Room(width, height, roofs, marks, array)
     array = room._marks_array  # the passes below make a room per label: the marks as rows once
     result = LabelLayout()
     held = _held_places(room, roof_labels, point_labels, keep) if keep else {}

@@ -61,11 +61,23 @@ def _fresh_view(roofline):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("count,named", [(12, False), (450, True)])
-def test_edits_and_selections_show_what_a_new_view_draws(qtbot, window, tmp_path, count: int, named: bool) -> None:  # type: ignore[no-untyped-def]
+def test_edits_and_selections_show_what_a_new_view_draws(qtbot, window, tmp_path, monkeypatch, count: int, named: bool) -> None:  # type: ignore[no-untyped-def]
     window.resize(1600, 1000)
     assert window.open_session(str(_session(tmp_path / "session.json", count, named)))
     window.tabs.setCurrentWidget(window.roofline)
     roofline, document = window.roofline, window.document
+    import numpy as np
+
+    from workbench.gui import roofline_view
+
+    laid_out = roofline_view.layout_labels
+
+    def layout_labels(*args, marks_array=None, **kwargs):  # type: ignore[no-untyped-def]
+        # the marks' array the view joins from what it keeps up to date is the marks it lays out against
+        assert np.array_equal(marks_array, np.array(args[3], dtype=float).reshape(-1, 4))
+        return laid_out(*args, marks_array=marks_array, **kwargs)
+
+    monkeypatch.setattr(roofline_view, "layout_labels", layout_labels)
     patched: list[bool] = []
     patch = roofline._patch_edit
     roofline._patch_edit = lambda: patched.append(patch()) or patched[-1]  # type: ignore[method-assign]

@@ -993,7 +993,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
     def _lay_out(self, view: PixelView, fresh: bool, corner: Corner | None) -> "_Laid":
         """One layout of every label with the legend as it is listed now (in `corner`, or where `_place_legend` puts
         it), the labels held where they were while one point moves (`label_layout.held_layout`)."""
-        marks, near = self._layout_marks(view, fresh, corner)
+        marks, near, as_array = self._layout_marks(view, fresh, corner)
         roofs: list[Segment] = [view.segment(segment) for segment in [*self._roof_segments, *self._lowered_segments]]
         for text in self.lowered_labels.items[: self.lowered_labels.used]:
             marks.append(scene_box(self.plot.getViewBox(), text))
@@ -1012,16 +1012,21 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         placed = self.label_layout
         held = held_layout(placed.layout if placed is not None else None, placed.point_labels if placed is not None else (),
                            point_labels, not fresh and context == self._layout_context)
-        layout = layout_labels(view.width, view.height, roofs, marks, roof_labels, point_labels, keep=held)
+        layout = layout_labels(view.width, view.height, roofs, marks, roof_labels, point_labels, keep=held,
+                               marks_array=as_array())
         self._layout_context = context
         if held is not None:
             self._tidy_timer.start()  # (again): afresh once the edits pause
         return _Laid(layout, roofs, marks, roof_labels, point_labels, roof_items, point_items, near)
 
-    def _layout_marks(self, view: PixelView, fresh: bool, corner: Corner | None) -> tuple[list[Box], Callable[[Sequence[Box]], list[Box]]]:
-        """Every mark the labels keep clear of, in the view's pixels, with the legend put in its corner (a mark too),
-        and `near(boxes)`: the marks that overlap any of `boxes` (the points' found by NumPy, the kernels' and runs'
-        by their grid's cells, the rest, few, one by one), what a box among them covers of the marks."""
+    def _layout_marks(
+        self, view: PixelView, fresh: bool, corner: Corner | None
+    ) -> tuple[list[Box], Callable[[Sequence[Box]], list[Box]], Callable[[], np.ndarray]]:
+        """Every mark the labels keep clear of, in the view's pixels, with the legend put in its corner (a mark too);
+        `near(boxes)`: the marks that overlap any of `boxes` (the points' found by NumPy, the kernels' and runs' by
+        their grid's cells, the rest, few, one by one), what a box among them covers of the marks; and
+        `as_array()`: the marks as rows, joined from the arrays the points and the grid keep (not made afresh from
+        thousands of boxes on every keystroke)."""
         # the points, then their points at further levels apart from them (a level point on top of its operation's
         # point, as every level carrying the same bytes puts it, is kept clear already), then the kernels' and runs'
         point_marks = self._operation_marks(view.key())
@@ -1029,6 +1034,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         marks = point_marks.boxes()
         points, apart = len(self._point_positions), len(marks)
         marks += others.boxes
+
+        def as_array() -> np.ndarray:
+            rest = np.array(marks[apart + len(others):], dtype=float).reshape(-1, 4)
+            return np.vstack((point_marks.array(), others.array, rest))
 
         def near(boxes: Sequence[Box]) -> list[Box]:
             rest = [*marks[points:apart], *marks[apart + len(others):]]
@@ -1045,7 +1054,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         legend_box = self._place_legend(marks, view.width, view.height, view_range, fresh, corner, near)
         if legend_box is not None:
             marks.append(legend_box)
-        return marks, near
+        return marks, near, as_array
 
     def _roof_label_inputs(self, view: PixelView) -> tuple[list[RoofLabel], list[pg.TextItem]]:
         """The roof labels to lay out (their sizes, full and short, and their roofs in pixels) and their items."""
