@@ -448,36 +448,68 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._patch_rows = set()
         self._renamed = False
         device = self.document.device
-        binary = self.document.binary
-        current = self.document.current_entry
-        current_analysis = self.document.state(current).analysis if current is not None else None
-
-        placed: list[tuple[int, Analysis, bool]] = []  # row, analysis, stale
-        for row, entry in enumerate(self.document.operations):
-            state = self.document.state(entry)
-            a = state.analysis
-            if a is not None and a.flop > 0 and a.bytes > 0 and a.attainable_rate is not None:
-                placed.append((row, a, state.stale))
-
         if device is None or BANDWIDTH not in {*device.peak, *device.overrides}:
-            self._hide_roofs()
-            self.points.setData([])
-            self._shown_spots = None
-            self.kernels.show([])
-            self.measured.show([])
-            self.point_labels.take(0)
-            why = self.document.device_error or "the device has no memory bandwidth: enter one in the device panel"
-            self.message.setText(f"No roofline: {why}")
-            self.message.setPos(0.5, 0.5)
-            self.message.setVisible(True)
-            self._release_view()  # the message sits in a fixed range
-            self._set_range(-1.0, 2.0, 0.0, 1.0)
+            self._show_no_roofline()
             return
         self.message.setVisible(False)
         if self.document.session.device.key != self._device_key:  # another device: fit its roofs
             self._device_key = self.document.session.device.key
             self._release_view()
+        current = self.document.current_entry
+        current_analysis = self.document.state(current).analysis if current is not None else None
+        drawn, positions, kernel_marks, measured_marks = self._collect(device)
+        x_low, x_high, y_low, y_high, start, top = self._fit(drawn, current_analysis)
 
+        # the operations
+        spots = [self._operation_spot(row, positions[row], stale) for row, _a, stale in drawn.placed]
+        shown_spots = [(spot["pos"], spot["size"], spot["pen"], spot["brush"], spot["data"]) for spot in spots]
+        if shown_spots != self._shown_spots:  # an edit moves one point at most; often none
+            self._shown_spots = shown_spots
+            self.points.setData(spots)
+        drawn.spots = spots
+        self._show_level_points(drawn.extra, positions)
+        self._draw_lowered_roofs(drawn.placed, positions, start, top, drawn.binary)
+        self.kernels.show(kernel_marks)
+        self._show_kernel_levels(kernel_marks, {level.key for level in drawn.further})
+        self.measured.show(measured_marks)
+        rows = [row for row, _, _ in drawn.placed]
+        self._point_positions = [positions[row] for row in rows]
+        self._point_rows = rows
+        self._point_names = [self.document.operations[row].name for row in rows]
+        self._drawn = drawn
+        self._show_point_labels(drawn)
+        self._set_range(x_low, x_high, y_low, y_high)
+        self._place_labels()
+
+    def _show_no_roofline(self) -> None:
+        """No device, or one without a memory bandwidth: nothing but a message saying why."""
+        self._hide_roofs()
+        self.points.setData([])
+        self._shown_spots = None
+        self.kernels.show([])
+        self.measured.show([])
+        self.point_labels.take(0)
+        why = self.document.device_error or "the device has no memory bandwidth: enter one in the device panel"
+        self.message.setText(f"No roofline: {why}")
+        self.message.setPos(0.5, 0.5)
+        self.message.setVisible(True)
+        self._release_view()  # the message sits in a fixed range
+        self._set_range(-1.0, 2.0, 0.0, 1.0)
+
+    def _placed_operations(self) -> list[tuple[int, Analysis, bool]]:
+        """The operations that have a place on the roofline (FLOP, bytes and a rate): row, analysis, stale."""
+        placed: list[tuple[int, Analysis, bool]] = []
+        for row, entry in enumerate(self.document.operations):
+            state = self.document.state(entry)
+            a = state.analysis
+            if a is not None and a.flop > 0 and a.bytes > 0 and a.attainable_rate is not None:
+                placed.append((row, a, state.stale))
+        return placed
+
+    def _collect(self, device: Device) -> tuple["_Drawn", dict[int, Position], list[Any], list[Any]]:
+        """What a full refresh draws on `device`: the operations with a point at an interface shown and their
+        points at the further ones (`_Drawn`), each operation's position, the kernels' and the runs' marks."""
+        placed = self._placed_operations()
         roofs, ridges, device_interfaces = self._device_facts(device)
         facts = [self._facts_of(a) for _, a, _ in placed]
         # The host link is a roof only where some operation moves bytes over it (resident=host): for
@@ -515,9 +547,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         at = {id(self.document.operations[row]): index for index, row in enumerate(rows)}
         drawn = _Drawn(
             device=device, current=self.document.current, operations=self.document.operations,
-            count=len(self.document.operations), entries=[id(entry) for entry in self.document.operations], hidden=frozenset(self._hidden_levels),
-            pins=tuple(id(entry) for entry in self.pinned), binary=binary, placed=placed,
-            facts=[fact for _, fact in kept], index_of_row={row: index for index, row in enumerate(rows)},
+            count=len(self.document.operations), entries=[id(entry) for entry in self.document.operations],
+            hidden=frozenset(self._hidden_levels), pins=tuple(id(entry) for entry in self.pinned),
+            binary=self.document.binary, placed=placed, facts=[fact for _, fact in kept],
+            index_of_row={row: index for index, row in enumerate(rows)},
             shown_keys=shown_keys, further=further, hbm_shown=hbm_shown, roofs=roofs, ridges=ridges,
             xs=np.array([positions[row][0] for row in rows], dtype=float),
             ys=np.array([positions[row][1] for row in rows], dtype=float),
@@ -528,27 +561,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             others_y=min(others_y, default=math.inf),
             lowered=any(fact.lowered is not None for _, fact in kept),
         )
-        x_low, x_high, y_low, y_high, start, top = self._fit(drawn, current_analysis)
-
-        # the operations
-        spots = [self._operation_spot(row, positions[row], stale) for row, _a, stale in placed]
-        shown_spots = [(spot["pos"], spot["size"], spot["pen"], spot["brush"], spot["data"]) for spot in spots]
-        if shown_spots != self._shown_spots:  # an edit moves one point at most; often none
-            self._shown_spots = shown_spots
-            self.points.setData(spots)
-        drawn.spots = spots
-        self._show_level_points(extra, positions)
-        self._draw_lowered_roofs(placed, positions, start, top, binary)
-        self.kernels.show(kernel_marks)
-        self._show_kernel_levels(kernel_marks, further_keys)
-        self.measured.show(measured_marks)
-        self._point_positions = [positions[row] for row in rows]
-        self._point_rows = rows
-        self._point_names = [self.document.operations[row].name for row in rows]
-        self._drawn = drawn
-        self._show_point_labels(drawn)
-        self._set_range(x_low, x_high, y_low, y_high)
-        self._place_labels()
+        return drawn, positions, kernel_marks, measured_marks
 
     def _patch_edit(self) -> bool:
         """Since the last full refresh only the selection changed, or one operation's analysis (a keystroke in its
