@@ -53,11 +53,11 @@ view) are checked and weighed in bulk with NumPy: boxes against the marks and
 labels near them, segments against boxes and against segments, as tables; the
 search of the whole view goes nearest first in growing batches; a grid of cells
 indexes the view for the one-place check only (built when first asked); with many marks (beyond
-`RASTER_FROM`) a pixel raster of them, summed, answers whether a box covers one in constant time
-(`_MarkRaster`, exact), so a layout costs the labels' places times a constant, plus one pass over the marks;
-and a
-layout asked for again with the same inputs (an edit undone, a repaint) comes
-from a small cache.
+`RASTER_FROM`) a raster of them in cells of `RASTER_CELL` pixels, summed, answers whether a box covers one in
+constant time (`_MarkRaster`, exact), so a layout costs the labels' places times a constant, plus one pass over the
+marks; `MarkGrid` indexes marks by cell for the view's own questions (which marks a legend corner or the ridge
+label would cover) and follows a mark that moves; and a layout asked for again with the same inputs (an edit
+undone, a repaint) comes from a small cache.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ import itertools
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -86,6 +86,7 @@ CELL = 40.0  # pixels per side of the grid cells that index what is already in t
 CACHE_SIZE = 8  # layouts remembered by their inputs
 EVERY_LABEL_UP_TO = 20  # a plot of this many operations or fewer labels every one (as room allows)
 FEW_LABELS = 10  # beyond that: the selected operation and the largest by share of time, this many in all, pins besides
+RASTER_CELL = 4.0  # pixels per side of the cells of that raster
 RASTER_FROM = 64  # marks beyond which a box is checked against them through a raster (`_MarkRaster`), not one by one
 TANGLE_COST = 300.0  # pixels of leader line worth one tangle: a label goes this much further to avoid one
 ANYWHERE_CHOICES = 48  # free places anywhere in the view (nearest first) weighed for a label that has none clean near
@@ -276,6 +277,12 @@ class PointMarks:
 
     _array: np.ndarray | None = None  # the points' boxes as rows (made when first asked, kept up to date by move)
 
+    def array(self) -> np.ndarray:
+        """`boxes()` as rows of a NumPy array (the points' kept up to date by `move`; the few level points' made)."""
+        if self._array is None:
+            self._array = np.array(self._boxes, dtype=float).reshape(-1, 4)
+        return np.vstack((self._array, np.array(self._apart_boxes, dtype=float).reshape(-1, 4)))
+
     def move(self, index: int, point: tuple[float, float], first: int, levels: Sequence[tuple[float, float]]) -> None:
         """Point `index` is now at `point`, its level points (from `first` on among the levels) at `levels`."""
         touched: set[tuple[int, int]] = set()
@@ -301,6 +308,66 @@ class PointMarks:
             elif listed and not wanted:
                 del self._apart[at]
                 del self._apart_boxes[at]
+
+
+class MarkGrid:
+    """Boxes (marks) indexed by the cells of a grid over a `width` × `height` view, `cell` pixels a side: which of
+    them some boxes overlap (`boxes_overlap`) is found from the cells those boxes cover, so asking costs the marks
+    near them, not a scan of every mark (a session's thousands of measured runs); `move` keeps the cells up to date
+    when one mark moves. Marks beyond the view are kept in the cells along its edges."""
+
+    def __init__(self, boxes: Sequence[Box], width: float, height: float, cell: float = CELL) -> None:
+        self.boxes = list(boxes)
+        self.cell = cell
+        self._last = (max(int(width // cell), 0) + 1, max(int(height // cell), 0) + 1)  # the edge cells' column, row
+        self.array = np.array(self.boxes, dtype=float).reshape(-1, 4)  # the boxes as rows, kept up to date
+        self._cells: dict[tuple[int, int], list[int]] = {}
+        for index, box in enumerate(self.boxes):
+            for key in self._keys(box):
+                self._cells.setdefault(key, []).append(index)
+
+    def _keys(self, box: Box) -> Iterator[tuple[int, int]]:
+        """The cells a box touches, cut to the view's cells and one more ring (which holds what lies beyond)."""
+        columns, rows = self._last
+        left, right = sorted((box[0], box[2]))
+        top, bottom = sorted((box[1], box[3]))
+        c0, c1 = _cell_index(left, self.cell, columns), _cell_index(right, self.cell, columns)
+        r0, r1 = _cell_index(top, self.cell, rows), _cell_index(bottom, self.cell, rows)
+        for row in range(r0, r1 + 1):
+            for column in range(c0, c1 + 1):
+                yield column, row
+
+    def __len__(self) -> int:
+        return len(self.boxes)
+
+    def move(self, index: int, box: Box) -> None:
+        """Mark `index` is now `box`."""
+        for key in self._keys(self.boxes[index]):
+            self._cells[key].remove(index)
+        self.boxes[index] = box
+        self.array[index] = box
+        for key in self._keys(box):
+            self._cells.setdefault(key, []).append(index)
+
+    def overlapping(self, boxes: Sequence[Box]) -> list[int]:
+        """The indices (ascending) of the marks that overlap any of `boxes`."""
+        seen: set[int] = set()
+        for box in boxes:
+            for key in self._keys(box):
+                seen.update(self._cells.get(key, ()))
+        return sorted(index for index in seen if any(boxes_overlap(box, self.boxes[index]) for box in boxes))
+
+    def count(self, box: Box) -> int:
+        """How many marks `box` overlaps."""
+        return len(self.overlapping([box]))
+
+
+def _cell_index(value: float, cell: float, last: int) -> int:
+    """The grid cell along one axis holding pixel `value`: -1 and `last` hold everything before and beyond the view
+    (NaN, a mark with no place, goes with what lies before it)."""
+    if value >= last * cell:
+        return last
+    return int(value // cell) if value >= 0 else -1
 
 
 def _recount(counts: dict[tuple[int, int], int], old: tuple[int, int], new: tuple[int, int]) -> None:
@@ -428,7 +495,10 @@ class _Room:
     place's leader would cross.
     """
 
-    def __init__(self, width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box]) -> None:
+    def __init__(
+        self, width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box], array: np.ndarray | None = None
+    ) -> None:
+        """`array`: the marks as rows, where the caller has them (a layout's passes make a room per label)."""
         self.width = width
         self.height = height
         self.roofs = list(roofs)
@@ -439,7 +509,7 @@ class _Room:
         self._cells: list[list[tuple[int, int]]] | None = None  # (kind, index) per cell, built when first asked
         self._boxes_array: np.ndarray | None = None  # marks and taken labels as rows, for the bulk search
         self._roofs_array = np.array(self.roofs, dtype=float).reshape(-1, 4)
-        self._marks_array = _marks_array(marks)
+        self._marks_array = _marks_array(marks) if array is None else array
         # Many marks (a session of hundreds of operations): whether a box covers one is answered from a pixel
         # raster of them (`_MarkRaster`), the same answer in time independent of their count.
         self._raster = _mark_raster(marks, self._marks_array, width, height) if len(self.marks) > RASTER_FROM else None
@@ -450,10 +520,10 @@ class _Room:
     @property
     def cells(self) -> list[list[tuple[int, int]]]:
         """The grid index, built on the first one-place check (the bulk checks need none; a layout that only
-        weighs places in bulk never builds it)."""
+        weighs places in bulk never builds it). Marks answered by the raster are not in it."""
         if self._cells is None:
             self._cells = [[] for _ in range(self.columns * self.rows)]
-            for index, mark in enumerate(self.marks):
+            for index, mark in enumerate(self.marks if self._raster is None else ()):
                 self._add_box(0, index, mark)
             for index, roof in enumerate(self.roofs):
                 self._add_segment(index, roof)
@@ -631,7 +701,7 @@ class _Room:
                         roof = self.roofs[index]
                         if segment_crosses_box(roof, box) and not (own_roof is not None and _collinear(own_roof, roof)):
                             return False
-        return True
+        return self._raster is None or bool(self._raster.clear_of_marks(np.array([box], dtype=float), self._marks_array)[0])
 
     # --- many places at once
     def _free_many(
@@ -679,41 +749,54 @@ class _Room:
 
 
 class _MarkRaster:
-    """The marks of a view as two pixel rasters, for "does this box cover a mark?" in time independent of the
-    number of marks (a session of thousands of operations), with the exact answer of `boxes_overlap`.
+    """The marks of a view as two rasters of `RASTER_CELL`-pixel cells, for "does this box cover a mark?" in time
+    independent of the number of marks (a session of thousands of operations or runs), with the exact answer of
+    `boxes_overlap`.
 
-    `outer` counts every pixel a mark touches, `inner` every pixel wholly inside one, each summed (an integral
-    image) so a box's pixels are counted at once. A box whose touched pixels meet no mark's is clear; one with a
-    pixel wholly inside both it and a mark covers that mark; only a box in neither case (its edge and a mark's
-    within a pixel of each other) is checked exactly, against the marks near it.
+    `outer` counts every cell a mark reaches into, `inner` every cell wholly inside one, each summed (an integral
+    image) so a box's cells are counted at once. A box whose cells meet no mark's is clear; one with a cell wholly
+    inside both it and a mark covers that mark; only a box in neither case (its edge and a mark's within a cell of
+    each other) is checked exactly, against the marks near it. Made in one pass over the marks (counts per cell by
+    `np.bincount`) and one over the cells.
     """
 
     def __init__(self, marks: np.ndarray, width: float, height: float) -> None:
-        self.columns = int(math.ceil(width)) + 2
-        self.rows = int(math.ceil(height)) + 2
-        self.outer = self._summed(np.floor(marks[:, 0]), np.ceil(marks[:, 2]) - 1, np.floor(marks[:, 1]), np.ceil(marks[:, 3]) - 1)
-        self.inner = self._summed(np.ceil(marks[:, 0]), np.floor(marks[:, 2]) - 1, np.ceil(marks[:, 1]), np.floor(marks[:, 3]) - 1)
+        self.columns = int(math.ceil(width / RASTER_CELL)) + 2
+        self.rows = int(math.ceil(height / RASTER_CELL)) + 2
+        self.outer = self._summed(*self._reach(marks))
+        self.inner = self._summed(*self._within(marks))
+
+    @staticmethod
+    def _reach(boxes: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The first and last cell (inclusive) each box reaches into: columns, then rows."""
+        cells = boxes / RASTER_CELL
+        return np.floor(cells[:, 0]), np.ceil(cells[:, 2]) - 1, np.floor(cells[:, 1]), np.ceil(cells[:, 3]) - 1
+
+    @staticmethod
+    def _within(boxes: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The first and last cell (inclusive) wholly inside each box: columns, then rows."""
+        cells = boxes / RASTER_CELL
+        return np.ceil(cells[:, 0]), np.floor(cells[:, 2]) - 1, np.ceil(cells[:, 1]), np.floor(cells[:, 3]) - 1
 
     def _clip(self, x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Pixel ranges (first and last column, first and last row, inclusive) cut to the raster."""
+        """Cell ranges (first and last column, first and last row, inclusive) cut to the raster."""
         with np.errstate(invalid="ignore"):
             clipped = (np.clip(x0, 0, self.columns - 1), np.clip(x1, -1, self.columns - 1),
                        np.clip(y0, 0, self.rows - 1), np.clip(y1, -1, self.rows - 1))
         return tuple(np.nan_to_num(c, nan=-1).astype(np.int64) for c in clipped)
 
     def _summed(self, x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> np.ndarray:
-        """The integral image of the pixels some range covers (a zero row and column first)."""
+        """The integral image of the cells some range covers (a zero row and column first)."""
         c0, c1, r0, r1 = self._clip(x0, x1, y0, y1)
         keep = (c0 <= c1) & (r0 <= r1)
         c0, c1, r0, r1 = c0[keep], c1[keep], r0[keep], r1[keep]
-        corners = np.zeros((self.rows + 1, self.columns + 1), dtype=np.int64)
-        np.add.at(corners, (r0, c0), 1)
-        np.add.at(corners, (r0, c1 + 1), -1)
-        np.add.at(corners, (r1 + 1, c0), -1)
-        np.add.at(corners, (r1 + 1, c1 + 1), 1)
-        covered = (corners.cumsum(axis=0).cumsum(axis=1)[: self.rows, : self.columns] > 0).astype(np.int64)
+        stride, size = self.columns + 1, (self.rows + 1) * (self.columns + 1)
+        # each range's four corners in a difference image (+1, -1, -1, +1), counted at once
+        corners = (np.bincount(r0 * stride + c0, minlength=size) - np.bincount(r0 * stride + c1 + 1, minlength=size)
+                   - np.bincount((r1 + 1) * stride + c0, minlength=size) + np.bincount((r1 + 1) * stride + c1 + 1, minlength=size))
+        counts = corners.reshape(self.rows + 1, stride).cumsum(axis=0).cumsum(axis=1)[: self.rows, : self.columns]
         summed = np.zeros((self.rows + 1, self.columns + 1), dtype=np.int64)
-        summed[1:, 1:] = covered.cumsum(axis=0).cumsum(axis=1)
+        summed[1:, 1:] = (counts > 0).cumsum(axis=0).cumsum(axis=1)
         return summed
 
     def _count(self, summed: np.ndarray, ranges: tuple[np.ndarray, ...]) -> np.ndarray:
@@ -725,15 +808,14 @@ class _MarkRaster:
 
     def clear_of_marks(self, boxes: np.ndarray, marks: np.ndarray) -> np.ndarray:
         """For each box (rows of left, top, right, bottom), True when it covers no mark (`boxes_overlap`)."""
-        touched = self._count(self.outer, self._clip(np.floor(boxes[:, 0]), np.ceil(boxes[:, 2]) - 1,
-                                                     np.floor(boxes[:, 1]), np.ceil(boxes[:, 3]) - 1))
-        within = self._count(self.inner, self._clip(np.ceil(boxes[:, 0]), np.floor(boxes[:, 2]) - 1,
-                                                    np.ceil(boxes[:, 1]), np.floor(boxes[:, 3]) - 1))
-        # a box reaching past the raster (the view and a pixel of air) is checked exactly too: marks there are not in it
-        beyond = (boxes[:, 0] < 0) | (boxes[:, 1] < 0) | (boxes[:, 2] > self.columns - 1) | (boxes[:, 3] > self.rows - 1)
+        touched = self._count(self.outer, self._clip(*self._reach(boxes)))
+        within = self._count(self.inner, self._clip(*self._within(boxes)))
+        # a box reaching past the raster (the view and a cell of air) is checked exactly too: marks there are not in it
+        limit_x, limit_y = (self.columns - 1) * RASTER_CELL, (self.rows - 1) * RASTER_CELL
+        beyond = (boxes[:, 0] < 0) | (boxes[:, 1] < 0) | (boxes[:, 2] > limit_x) | (boxes[:, 3] > limit_y)
         clear = (touched == 0) & ~beyond
         unsure = np.flatnonzero(~clear & ((within == 0) | beyond))
-        for start in range(0, len(unsure), 64):  # a mark's edge within a pixel of the box's: the exact test
+        for start in range(0, len(unsure), 64):  # a mark's edge within a cell of the box's: the exact test
             rows = unsure[start : start + 64]
             b = boxes[rows]
             near = marks[
@@ -760,7 +842,7 @@ def _mark_raster(marks: Sequence[Box], array: np.ndarray, width: float, height: 
     if _rasters and _rasters[0][1:3] == (width, height) and np.array_equal(_rasters[0][0], array):
         return _rasters[0][3]
     raster = _MarkRaster(array, width, height)
-    _rasters[:] = [(array, width, height, raster)]
+    _rasters[:] = [(array.copy(), width, height, raster)]  # a copy: the caller may change its array later
     return raster
 
 
@@ -954,6 +1036,7 @@ def layout_labels(
     roof_labels: Sequence[RoofLabel] = (),
     point_labels: Sequence[PointLabel] = (),
     keep: LabelLayout | None = None,
+    marks_array: np.ndarray | None = None,
 ) -> LabelLayout:
     """Place the roof labels, then the point labels, each in the first free place it is offered.
 
@@ -967,15 +1050,19 @@ def layout_labels(
     afresh once the edits pause.
 
     The same inputs give the same layout, so one asked for again (an edit undone, a view resized back)
-    comes from a cache of the last `CACHE_SIZE` layouts.
+    comes from a cache of the last `CACHE_SIZE` layouts. `marks_array`: the marks as rows, where the caller keeps
+    them so (thousands of marks, of which an edit moves one), rather than made from `marks` here.
     """
     kept = tuple(keep.placements) if keep is not None else None
-    key = (width, height, tuple(roofs), tuple(marks), tuple(roof_labels), tuple(point_labels), kept)
+    if marks_array is not None and marks_array.shape != (len(marks), 4):
+        raise ValueError(f"marks_array has shape {marks_array.shape}, not ({len(marks)}, 4)")
+    marks_key = tuple(marks) if marks_array is None else marks_array.tobytes()
+    key = (width, height, tuple(roofs), marks_key, tuple(roof_labels), tuple(point_labels), kept)
     cached = _cache.get(key)
     if cached is not None:
         _cache.move_to_end(key)
         return LabelLayout(list(cached))
-    layout = _lay_out(width, height, roofs, marks, roof_labels, point_labels, kept or ())
+    layout = _lay_out(width, height, roofs, marks, roof_labels, point_labels, kept or (), marks_array)
     _cache[key] = tuple(layout.placements)
     while len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
@@ -995,8 +1082,10 @@ def _lay_out(
     roof_labels: Sequence[RoofLabel],
     point_labels: Sequence[PointLabel],
     keep: Sequence[Placement] = (),
+    array: np.ndarray | None = None,
 ) -> LabelLayout:
-    room = _Room(width, height, roofs, marks)
+    room = _Room(width, height, roofs, marks, array)
+    array = room._marks_array  # the passes below make a room per label: the marks as rows once
     result = LabelLayout()
     held = _held_places(room, roof_labels, point_labels, keep) if keep else {}
     for roof_label in roof_labels:
@@ -1033,8 +1122,8 @@ def _lay_out(
                     room.take(placement.box)
         result.placements.append(placement)
     if untangle:
-        _place_again(width, height, roofs, marks, result.placements, len(roof_labels), point_labels)
-        _swap_crossed(width, height, roofs, marks, result.placements, len(roof_labels))
+        _place_again(width, height, roofs, marks, result.placements, len(roof_labels), point_labels, array=array)
+        _swap_crossed(width, height, roofs, marks, result.placements, len(roof_labels), array=array)
     return result
 
 
@@ -1106,6 +1195,7 @@ def _place_again(
     first: int,
     labels: Sequence[PointLabel],
     passes: int = 1,
+    array: np.ndarray | None = None,
 ) -> None:
     """Labels placed early cannot know the leaders that come later: each operation label that still tangles
     (see `_Room.tangles`, now against every other label) is taken up and placed again among all the others,
@@ -1117,7 +1207,7 @@ def _place_again(
             current = placements[index]
             if current.box is None:
                 continue
-            room = _Room(width, height, roofs, marks)
+            room = _Room(width, height, roofs, marks, array)
             for other_index, other in enumerate(placements):
                 if other_index != index and other.box is not None:
                     room.take(other.box)
@@ -1136,10 +1226,11 @@ def _place_again(
 
 
 def _room_without(
-    width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box], placements: list[Placement], left_out: set[int]
+    width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box], placements: list[Placement], left_out: set[int],
+    array: np.ndarray | None = None,
 ) -> _Room:
     """A room with every placement taken (and its leader drawn) but those at the indices `left_out`."""
-    room = _Room(width, height, roofs, marks)
+    room = _Room(width, height, roofs, marks, array)
     for index, placement in enumerate(placements):
         if index not in left_out and placement.box is not None:
             room.take(placement.box)
@@ -1150,7 +1241,8 @@ def _room_without(
 
 
 def _swap_crossed(
-    width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box], placements: list[Placement], first: int
+    width: float, height: float, roofs: Sequence[Segment], marks: Sequence[Box], placements: list[Placement], first: int,
+    array: np.ndarray | None = None,
 ) -> None:
     """Two leaders that still cross: the two labels trade places (each centred where the other was), when both
     places are free for them and the pair tangles less so. Swapping the ends of two crossing lines uncrosses
@@ -1164,12 +1256,12 @@ def _swap_crossed(
                 if la is None or lb is None or not segments_cross(la, lb):
                     continue
                 assert pa.box is not None and pb.box is not None
-                room = _room_without(width, height, roofs, marks, placements, {a, b})
+                room = _room_without(width, height, roofs, marks, placements, {a, b}, array)
                 before = room.tangles(pa)
                 room.take(pa.box)
                 room.add_leader(la)
                 before += room.tangles(pb)
-                room = _room_without(width, height, roofs, marks, placements, {a, b})
+                room = _room_without(width, height, roofs, marks, placements, {a, b}, array)
                 new_a = Placement(pa.key, _centred(pa.box, pb.box), pa.leader_to)
                 new_b = Placement(pb.key, _centred(pb.box, pa.box), pb.leader_to)
                 assert new_a.box is not None and new_b.box is not None
@@ -1195,6 +1287,119 @@ def _centred(box: Box, at: Box) -> Box:
     cx, cy = (at[0] + at[2]) / 2, (at[1] + at[3]) / 2
     w, h = box[2] - box[0], box[3] - box[1]
     return (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+
+
+@dataclass(frozen=True)
+class PixelView:
+    """A view's range (log units) and size (pixels): where a point of the plot lies in the view's pixels (x right,
+    y down), the coordinates of every layout here."""
+
+    x_low: float
+    x_high: float
+    y_low: float
+    y_high: float
+    width: float
+    height: float
+
+    @property
+    def per_x(self) -> float:
+        return self.width / (self.x_high - self.x_low)
+
+    @property
+    def per_y(self) -> float:
+        return self.height / (self.y_high - self.y_low)
+
+    @property
+    def usable(self) -> bool:
+        """A view with room and a range to lay anything out in."""
+        return self.width > 0 and self.height > 0 and self.x_high > self.x_low and self.y_high > self.y_low
+
+    def px(self, x: float) -> float:
+        return (x - self.x_low) * self.per_x
+
+    def py(self, y: float) -> float:
+        return (self.y_high - y) * self.per_y
+
+    def segment(self, segment: Segment) -> Segment:
+        """A segment of the plot in the view's pixels."""
+        a, b, c, d = segment
+        return self.px(a), self.py(b), self.px(c), self.py(d)
+
+    def at(self, x: float, y: float) -> tuple[float, float]:
+        """The point of the plot at pixel (x, y)."""
+        return self.x_low + x / self.per_x, self.y_high - y / self.per_y
+
+    def key(self) -> tuple[float, float, float, float]:
+        """What places a point in pixels (the left edge's x, the top edge's y, pixels per unit across and down)."""
+        return self.x_low, self.y_high, self.per_x, self.per_y
+
+
+def held_layout(
+    previous: LabelLayout | None, previous_labels: Sequence[PointLabel], point_labels: Sequence[PointLabel], same: bool
+) -> LabelLayout | None:
+    """The layout whose labels a new layout keeps where they are (`layout_labels`' `keep`), or None for a fresh one:
+    the previous layout when it was made for the same view, roofs, roof labels, label mode and font (`same`), at
+    most one of the labelled points moved (an edit of one operation's declaration moves one; a session opened, a
+    device chosen or a setting changed moves several, and gets a fresh layout at once) and at most two labels came
+    or went (a selection labels the newly selected operation and may unlabel the one before: the other labels
+    stay where they are, and only those two are placed)."""
+    if previous is None or not same:
+        return None
+    before = {label.key: (label.x, label.y) for label in previous_labels}
+    now = {label.key: (label.x, label.y) for label in point_labels}
+    moved = sum(before[key] != place for key, place in now.items() if key in before)
+    return previous if moved <= 1 and len(before.keys() ^ now.keys()) <= 2 else None
+
+
+def ridge_at_foot(
+    size: tuple[float, float],
+    lefts: Sequence[float],
+    bottom: float,
+    width: float,
+    height: float,
+    near: Callable[[Sequence[Box]], list[Box]],
+    lines: Sequence[Segment],
+) -> Box | None:
+    """The ridge label's place at the foot of the ridge line: its box of `size` with its left edge at the first of
+    `lefts` (right of the line, else left of it) and its foot at `bottom` that lies inside the view, covers none of
+    the marks (`near(boxes)`: the marks those boxes may cover) and is crossed by none of `lines`; None if neither."""
+    w, h = size
+    boxes = [(left, bottom - h, left + w, bottom) for left in lefts]
+    taken = near(boxes)
+    for box in boxes:
+        if inside(box, width, height) and not any(boxes_overlap(box, mark) for mark in taken):
+            if not any(segment_crosses_box(line, box) for line in lines):
+                return box
+    return None
+
+
+def ridge_up_the_line(
+    size: tuple[float, float],
+    lefts: Sequence[float],
+    width: float,
+    height: float,
+    covering: Callable[[Box], list[Box]],
+    lines: Sequence[Segment],
+) -> Box | None:
+    """The ridge label whose foot was taken (a legend in a bottom corner): the first free place up the ridge line,
+    right of it, else left of it (`lefts`): from the view's foot, each box climbs above the highest of what it
+    covers (`covering(box)`: the marks and labels it overlaps) or, where a line crosses it, a few pixels; None when
+    it reaches the top on both sides."""
+    w, h = size
+    for left in lefts:
+        bottom = height - 2
+        while bottom - h >= 2:
+            box = (left, bottom - h, left + w, bottom)
+            if not inside(box, width, height):
+                break
+            below = [mark[1] for mark in covering(box)]
+            if below:  # above the highest of what it covers
+                bottom = min(below) - 1
+            elif any(segment_crosses_box(line, box) for line in lines):
+                bottom -= 3
+            else:
+                return box
+    return None
 
 
 def leader_segment(placement: Placement) -> Segment | None:

@@ -135,3 +135,10 @@ def best_trial(trials: Sequence[Trial]) -> Trial:
     shows its name on hover), then the fewest labels left out, the fewest evicted, the fewest marks covered, and
     the order of `CORNERS`."""
     return min(trials, key=lambda t: (t.covering > 0, t.left_out, t.evicted, t.covering, CORNERS.index(t.corner)))
+
+
+def try_corners(first: Trial, trial_in: Callable[[Corner], Trial]) -> tuple[list[Trial], Trial]:
+    """The legend laid out in each corner besides `first`'s (`trial_in`, in the order of `CORNERS`), and the trial
+    to keep of all of them (`best_trial`)."""
+    trials = [first, *(trial_in(corner) for corner in CORNERS if corner != first.corner)]
+    return trials, best_trial(trials)

@@ -13,7 +13,9 @@ from PySide6.QtTest import QTest
 KINDS = ("gemm", "add", "softmax", "rmsnorm")
 
 
-def _session(path, count: int):  # type: ignore[no-untyped-def]
+def _session(path, count: int, named: bool = True):  # type: ignore[no-untyped-def]
+    """`count` operations of four kinds and many shapes; without `named`, each name follows its declaration (a
+    keystroke then renames the operation too)."""
     operations = []
     for index in range(count):
         kind, rows, cols = KINDS[index % 4], 256 * (1 + index % 7), 128 * (4 + index % 13)
@@ -24,6 +26,8 @@ def _session(path, count: int):  # type: ignore[no-untyped-def]
         else:
             text = f"{kind}(rows={rows}, cols={cols}, dtype=bf16)"
         operations.append({"name": f"op_{index}_{kind}", "declaration": text, "notes": ""})
+        if not named:
+            operations[-1]["name_automatic"] = True
     path.write_text(json.dumps({
         "format": "perf-workbench-session", "version": 1, "title": f"{count} operations",
         "device": {"key": "h100-sxm", "overrides": {}, "detected": None},

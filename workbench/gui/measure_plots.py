@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtWidgets import QGraphicsItem
 
 from workbench.declare import Declaration
 from workbench.gui.document import Document
@@ -152,6 +153,10 @@ class _MarkItems:
         self.bars = pg.ErrorBarItem(pen=pg.mkPen(colour, width=1.4), beam=0.0)
         self.scatter.setZValue(z)
         self.bars.setZValue(z - 0.1)
+        # A session of thousands of runs: drawn once into a pixmap and copied on each repaint (Qt's device-coordinate
+        # cache), not painted point by point whenever a label or an edited operation's point near them is.
+        for item in (self.scatter, self.bars):
+            item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         plot.addItem(self.bars)
         plot.addItem(self.scatter)
         self.labels: list[pg.TextItem] = []
@@ -172,18 +177,34 @@ class _MarkItems:
             beam=beam,
         )
         self.bars.setVisible(bool(marks))
-        wanted = len(marks) if with_labels else 0
-        while len(self.labels) < wanted:
+        labelled = labelled_marks(marks) if with_labels else []
+        while len(self.labels) < len(labelled):
             label = pg.TextItem(anchor=(0, 0.5), color=self.colour)
             label.setZValue(self.scatter.zValue())
             self.plot.addItem(label)
             self.labels.append(label)
         for index, label in enumerate(self.labels):
-            label.setVisible(index < wanted)
-            if index < wanted:
-                mark = marks[index]
-                label.setText(mark.label)
+            if label.isVisible() != (index < len(labelled)):
+                label.setVisible(index < len(labelled))
+            if index < len(labelled):
+                mark = labelled[index]
+                if label.toPlainText() != mark.label:
+                    label.setText(mark.label)
                 label.setPos(mark.x + 0.06, mark.y)
+
+
+def labelled_marks(marks: Sequence[MeasuredMark]) -> list[MeasuredMark]:
+    """The marks that carry their label: the first of those with the same label at the same x (the runs of one
+    declaration on one device, or one size of a sweep). A session's thousands of runs of a few declarations
+    otherwise stacked as many copies of one text beside one column of marks, each painted on every repaint."""
+    seen: set[tuple[str, float]] = set()
+    chosen = []
+    for mark in marks:
+        key = (mark.label, mark.x)
+        if mark.label and key not in seen:
+            seen.add(key)
+            chosen.append(mark)
+    return chosen
 
 
 class _MeasuredLayer:

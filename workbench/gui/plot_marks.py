@@ -160,21 +160,66 @@ class MarkSet:
         scatter.setVisible(self.visible)
 
     def patch(self, index: int, spot: dict[str, Any]) -> bool:
-        """Spot `index` of the many last given (more than MANY) replaced by `spot` of the same look: only its look's
-        scatter is set again. False, changing nothing, when the marks are few or the look differs: then the caller
-        gives every spot again (setData)."""
+        """Spot `index` of the many last given (more than MANY) replaced by `spot`: only its look's scatter is set
+        again, or, where its look changed (a selection restyles a point), the scatters of its old and new look.
+        False, changing nothing, when the marks are few: then the caller gives every spot again (setData)."""
         if index >= len(self._look_of) or self._xs is None or self._ys is None:
             return False
         key, at = self._look_of[index]
         look = self._look(spot)
-        if (look[0], look[1], id(look[2]), id(look[3])) != key:
-            return False
-        scatter, (xs, ys, data) = self._looks[key]
+        new_key = (look[0], look[1], id(look[2]), id(look[3]))
         x, y = spot["pos"]
-        xs[at], ys[at], data[at] = x, y, spot.get("data")
         self._xs[index], self._ys[index] = x, y
-        scatter.setData(x=np.array(xs, dtype=float), y=np.array(ys, dtype=float), data=data)
+        if new_key == key:
+            scatter, (xs, ys, data) = self._looks[key]
+            xs[at], ys[at], data[at] = x, y, spot.get("data")
+            self._set_look(key)
+            return True
+        _, (xs, ys, data) = self._looks[key]
+        del xs[at], ys[at], data[at]
+        # the marks after it in its old look's scatter move up one place there
+        self._look_of = [(k, p - 1) if k == key and p > at else (k, p) for k, p in self._look_of]
+        if new_key not in self._looks:
+            self._looks[new_key] = (self._new_look_scatter(look), ([], [], []))
+        _, (new_xs, new_ys, new_data) = self._looks[new_key]
+        # in its new look's scatter among the others in the spots' order, as `_show_by_look` would put it
+        at = sum(1 for k, _ in self._look_of[:index] if k == new_key)
+        self._look_of = [(k, p + 1) if k == new_key and p >= at else (k, p) for k, p in self._look_of]
+        self._look_of[index] = (new_key, at)
+        new_xs.insert(at, x)
+        new_ys.insert(at, y)
+        new_data.insert(at, spot.get("data"))
+        for changed in (key, new_key):
+            self._set_look(changed)
         return True
+
+    def _set_look(self, key: tuple[Any, ...]) -> None:
+        """A look's scatter set to the points it holds (taken off the plot when it holds none)."""
+        scatter, (xs, ys, data) = self._looks[key]
+        if not xs:
+            self.plot.removeItem(scatter)
+            del self._looks[key]
+            return
+        scatter.setData(x=np.array(xs, dtype=float), y=np.array(ys, dtype=float), data=data)
+        scatter.setVisible(self.visible)
+
+    def _new_look_scatter(self, look: tuple[Any, ...]) -> pg.ScatterPlotItem:
+        """A scatter for the points of one look (symbol, size, pen, brush), on the plot.
+
+        Drawn into a pixmap once and copied on each repaint (Qt's device-coordinate cache): an edit or a selection
+        sets the few points of one look, and the thousands of another look are then not painted again whenever
+        a label, a leader or the selected point near them is (pyqtgraph paints every point of a scatter on each
+        paint call). The cache is made again when its own points, the view's range or its size change."""
+        symbol, size, pen, brush = look
+        scatter = pg.ScatterPlotItem(symbol=symbol, size=size, pen=pen, brush=brush, hoverable=self.on_hover is not None,
+                                     tip=None, hoverSize=self.hover_size or -1)
+        scatter.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        scatter.setZValue(self.z + 1e-5 * size)  # the larger (selected) mark above the plain ones
+        if self.on_hover is not None:
+            on_hover = self.on_hover
+            scatter.sigHovered.connect(lambda _item, points, _event: on_hover([p.data() for p in points]))
+        self.plot.addItem(scatter)
+        return scatter
 
     def _look(self, spot: dict[str, Any]) -> tuple[Any, ...]:
         """A spot's symbol, size, pen and brush (the set's own where the spot names none)."""
@@ -207,17 +252,7 @@ class MarkSet:
             known = self._looks.get(key)
             if known is not None and known[1] == shown:
                 continue
-            if known is None:
-                symbol, size, pen, brush = look
-                scatter = pg.ScatterPlotItem(symbol=symbol, size=size, pen=pen, brush=brush, hoverable=self.on_hover is not None,
-                                             tip=None, hoverSize=self.hover_size or -1)
-                scatter.setZValue(self.z + 1e-5 * size)  # the larger (selected) mark above the plain ones
-                if self.on_hover is not None:
-                    on_hover = self.on_hover
-                    scatter.sigHovered.connect(lambda _item, points, _event: on_hover([p.data() for p in points]))
-                self.plot.addItem(scatter)
-            else:
-                scatter = known[0]
+            scatter = self._new_look_scatter(look) if known is None else known[0]
             scatter.setData(x=np.array(xs, dtype=float), y=np.array(ys, dtype=float), data=data)
             scatter.setVisible(self.visible)
             self._looks[key] = (scatter, shown)

@@ -62,20 +62,23 @@ from workbench.label_layout import (
     Box,
     labelled_points,
     LabelLayout,
+    MarkGrid,
+    PixelView,
     Placement,
     PointLabel,
     PointMarks,
     RoofLabel,
+    ridge_at_foot,
+    ridge_up_the_line,
     Segment,
     boxes_overlap,
-    inside,
     layout_faults,
+    held_layout,
     layout_labels,
     leader_segment,
     nearest_on_box,
-    segment_crosses_box,
 )
-from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, best_trial, choose_corner, corner_box, faults
+from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, choose_corner, corner_box, faults, try_corners
 from workbench.legend_corner import list_unplaced as place_in_legend
 from workbench.roofline import (
     LEVEL_KEYS,
@@ -125,6 +128,21 @@ class PlacedLabels:
 
 
 
+@dataclass
+class _Laid:
+    """One layout of the roofline's labels with what it was made of: the roofs and marks in pixels, the labels
+    laid out and their items (in the layout's order), and `near(boxes)`, the marks any of those boxes overlaps."""
+
+    layout: LabelLayout
+    roofs: list[Segment]
+    marks: list[Box]
+    roof_labels: list[RoofLabel]
+    point_labels: list[PointLabel]
+    roof_items: list[pg.TextItem]
+    point_items: list[pg.TextItem]
+    near: Callable[[Sequence[Box]], list[Box]]
+
+
 @dataclass(frozen=True)
 class Roof:
     """One horizontal compute roof: the paths sharing one rate in use."""
@@ -147,6 +165,7 @@ class _Drawn:
     current: int
     operations: list[OperationEntry]
     count: int
+    entries: list[int]  # id of each operation drawn, in order (a rename must leave them as they are)
     hidden: frozenset[str]
     pins: tuple[int, ...]
     binary: bool
@@ -390,15 +409,23 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
 
         self._dirty = True
         document.analysis_changed.connect(self._analysis_changed)
-        document.selection_changed.connect(self.mark_dirty)
+        document.selection_changed.connect(lambda *_: RefreshWhenShown.mark_dirty(self))  # restyled: _patch_edit
         document.device_changed.connect(self.mark_dirty)
-        document.operations_changed.connect(self.mark_dirty)
+        document.operations_changed.connect(self._operations_changed)
         self.refresh()
 
     # ------------------------------------------------------------------ drawing
     def mark_dirty(self, *_: object) -> None:
         """Something besides one operation's analysis changed: the next refresh draws everything."""
         self._patch_rows = None
+        RefreshWhenShown.mark_dirty(self)
+
+    def _operations_changed(self) -> None:
+        """Operations renamed, added, removed or moved. A keystroke renames its operation when the name follows the
+        declaration: that comes with the operation's own `analysis_changed`, and the next refresh may still move its
+        points alone (`_patch_edit` checks the operations are the ones drawn and takes the new name); any other
+        change comes with `analysis_changed(-1)` and draws everything."""
+        self._renamed = True
         RefreshWhenShown.mark_dirty(self)
 
     def _analysis_changed(self, row: int) -> None:
@@ -415,40 +442,74 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._dirty = False
         if self._patch_edit():
             self._patch_rows = set()
+            self._renamed = False
             return
         self._drawn = None
         self._patch_rows = set()
+        self._renamed = False
         device = self.document.device
-        binary = self.document.binary
-        current = self.document.current_entry
-        current_analysis = self.document.state(current).analysis if current is not None else None
-
-        placed: list[tuple[int, Analysis, bool]] = []  # row, analysis, stale
-        for row, entry in enumerate(self.document.operations):
-            state = self.document.state(entry)
-            a = state.analysis
-            if a is not None and a.flop > 0 and a.bytes > 0 and a.attainable_rate is not None:
-                placed.append((row, a, state.stale))
-
         if device is None or BANDWIDTH not in {*device.peak, *device.overrides}:
-            self._hide_roofs()
-            self.points.setData([])
-            self._shown_spots = None
-            self.kernels.show([])
-            self.measured.show([])
-            self.point_labels.take(0)
-            why = self.document.device_error or "the device has no memory bandwidth: enter one in the device panel"
-            self.message.setText(f"No roofline: {why}")
-            self.message.setPos(0.5, 0.5)
-            self.message.setVisible(True)
-            self._release_view()  # the message sits in a fixed range
-            self._set_range(-1.0, 2.0, 0.0, 1.0)
+            self._show_no_roofline()
             return
         self.message.setVisible(False)
         if self.document.session.device.key != self._device_key:  # another device: fit its roofs
             self._device_key = self.document.session.device.key
             self._release_view()
+        current = self.document.current_entry
+        current_analysis = self.document.state(current).analysis if current is not None else None
+        drawn, positions, kernel_marks, measured_marks = self._collect(device)
+        x_low, x_high, y_low, y_high, start, top = self._fit(drawn, current_analysis)
 
+        # the operations
+        spots = [self._operation_spot(row, positions[row], stale) for row, _a, stale in drawn.placed]
+        shown_spots = [(spot["pos"], spot["size"], spot["pen"], spot["brush"], spot["data"]) for spot in spots]
+        if shown_spots != self._shown_spots:  # an edit moves one point at most; often none
+            self._shown_spots = shown_spots
+            self.points.setData(spots)
+        drawn.spots = spots
+        self._show_level_points(drawn.extra, positions)
+        self._draw_lowered_roofs(drawn.placed, positions, start, top, drawn.binary)
+        self.kernels.show(kernel_marks)
+        self._show_kernel_levels(kernel_marks, {level.key for level in drawn.further})
+        self.measured.show(measured_marks)
+        rows = [row for row, _, _ in drawn.placed]
+        self._point_positions = [positions[row] for row in rows]
+        self._point_rows = rows
+        self._point_names = [self.document.operations[row].name for row in rows]
+        self._drawn = drawn
+        self._show_point_labels(drawn)
+        self._set_range(x_low, x_high, y_low, y_high)
+        self._place_labels()
+
+    def _show_no_roofline(self) -> None:
+        """No device, or one without a memory bandwidth: nothing but a message saying why."""
+        self._hide_roofs()
+        self.points.setData([])
+        self._shown_spots = None
+        self.kernels.show([])
+        self.measured.show([])
+        self.point_labels.take(0)
+        why = self.document.device_error or "the device has no memory bandwidth: enter one in the device panel"
+        self.message.setText(f"No roofline: {why}")
+        self.message.setPos(0.5, 0.5)
+        self.message.setVisible(True)
+        self._release_view()  # the message sits in a fixed range
+        self._set_range(-1.0, 2.0, 0.0, 1.0)
+
+    def _placed_operations(self) -> list[tuple[int, Analysis, bool]]:
+        """The operations that have a place on the roofline (FLOP, bytes and a rate): row, analysis, stale."""
+        placed: list[tuple[int, Analysis, bool]] = []
+        for row, entry in enumerate(self.document.operations):
+            state = self.document.state(entry)
+            a = state.analysis
+            if a is not None and a.flop > 0 and a.bytes > 0 and a.attainable_rate is not None:
+                placed.append((row, a, state.stale))
+        return placed
+
+    def _collect(self, device: Device) -> tuple["_Drawn", dict[int, Position], list[Any], list[Any]]:
+        """What a full refresh draws on `device`: the operations with a point at an interface shown and their
+        points at the further ones (`_Drawn`), each operation's position, the kernels' and the runs' marks."""
+        placed = self._placed_operations()
         roofs, ridges, device_interfaces = self._device_facts(device)
         facts = [self._facts_of(a) for _, a, _ in placed]
         # The host link is a roof only where some operation moves bytes over it (resident=host): for
@@ -486,9 +547,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         at = {id(self.document.operations[row]): index for index, row in enumerate(rows)}
         drawn = _Drawn(
             device=device, current=self.document.current, operations=self.document.operations,
-            count=len(self.document.operations), hidden=frozenset(self._hidden_levels),
-            pins=tuple(id(entry) for entry in self.pinned), binary=binary, placed=placed,
-            facts=[fact for _, fact in kept], index_of_row={row: index for index, row in enumerate(rows)},
+            count=len(self.document.operations), entries=[id(entry) for entry in self.document.operations],
+            hidden=frozenset(self._hidden_levels), pins=tuple(id(entry) for entry in self.pinned),
+            binary=self.document.binary, placed=placed, facts=[fact for _, fact in kept],
+            index_of_row={row: index for index, row in enumerate(rows)},
             shown_keys=shown_keys, further=further, hbm_shown=hbm_shown, roofs=roofs, ridges=ridges,
             xs=np.array([positions[row][0] for row in rows], dtype=float),
             ys=np.array([positions[row][1] for row in rows], dtype=float),
@@ -499,47 +561,45 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             others_y=min(others_y, default=math.inf),
             lowered=any(fact.lowered is not None for _, fact in kept),
         )
-        x_low, x_high, y_low, y_high, start, top = self._fit(drawn, current_analysis)
+        return drawn, positions, kernel_marks, measured_marks
 
-        # the operations
-        spots = [self._operation_spot(row, positions[row], stale) for row, _a, stale in placed]
-        shown_spots = [(spot["pos"], spot["size"], spot["pen"], spot["brush"], spot["data"]) for spot in spots]
-        if shown_spots != self._shown_spots:  # an edit moves one point at most; often none
-            self._shown_spots = shown_spots
-            self.points.setData(spots)
-        drawn.spots = spots
-        self._show_level_points(extra, positions)
-        self._draw_lowered_roofs(placed, positions, start, top, binary)
-        self.kernels.show(kernel_marks)
-        self._show_kernel_levels(kernel_marks, further_keys)
-        self.measured.show(measured_marks)
-        self._point_positions = [positions[row] for row in rows]
-        self._point_rows = rows
-        self._point_names = [self.document.operations[row].name for row in rows]
-        self._drawn = drawn
+    def _patch_edit(self) -> bool:
+        """Since the last full refresh only the selection changed, or one operation's analysis (a keystroke in its
+        declaration), or both: the marks that changed are restyled or moved in place (`_restyle_selection`,
+        `_move_operation`), the range fitted from `_drawn`'s arrays, and the labels laid out as after any edit.
+        False, when more changed than that (an edit that takes a point off the plot, makes it stale, gives it a
+        lowered roof, changes which interfaces are drawn; another device, list, levels, pins or units): `refresh`
+        then draws everything (what was restyled or moved is then drawn again with the rest)."""
+        drawn, rows, document = self._drawn, self._patch_rows, self.document
+        if drawn is None or rows is None or len(rows) > 1:
+            return False
+        if (document.device is not drawn.device or document.operations is not drawn.operations
+                or len(document.operations) != drawn.count or frozenset(self._hidden_levels) != drawn.hidden
+                or document.binary != drawn.binary or tuple(id(entry) for entry in self.pinned) != drawn.pins):
+            return False
+        if self._renamed and [id(entry) for entry in document.operations] != drawn.entries:
+            return False
+        if document.current != drawn.current:
+            self._restyle_selection(drawn)
+        if rows and not self._move_operation(drawn, next(iter(rows))):
+            return False
+        current = document.current_entry
+        current_analysis = document.state(current).analysis if current is not None else None
+        x_low, x_high, y_low, y_high, _start, _top = self._fit(drawn, current_analysis)
         self._show_point_labels(drawn)
         self._set_range(x_low, x_high, y_low, y_high)
         self._place_labels()
+        return True
 
-    def _patch_edit(self) -> bool:
-        """One operation's analysis changed (a keystroke in its declaration) and nothing else did: its points are
-        moved in place (the positions in `_drawn`'s arrays, its spot in each scatter), the range fitted from those
-        arrays, and the labels laid out as after any edit. False, drawing nothing, when the edit changes more than
-        that operation's points (it leaves or joins the plot, goes stale, has a lowered roof, changes which
-        interfaces are drawn): `refresh` then draws everything."""
-        drawn, rows, document = self._drawn, self._patch_rows, self.document
-        if drawn is None or rows is None or len(rows) != 1:
-            return False
-        (row,) = rows
-        if (document.device is not drawn.device or document.current != drawn.current
-                or document.operations is not drawn.operations or len(document.operations) != drawn.count
-                or frozenset(self._hidden_levels) != drawn.hidden or document.binary != drawn.binary
-                or tuple(id(entry) for entry in self.pinned) != drawn.pins or drawn.lowered):
-            return False
+    def _move_operation(self, drawn: "_Drawn", row: int) -> bool:
+        """Operation `row`'s analysis changed: its entries in `_drawn`'s arrays, its spot and its level points move to
+        where the new analysis puts them, and its name is taken (it may follow the declaration). False, changing
+        nothing, when it leaves or joins the plot, goes stale or fresh, gains a lowered roof or another number of
+        level points, or any operation has a lowered roof (drawn from every point's place)."""
         index = drawn.index_of_row.get(row)
-        if index is None:
+        if index is None or drawn.lowered:
             return False
-        state = document.state(document.operations[row])
+        state = self.document.state(self.document.operations[row])
         a, stale = state.analysis, state.stale
         if a is None or not (a.flop > 0 and a.bytes > 0 and a.attainable_rate is not None) or stale != drawn.placed[index][2]:
             return False
@@ -558,23 +618,42 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         for offset, (point, where) in enumerate(further_points):
             drawn.extra[first + offset] = (row, stale, point, where)
             drawn.extra_xs[first + offset] = where[0]
-        current = document.current_entry
-        current_analysis = document.state(current).analysis if current is not None else None
-        x_low, x_high, y_low, y_high, _start, _top = self._fit(drawn, current_analysis)
-        spot = self._operation_spot(row, position, stale)
+        self._set_spot(drawn, index, self._operation_spot(row, position, stale))
+        self._patch_level_points(first, drawn.extra[first: first + count], position)
+        self._point_positions[index] = position
+        self._point_names[index] = self.document.operations[row].name
+        self._marks_moved = [*self._marks_moved, (index, first, count)]
+        return True
+
+    def _restyle_selection(self, drawn: "_Drawn") -> None:
+        """Another operation selected: the previously and the newly selected operations' marks (their point and
+        their points at further levels) restyled, the dotted line joined through the new one's, the kernels'
+        sizes set again (a selected operation's kernels are larger); the roofs, ridge and labels follow in
+        `_patch_edit`. No point moves."""
+        before, now = drawn.current, self.document.current
+        drawn.current = now
+        for row in (before, now):
+            index = drawn.index_of_row.get(row)
+            if index is None:
+                continue
+            position, stale = self._point_positions[index], drawn.placed[index][2]
+            self._set_spot(drawn, index, self._operation_spot(row, position, stale))
+            first, count = drawn.spans[index]
+            self._patch_level_points(first, drawn.extra[first: first + count], position)
+        index = drawn.index_of_row.get(now)
+        self.level_connector.setVisible(index is not None and drawn.spans[index][1] > 0)
+        if self.kernels.marks:
+            self.kernels.show(self.kernels.marks)
+
+    def _set_spot(self, drawn: "_Drawn", index: int, spot: dict[str, Any]) -> None:
+        """Operation `index`'s mark drawn as `spot`: only its look's scatter (or scatters, when its look changed) is
+        set again, or with few marks its own item."""
         shown = (spot["pos"], spot["size"], spot["pen"], spot["brush"], spot["data"])
         drawn.spots[index] = spot
         if self._shown_spots is not None and self._shown_spots[index] != shown:
             self._shown_spots[index] = shown
             if not self.points.patch(index, spot):
                 self.points.setData(drawn.spots)
-        self._patch_level_points(first, drawn.extra[first: first + count], position)
-        self._point_positions[index] = position
-        self._marks_moved = [*self._marks_moved, (index, first, count)]
-        self._show_point_labels(drawn)
-        self._set_range(x_low, x_high, y_low, y_high)
-        self._place_labels()
-        return True
 
     def _fit(self, drawn: "_Drawn", current_analysis: Analysis | None) -> tuple[float, float, float, float, float, float]:
         """The range fitted to the points (every operation's, the kernels' and the runs'), the roofs drawn where
@@ -699,6 +778,35 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         return marks
 
     _marks_kept: tuple[list[Position], list[Position], PointMarks] | None = None
+
+    def _other_marks(self, view: tuple[float, float, float, float], width: float, height: float) -> MarkGrid:
+        """The imported kernels' marks (and their stars at further levels) and the measured runs' (each run's mark and
+        spread bar) in the view's pixels, indexed by grid cell (`label_layout.MarkGrid`): made again only when the
+        view or those marks change (an edit of an operation moves neither)."""
+        kernels, levels, runs = self.kernels.marks, self._kernel_level_marks, self.measured.marks
+        key = (view, width, height, len(kernels), len(levels), len(runs))
+        kept = self._others_kept
+        if kept is not None and kept[0] == key and kept[1] is kernels and kept[2] is levels and kept[3] is runs:
+            return kept[4]
+        x_low, y_high, per_x, per_y = view
+
+        def px(x: float) -> float:
+            return (x - x_low) * per_x
+
+        def py(y: float) -> float:
+            return (y_high - y) * per_y
+
+        boxes = [box_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS) for kernel in kernels]
+        boxes += [box_around(px(x), py(y), KERNEL_RADIUS) for x, y in levels]
+        for run in runs:
+            cx = px(run.x)
+            boxes.append(box_around(cx, py(run.y), MEASURED_RADIUS))
+            boxes.append((cx - 2.0, py(run.high), cx + 2.0, py(run.low)))  # the spread bar
+        grid = MarkGrid(boxes, width, height)
+        self._others_kept = (key, kernels, levels, runs, grid)
+        return grid
+
+    _others_kept: tuple[Any, ...] | None = None
     _marks_moved: list[tuple[int, int, int]] = []  # (operation, its first level point, how many) moved since
 
     def _device_facts(self, device: Device) -> tuple[list[Roof], list[float], list[RoofLevel]]:
@@ -715,6 +823,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
     _device_facts_kept: tuple[Device, list[Roof], list[float], list[RoofLevel]] | None = None
     _drawn: _Drawn | None = None
     _patch_rows: set[int] | None = None
+    _renamed = False  # operations_changed since the last refresh (see _operations_changed)
 
     def _draw_roofs(
         self,
@@ -830,263 +939,251 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
 
         When only points moved (an edit; same view, roofs, labels and font), labels whose points stayed keep
         their places, and `TIDY_AFTER_MS` after the last such layout (or with `fresh`) they are laid out afresh.
+
+        Operations and roofs whose label found no room (near its roof, for a roof) join the legend; the legend is
+        itself a mark, so the labels are laid out again (`legend_corner.list_unplaced`). While only points move,
+        those listed stay listed: the legend does not flicker (nor get rebuilt) on every keystroke.
         """
         if self._range is None:
             return
-        view = self.plot.getViewBox()
-        width, height = view.width(), view.height()
-        (x_low, x_high), (y_low, y_high) = view.viewRange()
-        if height <= 0 or width <= 0 or y_high <= y_low or x_high <= x_low:
+        box = self.plot.getViewBox()
+        (x_low, x_high), (y_low, y_high) = box.viewRange()
+        view = PixelView(x_low, x_high, y_low, y_high, box.width(), box.height())
+        if not view.usable:
             return
-        per_x = width / (x_high - x_low)
-        per_y = height / (y_high - y_low)
-
-        def px(x: float) -> float:
-            return (x - x_low) * per_x
-
-        def py(y: float) -> float:
-            return (y_high - y) * per_y
-
-        def put(label: pg.TextItem, box: Box | None) -> None:
-            if label.isVisible() != (box is not None):
-                label.setVisible(box is not None)
-            if box is not None:
-                # Most labels stay where they were (held while a point moves): the same box in the same view
-                # is the same place, and nothing but this moves a label.
-                placed = (box, x_low, y_high, per_x, per_y)
-                if getattr(label, "_placed_at", None) == placed:
-                    return
-                label._placed_at = placed
-                if tuple(label.anchor) != (0.0, 0.0):
-                    label.setAnchor((0, 0))
-                at = (x_low + box[0] / per_x, y_high - box[1] / per_y)
-                if (label.pos().x(), label.pos().y()) != at:
-                    label.setPos(*at)
-
-        def size(label: PlotLabel) -> tuple[float, float]:
-            return label.pixel_size()
-
-        def roof_size(key: str, label: PlotLabel) -> tuple[float, float, float | None]:
-            """The label's width with its full text and with its short one, and its height (from font metrics:
-            the label may show either text now); worked out again only when a text, the font or the box changed."""
-            shown = label.plain_text()
-            full, short = self._roof_texts.get(key, (shown, shown))
-            asked = (full, short, shown, label.font_key(), label.pixel_size())
-            kept = getattr(label, "_roof_size_for", None)
-            if kept is not None and kept[0] == asked:
-                return kept[1]
-            w, h = asked[4]
-            margin = w - self._text_width(label, shown)
-            full_width = margin + self._text_width(label, full)
-            short_width = margin + self._text_width(label, short) if short != full else None
-            label._roof_size_for = (asked, (full_width, h, short_width))
-            return full_width, h, short_width
-
-        def ridge_sides() -> tuple[float, float, list[float]]:
-            """The ridge label's width and height, and the left edges of its places beside the ridge line (right of
-            it, else left of it)."""
-            assert self._ridge is not None
-            w, h = size(self.ridge_label)
-            left = px(self._ridge[0]) + 3
-            return w, h, [left, left - w - 6]
-
-        def ridge_place(bottom: float, near: Callable[[Sequence[Box]], list[Box]], lines: Sequence[Segment]) -> Box | None:
-            """A place for the ridge label beside the ridge line (right, else left) with its foot at `bottom`,
-            inside the view, covering no mark (`near`: those a box may cover) and crossed by none of `lines`;
-            None if neither is free."""
-            w, h, edges = ridge_sides()
-            boxes = [(x0, bottom - h, x0 + w, bottom) for x0 in edges]
-            taken = near(boxes)
-            for box in boxes:
-                if inside(box, width, height) and not any(boxes_overlap(box, m) for m in taken):
-                    if not any(segment_crosses_box(line, box) for line in lines):
-                        return box
-            return None
-
-        def ridge_up_the_line(layout: LabelLayout, marks: list[Box], roofs: list[Segment]) -> None:
-            """The ridge label whose foot was taken: the first free place up the ridge line, clear of every mark,
-            label and leader (it is placed last, after the operations' and roofs' labels), or not at all."""
-            if self._ridge is None or not x_low < self._ridge[0] < x_high or self.ridge_label.isVisible():
-                return
-            taken = marks + [placement.box for placement in layout.placements if placement.box is not None]
-            lines = roofs + [leader for leader in map(leader_segment, layout.placements) if leader is not None]
-            w, h, edges = ridge_sides()
-            for x0 in edges:  # right of the line, else left of it
-                bottom = height - 2
-                while bottom - h >= 2:
-                    box = (x0, bottom - h, x0 + w, bottom)
-                    if not inside(box, width, height):
-                        break
-                    below = [m[1] for m in taken if boxes_overlap(box, m)]
-                    if below:  # above the highest of what it covers
-                        bottom = min(below) - 1
-                    elif any(segment_crosses_box(line, box) for line in lines):
-                        bottom -= 3
-                    else:
-                        put(self.ridge_label, box)
-                        marks.append(box)  # a mark of the layout the view keeps (its checks see the label)
-                        return
-
-        def lay_out(corner: Corner | None = None) -> tuple[
-            LabelLayout, list[Segment], list[Box], list[RoofLabel], list[PointLabel], list[pg.TextItem], list[pg.TextItem]
-        ]:
-            # the points, then their points at further levels apart from them (a level point on top of its
-            # operation's point, as every level carrying the same bytes puts it, is kept clear already)
-            point_marks = self._operation_marks((x_low, y_high, per_x, per_y))
-            marks = point_marks.boxes()
-            points = len(self._point_positions)  # the first marks are the points' boxes
-
-            def near(boxes: Sequence[Box]) -> list[Box]:
-                """The marks that overlap any of `boxes` (the points' found by NumPy; the rest, few, one by one): what
-                a box among them covers of `marks` it covers of these."""
-                return point_marks.overlapping_points(boxes) + [
-                    mark for mark in marks[points:] if any(boxes_overlap(box, mark) for box in boxes)]
-
-            for kernel in self.kernels.marks:
-                marks.append(box_around(px(kernel.x), py(kernel.y), KERNEL_RADIUS))
-            for x, y in self._kernel_level_marks:
-                marks.append(box_around(px(x), py(y), KERNEL_RADIUS))
-            for run in self.measured.marks:
-                cx = px(run.x)
-                marks.append(box_around(cx, py(run.y), MEASURED_RADIUS))
-                marks.append((cx - 2.0, py(run.high), cx + 2.0, py(run.low)))  # the spread bar
-            for items in self.measured.label_items():
-                for text in items.labels:
-                    if text.isVisible():
-                        marks.append(scene_box(view, text))
-            if self._ridge is not None:
-                marks.append(box_around(px(self._ridge[0]), py(self._ridge[1]), RIDGE_RADIUS))
-            legend_box = self._place_legend(marks, width, height, (x_low, x_high, y_low, y_high), fresh, corner, near)
-            if legend_box is not None:
-                marks.append(legend_box)
-
-            roofs: list[Segment] = [(px(a), py(b), px(c), py(d)) for a, b, c, d in [*self._roof_segments, *self._lowered_segments]]
-            for text in self.lowered_labels.items[: self.lowered_labels.used]:
-                marks.append(scene_box(view, text))
-
-            # the ridge label: at the foot of the ridge line, either side (where the foot is taken, as by a legend
-            # in a bottom corner, it goes up the line once the other labels are placed: `ridge_up_the_line`)
-            ridge_box: Box | None = None
-            if self._ridge is not None and x_low < self._ridge[0] < x_high:
-                ridge_box = ridge_place(height - 2, near, roofs)
-            put(self.ridge_label, ridge_box)
-            if ridge_box is not None:
-                marks.append(ridge_box)
-
-            roof_labels: list[RoofLabel] = []
-            roof_items: list[pg.TextItem] = []
-            if self._memory_segment is not None:
-                w, h, short_w = roof_size("memory", self.memory_label)
-                a, b, c, d = self._memory_segment
-                roof_labels.append(RoofLabel("memory", w, h, (px(a), py(b), px(c), py(d)), from_left=True, short_width=short_w))
-                roof_items.append(self.memory_label)
-            level_labels = self.level_labels.items[: self.level_labels.used]
-            for label, (a, b, c, d), level in zip(level_labels, self._level_segments, self._level_segment_keys):
-                w, h, short_w = roof_size(f"memory {level}", label)
-                roof_labels.append(RoofLabel(f"memory {level}", w, h, (px(a), py(b), px(c), py(d)), from_left=True, short_width=short_w))
-                roof_items.append(label)
-            labels = self.roof_labels.items[: self.roof_labels.used]
-            for index, (label, y, start) in enumerate(zip(labels, self._roof_heights, self._roof_starts)):
-                w, h, short_w = roof_size(f"roof {index}", label)
-                roof_labels.append(RoofLabel(f"roof {index}", w, h, (px(start), py(y), px(x_high) + 1e4, py(y)), short_width=short_w))
-                roof_items.append(label)
-
-            point_labels: list[PointLabel] = []
-            point_items: list[pg.TextItem] = []
-            point_texts = self.point_labels.items[: self.point_labels.used]
-            chosen = [(self._point_rows[index], self._point_positions[index]) for index in self._labelled]
-            for label, (row, (x, y)) in zip(point_texts, chosen):
-                if self._label_mode == LABELS_ALL or (self._label_mode == LABELS_SELECTED and row == self.document.current):
-                    w, h = size(label)
-                    point_labels.append(PointLabel(f"operation {row}", w, h, px(x), py(y)))
-                    point_items.append(label)
-                else:
-                    label.setVisible(False)
-
-            context = (width, height, x_low, x_high, y_low, y_high, tuple(roofs), tuple(label.key for label in roof_labels),
-                       tuple(label.key for label in point_labels), self._label_mode,
-                       self.point_labels.items[0].font_key() if self.point_labels.items else "")
-            # Labels are held only while one operation's point moves (an edit of its declaration): a session
-            # opened, a device chosen or a setting changed moves several, and gets a fresh layout at once.
-            held = self.label_layout if not fresh and context == self._layout_context else None
-            if held is not None and sum(
-                (before.x, before.y) != (now.x, now.y) for before, now in zip(held.point_labels, point_labels)
-            ) > 1:
-                held = None
-            layout = layout_labels(width, height, roofs, marks, roof_labels, point_labels,
-                                   keep=held.layout if held is not None else None)
-            self._layout_context = context
-            if held is not None:
-                self._tidy_timer.start()  # (again): afresh once the edits pause
-            return layout, roofs, marks, roof_labels, point_labels, roof_items, point_items
-
-        # Operations and roofs whose label found no room (near its roof, for a roof) join the legend;
-        # the legend is itself a mark, so lay out again. While only points move (an edit), those listed stay
-        # listed: the legend does not flicker (nor get rebuilt) on every keystroke.
-        context = (width, height, self._label_mode, tuple(self._point_rows), self.roof_labels.used,
+        context = (view.width, view.height, self._label_mode, tuple(self._point_rows), self.roof_labels.used,
                    self.point_labels.items[0].font_key() if self.point_labels.items else "")
-
-        def list_unplaced(listed: set[str], corner: Corner | None = None) -> tuple[Any, set[str], set[str] | None, int]:
-            """Lay out, listing each label that finds no room while the legend covers no more marks for it
-            (`legend_corner.list_unplaced`; the legend in `corner`, or where `_place_legend` puts it); also what was
-            listed when the legend first showed (None: it never did) and how many labels were left out."""
-            before: set[str] | None = None
-            laid: Any = None
-
-            def shown(keys: frozenset[str]) -> tuple[frozenset[str], int]:
-                nonlocal before, laid
-                self._show_point_legend(set(keys))
-                legend = self.plot.legend
-                if legend is not None and legend.isVisible() != bool(legend.items):  # an empty legend is a white box
-                    legend.setVisible(bool(legend.items))  # over the plot's corner (it faded a roof label there)
-                if before is None and legend is not None and legend.items:
-                    before = set(keys)
-                laid = lay_out(corner)
-                return frozenset(laid[0].unplaced), self._legend_covering if legend is not None and legend.items else 0
-
-            rounds = len(self._point_rows) + self.roof_labels.used + 2
-            # a roof's name before an operation's (whose point names it on hover): "memory…", "roof…" first
-            kept, left_out = place_in_legend(frozenset(listed), shown, rounds, first=lambda key: key.startswith("operation"))
-            return laid, set(kept), before, len(left_out)
-
         start = self._listed if context == self._listed_context else set()
         self._legend_free = None
-        laid, listed, before, left_out = list_unplaced(start)
+        laid, listed, before, left_out = self._list_unplaced(view, fresh, start)
         if self._legend_free and before is not None and self._legend_corner is not None and (listed != before or left_out):
             # The corner was chosen afresh and labels lost their room to the legend there (each is listed in it, so
             # it grows): try the others too, and keep the one that covers no mark and takes the fewest labels' room.
-            first = Trial(self._legend_corner, self._legend_covering, len(listed - before), left_out)
-            trials = [first]
-            for corner in CORNERS:
-                if corner != first.corner:
-                    laid, listed, _, left_out = list_unplaced(set(before), corner)
-                    trials.append(Trial(corner, self._legend_covering, len(listed - before), left_out))
-            best = best_trial(trials)
+            found = {}
+
+            def trial_in(corner: Corner) -> Trial:
+                found[corner] = self._list_unplaced(view, fresh, set(before), corner)
+                _, kept, _, out = found[corner]
+                return Trial(corner, self._legend_covering, len(kept - before), out)
+
+            trials, best = try_corners(Trial(self._legend_corner, self._legend_covering, len(listed - before), left_out),
+                                       trial_in)
+            laid, listed = found[trials[-1].corner][:2]
             if best != trials[-1]:
-                laid, listed, _, _ = list_unplaced(set(before), best.corner)
-        layout, roofs, marks, roof_labels, point_labels, roof_items, point_items = laid
-        ridge_up_the_line(layout, marks, roofs)
+                laid, listed, _, _ = self._list_unplaced(view, fresh, set(before), best.corner)
+        self._ridge_up(view, laid)
         self._listed, self._listed_context = listed, context
-        self.label_layout = PlacedLabels(layout, width, height, tuple(roofs), tuple(marks), tuple(roof_labels), tuple(point_labels))
-        placements = iter(layout.placements)
-        for item, label in zip(roof_items, roof_labels):
+        self.label_layout = PlacedLabels(laid.layout, view.width, view.height, tuple(laid.roofs), tuple(laid.marks),
+                                         tuple(laid.roof_labels), tuple(laid.point_labels))
+        self._draw_labels(view, laid)
+
+    def _list_unplaced(
+        self, view: PixelView, fresh: bool, listed: set[str], corner: Corner | None = None
+    ) -> tuple["_Laid", set[str], set[str] | None, int]:
+        """Lay out, listing each label that finds no room while the legend covers no more marks for it
+        (`legend_corner.list_unplaced`; the legend in `corner`, or where `_place_legend` puts it); also what was
+        listed when the legend first showed (None: it never did) and how many labels were left out."""
+        before: set[str] | None = None
+        laid: _Laid | None = None
+
+        def shown(keys: frozenset[str]) -> tuple[frozenset[str], int]:
+            nonlocal before, laid
+            self._show_point_legend(set(keys))
+            legend = self.plot.legend
+            if legend is not None and legend.isVisible() != bool(legend.items):  # an empty legend is a white box
+                legend.setVisible(bool(legend.items))  # over the plot's corner (it faded a roof label there)
+            if before is None and legend is not None and legend.items:
+                before = set(keys)
+            laid = self._lay_out(view, fresh, corner)
+            return frozenset(laid.layout.unplaced), self._legend_covering if legend is not None and legend.items else 0
+
+        rounds = len(self._point_rows) + self.roof_labels.used + 2
+        # a roof's name before an operation's (whose point names it on hover): "memory…", "roof…" first
+        kept, left_out = place_in_legend(frozenset(listed), shown, rounds, first=lambda key: key.startswith("operation"))
+        assert laid is not None
+        return laid, set(kept), before, len(left_out)
+
+    def _lay_out(self, view: PixelView, fresh: bool, corner: Corner | None) -> "_Laid":
+        """One layout of every label with the legend as it is listed now (in `corner`, or where `_place_legend` puts
+        it), the labels held where they were while one point moves (`label_layout.held_layout`)."""
+        marks, near, as_array = self._layout_marks(view, fresh, corner)
+        roofs: list[Segment] = [view.segment(segment) for segment in [*self._roof_segments, *self._lowered_segments]]
+        for text in self.lowered_labels.items[: self.lowered_labels.used]:
+            marks.append(scene_box(self.plot.getViewBox(), text))
+        # the ridge label: at the foot of the ridge line, either side (where the foot is taken, as by a legend in a
+        # bottom corner, it goes up the line once the other labels are placed: `_ridge_up`)
+        ridge_box: Box | None = None
+        if self._ridge is not None and view.x_low < self._ridge[0] < view.x_high:
+            ridge_box = ridge_at_foot(*self._ridge_sides(view), view.height - 2, view.width, view.height, near, roofs)
+        self._put(self.ridge_label, ridge_box, view)
+        if ridge_box is not None:
+            marks.append(ridge_box)
+        roof_labels, roof_items = self._roof_label_inputs(view)
+        point_labels, point_items = self._point_label_inputs(view)
+        context = (view, tuple(roofs), tuple(label.key for label in roof_labels), self._label_mode,
+                   self.point_labels.items[0].font_key() if self.point_labels.items else "")
+        placed = self.label_layout
+        held = held_layout(placed.layout if placed is not None else None, placed.point_labels if placed is not None else (),
+                           point_labels, not fresh and context == self._layout_context)
+        layout = layout_labels(view.width, view.height, roofs, marks, roof_labels, point_labels, keep=held,
+                               marks_array=as_array())
+        self._layout_context = context
+        if held is not None:
+            self._tidy_timer.start()  # (again): afresh once the edits pause
+        return _Laid(layout, roofs, marks, roof_labels, point_labels, roof_items, point_items, near)
+
+    def _layout_marks(
+        self, view: PixelView, fresh: bool, corner: Corner | None
+    ) -> tuple[list[Box], Callable[[Sequence[Box]], list[Box]], Callable[[], np.ndarray]]:
+        """Every mark the labels keep clear of, in the view's pixels, with the legend put in its corner (a mark too);
+        `near(boxes)`: the marks that overlap any of `boxes` (the points' found by NumPy, the kernels' and runs' by
+        their grid's cells, the rest, few, one by one), what a box among them covers of the marks; and
+        `as_array()`: the marks as rows, joined from the arrays the points and the grid keep (not made afresh from
+        thousands of boxes on every keystroke)."""
+        # the points, then their points at further levels apart from them (a level point on top of its operation's
+        # point, as every level carrying the same bytes puts it, is kept clear already), then the kernels' and runs'
+        point_marks = self._operation_marks(view.key())
+        others = self._other_marks(view.key(), view.width, view.height)
+        marks = point_marks.boxes()
+        points, apart = len(self._point_positions), len(marks)
+        marks += others.boxes
+
+        def as_array() -> np.ndarray:
+            rest = np.array(marks[apart + len(others):], dtype=float).reshape(-1, 4)
+            return np.vstack((point_marks.array(), others.array, rest))
+
+        def near(boxes: Sequence[Box]) -> list[Box]:
+            rest = [*marks[points:apart], *marks[apart + len(others):]]
+            return point_marks.overlapping_points(boxes) + [others.boxes[i] for i in others.overlapping(boxes)] + [
+                mark for mark in rest if any(boxes_overlap(box, mark) for box in boxes)]
+
+        for items in self.measured.label_items():
+            for text in items.labels:
+                if text.isVisible():
+                    marks.append(scene_box(self.plot.getViewBox(), text))
+        if self._ridge is not None:
+            marks.append(box_around(view.px(self._ridge[0]), view.py(self._ridge[1]), RIDGE_RADIUS))
+        view_range = (view.x_low, view.x_high, view.y_low, view.y_high)
+        legend_box = self._place_legend(marks, view.width, view.height, view_range, fresh, corner, near)
+        if legend_box is not None:
+            marks.append(legend_box)
+        return marks, near, as_array
+
+    def _roof_label_inputs(self, view: PixelView) -> tuple[list[RoofLabel], list[pg.TextItem]]:
+        """The roof labels to lay out (their sizes, full and short, and their roofs in pixels) and their items."""
+        labels: list[RoofLabel] = []
+        items: list[pg.TextItem] = []
+        if self._memory_segment is not None:
+            w, h, short_w = self._roof_size("memory", self.memory_label)
+            labels.append(RoofLabel("memory", w, h, view.segment(self._memory_segment), from_left=True, short_width=short_w))
+            items.append(self.memory_label)
+        level_labels = self.level_labels.items[: self.level_labels.used]
+        for label, segment, level in zip(level_labels, self._level_segments, self._level_segment_keys):
+            w, h, short_w = self._roof_size(f"memory {level}", label)
+            labels.append(RoofLabel(f"memory {level}", w, h, view.segment(segment), from_left=True, short_width=short_w))
+            items.append(label)
+        roof_texts = self.roof_labels.items[: self.roof_labels.used]
+        for index, (label, y, start) in enumerate(zip(roof_texts, self._roof_heights, self._roof_starts)):
+            w, h, short_w = self._roof_size(f"roof {index}", label)
+            roof = (view.px(start), view.py(y), view.px(view.x_high) + 1e4, view.py(y))
+            labels.append(RoofLabel(f"roof {index}", w, h, roof, short_width=short_w))
+            items.append(label)
+        return labels, items
+
+    def _point_label_inputs(self, view: PixelView) -> tuple[list[PointLabel], list[pg.TextItem]]:
+        """The labelled operations' labels to lay out (by View ▸ Labels) and their items; the others' are hidden."""
+        labels: list[PointLabel] = []
+        items: list[pg.TextItem] = []
+        texts = self.point_labels.items[: self.point_labels.used]
+        chosen = [(self._point_rows[index], self._point_positions[index]) for index in self._labelled]
+        for label, (row, (x, y)) in zip(texts, chosen):
+            if self._label_mode == LABELS_ALL or (self._label_mode == LABELS_SELECTED and row == self.document.current):
+                w, h = label.pixel_size()
+                labels.append(PointLabel(f"operation {row}", w, h, view.px(x), view.py(y)))
+                items.append(label)
+            else:
+                label.setVisible(False)
+        return labels, items
+
+    def _put(self, label: pg.TextItem, box: Box | None, view: PixelView) -> None:
+        """Show `label` with its top left at the box's (hidden for None). Most labels stay where they were (held
+        while a point moves): the same box in the same view is the same place, and nothing but this moves a label."""
+        if label.isVisible() != (box is not None):
+            label.setVisible(box is not None)
+        if box is None:
+            return
+        placed = (box, view.key())
+        if getattr(label, "_placed_at", None) == placed:
+            return
+        label._placed_at = placed
+        if tuple(label.anchor) != (0.0, 0.0):
+            label.setAnchor((0, 0))
+        at = view.at(box[0], box[1])
+        if (label.pos().x(), label.pos().y()) != at:
+            label.setPos(*at)
+
+    def _roof_size(self, key: str, label: PlotLabel) -> tuple[float, float, float | None]:
+        """The label's width with its full text and with its short one, and its height (from font metrics: the
+        label may show either text now); worked out again only when a text, the font or the box changed."""
+        shown = label.plain_text()
+        full, short = self._roof_texts.get(key, (shown, shown))
+        asked = (full, short, shown, label.font_key(), label.pixel_size())
+        kept = getattr(label, "_roof_size_for", None)
+        if kept is not None and kept[0] == asked:
+            return kept[1]
+        w, h = asked[4]
+        margin = w - self._text_width(label, shown)
+        full_width = margin + self._text_width(label, full)
+        short_width = margin + self._text_width(label, short) if short != full else None
+        label._roof_size_for = (asked, (full_width, h, short_width))
+        return full_width, h, short_width
+
+    def _ridge_sides(self, view: PixelView) -> tuple[tuple[float, float], list[float]]:
+        """The ridge label's size, and the left edges of its places beside the ridge line (right, else left)."""
+        assert self._ridge is not None
+        w, h = self.ridge_label.pixel_size()
+        left = view.px(self._ridge[0]) + 3
+        return (w, h), [left, left - w - 6]
+
+    def _ridge_up(self, view: PixelView, laid: "_Laid") -> None:
+        """The ridge label whose foot was taken goes up its line, clear of every mark, label and leader (it is placed
+        last, after the operations' and roofs' labels: `label_layout.ridge_up_the_line`), or not at all."""
+        if self._ridge is None or not view.x_low < self._ridge[0] < view.x_high or self.ridge_label.isVisible():
+            return
+        placements = laid.layout.placements
+        labels = [placement.box for placement in placements if placement.box is not None]
+        lines = laid.roofs + [leader for leader in map(leader_segment, placements) if leader is not None]
+
+        def covering(box: Box) -> list[Box]:
+            return laid.near([box]) + [label for label in labels if boxes_overlap(box, label)]
+
+        box = ridge_up_the_line(*self._ridge_sides(view), view.width, view.height, covering, lines)
+        if box is not None:
+            self._put(self.ridge_label, box, view)
+            laid.marks.append(box)  # a mark of the layout the view keeps (its checks see the label)
+
+    def _draw_labels(self, view: PixelView, laid: "_Laid") -> None:
+        """The layout drawn: each roof label in its place with its full or short text (on its roof with a white
+        ground), each operation label in its place, and the leaders."""
+        placements = iter(laid.layout.placements)
+        for item, label in zip(laid.roof_items, laid.roof_labels):
             placement = next(placements)
             texts = self._roof_texts.get(label.key)
             if texts is not None:
                 item.setText(texts[1] if placement.short else texts[0])  # no work when the text is the same
-            put(item, placement.box)
+            self._put(item, placement.box, view)
             _write_on_roof(item, placement)
-        for item in point_items:
-            put(item, next(placements).box)
-        leaders = [p for p in layout.placements if p.box is not None and p.leader_to is not None]
+        for item in laid.point_items:
+            self._put(item, next(placements).box, view)
+        leaders = [p for p in laid.layout.placements if p.box is not None and p.leader_to is not None]
         for line, placement in zip(self.leader_lines.take(len(leaders)), leaders):
             assert placement.box is not None and placement.leader_to is not None
-            drawn = (placement.box, placement.leader_to, x_low, y_high, per_x, per_y)
+            drawn = (placement.box, placement.leader_to, view.key())
             if getattr(line, "_drawn_for", None) == drawn:  # most leaders stay as they were (held labels)
                 continue
             line._drawn_for = drawn
-            (ax, ay), (bx, by) = placement.leader_to, nearest_on_box(placement.box, *placement.leader_to)
-            line.setData([x_low + ax / per_x, x_low + bx / per_x], [y_high - ay / per_y, y_high - by / per_y])
+            (ax, ay), (bx, by) = view.at(*placement.leader_to), view.at(*nearest_on_box(placement.box, *placement.leader_to))
+            line.setData([ax, bx], [ay, by])
 
     def set_pinned(self, entry: OperationEntry | None, pinned: bool) -> None:
         """View ▸ Labels ▸ Pin: the operation keeps its label however many operations the session has."""
