@@ -335,6 +335,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.plot.autoBtn.clicked.connect(self.fit_view)
         self.widget.viewport().installEventFilter(self)  # a double-click on the plot (see eventFilter)
         document.session_replaced.connect(self.fit_view)
+        document.session_replaced.connect(self._lay_out_afresh)
         document.session_replaced.connect(lambda: self.pinned.clear())  # pins belong to the session's operations
 
         caption = QLabel(
@@ -518,8 +519,17 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._point_names = [self.document.operations[row].name for row in rows]
         self._drawn = drawn
         self._show_point_labels(drawn)
-        self._set_range(x_low, x_high, y_low, y_high)
-        self._place_labels()
+        # The range's change would lay the labels out at once (sigRangeChanged); they are laid out once, below.
+        self._refreshing = True
+        try:
+            self._set_range(x_low, x_high, y_low, y_high)
+        finally:
+            self._refreshing = False
+        fresh, self._fresh_layout = self._fresh_layout, False
+        self._place_labels(fresh=fresh)
+
+    def _lay_out_afresh(self) -> None:
+        self._fresh_layout = True
 
     def _patch_edit(self) -> bool:
         """One operation's analysis changed (a keystroke in its declaration) and nothing else did: its points are
@@ -804,6 +814,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         return end
 
     _label_room_inputs: tuple[Any, ...] | None = None  # what the last refresh measured the label room from
+    _refreshing = False  # a full refresh is setting the range: it lays the labels out itself, once, after
+    # Another session shown: its first refresh lays the labels out afresh at once (nothing of the last session's
+    # layout is kept, and no tidy-up follows it).
+    _fresh_layout = False
 
     def _refit_label_room(self, *_: object) -> None:
         """The plot was resized: the room kept right of the points for the roof labels is measured in pixels, so
@@ -831,7 +845,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         When only points moved (an edit; same view, roofs, labels and font), labels whose points stayed keep
         their places, and `TIDY_AFTER_MS` after the last such layout (or with `fresh`) they are laid out afresh.
         """
-        if self._range is None:
+        if self._range is None or self._refreshing:
             return
         view = self.plot.getViewBox()
         width, height = view.width(), view.height()
@@ -1018,6 +1032,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             self._layout_context = context
             if held is not None:
                 self._tidy_timer.start()  # (again): afresh once the edits pause
+            else:
+                self._tidy_timer.stop()  # laid out afresh now: a tidy-up asked for before has nothing left to do
             return layout, roofs, marks, roof_labels, point_labels, roof_items, point_items
 
         # Operations and roofs whose label found no room (near its roof, for a roof) join the legend;
