@@ -28,6 +28,8 @@ from typing import Callable
 from PySide6.QtCore import QEventLoop, QObject, Qt, Signal
 
 from workbench.errors import WorkbenchError
+from workbench.gui.writer import restore_switch_interval, shorten_switch_interval
+from workbench.runs import read_runs
 from workbench.session import Session, SessionError
 from workbench.session_sync import DiskStamp, Snapshot, read_session_file
 
@@ -47,10 +49,11 @@ class ReadSession:
 
 
 def read_with_snapshot(path: str) -> ReadSession:
-    """Read, parse and validate the session file at `path`, and take the snapshot of its bytes (SessionError on
-    any fault of the file); what the reader's thread runs."""
+    """Read, parse and validate the session file at `path`, parse its runs, and take the snapshot of its bytes
+    (SessionError on any fault of the file); what the reader's thread runs."""
     stamp = DiskStamp.of(path)
     session, data = read_session_file(path)
+    read_runs(session.runs)  # each run parsed here, once (kept by runs.read_runs for the views that list them)
     return ReadSession(session, Snapshot.of(session, data), stamp)
 
 
@@ -112,10 +115,12 @@ class SessionReader(QObject):
         read = self._current = _Read(path, self._work, self._read_done.emit)
         loop = self._loop = QEventLoop()
         self.reading_changed.emit(os.path.basename(path))
+        shorten_switch_interval()  # the window stays quick to answer while the thread parses (gui/writer.py)
         try:
             read.thread.start()
             loop.exec()
         finally:
+            restore_switch_interval()
             self._loop = None
             self._current = None
             self.reading_changed.emit("")

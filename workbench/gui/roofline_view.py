@@ -847,6 +847,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         """
         if self._range is None or self._refreshing:
             return
+        if fresh:
+            self._tidy_timer.stop()  # laid out afresh now: a tidy-up asked for before has nothing left to do
         view = self.plot.getViewBox()
         width, height = view.width(), view.height()
         (x_low, x_high), (y_low, y_high) = view.viewRange()
@@ -1032,8 +1034,6 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
             self._layout_context = context
             if held is not None:
                 self._tidy_timer.start()  # (again): afresh once the edits pause
-            else:
-                self._tidy_timer.stop()  # laid out afresh now: a tidy-up asked for before has nothing left to do
             return layout, roofs, marks, roof_labels, point_labels, roof_items, point_items
 
         # Operations and roofs whose label found no room (near its roof, for a roof) join the legend;
