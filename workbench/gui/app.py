@@ -46,7 +46,7 @@ def run_app(session_path: str | None = None, example: str | None = None, check: 
     window = build_window()
     if session_path:
         # Read in the reader's thread (gui/reader.py) before the window is shown; the roofline, which draws in a
-        # window not shown (for exports), waits for the window to be shown at its size and draws then, once.
+        # window not shown (for exports), waits until the window is shown (not drawn first at a size never seen).
         window.roofline.redraw_off_screen_windows = False
         try:
             window.open_session(session_path)
