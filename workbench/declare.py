@@ -106,11 +106,16 @@ def parse(text: str) -> Declaration:
     return _parse_line(line)
 
 
-@functools.lru_cache(maxsize=512)
+# Lines remembered by `_parse_line`: a session of thousands of operations (a traced model's) has its lines parsed
+# when it is read and again for their analyses; a cache smaller than the session parsed every line twice.
+PARSED_LINES_KEPT = 16384
+
+
+@functools.lru_cache(maxsize=PARSED_LINES_KEPT)
 def _parse_line(line: str) -> Declaration:
     """`parse` of a stripped line of at most MAX_LINE characters. Remembered: a keystroke's line is parsed for its
-    name and for its analysis, and an undo brings an earlier line back (a Declaration is frozen; faults are not
-    remembered, they raise each time)."""
+    name and for its analysis, an undo brings an earlier line back, and an opened session's lines are parsed when
+    read and when analysed (a Declaration is frozen; faults are not remembered, they raise each time)."""
     try:
         tree = ast.parse(line, mode="eval")
     except SyntaxError as exc:

@@ -229,3 +229,29 @@ def test_the_package_imports_without_qt_and_the_view_modules_say_what_is_missing
     )
     assert report["pyqtgraph"] is False
     assert "PySide6" in report["error"]
+
+
+# Optional parts, each large: the window imports them when a feature asks (tracing, measuring on a GPU), never
+# to show itself.
+HEAVY = ("torch", "transformers", "cupy", "pynvml", "scipy", "pandas", "matplotlib", "workbench.tracing")
+
+
+def test_the_window_shows_a_session_without_importing_the_heavy_optional_parts(tmp_path: Path) -> None:
+    from workbench.session import OperationEntry, Session, save
+
+    path = tmp_path / "session.json"
+    save(Session(operations=[OperationEntry.automatic("gemm(M=512, N=512, K=512, dtype=bf16)")]), path)
+    report = run_fresh(
+        f"""
+    import json, sys
+    from PySide6.QtCore import QSettings
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, {str(tmp_path)!r})
+    from workbench.gui.app import build_window, ensure_application
+    app = ensure_application(); window = build_window({str(path)!r}); window.show(); window._detect_timer.stop()
+    app.processEvents()
+    loaded = sorted(name for name in {HEAVY!r} if name in sys.modules)
+    print(json.dumps({{"operations": len(window.document.operations), "loaded": loaded}}))
+    window.close(); window.wait_for_workers()
+    """
+    )
+    assert report == {"operations": 1, "loaded": []}

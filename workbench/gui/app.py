@@ -43,7 +43,15 @@ def run_app(session_path: str | None = None, example: str | None = None, check: 
     screen and quit: how an installation (or the bundle) proves it starts.
     """
     app = ensure_application()
-    window = build_window(session_path)
+    window = build_window()
+    if session_path:
+        # Read in the reader's thread (gui/reader.py) before the window is shown; the roofline, which draws in a
+        # window not shown (for exports), waits until the window is shown (not drawn first at a size never seen).
+        window.roofline.redraw_off_screen_windows = False
+        try:
+            window.open_session(session_path)
+        finally:
+            del window.roofline.redraw_off_screen_windows
     if example:
         window.open_example(example)
     if presentation:

@@ -82,6 +82,7 @@ from workbench.runs import run_figures, run_in_progress
 from workbench.units import format_time
 
 MAX_TAB_ITERATIONS = 100_000
+FIT_ROWS = 200  # rows beyond those on screen that a fit of the run table's columns reads (see _make_runs_table)
 BACKEND_LABELS = {"auto": "Auto", "cupy": "CuPy (NVIDIA GPU)", "numpy": "NumPy (CPU)"}
 MODE_TIPS = {
     WARM: "Warm: the same buffers every iteration, no flush between them — data may still sit in the "
@@ -245,6 +246,10 @@ class MeasurementTab(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
+        # Columns are fitted to the rows on screen and FIT_ROWS more (Qt's default: 1,000 rows, every cell of
+        # which it lays out as text at each fit: seconds on the GUI thread when a session of thousands opens).
+        for fitted in (self.table.horizontalHeader(), self.table.verticalHeader()):
+            fitted.setResizeContentsPrecision(FIT_ROWS)
         self.table.setWordWrap(False)
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.table.horizontalHeader()

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from workbench.gui.document import Document
 from workbench.gui.flow_layout import FlowLayout
 from workbench.gui.plain_text import tooltip
+from workbench.session import OperationEntry
 
 
 UNDRAWN_ROLES = frozenset({Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.StatusTipRole, Qt.ItemDataRole.WhatsThisRole})
@@ -165,6 +166,9 @@ class OperationsView(QWidget):
             if row >= len(self._items):
                 item = QListWidgetItem(entry.name)
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+                # Its look set before it joins the list: each setter on a listed item is a change the view
+                # answers (thousands of them when a model's session opens).
+                self._show_row(row, entry, item)
                 self.list.addItem(item)
                 self._items.append(item)
                 self._names.append(entry.name)
@@ -180,38 +184,39 @@ class OperationsView(QWidget):
         shown = self._rows_shown
         operations = self.document.operations
         for row in range(len(operations)) if rows is None else rows:
-            entry = operations[row]
-            if row >= len(self._items):
-                continue
-            item = self._items[row]
-            state = self.document.state(entry)
-            # What the row shows depends on these alone: a keystroke in one operation leaves the others' rows
-            # untouched (no Qt calls for them).
-            key = (entry.name, entry.declaration, entry.name_automatic, str(state.error) if state.error else "", id(item))
-            if row < len(shown) and shown[row] == key:
-                continue
-            if row < len(shown):
-                shown[row] = key
-            else:
-                shown.append(key)
-            # Only what changed is set: a keystroke in one operation's declaration builds no brushes for the others.
-            colour = QColor("#b71c1c" if state.error else "#202020")
-            if item.foreground().color() != colour:
-                item.setForeground(QBrush(colour))
-            font = item.font()
-            if font.italic() != entry.name_automatic:
-                font.setItalic(entry.name_automatic)
-                item.setFont(font)
-            how = (
-                "Named after its declaration; rename to give it your own name."
-                if entry.name_automatic
-                else "Your name; clear it (rename to nothing) to name it after its declaration again."
-            )
-            tip = f"{entry.name}\n{entry.declaration}\n{how}"
-            tip = tooltip(f"{tip}\n{state.error}" if state.error else tip)
-            if item.toolTip() != tip:
-                item.setToolTip(tip)
+            if row < len(self._items):
+                self._show_row(row, operations[row], self._items[row])
         self._filling = False
+
+    def _show_row(self, row: int, entry: OperationEntry, item: QListWidgetItem) -> None:
+        """The row's colour (red: an error), italics (an automatic name) and tooltip, set where they changed."""
+        shown = self._rows_shown
+        state = self.document.state(entry)
+        # What the row shows depends on these alone: a keystroke in one operation leaves the others' rows
+        # untouched (no Qt calls for them).
+        key = (entry.name, entry.declaration, entry.name_automatic, str(state.error) if state.error else "", id(item))
+        if row >= len(shown):
+            shown.extend([()] * (row + 1 - len(shown)))
+        elif shown[row] == key:
+            return
+        shown[row] = key
+        # Only what changed is set: a keystroke in one operation's declaration builds no brushes for the others.
+        colour = QColor("#b71c1c" if state.error else "#202020")
+        if item.foreground().color() != colour:
+            item.setForeground(QBrush(colour))
+        font = item.font()
+        if font.italic() != entry.name_automatic:
+            font.setItalic(entry.name_automatic)
+            item.setFont(font)
+        how = (
+            "Named after its declaration; rename to give it your own name."
+            if entry.name_automatic
+            else "Your name; clear it (rename to nothing) to name it after its declaration again."
+        )
+        tip = f"{entry.name}\n{entry.declaration}\n{how}"
+        tip = tooltip(f"{tip}\n{state.error}" if state.error else tip)
+        if item.toolTip() != tip:
+            item.setToolTip(tip)
 
     def _show_selection(self, index: int) -> None:
         if self.list.currentRow() != index:

@@ -98,6 +98,7 @@ class OutsideChanges(QObject):
         self.base: Snapshot | None = None  # the file as the window last read or wrote it
         self.stamp: DiskStamp | None = None  # its identity then
         self.conflicts: list[str] = []  # parts both changed, found by the last check
+        self._expected: tuple[Snapshot, str, DiskStamp | None] | None = None  # see `expect`
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._changed)
         self.watcher.directoryChanged.connect(self._changed)
@@ -109,18 +110,28 @@ class OutsideChanges(QObject):
         document.path_changed.connect(self._watch)
 
     # ------------------------------------------------------------------ what the window knows of the file
-    def adopt(self, snapshot: Snapshot | None, path: str | None = None) -> None:
-        """The document now matches `snapshot` of its file (after an open or a save); None: nothing is known."""
+    def adopt(self, snapshot: Snapshot | None, path: str | None = None, stamp: DiskStamp | None = None) -> None:
+        """The document now matches `snapshot` of its file (after an open or a save); None: nothing is known.
+        `stamp`: the file's identity taken before it was read (else now)."""
         self.base = snapshot
-        self.stamp = DiskStamp.of(path or self.document.path or "")
+        self.stamp = stamp if stamp is not None else DiskStamp.of(path or self.document.path or "")
         self.conflicts = []
         self._watch()
 
+    def expect(self, snapshot: Snapshot, path: str, stamp: DiskStamp | None) -> None:
+        """The session about to be shown was read from `path` as `snapshot` (an open, read in a thread): taken
+        when it is shown instead of reading the file again."""
+        self._expected = (snapshot, os.path.abspath(path), stamp)
+
     def _session_replaced(self) -> None:
-        """Another session is shown. A caller that read the file says what it read (`adopt`); until then the
-        file as it is now is taken to be what the document was loaded from."""
+        """Another session is shown. A caller that read the file says what it read (`expect` before, `adopt`
+        after); otherwise the file as it is now is taken to be what the document was loaded from."""
+        expected, self._expected = self._expected, None
         self.conflicts = []
         path = self.document.path
+        if expected is not None and path == expected[1]:
+            self.adopt(expected[0], path, expected[2])
+            return
         self.base = None
         self.stamp = None
         if path and os.path.isfile(path):

@@ -354,6 +354,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self.plot.autoBtn.clicked.connect(self.fit_view)
         self.widget.viewport().installEventFilter(self)  # a double-click on the plot (see eventFilter)
         document.session_replaced.connect(self.fit_view)
+        document.session_replaced.connect(self._lay_out_afresh)
         document.session_replaced.connect(lambda: self.pinned.clear())  # pins belong to the session's operations
 
         caption = QLabel(
@@ -478,8 +479,14 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._point_names = [self.document.operations[row].name for row in rows]
         self._drawn = drawn
         self._show_point_labels(drawn)
-        self._set_range(x_low, x_high, y_low, y_high)
-        self._place_labels()
+        # The range's change would lay the labels out at once (sigRangeChanged); they are laid out once, below.
+        self._refreshing = True
+        try:
+            self._set_range(x_low, x_high, y_low, y_high)
+        finally:
+            self._refreshing = False
+        fresh, self._fresh_layout = self._fresh_layout, False
+        self._place_labels(fresh=fresh)
 
     def _show_no_roofline(self) -> None:
         """No device, or one without a memory bandwidth: nothing but a message saying why."""
@@ -590,6 +597,9 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._set_range(x_low, x_high, y_low, y_high)
         self._place_labels()
         return True
+
+    def _lay_out_afresh(self) -> None:
+        self._fresh_layout = True
 
     def _move_operation(self, drawn: "_Drawn", row: int) -> bool:
         """Operation `row`'s analysis changed: its entries in `_drawn`'s arrays, its spot and its level points move to
@@ -913,6 +923,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         return end
 
     _label_room_inputs: tuple[Any, ...] | None = None  # what the last refresh measured the label room from
+    _refreshing = False  # a full refresh is setting the range: it lays the labels out itself, once, after
+    # Another session shown: its first refresh lays the labels out afresh at once (nothing of the last session's
+    # layout is kept, and no tidy-up follows it).
+    _fresh_layout = False
 
     def _refit_label_room(self, *_: object) -> None:
         """The plot was resized: the room kept right of the points for the roof labels is measured in pixels, so
@@ -944,8 +958,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         itself a mark, so the labels are laid out again (`legend_corner.list_unplaced`). While only points move,
         those listed stay listed: the legend does not flicker (nor get rebuilt) on every keystroke.
         """
-        if self._range is None:
+        if self._range is None or self._refreshing:
             return
+        if fresh:
+            self._tidy_timer.stop()  # laid out afresh now: a tidy-up asked for before has nothing left to do
         box = self.plot.getViewBox()
         (x_low, x_high), (y_low, y_high) = box.viewRange()
         view = PixelView(x_low, x_high, y_low, y_high, box.width(), box.height())

@@ -64,7 +64,7 @@ from workbench.gui.outside_changes import OutsideChanges, Say, conflict_box
 from workbench.gui.plain_text import plain, tooltip
 from workbench.gui.writer import Writer
 from workbench.session import SaveStopped, snapshot
-from workbench.session_sync import Snapshot
+from workbench.session_sync import DiskStamp, Snapshot
 from workbench.report import report_files, report_kind, write_report
 
 AUTOSAVE_INTERVAL_VARIABLE = "PERF_WORKBENCH_AUTOSAVE_S"  # seconds; tests shorten the autosave period with it
@@ -390,9 +390,10 @@ class SessionFiles(QObject):
         self.writer.finish()
 
     # ------------------------------------------------------------------ saving
-    def opened(self, snapshot: Snapshot, path: str) -> None:
-        """The document was just loaded from `path`, whose bytes `snapshot` describes."""
-        self.outside.adopt(snapshot, path)
+    def opening(self, snapshot: Snapshot, path: str, stamp: DiskStamp | None = None) -> None:
+        """The document is about to show the session read from `path`, whose bytes `snapshot` describes (and
+        whose identity before the read was `stamp`)."""
+        self.outside.expect(snapshot, path, stamp)
 
     def save_to(self, path: str) -> bool:
         """Save under the file's lock, with what other programs saved to it merged in; True when saved.

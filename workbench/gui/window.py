@@ -63,9 +63,9 @@ from workbench.gui.profile_view import ProfileComparisonView
 from workbench.gui.session_io import SessionFiles, WindowHooks
 from workbench.gui.workers import DetectionWorker
 from workbench.gui.plain_text import plain
+from workbench.gui.reader import ReadCancelled, SessionReader
 from workbench.conventions import CONVENTION_LABELS
 from workbench.session import DeviceChoice
-from workbench.session_sync import Snapshot, read_session_file
 
 if TYPE_CHECKING:  # built when first needed (_make_tabs), their modules imported then
     from workbench.gui.compare_view import CompareView
@@ -351,6 +351,24 @@ class MainWindow(QMainWindow):
         self.cancel_import.clicked.connect(self.profile_importer.cancel_reading)
         self.cancel_import.setVisible(False)
         self.status.addPermanentWidget(self.cancel_import)
+        # A session file being opened: read in a thread (gui/reader.py), said in the status bar, cancellable.
+        self.reader = SessionReader(self)
+        self.opening_status = plain(QLabel())
+        self.opening_status.setObjectName("openingStatus")
+        self.cancel_open = QPushButton("Cancel open")
+        self.cancel_open.setObjectName("cancelOpen")
+        self.cancel_open.setToolTip("Stop opening the session file; the session shown stays as it is")
+        self.cancel_open.clicked.connect(self.reader.cancel)
+        for widget in (self.opening_status, self.cancel_open):
+            widget.setVisible(False)
+            self.status.addPermanentWidget(widget)
+        # The bar keeps the button's height while it is hidden: shown and hidden around a read, it would change the
+        # bar's height, and so resize the plots (the roofline laid out again twice for nothing).
+        policy = self.cancel_open.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.cancel_open.setSizePolicy(policy)
+        self.reader.reading_changed.connect(self._show_opening)
+        self.document.session_replaced.connect(self.reader.cancel)  # another session shown: the read is not wanted
         self.profile_importer.reading_changed.connect(self.cancel_import.setVisible)
         self.profile_importer.message.connect(lambda text: self.status.showMessage(text, 6000))
         self.profile_importer.import_failed.connect(self.show_banner)
@@ -662,6 +680,11 @@ class MainWindow(QMainWindow):
         self.actions["move_up"].setEnabled(has and doc.current > 0)
         self.actions["move_down"].setEnabled(has and doc.current < count - 1)
 
+    def _show_opening(self, name: str) -> None:
+        self.opening_status.setText(f"Opening {name}…" if name else "")
+        self.opening_status.setVisible(bool(name))
+        self.cancel_open.setVisible(bool(name))
+
     def show_banner(self, text: str) -> None:
         self.banner.setText(text)
         self.banner.setVisible(True)
@@ -702,17 +725,27 @@ class MainWindow(QMainWindow):
             self.open_session(path)
 
     def open_session(self, path: str) -> bool:
-        """Open a session file; a fault is shown in the banner, the current session stays."""
-        try:
-            session, data = read_session_file(path)
-        except (WorkbenchError, OSError) as exc:
-            self.show_banner(f"Cannot open {os.path.basename(path)}: {exc}")
+        """Open a session file; a fault is shown in the banner, the current session stays.
+
+        The file is read, parsed and validated in the reader's thread (gui/reader.py) while the window stays
+        live, with a Cancel button in the status bar; the document is replaced only once the read succeeded."""
+        name = os.path.basename(path)
+        if self.session_io.saving:
+            self.status.showMessage(f"The session is being saved: open {name} again once it is written", 6000)
             return False
-        if not self.session_io.confirm_discard(f"opening {os.path.basename(path)}"):
+        try:
+            read = self.reader.read(path)
+        except ReadCancelled as exc:
+            self.status.showMessage(str(exc), 6000)
+            return False
+        except WorkbenchError as exc:
+            self.show_banner(f"Cannot open {name}: {exc}")
+            return False
+        if not self.session_io.confirm_discard(f"opening {name}"):
             return False
         self.hide_banner()
-        self.document.replace_session(session, path)
-        self.session_io.opened(Snapshot.of(session, data), path)  # what a save merges against
+        self.session_io.opening(read.snapshot, path, read.stamp)  # what a save merges against: the bytes just read
+        self.document.replace_session(read.session, path)
         return True
 
     def save_session(self) -> bool:
@@ -1087,6 +1120,7 @@ class MainWindow(QMainWindow):
         if not self.session_io.confirm_discard("closing"):
             event.ignore()
             return
+        self.reader.finish()  # a session being opened is dropped; its thread has ended before the window closes
         self.session_io.window_closing()
         self.measurement.shutdown()  # cancels a run or a calibration in progress
         self.profile_importer.cancel_reading()  # a profile being read stops at its next line

@@ -32,6 +32,26 @@ SWITCH_INTERVAL_S = 0.0002
 
 Done = Callable[[Any, "BaseException | None"], None]  # (result, error): error is None when the job succeeded
 
+# The interpreter's own switch interval while some worker (a write job, a session being read: gui/reader.py) has
+# it shortened, and how many have; restored when the last one is done.
+_switch: dict[str, Any] = {"holders": 0, "interval": None}
+
+
+def shorten_switch_interval() -> None:
+    """While a worker thread runs Python, the GUI thread waits at most SWITCH_INTERVAL_S for the interpreter lock;
+    each call pairs with one `restore_switch_interval`."""
+    if _switch["holders"] == 0:
+        _switch["interval"] = sys.getswitchinterval()
+        sys.setswitchinterval(min(SWITCH_INTERVAL_S, _switch["interval"]))
+    _switch["holders"] += 1
+
+
+def restore_switch_interval() -> None:
+    """One worker done: the interpreter's own switch interval again once none needs it shortened."""
+    _switch["holders"] -= 1
+    if _switch["holders"] == 0:
+        sys.setswitchinterval(_switch["interval"])
+
 
 class _Job:
     """One job and the thread it runs in; what it returned or raised is kept for the GUI thread."""
@@ -66,7 +86,7 @@ class Writer(QObject):
         super().__init__(parent)
         self._queue: deque[_Job] = deque()
         self._current: _Job | None = None
-        self._switch_interval: float | None = None  # the interpreter's own, while a job has it shortened
+        self._switch_shortened = False  # whether this writer's jobs have the switch interval shortened
         self._job_done.connect(self._job_finished, Qt.ConnectionType.QueuedConnection)
 
     def busy(self) -> bool:
@@ -112,16 +132,16 @@ class Writer(QObject):
         if self._current is not None or not self._queue:
             self._restore_switch_interval()
             return
-        if self._switch_interval is None:
-            self._switch_interval = sys.getswitchinterval()
-            sys.setswitchinterval(min(SWITCH_INTERVAL_S, self._switch_interval))
+        if not self._switch_shortened:
+            self._switch_shortened = True
+            shorten_switch_interval()
         self._current = self._queue.popleft()
         self._current.thread.start()
 
     def _restore_switch_interval(self) -> None:
-        if self._switch_interval is not None and self._current is None and not self._queue:
-            sys.setswitchinterval(self._switch_interval)
-            self._switch_interval = None
+        if self._switch_shortened and self._current is None and not self._queue:
+            self._switch_shortened = False
+            restore_switch_interval()
 
     def _job_finished(self, job: _Job) -> None:
         if job is not self._current:
