@@ -63,6 +63,7 @@ from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.gui.undo_keys import use_document_undo
 from workbench.gui.workers import track_worker
 from workbench.gui.scroll_page import scrolled_content
+from workbench.gui.timeline_bars import BarStyle, TimelineBars
 from workbench.naming import abbreviated_path
 from workbench.profilers.matching import MatchRule
 from workbench.profilers.stopping import ReadStopped
@@ -70,12 +71,21 @@ from workbench.profilers.trace import Trace
 from workbench.profilers.trace_reader import read_trace
 from workbench.session import StepEntry
 from workbench.steps import TRACE, MeasuredTrace, StepPlan, Timeline, parse_step, parse_trace_match, step_timeline
+from workbench.timeline_frame import LaneBars
 from workbench.units import format_time
 
 COMPUTE_BRUSH = QColor(66, 133, 244)
 COMMUNICATION_BRUSH = QColor(245, 148, 38)
-CRITICAL_PEN = pg.mkPen(QColor(183, 28, 28), width=3)
+CRITICAL_COLOR = QColor(183, 28, 28)
 EXPOSED_BRUSH = QColor(220, 40, 40, 60)
+EXPOSED_TEXT = QColor(183, 28, 28)
+# The step plot's bar styles by number: compute 0, compute on the critical path 1, communication 2, on the path 3.
+BAR_STYLES = {
+    0: BarStyle(COMPUTE_BRUSH, QColor(40, 40, 40), 1, QColor(255, 255, 255)),
+    1: BarStyle(COMPUTE_BRUSH, CRITICAL_COLOR, 3, QColor(255, 255, 255)),
+    2: BarStyle(COMMUNICATION_BRUSH, QColor(40, 40, 40), 1, QColor(0, 0, 0)),
+    3: BarStyle(COMMUNICATION_BRUSH, CRITICAL_COLOR, 3, QColor(0, 0, 0)),
+}
 MERGE_PAUSE_S = 1.5
 _EDIT_STEP_ID = 1301
 COLUMNS = ("Operation", "Stream", "Time", "Source", "Speed-up ×", "If 2× faster", "If free", "Bound", "Time ÷ bound")
@@ -124,6 +134,21 @@ class EditStepText(QUndoCommand):
 
 def _count(number: object, one: str, many: str | None = None) -> str:
     return f"{number:,} {one if number == 1 else (many or one + 's')}"
+
+
+def _critical_line(timeline: Timeline, lane: dict[str, int]) -> tuple[list[float], list[float]]:
+    """The critical path as a polyline just above its bars: along a lane from an operation's start to its end and
+    on to the next one's, stepping between lanes where the path does. Points inside a straight run along one lane
+    are left out (the line is the same), so a path of thousands of operations on one stream is a few segments."""
+    by_name = {item.name: item for item in timeline.placed}
+    points = []
+    for name in timeline.critical_path:  # just above the bars, so the names stay legible
+        item = by_name[name]
+        y = lane[item.stream] + 0.36
+        points += [(item.start, y), (item.end, y)]
+    kept = [point for index, point in enumerate(points)
+            if index in (0, len(points) - 1) or not (points[index - 1][1] == point[1] == points[index + 1][1])]
+    return [x for x, _ in kept], [y for _, y in kept]
 
 
 class TraceReader(QThread):
@@ -208,12 +233,15 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.plot.setObjectName("timelinePlot")
         self.plot.setBackground("w")
         self.plot.setLabel("bottom", "time", units="s")
-        self.plot.showGrid(x=True, y=False, alpha=0.2)
         self.plot.setMouseEnabled(x=True, y=False)
+        # Labelled major ticks and unlabelled minor ones: the axis measured the text of a third, finer level at
+        # every frame of a pan only to drop it (the grid lines come from the bars item, `TimelineBars`).
+        self.plot.getAxis("bottom").setStyle(maxTickLevel=1, maxTextLevel=1)
         self._fit_plot_height()  # the summary, the trace and the table never squeeze the lanes or the axis away
         self.plot.getViewBox().sigResized.connect(self._label_streams)
-        self.plot.getViewBox().sigXRangeChanged.connect(self._label_bars)
-        self.plot.getViewBox().sigResized.connect(self._label_bars)
+        # The view's new transform applied as the range changes, not while it paints: applied during a paint it
+        # changed every item's place again and Qt painted the plot a second time for the same frame.
+        self.plot.getViewBox().sigXRangeChanged.connect(lambda *_: self.plot.getViewBox().updateMatrix())
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("whatIfTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
@@ -327,6 +355,8 @@ class TimelineView(RefreshWhenShown, QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # View ▸ Presentation, Ctrl++: the axis grows with the text
             self._fit_plot_height()
+            if self.bars is not None:
+                self.bars.setFont(self.plot.font())
 
     def _fit_plot_height(self) -> None:
         """The plot's least height: its time axis (tick figures and title, a line each at the text size in use)
@@ -461,15 +491,12 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.plot.getAxis("left").setTicks([[(index, stream) for index, stream in enumerate(streams) if index % every == 0]])
 
     def _draw(self, timeline: Timeline | None) -> None:
-        """The step's lanes. The bars of a kind are one item (compute or communication, on the critical path
-        or not) and the exposed spans another, so a step of thousands of operations pans and zooms as fast as
-        one of ten; names are drawn only for the widest operations in view (`_label_bars`, on each range change)."""
+        """The step's lanes: one item (`TimelineBars`) draws the bars, their names and the exposed spans from what
+        is in view at each paint, so a step of thousands of operations pans and zooms as fast as one of ten; the
+        critical path is one dashed line through the lanes it crosses."""
         plot = self.plot
         plot.clear()
-        self._bar_labels = []
-        self._bar_groups = []
-        self._label_of = {}
-        self._placed = None
+        self.bars = None
         axis = plot.getAxis("left")
         if timeline is None:
             axis.setTicks([[]])
@@ -480,106 +507,24 @@ class TimelineView(RefreshWhenShown, QWidget):
         lane = {stream: index for index, stream in enumerate(streams)}
         self._streams = list(streams)
         self._label_streams()
-        exposed = timeline.exposed_intervals()
-        if exposed:
-            plot.addItem(pg.BarGraphItem(
-                x0=[start for start, _ in exposed], x1=[end for _, end in exposed], y0=[-0.5] * len(exposed),
-                y1=[len(streams) - 0.5] * len(exposed), brush=EXPOSED_BRUSH, pen=pg.mkPen(None)))
-            for start, end in exposed[:MAX_BAR_LABELS]:
-                note = pg.TextItem("exposed", color=(183, 28, 28), anchor=(0.5, 1.0))
-                note.setPos((start + end) / 2, len(streams) - 0.5)
-                plot.addItem(note)
         critical = set(timeline.critical_path)
         placed = timeline.placed
-        starts = np.array([item.start for item in placed], dtype=float)
-        ends = np.maximum(np.array([item.end for item in placed], dtype=float), starts)
-        ys = np.array([lane[item.stream] for item in placed], dtype=float)
-        on_path = np.array([item.name in critical for item in placed], dtype=bool)
-        talking = np.array([item.communication for item in placed], dtype=bool)
-        self._bar_groups = []
-        for communication in (False, True):
-            for path in (False, True):
-                chosen = np.flatnonzero((talking == communication) & (on_path == path))
-                if len(chosen):
-                    chosen = chosen[np.lexsort((starts[chosen], ys[chosen]))]  # by lane, then start: runs to merge
-                    bars = pg.BarGraphItem(
-                        x0=starts[chosen], x1=ends[chosen], y=ys[chosen], height=0.6,
-                        brush=COMMUNICATION_BRUSH if communication else COMPUTE_BRUSH,
-                        pen=CRITICAL_PEN if path else pg.mkPen(QColor(40, 40, 40), width=1))
-                    plot.addItem(bars)
-                    self._bar_groups.append((bars, chosen))
-        self._placed = (starts, ends, ys, [item.name for item in placed])
-        self._bar_labels = []
-        for _ in range(min(len(placed), MAX_BAR_LABELS)):
-            label = pg.TextItem("", color=(255, 255, 255), anchor=(0.5, 0.5))
-            label.setVisible(False)
-            plot.addItem(label)
-            self._bar_labels.append(label)
-        by_name = {item.name: item for item in placed}
-        path = [by_name[name] for name in timeline.critical_path]
-        xs: list[float] = []
-        ys_path: list[float] = []
-        for item in path:  # just above the bars, so the names stay legible
-            xs += [item.start, item.end]
-            ys_path += [lane[item.stream] + 0.36, lane[item.stream] + 0.36]
-        plot.addItem(pg.PlotDataItem(xs, ys_path, pen=pg.mkPen(QColor(183, 28, 28), width=2, style=Qt.PenStyle.DashLine)))
+        starts = np.fromiter((item.start for item in placed), dtype=float, count=len(placed))
+        ends = np.fromiter((item.end for item in placed), dtype=float, count=len(placed))
+        lanes = np.fromiter((lane[item.stream] for item in placed), dtype=float, count=len(placed))
+        styles = np.fromiter(((2 if item.communication else 0) + (item.name in critical) for item in placed),
+                             dtype=int, count=len(placed))
+        self.bars = TimelineBars(LaneBars(starts, ends, lanes, styles), [item.name for item in placed], BAR_STYLES,
+                                 len(streams), timeline.exposed_intervals(), EXPOSED_BRUSH, EXPOSED_TEXT,
+                                 grid=plot.getAxis("bottom"), max_labels=MAX_BAR_LABELS)
+        self.bars.setFont(self.plot.font())
+        plot.addItem(self.bars)
+        xs, ys = _critical_line(timeline, lane)
+        plot.addItem(pg.PlotDataItem(xs, ys, pen=pg.mkPen(QColor(183, 28, 28), width=2, style=Qt.PenStyle.DashLine)))
         plot.setYRange(-0.7, len(streams) - 0.2, padding=0)
         plot.setXRange(0, timeline.step_time, padding=0.02)
-        self._label_bars()
 
-    _placed: "tuple[Any, Any, Any, list[str]] | None" = None
-    _bar_labels: "list[pg.TextItem]" = []
-    _bar_groups: "list[tuple[pg.BarGraphItem, Any]]" = []
-    _label_of: "dict[int, pg.TextItem]" = {}  # operation (index in the placed list) → the label naming it
-
-    def _bars_in_view(self, x0: float, x1: float) -> None:
-        """Give each bar item only the bars in view, and draw a run of bars each narrower than four pixels on
-        one lane, a pixel or less apart, as one bar (its outline would fill it anyway): what is painted per frame stays near the plot's width in
-        pixels however many operations the step has."""
-        import numpy as np
-
-        starts, ends, ys, _ = self._placed  # type: ignore[misc]
-        width = self.plot.getViewBox().width()
-        pixel = (x1 - x0) / width if width >= 2 else 0.0  # not laid out yet: nothing merged until it is
-        for bars, rows in self._bar_groups:
-            rows = rows[(ends[rows] >= x0) & (starts[rows] <= x1)]
-            if len(rows) > MAX_BAR_LABELS:
-                left, right, lane = starts[rows], ends[rows], ys[rows]
-                narrow = (right - left) < 4 * pixel
-                joins = np.zeros(len(rows), dtype=bool)
-                joins[1:] = narrow[1:] & narrow[:-1] & (lane[1:] == lane[:-1]) & (left[1:] - right[:-1] <= pixel)
-                firsts = np.flatnonzero(~joins)
-                bars.setOpts(x0=left[firsts], x1=np.maximum.reduceat(right, firsts), y=lane[firsts])
-            else:
-                bars.setOpts(x0=starts[rows], x1=ends[rows], y=ys[rows])
-
-    def _label_bars(self, *_: object) -> None:
-        """Name the widest operations in view, at most MAX_BAR_LABELS of them: every one in a small step, the
-        ones wide enough to read in a zoomed view of a large one."""
-        if self._placed is None:
-            return
-        import numpy as np
-
-        starts, ends, ys, names = self._placed
-        (x0, x1), _ = self.plot.getViewBox().viewRange()
-        self._bars_in_view(x0, x1)
-        visible = np.flatnonzero((ends >= x0) & (starts <= x1))
-        if len(visible) > len(self._bar_labels):  # the widest, ties by line order: a pan changes only the edges
-            visible = visible[np.lexsort((visible, -(ends[visible] - starts[visible])))[: len(self._bar_labels)]]
-        chosen = {int(index) for index in visible}
-        held = {index: label for index, label in self._label_of.items() if index in chosen}
-        free = [label for label in self._bar_labels if label not in held.values()]
-        for index in sorted(chosen - held.keys()):  # a label set to a new name only where its operation changed
-            label = free.pop()
-            label.setText(names[index])
-            label.setColor((255, 255, 255) if ends[index] > starts[index] else (0, 0, 0))
-            held[index] = label
-        for index, label in held.items():
-            label.setPos((starts[index] + ends[index]) / 2, ys[index])
-            label.setVisible(True)
-        for label in free:
-            label.setVisible(False)
-        self._label_of = held
+    bars: TimelineBars | None = None
 
     def _fill_table(self, timeline: Timeline | None) -> None:
         self.table.setRowCount(0)
