@@ -30,24 +30,19 @@ from __future__ import annotations
 import math
 import threading
 import time
-from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QThread, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QResizeEvent, QUndoCommand
 from PySide6.QtWidgets import (
-    QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
     QTabWidget,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -64,6 +59,7 @@ from workbench.gui.undo_keys import use_document_undo
 from workbench.gui.workers import track_worker
 from workbench.gui.scroll_page import scrolled_content
 from workbench.gui.timeline_bars import BarStyle, TimelineBars
+from workbench.gui.whatif_table import WhatIfTable
 from workbench.naming import abbreviated_path
 from workbench.profilers.matching import MatchRule
 from workbench.profilers.stopping import ReadStopped
@@ -88,7 +84,6 @@ BAR_STYLES = {
 }
 MERGE_PAUSE_S = 1.5
 _EDIT_STEP_ID = 1301
-COLUMNS = ("Operation", "Stream", "Time", "Source", "Speed-up ×", "If 2× faster", "If free", "Bound", "Time ÷ bound")
 UNMATCHED_BRUSH = QColor(170, 170, 170)
 BOUND_PEN = pg.mkPen(QColor(27, 94, 32), width=2)
 BOUND_BRUSH = QColor(76, 175, 80, 110)
@@ -242,12 +237,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         # The view's new transform applied as the range changes, not while it paints: applied during a paint it
         # changed every item's place again and Qt painted the plot a second time for the same frame.
         self.plot.getViewBox().sigXRangeChanged.connect(lambda *_: self.plot.getViewBox().updateMatrix())
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setObjectName("whatIfTable")
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table = WhatIfTable(self.set_speedup)
 
         self.trace: Trace | None = None
         self.reader: TraceReader | None = None
@@ -527,49 +517,7 @@ class TimelineView(RefreshWhenShown, QWidget):
     bars: TimelineBars | None = None
 
     def _fill_table(self, timeline: Timeline | None) -> None:
-        self.table.setRowCount(0)
-        if timeline is None:
-            return
-        self.table.setRowCount(len(timeline.placed))
-        for row, item in enumerate(timeline.placed):
-            source = timeline.times[item.name]
-            what = timeline.what_if[item.name]
-            if source.source == TRACE:
-                match = source.trace
-                if match is not None and match.parts:
-                    short = f"trace, {_count(match.iterations, 'iteration')} of {len(match.parts)} kernels"
-                else:
-                    short = "trace" + (f", {len(match.intervals)} intervals" if match is not None and len(match.intervals) > 1 else "")
-            elif source.source == "measured":
-                short = "measured"
-            else:
-                short = "bound, " + source.detail.split(" (")[-1].rstrip(")")
-            bound = format_time(source.bound_s) if source.bound_s else "—"
-            ratio = f"{source.seconds / source.bound_s:.2f}×" if source.bound_s and source.source != "bound" else ""
-            cells = [item.name, item.stream, format_time(item.duration), short, None,
-                     format_time(what.if_2x_faster), format_time(what.if_free), bound, ratio]
-            for column, text in enumerate(cells):
-                if text is None:
-                    continue
-                cell = QTableWidgetItem(text)
-                cell.setFlags(cell.flags() & ~Qt.ItemFlag.ItemIsEditable)
-                if column == 3:
-                    cell.setToolTip(tooltip(source.detail))
-                if column == 0 and item.name in timeline.critical_path:
-                    cell.setToolTip("on the critical path")
-                    font = cell.font()
-                    font.setBold(True)
-                    cell.setFont(font)
-                self.table.setItem(row, column, cell)
-            spin = QDoubleSpinBox()
-            spin.setObjectName(f"speedup_{item.name}")
-            spin.setRange(0.1, 1000.0)
-            spin.setDecimals(2)
-            spin.setSingleStep(0.5)
-            spin.setValue(self.speedups.get(item.name, 1.0))
-            spin.setToolTip(tooltip(f"what if {item.name} ran this many times faster (1 = as timed)"))
-            spin.valueChanged.connect(lambda value, name=item.name: self.set_speedup(name, value))
-            self.table.setCellWidget(row, 4, spin)
+        self.table.set_timeline(timeline, self.speedups)
 
     def set_speedup(self, name: str, factor: float) -> None:
         """A what-if: `name` runs `factor` times faster; the step time and plot update at once."""
@@ -588,12 +536,7 @@ class TimelineView(RefreshWhenShown, QWidget):
             return
         self._show_summary()
         self._draw(self.timeline)
-        for row, item in enumerate(self.timeline.placed):
-            what = self.timeline.what_if[item.name]
-            for column, text in ((2, format_time(item.duration)), (5, format_time(what.if_2x_faster)), (6, format_time(what.if_free))):
-                cell = self.table.item(row, column)
-                if cell is not None:
-                    cell.setText(text)
+        self.table.whatif.update_times(self.timeline)
 
 
     # ------------------------------------------------------------------ the trace
