@@ -33,7 +33,8 @@ EXPOSED_TEXT = "exposed"
 
 @dataclass(frozen=True)
 class BarStyle:
-    """A bar's fill, its outline's colour and width in pixels, and the colour of the names drawn on it."""
+    """A bar's fill, its outline's colour and width in pixels above and below (a pixel at the ends), and the colour
+    of the names drawn on it."""
 
     fill: QColor
     outline: QColor
@@ -144,9 +145,11 @@ class TimelineBars(pg.GraphicsObject):
             ya, yb = (lane - half) * sy + dy, (lane + half) * sy + dy
             top, bottom = np.minimum(ya, yb), np.maximum(ya, yb)
             rects.append((style.outline, RectBatch(px0, px1, top, bottom)))
-            w = style.outline_px
-            inside = (px1 - px0 > 2 * w) & (bottom - top > 2 * w)  # a bar too narrow for a fill is all outline
-            rects.append((style.fill, RectBatch(px0[inside] + w, px1[inside] - w, top[inside] + w, bottom[inside] - w)))
+            # The outline's width above and below; a pixel at the ends, so that a run of narrow bars on the critical
+            # path still shows its fill (a wide outline all round made it one block of the outline's colour).
+            w, side = style.outline_px, 1
+            inside = (px1 - px0 > 2 * side) & (bottom - top > 2 * w)  # a bar too narrow for a fill is all outline
+            rects.append((style.fill, RectBatch(px0[inside] + side, px1[inside] - side, top[inside] + w, bottom[inside] - w)))
         bar_px = abs(self.height * sy)
         line = self._metrics.height()
         names = []

@@ -92,6 +92,9 @@ MAX_UNMATCHED_LINES = 50
 MAX_BAR_LABELS = 60  # operation names drawn at once on the step plot: the widest in view
 TRACE_FILTER = ("Traces (*.sqlite *.csv *.json *.json.gz);;Nsight Systems trace (*.sqlite *.csv);;"
                 "PyTorch profiler trace (*.json *.json.gz);;All files (*)")
+NO_TRACE = "No trace imported."  # one short line: at presentation size on a projector every line counts
+NO_TRACE_HINT = "Import trace… times the operations from an Nsight Systems or PyTorch profiler trace."
+LONG_PATH_CHARACTERS = 90  # a critical path abbreviated to more than this names only its first and last operation
 STEP_EXAMPLE = "data-parallel-step"  # the built-in example the empty editor's hint points to
 
 
@@ -176,6 +179,20 @@ class TraceReader(QThread):
             self.trace_failed.emit(f"{self.path}: {exc}")
             return
         self.trace_read.emit(trace)
+
+
+class _TraceLine(QLabel):
+    """The line about the trace, shown only when it has something to say: "No trace imported." is what the
+    disabled Clear trace button says already, and on a projector's short page the line is worth more to the table."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        if text == NO_TRACE:
+            self.hide()  # never shown before it has a parent: it would open as a window of its own
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        super().setText(text)
+        self.setVisible(text != NO_TRACE)
 
 
 class _WrappedPane(QWidget):
@@ -268,7 +285,8 @@ class TimelineView(RefreshWhenShown, QWidget):
             "splitKreduce*=fwd), timed per iteration from the first rule's kernel's start to the last kernel's end"
         )
         self.rules_edit.editingFinished.connect(self.mark_dirty)
-        self.trace_label = plain(QLabel("No trace imported: Import trace… times the operations from an Nsight Systems or PyTorch profiler trace."))
+        self.trace_label = plain(_TraceLine(NO_TRACE))
+        self.trace_label.setToolTip(NO_TRACE_HINT)
         self.trace_label.setObjectName("traceLabel")
         self.trace_label.setWordWrap(True)
         # The GPU the trace names and the device its bounds use; a different device chosen said plainly.
@@ -350,9 +368,9 @@ class TimelineView(RefreshWhenShown, QWidget):
 
     def _fit_plot_height(self) -> None:
         """The plot's least height: its time axis (tick figures and title, a line each at the text size in use)
-        and two lanes below room for the "exposed" notes; at least 140 px."""
+        and two lanes of two lines each, the "exposed" notes above them; at least 140 px."""
         line = QFontMetrics(self.plot.font()).height()
-        self.plot.setMinimumHeight(max(140, 8 * line))
+        self.plot.setMinimumHeight(max(140, 6 * line))
 
     # ------------------------------------------------------------------ the text
     def step_text(self) -> str | None:
@@ -364,7 +382,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         if getattr(self, "trace", None) is not None:  # a trace belongs to the step it was imported for
             self.trace = None
             self.clear_button.setEnabled(False)
-            self.trace_label.setText("No trace imported: Import trace… times the operations from an Nsight Systems or PyTorch profiler trace.")
+            self.trace_label.setText(NO_TRACE)
         self._show_text(self.step_text() or "")
         self.mark_dirty()
 
@@ -461,9 +479,11 @@ class TimelineView(RefreshWhenShown, QWidget):
         if self.speedups and base.step_time != t.step_time:
             step += f" (was {format_time(base.step_time)} before the what-ifs)"
         path, shown = " → ".join(t.critical_path), abbreviated_path(t.critical_path)
+        if len(shown) > LONG_PATH_CHARACTERS:  # a traced model's module paths: one name at each end
+            shown = abbreviated_path(t.critical_path, each_end=1)
         self.summary.setText(
-            f"{step} · critical path {html_text(shown)} · communication exposed "
-            f"{format_time(t.exposed_communication)}, hidden {format_time(t.hidden_communication)}"
+            f"{step} · communication exposed {format_time(t.exposed_communication)}, hidden "
+            f"{format_time(t.hidden_communication)}<br>critical path {html_text(shown)}"
         )
         # A path of hundreds of operations is named whole on hover, not in a label that would push the plot off.
         whole = f"Critical path ({len(t.critical_path):,} operations): {path}"
@@ -601,13 +621,13 @@ class TimelineView(RefreshWhenShown, QWidget):
     def _trace_failed(self, message: str) -> None:
         self.trace_error.setText(message)
         self.trace_error.setVisible(True)
-        self.trace_label.setText("No trace imported." if self.trace is None else self.trace_label.text())
+        self.trace_label.setText(NO_TRACE if self.trace is None else self.trace_label.text())
 
     def clear_trace(self) -> None:
         self.trace = None
         self.clear_button.setEnabled(False)
         self.trace_error.setVisible(False)
-        self.trace_label.setText("No trace imported: Import trace… times the operations from an Nsight Systems or PyTorch profiler trace.")
+        self.trace_label.setText(NO_TRACE)
         self.refresh()
 
     def _draw_trace(self, timeline: Timeline | None) -> None:

@@ -208,6 +208,9 @@ class WhatIfTable(QTableView):
     def set_timeline(self, timeline: Timeline | None, speedups: dict[str, float]) -> None:
         self.whatif.set_timeline(timeline, speedups)
         self.resizeColumnsToContents()  # from the first HEADER_ROWS_MEASURED rows and the titles
+        widest = max(120, self.viewport().width() * 2 // 5)  # a traced model's module paths leave room for the figures
+        if self.columnWidth(0) > widest:
+            self.setColumnWidth(0, widest)
 
     def rowCount(self) -> int:  # noqa: N802 (as QTableWidget names it)
         return self.whatif.rowCount()
