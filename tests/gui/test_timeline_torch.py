@@ -96,6 +96,8 @@ def test_a_step_of_thousands_of_operations_draws_what_is_in_view_and_names_only_
         left = box.mapViewToDevice(QPointF(max(placed[index].start, x0), 0)).x()
         right = box.mapViewToDevice(QPointF(min(placed[index].end, x1), 0)).x()
         assert left <= name_box.left() and name_box.right() <= right
+        name = placed[index].name  # the whole name, or its end where the whole does not fit
+        assert text == name or (text.startswith("…") and name.endswith(text[1:]))
         assert not any(name_box.intersects(other) for other in boxes)
         boxes.append(name_box)
     assert len(drawn.names) <= MAX_BAR_LABELS

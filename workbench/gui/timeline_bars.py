@@ -5,7 +5,8 @@ from what is in view.
 label candidates; this item turns them into rectangles in device pixels, one list per style, keeps those and the
 placed names for the range and size they were made for (the second paint of a frame, a hover or an expose
 redraws them without recomputing), and draws an operation's name only where its bar, clipped to the view,
-is wider and taller than the name: names never run over each other or off their bar.
+is taller than a line and wider than the name (or than its end, "…down_proj.mm_bwd", where the whole does not
+fit): names never run over each other or off their bar.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ except ImportError:  # not in every pyqtgraph: RectBatch then draws a list
     _PrimitiveArray = None
 
 LABEL_PADDING_PX = 4.0  # air between a name and its bar's ends
+MIN_ELIDED_CHARACTERS = 12  # a bar narrower than its name shows the name's end, if there is room for this many
 GRID_COLORS = (QColor(214, 214, 214), QColor(236, 236, 236))  # major ticks' lines, then the minor ones'
 EXPOSED_TEXT = "exposed"
 
@@ -153,13 +155,17 @@ class TimelineBars(pg.GraphicsObject):
         bar_px = abs(self.height * sy)
         line = self._metrics.height()
         names = []
+        min_room = MIN_ELIDED_CHARACTERS * self._metrics.averageCharWidth()
         if bar_px >= line:  # lanes too thin for a line of text: no names rather than names over the next lane
             starts, ends, lanes = self.bars.starts, self.bars.ends, self.bars.lanes
             for index in frame.labels.tolist():  # at most max_labels of them
                 left, right = max(starts[index], x0), min(ends[index], x1)
                 room = (right - left) * abs(sx) - 2 * LABEL_PADDING_PX
-                if room >= self._text_width(index):
-                    names.append((index, self.names[index], QPointF((left + right) / 2 * sx + dx, lanes[index] * sy + dy)))
+                text = self.names[index]
+                if room < self._text_width(index):  # the name's end (its module path's last parts) where it fits
+                    text = self._metrics.elidedText(text, Qt.TextElideMode.ElideLeft, room) if room >= min_room else ""
+                if len(text) > 3:  # more than an ellipsis and a letter or two
+                    names.append((index, text, QPointF((left + right) / 2 * sx + dx, lanes[index] * sy + dy)))
         notes = []
         spans = self.exposed[(self.exposed[:, 1] >= x0) & (self.exposed[:, 0] <= x1)]
         top, bottom = sorted(((self.lanes - 0.5) * sy + dy, -0.5 * sy + dy))
@@ -212,7 +218,7 @@ class TimelineBars(pg.GraphicsObject):
         line = self._metrics.height()
         for index, text, centre in drawn.names:
             painter.setPen(self.styles[int(self.bars.styles[index])].text)
-            width = self._text_width(index)
+            width = self._text_width(index) if text == self.names[index] else self._metrics.horizontalAdvance(text)
             painter.drawText(QRectF(centre.x() - width / 2 - 1, centre.y() - line / 2, width + 2, line),
                              Qt.AlignmentFlag.AlignCenter, text)
         painter.setPen(self.exposed_text)
