@@ -13,7 +13,7 @@ RUN_EXTRAS := $(if $(CUDA_EXTRA),[$(CUDA_EXTRA)],)
 # On a GPU machine the tests get CuPy too, so `make test` / `make test-gpu` run the gpu-marked tests.
 comma := ,
 # TORCH=1 (as CI runs it): PyTorch and transformers too, so the model-tracing tests run instead of skipping
-# (pyproject.toml's test-torch extra). PyPI's default Linux PyTorch wheel is its CUDA build, several GB; the
+# (pyproject.toml's test-torch extra). The public package index's default Linux PyTorch wheel is its CUDA build, several GB; the
 # tests need only the CPU build: see the README's "Tests and PyTorch".
 TORCH ?=
 TEST_EXTRAS := [test$(if $(TORCH),$(comma)test-torch,)$(if $(CUDA_EXTRA),$(comma)$(CUDA_EXTRA),)]

@@ -1,6 +1,6 @@
 """Why the tests that need PyTorch (or transformers) skip without it, said once for all of them.
 
-`make test` installs neither (PyPI's default Linux PyTorch wheel is the CUDA build, several GB);
+`make test` installs neither (the public package index's default Linux PyTorch wheel is the CUDA build, several GB);
 `make test TORCH=1`, as CI runs it, installs both (pyproject.toml's test-torch extra)."""
 
 from __future__ import annotations
