@@ -12,13 +12,19 @@ CUDA_EXTRA := $(if $(CUDA_MAJOR),$(if $(filter 12,$(CUDA_MAJOR)),cuda12,$(if $(f
 RUN_EXTRAS := $(if $(CUDA_EXTRA),[$(CUDA_EXTRA)],)
 # On a GPU machine the tests get CuPy too, so `make test` / `make test-gpu` run the gpu-marked tests.
 comma := ,
-TEST_EXTRAS := [test$(if $(CUDA_EXTRA),$(comma)$(CUDA_EXTRA),)]
+# TORCH=1 (as CI runs it): PyTorch and transformers too, so the model-tracing tests run instead of skipping
+# (pyproject.toml's test-torch extra). The public package index's default Linux PyTorch wheel is its CUDA build, several GB; the
+# tests need only the CPU build: see the README's "Tests and PyTorch".
+TORCH ?=
+TEST_EXTRAS := [test$(if $(TORCH),$(comma)test-torch,)$(if $(CUDA_EXTRA),$(comma)$(CUDA_EXTRA),)]
+TEST_STAMP := $(VENV)/.stamp-test$(if $(TORCH),-torch,)
 
 .PHONY: run test test-gpu bench screenshots bundle bundle-test clean help
 
 help:
 	@echo "make run          set up .venv and open the workbench"
 	@echo "make test         set up .venv, check the import layers (lint-imports) and run the tests (offscreen)"
+	@echo "make test TORCH=1 the same with PyTorch and transformers installed: the model-tracing tests run too"
 	@echo "make test-gpu     run only the gpu-marked tests (needs an NVIDIA GPU; CuPy comes with the driver's CUDA extra)"
 	@echo "make bench        run the benchmarks under benchmarks/"
 	@echo "make screenshots  write PNGs of the window under docs/screenshots/ (needs xvfb-run)"
@@ -31,7 +37,7 @@ $(VENV)/.stamp-run: pyproject.toml | $(PY)
 	$(PIP) install -e ".$(RUN_EXTRAS)"
 	@touch $@
 
-$(VENV)/.stamp-test: pyproject.toml | $(PY)
+$(TEST_STAMP): pyproject.toml | $(PY)
 	$(PIP) install -e ".$(TEST_EXTRAS)"
 	@touch $@
 
@@ -39,19 +45,19 @@ run: $(VENV)/.stamp-run
 	$(VENV)/bin/workbench $(ARGS)
 
 # The import contracts (pyproject.toml, [tool.importlinter]) first: a layer violation fails at once.
-test: $(VENV)/.stamp-test
+test: $(TEST_STAMP)
 	$(VENV)/bin/lint-imports --no-cache
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
 
-test-gpu: $(VENV)/.stamp-test
+test-gpu: $(TEST_STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m gpu $(PYTEST_ARGS)
 
-bench: $(VENV)/.stamp-test
+bench: $(TEST_STAMP)
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; QT_QPA_PLATFORM=offscreen $(PY) $$script || exit 1; done
 
 # PNGs of the window at 1600×1000 under a virtual X display (needs xvfb-run), then the window on a projector's,
 # a laptop's, a 1920×1080 and a HiDPI (pixel ratio 2) screen.
-screenshots: $(VENV)/.stamp-test
+screenshots: $(TEST_STAMP)
 	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) scripts/screenshots.py
 	for screen in 1280x720 1366x768 1920x1080; do \
 	  xvfb-run -a -s "-screen 0 $${screen}x24" $(PY) scripts/screenshots.py --only screen || exit 1; done

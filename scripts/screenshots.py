@@ -456,25 +456,32 @@ def torch_trace_screenshots(window: Any, app: QApplication, out: Path) -> None:
     save(window, out / "timeline-torch-trace.png")
 
 
-def model_step_screenshots(window: Any, app: QApplication, out: Path) -> None:
-    """GPT-2 small's training step (batch 8 × 1,024 per rank, AdamW, 8 data-parallel ranks, 25 MiB buckets)
-    traced on the meta device (resources/models/gpt2-small.json) and laid out on an H100 SXM: the Timeline with
-    its gradient all-reduces on the comm stream, and where the time goes by kind and by module."""
+def gpt2_training_step() -> str | None:
+    """GPT-2 small's training step (batch 8 × 1,024 per rank, AdamW, 8 data-parallel ranks, 25 MiB buckets) traced
+    on the meta device (resources/models/gpt2-small.json); None, said why, without PyTorch or transformers."""
     try:
         from workbench.tracing.sources import TraceRequest, trace_request
     except ImportError as exc:
         print(f"skipped the traced-model screenshots: {exc}")
-        return
+        return None
     request = TraceRequest("gpt2-small", batch=8, sequence=1024, backward=True, optimizer="adamw", data_parallel=8)
     try:
-        traced = trace_request(request)
+        return trace_request(request).text()
     except WorkbenchError as exc:  # no PyTorch or transformers here
         print(f"skipped the traced-model screenshots: {exc}")
+        return None
+
+
+def model_step_screenshots(window: Any, app: QApplication, out: Path) -> None:
+    """GPT-2 small's training step laid out on an H100 SXM: the Timeline with its gradient all-reduces on the comm
+    stream, and where the time goes by kind and by module."""
+    step = gpt2_training_step()
+    if step is None:
         return
     view = window.timeline
     window.tabs.setCurrentWidget(view)
     window.document.set_device("h100-sxm")
-    view.open_step(traced.text())
+    view.open_step(step)
     settle(app, 1.5)
     view.tables.setCurrentWidget(view.breakdown_view)
     view.breakdown_view.by.setCurrentIndex(view.breakdown_view.by.findData("kind"))
@@ -516,7 +523,8 @@ def presentation_screenshots(window: Any, app: QApplication, out: Path) -> None:
 def screen_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The window as large as the screen it is on (a 1280 × 720 projector, a 1366 × 768 laptop, 1920 × 1080, or a
     HiDPI screen under QT_SCALE_FACTOR=2): the worked example's roofline on each; on 1280 × 720 also the Compare tab
-    with three devices and presentation mode from the Measurement tab and the roofline; on 1920 × 1080 presentation.
+    with three devices and presentation mode from the Measurement tab, the roofline and the Timeline (GPT-2 small's
+    training step, where PyTorch is installed); on 1920 × 1080 presentation.
     Named by the screen's size in device-independent pixels and its pixel ratio (`make screenshots` takes them)."""
     from workbench.gui.compare_view import SESSION_DEVICE
 
@@ -558,6 +566,13 @@ def screen_screenshots(window: Any, app: QApplication, out: Path) -> None:
     window.tabs.setCurrentWidget(window.roofline)
     settle_window(app, window, 0.5)
     save(window, out / f"presentation-{name}.png")
+    step = gpt2_training_step()  # the Timeline page of a step of hundreds of operations, at presentation size
+    if step is not None:
+        window.document.set_device("h100-sxm")
+        window.tabs.setCurrentWidget(window.timeline)
+        window.timeline.open_step(step)
+        settle_window(app, window, 1.0)
+        save(window, out / f"presentation-timeline-{name}.png")
     window.set_presentation(False)
     settle(app)
 

@@ -382,3 +382,43 @@ def test_a_small_sessions_report_keeps_a_section_per_operation() -> None:
     text = render_markdown(session)
     assert "## Summary\n" in text and "Summary by kind" not in text
     assert len(re.findall(r"^## \d+\. ", text, flags=re.MULTILINE)) == 3
+
+
+def test_the_csv_report_gives_where_each_steps_time_goes_as_the_other_reports_do(tmp_path: Path) -> None:
+    """lab-steps.csv: every group of the breakdown (by kind, then by module) with the figures of
+    workbench.breakdown.where_time_goes, the function the window, the CLI and the Markdown report call; a step
+    that cannot be laid out is one row naming its error."""
+    from workbench.breakdown import KIND, MODULE, where_time_goes
+    from workbench.examples import load_example
+    from workbench.report import STEPS_CSV_COLUMNS, render_steps_csv
+    from workbench.session import StepEntry
+    from workbench.steps import step_timeline
+
+    session = load_example("data-parallel-step")
+    session.steps.append(StepEntry("=broken", "a = gemm(M=1, N=1, K=1, dtype=bf16) after nowhere"))
+    device = session.device.resolve()  # the device the report lays its steps out on
+    assert write_report(session, tmp_path / "lab.csv") == "csv"
+    assert report_files(tmp_path / "lab.csv") == (tmp_path / "lab.csv", tmp_path / "lab-samples.csv", tmp_path / "lab-steps.csv")
+    with open(tmp_path / "lab-steps.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == list(STEPS_CSV_COLUMNS)
+    assert (tmp_path / "lab-steps.csv").read_bytes().decode("utf-8") == render_steps_csv(session)
+    first = session.steps[0]
+    timeline = step_timeline(first.text, device, session.runs, session.figure_context(device))
+    expected = where_time_goes(timeline, device)
+    mine = [row for row in rows if row["step"] == first.name]
+    for by in (KIND, MODULE):
+        groups = [row for row in mine if row["by"] == by]
+        assert [row["group"] for row in groups] == [group.name for group in expected.groups(by)]
+        for row, group in zip(groups, expected.groups(by)):
+            assert int(row["operations"]) == group.count and int(row["FLOP [FLOP]"]) == group.flop
+            assert int(row["bytes [B]"]) == group.bytes and int(row["measured operations"]) == group.measured
+            assert float(row["time [s]"]) == pytest.approx(group.time_s, rel=1e-11)
+            assert float(row["share of summed time [%]"]) == pytest.approx(group.share * 100, rel=1e-11)
+            assert row["limiter"] == group.limiter and row["error"] == ""
+            assert float(row["step time [s]"]) == pytest.approx(timeline.step_time, rel=1e-11)
+        assert sum(float(row["share of summed time [%]"]) for row in groups) == pytest.approx(100.0)
+    assert sum(int(row["operations"]) for row in mine if row["by"] == KIND) == len(timeline.placed)
+    broken = [row for row in rows if row["step"] == "'=broken"]  # the name neutralised as a formula
+    assert len(broken) == 1 and "nowhere" in broken[0]["error"] and broken[0]["group"] == ""
+

@@ -243,7 +243,9 @@ def test_where_the_time_goes_groups_by_module_and_kind_with_shares_that_add_up()
 
 
 def test_a_cpu_trace_recorded_here_matches_the_same_models_step(tmp_path: Path) -> None:
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch): the recorded-trace test needs it")
+    from needs_torch import TORCH_MISSING
+
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
     from torch.profiler import ProfilerActivity, profile
 
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))

@@ -10,8 +10,10 @@ from fractions import Fraction
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="the [torch] extra (make test installs it)")
-transformers = pytest.importorskip("transformers", reason="the [models] extra (make test installs it)")
+from needs_torch import TORCH_MISSING, TRANSFORMERS_MISSING  # noqa: E402
+
+torch = pytest.importorskip("torch", reason=TORCH_MISSING)
+transformers = pytest.importorskip("transformers", reason=TRANSFORMERS_MISSING)
 
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 

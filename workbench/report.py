@@ -11,9 +11,11 @@ forbids fetching anything. The Markdown links the plot as a PNG file written
 beside it (`lab.md` → `lab-plot.png`), so the text stays a few kilobytes;
 `inline_plot=True` embeds it as a data URI instead.
 
-A CSV report is two files: `lab.csv`, one row per operation (FLOP, bytes,
+A CSV report is three files: `lab.csv`, one row per operation (FLOP, bytes,
 intensity, bounds, the measured median and its % of bound, units in the
-headers), and `lab-samples.csv`, every raw timing sample. Numbers are written
+headers), `lab-samples.csv`, every raw timing sample, and `lab-steps.csv`,
+where each step's time goes by kind and by module (the breakdown the
+Markdown and HTML reports show, from the same function). Numbers are written
 as the shortest text that reads back as the same float, after rounding to 12
 significant figures: timers resolve nanoseconds, and the digits below that
 (`0.008677078000000001`) are noise from converting them to seconds.
@@ -72,7 +74,12 @@ SUMMARY_CSV_COLUMNS = (
     "compute bound [s]", "memory bound [s]", "bound [s]", "limiter", "device", "valid runs",
     "measured median [s]", "measured on", "% of bound [%]", "run_id",
 )
+STEPS_CSV_COLUMNS = (
+    "step", "by", "group", "operations", "FLOP [FLOP]", "bytes [B]", "bound [s]", "time [s]",
+    "share of summed time [%]", "measured operations", "limiter", "step time [s]", "error",
+)
 SAMPLES_SUFFIX = "-samples"  # lab.csv → lab-samples.csv
+STEPS_SUFFIX = "-steps"  # lab.csv → lab-steps.csv: where each step's time goes
 PLOT_SUFFIX = "-plot"  # lab.md → lab-plot.png
 CSV_SIGNIFICANT_DIGITS = 12
 MAX_PROFILE_COLUMNS = 8
@@ -225,6 +232,8 @@ class StepSection:
     by_kind: FormattedTable
     by_module: FormattedTable
     error: str = ""
+    breakdown: Any = None  # the figures behind both tables (workbench.breakdown.Breakdown), for the CSV report
+    step_time_s: float | None = None
 
 
 def _breakdown_table(groups: Sequence[Any], binary: bool) -> FormattedTable:
@@ -254,7 +263,8 @@ def _step_sections(session: Session, device: Device | None, binary: bool) -> tup
             sections.append(StepSection(step.name, "", empty, empty, str(exc)))
             continue
         sections.append(StepSection(step.name, format_time(timeline.step_time), _breakdown_table(breakdown.groups(KIND), binary),
-                                    _breakdown_table(breakdown.groups(MODULE), binary)))
+                                    _breakdown_table(breakdown.groups(MODULE), binary), breakdown=breakdown,
+                                    step_time_s=timeline.step_time))
     return tuple(sections)
 
 
@@ -1016,10 +1026,10 @@ def _operation_names(session: Session) -> dict[str, str]:
     return names
 
 
-def render_csv(session: Session) -> str:
+def render_csv(session: Session, report: Report | None = None) -> str:
     """The per-operation summary: one row per operation — its work, bounds, and the fastest valid run of
     its declaration (median and % of bound on the device it ran on). Units are in the headers."""
-    report = build_report(session)
+    report = report or build_report(session)
     out = io.StringIO()
     # CRLF ends a row (RFC 4180), and the writer quotes any field holding a CR or an LF, so a bare CR
     # in a name cannot end a row early (with "\n" alone, a field holding only "\r" went unquoted).
@@ -1056,6 +1066,30 @@ def render_csv(session: Session) -> str:
                 _csv_text(best.run_id) if best is not None else "",
             )
         )
+    return out.getvalue()
+
+
+def render_steps_csv(session: Session, report: Report | None = None) -> str:
+    """Where each step's time goes (workbench.breakdown, as the Markdown and HTML reports give it): one row per
+    group, by kind and then by module; a step that cannot be laid out is one row with its error."""
+    from workbench.breakdown import KIND, MODULE
+
+    report = report or build_report(session)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator=CSV_LINE_END)
+    writer.writerow(STEPS_CSV_COLUMNS)
+    for section in report.steps:
+        name = _csv_text(section.name)
+        if section.breakdown is None:
+            writer.writerow((name, "", "", "", "", "", "", "", "", "", "", "", _csv_text(section.error)))
+            continue
+        for by in (KIND, MODULE):
+            for group in section.breakdown.groups(by):
+                writer.writerow((
+                    name, by, _csv_text(group.name), group.count, csv_number(group.flop), csv_number(group.bytes),
+                    csv_number(group.bound_s), csv_number(group.time_s), csv_number(group.share * 100),
+                    group.measured, _csv_text(group.limiter), csv_number(section.step_time_s), "",
+                ))
     return out.getvalue()
 
 
@@ -1119,6 +1153,7 @@ def report_files(path: str | os.PathLike[str], has_plot: bool = False, inline_pl
     files = [Path(path)]
     if kind == "csv":
         files.append(companion_path(path, SAMPLES_SUFFIX, ".csv"))
+        files.append(companion_path(path, STEPS_SUFFIX, ".csv"))
     elif kind == "markdown" and has_plot and not inline_plot:
         files.append(companion_path(path, PLOT_SUFFIX, ".png"))
     return tuple(files)
@@ -1143,8 +1178,10 @@ def write_report(session: Session, path: str | os.PathLike[str], plot_png: bytes
         elif kind == "html":
             text = render_html(session, plot_png)
         else:
-            text = render_csv(session)
+            report = build_report(session)
+            text = render_csv(session, report)
             files.append((companion_path(path, SAMPLES_SUFFIX, ".csv"), render_samples_csv(session).encode("utf-8")))
+            files.append((companion_path(path, STEPS_SUFFIX, ".csv"), render_steps_csv(session, report).encode("utf-8")))
         encoded = text.encode("utf-8")
     except UnicodeEncodeError as exc:  # a lone surrogate in text the session got from outside a file
         raise ReportError(

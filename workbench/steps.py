@@ -120,6 +120,9 @@ class StepPlan:
 
 def _split_comment(text: str) -> tuple[str, str]:
     """Code and comment of a line: '#' outside double quotes starts the comment."""
+    if '"' not in text:  # most lines (a traced step's thousands): no quotes to look past
+        code, _, comment = text.partition("#")
+        return code, comment.strip()
     quoted = False
     for index, char in enumerate(text):
         if char == '"':
@@ -307,20 +310,25 @@ def operation_times(
     medians = _measured_medians(runs, context) if runs else {}
     matches = measured.matches if measured is not None else {}
     times: dict[str, OperationTime] = {}
+    bounds: dict[str, tuple[float | None, str, str | None]] = {}  # per declaration text: a model repeats its layers
     for op in plan.operations:
         text = str(op.declaration)
         bound: float | None = None
         limiter = ""
         problem: str | None = None
         if device is not None:
-            try:
-                analysis = analyze(op.declaration, device)
-            except WorkbenchError as exc:
-                problem = f"{op.name}: {exc}"
-            else:
-                bound, limiter = analysis.bound_time, str(analysis.limiter)
-                if bound is None:
-                    problem = f"{op.name} has no bound on {device.name}"
+            if text not in bounds:
+                try:
+                    analysis = analyze(op.declaration, device)
+                except WorkbenchError as exc:
+                    bounds[text] = (None, "", str(exc))
+                else:
+                    bounds[text] = (analysis.bound_time, str(analysis.limiter), None)
+            bound, limiter, error = bounds[text]
+            if error is not None:
+                problem = f"{op.name}: {error}"
+            elif bound is None:
+                problem = f"{op.name} has no bound on {device.name}"
         match = matches.get(op.name)
         if match is not None:
             times[op.name] = OperationTime(match.median_s, TRACE, match.detail(), bound, match)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDoubleSpinBox
 
 from workbench.examples import load_example
 from workbench.gui.timeline_view import TimelineView
@@ -32,19 +34,64 @@ def test_example_step_is_drawn(window, qtbot) -> None:  # type: ignore[no-untype
     assert not view.error.isVisible()
 
 
+def _speedup_editor(view: TimelineView, qtbot, row: int) -> QDoubleSpinBox:  # type: ignore[no-untyped-def]
+    """Click the row's speed-up cell, as a user does: the spin box opens in it."""
+    from PySide6.QtTest import QTest
+
+    table = view.table
+    index = table.whatif.index(row, 4)
+    table.scrollTo(index)
+    QTest.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualRect(index).center())
+    qtbot.waitUntil(lambda: table.indexWidget(index) is not None or table.viewport().findChild(QDoubleSpinBox) is not None)
+    return table.viewport().findChild(QDoubleSpinBox)
+
+
 def test_what_if_updates_the_step_time_live(window, qtbot) -> None:  # type: ignore[no-untyped-def]
     view = show_example(window, qtbot)
-    spin = view.table.cellWidget(5, 4)  # opt
-    assert spin.objectName() == "speedup_opt"
-    spin.setValue(4.0)
+    spin = _speedup_editor(view, qtbot, 5)  # opt
+    assert spin.objectName() == "speedup_opt" and spin.value() == 1.0
+    assert (spin.minimum(), spin.maximum()) == (0.1, 1000.0)
+    spin.setValue(4.0)  # each change is a what-if at once, before the editor closes
     # opt 4× faster: 3G + A + X/4 = 3.335 + 1.044 + 0.240 = 4.6195 ms, shown to 4 digits
     assert view.timeline.step_time == pytest.approx(3 * G + A + X / 4)
     assert "Step time 4.62 ms" in view.summary.text() and "was 5.341 ms" in view.summary.text()
     # The what-if columns follow: ar2 free now gives 3G + X/4 = 3.5756 ms.
-    assert view.table.item(4, 6).text() == "3.576 ms"
-    assert view.table.item(5, 2).text() == "240.4 µs"
+    assert view.table.text(4, 6) == "3.576 ms"
+    assert view.table.text(5, 2) == "240.4 µs"
+    assert view.table.text(5, 4) == "4.00"
     spin.setValue(1.0)
     assert view.timeline.step_time == pytest.approx(3 * G + A + X)
+    assert view.speedups == {}
+
+
+def test_what_if_table_names_the_critical_path_and_refuses_a_speedup_out_of_range(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    view = show_example(window, qtbot)
+    model = view.table.whatif
+    assert [view.table.text(row, 0) for row in range(model.rowCount())] == [p.name for p in view.timeline.placed]
+    fwd = next(row for row in range(model.rowCount()) if view.table.text(row, 0) == "fwd")
+    assert model.index(fwd, 0).data(Qt.ItemDataRole.ToolTipRole) == "on the critical path"
+    assert model.index(fwd, 0).data(Qt.ItemDataRole.FontRole).bold()
+    assert not model.flags(model.index(fwd, 0)) & Qt.ItemFlag.ItemIsEditable
+    assert model.flags(model.index(fwd, 4)) & Qt.ItemFlag.ItemIsEditable
+    before = view.timeline.step_time
+    assert not model.setData(model.index(fwd, 4), 0.0) and not model.setData(model.index(fwd, 4), "fast")
+    assert view.timeline.step_time == before and view.speedups == {}
+    assert model.setData(model.index(fwd, 4), 2.0)
+    assert view.speedups == {"fwd": 2.0} and view.timeline.step_time < before
+
+
+def test_what_if_table_of_thousands_of_operations_opens_with_every_row(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    window.document.set_device("h100-sxm")
+    window.tabs.setCurrentWidget(window.timeline)
+    view = window.timeline
+    view.editor.setPlainText("".join(f"op{i} = add(n=2**20, dtype=fp32)\n" for i in range(3000)))
+    view._commit_pending()
+    qtbot.waitUntil(lambda: view.timeline is not None, timeout=30_000)
+    assert view.table.rowCount() == 3000
+    assert view.table.text(2999, 0) == "op2999" and view.table.text(2999, 4) == "1.00"
+    assert view.table.viewport().findChildren(QDoubleSpinBox) == []  # no editor until a cell is edited
+    spin = _speedup_editor(view, qtbot, 2999)
+    assert spin.objectName() == "speedup_op2999"
 
 
 def test_bad_step_shows_inline_and_undoes(window, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -97,10 +144,10 @@ def test_import_trace_times_the_step_and_draws_the_measured_timeline(window, qtb
     # fwd 3.9 + bwd1 3.9 + bwd2 3.9 = 11.7 ms; ar2 after bwd2: 11.7 + 1.3 = 13.0 ms; opt 0.35 ms: 13.35 ms.
     assert view.timeline.step_time == pytest.approx(13.35e-3)
     assert "Step time 13.35 ms" in view.summary.text()
-    assert view.table.item(0, 3).text() == "trace"
-    assert view.table.item(0, 2).text() == "3.9 ms"
-    assert view.table.item(0, 7).text() == "1.112 ms"  # the bound beside the measured interval
-    assert view.table.item(0, 8).text() == "3.51×"  # 3.9 / 1.1118
+    assert view.table.text(0, 3) == "trace"
+    assert view.table.text(0, 2) == "3.9 ms"
+    assert view.table.text(0, 7) == "1.112 ms"  # the bound beside the measured interval
+    assert view.table.text(0, 8) == "3.51×"  # 3.9 / 1.1118
     assert view.trace_plot.isVisible()
     assert view.trace_plot.getAxis("left")._tickLevels[0] == [(0, "stream 7"), (1, "stream 13"), (2, "stream 21")]
     unmatched = view.unmatched.toPlainText()
@@ -111,7 +158,7 @@ def test_import_trace_times_the_step_and_draws_the_measured_timeline(window, qtb
     qtbot.waitUntil(lambda: view.timeline.times["opt"].seconds == pytest.approx(20e-6))
     view.clear_trace()
     assert view.trace is None and not view.trace_plot.isVisible()
-    assert view.table.item(0, 3).text().startswith("bound")
+    assert view.table.text(0, 3).startswith("bound")
 
 
 def test_a_csv_trace_is_read_too(window, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -154,8 +201,8 @@ def test_an_operation_of_two_kernels_from_the_rules_field(window, qtbot, tmp_pat
     qtbot.waitUntil(lambda: view.timeline.times["fwd"].trace is not None and bool(view.timeline.times["fwd"].trace.parts))
     # fwd 3.9 + bwd1 3.9 + bwd2 3.9 = 11.7 ms; ar2 + 1.3 = 13.0 ms; opt 0.35 ms: 13.35 ms, as with one GEMM kernel.
     assert view.timeline.step_time == pytest.approx(13.35e-3)
-    assert view.table.item(0, 2).text() == "3.9 ms" and view.table.item(0, 3).text() == "trace, 1 iteration of 2 kernels"
-    assert "kernels busy 3.85 ms" in view.table.item(0, 3).toolTip()
+    assert view.table.text(0, 2) == "3.9 ms" and view.table.text(0, 3) == "trace, 1 iteration of 2 kernels"
+    assert "kernels busy 3.85 ms" in view.table.whatif.index(0, 3).data(Qt.ItemDataRole.ToolTipRole)
     labels = [item.toPlainText() for item in view.trace_plot.getPlotItem().items if hasattr(item, "toPlainText")]
     assert "fwd 3.9 ms" in labels and "Unmatched kernels and copies (2 names)" in view.unmatched.toPlainText()
     view.rules_edit.setText("*splitk_kernel*=fwd; splitKreduce*=nope")

@@ -7,7 +7,9 @@ import os
 
 import pytest
 
-pytest.importorskip("torch", reason="the [torch] extra (make test installs it)")
+from needs_torch import TORCH_MISSING  # noqa: E402
+
+pytest.importorskip("torch", reason=TORCH_MISSING)
 
 from workbench.gui.torch_import import OTHER_CONFIG, TorchImportDialog  # noqa: E402
 

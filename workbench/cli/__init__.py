@@ -308,7 +308,8 @@ def _add_report(sub: Any) -> None:
         help="write a Markdown, HTML or CSV report of a session file",
         description="Write a report of a session: Markdown or HTML with each operation's derivation, bounds and "
         "measured runs (and the roofline plot when Qt can render it offscreen; beside a Markdown report as "
-        "OUT-plot.png), or CSV: one row per operation, and the raw timing samples in OUT-samples.csv. "
+        "OUT-plot.png), or CSV: one row per operation, the raw timing samples in OUT-samples.csv, and where each "
+        "step's time goes (by kind and by module) in OUT-steps.csv. "
         "The type follows the output's suffix, e.g. workbench report lab.json -o lab.html",
     )
     p.add_argument("session", metavar="SESSION", help="a session file (.json)")

@@ -77,7 +77,9 @@ class BreakdownView(QWidget):
         self.by.addItem("by kind", KIND)
         self.by.addItem("by module", MODULE)
         self.by.currentIndexChanged.connect(self._show)
-        self.note = plain(QLabel("Share: of the operations' summed time (overlapping streams make the step shorter)."))
+        self.note = plain(QLabel("Share: of the operations' summed time."))
+        self.note.setToolTip("Overlapping streams make the step shorter than the operations' summed time.")
+        self.note.setWordWrap(True)  # never wider than the page: at presentation size on a projector it wraps
         self.model = BreakdownModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
@@ -90,8 +92,7 @@ class BreakdownView(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
-        bar = QHBoxLayout()
-        bar.addWidget(QLabel("Where the time goes"))
+        bar = QHBoxLayout()  # the tab says "Where the time goes"
         bar.addWidget(self.by)
         bar.addWidget(self.note, 1)
         layout = QVBoxLayout(self)

@@ -30,24 +30,19 @@ from __future__ import annotations
 import math
 import threading
 import time
-from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QThread, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QResizeEvent, QUndoCommand
 from PySide6.QtWidgets import (
-    QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
     QTabWidget,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -63,6 +58,8 @@ from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.gui.undo_keys import use_document_undo
 from workbench.gui.workers import track_worker
 from workbench.gui.scroll_page import scrolled_content
+from workbench.gui.timeline_bars import BarStyle, TimelineBars
+from workbench.gui.whatif_table import WhatIfTable
 from workbench.naming import abbreviated_path
 from workbench.profilers.matching import MatchRule
 from workbench.profilers.stopping import ReadStopped
@@ -70,15 +67,23 @@ from workbench.profilers.trace import Trace
 from workbench.profilers.trace_reader import read_trace
 from workbench.session import StepEntry
 from workbench.steps import TRACE, MeasuredTrace, StepPlan, Timeline, parse_step, parse_trace_match, step_timeline
+from workbench.timeline_frame import LaneBars
 from workbench.units import format_time
 
 COMPUTE_BRUSH = QColor(66, 133, 244)
 COMMUNICATION_BRUSH = QColor(245, 148, 38)
-CRITICAL_PEN = pg.mkPen(QColor(183, 28, 28), width=3)
+CRITICAL_COLOR = QColor(183, 28, 28)
 EXPOSED_BRUSH = QColor(220, 40, 40, 60)
+EXPOSED_TEXT = QColor(183, 28, 28)
+# The step plot's bar styles by number: compute 0, compute on the critical path 1, communication 2, on the path 3.
+BAR_STYLES = {
+    0: BarStyle(COMPUTE_BRUSH, QColor(40, 40, 40), 1, QColor(255, 255, 255)),
+    1: BarStyle(COMPUTE_BRUSH, CRITICAL_COLOR, 3, QColor(255, 255, 255)),
+    2: BarStyle(COMMUNICATION_BRUSH, QColor(40, 40, 40), 1, QColor(0, 0, 0)),
+    3: BarStyle(COMMUNICATION_BRUSH, CRITICAL_COLOR, 3, QColor(0, 0, 0)),
+}
 MERGE_PAUSE_S = 1.5
 _EDIT_STEP_ID = 1301
-COLUMNS = ("Operation", "Stream", "Time", "Source", "Speed-up ×", "If 2× faster", "If free", "Bound", "Time ÷ bound")
 UNMATCHED_BRUSH = QColor(170, 170, 170)
 BOUND_PEN = pg.mkPen(QColor(27, 94, 32), width=2)
 BOUND_BRUSH = QColor(76, 175, 80, 110)
@@ -87,6 +92,9 @@ MAX_UNMATCHED_LINES = 50
 MAX_BAR_LABELS = 60  # operation names drawn at once on the step plot: the widest in view
 TRACE_FILTER = ("Traces (*.sqlite *.csv *.json *.json.gz);;Nsight Systems trace (*.sqlite *.csv);;"
                 "PyTorch profiler trace (*.json *.json.gz);;All files (*)")
+NO_TRACE = "No trace imported."  # one short line: at presentation size on a projector every line counts
+NO_TRACE_HINT = "Import trace… times the operations from an Nsight Systems or PyTorch profiler trace."
+LONG_PATH_CHARACTERS = 90  # a critical path abbreviated to more than this names only its first and last operation
 STEP_EXAMPLE = "data-parallel-step"  # the built-in example the empty editor's hint points to
 
 
@@ -126,6 +134,21 @@ def _count(number: object, one: str, many: str | None = None) -> str:
     return f"{number:,} {one if number == 1 else (many or one + 's')}"
 
 
+def _critical_line(timeline: Timeline, lane: dict[str, int]) -> tuple[list[float], list[float]]:
+    """The critical path as a polyline just above its bars: along a lane from an operation's start to its end and
+    on to the next one's, stepping between lanes where the path does. Points inside a straight run along one lane
+    are left out (the line is the same), so a path of thousands of operations on one stream is a few segments."""
+    by_name = {item.name: item for item in timeline.placed}
+    points = []
+    for name in timeline.critical_path:  # just above the bars, so the names stay legible
+        item = by_name[name]
+        y = lane[item.stream] + 0.36
+        points += [(item.start, y), (item.end, y)]
+    kept = [point for index, point in enumerate(points)
+            if index in (0, len(points) - 1) or not (points[index - 1][1] == point[1] == points[index + 1][1])]
+    return [x for x, _ in kept], [y for _, y in kept]
+
+
 class TraceReader(QThread):
     """Reads a trace off the GUI thread: a million-row trace takes seconds. `stop()` ends it within a fraction
     of a second (`trace_stopped`)."""
@@ -156,6 +179,20 @@ class TraceReader(QThread):
             self.trace_failed.emit(f"{self.path}: {exc}")
             return
         self.trace_read.emit(trace)
+
+
+class _TraceLine(QLabel):
+    """The line about the trace, shown only when it has something to say: "No trace imported." is what the
+    disabled Clear trace button says already, and on a projector's short page the line is worth more to the table."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        if text == NO_TRACE:
+            self.hide()  # never shown before it has a parent: it would open as a window of its own
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        super().setText(text)
+        self.setVisible(text != NO_TRACE)
 
 
 class _WrappedPane(QWidget):
@@ -208,18 +245,16 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.plot.setObjectName("timelinePlot")
         self.plot.setBackground("w")
         self.plot.setLabel("bottom", "time", units="s")
-        self.plot.showGrid(x=True, y=False, alpha=0.2)
         self.plot.setMouseEnabled(x=True, y=False)
+        # Labelled major ticks and unlabelled minor ones: the axis measured the text of a third, finer level at
+        # every frame of a pan only to drop it (the grid lines come from the bars item, `TimelineBars`).
+        self.plot.getAxis("bottom").setStyle(maxTickLevel=1, maxTextLevel=1)
         self._fit_plot_height()  # the summary, the trace and the table never squeeze the lanes or the axis away
         self.plot.getViewBox().sigResized.connect(self._label_streams)
-        self.plot.getViewBox().sigXRangeChanged.connect(self._label_bars)
-        self.plot.getViewBox().sigResized.connect(self._label_bars)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setObjectName("whatIfTable")
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        # The view's new transform applied as the range changes, not while it paints: applied during a paint it
+        # changed every item's place again and Qt painted the plot a second time for the same frame.
+        self.plot.getViewBox().sigXRangeChanged.connect(lambda *_: self.plot.getViewBox().updateMatrix())
+        self.table = WhatIfTable(self.set_speedup)
 
         self.trace: Trace | None = None
         self.reader: TraceReader | None = None
@@ -250,7 +285,8 @@ class TimelineView(RefreshWhenShown, QWidget):
             "splitKreduce*=fwd), timed per iteration from the first rule's kernel's start to the last kernel's end"
         )
         self.rules_edit.editingFinished.connect(self.mark_dirty)
-        self.trace_label = plain(QLabel("No trace imported: Import trace… times the operations from an Nsight Systems or PyTorch profiler trace."))
+        self.trace_label = plain(_TraceLine(NO_TRACE))
+        self.trace_label.setToolTip(NO_TRACE_HINT)
         self.trace_label.setObjectName("traceLabel")
         self.trace_label.setWordWrap(True)
         # The GPU the trace names and the device its bounds use; a different device chosen said plainly.
@@ -327,12 +363,14 @@ class TimelineView(RefreshWhenShown, QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # View ▸ Presentation, Ctrl++: the axis grows with the text
             self._fit_plot_height()
+            if self.bars is not None:
+                self.bars.setFont(self.plot.font())
 
     def _fit_plot_height(self) -> None:
         """The plot's least height: its time axis (tick figures and title, a line each at the text size in use)
-        and two lanes below room for the "exposed" notes; at least 140 px."""
+        and two lanes of two lines each, the "exposed" notes above them; at least 140 px."""
         line = QFontMetrics(self.plot.font()).height()
-        self.plot.setMinimumHeight(max(140, 8 * line))
+        self.plot.setMinimumHeight(max(140, 6 * line))
 
     # ------------------------------------------------------------------ the text
     def step_text(self) -> str | None:
@@ -344,7 +382,7 @@ class TimelineView(RefreshWhenShown, QWidget):
         if getattr(self, "trace", None) is not None:  # a trace belongs to the step it was imported for
             self.trace = None
             self.clear_button.setEnabled(False)
-            self.trace_label.setText("No trace imported: Import trace… times the operations from an Nsight Systems or PyTorch profiler trace.")
+            self.trace_label.setText(NO_TRACE)
         self._show_text(self.step_text() or "")
         self.mark_dirty()
 
@@ -441,9 +479,11 @@ class TimelineView(RefreshWhenShown, QWidget):
         if self.speedups and base.step_time != t.step_time:
             step += f" (was {format_time(base.step_time)} before the what-ifs)"
         path, shown = " → ".join(t.critical_path), abbreviated_path(t.critical_path)
+        if len(shown) > LONG_PATH_CHARACTERS:  # a traced model's module paths: one name at each end
+            shown = abbreviated_path(t.critical_path, each_end=1)
         self.summary.setText(
-            f"{step} · critical path {html_text(shown)} · communication exposed "
-            f"{format_time(t.exposed_communication)}, hidden {format_time(t.hidden_communication)}"
+            f"{step} · communication exposed {format_time(t.exposed_communication)}, hidden "
+            f"{format_time(t.hidden_communication)}<br>critical path {html_text(shown)}"
         )
         # A path of hundreds of operations is named whole on hover, not in a label that would push the plot off.
         whole = f"Critical path ({len(t.critical_path):,} operations): {path}"
@@ -461,15 +501,12 @@ class TimelineView(RefreshWhenShown, QWidget):
         self.plot.getAxis("left").setTicks([[(index, stream) for index, stream in enumerate(streams) if index % every == 0]])
 
     def _draw(self, timeline: Timeline | None) -> None:
-        """The step's lanes. The bars of a kind are one item (compute or communication, on the critical path
-        or not) and the exposed spans another, so a step of thousands of operations pans and zooms as fast as
-        one of ten; names are drawn only for the widest operations in view (`_label_bars`, on each range change)."""
+        """The step's lanes: one item (`TimelineBars`) draws the bars, their names and the exposed spans from what
+        is in view at each paint, so a step of thousands of operations pans and zooms as fast as one of ten; the
+        critical path is one dashed line through the lanes it crosses."""
         plot = self.plot
         plot.clear()
-        self._bar_labels = []
-        self._bar_groups = []
-        self._label_of = {}
-        self._placed = None
+        self.bars = None
         axis = plot.getAxis("left")
         if timeline is None:
             axis.setTicks([[]])
@@ -480,151 +517,27 @@ class TimelineView(RefreshWhenShown, QWidget):
         lane = {stream: index for index, stream in enumerate(streams)}
         self._streams = list(streams)
         self._label_streams()
-        exposed = timeline.exposed_intervals()
-        if exposed:
-            plot.addItem(pg.BarGraphItem(
-                x0=[start for start, _ in exposed], x1=[end for _, end in exposed], y0=[-0.5] * len(exposed),
-                y1=[len(streams) - 0.5] * len(exposed), brush=EXPOSED_BRUSH, pen=pg.mkPen(None)))
-            for start, end in exposed[:MAX_BAR_LABELS]:
-                note = pg.TextItem("exposed", color=(183, 28, 28), anchor=(0.5, 1.0))
-                note.setPos((start + end) / 2, len(streams) - 0.5)
-                plot.addItem(note)
         critical = set(timeline.critical_path)
         placed = timeline.placed
-        starts = np.array([item.start for item in placed], dtype=float)
-        ends = np.maximum(np.array([item.end for item in placed], dtype=float), starts)
-        ys = np.array([lane[item.stream] for item in placed], dtype=float)
-        on_path = np.array([item.name in critical for item in placed], dtype=bool)
-        talking = np.array([item.communication for item in placed], dtype=bool)
-        self._bar_groups = []
-        for communication in (False, True):
-            for path in (False, True):
-                chosen = np.flatnonzero((talking == communication) & (on_path == path))
-                if len(chosen):
-                    chosen = chosen[np.lexsort((starts[chosen], ys[chosen]))]  # by lane, then start: runs to merge
-                    bars = pg.BarGraphItem(
-                        x0=starts[chosen], x1=ends[chosen], y=ys[chosen], height=0.6,
-                        brush=COMMUNICATION_BRUSH if communication else COMPUTE_BRUSH,
-                        pen=CRITICAL_PEN if path else pg.mkPen(QColor(40, 40, 40), width=1))
-                    plot.addItem(bars)
-                    self._bar_groups.append((bars, chosen))
-        self._placed = (starts, ends, ys, [item.name for item in placed])
-        self._bar_labels = []
-        for _ in range(min(len(placed), MAX_BAR_LABELS)):
-            label = pg.TextItem("", color=(255, 255, 255), anchor=(0.5, 0.5))
-            label.setVisible(False)
-            plot.addItem(label)
-            self._bar_labels.append(label)
-        by_name = {item.name: item for item in placed}
-        path = [by_name[name] for name in timeline.critical_path]
-        xs: list[float] = []
-        ys_path: list[float] = []
-        for item in path:  # just above the bars, so the names stay legible
-            xs += [item.start, item.end]
-            ys_path += [lane[item.stream] + 0.36, lane[item.stream] + 0.36]
-        plot.addItem(pg.PlotDataItem(xs, ys_path, pen=pg.mkPen(QColor(183, 28, 28), width=2, style=Qt.PenStyle.DashLine)))
+        starts = np.fromiter((item.start for item in placed), dtype=float, count=len(placed))
+        ends = np.fromiter((item.end for item in placed), dtype=float, count=len(placed))
+        lanes = np.fromiter((lane[item.stream] for item in placed), dtype=float, count=len(placed))
+        styles = np.fromiter(((2 if item.communication else 0) + (item.name in critical) for item in placed),
+                             dtype=int, count=len(placed))
+        self.bars = TimelineBars(LaneBars(starts, ends, lanes, styles), [item.name for item in placed], BAR_STYLES,
+                                 len(streams), timeline.exposed_intervals(), EXPOSED_BRUSH, EXPOSED_TEXT,
+                                 grid=plot.getAxis("bottom"), max_labels=MAX_BAR_LABELS)
+        self.bars.setFont(self.plot.font())
+        plot.addItem(self.bars)
+        xs, ys = _critical_line(timeline, lane)
+        plot.addItem(pg.PlotDataItem(xs, ys, pen=pg.mkPen(QColor(183, 28, 28), width=2, style=Qt.PenStyle.DashLine)))
         plot.setYRange(-0.7, len(streams) - 0.2, padding=0)
         plot.setXRange(0, timeline.step_time, padding=0.02)
-        self._label_bars()
 
-    _placed: "tuple[Any, Any, Any, list[str]] | None" = None
-    _bar_labels: "list[pg.TextItem]" = []
-    _bar_groups: "list[tuple[pg.BarGraphItem, Any]]" = []
-    _label_of: "dict[int, pg.TextItem]" = {}  # operation (index in the placed list) → the label naming it
-
-    def _bars_in_view(self, x0: float, x1: float) -> None:
-        """Give each bar item only the bars in view, and draw a run of bars each narrower than four pixels on
-        one lane, a pixel or less apart, as one bar (its outline would fill it anyway): what is painted per frame stays near the plot's width in
-        pixels however many operations the step has."""
-        import numpy as np
-
-        starts, ends, ys, _ = self._placed  # type: ignore[misc]
-        width = self.plot.getViewBox().width()
-        pixel = (x1 - x0) / width if width >= 2 else 0.0  # not laid out yet: nothing merged until it is
-        for bars, rows in self._bar_groups:
-            rows = rows[(ends[rows] >= x0) & (starts[rows] <= x1)]
-            if len(rows) > MAX_BAR_LABELS:
-                left, right, lane = starts[rows], ends[rows], ys[rows]
-                narrow = (right - left) < 4 * pixel
-                joins = np.zeros(len(rows), dtype=bool)
-                joins[1:] = narrow[1:] & narrow[:-1] & (lane[1:] == lane[:-1]) & (left[1:] - right[:-1] <= pixel)
-                firsts = np.flatnonzero(~joins)
-                bars.setOpts(x0=left[firsts], x1=np.maximum.reduceat(right, firsts), y=lane[firsts])
-            else:
-                bars.setOpts(x0=starts[rows], x1=ends[rows], y=ys[rows])
-
-    def _label_bars(self, *_: object) -> None:
-        """Name the widest operations in view, at most MAX_BAR_LABELS of them: every one in a small step, the
-        ones wide enough to read in a zoomed view of a large one."""
-        if self._placed is None:
-            return
-        import numpy as np
-
-        starts, ends, ys, names = self._placed
-        (x0, x1), _ = self.plot.getViewBox().viewRange()
-        self._bars_in_view(x0, x1)
-        visible = np.flatnonzero((ends >= x0) & (starts <= x1))
-        if len(visible) > len(self._bar_labels):  # the widest, ties by line order: a pan changes only the edges
-            visible = visible[np.lexsort((visible, -(ends[visible] - starts[visible])))[: len(self._bar_labels)]]
-        chosen = {int(index) for index in visible}
-        held = {index: label for index, label in self._label_of.items() if index in chosen}
-        free = [label for label in self._bar_labels if label not in held.values()]
-        for index in sorted(chosen - held.keys()):  # a label set to a new name only where its operation changed
-            label = free.pop()
-            label.setText(names[index])
-            label.setColor((255, 255, 255) if ends[index] > starts[index] else (0, 0, 0))
-            held[index] = label
-        for index, label in held.items():
-            label.setPos((starts[index] + ends[index]) / 2, ys[index])
-            label.setVisible(True)
-        for label in free:
-            label.setVisible(False)
-        self._label_of = held
+    bars: TimelineBars | None = None
 
     def _fill_table(self, timeline: Timeline | None) -> None:
-        self.table.setRowCount(0)
-        if timeline is None:
-            return
-        self.table.setRowCount(len(timeline.placed))
-        for row, item in enumerate(timeline.placed):
-            source = timeline.times[item.name]
-            what = timeline.what_if[item.name]
-            if source.source == TRACE:
-                match = source.trace
-                if match is not None and match.parts:
-                    short = f"trace, {_count(match.iterations, 'iteration')} of {len(match.parts)} kernels"
-                else:
-                    short = "trace" + (f", {len(match.intervals)} intervals" if match is not None and len(match.intervals) > 1 else "")
-            elif source.source == "measured":
-                short = "measured"
-            else:
-                short = "bound, " + source.detail.split(" (")[-1].rstrip(")")
-            bound = format_time(source.bound_s) if source.bound_s else "—"
-            ratio = f"{source.seconds / source.bound_s:.2f}×" if source.bound_s and source.source != "bound" else ""
-            cells = [item.name, item.stream, format_time(item.duration), short, None,
-                     format_time(what.if_2x_faster), format_time(what.if_free), bound, ratio]
-            for column, text in enumerate(cells):
-                if text is None:
-                    continue
-                cell = QTableWidgetItem(text)
-                cell.setFlags(cell.flags() & ~Qt.ItemFlag.ItemIsEditable)
-                if column == 3:
-                    cell.setToolTip(tooltip(source.detail))
-                if column == 0 and item.name in timeline.critical_path:
-                    cell.setToolTip("on the critical path")
-                    font = cell.font()
-                    font.setBold(True)
-                    cell.setFont(font)
-                self.table.setItem(row, column, cell)
-            spin = QDoubleSpinBox()
-            spin.setObjectName(f"speedup_{item.name}")
-            spin.setRange(0.1, 1000.0)
-            spin.setDecimals(2)
-            spin.setSingleStep(0.5)
-            spin.setValue(self.speedups.get(item.name, 1.0))
-            spin.setToolTip(tooltip(f"what if {item.name} ran this many times faster (1 = as timed)"))
-            spin.valueChanged.connect(lambda value, name=item.name: self.set_speedup(name, value))
-            self.table.setCellWidget(row, 4, spin)
+        self.table.set_timeline(timeline, self.speedups)
 
     def set_speedup(self, name: str, factor: float) -> None:
         """A what-if: `name` runs `factor` times faster; the step time and plot update at once."""
@@ -643,12 +556,7 @@ class TimelineView(RefreshWhenShown, QWidget):
             return
         self._show_summary()
         self._draw(self.timeline)
-        for row, item in enumerate(self.timeline.placed):
-            what = self.timeline.what_if[item.name]
-            for column, text in ((2, format_time(item.duration)), (5, format_time(what.if_2x_faster)), (6, format_time(what.if_free))):
-                cell = self.table.item(row, column)
-                if cell is not None:
-                    cell.setText(text)
+        self.table.whatif.update_times(self.timeline)
 
 
     # ------------------------------------------------------------------ the trace
@@ -713,13 +621,13 @@ class TimelineView(RefreshWhenShown, QWidget):
     def _trace_failed(self, message: str) -> None:
         self.trace_error.setText(message)
         self.trace_error.setVisible(True)
-        self.trace_label.setText("No trace imported." if self.trace is None else self.trace_label.text())
+        self.trace_label.setText(NO_TRACE if self.trace is None else self.trace_label.text())
 
     def clear_trace(self) -> None:
         self.trace = None
         self.clear_button.setEnabled(False)
         self.trace_error.setVisible(False)
-        self.trace_label.setText("No trace imported: Import trace… times the operations from an Nsight Systems or PyTorch profiler trace.")
+        self.trace_label.setText(NO_TRACE)
         self.refresh()
 
     def _draw_trace(self, timeline: Timeline | None) -> None:

@@ -134,8 +134,24 @@ def _flat_tensors(values: Iterable[Any], is_tensor: Any) -> list[Any]:
     return found
 
 
+_DECLARATIONS: dict[Any, Declaration] = {}  # a model repeats its layers: the same op and fields thousands of times
+_MAX_DECLARATIONS = 20_000
+
+
 def _decl(op: str, **values: Any) -> Declaration:
-    return build_declaration(op, values)
+    """`build_declaration`, made once per distinct op and fields (a Declaration is frozen: sharing is safe). The
+    key holds each value's type: 2 and 2.0 and True are equal in Python, not in a declaration's text."""
+    try:
+        key = (op, tuple(sorted((name, type(value), tuple(value) if isinstance(value, list) else value)
+                                for name, value in values.items())))
+        found = _DECLARATIONS.get(key)
+    except TypeError:  # a value that cannot be a key: made afresh
+        return build_declaration(op, values)
+    if found is None:
+        if len(_DECLARATIONS) >= _MAX_DECLARATIONS:
+            _DECLARATIONS.clear()
+        found = _DECLARATIONS[key] = build_declaration(op, values)
+    return found
 
 
 class _Call:
@@ -188,8 +204,14 @@ def _map(call: _Call) -> Any:
     return Unmapped("no mapping for this op")
 
 
+_TAGS: dict[Any, frozenset[str]] = {}  # per ATen overload: its tags never change
+
+
 def _has_tag(call: _Call, tag: str) -> bool:
-    return any(getattr(found, "name", "") == tag for found in getattr(call.func, "tags", ()))
+    tags = _TAGS.get(call.func)
+    if tags is None:
+        tags = _TAGS[call.func] = frozenset(getattr(found, "name", "") for found in getattr(call.func, "tags", ()))
+    return tag in tags
 
 
 def _dtype_of(tensor: Any) -> str:

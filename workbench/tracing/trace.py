@@ -204,7 +204,9 @@ class _Recorder:
         parents = [name for name in self.tracker.parents if name != "Global"]
         if not parents:
             return ""
-        inner = max(parents, key=lambda name: (name.count("."), len(name)))
+        # The deepest; between two as deep (a backward op under k_proj and v_proj at once: the tracker's parents are
+        # a set, iterated in hash order) the greater name, so the same model gives the same step in every run.
+        inner = max(parents, key=lambda name: (name.count("."), len(name), name))
         return inner.partition(".")[2]  # without the root module's class name
 
     def record(self, func: Any, args: Sequence[Any], kwargs: Mapping[str, Any], out: Any) -> None:
