@@ -323,3 +323,23 @@ def test_presentation_from_the_measurement_tab_keeps_every_axis_title_off_its_ti
         window.tabs.setCurrentIndex(index)
         _settle()
         assert _titles_over_ticks(window) == [], window.tabs.tabText(index)
+
+
+def test_the_device_panel_fits_its_dock_on_a_small_screen(small_window) -> None:  # type: ignore[no-untyped-def]
+    """On a 1280 × 720 screen the left dock is about 200 px wide: the chooser beside "Detect again", and
+    "Calibrate…" beside "Reset all rates", made the panel wider than that, and every wrapped line of text was cut
+    at the dock's right edge (the panel scrolled sideways). Those rows now wrap, so the panel's least width is
+    its widest single control's and the panel is as wide as the dock's view of it."""
+    window = small_window
+    window._default_dock_sizes()
+    _settle()
+    panel = window.device_panel
+    area = window.device_dock.widget()
+    assert isinstance(area, QAbstractScrollArea)
+    widest = max(widget.minimumSizeHint().width() for widget in (panel.chooser, panel.detect_button, panel.calibrate, panel.reset_all))
+    side_by_side = panel.chooser.minimumSizeHint().width() + panel.detect_button.minimumSizeHint().width()
+    assert panel.minimumSizeHint().width() < side_by_side
+    assert panel.minimumSizeHint().width() <= widest + 40  # the widest control and the panel's margins
+    if area.viewport().width() >= panel.minimumSizeHint().width():
+        assert panel.width() <= area.viewport().width()
+        assert not area.horizontalScrollBar().isVisible()

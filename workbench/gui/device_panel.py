@@ -21,7 +21,6 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
@@ -41,6 +40,7 @@ from workbench.devices.rate_titles import rate_title, reference_rate
 from workbench.devices.nvml import NO_DRIVER, NO_GPU, NO_MODULE, OK
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
+from workbench.gui.flow_layout import FlowLayout
 from workbench.gui.plain_text import plain, tooltip
 from workbench.units import format_bandwidth, format_bytes, format_flop_rate
 
@@ -100,13 +100,14 @@ class DevicePanel(QWidget):
         self.calibrate.setToolTip("Measure this machine's sustained bandwidth and matrix rates; the bounds then use them")
         self.calibrate.clicked.connect(self.calibrate_requested)
 
-        chooser_row = QHBoxLayout()
-        chooser_row.addWidget(self.chooser, 1)
+        # The chooser and the buttons in rows that wrap at the dock's width: side by side they made the panel wider
+        # than the dock on a 1280-px screen, which then cut every line of text at its right edge.
+        chooser_row = FlowLayout(spacing=4)
+        chooser_row.addWidget(self.chooser)
         chooser_row.addWidget(self.detect_button)
-        bottom_row = QHBoxLayout()
-        bottom_row.addWidget(hint, 1)
-        bottom_row.addWidget(self.calibrate, 0, Qt.AlignmentFlag.AlignTop)
-        bottom_row.addWidget(self.reset_all, 0, Qt.AlignmentFlag.AlignTop)
+        button_row = FlowLayout(spacing=4)
+        button_row.addWidget(self.calibrate)
+        button_row.addWidget(self.reset_all)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
         layout.addWidget(self.status)
@@ -115,7 +116,8 @@ class DevicePanel(QWidget):
         layout.addWidget(self.table, 1)
         layout.addWidget(self.measured)
         layout.addWidget(self.message)
-        layout.addLayout(bottom_row)
+        layout.addWidget(hint)
+        layout.addLayout(button_row)
 
         self._filling = False
         self._rows: list[str] = []
