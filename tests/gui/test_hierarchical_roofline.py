@@ -171,7 +171,7 @@ def test_bound_vs_size_draws_a_line_per_term(window) -> None:  # type: ignore[no
     window.tabs.setCurrentWidget(window.sweep)
     view = window.sweep
     assert set(view.term_lines) >= {"l2", "smem"}
-    legend = [label.text for _, label in view.plot.legend.items]
+    legend = view.legend.texts()
     assert "L2 → SM (L1 / shared memory) bound (dashed)" in legend
     assert "shared memory → registers bound (dashed)" in legend
     from workbench.analysis import sweep
@@ -187,7 +187,7 @@ def test_bound_vs_size_draws_a_line_per_term(window) -> None:  # type: ignore[no
     # a device without those rates: the lines go, and leave the legend
     doc.set_device("cpu-generic")
     assert not view.term_lines["smem"].isVisible()
-    assert "shared memory → registers bound (dashed)" not in [label.text for _, label in view.plot.legend.items]
+    assert "shared memory → registers bound (dashed)" not in view.legend.texts()
 
 
 def test_the_panel_shows_logical_beside_physical(window) -> None:  # type: ignore[no-untyped-def]
