@@ -154,14 +154,20 @@ def test_the_benchmark_puts_each_measured_time_beside_its_prediction(monkeypatch
     bench = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = bench
     spec.loader.exec_module(bench)
+    from workbench.measure import measure as real_measure
+
     medians = {"naive": 0.08, "tiled": 0.01, "compulsory": 0.004}
     asked = []
+    # the rows also read each record as the window does (its dict through the run figures): a real record's
+    template = real_measure("gemm(M=64, N=64, K=64, dtype=fp32)", backend="numpy", iterations=30, warmup=1).to_dict()
 
     def stand_in_measure(declaration: str, **options: object) -> object:
         asked.append((declaration, options["mode"], options["iterations"]))
         impl = parse(declaration).implementation
         bound = types.SimpleNamespace(bound_time_s=0.002, limiter="compute")
-        return types.SimpleNamespace(valid=True, median_s=medians[impl], bound=bound, flop=2 * 512**3, message="")
+        data = {**template, "declaration": declaration, "samples_s": [medians[impl]] * 30}
+        return types.SimpleNamespace(valid=True, median_s=medians[impl], bound=bound, flop=2 * 512**3, message="",
+                                     to_dict=lambda: data)
 
     monkeypatch.setattr("workbench.measure.measure", stand_in_measure)
     rows = list(bench.lab_rows(StandInGpu(), 512))
