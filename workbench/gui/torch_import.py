@@ -48,8 +48,15 @@ class TraceWorker(QThread):
         track_worker(self)
 
     def run(self) -> None:
+        import gc
+
         from workbench.tracing.sources import trace_request
 
+        # No cyclic garbage collection while PyTorch traces here: a collection on the GUI thread (holding the
+        # interpreter lock) freed objects whose destructors waited on a lock this thread held while it imported and
+        # registered PyTorch's operators, waiting in turn for the interpreter lock: both threads stopped for good.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             step = trace_request(self.request)  # type: ignore[arg-type]
         except WorkbenchError as exc:
@@ -58,6 +65,9 @@ class TraceWorker(QThread):
         except Exception as exc:  # noqa: BLE001 — the user's model code, run by PyTorch: shown, never a crash
             self.failed.emit(f"{type(exc).__name__}: {exc}")
             return
+        finally:
+            if collecting:
+                gc.enable()
         self.traced.emit(step)
 
 
