@@ -36,11 +36,19 @@ def settle(app: Any, rounds: int = 20) -> None:
 
 def shown_window(settled: bool = True) -> tuple[Any, Any]:
     """The application and its main window, shown at 1600×1000 as on such a screen, with no GPU detected and
-    closing never stopped by the unsaved-changes question; `settled`: laid out, painted and detection done."""
+    closing never stopped by the unsaved-changes question; `settled`: laid out, painted and detection done.
+
+    Autosaves go to a scratch folder: a benchmark neither writes into the user's data folder nor stops at the
+    offer to recover what an interrupted run left there."""
+    import os
+    import tempfile
+
+    from workbench.autosave import DATA_DIR_VARIABLE
     from workbench.devices.nvml import NO_DRIVER, Detection
     from workbench.gui.app import build_window, ensure_application
     from workbench.gui.session_io import DISCARD
 
+    os.environ.setdefault(DATA_DIR_VARIABLE, tempfile.mkdtemp(prefix="workbench-bench-data-"))
     app = ensure_application()
     window = build_window(detect=lambda: Detection(NO_DRIVER, "benchmark"))
     window.session_io.ask_unsaved_changes = lambda action: DISCARD
