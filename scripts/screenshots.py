@@ -391,7 +391,8 @@ def timeline_screenshots(window: Any, app: QApplication, out: Path) -> None:
     window.tabs.setCurrentWidget(view)
     settle(app)
     save(window, out / "timeline-step.png")
-    view.table.cellWidget(5, 4).setValue(4.0)
+    model = view.table.whatif
+    model.setData(model.index(5, 4), 4.0)  # as the speed-up column's spin box commits it
     settle(app)
     save(window, out / "timeline-what-if.png")
     lines = view.editor.toPlainText().splitlines(keepends=True)

@@ -343,3 +343,37 @@ def test_the_device_panel_fits_its_dock_on_a_small_screen(small_window) -> None:
     if area.viewport().width() >= panel.minimumSizeHint().width():
         assert panel.width() <= area.viewport().width()
         assert not area.horizontalScrollBar().isVisible()
+
+
+def test_the_rate_table_keeps_every_rate_whole_in_a_narrow_dock(small_window) -> None:  # type: ignore[no-untyped-def]
+    """In the dock of a 1280 × 720 or 1366 × 768 screen every rate in use is shown whole (the name column wraps
+    instead of pushing the rates out of view), and a path's name keeps at least the width of a short name."""
+    from workbench.gui.device_panel import RATE_COLUMN
+
+    window = small_window
+    window._default_dock_sizes()
+    window.document.set_device("h100-sxm")
+    _settle()
+    table = window.device_panel.table
+    metrics = table.fontMetrics()
+    rates = [table.item(row, RATE_COLUMN).text() for row in range(table.rowCount())]
+    assert rates and all(rates)
+    left = table.columnViewportPosition(RATE_COLUMN)
+    right = left + table.columnWidth(RATE_COLUMN)
+    assert left >= 0 and right <= table.viewport().width(), (left, right, table.viewport().width())
+    assert table.columnWidth(RATE_COLUMN) >= max(metrics.horizontalAdvance(text) for text in rates)
+    assert table.columnWidth(0) >= table.least_name_width()
+
+
+def test_the_rate_table_fills_a_wide_dock_without_scrolling(window) -> None:  # type: ignore[no-untyped-def]
+    """Where the dock has room for every column, nothing scrolls sideways and the name column takes what the
+    others leave."""
+    window.document.set_device("h100-sxm")
+    _settle()
+    table = window.device_panel.table
+    table.resize(600, table.height())
+    _settle()
+    header = table.horizontalHeader()
+    assert table.horizontalScrollBar().maximum() == 0
+    assert header.length() <= table.viewport().width() + 1
+    assert table.columnWidth(0) >= table.viewport().width() - sum(table.columnWidth(c) for c in (1, 2, 3)) - 1

@@ -17,7 +17,7 @@ listed under the table with how each was measured.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -46,6 +46,27 @@ from workbench.units import format_bandwidth, format_bytes, format_flop_rate
 
 SOURCE_COLOURS = {DATASHEET: "#455a64", DERIVED: "#6a1b9a", MEASURED: "#1b5e20", ENTERED: "#0d47a1", NOMINAL: "#e65100"}
 RATE_COLUMN, SOURCE_COLUMN, RESET_COLUMN = 1, 2, 3
+
+
+class RateTable(QTableWidget):
+    """The rate table in a dock that may be narrow (a laptop's, a projector's): the rate, its source and the reset
+    button keep their whole text, and the path's name takes the width they leave, wrapped onto more lines, but
+    never less than a short name ("Memory bandwidth"); narrower than that, the table scrolls sideways by pixels."""
+
+    def __init__(self) -> None:
+        super().__init__(0, 4)
+
+    def least_name_width(self) -> int:
+        return self.horizontalHeader().fontMetrics().horizontalAdvance("Memory bandwidth") + 12
+
+    def fit_name_column(self) -> None:
+        header = self.horizontalHeader()
+        others = sum(header.sectionSize(column) for column in (RATE_COLUMN, SOURCE_COLUMN, RESET_COLUMN))
+        self.setColumnWidth(0, max(self.least_name_width(), self.viewport().width() - others))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.fit_name_column()
 
 
 class DevicePanel(QWidget):
@@ -133,7 +154,7 @@ class DevicePanel(QWidget):
 
     def _build_rate_table(self) -> None:
         """The rates in use: path, interface or link; rate; source; a reset button. A rate is typed in place."""
-        self.table = QTableWidget(0, 4)
+        self.table = RateTable()
         self.table.setObjectName("rateTable")
         self.table.setHorizontalHeaderLabels(["Path, interface or link", "Rate in use", "Source", ""])
         self.table.verticalHeader().setVisible(False)
@@ -144,9 +165,11 @@ class DevicePanel(QWidget):
             | QAbstractItemView.EditTrigger.AnyKeyPressed
         )
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in (RATE_COLUMN, SOURCE_COLUMN, RESET_COLUMN):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setWordWrap(True)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.table.itemChanged.connect(self._rate_edited)
 
     # ------------------------------------------------------------------ detection state
@@ -244,10 +267,6 @@ class DevicePanel(QWidget):
         self._show_message()
 
     def _fill_table(self, device: Device | None) -> None:
-        # the paths' names stay readable in a narrow dock (a laptop's): no column narrower than a short name,
-        # and the table scrolls sideways instead of cutting a path's name to a few letters
-        metrics = self.table.horizontalHeader().fontMetrics()
-        self.table.horizontalHeader().setMinimumSectionSize(metrics.horizontalAdvance("Memory bandwidth") + 12)
         self._filling = True
         rows = self._wanted_rows(device)
         self._rows = rows
@@ -289,6 +308,8 @@ class DevicePanel(QWidget):
             reset.setObjectName(f"reset_{path}")
             reset.setEnabled(path in overrides or path in self._pending)
             reset.setToolTip(tooltip(f"Back to the {peak.source} figure" if peak else "Remove the entered figure"))
+        table.resizeColumnsToContents()
+        table.fit_name_column()
         self._filling = False
 
     def _rate_edited(self, item: QTableWidgetItem) -> None:
