@@ -1,5 +1,5 @@
 """PyTorch profiler traces (workbench/profilers/torch_trace.py), their matching to a step by ATen op
-(workbench/steps.py: match_torch_trace) and the where-the-time-goes table (workbench/breakdown.py).
+(workbench/steps/trace_match.py: match_torch_trace) and the where-the-time-goes table (workbench/breakdown.py).
 
 The real traces are read in place from ../shared/real-profiles (see its SOURCES.md) and the tests skip
 where it is absent; a CPU-only trace is recorded here when PyTorch is installed.
