@@ -9,15 +9,38 @@ form field) within a short pause undo as one step.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtGui import QUndoCommand
 
 from workbench.devices import Rate
 from workbench.session import DeviceChoice, OperationEntry
 
-if TYPE_CHECKING:  # pragma: no cover
-    from workbench.gui.document import Document
+
+class EditTarget(Protocol):
+    """What the commands need of the document (gui/document.py's Document): its operations and the `_apply_*`
+    methods that make each change. The document pushes the commands; they never import it."""
+
+    @property
+    def operations(self) -> list[OperationEntry]: ...
+
+    def _apply_declaration(self, entry: OperationEntry, text: str) -> None: ...
+
+    def _apply_insert(self, index: int, entry: OperationEntry) -> None: ...
+
+    def _apply_remove(self, index: int) -> OperationEntry: ...
+
+    def _apply_rename(self, entry: OperationEntry, name: str, automatic: bool = False) -> None: ...
+
+    def _apply_move(self, index: int, to: int) -> None: ...
+
+    def _apply_notes(self, entry: OperationEntry | None, text: str) -> None: ...
+
+    def _apply_device(self, choice: DeviceChoice) -> None: ...
+
+    def _apply_rate(self, path: str, rate: Rate | None) -> None: ...
+
+    def _apply_setting(self, name: str, value: object) -> None: ...
 
 MERGE_PAUSE_S = 1.5  # typing pauses longer than this start a new undo step
 _EDIT_DECLARATION_ID = 1001
@@ -27,7 +50,7 @@ _EDIT_NOTES_ID = 1002
 class EditDeclaration(QUndoCommand):
     """Change one operation's declaration text (from the line or from a form field)."""
 
-    def __init__(self, document: "Document", entry: OperationEntry, old: str, new: str, source: str) -> None:
+    def __init__(self, document: EditTarget, entry: OperationEntry, old: str, new: str, source: str) -> None:
         super().__init__(f"Edit {entry.name}")
         self.document = document
         self.entry = entry
@@ -64,7 +87,7 @@ class EditNotes(QUndoCommand):
     Typing merges like declaration edits; a ticked box (source "box:…") is always a step of its own.
     """
 
-    def __init__(self, document: "Document", entry: OperationEntry | None, old: str, new: str, source: str) -> None:
+    def __init__(self, document: EditTarget, entry: OperationEntry | None, old: str, new: str, source: str) -> None:
         what = "description" if entry is None else f"notes of {entry.name}"
         super().__init__(f"Tick a box in the {what}" if source.startswith("box:") else f"Edit the {what}")
         self.document = document
@@ -97,7 +120,7 @@ class EditNotes(QUndoCommand):
 class InsertOperation(QUndoCommand):
     """Add (or duplicate) an operation at an index."""
 
-    def __init__(self, document: "Document", index: int, entry: OperationEntry, text: str) -> None:
+    def __init__(self, document: EditTarget, index: int, entry: OperationEntry, text: str) -> None:
         super().__init__(text)
         self.document = document
         self.index = index
@@ -113,7 +136,7 @@ class InsertOperation(QUndoCommand):
 class RemoveOperation(QUndoCommand):
     """Remove an operation; undo puts the same entry (and its last analysis) back."""
 
-    def __init__(self, document: "Document", index: int) -> None:
+    def __init__(self, document: EditTarget, index: int) -> None:
         super().__init__(f"Remove {document.operations[index].name}")
         self.document = document
         self.index = index
@@ -130,7 +153,7 @@ class RemoveOperation(QUndoCommand):
 class RenameOperation(QUndoCommand):
     """Name an operation: old and new are (name, automatic); an automatic name follows the declaration."""
 
-    def __init__(self, document: "Document", entry: OperationEntry, old: tuple[str, bool], new: tuple[str, bool]) -> None:
+    def __init__(self, document: EditTarget, entry: OperationEntry, old: tuple[str, bool], new: tuple[str, bool]) -> None:
         what = "the automatic name" if new[1] else new[0]
         super().__init__(f"Rename {old[0]} to {what}")
         self.document = document
@@ -146,7 +169,7 @@ class RenameOperation(QUndoCommand):
 
 
 class MoveOperation(QUndoCommand):
-    def __init__(self, document: "Document", index: int, to: int) -> None:
+    def __init__(self, document: EditTarget, index: int, to: int) -> None:
         super().__init__(f"Move {document.operations[index].name}")
         self.document = document
         self.index = index
@@ -162,7 +185,7 @@ class MoveOperation(QUndoCommand):
 class SetDevice(QUndoCommand):
     """Choose a device (with its overrides); also used to reset every entered rate at once."""
 
-    def __init__(self, document: "Document", old: DeviceChoice, new: DeviceChoice, text: str = "") -> None:
+    def __init__(self, document: EditTarget, old: DeviceChoice, new: DeviceChoice, text: str = "") -> None:
         super().__init__(text or f"Choose device {new.key}")
         self.document = document
         self.old = old
@@ -178,7 +201,7 @@ class SetDevice(QUndoCommand):
 class SetRate(QUndoCommand):
     """Enter (or reset, with None) the rate of one instruction path or of memory."""
 
-    def __init__(self, document: "Document", path: str, old: Rate | None, new: Rate | None) -> None:
+    def __init__(self, document: EditTarget, path: str, old: Rate | None, new: Rate | None) -> None:
         super().__init__(f"Reset {path} rate" if new is None else f"Enter {path} rate")
         self.document = document
         self.path = path
@@ -195,7 +218,7 @@ class SetRate(QUndoCommand):
 class SetSetting(QUndoCommand):
     """Change one analysis setting: convention, overlap, or decimal/binary units."""
 
-    def __init__(self, document: "Document", name: str, old: object, new: object) -> None:
+    def __init__(self, document: EditTarget, name: str, old: object, new: object) -> None:
         super().__init__(f"Change {name}")
         self.document = document
         self.name = name
