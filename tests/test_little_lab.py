@@ -19,7 +19,7 @@ from workbench.analysis.mlp import little
 from workbench.analysis.shortfall import missed_assumption
 from workbench.cli import main
 from workbench.devices.catalogue import catalogue
-from workbench.implementations import _block_reduce_threads
+from workbench.implementations.reduction import _block_reduce_threads
 from workbench.measure import OK, measure
 from workbench.report import report_run
 from workbench.report.tables import run_notes
