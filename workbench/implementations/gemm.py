@@ -197,28 +197,7 @@ def _tiled(case: Case, ops: _Operands, hbm: tuple[Any, list[str]], title: str) -
     loads = ops.a_bytes * passes_a + ops.b_bytes * passes_b
     hbm_reads, hbm_sentences = hbm
 
-    # Shared memory → registers: each staged value of A is read by every reader along N (and B's along M)
-    # at each k step; padded rows and columns are read too (they hold zeros).
-    if _is_tensor_core(workload.path):
-        readers_n, readers_m = smaller(2, tn), smaller(2, tm)
-        smem_sentence = (
-            f"shared memory → registers ({workload.path}): the tile is split among 2 × 2 warps, each reading "
-            "its A and B fragments once per k step, so every staged value is read by two warps: "
-            f"padded M·N·K·(2/{count_text(tn)} + 2/{count_text(tm)}) values"
-        )
-    else:
-        readers_n, readers_m = smaller(THREAD_COLS, tn), smaller(THREAD_ROWS, tm)
-        micro_m, micro_n = ceil_div(tm, THREAD_ROWS), ceil_div(tn, THREAD_COLS)
-        smem_sentence = (
-            f"shared memory → registers ({workload.path}, no tensor cores): {THREAD_ROWS} × {THREAD_COLS} "
-            f"threads per tile, each computing a {count_text(micro_m)} × {count_text(micro_n)} micro-tile; per k step each thread "
-            f"reads {count_text(micro_m)} values of A and {count_text(micro_n)} of B: padded M·N·K·({THREAD_COLS}/{count_text(tn)} + "
-            f"{THREAD_ROWS}/{count_text(tm)}) values"
-        )
-    smem = (
-        ops.elements_bytes(ops.batch * mp * kp * passes_a * readers_n, ops.a_bits)
-        + ops.elements_bytes(ops.batch * np_ * kp * passes_b * readers_m, ops.b_bits)
-    )
+    smem, smem_sentence = _smem_reads(workload.path, ops, (tm, tn), (mp, np_, kp), (passes_a, passes_b))
 
     sm_count = device.sm_count if device is not None else None
     if sm_count:
@@ -258,6 +237,39 @@ def _tiled(case: Case, ops: _Operands, hbm: tuple[Any, list[str]], title: str) -
         ),
         quantization=quantization,
     )
+
+
+def _smem_reads(path: str, ops: _Operands, tile: tuple[Any, Any], padded: tuple[Any, Any, Any],
+                passes: tuple[Any, Any]) -> tuple[Any, str]:
+    """Bytes from shared memory into registers, and the sentence that states them.
+
+    Each staged value of A is read by every reader along N (and B's along M) at
+    each k step; padded rows and columns are read too (they hold zeros).
+    """
+    tm, tn = tile
+    mp, np_, kp = padded
+    passes_a, passes_b = passes
+    if _is_tensor_core(path):
+        readers_n, readers_m = smaller(2, tn), smaller(2, tm)
+        smem_sentence = (
+            f"shared memory → registers ({path}): the tile is split among 2 × 2 warps, each reading "
+            "its A and B fragments once per k step, so every staged value is read by two warps: "
+            f"padded M·N·K·(2/{count_text(tn)} + 2/{count_text(tm)}) values"
+        )
+    else:
+        readers_n, readers_m = smaller(THREAD_COLS, tn), smaller(THREAD_ROWS, tm)
+        micro_m, micro_n = ceil_div(tm, THREAD_ROWS), ceil_div(tn, THREAD_COLS)
+        smem_sentence = (
+            f"shared memory → registers ({path}, no tensor cores): {THREAD_ROWS} × {THREAD_COLS} "
+            f"threads per tile, each computing a {count_text(micro_m)} × {count_text(micro_n)} micro-tile; per k step each thread "
+            f"reads {count_text(micro_m)} values of A and {count_text(micro_n)} of B: padded M·N·K·({THREAD_COLS}/{count_text(tn)} + "
+            f"{THREAD_ROWS}/{count_text(tm)}) values"
+        )
+    smem = (
+        ops.elements_bytes(ops.batch * mp * kp * passes_a * readers_n, ops.a_bits)
+        + ops.elements_bytes(ops.batch * np_ * kp * passes_b * readers_m, ops.b_bits)
+    )
+    return smem, smem_sentence
 
 
 def _tile_sentence(q: Quantization, ops: _Operands, logical: Any, physical: Any) -> str:
