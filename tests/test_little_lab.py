@@ -19,9 +19,10 @@ from workbench.analysis.mlp import little
 from workbench.analysis.shortfall import missed_assumption
 from workbench.cli import main
 from workbench.devices.catalogue import catalogue
-from workbench.implementations import _block_reduce_threads
+from workbench.implementations.reduction import _block_reduce_threads
 from workbench.measure import OK, measure
-from workbench.report import _run_notes, report_run
+from workbench.report import report_run
+from workbench.report.tables import run_notes
 from workbench.runs import FigureContext, parse_run, run_figures
 
 H200 = "h200-sxm"
@@ -165,7 +166,7 @@ def test_a_run_carries_the_sentence_to_the_table_the_report_and_the_json() -> No
     assert figures.to_dict()["missed_assumption"] == figures.missed
     reported = report_run(run, 0, context)
     assert reported.missed == figures.missed
-    assert f"run 1, short of its bound: {figures.missed}." in _run_notes([reported])
+    assert f"run 1, short of its bound: {figures.missed}." in run_notes([reported])
 
 
 def test_workbench_runs_prints_why_a_lab_run_is_short(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,7 +30,7 @@ _MAX_INTERMEDIATE = 2**126
 _MAX_EXPONENT = 128
 MAX_EXPRESSION_DEPTH = 64  # nested operators in one field's value; deeper is refused before Python's stack runs out
 
-# The implementation keywords every operation's declaration may carry (workbench/implementations.py has
+# The implementation keywords every operation's declaration may carry (workbench/implementations/ has
 # the models). `impl` names a model the operation registers in `OpSpec.implementations`; the tile keywords
 # belong to impl=tiled. They follow the operation's own fields in the canonical text.
 COMPULSORY = "compulsory"

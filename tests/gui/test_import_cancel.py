@@ -144,9 +144,9 @@ def endless_trace(path, should_stop=None):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def endless_trace_read(monkeypatch):  # type: ignore[no-untyped-def]
-    from workbench.gui import timeline_view
+    from workbench.gui import timeline_trace
 
-    monkeypatch.setattr(timeline_view, "read_trace", endless_trace)
+    monkeypatch.setattr(timeline_trace, "read_trace", endless_trace)
 
 
 def _reading_trace(window, qtbot):  # type: ignore[no-untyped-def]

@@ -37,6 +37,29 @@ from workbench.measure.text import latency_lines, transfer_lines
 from workbench.units import format_bandwidth, format_flop_rate
 
 
+def _intro_text(gpu: bool, name: str) -> str:
+    """What a calibration measures on the GPU CuPy opens or on this CPU, and what becomes of the results."""
+    if gpu:
+        where = "the GPU CuPy opens (CUDA device 0)"
+        extra = (
+            "Then the L2 bandwidth (a working set inside L2, read repeatedly) and host ↔ device copies, "
+            "pinned and pageable, each way; with two or more GPUs, peer copies and NCCL collectives (busbw)."
+        )
+    else:
+        where = "this computer's CPU, with NumPy"
+        extra = (
+            "Then a copy inside the last-level cache (reported beside the DRAM copy, far larger than it; not "
+            "stored, as no CPU bound has a cache term), and a copy between two NumPy buffers as the "
+            "<i>CPU stand-in</i> for the host link."
+        )
+    return (
+        f"Measures the sustained memory bandwidth (a large copy, bytes read plus bytes written) and the "
+        f"matrix rate of each data type (a large square GEMM) on {where}, with the same timing protocol "
+        f"and reference check as any run. {extra} The results become the <b>measured</b> rates of <b>{html_text(name)}</b>, "
+        f"which the bounds use from then on; Undo or Reset brings back the device's own figures."
+    )
+
+
 class CalibrationDialog(QDialog):
     """Start, watch, cancel a calibration; store its measured rates as the session device's overrides."""
 
@@ -56,26 +79,17 @@ class CalibrationDialog(QDialog):
         name = device.name if device is not None else document.session.device.key
         self.setWindowTitle(f"Calibrate {name}")
         self.backend = "cupy" if device is not None and device.kind == "gpu" else "numpy"
-        if self.backend == "cupy":
-            where = "the GPU CuPy opens (CUDA device 0)"
-            extra = (
-                "Then the L2 bandwidth (a working set inside L2, read repeatedly) and host ↔ device copies, "
-                "pinned and pageable, each way; with two or more GPUs, peer copies and NCCL collectives (busbw)."
-            )
-        else:
-            where = "this computer's CPU, with NumPy"
-            extra = (
-                "Then a copy inside the last-level cache (reported beside the DRAM copy, far larger than it; not "
-                "stored, as no CPU bound has a cache term), and a copy between two NumPy buffers as the "
-                "<i>CPU stand-in</i> for the host link."
-            )
-        self.intro = QLabel(
-            f"Measures the sustained memory bandwidth (a large copy, bytes read plus bytes written) and the "
-            f"matrix rate of each data type (a large square GEMM) on {where}, with the same timing protocol "
-            f"and reference check as any run. {extra} The results become the <b>measured</b> rates of <b>{html_text(name)}</b>, "
-            f"which the bounds use from then on; Undo or Reset brings back the device's own figures."
-        )
+        self.intro = QLabel(_intro_text(self.backend == "cupy", name))
         self.intro.setWordWrap(True)
+        self._make_controls()
+        self._lay_out()
+        self.resize(560, 320)
+        if device is None:
+            self.start_button.setEnabled(False)
+            self.step_label.setText(f"No device to calibrate: {document.device_error or 'choose one first'}.")
+
+    def _make_controls(self) -> None:
+        """Quick and Interfaces and links, the step line, the progress bar, the summary, Start and Cancel."""
         self.quick = QCheckBox("Quick: smaller sizes, a few seconds (less accurate)")
         self.quick.setObjectName("calibrateQuick")
         self.transfers = QCheckBox("Interfaces and links: caches and host ↔ device (and GPU ↔ GPU) copies")
@@ -101,6 +115,9 @@ class CalibrationDialog(QDialog):
         self.cancel_button.setObjectName("calibrationCancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
+
+    def _lay_out(self) -> None:
+        """The intro, the options and the progress over the summary, and the buttons."""
         buttons = QDialogButtonBox()
         buttons.addButton(self.start_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.addButton(self.cancel_button, QDialogButtonBox.ButtonRole.ActionRole)
@@ -114,10 +131,6 @@ class CalibrationDialog(QDialog):
         layout.addWidget(self.progress)
         layout.addWidget(self.summary, 1)
         layout.addWidget(buttons)
-        self.resize(560, 320)
-        if device is None:
-            self.start_button.setEnabled(False)
-            self.step_label.setText(f"No device to calibrate: {document.device_error or 'choose one first'}.")
 
     # ------------------------------------------------------------------ running
     @property

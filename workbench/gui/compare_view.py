@@ -69,6 +69,36 @@ class CompareState:
     chosen: list[str] = field(default_factory=lambda: [SESSION_DEVICE, *DEFAULT_OTHERS])
 
 
+def _cell_points(cell: Any, colour: Any) -> tuple[list[dict[str, Any]], list[float]]:
+    """One device's marks at the operation's intensity: its attainable rate (a dot) and, when a run of it was
+    measured, the rate the run reached (a star); with the achieved rates, which the plot's range must include."""
+    analysis = cell.analysis
+    points: list[dict[str, Any]] = []
+    rates: list[float] = []
+    if not (analysis.bytes and analysis.attainable_rate):
+        return points, rates
+    points.append(
+        {
+            "pos": (math.log10(analysis.intensity), math.log10(analysis.attainable_rate)),
+            "brush": pg.mkBrush(colour),
+            "symbol": "o",
+        }
+    )
+    if cell.measured_time_s and analysis.flop:
+        achieved = analysis.flop / cell.measured_time_s  # FLOP/s the run reached on this device
+        points.append(
+            {
+                "pos": (math.log10(analysis.intensity), math.log10(achieved)),
+                "brush": pg.mkBrush("w"),
+                "pen": pg.mkPen(colour, width=2),
+                "symbol": "star",
+                "size": 15,
+            }
+        )
+        rates.append(achieved)
+    return points, rates
+
+
 class CompareView(RefreshWhenShown, QWidget):
     """Operations × chosen devices, and the chosen devices' rooflines on one plot."""
 
@@ -442,26 +472,9 @@ class CompareView(RefreshWhenShown, QWidget):
                     f"{format_bandwidth(analysis.bandwidth.value)}, ridge {format_intensity(analysis.ridge or 0)}",
                 )
             )
-            if analysis.bytes and analysis.attainable_rate:
-                points.append(
-                    {
-                        "pos": (math.log10(analysis.intensity), math.log10(analysis.attainable_rate)),
-                        "brush": pg.mkBrush(colour),
-                        "symbol": "o",
-                    }
-                )
-                if cell.measured_time_s and analysis.flop:
-                    achieved = analysis.flop / cell.measured_time_s  # FLOP/s the run reached on this device
-                    points.append(
-                        {
-                            "pos": (math.log10(analysis.intensity), math.log10(achieved)),
-                            "brush": pg.mkBrush("w"),
-                            "pen": pg.mkPen(colour, width=2),
-                            "symbol": "star",
-                            "size": 15,
-                        }
-                    )
-                    rates.append(achieved)
+            cell_points, achieved = _cell_points(cell, colour)
+            points += cell_points
+            rates += achieved
         self.points.setData(points)
         if points:
             first = row[0]

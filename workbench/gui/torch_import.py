@@ -90,6 +90,16 @@ class TorchImportDialog(QDialog):
         self.setObjectName("torchImportDialog")
         self.setWindowTitle("Import PyTorch model")
         self.worker: TraceWorker | None = None
+        form = QFormLayout()
+        self._add_model_source(form)
+        self._add_step_settings(form)
+        self._lay_out(form)
+        for signal in (self.from_config.toggled, self.config.currentIndexChanged, self.backward.toggled):
+            signal.connect(self._enable)
+        self._enable()
+
+    def _add_model_source(self, form: QFormLayout) -> None:
+        """Where the model comes from: a shipped or other config, or a Python file and its function."""
         from workbench.tracing.sources import shipped_configs
 
         self.from_config = QRadioButton("Model config (architecture only, no weights)")
@@ -118,7 +128,15 @@ class TorchImportDialog(QDialog):
         python_browse.clicked.connect(self._browse_python)
         self.function = QLineEdit("build")
         self.function.setObjectName("functionName")
+        form.addRow(self.from_config)
+        form.addRow("Config", self.config)
+        form.addRow("Config file", _path_row(self.config_path, config_browse))
+        form.addRow(self.from_python)
+        form.addRow("Python file", _path_row(self.python_path, python_browse))
+        form.addRow("Function", self.function)
 
+    def _add_step_settings(self, form: QFormLayout) -> None:
+        """What the step holds: batch, sequence and dtype; backward, the optimizer and the data-parallel ranks."""
         self.batch = QSpinBox()
         self.batch.setObjectName("batch")
         self.batch.setRange(1, 1 << 20)
@@ -146,14 +164,6 @@ class TorchImportDialog(QDialog):
         self.bucket.setRange(0.01, 65536.0)
         self.bucket.setValue(25.0)
         self.bucket.setSuffix(" MiB")
-
-        form = QFormLayout()
-        form.addRow(self.from_config)
-        form.addRow("Config", self.config)
-        form.addRow("Config file", _path_row(self.config_path, config_browse))
-        form.addRow(self.from_python)
-        form.addRow("Python file", _path_row(self.python_path, python_browse))
-        form.addRow("Function", self.function)
         form.addRow("Batch (per rank)", self.batch)
         form.addRow("Sequence length", self.sequence)
         form.addRow("Model dtype", self.dtype)
@@ -162,6 +172,8 @@ class TorchImportDialog(QDialog):
         form.addRow("Data-parallel ranks", self.ranks)
         form.addRow("Gradient bucket", self.bucket)
 
+    def _lay_out(self, form: QFormLayout) -> None:
+        """The form over the error line, the status and Import / Cancel."""
         self.error = plain(QLabel())
         self.error.setObjectName("torchImportError")
         self.error.setStyleSheet("color: #b71c1c;")
@@ -179,9 +191,6 @@ class TorchImportDialog(QDialog):
         layout.addWidget(self.error)
         layout.addWidget(self.status)
         layout.addWidget(self.buttons)
-        for signal in (self.from_config.toggled, self.config.currentIndexChanged, self.backward.toggled):
-            signal.connect(self._enable)
-        self._enable()
 
     # ------------------------------------------------------------------ the form
     def _enable(self, *_: object) -> None:

@@ -454,8 +454,6 @@ def measure_collectives(
         raise UnsupportedMeasurement("NCCL collectives need two GPUs; CuPy sees fewer")
     count = max(nbytes // 4 // len(ranks), 1) * len(ranks)  # fp32 elements, a whole shard per rank
     message = count * 4
-    float32 = getattr(nccl, "NCCL_FLOAT32", _NCCL_FLOAT32)
-    add = getattr(nccl, "NCCL_SUM", _NCCL_SUM)
     communicators = nccl.NcclCommunicator.initAll(ranks)
     sends: list[Any] = []
     receives: list[Any] = []
@@ -469,48 +467,65 @@ def measure_collectives(
                 streams.append(cupy.cuda.Stream(non_blocking=True))
         shard = count // len(ranks)
         for name in collectives:
-
-            def call(name: str = name) -> None:
-                nccl.groupStart()
-                for rank, communicator in enumerate(communicators):
-                    if name == "allreduce":
-                        communicator.allReduce(sends[rank].data.ptr, receives[rank].data.ptr, count, float32, add, streams[rank].ptr)
-                    elif name == "allgather":  # each rank contributes a shard; S is the gathered buffer
-                        communicator.allGather(sends[rank].data.ptr, receives[rank].data.ptr, shard, float32, streams[rank].ptr)
-                    else:
-                        raise MeasurementError(f"internal: no NCCL timing for '{name}'")
-                nccl.groupEnd()
-
+            call = _collective_call(nccl, name, communicators, sends, receives, streams, count, shard)
             samples = _time_grouped(cupy, ranks, streams, call, iterations, should_stop)
-            with cupy.cuda.Device(ranks[0]):
-                expected = float(len(ranks)) if name == "allreduce" else 1.0
-                if not bool(cupy.all(receives[0] == expected)):
-                    raise MeasurementError(f"NCCL {name} gave the wrong values on GPU {ranks[0]}")
-            for index, receive in zip(ranks, receives):
-                with cupy.cuda.Device(index):
-                    receive.fill(0)
-            factor = float(busbw_factor(name, len(ranks)))
-            results.append(
-                TransferMeasurement(
-                    key=f"nccl-{name}",
-                    kind=COLLECTIVE,
-                    label=f"NCCL {'all-reduce' if name == 'allreduce' else 'all-gather'}, {len(ranks)} GPUs",
-                    bytes_per_call=message,
-                    samples_s=tuple(samples),
-                    timer="CUDA events on each GPU's stream; a call takes as long as its slowest GPU",
-                    method=(
-                        f"NCCL {name} of S = {_size_words(message)} fp32 in one process, one communicator per GPU "
-                        f"(NcclCommunicator.initAll), grouped calls; algbw = S / t"
-                    ),
-                    device=", ".join(_gpu_name(cupy, index) for index in ranks),
-                    bus_factor=factor,
-                    ranks=len(ranks),
-                )
-            )
+            _check_collective(cupy, name, ranks, receives)
+            results.append(_collective_measurement(cupy, name, ranks, message, samples, float(busbw_factor(name, len(ranks)))))
     finally:
         for communicator in communicators:
             communicator.destroy()
     return results
+
+
+def _collective_call(nccl: Any, name: str, communicators: Sequence[Any], sends: Sequence[Any], receives: Sequence[Any],
+                     streams: Sequence[Any], count: int, shard: int) -> Callable[[], None]:
+    """One timed call: every rank's collective `name` issued between groupStart() and groupEnd()."""
+    float32 = getattr(nccl, "NCCL_FLOAT32", _NCCL_FLOAT32)
+    add = getattr(nccl, "NCCL_SUM", _NCCL_SUM)
+
+    def call() -> None:
+        nccl.groupStart()
+        for rank, communicator in enumerate(communicators):
+            if name == "allreduce":
+                communicator.allReduce(sends[rank].data.ptr, receives[rank].data.ptr, count, float32, add, streams[rank].ptr)
+            elif name == "allgather":  # each rank contributes a shard; S is the gathered buffer
+                communicator.allGather(sends[rank].data.ptr, receives[rank].data.ptr, shard, float32, streams[rank].ptr)
+            else:
+                raise MeasurementError(f"internal: no NCCL timing for '{name}'")
+        nccl.groupEnd()
+
+    return call
+
+
+def _check_collective(cupy: Any, name: str, ranks: Sequence[int], receives: Sequence[Any]) -> None:
+    """What arrived on the first GPU is the collective's result (ranks × 1 summed, or the ones gathered); every
+    receive buffer is then cleared for the next collective."""
+    with cupy.cuda.Device(ranks[0]):
+        expected = float(len(ranks)) if name == "allreduce" else 1.0
+        if not bool(cupy.all(receives[0] == expected)):
+            raise MeasurementError(f"NCCL {name} gave the wrong values on GPU {ranks[0]}")
+    for index, receive in zip(ranks, receives):
+        with cupy.cuda.Device(index):
+            receive.fill(0)
+
+
+def _collective_measurement(cupy: Any, name: str, ranks: Sequence[int], message: int, samples: Sequence[float],
+                            factor: float) -> TransferMeasurement:
+    return TransferMeasurement(
+        key=f"nccl-{name}",
+        kind=COLLECTIVE,
+        label=f"NCCL {'all-reduce' if name == 'allreduce' else 'all-gather'}, {len(ranks)} GPUs",
+        bytes_per_call=message,
+        samples_s=tuple(samples),
+        timer="CUDA events on each GPU's stream; a call takes as long as its slowest GPU",
+        method=(
+            f"NCCL {name} of S = {_size_words(message)} fp32 in one process, one communicator per GPU "
+            f"(NcclCommunicator.initAll), grouped calls; algbw = S / t"
+        ),
+        device=", ".join(_gpu_name(cupy, index) for index in ranks),
+        bus_factor=factor,
+        ranks=len(ranks),
+    )
 
 
 def _time_grouped(

@@ -228,7 +228,7 @@ class OpSpec:
     examples: tuple[str, ...] = ()
     tied_fields: tuple[str, ...] = ()
     kernel_names: KernelNames | None = None
-    implementations: tuple[str, ...] = ("compulsory",)  # models `impl=` may name (workbench/implementations.py)
+    implementations: tuple[str, ...] = ("compulsory",)  # models `impl=` may name (workbench/implementations/)
     namer: Callable[[Mapping[str, Any]], str] | None = None  # automatic name from the fields; None: the declaration
     # Its kernels compute in tiles, padding each dimension up to a tile size: when achieved work exceeds
     # the logical work, padding is the likely cause (the profile comparison's causes).

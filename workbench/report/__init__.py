@@ -1,0 +1,91 @@
+"""Reports of a session: Markdown and HTML for people, CSV for spreadsheets (Qt-free).
+
+Both documents say the same things, built once by `build_report`: the device
+and the rates in use with their sources, each operation's derivation,
+tensors and bounds, the measured runs beside the bound (median, spread,
+achieved rate, % of bound, check result, conditions), imported profiler
+records, and the plot when the caller supplies one as PNG (the GUI renders
+it; this package never imports Qt). The HTML is one file that needs no
+network: inline CSS, the image as a data URI, and a content policy that
+forbids fetching anything. The Markdown links the plot as a PNG file written
+beside it (`lab.md` → `lab-plot.png`), so the text stays a few kilobytes;
+`inline_plot=True` embeds it as a data URI instead.
+
+A CSV report is three files: `lab.csv`, one row per operation (FLOP, bytes,
+intensity, bounds, the measured median and its % of bound, units in the
+headers), `lab-samples.csv`, every raw timing sample, and `lab-steps.csv`,
+where each step's time goes by kind and by module (the breakdown the
+Markdown and HTML reports show, from the same function). Numbers are written
+as the shortest text that reads back as the same float, after rounding to 12
+significant figures: timers resolve nanoseconds, and the digits below that
+(`0.008677078000000001`) are noise from converting them to seconds.
+
+Measurement runs and profiler records are plain dicts owned by other parts
+of the app; they are read defensively, and only what is present is shown.
+
+One module per job: `model` (what a report says), `build` (a session read
+into it), `tables` (its formatted tables), `markdown`, `html_page` and
+`csv_files` (one format each), `writing` (the files on disk). The names
+callers use are re-exported here.
+"""
+
+from workbench.report.build import build_report, report_run
+from workbench.report.csv_files import (
+    CSV_LINE_END,
+    SAMPLES_CSV_COLUMNS,
+    STEPS_CSV_COLUMNS,
+    SUMMARY_CSV_COLUMNS,
+    csv_number,
+    render_csv,
+    render_samples_csv,
+    render_steps_csv,
+    spreadsheet_text,
+)
+from workbench.report.html_page import render_html
+from workbench.report.markdown import markdown_inline, render_markdown
+from workbench.report.model import (
+    IMPOSSIBLE_MARK,
+    PNG_SIGNATURE,
+    FormattedTable,
+    OperationReport,
+    ProfileSection,
+    Report,
+    ReportError,
+    ReportRun,
+    StepSection,
+)
+from workbench.report.tables import bounds_table, runs_table, tensors_table
+from workbench.report.writing import companion_path, report_files, report_kind, write_report
+
+__all__ = [
+    "CSV_LINE_END",
+    "IMPOSSIBLE_MARK",
+    "PNG_SIGNATURE",
+    "SAMPLES_CSV_COLUMNS",
+    "STEPS_CSV_COLUMNS",
+    "SUMMARY_CSV_COLUMNS",
+    "FormattedTable",
+    "OperationReport",
+    "ProfileSection",
+    "Report",
+    "ReportError",
+    "ReportRun",
+    "StepSection",
+    "bounds_table",
+    "build_report",
+    "companion_path",
+    "csv_number",
+    "markdown_inline",
+    "render_csv",
+    "render_html",
+    "render_markdown",
+    "render_samples_csv",
+    "render_steps_csv",
+    "report_files",
+    "report_kind",
+    "report_run",
+    "runs_table",
+    "spreadsheet_text",
+    "tensors_table",
+    "write_report",
+]
