@@ -27,7 +27,7 @@ Beyond 12 operation labels the layout gives each the first free place
 
 Each case is laid out `--runs` times with the cache emptied before each; the
 median (and the fastest) in milliseconds are printed. With `--against DIR`
-the module `DIR/workbench/label_layout.py` (a checkout or `git archive` of
+the `workbench.label_layout` of DIR (a checkout or `git archive` of
 main, say) is timed on the same inputs, alternating run by run with this
 tree's so that the machine's load falls on both alike, and the ratio of the
 medians is printed. The load average is printed before and after: on a
@@ -39,7 +39,7 @@ which the layout must be a small part).
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import os
 import statistics
@@ -54,16 +54,23 @@ INPUTS = Path(__file__).resolve().parent / "label_layout_inputs.json"
 TARGET_MS = 5.0
 
 
-def load_module(tree: Path, name: str) -> ModuleType:
-    """`workbench/label_layout.py` of a source tree as a module of its own (it imports only NumPy)."""
-    path = tree / "workbench" / "label_layout.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"no label layout at {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+def load_module(tree: Path) -> ModuleType:
+    """`workbench.label_layout` of a source tree (a module or a package; it imports only NumPy), imported apart from
+    any other tree's: the tree's `workbench` goes first on the path while it loads, then leaves `sys.modules` as it
+    found it."""
+    if not (tree / "workbench" / "label_layout.py").is_file() and not (tree / "workbench" / "label_layout").is_dir():
+        raise SystemExit(f"no label layout in {tree / 'workbench'}")
+    ours = {key: module for key, module in sys.modules.items() if key.split(".")[0] == "workbench"}
+    for key in ours:
+        del sys.modules[key]
+    sys.path.insert(0, str(tree))
+    try:
+        return importlib.import_module("workbench.label_layout")
+    finally:
+        sys.path.remove(str(tree))
+        for key in [key for key in sys.modules if key.split(".")[0] == "workbench"]:
+            del sys.modules[key]
+        sys.modules.update(ours)
 
 
 def arguments(module: ModuleType, case: dict) -> tuple:
@@ -93,8 +100,8 @@ def load_average() -> str:
 
 
 def bench(cases: dict, runs: int, against: Path | None) -> int:
-    this = load_module(ROOT, "label_layout_this")
-    other = load_module(against, "label_layout_other") if against is not None else None
+    this = load_module(ROOT)
+    other = load_module(against) if against is not None else None
     print(f"load average before: {load_average()}  ({os.cpu_count()} CPUs)")
     print(f"fresh layouts, median of {runs} (fastest in brackets), ms; target ≤ {TARGET_MS:g} ms")
     over = 0

@@ -24,7 +24,6 @@ from typing import Any, Callable
 
 import pytest
 
-from workbench import session as session_module
 from workbench.autosave import Autosaver, find_recoverable, read_recovery_file
 from workbench.cli import main
 from workbench.declare import parse
@@ -275,7 +274,7 @@ def test_9_write_atomic_turns_a_permission_error_in_its_checks_into_a_session_er
     def refused(self: Path) -> bool:
         raise PermissionError(13, "Permission denied", str(self))
 
-    monkeypatch.setattr(session_module.Path, "is_dir", refused)  # what stat() of a folder one may not search does
+    monkeypatch.setattr(Path, "is_dir", refused)  # what stat() of a folder one may not search does
     with pytest.raises(SessionError, match="cannot save session .*Permission denied"):
         save(Session(), tmp_path / "locked" / "s.json")
 

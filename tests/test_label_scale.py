@@ -8,7 +8,6 @@ import random
 import numpy as np
 import pytest
 
-from workbench import label_layout
 from workbench.label_layout import (
     EVERY_LABEL_UP_TO,
     FEW_LABELS,
@@ -20,6 +19,7 @@ from workbench.label_layout import (
     layout_faults,
     layout_labels,
 )
+from workbench.label_layout import room as label_room
 
 W, H = 569.0, 475.0  # the roofline's plot in a 1600x919 window
 
@@ -98,7 +98,7 @@ def test_a_layout_over_many_marks_through_the_raster_is_the_layout_without_it(se
     clear_layout_cache()
     with_raster = layout_labels(W, H, roofs, marks, (), chosen)
     assert layout_faults(with_raster, W, H, roofs, marks) == []
-    monkeypatch.setattr(label_layout, "RASTER_FROM", 10**9)
+    monkeypatch.setattr(label_room, "RASTER_FROM", 10**9)  # the module whose rooms read it
     clear_layout_cache()
     without = layout_labels(W, H, roofs, marks, (), chosen)
     assert with_raster.placements == without.placements

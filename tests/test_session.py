@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from workbench import session as session_module
+from workbench.session import reading, saving
 from workbench.devices import Rate
 from workbench.errors import WorkbenchError
 from workbench.session import (
@@ -137,7 +137,7 @@ def test_a_save_that_fails_before_the_rename_leaves_the_old_file_intact(tmp_path
     def refuse(*args: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(session_module.os, "replace", refuse)
+    monkeypatch.setattr(saving.os, "replace", refuse)
     changed = worked_example_session()
     changed.title = "changed"
     with pytest.raises(SessionError, match="No space left on device.*unchanged"):
@@ -154,7 +154,7 @@ def test_a_save_that_fails_at_fsync_leaves_the_old_file_intact(tmp_path: Path, m
     def refuse(descriptor: int) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(session_module.os, "fsync", refuse)
+    monkeypatch.setattr(saving.os, "fsync", refuse)
     with pytest.raises(SessionError, match="Input/output error"):
         save(Session(), path)
     assert path.read_bytes() == before
@@ -264,7 +264,8 @@ def test_broken_bytes_get_one_clear_line(tmp_path: Path, content: bytes, message
 def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "big.json"
     path.write_bytes(b" " * 2048)
-    monkeypatch.setattr(session_module, "MAX_FILE_BYTES", 1024)
+    for module in (reading, saving):  # each reads the limit: loading and saving
+        monkeypatch.setattr(module, "MAX_FILE_BYTES", 1024)
     with pytest.raises(SessionError, match=r"2,048 B \(2 KiB\) is over the limit of 1,024 B \(1 KiB\) for a session file"):
         load(path)
     with pytest.raises(SessionError, match=r"over the 1 KiB limit"):
@@ -344,17 +345,17 @@ def test_a_large_session_is_written_compact_and_what_opens_can_be_saved(tmp_path
     compact by another program) saves under it again, where its indented form would be a fifth larger."""
     import json
 
-    from workbench import session as session_module
     from workbench.session import load, save
 
     session = worked_example_session()
     small = tmp_path / "small.json"
     indented = save(session, small)
     assert indented.startswith(b"{\n  ")  # a small session stays readable
-    monkeypatch.setattr(session_module, "COMPACT_FROM_BYTES", 64)
+    monkeypatch.setattr(saving, "COMPACT_FROM_BYTES", 64)
     compact = save(session, tmp_path / "large.json")
     assert b"\n" not in compact.rstrip(b"\n") and len(compact) < len(indented)
     assert json.loads(compact) == json.loads(indented)
     assert dumps(load(tmp_path / "large.json")) == compact.decode("utf-8")
-    monkeypatch.setattr(session_module, "MAX_FILE_BYTES", len(compact) + 1)  # the compact file just fits the limit
+    for module in (reading, saving):  # the compact file just fits the limit
+        monkeypatch.setattr(module, "MAX_FILE_BYTES", len(compact) + 1)
     assert save(load(tmp_path / "large.json"), tmp_path / "again.json") == compact

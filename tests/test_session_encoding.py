@@ -12,6 +12,7 @@ import pytest
 from workbench import session as session_module
 from workbench import session_sync
 from workbench.autosave import Autosaver, read_recovery_file
+from workbench.devices import Rate
 from workbench.session import (
     MAX_NESTING,
     OperationEntry,
@@ -27,6 +28,7 @@ from workbench.session import (
     session_to_dict,
     snapshot,
 )
+from workbench.session import saving
 from workbench.session_sync import Snapshot, save_merged
 
 ADD = "add(n=2**16, dtype=fp32)"
@@ -52,10 +54,10 @@ def many_runs_session(count: int = 40) -> Session:
     )
 
 
-@pytest.mark.parametrize("compact_from", [session_module.COMPACT_FROM_BYTES, 64])
+@pytest.mark.parametrize("compact_from", [saving.COMPACT_FROM_BYTES, 64])
 @pytest.mark.parametrize("derived", [True, False])
 def test_pieces_give_the_bytes_of_the_whole(monkeypatch: pytest.MonkeyPatch, compact_from: int, derived: bool) -> None:
-    monkeypatch.setattr(session_module, "COMPACT_FROM_BYTES", compact_from)
+    monkeypatch.setattr(saving, "COMPACT_FROM_BYTES", compact_from)
     session = many_runs_session()
     whole = encode_file_data(session_to_dict(session, include_derived=derived))
     encodings = RunEncodings()
@@ -67,8 +69,8 @@ def test_pieces_give_the_bytes_of_the_whole(monkeypatch: pytest.MonkeyPatch, com
 def test_each_run_is_encoded_once_however_often_the_session_is_saved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     session = many_runs_session(30)
     encoded: list[int] = []
-    real = session_module._run_text
-    monkeypatch.setattr(session_module, "_run_text", lambda run, index: encoded.append(index) or real(run, index))
+    real = saving._run_text
+    monkeypatch.setattr(saving, "_run_text", lambda run, index: encoded.append(index) or real(run, index))
     encodings = RunEncodings()
     first = save(session, tmp_path / "a.json", encodings=encodings)
     assert len(encoded) == len(session.runs)
@@ -120,7 +122,7 @@ def test_the_copy_a_save_takes_is_not_reached_by_later_edits_and_shares_the_runs
     assert same_session(copy, session)
     session.operations[0].declaration = "add(n=2**20, dtype=fp32)"
     session.settings.overlap = 0.5
-    session.device.overrides["hbm"] = session_module.Rate(1e12, "entered", "")
+    session.device.overrides["hbm"] = Rate(1e12, "entered", "")
     session.runs.append(run_record(50))
     assert copy.operations[0].declaration == ADD and copy.settings.overlap == 1.0
     assert "hbm" not in copy.device.overrides and len(copy.runs) == len(session.runs) - 1

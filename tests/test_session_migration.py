@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from workbench import session as session_module
+from workbench.session import reading, writing
 from workbench.session import SessionError, load, save
 
 DATA = Path(__file__).parent / "data"
@@ -94,8 +94,9 @@ def test_a_future_version_2_reads_version_1_files_through_its_migration(
         data["title"] = "migrated: " + data.get("title", "")
         return data
 
-    monkeypatch.setattr(session_module, "VERSION", 2)
-    monkeypatch.setattr(session_module, "MIGRATIONS", {1: rename_title})
+    for module in (reading, writing):  # the version read, and the version written
+        monkeypatch.setattr(module, "VERSION", 2)
+    monkeypatch.setattr(reading, "MIGRATIONS", {1: rename_title})
     copy = tmp_path / "old.json"
     shutil.copy(DATA / "session_v1.json", copy)
     session = load(copy)
@@ -105,7 +106,7 @@ def test_a_future_version_2_reads_version_1_files_through_its_migration(
 
 
 def test_a_version_without_a_migration_path_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(session_module, "VERSION", 3)
-    monkeypatch.setattr(session_module, "MIGRATIONS", {})
+    monkeypatch.setattr(reading, "VERSION", 3)
+    monkeypatch.setattr(reading, "MIGRATIONS", {})
     with pytest.raises(SessionError, match="no way to read format version 1"):
         load(DATA / "session_v1_minimal.json")

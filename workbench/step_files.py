@@ -1,6 +1,6 @@
 """Step files: a step read from a step text file, or from a session file that holds steps.
 
-Above both workbench/steps/ (the step language, which it parses with) and workbench/session.py (the session
+Above both workbench/steps/ (the step language, which it parses with) and workbench/session/ (the session
 file a step may come from), so that neither of those imports the other's reader.
 """
 

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication, QLabel
 from workbench import cli
 from workbench.devices.nvml import NO_DRIVER, Detection
 from workbench.gui import app as gui_app
-from workbench.gui.window import DEFAULT_FONT_POINTS, FONT_RANGE, PRESENTATION_MIN_POINTS
+from workbench.gui.window_presentation import DEFAULT_FONT_POINTS, FONT_RANGE, PRESENTATION_MIN_POINTS
 
 
 @pytest.fixture(autouse=True)
@@ -297,7 +297,7 @@ def test_presentation_on_a_1600_by_1000_screen_gives_the_roofline_the_room_and_l
     from PySide6.QtCore import QRect
 
     from workbench.gui.roofline_view import device_roofs
-    from workbench.gui.window import PRESENTATION_DOCK_SHARES
+    from workbench.gui.window_presentation import PRESENTATION_DOCK_SHARES
     from workbench.label_layout import leader_tangles, nearest_on_box
 
     from legend_checks import legend_faults
