@@ -278,3 +278,70 @@ def test_the_json_of_summaries_and_kernels_sharing_float_texts_is_each_records_j
     written = [text for block in kernels.encoded_blocks() for text in block.split("\n")]  # type: ignore[union-attr]
     assert summaries == [encode(times.to_dict()) for times in profile.summaries]
     assert written == [encode(kernel.to_dict("fma2")) for kernel in profile.kernels()]
+
+
+# ---------------------------------------------------------------- rows as nsys writes them, split from their bytes (quoted_block)
+
+_CELL_TEXT = st.text(st.sampled_from(list('0123456789.,, ab"é\x00\r\t=*')), max_size=8)
+
+
+@st.composite
+def row_lines(draw: st.DrawFn, width: int) -> str:
+    """A line as nsys writes a row (`"c1","c2",…`), or one broken a little: a cell too many or too few,
+    a quote or a newline-free oddity inside a cell, the quotes left off, text around them."""
+    cells = draw(st.lists(_CELL_TEXT, min_size=width, max_size=width))
+    line = '"' + '","'.join(cells) + '"'
+    return draw(
+        st.sampled_from(
+            [line, line, line, line, line + ',"x"', line[: line.rfind(',"')] if width > 1 else line, ",".join(cells),
+             " " + line, line + " ", line.replace('","', '",  "', 1), line.replace('","', '"",""', 1)]
+        )
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_rows_split_from_their_bytes_are_what_csv_reads(data: st.DataObject) -> None:
+    """quoted_block takes lines only when each is a whole record of `width` quoted cells, none holding a
+    quote, in ASCII without NUL; its cells are then exactly csv.reader's, and each column's numbers
+    read from its bytes (plain_cells) are those of the column's text (plain_column)."""
+    import csv
+
+    from workbench.profilers.numbers import plain_cells
+    from workbench.profilers.table import quoted_block
+
+    width = data.draw(st.integers(1, 4))
+    lines = data.draw(st.lists(row_lines(width), min_size=1, max_size=6))
+    block = quoted_block(lines, width)
+    well_formed = width > 1 and all(
+        line.startswith('"') and line.endswith('"') and len(line) > 1
+        and all('"' not in cell for cell in line[1:-1].split('","')) and line[1:-1].count('","') == width - 1
+        and line.isascii() and "\x00" not in line
+        for line in lines
+    )
+    assert (block is not None) == well_formed
+    if block is None:
+        return
+    records = list(csv.reader(lines, strict=True))
+    assert len(records) == len(lines) and all(len(record) == width for record in records)
+    for index in range(width):
+        texts = block.texts(index)
+        assert texts == [record[index] for record in records]
+        for decimal, whole in ((".", False), (",", False), (".", True)):
+            cells = block.cells(index, 32)
+            from_bytes = None if cells is None else plain_cells(*cells, decimal, whole=whole)
+            from_text = plain_column("\n".join(texts), decimal, whole=whole)
+            assert (None if from_bytes is None else from_bytes.tolist()) == (None if from_text is None else from_text.tolist())
+
+
+def test_rows_split_from_their_bytes_cases() -> None:
+    from workbench.profilers.table import quoted_block
+
+    block = quoted_block(['"1,000.5","a b"', '"2","=x,y"'], 2)
+    assert block is not None and block.texts(0) == ["1,000.5", "2"] and block.texts(1) == ["a b", "=x,y"]
+    assert quoted_block(['"1","é"'], 2) is None  # not ASCII: the columns come from the text instead
+    assert quoted_block(['"1","a""b"'], 2) is None  # a quote inside a cell
+    assert quoted_block(['"1","a"', ""], 2) is None  # a blank line
+    assert quoted_block(['"1",  "a"'], 2) is None
+    assert quoted_block(['"1","\x00"'], 2) is None
+    assert quoted_block(['"1"'], 1) is None  # one cell a row: left to the csv module

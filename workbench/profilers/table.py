@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from workbench.profilers.errors import ProfileError
 from workbench.profilers.numbers import NumberFormat
@@ -475,17 +475,30 @@ def _next_record(
     return Row(start, tuple(cells))
 
 
-@dataclass
 class RowBatch:
     """Consecutive records of a table held as columns: the line each record starts on, and its cells
-    column by column (`columns[j][i]` is cell j of record i)."""
+    column by column (`columns[j][i]` is cell j of record i).
 
-    lines: list[int]
-    columns: list[list[str]]
+    A batch that is one QuotedBlock (rows as nsys stats writes them) keeps it
+    as `block` and makes the cells' texts only when `columns` is asked for, so
+    a reader can take its numbers without a string per cell.
+    """
+
+    def __init__(self, lines: list[int], columns: list[list[str]], block: "QuotedBlock | None" = None) -> None:
+        self.lines = lines
+        self._columns = columns
+        self.block = block
 
     @classmethod
     def empty(cls, width: int) -> "RowBatch":
         return cls([], [[] for _ in range(width)])
+
+    @property
+    def columns(self) -> list[list[str]]:
+        if self.block is not None:
+            self._columns = [self.block.texts(index) for index in range(self.block.width)]
+            self.block = None
+        return self._columns
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -497,13 +510,88 @@ class RowBatch:
 
     def extend(self, first: int, columns: "Sequence[Sequence[str]]") -> None:
         """Records of consecutive lines from `first`, given as columns."""
+        held = self.columns
         self.lines.extend(range(first, first + len(columns[0])))
-        for held, column in zip(self.columns, columns):
-            held.extend(column)
+        for column, more in zip(held, columns):
+            column.extend(more)
+
+    def extend_block(self, first: int, block: "QuotedBlock") -> None:
+        """Records of consecutive lines from `first`, given as a QuotedBlock (kept whole in an empty batch)."""
+        if self.lines:
+            self.extend(first, [block.texts(index) for index in range(block.width)])
+            return
+        self.lines.extend(range(first, first + block.count))
+        self.block = block
 
     def rows(self) -> Iterator[Row]:
         """The batch as Rows, one at a time."""
         return (Row(line, cells) for line, cells in zip(self.lines, zip(*self.columns)))
+
+
+class QuotedBlock:
+    """Lines that are each `"c1","c2",…` with `width` cells and no quote inside a cell, as nsys stats writes
+    every row: the lines' text and where each cell starts and ends in it (quoted_block)."""
+
+    def __init__(self, text: str, raw: "Any", opens: "Any", closes: "Any", width: int) -> None:
+        self.text = text
+        self.raw = raw  # the text's bytes (it is ASCII: a byte is a character)
+        self._opens = opens  # each cell's opening quote, row by row
+        self._closes = closes  # and its closing quote
+        self.width = width
+        self.count = len(opens) // width
+
+    def texts(self, index: int) -> list[str]:
+        """Column `index` as text, one string a cell."""
+        starts = (self._opens[index::self.width] + 1).tolist()
+        ends = self._closes[index::self.width].tolist()
+        return list(map(self.text.__getitem__, map(slice, starts, ends)))
+
+    def cells(self, index: int, longest: int) -> "tuple[Any, Any] | None":
+        """Column `index` as (its cells' bytes laid end to end, each cell's length) for
+        numbers.plain_cells; None when a cell is longer than `longest` bytes."""
+        import numpy as np
+
+        starts = self._opens[index::self.width] + 1
+        lengths = self._closes[index::self.width] - starts
+        if lengths.max() > longest:
+            return None
+        offsets = np.cumsum(lengths) - lengths
+        return self.raw[np.arange(int(lengths.sum())) + np.repeat(starts - offsets, lengths)], lengths
+
+
+def quoted_block(lines: list[str], width: int) -> QuotedBlock | None:
+    """The lines as a QuotedBlock when every one is `"c1","c2",…` with `width` cells, no quote inside a
+    cell, in ASCII without NUL (as nsys stats writes every row); None otherwise.
+
+    For such lines csv.reader gives exactly the text between each pair of
+    quotes. The quotes of the whole text, found at once, must pair up as
+    the cells' and lie one character apart: a comma between the cells of a
+    line, a newline between lines (and no other newline anywhere).
+    """
+    import numpy as np
+
+    count = len(lines)
+    if width < 2 or not count:
+        return None
+    text = "\n".join(lines)
+    if not text.isascii() or "\x00" in text:
+        return None
+    raw = np.frombuffer(text.encode("ascii"), np.uint8)
+    quotes = np.flatnonzero(raw == _QUOTE)
+    if quotes.size != 2 * width * count or quotes[0] != 0 or quotes[-1] != raw.size - 1:
+        return None
+    opens, closes = quotes[0::2], quotes[1::2]
+    if (opens[1:] - closes[:-1] != 2).any():
+        return None
+    between = raw[closes[:-1] + 1]  # the one character after each cell but the last
+    expected = np.full(between.size, _COMMA, np.uint8)
+    expected[width - 1::width] = _NEWLINE
+    if not np.array_equal(between, expected) or np.count_nonzero(raw == _NEWLINE) != count - 1:
+        return None
+    return QuotedBlock(text, raw, opens, closes, width)
+
+
+_QUOTE, _COMMA, _NEWLINE = ord('"'), ord(","), ord("\n")
 
 
 def _quoted_columns(lines: list[str], width: int) -> list[list[str]] | None:
@@ -582,6 +670,11 @@ def _record_batches(
             first, chunk = lines.take(size - len(batch))
             if not chunk:
                 break
+            block = quoted_block(chunk, width)
+            if block is not None:
+                batch.extend_block(first, block)
+                feed.any = True
+                continue
             columns = _plain_columns(chunk, width) if width > 1 else []
             plain = len(columns[0]) if columns else 0
             if plain:
