@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from workbench.profilers import ProfileError, read_profile, read_profile_text
 from workbench.profilers import render as render_module
-from workbench.profilers.kernels import kernels_json, times_kernel_parts
+from workbench.profilers.kernels import kernels_json, times_kernel_dict
 from workbench.profilers.names import kernel_base_name, kernel_base_names
 from workbench.profilers.nsys import WHAT, _Columns, _kernel_table, _open
 from workbench.profilers.numbers import FormatSniffer, NumberFormat, plain_column
@@ -161,11 +161,16 @@ def test_json_of_a_table_is_the_json_of_each_record() -> None:
     encode = json.JSONEncoder(ensure_ascii=False).encode
     summaries = [text for batch in profile.summaries.json_batches(size=256) for text in batch]
     assert summaries == [encode(times.to_dict()) for times in profile.summaries]
-    assert times_kernel_parts(profile.summaries, "mac") is not None  # the columns are written directly
     kernels = kernels_json(profile.tool, profile.launches, profile.summaries, "mac")
     fast = [text for batch in kernels.encoded_batches() for text in batch]  # type: ignore[union-attr]
-    assert fast == [encode(kernel.to_dict("mac")) for kernel in profile.kernels()]
-    assert list(kernels) == [kernel.to_dict("mac") for kernel in profile.kernels()]
+    assert fast == [encode(times_kernel_dict(index, times)) for index, times in enumerate(profile.summaries)]
+    assert list(kernels) == [json.loads(text) for text in fast]
+    # Each entry refers to its row and carries the figures the Kernel made of that row derives.
+    for index, (entry, kernel) in enumerate(zip(kernels, profile.kernels())):
+        assert entry == {"summary": index, "base_name": kernel.base_name,
+                         "duration_s": None if kernel.duration is None else kernel.duration.value}
+        assert profile.summaries[index].kernel_name == kernel.name
+    assert list(kernels_json(profile.tool, (), tuple(profile.summaries), "mac")) == list(kernels)  # a record's rows as a tuple
 
 
 def test_a_long_table_prints_as_a_short_one_does(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -261,8 +266,8 @@ def test_a_file_reads_as_its_text_does_whatever_its_line_ends(tmp_path) -> None:
 
 
 def test_the_json_of_summaries_and_kernels_sharing_float_texts_is_each_records_json() -> None:
-    """The CLI's document writes an nsys table's float texts once for the record and the kernels
-    (records.SharedTexts); each item is still exactly its own to_dict()'s JSON, medians missing or not."""
+    """The CLI's document writes an nsys table's medians' texts once for the record and the kernels'
+    durations (records.SharedTexts); each item is still exactly its own dict's JSON, medians missing or not."""
     rows = [row(index) for index in range(9_500)]
     rows[5][4] = ""  # no median in the first block: the durations are not the medians there
     rows[6][5] = "n/a"
@@ -277,7 +282,7 @@ def test_the_json_of_summaries_and_kernels_sharing_float_texts_is_each_records_j
     kernels = kernels_json(profile.tool, profile.launches, profile.summaries, "fma2", shared)
     written = [text for block in kernels.encoded_blocks() for text in block.split("\n")]  # type: ignore[union-attr]
     assert summaries == [encode(times.to_dict()) for times in profile.summaries]
-    assert written == [encode(kernel.to_dict("fma2")) for kernel in profile.kernels()]
+    assert written == [encode(times_kernel_dict(index, times)) for index, times in enumerate(profile.summaries)]
 
 
 # ---------------------------------------------------------------- rows as nsys writes them, split from their bytes (quoted_block)

@@ -353,7 +353,7 @@ def plain_cells(flat: "Any", lengths: "Any", decimal: str, whole: bool = False) 
     count = lengths.size
     if count == 0 or flat.size == 0 or lengths.min() == 0:
         return None
-    kind = _byte_kinds(decimal)[flat]
+    kind = _byte_kinds(decimal).take(flat)
     if kind.max() > _GROUP:
         return None
     starts = np.cumsum(lengths) - lengths

@@ -243,23 +243,23 @@ def json_rows(parts: Sequence[str], columns: Sequence[list[str]], between: str =
 
 
 class SharedTexts:
-    """Float columns' JSON texts made once for two lists that write them (a summary's figures and its
-    kernels', written one after the other in one document): the first to ask keeps the texts of the
-    columns in `kept`, joined, until the second takes them."""
+    """Float columns' JSON texts made once for two lists that write them (a summary's medians and its
+    kernels' durations, written one after the other in one document): the first to ask keeps the texts
+    of the columns in `kept` until the second takes them."""
 
-    def __init__(self, kept: Iterable[str] = ("total_time", "minimum", "maximum", "median")) -> None:
+    def __init__(self, kept: Iterable[str] = ("median",)) -> None:
         self._kept = frozenset(kept)
-        self._held: dict[tuple[int, str, int, int], str] = {}
+        self._held: dict[tuple[int, str, int, int], list[str]] = {}
 
     def floats(self, table: "KernelTimesTable", name: str, start: int, stop: int) -> list[str]:
-        """encode_floats(table.figure(name)[start:stop])."""
+        """encode_floats(table.figure(name)[start:stop]) (a list the caller does not change)."""
         key = (id(table), name, start, stop)
         held = self._held.pop(key, None)
         if held is not None:
-            return held.split("\n")
+            return held
         texts = encode_floats(table.figure(name)[start:stop])
         if name in self._kept:
-            self._held[key] = "\n".join(texts)
+            self._held[key] = texts
         return texts
 
 
