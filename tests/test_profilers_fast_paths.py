@@ -350,3 +350,21 @@ def test_rows_split_from_their_bytes_cases() -> None:
     assert quoted_block(['"1",  "a"'], 2) is None
     assert quoted_block(['"1","\x00"'], 2) is None
     assert quoted_block(['"1"'], 1) is None  # one cell a row: left to the csv module
+
+
+_FIGURE_POOL = st.sampled_from([None, 0.0, -0.0, 1e-06, 2.5e-07, 0.1 + 0.2, 1.7838e-05, 5e-324])
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.lists(st.tuples(*[_FIGURE_POOL] * 7), min_size=1, max_size=40))
+def test_figures_equal_to_an_earlier_column_are_written_as_their_own(rows: list[tuple[float | None, ...]]) -> None:
+    """A row's figures often repeat (a kernel launched once: mean, median, minimum and maximum alike); a
+    column mostly equal to one before it reuses that one's texts, and each row is still exactly its
+    record's JSON: -0.0 beside 0.0, no value beside a value."""
+    from workbench.profilers.records import KernelTimes
+
+    records = [KernelTimes(f"k{index}", 1, float(total or 0.0), *rest, index + 5) for index, (total, *rest) in enumerate(rows)]
+    table = KernelTimesTable(records)
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    written = [text for block in table.json_blocks(size=16) for text in block.split("\n")]
+    assert written == [encode(times.to_dict()) for times in table]
