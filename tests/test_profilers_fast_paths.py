@@ -368,3 +368,40 @@ def test_figures_equal_to_an_earlier_column_are_written_as_their_own(rows: list[
     encode = json.JSONEncoder(ensure_ascii=False).encode
     written = [text for block in table.json_blocks(size=16) for text in block.split("\n")]
     assert written == [encode(times.to_dict()) for times in table]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(list("ab,\"\n\ré") + ["\r\n"]), max_size=40).map("".join),
+    calls=st.lists(st.integers(-1, 6), max_size=20),
+    block=st.integers(1, 9),
+)
+def test_file_lines_read_in_blocks_are_the_files_lines(tmp_path_factory: pytest.TempPathFactory, text: str, calls: list[int],
+                                                       block: int) -> None:
+    """_FileLines hands out the file's lines (universal newlines, a BOM dropped) in order, one at a time (-1)
+    or many at once without their ends, whatever the mix and however the blocks it reads cut the text."""
+    import io
+
+    from workbench.profilers import table as table_module
+
+    path = tmp_path_factory.mktemp("lines") / "t.csv"
+    path.write_bytes(("\ufeff" + text).encode("utf-8"))
+    expected = [line.rstrip("\n") for line in io.StringIO(text, newline=None)]
+    original = table_module._READ_CHARS
+    table_module._READ_CHARS = block
+    try:
+        lines = table_module.file_source(path, 10**6, "t", "t.csv")()
+        got: list[str] = []
+        for count in calls + [-1] * (len(expected) + 1):
+            if count < 0:
+                line = next(lines, None)
+                if line is not None:
+                    assert line.endswith("\n") or len(got) == len(expected) - 1
+                    got.append(line.rstrip("\n"))
+            else:
+                taken = lines.lines_without_ends(count)
+                assert len(taken) == min(count, len(expected) - len(got))
+                got.extend(taken)
+        assert got == expected
+    finally:
+        table_module._READ_CHARS = original

@@ -94,6 +94,9 @@ class _FileLines:
         self._source = source
         self._text: io.TextIOWrapper | None = None
         self._ended = False
+        # Text read ahead by lines_without_ends, from `_at` on: handed out before the file's next text.
+        self._rest = ""
+        self._at = 0
 
     def _opened(self) -> io.TextIOWrapper:
         from workbench.files import FileReadError, open_bounded
@@ -115,6 +118,16 @@ class _FileLines:
 
         if self._ended:
             raise StopIteration
+        if self._at < len(self._rest):
+            end = self._rest.find("\n", self._at)
+            if end >= 0:
+                line, self._at = self._rest[self._at:end + 1], end + 1
+                return line
+            head, self._rest, self._at = self._rest[self._at:], "", 0
+            try:
+                return head + next(self._opened(), "")  # the line goes on in the file, or ends it
+            except FileReadError as exc:
+                raise ProfileError(str(exc), self._source) from None
         try:
             return next(self._opened())
         except StopIteration:
@@ -124,28 +137,44 @@ class _FileLines:
             raise ProfileError(str(exc), self._source) from None
 
     def lines_without_ends(self, count: int) -> list[str]:
-        """Up to `count` next lines with their line end taken off (a line holds no other newline: the
-        universal-newline reading makes every line end a single newline)."""
+        """Up to `count` next lines (fewer only at the end of the file) with their line end taken off (a line
+        holds no other newline: the universal-newline reading makes every line end a single newline).
+        The file is read in blocks of _READ_CHARS; what is read past the last line handed out waits."""
         from workbench.files import FileReadError
 
         if self._ended:
             return []
+        pieces = [self._rest[self._at:]]
+        self._rest, self._at = "", 0
+        newlines = pieces[0].count("\n")
+        ended = False
         try:
-            text = "".join(itertools.islice(self._opened(), count))
+            while newlines < count:
+                more = self._opened().read(_READ_CHARS)
+                if not more:
+                    ended = True
+                    break
+                pieces.append(more)
+                newlines += more.count("\n")
         except FileReadError as exc:
             raise ProfileError(str(exc), self._source) from None
-        if not text:
+        text = "".join(pieces)
+        lines = text.split("\n", count)
+        if len(lines) > count:  # the text after the count-th line end waits for the next read
+            self._rest = lines.pop()
+        elif lines[-1] == "":
+            lines.pop()  # the text ended with a line end
+        if not lines and ended:
             self.close()
-            return []
-        lines = text.split("\n")
-        if text.endswith("\n"):
-            lines.pop()
         return lines
 
     def close(self) -> None:
         self._ended = True
         if self._text is not None:
             self._text.close()
+
+
+_READ_CHARS = 1 << 20  # characters read at once by _FileLines.lines_without_ends
 
 
 MAX_FILE_BYTES = 512 * 2**20  # a CSV larger than this is not a profile export we can hold
