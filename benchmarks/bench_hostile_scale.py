@@ -14,7 +14,8 @@ its output discarded:
 3. `workbench import-nsys S --match '*=add(n=2**20, dtype=fp32)' --json`,
    S a `cuda_gpu_kern_sum` summary of 1,000,000 kernels and the glob
    matching every one (the declaration was analysed once per kernel, and
-   each kernel compared: now the first 1,000 are, with a note);
+   each kernel compared: now the first 1,000 are, with a note; the JSON,
+   375 MB, holds each summary row once, docs/import-json.md);
 4. `workbench step D --device h100-sxm --json`, D a step of 1,000 lines
    with 52,515 dependencies (each line after the 54 before it): the what-if
    of each operation lays the step out again (operations × dependencies).

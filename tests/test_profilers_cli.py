@@ -64,6 +64,10 @@ def test_import_nsys(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["import-nsys", str(DATA / "nsys_gpukernsum_legacy.csv"), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["kernels"][1]["base_name"] == "at::native::vectorized_elementwise_kernel"
+    # An nsys kernel refers to its row of the profile record (written once) and adds what is derived from it.
+    assert data["kernels"][1] == {"summary": 1, "base_name": "at::native::vectorized_elementwise_kernel", "duration_s": 0.0001494864}
+    assert data["profile"]["summaries"][1]["kernel"].startswith("void at::native::vectorized_elementwise_kernel<4,")
+    assert data["profile"]["summaries"][1]["median_s"] is None  # the older report has no median: the mean is the duration
 
 
 def test_a_pattern_that_selects_nothing_is_reported(capsys: pytest.CaptureFixture[str]) -> None:

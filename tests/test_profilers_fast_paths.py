@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from workbench.profilers import ProfileError, read_profile, read_profile_text
 from workbench.profilers import render as render_module
-from workbench.profilers.kernels import kernels_json, times_kernel_parts
+from workbench.profilers.kernels import kernels_json, times_kernel_dict
 from workbench.profilers.names import kernel_base_name, kernel_base_names
 from workbench.profilers.nsys import WHAT, _Columns, _kernel_table, _open
 from workbench.profilers.numbers import FormatSniffer, NumberFormat, plain_column
@@ -161,11 +161,16 @@ def test_json_of_a_table_is_the_json_of_each_record() -> None:
     encode = json.JSONEncoder(ensure_ascii=False).encode
     summaries = [text for batch in profile.summaries.json_batches(size=256) for text in batch]
     assert summaries == [encode(times.to_dict()) for times in profile.summaries]
-    assert times_kernel_parts(profile.summaries, "mac") is not None  # the columns are written directly
     kernels = kernels_json(profile.tool, profile.launches, profile.summaries, "mac")
     fast = [text for batch in kernels.encoded_batches() for text in batch]  # type: ignore[union-attr]
-    assert fast == [encode(kernel.to_dict("mac")) for kernel in profile.kernels()]
-    assert list(kernels) == [kernel.to_dict("mac") for kernel in profile.kernels()]
+    assert fast == [encode(times_kernel_dict(index, times)) for index, times in enumerate(profile.summaries)]
+    assert list(kernels) == [json.loads(text) for text in fast]
+    # Each entry refers to its row and carries the figures the Kernel made of that row derives.
+    for index, (entry, kernel) in enumerate(zip(kernels, profile.kernels())):
+        assert entry == {"summary": index, "base_name": kernel.base_name,
+                         "duration_s": None if kernel.duration is None else kernel.duration.value}
+        assert profile.summaries[index].kernel_name == kernel.name
+    assert list(kernels_json(profile.tool, (), tuple(profile.summaries), "mac")) == list(kernels)  # a record's rows as a tuple
 
 
 def test_a_long_table_prints_as_a_short_one_does(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -261,8 +266,8 @@ def test_a_file_reads_as_its_text_does_whatever_its_line_ends(tmp_path) -> None:
 
 
 def test_the_json_of_summaries_and_kernels_sharing_float_texts_is_each_records_json() -> None:
-    """The CLI's document writes an nsys table's float texts once for the record and the kernels
-    (records.SharedTexts); each item is still exactly its own to_dict()'s JSON, medians missing or not."""
+    """The CLI's document writes an nsys table's medians' texts once for the record and the kernels'
+    durations (records.SharedTexts); each item is still exactly its own dict's JSON, medians missing or not."""
     rows = [row(index) for index in range(9_500)]
     rows[5][4] = ""  # no median in the first block: the durations are not the medians there
     rows[6][5] = "n/a"
@@ -277,4 +282,126 @@ def test_the_json_of_summaries_and_kernels_sharing_float_texts_is_each_records_j
     kernels = kernels_json(profile.tool, profile.launches, profile.summaries, "fma2", shared)
     written = [text for block in kernels.encoded_blocks() for text in block.split("\n")]  # type: ignore[union-attr]
     assert summaries == [encode(times.to_dict()) for times in profile.summaries]
-    assert written == [encode(kernel.to_dict("fma2")) for kernel in profile.kernels()]
+    assert written == [encode(times_kernel_dict(index, times)) for index, times in enumerate(profile.summaries)]
+
+
+# ---------------------------------------------------------------- rows as nsys writes them, split from their bytes (quoted_block)
+
+_CELL_TEXT = st.text(st.sampled_from(list('0123456789.,, ab"é\x00\r\t=*')), max_size=8)
+
+
+@st.composite
+def row_lines(draw: st.DrawFn, width: int) -> str:
+    """A line as nsys writes a row (`"c1","c2",…`), or one broken a little: a cell too many or too few,
+    a quote or a newline-free oddity inside a cell, the quotes left off, text around them."""
+    cells = draw(st.lists(_CELL_TEXT, min_size=width, max_size=width))
+    line = '"' + '","'.join(cells) + '"'
+    return draw(
+        st.sampled_from(
+            [line, line, line, line, line + ',"x"', line[: line.rfind(',"')] if width > 1 else line, ",".join(cells),
+             " " + line, line + " ", line.replace('","', '",  "', 1), line.replace('","', '"",""', 1)]
+        )
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_rows_split_from_their_bytes_are_what_csv_reads(data: st.DataObject) -> None:
+    """quoted_block takes lines only when each is a whole record of `width` quoted cells, none holding a
+    quote, in ASCII without NUL; its cells are then exactly csv.reader's, and each column's numbers
+    read from its bytes (plain_cells) are those of the column's text (plain_column)."""
+    import csv
+
+    from workbench.profilers.numbers import plain_cells
+    from workbench.profilers.table import quoted_block
+
+    width = data.draw(st.integers(1, 4))
+    lines = data.draw(st.lists(row_lines(width), min_size=1, max_size=6))
+    block = quoted_block(lines, width)
+    well_formed = width > 1 and all(
+        line.startswith('"') and line.endswith('"') and len(line) > 1
+        and all('"' not in cell for cell in line[1:-1].split('","')) and line[1:-1].count('","') == width - 1
+        and line.isascii() and "\x00" not in line
+        for line in lines
+    )
+    assert (block is not None) == well_formed
+    if block is None:
+        return
+    records = list(csv.reader(lines, strict=True))
+    assert len(records) == len(lines) and all(len(record) == width for record in records)
+    for index in range(width):
+        texts = block.texts(index)
+        assert texts == [record[index] for record in records]
+        for decimal, whole in ((".", False), (",", False), (".", True)):
+            cells = block.cells(index, 32)
+            from_bytes = None if cells is None else plain_cells(*cells, decimal, whole=whole)
+            from_text = plain_column("\n".join(texts), decimal, whole=whole)
+            assert (None if from_bytes is None else from_bytes.tolist()) == (None if from_text is None else from_text.tolist())
+
+
+def test_rows_split_from_their_bytes_cases() -> None:
+    from workbench.profilers.table import quoted_block
+
+    block = quoted_block(['"1,000.5","a b"', '"2","=x,y"'], 2)
+    assert block is not None and block.texts(0) == ["1,000.5", "2"] and block.texts(1) == ["a b", "=x,y"]
+    assert quoted_block(['"1","é"'], 2) is None  # not ASCII: the columns come from the text instead
+    assert quoted_block(['"1","a""b"'], 2) is None  # a quote inside a cell
+    assert quoted_block(['"1","a"', ""], 2) is None  # a blank line
+    assert quoted_block(['"1",  "a"'], 2) is None
+    assert quoted_block(['"1","\x00"'], 2) is None
+    assert quoted_block(['"1"'], 1) is None  # one cell a row: left to the csv module
+
+
+_FIGURE_POOL = st.sampled_from([None, 0.0, -0.0, 1e-06, 2.5e-07, 0.1 + 0.2, 1.7838e-05, 5e-324])
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.lists(st.tuples(*[_FIGURE_POOL] * 7), min_size=1, max_size=40))
+def test_figures_equal_to_an_earlier_column_are_written_as_their_own(rows: list[tuple[float | None, ...]]) -> None:
+    """A row's figures often repeat (a kernel launched once: mean, median, minimum and maximum alike); a
+    column mostly equal to one before it reuses that one's texts, and each row is still exactly its
+    record's JSON: -0.0 beside 0.0, no value beside a value."""
+    from workbench.profilers.records import KernelTimes
+
+    records = [KernelTimes(f"k{index}", 1, float(total or 0.0), *rest, index + 5) for index, (total, *rest) in enumerate(rows)]
+    table = KernelTimesTable(records)
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    written = [text for block in table.json_blocks(size=16) for text in block.split("\n")]
+    assert written == [encode(times.to_dict()) for times in table]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(list("ab,\"\n\ré") + ["\r\n"]), max_size=40).map("".join),
+    calls=st.lists(st.integers(-1, 6), max_size=20),
+    block=st.integers(1, 9),
+)
+def test_file_lines_read_in_blocks_are_the_files_lines(tmp_path_factory: pytest.TempPathFactory, text: str, calls: list[int],
+                                                       block: int) -> None:
+    """_FileLines hands out the file's lines (universal newlines, a BOM dropped) in order, one at a time (-1)
+    or many at once without their ends, whatever the mix and however the blocks it reads cut the text."""
+    import io
+
+    from workbench.profilers import table as table_module
+
+    path = tmp_path_factory.mktemp("lines") / "t.csv"
+    path.write_bytes(("\ufeff" + text).encode("utf-8"))
+    expected = [line.rstrip("\n") for line in io.StringIO(text, newline=None)]
+    original = table_module._READ_CHARS
+    table_module._READ_CHARS = block
+    try:
+        lines = table_module.file_source(path, 10**6, "t", "t.csv")()
+        got: list[str] = []
+        for count in calls + [-1] * (len(expected) + 1):
+            if count < 0:
+                line = next(lines, None)
+                if line is not None:
+                    assert line.endswith("\n") or len(got) == len(expected) - 1
+                    got.append(line.rstrip("\n"))
+            else:
+                taken = lines.lines_without_ends(count)
+                assert len(taken) == min(count, len(expected) - len(got))
+                got.extend(taken)
+        assert got == expected
+    finally:
+        table_module._READ_CHARS = original

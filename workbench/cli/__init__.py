@@ -365,7 +365,12 @@ def _add_import_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", help="catalogue device for the time bounds (default: the GPU the file names)")
     p.add_argument("--convention", choices=CONVENTIONS, default="fma2", help="FLOP per multiply-add: 2 or 1")
     p.add_argument("--binary", action="store_true", help="bytes in MiB/GiB instead of MB/GB")
-    p.add_argument("--json", action="store_true", help="print the kernels, the comparisons and the profile record as JSON")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the profile record, the kernels and the comparisons as JSON (docs/import-json.md; an nsys kernel "
+        "refers to its row of the record's summaries by index and adds its base name and duration)",
+    )
     p.add_argument(
         "--decimal-mark",
         choices=(".", ","),

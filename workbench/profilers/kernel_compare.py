@@ -649,7 +649,3 @@ def compare_profile(
                                                             overlap=overlap, binary=binary)
         comparisons.append(compare(kernel, analysis, chosen, binary, provenance, number_format=profile.number_format))
     return comparisons
-    for kernel, rule in match_kernels(profile.iter_kernels(), chosen_rules):
-        analysis = analyze(rule.declaration, device=chosen, convention=convention, overlap=overlap, binary=binary)
-        comparisons.append(compare(kernel, analysis, chosen, binary, provenance, number_format=profile.number_format))
-    return comparisons

@@ -9,7 +9,6 @@ rather than noise).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
@@ -204,7 +203,7 @@ class Kernel:
             "convention": convention,
             "notes": list(self.notes),
         }
-        if self.tool == NCU:  # nsys has no counters (and its kernels' JSON is written from a fixed template)
+        if self.tool == NCU:  # nsys has no counters
             flop = self.achieved_flop(convention)
             data["levels"] = {method: self.levels(method).to_dict(flop) for method in LEVEL_METHODS}
         return data
@@ -321,6 +320,16 @@ def group_kernels(tool: str, launches: Sequence[KernelLaunch], summaries: Sequen
     yield from (kernel_from_launches(name, launches) for name, launches in groups.items())
 
 
+def times_kernel_dict(index: int, times: KernelTimes) -> dict[str, object]:
+    """An nsys kernel in the import commands' JSON: its row of the profile record's `summaries` (which holds
+    its name, launches and the tool's own times) and the figures the workbench derives from that row."""
+    return {
+        "summary": index,
+        "base_name": kernel_base_name(times.kernel_name),
+        "duration_s": typical_time(times.median, times.average, times.total_time, times.instances),
+    }
+
+
 def kernels_json(
     tool: str,
     launches: Sequence[KernelLaunch],
@@ -328,78 +337,36 @@ def kernels_json(
     convention: str = "fma2",
     shared: SharedTexts | None = None,
 ) -> "Iterator[dict[str, object]] | EncodedItems":
-    """`Kernel.to_dict(convention)` of each kernel, lazily: an nsys table's as JSON texts a block at a time
-    (float texts through `shared` where the document writes the summary's figures too)."""
-    if tool == NSYS and isinstance(summaries, KernelTimesTable):
-        table = summaries
-        return EncodedItems(
-            lambda between: _times_kernels_json(table, convention, shared or SharedTexts(()), between),
-            lambda: (kernel.to_dict(convention) for kernel in group_kernels(tool, launches, table)),
-        )
+    """The `kernels` list of the import commands' JSON, lazily: `Kernel.to_dict(convention)` of each ncu
+    kernel (its launches gathered), and for nsys, whose summary rows are already one a kernel,
+    `times_kernel_dict` of each row (written from the columns a block at a time for a large table, the
+    durations' texts through `shared` where the document writes the summary's medians too)."""
+    if tool == NSYS:
+        if isinstance(summaries, KernelTimesTable):
+            table = summaries
+            return EncodedItems(
+                lambda between: _times_kernels_json(table, shared or SharedTexts(()), between),
+                lambda: (times_kernel_dict(index, times) for index, times in enumerate(table)),
+            )
+        return (times_kernel_dict(index, times) for index, times in enumerate(summaries))
     return (kernel.to_dict(convention) for kernel in group_kernels(tool, launches, summaries))
 
 
-# Kernel.to_dict() of an nsys kernel: its keys in order, and the values that are the same for every one.
-_TIMES_KERNEL_KEYS = (
-    "kernel", "base_name", "tool", "launches", "launch_ids", "grid_block", "duration_s", "duration_min_s",
-    "duration_max_s", "total_time_s", "dram_read_bytes", "dram_write_bytes", "dram_bytes", "l2_bytes",
-    "achieved_flop", "convention", "notes",
-)
-_TIMES_KERNEL_VARYING = ("kernel", "base_name", "launches", "duration_s", "duration_min_s", "duration_max_s", "total_time_s")
+# times_kernel_dict()'s JSON cut where its three values go (json_rows' parts).
+_TIMES_KERNEL_PARTS = ('{"summary": ', ', "base_name": ', ', "duration_s": ', "}")
 
 
 def _times_kernels_json(
-    table: KernelTimesTable, convention: str, shared: SharedTexts, between: str = "\n", size: int = JSON_ROWS
+    table: KernelTimesTable, shared: SharedTexts, between: str = "\n", size: int = JSON_ROWS
 ) -> Iterator[str]:
-    """The JSON text of `kernel_from_times(row).to_dict(convention)` for every row, `between` between them, from the
-    columns where `times_kernel_parts` vouches for them, else each row made and encoded."""
-    parts = times_kernel_parts(table, convention)
-    encode = json.JSONEncoder(ensure_ascii=False).encode
+    """The JSON text of `times_kernel_dict(index, row)` for every row, `between` between them, from the columns."""
     for start in range(0, len(table), size):
         stop = min(start + size, len(table))
-        if parts is None:
-            yield between.join(encode(kernel_from_times(table[index]).to_dict(convention)) for index in range(start, stop))
+        names = table.names[start:stop]
+        medians = table.figure("median")[start:stop]
+        if sum(medians) == sum(medians) and min(medians) > 0:  # no NaN, every median a time: the duration
+            durations = shared.floats(table, "median", start, stop)
         else:
-            yield json_rows(parts, _times_kernel_columns(table, start, stop, shared), between)
-
-
-def times_kernel_parts(table: KernelTimesTable, convention: str) -> tuple[str, ...] | None:
-    """Kernel.to_dict()'s JSON for an nsys kernel cut where the values that vary go (json_rows' parts),
-    None when they do not give the first row's JSON exactly (a field added to Kernel.to_dict, say):
-    then the columns are not written directly."""
-    if not len(table):
-        return None
-    encode = json.JSONEncoder(ensure_ascii=False).encode
-    sample = kernel_from_times(table[0]).to_dict(convention)
-    if tuple(sample) != _TIMES_KERNEL_KEYS:
-        return None
-    parts, text = [], "{"
-    for index, key in enumerate(sample):
-        text += (", " if index else "") + f"{encode(key)}: "
-        if key in _TIMES_KERNEL_VARYING:
-            parts.append(text)
-            text = ""
-        else:
-            text += encode(sample[key])
-    parts.append(text + "}")
-    first = json_rows(parts, _times_kernel_columns(table, 0, 1, SharedTexts(())))
-    return tuple(parts) if first == encode(sample) else None
-
-
-def _times_kernel_columns(table: KernelTimesTable, start: int, stop: int, shared: SharedTexts) -> list[list[str]]:
-    """Rows start:stop as the JSON texts of _TIMES_KERNEL_VARYING, in that order, column by column."""
-    names = table.names[start:stop]
-    medians = table.figure("median")[start:stop]
-    if sum(medians) == sum(medians) and min(medians) > 0:  # no NaN, every median a time: the duration
-        durations = shared.floats(table, "median", start, stop)
-    else:
-        durations = encode_optional_floats(typical_times(table, start, stop))
-    return [
-        list(map(encode_text, names)),
-        list(map(encode_text, kernel_base_names(names))),
-        list(map(int.__repr__, table.instances[start:stop])),
-        durations,
-        shared.floats(table, "minimum", start, stop),
-        shared.floats(table, "maximum", start, stop),
-        shared.floats(table, "total_time", start, stop),
-    ]
+            durations = encode_optional_floats(typical_times(table, start, stop))
+        columns = [list(map(int.__repr__, range(start, stop))), list(map(encode_text, kernel_base_names(names))), durations]
+        yield json_rows(_TIMES_KERNEL_PARTS, columns, between)

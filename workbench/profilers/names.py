@@ -96,9 +96,11 @@ def kernel_base_name(name: str) -> str:
 
 # One demangled name of the common shape per line: words, the base name, then template arguments
 # holding no angle bracket and a parameter list holding no parenthesis. For such a line
-# kernel_base_name() gives group 1 (each step of it then takes the fast branch).
+# kernel_base_name() gives group 1 (each step of it then takes the fast branch). The words are ASCII
+# (an explicit class is matched faster than Unicode \w): a name with other letters is not of this shape,
+# and its block is taken name by name.
 _COMMON_SHAPE = re.compile(
-    r"^(?:[\w:~.$]++ )*+([\w:~.$]++) ?+(?:<[^<>\n]*+>)?+ ?+(?:\([^()\n]*+\))?+$", re.MULTILINE
+    r"^(?:[A-Za-z0-9_:~.$]++ )*+([A-Za-z0-9_:~.$]++) ?+(?:<[^<>\n]*+>)?+ ?+(?:\([^()\n]*+\))?+$", re.MULTILINE
 )
 
 

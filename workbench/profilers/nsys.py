@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.profilers.metric_units import BaseUnit, _tidy, base_unit, to_base
-from workbench.profilers.numbers import LARGEST, FormatSniffer, NumberFormat, NumberRangeError, contradiction, plain_column
+from workbench.profilers.numbers import LARGEST, FormatSniffer, NumberFormat, NumberRangeError, contradiction, plain_cells, plain_column
 from workbench.profilers.profile import Profile
 from workbench.profilers.records import NSYS, KernelTimes, KernelTimesTable
 from workbench.profilers.table import (
@@ -271,21 +271,29 @@ class _Columns:
         if self.fast is None:
             return None
         shapes = self.fast
-        columns = batch.columns
-        names = list(map(str.strip, columns[self.name]))
+        decimal = self.format.decimal
+        block = batch.block  # the rows as nsys writes them: numbers read from the text's bytes, no string a cell
+        names = list(map(str.strip, block.texts(self.name) if block is not None else batch.columns[self.name]))
         if "" in names:
             return None
-        counts = "\n".join(columns[self.instances])
-        instances: Any = plain_column(counts, self.format.decimal, whole=True)
+
+        def plain(index: int, whole: bool = False) -> Any:
+            if block is not None:
+                cells = block.cells(index, _PLAIN_CELL)
+                return None if cells is None else plain_cells(*cells, decimal, whole=whole)
+            return plain_column("\n".join(batch.columns[index]), decimal, whole=whole)
+
+        instances: Any = plain(self.instances, whole=True)
         if instances is None:
+            counts = "\n".join(batch.columns[self.instances])
             if shapes.whole.fullmatch(counts) is None:
                 return None
             instances = list(map(int, counts.replace(shapes.grouping, "").split("\n")))
         figures: dict[str, Any] = {}
         for key, index, divisor in self.fast_columns:
-            text = "\n".join(columns[index])
-            values = plain_column(text, self.format.decimal)  # most columns: all at once
+            values = plain(index)  # most columns: all at once
             if values is None:  # an exponent, say: checked whole by the pattern, read by float()
+                text = "\n".join(batch.columns[index])
                 if shapes.number.fullmatch(text) is None:
                     return None
                 text = text.replace(shapes.grouping, "")
@@ -300,6 +308,10 @@ class _Columns:
                 values = values / divisor  # the same IEEE division as float / divisor, element by element
             figures[key] = values
         return names, instances, figures
+
+
+# The longest cell numbers.plain_cells can take (18 digits, 7 grouping marks, a decimal mark), with room.
+_PLAIN_CELL = 32
 
 
 class _PlainShapes:

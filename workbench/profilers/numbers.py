@@ -317,6 +317,26 @@ def plain_column(text: str, decimal: str, whole: bool = False) -> "Any | None":
     """The numbers of a column whose cells (joined by newlines) are all plain, read at once with NumPy;
     None when any cell is otherwise (the caller then reads the column its slower way, which says what is wrong).
 
+    See plain_cells for what plain is; this splits the text at its newlines for it.
+    """
+    import numpy as np
+
+    try:
+        data = text.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    raw = np.frombuffer(data, np.uint8)
+    if raw.size == 0:
+        return None
+    breaks = np.flatnonzero(raw == _NEWLINE_BYTE)
+    lengths = np.diff(np.concatenate(([-1], breaks, [raw.size]))) - 1
+    return plain_cells(np.delete(raw, breaks), lengths, decimal, whole)
+
+
+def plain_cells(flat: "Any", lengths: "Any", decimal: str, whole: bool = False) -> "Any | None":
+    """The numbers of cells laid end to end in `flat` (ASCII bytes as a NumPy uint8 array), `lengths`
+    bytes each, when every cell is plain; None when any is otherwise.
+
     Plain here is a narrower form than the file's format allows: an unsigned
     number of digits with at most one decimal mark, thousands grouped
     correctly or not at all (`1,234,567.5`, `1234567.5`, `.5`, `7.`), at most
@@ -330,26 +350,17 @@ def plain_column(text: str, decimal: str, whole: bool = False) -> "Any | None":
     """
     import numpy as np
 
-    try:
-        data = text.encode("ascii")
-    except UnicodeEncodeError:
+    count = lengths.size
+    if count == 0 or flat.size == 0 or lengths.min() == 0:
         return None
-    raw = np.frombuffer(data, np.uint8)
-    if raw.size == 0:
+    kind = _byte_kinds(decimal).take(flat)
+    if kind.max() > _GROUP:
         return None
-    kind = _byte_kinds(decimal)[raw]
-    if kind.max() > _NEWLINE:
-        return None
-    breaks = np.flatnonzero(kind == _NEWLINE)
-    count = breaks.size + 1
-    starts = np.concatenate(([0], breaks + 1))
-    lengths = np.concatenate((breaks, [raw.size])) - starts
-    if lengths.min() == 0:
-        return None
+    starts = np.cumsum(lengths) - lengths
     integer_end = lengths.copy()  # where each cell's integer part ends: its mark, or its end
     marks = np.flatnonzero(kind == _MARK)
     if marks.size:
-        owner = np.searchsorted(breaks, marks)  # the cell of each mark
+        owner = np.searchsorted(starts, marks, side="right") - 1  # the cell of each mark
         if whole or np.bincount(owner, minlength=count).max() > 1:
             return None
         integer_end[owner] = marks - starts[owner]
@@ -357,7 +368,7 @@ def plain_column(text: str, decimal: str, whole: bool = False) -> "Any | None":
     grouped = np.zeros(count, np.int64)
     groups = np.flatnonzero(kind == _GROUP)
     if groups.size:
-        owner = np.searchsorted(breaks, groups)
+        owner = np.searchsorted(starts, groups, side="right") - 1
         # Each grouping mark stands 4k places before the integer part's end; with m marks in a cell the
         # leading group is 1 to 3 digits (not starting with 0), so the m marks fill every such place.
         apart = integer_end[owner] - (groups - starts[owner])
@@ -365,7 +376,7 @@ def plain_column(text: str, decimal: str, whole: bool = False) -> "Any | None":
             return None
         grouped = np.bincount(owner, minlength=count)
         lead = (integer_end - 4 * grouped)[grouped > 0]
-        if (lead < 1).any() or (lead > 3).any() or (raw[starts[grouped > 0]] == 48).any():
+        if (lead < 1).any() or (lead > 3).any() or (flat[starts[grouped > 0]] == 48).any():
             return None
         if grouped.max() > (5 if whole else 7):
             return None
@@ -377,7 +388,7 @@ def plain_column(text: str, decimal: str, whole: bool = False) -> "Any | None":
     first = np.cumsum(digits) - digits  # each cell's first digit among `places`
     where = np.arange(places.size) + np.repeat(np.arange(count) * _WIDTH + _WIDTH - digits - first, digits)
     laid = np.zeros(count * _WIDTH, np.int64)
-    laid[where] = raw[places] - 48
+    laid[where] = flat[places] - 48
     integers = laid.reshape(count, _WIDTH) @ np.array([10**k for k in range(_WIDTH - 1, -1, -1)], np.int64)
     if whole:
         return integers
@@ -388,7 +399,8 @@ def plain_column(text: str, decimal: str, whole: bool = False) -> "Any | None":
 
 
 # What plain_column makes of each byte.
-_DIGIT, _MARK, _GROUP, _NEWLINE = 0, 1, 2, 3
+_DIGIT, _MARK, _GROUP, _OTHER = 0, 1, 2, 3
+_NEWLINE_BYTE = 10
 _WIDTH = 18  # digits at most in a cell it reads (10**18 < 2**63)
 
 
@@ -396,9 +408,8 @@ _WIDTH = 18  # digits at most in a cell it reads (10**18 < 2**63)
 def _byte_kinds(decimal: str) -> "Any":
     import numpy as np
 
-    kinds = np.full(256, _NEWLINE + 1, np.uint8)  # anything else
+    kinds = np.full(256, _OTHER, np.uint8)
     kinds[ord("0"):ord("9") + 1] = _DIGIT
     kinds[ord(decimal)] = _MARK
     kinds[ord(COMMA if decimal == PERIOD else PERIOD)] = _GROUP
-    kinds[ord("\n")] = _NEWLINE
     return kinds

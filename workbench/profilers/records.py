@@ -243,24 +243,28 @@ def json_rows(parts: Sequence[str], columns: Sequence[list[str]], between: str =
 
 
 class SharedTexts:
-    """Float columns' JSON texts made once for two lists that write them (a summary's figures and its
-    kernels', written one after the other in one document): the first to ask keeps the texts of the
-    columns in `kept`, joined, until the second takes them."""
+    """Float columns' JSON texts made once for two lists that write them (a summary's medians and its
+    kernels' durations, written one after the other in one document): the first to ask keeps the texts
+    of the columns in `kept` until the second takes them."""
 
-    def __init__(self, kept: Iterable[str] = ("total_time", "minimum", "maximum", "median")) -> None:
+    def __init__(self, kept: Iterable[str] = ("median",)) -> None:
         self._kept = frozenset(kept)
-        self._held: dict[tuple[int, str, int, int], str] = {}
+        self._held: dict[tuple[int, str, int, int], list[str]] = {}
 
     def floats(self, table: "KernelTimesTable", name: str, start: int, stop: int) -> list[str]:
-        """encode_floats(table.figure(name)[start:stop])."""
+        """encode_floats(table.figure(name)[start:stop]) (a list the caller does not change)."""
         key = (id(table), name, start, stop)
         held = self._held.pop(key, None)
         if held is not None:
-            return held.split("\n")
+            return held
         texts = encode_floats(table.figure(name)[start:stop])
-        if name in self._kept:
-            self._held[key] = "\n".join(texts)
+        self.offer(table, name, start, stop, texts)
         return texts
+
+    def offer(self, table: "KernelTimesTable", name: str, start: int, stop: int, texts: list[str]) -> None:
+        """Texts made elsewhere for floats(table, name, start, stop), kept if that column is."""
+        if name in self._kept:
+            self._held[(id(table), name, start, stop)] = texts
 
 
 class EncodedItems:
@@ -387,10 +391,31 @@ class KernelTimesTable(Sequence[KernelTimes]):
             columns = [
                 list(map(encode_text, self._names[start:stop])),
                 list(map(int.__repr__, self._instances[start:stop])),
-                *(shared.floats(self, name, start, stop) for name in self.FIGURES),
+                *self._figure_texts(start, stop, shared),
                 list(map(int.__repr__, self._lines[start:stop])),
             ]
             yield json_rows(_TIMES_PARTS, columns, between)
+
+    def _figure_texts(self, start: int, stop: int, shared: "SharedTexts") -> list[list[str]]:
+        """encode_floats() of each of FIGURES for the rows start:stop. A row's figures are often equal (a
+        kernel launched once or twice has its mean for median, and once, for minimum and maximum too):
+        a column mostly equal, bit for bit, to one before it takes that one's texts where they agree."""
+        done: list[tuple[Any, list[str]]] = []
+        columns = []
+        for name in self.FIGURES:
+            values = self._figures[name][start:stop]
+            texts = None
+            for earlier, earlier_texts in done:
+                texts = _texts_where_equal(values, earlier, earlier_texts)
+                if texts is not None:
+                    break
+            if texts is None:
+                texts = shared.floats(self, name, start, stop)
+            else:
+                shared.offer(self, name, start, stop, texts)
+            done.append((values, texts))
+            columns.append(texts)
+        return columns
 
     def json_batches(self, size: int = JSON_ROWS) -> Iterator[list[str]]:
         """json_blocks() as lists of texts, one a row."""
@@ -428,6 +453,24 @@ class KernelTimesTable(Sequence[KernelTimes]):
 
     def __repr__(self) -> str:
         return f"KernelTimesTable({len(self)} kernels)"
+
+
+def _texts_where_equal(values: "array[float]", earlier: "array[float]", texts: list[str]) -> list[str] | None:
+    """encode_floats(values) from `texts` (encode_floats(earlier)) where the two hold the same bits, made
+    afresh elsewhere; None when fewer than half agree (then encoding the column whole is as quick)."""
+    import numpy as np
+
+    same = np.frombuffer(values, np.uint64) == np.frombuffer(earlier, np.uint64)  # bits: -0.0 is not 0.0
+    agree = int(np.count_nonzero(same))
+    if agree == len(values):
+        return texts
+    if 2 * agree < len(values):
+        return None
+    differ = np.flatnonzero(~same).tolist()
+    made = list(texts)
+    for index, text in zip(differ, encode_floats([values[index] for index in differ])):
+        made[index] = text
+    return made
 
 
 def _in_range(values: "Sequence[int]") -> bool:

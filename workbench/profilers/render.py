@@ -255,8 +255,9 @@ class ImportReport:
         return "\n".join(self.lines())
 
     def data(self) -> dict[str, object]:
-        """The JSON document; its long lists are iterators, written out as they are made (an nsys
-        summary's figures once for the profile record and its kernels both)."""
+        """The JSON document (docs/import-json.md); its long lists are iterators, written out as they are
+        made. An nsys summary's rows are written once, in the profile record: each of its kernels refers
+        to its row (kernels.times_kernel_dict), the medians' texts made once for both."""
         shared = SharedTexts()
         return {
             "profile": self.profile.to_dict(lazy=True, shared=shared),

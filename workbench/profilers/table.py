@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from workbench.profilers.errors import ProfileError
 from workbench.profilers.numbers import NumberFormat
@@ -94,6 +94,9 @@ class _FileLines:
         self._source = source
         self._text: io.TextIOWrapper | None = None
         self._ended = False
+        # Text read ahead by lines_without_ends, from `_at` on: handed out before the file's next text.
+        self._rest = ""
+        self._at = 0
 
     def _opened(self) -> io.TextIOWrapper:
         from workbench.files import FileReadError, open_bounded
@@ -115,6 +118,16 @@ class _FileLines:
 
         if self._ended:
             raise StopIteration
+        if self._at < len(self._rest):
+            end = self._rest.find("\n", self._at)
+            if end >= 0:
+                line, self._at = self._rest[self._at:end + 1], end + 1
+                return line
+            head, self._rest, self._at = self._rest[self._at:], "", 0
+            try:
+                return head + next(self._opened(), "")  # the line goes on in the file, or ends it
+            except FileReadError as exc:
+                raise ProfileError(str(exc), self._source) from None
         try:
             return next(self._opened())
         except StopIteration:
@@ -124,28 +137,44 @@ class _FileLines:
             raise ProfileError(str(exc), self._source) from None
 
     def lines_without_ends(self, count: int) -> list[str]:
-        """Up to `count` next lines with their line end taken off (a line holds no other newline: the
-        universal-newline reading makes every line end a single newline)."""
+        """Up to `count` next lines (fewer only at the end of the file) with their line end taken off (a line
+        holds no other newline: the universal-newline reading makes every line end a single newline).
+        The file is read in blocks of _READ_CHARS; what is read past the last line handed out waits."""
         from workbench.files import FileReadError
 
         if self._ended:
             return []
+        pieces = [self._rest[self._at:]]
+        self._rest, self._at = "", 0
+        newlines = pieces[0].count("\n")
+        ended = False
         try:
-            text = "".join(itertools.islice(self._opened(), count))
+            while newlines < count:
+                more = self._opened().read(_READ_CHARS)
+                if not more:
+                    ended = True
+                    break
+                pieces.append(more)
+                newlines += more.count("\n")
         except FileReadError as exc:
             raise ProfileError(str(exc), self._source) from None
-        if not text:
+        text = "".join(pieces)
+        lines = text.split("\n", count)
+        if len(lines) > count:  # the text after the count-th line end waits for the next read
+            self._rest = lines.pop()
+        elif lines[-1] == "":
+            lines.pop()  # the text ended with a line end
+        if not lines and ended:
             self.close()
-            return []
-        lines = text.split("\n")
-        if text.endswith("\n"):
-            lines.pop()
         return lines
 
     def close(self) -> None:
         self._ended = True
         if self._text is not None:
             self._text.close()
+
+
+_READ_CHARS = 1 << 20  # characters read at once by _FileLines.lines_without_ends
 
 
 MAX_FILE_BYTES = 512 * 2**20  # a CSV larger than this is not a profile export we can hold
@@ -475,17 +504,30 @@ def _next_record(
     return Row(start, tuple(cells))
 
 
-@dataclass
 class RowBatch:
     """Consecutive records of a table held as columns: the line each record starts on, and its cells
-    column by column (`columns[j][i]` is cell j of record i)."""
+    column by column (`columns[j][i]` is cell j of record i).
 
-    lines: list[int]
-    columns: list[list[str]]
+    A batch that is one QuotedBlock (rows as nsys stats writes them) keeps it
+    as `block` and makes the cells' texts only when `columns` is asked for, so
+    a reader can take its numbers without a string per cell.
+    """
+
+    def __init__(self, lines: list[int], columns: list[list[str]], block: "QuotedBlock | None" = None) -> None:
+        self.lines = lines
+        self._columns = columns
+        self.block = block
 
     @classmethod
     def empty(cls, width: int) -> "RowBatch":
         return cls([], [[] for _ in range(width)])
+
+    @property
+    def columns(self) -> list[list[str]]:
+        if self.block is not None:
+            self._columns = [self.block.texts(index) for index in range(self.block.width)]
+            self.block = None
+        return self._columns
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -497,13 +539,88 @@ class RowBatch:
 
     def extend(self, first: int, columns: "Sequence[Sequence[str]]") -> None:
         """Records of consecutive lines from `first`, given as columns."""
+        held = self.columns
         self.lines.extend(range(first, first + len(columns[0])))
-        for held, column in zip(self.columns, columns):
-            held.extend(column)
+        for column, more in zip(held, columns):
+            column.extend(more)
+
+    def extend_block(self, first: int, block: "QuotedBlock") -> None:
+        """Records of consecutive lines from `first`, given as a QuotedBlock (kept whole in an empty batch)."""
+        if self.lines:
+            self.extend(first, [block.texts(index) for index in range(block.width)])
+            return
+        self.lines.extend(range(first, first + block.count))
+        self.block = block
 
     def rows(self) -> Iterator[Row]:
         """The batch as Rows, one at a time."""
         return (Row(line, cells) for line, cells in zip(self.lines, zip(*self.columns)))
+
+
+class QuotedBlock:
+    """Lines that are each `"c1","c2",…` with `width` cells and no quote inside a cell, as nsys stats writes
+    every row: the lines' text and where each cell starts and ends in it (quoted_block)."""
+
+    def __init__(self, text: str, raw: "Any", opens: "Any", closes: "Any", width: int) -> None:
+        self.text = text
+        self.raw = raw  # the text's bytes (it is ASCII: a byte is a character)
+        self._opens = opens  # each cell's opening quote, row by row
+        self._closes = closes  # and its closing quote
+        self.width = width
+        self.count = len(opens) // width
+
+    def texts(self, index: int) -> list[str]:
+        """Column `index` as text, one string a cell."""
+        starts = (self._opens[index::self.width] + 1).tolist()
+        ends = self._closes[index::self.width].tolist()
+        return list(map(self.text.__getitem__, map(slice, starts, ends)))
+
+    def cells(self, index: int, longest: int) -> "tuple[Any, Any] | None":
+        """Column `index` as (its cells' bytes laid end to end, each cell's length) for
+        numbers.plain_cells; None when a cell is longer than `longest` bytes."""
+        import numpy as np
+
+        starts = self._opens[index::self.width] + 1
+        lengths = self._closes[index::self.width] - starts
+        if lengths.max() > longest:
+            return None
+        offsets = np.cumsum(lengths) - lengths
+        return self.raw[np.arange(int(lengths.sum())) + np.repeat(starts - offsets, lengths)], lengths
+
+
+def quoted_block(lines: list[str], width: int) -> QuotedBlock | None:
+    """The lines as a QuotedBlock when every one is `"c1","c2",…` with `width` cells, no quote inside a
+    cell, in ASCII without NUL (as nsys stats writes every row); None otherwise.
+
+    For such lines csv.reader gives exactly the text between each pair of
+    quotes. The quotes of the whole text, found at once, must pair up as
+    the cells' and lie one character apart: a comma between the cells of a
+    line, a newline between lines (and no other newline anywhere).
+    """
+    import numpy as np
+
+    count = len(lines)
+    if width < 2 or not count:
+        return None
+    text = "\n".join(lines)
+    if not text.isascii() or "\x00" in text:
+        return None
+    raw = np.frombuffer(text.encode("ascii"), np.uint8)
+    quotes = np.flatnonzero(raw == _QUOTE)
+    if quotes.size != 2 * width * count or quotes[0] != 0 or quotes[-1] != raw.size - 1:
+        return None
+    opens, closes = quotes[0::2], quotes[1::2]
+    if (opens[1:] - closes[:-1] != 2).any():
+        return None
+    between = raw[closes[:-1] + 1]  # the one character after each cell but the last
+    expected = np.full(between.size, _COMMA, np.uint8)
+    expected[width - 1::width] = _NEWLINE
+    if not np.array_equal(between, expected) or np.count_nonzero(raw == _NEWLINE) != count - 1:
+        return None
+    return QuotedBlock(text, raw, opens, closes, width)
+
+
+_QUOTE, _COMMA, _NEWLINE = ord('"'), ord(","), ord("\n")
 
 
 def _quoted_columns(lines: list[str], width: int) -> list[list[str]] | None:
@@ -582,6 +699,11 @@ def _record_batches(
             first, chunk = lines.take(size - len(batch))
             if not chunk:
                 break
+            block = quoted_block(chunk, width)
+            if block is not None:
+                batch.extend_block(first, block)
+                feed.any = True
+                continue
             columns = _plain_columns(chunk, width) if width > 1 else []
             plain = len(columns[0]) if columns else 0
             if plain:
