@@ -25,7 +25,7 @@ from workbench.profilers.nsys import WHAT, _Columns, _kernel_table, _open
 from workbench.profilers.numbers import FormatSniffer, NumberFormat, plain_column
 from workbench.profilers.records import KernelTimesTable, SharedTexts
 from workbench.profilers.render import format_rows, kernel_rows, profile_summary
-from workbench.profilers.table import text_source
+from workbench.profilers.lines import text_source
 
 HEADER = '"Time (%)","Total Time (ns)","Instances","Avg (ns)","Med (ns)","Min (ns)","Max (ns)","StdDev (ns)","Name"'
 
@@ -254,7 +254,7 @@ def test_plain_column_cases(cells: list[str], decimal: str, whole: bool, expecte
 
 
 def test_a_file_reads_as_its_text_does_whatever_its_line_ends(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Files are read many lines at once (table._FileLines); CRLF, CR, a missing last newline and a BOM
+    """Files are read many lines at once (lines._FileLines); CRLF, CR, a missing last newline and a BOM
     give what reading the text gives."""
     rows = [row(index) for index in range(9_000)]
     text = csv_text(rows, "Generating SQLite file x.sqlite\n\n")
@@ -382,15 +382,15 @@ def test_file_lines_read_in_blocks_are_the_files_lines(tmp_path_factory: pytest.
     or many at once without their ends, whatever the mix and however the blocks it reads cut the text."""
     import io
 
-    from workbench.profilers import table as table_module
+    from workbench.profilers import lines as lines_module
 
     path = tmp_path_factory.mktemp("lines") / "t.csv"
     path.write_bytes(("\ufeff" + text).encode("utf-8"))
     expected = [line.rstrip("\n") for line in io.StringIO(text, newline=None)]
-    original = table_module._READ_CHARS
-    table_module._READ_CHARS = block
+    original = lines_module._READ_CHARS
+    lines_module._READ_CHARS = block
     try:
-        lines = table_module.file_source(path, 10**6, "t", "t.csv")()
+        lines = lines_module.file_source(path, 10**6, "t", "t.csv")()
         got: list[str] = []
         for count in calls + [-1] * (len(expected) + 1):
             if count < 0:
@@ -404,4 +404,4 @@ def test_file_lines_read_in_blocks_are_the_files_lines(tmp_path_factory: pytest.
                 got.extend(taken)
         assert got == expected
     finally:
-        table_module._READ_CHARS = original
+        lines_module._READ_CHARS = original

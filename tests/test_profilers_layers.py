@@ -1,6 +1,6 @@
 """The layers inside workbench.profilers: each module imports only the ones below it.
 
-Lowest first: the error type; number formats; the CSV table reader and the
+Lowest first: the error type; number formats and a file's lines; the CSV table reader and the
 profilers' unit words; kernel names and match rules; the data records
 (records.py, which imports nothing above it); the counters read from those
 records; kernels grouped from them; `Profile`, the imported file with its
@@ -25,7 +25,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "workbench" / "profilers"
 # Lowest first; modules in one tuple are independent (neither imports the other).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("numbers",),
+    ("numbers", "lines"),
     ("table", "metric_units"),
     ("names", "stopping"),
     ("records",),

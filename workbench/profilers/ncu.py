@@ -33,18 +33,16 @@ from workbench.profilers.metric_units import BaseUnit, base_unit, is_auto_scaled
 from workbench.profilers.numbers import LARGEST, FormatSniffer, NumberFormat, NumberRangeError, contradiction
 from workbench.profilers.profile import Profile
 from workbench.profilers.records import NCU, KernelLaunch, Metric
+from workbench.profilers.lines import LineSource, open_lines, text_source
 from workbench.profilers.table import (
-    LineSource,
     ProfileError,
     Row,
     RowRules,
     Table,
     is_missing,
-    open_lines,
     parse_number,
     read_table,
     split_line,
-    text_source,
 )
 
 DETAILS = "details"

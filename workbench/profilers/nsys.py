@@ -29,10 +29,9 @@ from workbench.profilers.metric_units import BaseUnit, _tidy, base_unit, to_base
 from workbench.profilers.numbers import LARGEST, FormatSniffer, NumberFormat, NumberRangeError, contradiction, plain_cells, plain_column
 from workbench.profilers.profile import Profile
 from workbench.profilers.records import NSYS, KernelTimes, KernelTimesTable
+from workbench.profilers.lines import LineSource, Lines, open_lines, text_source
 from workbench.profilers.table import (
     MISSING_CELLS,
-    LineSource,
-    Lines,
     ProfileError,
     Row,
     RowBatch,
@@ -40,9 +39,7 @@ from workbench.profilers.table import (
     is_missing,
     next_table,
     no_table,
-    open_lines,
     skip_table,
-    text_source,
 )
 
 CURRENT = "cuda_gpu_kern_sum"

@@ -16,15 +16,11 @@ from workbench.profilers.nsys import is_nsys_header, read_nsys
 from workbench.profilers.profile import Profile
 from workbench.profilers.records import NCU, NSYS
 from workbench.profilers.stopping import until_stopped
+from workbench.profilers.lines import MAX_FILE_BYTES, LineSource, Lines, open_lines, text_source
 from workbench.profilers.table import (
-    MAX_FILE_BYTES,
     MAX_PREAMBLE_LINES,
-    LineSource,
-    Lines,
     ProfileError,
     is_log_line,
-    open_lines,
-    text_source,
 )
 
 __all__ = ["MAX_FILE_BYTES", "open_lines", "read_profile", "read_profile_lines", "read_profile_text", "sniff"]

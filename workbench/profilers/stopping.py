@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from workbench.errors import WorkbenchError
-from workbench.profilers.table import LineSource
+from workbench.profilers.lines import LineSource
 
 
 class ReadStopped(WorkbenchError):
