@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import workbench.profilers.trace as trace_module
+from workbench.profilers import trace_csv, trace_csv_columns
 from workbench.profilers.matching import operation_suggester
 from workbench.profilers.names import kernel_base_name, pattern_matcher, select_names
 from workbench.profilers.trace import read_trace_csv_stream
@@ -62,8 +63,8 @@ def expected_rows(data: bytes) -> list[tuple[str, tuple[str, str]]]:
 @pytest.mark.parametrize("cached_keys", [2**16, 3])
 def test_the_distinct_name_path_reads_every_name_form_as_the_csv_module(monkeypatch, block_bytes: int, cached_keys: int) -> None:
     # Small blocks: many blocks, some on each path; a small key cache: keys learnt again once it is full.
-    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", block_bytes)
-    monkeypatch.setattr(trace_module, "MAX_CACHED_KEYS", cached_keys)
+    monkeypatch.setattr(trace_csv, "_CSV_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(trace_csv_columns, "MAX_CACHED_KEYS", cached_keys)
     data = trace_bytes(NAME_CELLS, repeat=40)
     trace = read_trace_csv_stream(io.BytesIO(data), "t.csv")
     expected = expected_rows(data)

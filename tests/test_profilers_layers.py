@@ -5,8 +5,9 @@ profilers' unit words; kernel names and match rules; the data records
 (records.py, which imports nothing above it); the counters read from those
 records; kernels grouped from them; `Profile`, the imported file with its
 kernels; the readers that make one (ncu, nsys, and `reader` choosing
-between them); matching kernels to operations; the trace readers (trace,
-torch_trace, and `trace_reader` choosing among them); and the layers that
+between them); matching kernels to operations; the trace readers (the Trace in
+trace_intervals, the nsys readers trace_sqlite and trace_csv*, `trace` which
+gathers them, torch_trace, and `trace_reader` choosing among them); and the layers that
 explain and print (symptoms, causes, kernel_compare, render). Every import counts, those inside functions
 and under TYPE_CHECKING too, as an import-linter contract would see them.
 A module not placed here (a new reader, say) may import any placed one, and
@@ -35,6 +36,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ncu", "nsys"),
     ("reader",),
     ("matching",),
+    ("trace_intervals",),
+    ("trace_sqlite", "trace_csv_columns"),
+    ("trace_csv_fast",),
+    ("trace_csv",),
     ("trace",),
     ("torch_trace",),
     ("trace_reader",),

@@ -24,7 +24,7 @@ from trace_fixtures import (
     write_sqlite,
 )
 from workbench.devices.catalogue import find_device
-from workbench.profilers import trace as trace_module
+from workbench.profilers import trace_csv, trace_csv_fast, trace_sqlite
 from workbench.profilers.trace import TraceError, read_trace_csv, read_trace_sqlite, read_trace_text
 from workbench.profilers.trace_reader import read_trace
 from workbench.steps import TRACE, StepError, match_trace, parse_step, parse_trace_match, step_timeline
@@ -298,7 +298,7 @@ def test_kernel_summary_is_not_a_trace() -> None:
 def test_csv_over_the_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "big.csv"
     path.write_text(csv_text())
-    monkeypatch.setattr(trace_module, "MAX_CSV_BYTES", 100)
+    monkeypatch.setattr(trace_csv, "MAX_CSV_BYTES", 100)
     with pytest.raises(TraceError) as caught:
         read_trace_csv(path)
     assert "over the limit" in one_line(caught.value)
@@ -321,7 +321,8 @@ def test_binary_csv_is_refused(tmp_path: Path) -> None:
 
 
 def test_row_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trace_module, "MAX_TRACE_ROWS", 3)
+    for reader in (trace_sqlite, trace_csv, trace_csv_fast):  # each reads the limit
+        monkeypatch.setattr(reader, "MAX_TRACE_ROWS", 3)
     for trace_path in (write_sqlite(tmp_path / "rows.sqlite"),):
         with pytest.raises(TraceError) as caught:
             read_trace(trace_path)
@@ -591,8 +592,8 @@ def test_cli_fifo_trace_is_refused_in_one_line(tmp_path: Path, capsys: pytest.Ca
 def test_csv_chunks_of_any_size_read_the_same(monkeypatch: pytest.MonkeyPatch, chunk: int, block: int) -> None:
     # Small chunks and blocks put record boundaries everywhere: a quoted name with commas, one spanning two
     # lines, a quote in another column (the csv module's path), CRLF line ends, a blank line, then the next report.
-    monkeypatch.setattr(trace_module, "_CSV_CHUNK", chunk)
-    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", block)
+    monkeypatch.setattr(trace_csv, "_CSV_CHUNK", chunk)
+    monkeypatch.setattr(trace_csv, "_CSV_BLOCK_BYTES", block)
     text = (
         "Start (ns),Duration (ns),CorrId,Device,Strm,Name\r\n"
         '10,5,1,GPU (0),7,"void k<4, F>(int, T2)"\r\n'
@@ -614,7 +615,7 @@ def test_csv_chunks_of_any_size_read_the_same(monkeypatch: pytest.MonkeyPatch, c
 
 
 def test_csv_error_after_many_rows_names_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trace_module, "_CSV_CHUNK", 4)
+    monkeypatch.setattr(trace_csv, "_CSV_CHUNK", 4)
     rows = "".join(f'{i * 10},5,{i},GPU (0),7,"k<1, 2>"\n' for i in range(9)) + "95,-5,9,GPU (0),7,k\n"
     with pytest.raises(TraceError) as caught:
         read_trace_text("Start (ns),Duration (ns),CorrId,Device,Strm,Name\n" + rows, "t.csv")
@@ -645,21 +646,21 @@ def trace_rows(trace) -> list[tuple]:  # type: ignore[no-untyped-def]
 
 
 def csv_module_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trace_module, "_csv_block_fast", lambda data, state, line: None)
+    monkeypatch.setattr(trace_csv, "_csv_block_fast", lambda data, state, line: None)
 
 
 @pytest.mark.parametrize("block", [64, 1000, 4 * 2**20])
 @pytest.mark.parametrize("line_end", ["\n", "\r\n"])
 def test_numpy_way_reads_what_the_csv_module_reads(monkeypatch: pytest.MonkeyPatch, block: int, line_end: str) -> None:
     text = csv_text(mixed_rows(300)).replace("\n", line_end)
-    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", block)
+    monkeypatch.setattr(trace_csv, "_CSV_BLOCK_BYTES", block)
     taken = []
-    fast = trace_module._csv_block_fast
-    monkeypatch.setattr(trace_module, "_csv_block_fast", lambda *args: taken.append(fast(*args)) or taken[-1])
+    fast = trace_csv._csv_block_fast
+    monkeypatch.setattr(trace_csv, "_csv_block_fast", lambda *args: taken.append(fast(*args)) or taken[-1])
     numpy_way = read_trace_text(text)
     assert taken and all(lines for lines in taken[1:]), "every block after the header's went NumPy's way"
     monkeypatch.undo()
-    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", block)
+    monkeypatch.setattr(trace_csv, "_CSV_BLOCK_BYTES", block)
     csv_module_only(monkeypatch)
     reference = read_trace_text(text)
     assert trace_rows(numpy_way) == trace_rows(reference)
@@ -688,7 +689,7 @@ def test_numpy_way_reads_what_the_csv_module_reads(monkeypatch: pytest.MonkeyPat
 )
 def test_bad_row_after_numpy_blocks_names_its_line(monkeypatch: pytest.MonkeyPatch, row: str, fragment: str | None) -> None:
     # Eleven plain rows (lines 2–12) fill blocks of 64 bytes NumPy's way; line 13 is the bad one.
-    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", 64)
+    monkeypatch.setattr(trace_csv, "_CSV_BLOCK_BYTES", 64)
     rows = "".join(f'{i * 100},50,{i},GPU (0),7,"k<1, 2>"\n' for i in range(11))
     text = "Start (ns),Duration (ns),CorrId,Device,Strm,Name\n" + rows + row + '9000,5,99,GPU (0),7,"k<1, 2>"\n'
     if fragment is None:
@@ -715,8 +716,8 @@ def test_bad_copy_size_is_one_line_either_way(monkeypatch: pytest.MonkeyPatch, s
 
 
 def test_a_line_without_end_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trace_module, "MAX_CSV_LINE_BYTES", 1000)
-    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", 100)
+    monkeypatch.setattr(trace_csv, "MAX_CSV_LINE_BYTES", 1000)
+    monkeypatch.setattr(trace_csv, "_CSV_BLOCK_BYTES", 100)
     text = "Start (ns),Duration (ns),Strm,Name\n1,2,7,k\n" + "x" * 5000
     with pytest.raises(TraceError) as caught:
         read_trace_text(text, "t.csv")
@@ -724,7 +725,7 @@ def test_a_line_without_end_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_numpy_way_keeps_the_row_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trace_module, "MAX_TRACE_ROWS", 5)
+    monkeypatch.setattr(trace_csv_fast, "MAX_TRACE_ROWS", 5)
     rows = "".join(f"{i * 10},5,GPU (0),7,k\n" for i in range(8))
     with pytest.raises(TraceError) as caught:
         read_trace_text("Start (ns),Duration (ns),Device,Strm,Name\n" + rows, "t.csv")
@@ -734,8 +735,8 @@ def test_numpy_way_keeps_the_row_limit(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_columns_in_another_order_go_the_csv_module_s_way(monkeypatch: pytest.MonkeyPatch) -> None:
     # The lane's cells before the times (a key would be new on every row), or the Name not last: the csv module reads it.
     taken = []
-    fast = trace_module._csv_block_fast
-    monkeypatch.setattr(trace_module, "_csv_block_fast", lambda *args: taken.append(1) or fast(*args))
+    fast = trace_csv._csv_block_fast
+    monkeypatch.setattr(trace_csv, "_csv_block_fast", lambda *args: taken.append(1) or fast(*args))
     trace = read_trace_text("Strm,Start (ns),Duration (ns),Name\n7,10,5,k\n9,20,6,\"k, 2\"\n")
     assert trace_rows(trace) == [("k", "kernel", "stream 7", 10, 15, None), ("k, 2", "kernel", "stream 9", 20, 26, None)]
     trace = read_trace_text("Start (ns),Duration (ns),Name,Strm\n10,5,k,7\n")
@@ -753,13 +754,13 @@ def test_a_stray_quote_parses_as_the_whole_file_would(monkeypatch: pytest.Monkey
     text = ("Start (ns),Duration (ns),CorrId,Device,Strm,Name\n" + plain + '1000,50,1"0,GPU (0),7,"k<1, 2>"\n' + plain
             + '2000,50,20,GPU (0),7,"open name\n' + plain + '3000,50,30,GPU (0),7,"k"\n')
     # The name left open takes the next row into it (up to the next quote): refused, the same at any block size.
-    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", 4 * 2**20)
+    monkeypatch.setattr(trace_csv, "_CSV_BLOCK_BYTES", 4 * 2**20)
     with pytest.raises(TraceError) as caught:
         read_trace_text(text)
     whole = one_line(caught.value)
     assert "the Name cell 'open name' runs on over lines that look like rows" in whole and "line 23 or later" in whole
     for block in (40, 64, 300):
-        monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", block)
+        monkeypatch.setattr(trace_csv, "_CSV_BLOCK_BYTES", block)
         with pytest.raises(TraceError) as caught:
             read_trace_text(text)
         assert one_line(caught.value) == whole, block
@@ -775,10 +776,10 @@ def test_numpy_way_and_csv_module_agree_on_damaged_files(monkeypatch: pytest.Mon
     base = csv_text(mixed_rows(40))
     alphabet = ['"', ",", "\n", "\r", "0", "9", "-", " ", "x", "\x00", ".", "é", '""', "\r\n"]
     rng = random.Random(13)
-    fast = trace_module._csv_block_fast
+    fast = trace_csv._csv_block_fast
 
     def read(text: str, way) -> tuple:  # type: ignore[no-untyped-def]
-        monkeypatch.setattr(trace_module, "_csv_block_fast", way)
+        monkeypatch.setattr(trace_csv, "_csv_block_fast", way)
         try:
             trace = read_trace_text(text, "t.csv")
         except TraceError as exc:
@@ -796,7 +797,7 @@ def test_numpy_way_and_csv_module_agree_on_damaged_files(monkeypatch: pytest.Mon
             else:
                 del text[position]
         damaged = "".join(text)
-        monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", rng.choice([64, 300, 4 * 2**20]))
+        monkeypatch.setattr(trace_csv, "_CSV_BLOCK_BYTES", rng.choice([64, 300, 4 * 2**20]))
         assert read(damaged, fast) == read(damaged, lambda data, state, line: None), damaged
 
 
@@ -816,10 +817,10 @@ def test_a_writer_that_quotes_every_text_cell_is_read_numpy_s_way(monkeypatch: p
                          "NVIDIA H100, SXM (0)", 1, stream, label])
     text = out.getvalue()
     assert '"Pageable","NVIDIA H100, SXM (0)",1,' in text
-    monkeypatch.setattr(trace_module, "_CSV_BLOCK_BYTES", 1000)
+    monkeypatch.setattr(trace_csv, "_CSV_BLOCK_BYTES", 1000)
     taken = []
-    fast = trace_module._csv_block_fast
-    monkeypatch.setattr(trace_module, "_csv_block_fast", lambda *args: taken.append(fast(*args)) or taken[-1])
+    fast = trace_csv._csv_block_fast
+    monkeypatch.setattr(trace_csv, "_csv_block_fast", lambda *args: taken.append(fast(*args)) or taken[-1])
     numpy_way = read_trace_text(text)
     assert len(taken) > 5 and all(taken[1:]), "every block after the header's went NumPy's way"
     csv_module_only(monkeypatch)

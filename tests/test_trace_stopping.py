@@ -22,9 +22,9 @@ def trace_file(request, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
 
 
 def test_a_read_asked_to_stop_ends_with_read_stopped(trace_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.profilers import trace
+    from workbench.profilers import trace_sqlite
 
-    monkeypatch.setattr(trace, "_SQLITE_STOP_STEPS", 1)  # a small database finishes within 10,000 steps
+    monkeypatch.setattr(trace_sqlite, "_SQLITE_STOP_STEPS", 1)  # a small database finishes within 10,000 steps
     with pytest.raises(ReadStopped):
         read_trace(trace_file, should_stop=lambda: True)
 
