@@ -61,6 +61,9 @@ class OperationList(QListWidget):
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setResizeMode(QListView.ResizeMode.Adjust)  # rows fitted to the new width when the dock is resized
+        # Every row is one line in the list's font (italic or not): the first row's size is every row's, so laying
+        # out a list of thousands asks the delegate once, not once per row.
+        self.setUniformItemSizes(True)
 
     def dataChanged(  # noqa: N802 (Qt's name)
         self, top_left: QModelIndex | QPersistentModelIndex, bottom_right: QModelIndex | QPersistentModelIndex,
