@@ -51,6 +51,35 @@ def test_workbench_file_opens_the_session(tmp_path: Path, captured_windows, monk
     assert line.startswith("conv2d(")
 
 
+def test_the_window_runs_with_the_collector_on_and_nothing_stays_frozen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Start-up freezes what it built and pauses the cyclic collector while a session opens (gui/app.py); the event
+    loop runs with the collector on, and once it returns nothing is left frozen."""
+    import gc
+
+    import workbench.session as session_module
+    from workbench.examples import load_example
+
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    path = tmp_path / "conv.json"
+    session_module.save(load_example("conv2d"), path)
+    seen = []
+
+    def fake_exec(application, window):  # type: ignore[no-untyped-def]
+        seen.append((gc.isenabled(), gc.get_freeze_count() > 0, window.document.session.operations[0].declaration))
+        window.close()
+        window.wait_for_workers()
+        window.deleteLater()
+        return 0
+
+    monkeypatch.setattr(gui_app, "_exec", fake_exec)
+    assert gc.isenabled()
+    assert cli.main([str(path)]) == 0
+    assert seen and seen[0][0] and seen[0][1] and seen[0][2].startswith("conv2d(")
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
 def test_start_up_does_not_touch_nvml_or_cupy(tmp_path: Path) -> None:
     script = (
         "import sys\n"
