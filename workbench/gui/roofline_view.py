@@ -78,7 +78,7 @@ from workbench.label_layout import (
     leader_segment,
     nearest_on_box,
 )
-from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, choose_corner, corner_box, faults, try_corners
+from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, choose_corner, corner_box, faults, mark_rows, try_corners
 from workbench.legend_corner import list_unplaced as place_in_legend
 from workbench.roofline import (
     LEVEL_KEYS,
@@ -1371,6 +1371,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         size = (legend.width(), legend.height())
         if near is not None:  # only the marks some corner's box overlaps count (how many it covers)
             marks = near([corner_box(each, size, width, height) for each in CORNERS])
+        marks = mark_rows(marks)  # counted at once for each corner tried
         context = (width, height, view_range, len(legend.items), tuple(row[1:] for row in self._legend_rows),
                    self.point_labels.items[0].font_key() if self.point_labels.items else "")
         if corner is None:
