@@ -46,6 +46,10 @@ from workbench.devices.links import known_rate_key
 from workbench.errors import WorkbenchError
 from workbench.files import FileReadError, read_bounded, require_regular
 from workbench.conventions import CONVENTIONS
+# (at the top, not in the functions that read each operation: an import inside a function runs on every call, and
+# under Qt's import hook costs tens of microseconds: three per operation when a session of thousands opens)
+from workbench.declare import parse
+from workbench.naming import automatic_name, is_legacy_default
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.runs import FigureContext, RunFigures
@@ -125,8 +129,6 @@ class OperationEntry:
         """
         if not self.name_automatic:
             return False
-        from workbench.naming import automatic_name
-
         name = automatic_name(self.declaration)
         if name is None or name == self.name:
             return False
@@ -295,8 +297,6 @@ def canonical_declaration(text: Any) -> str | None:
     """The canonical form of a declaration line, or None when it is not one."""
     if not isinstance(text, str):
         return None
-    from workbench.declare import parse
-
     try:
         return str(parse(text))
     except WorkbenchError:
@@ -1104,8 +1104,6 @@ def _rate(value: Any, where: str) -> Rate:
 
 
 def _operation(value: Any, where: str) -> OperationEntry:
-    from workbench.declare import parse
-
     data = _object(value, where)
     if "declaration" not in data:
         raise SessionError("an operation needs a declaration line", where)
@@ -1136,8 +1134,6 @@ def _name_was_automatic(name: str, declaration: str) -> bool:
     Empty, one the app gave ("new operation 2", "gemm 4096³ fp16"), or the
     automatic name of its declaration up to letter case ("Vector add, 2^24 FP32").
     """
-    from workbench.naming import automatic_name, is_legacy_default
-
     if not name.strip() or is_legacy_default(name):
         return True
     derived = automatic_name(declaration)
