@@ -54,8 +54,9 @@ def test_workbench_file_opens_the_session(tmp_path: Path, captured_windows, monk
 def test_the_window_runs_with_the_collector_on_and_nothing_stays_frozen(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Start-up freezes what it built and pauses the cyclic collector while a session opens (gui/app.py); the event
-    loop runs with the collector on, and once it returns nothing is left frozen."""
+    """Start-up pauses the cyclic collector while the session opens and freezes what it built (gui/app.py): the event
+    loop runs with the collector on; what was frozen is thawed when the session is replaced, and nothing stays
+    frozen once the loop returns."""
     import gc
 
     import workbench.session as session_module
@@ -68,6 +69,8 @@ def test_the_window_runs_with_the_collector_on_and_nothing_stays_frozen(
 
     def fake_exec(application, window):  # type: ignore[no-untyped-def]
         seen.append((gc.isenabled(), gc.get_freeze_count() > 0, window.document.session.operations[0].declaration))
+        window.new_session()
+        seen.append(gc.get_freeze_count())
         window.close()
         window.wait_for_workers()
         window.deleteLater()
@@ -77,6 +80,7 @@ def test_the_window_runs_with_the_collector_on_and_nothing_stays_frozen(
     assert gc.isenabled()
     assert cli.main([str(path)]) == 0
     assert seen and seen[0][0] and seen[0][1] and seen[0][2].startswith("conv2d(")
+    assert seen[1] == 0  # another session: start-up's objects are scanned again
     assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
