@@ -48,12 +48,8 @@ def test_a_window_opened_with_a_session_lays_the_labels_out_at_its_shown_size(qt
     window.wait_for_workers()
 
 
-def test_a_roofline_shown_again_without_a_resize_lays_its_labels_out(qtbot) -> None:  # type: ignore[no-untyped-def]
-    window = build_window()
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
-    roofline = window.roofline
+def test_a_roofline_shown_again_without_a_resize_lays_its_labels_out(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    roofline = window.roofline  # (the conftest's window: shown, on the roofline)
     window.tabs.setCurrentWidget(window.sweep)
     window.document.replace_session(_session(12))  # the roofline behind its tab: only marked stale
     before = roofline.label_layout
@@ -63,5 +59,3 @@ def test_a_roofline_shown_again_without_a_resize_lays_its_labels_out(qtbot) -> N
     box = roofline.plot.getViewBox()
     assert (placed.width, placed.height) == (box.width(), box.height())
     assert f"operation {window.document.current}" in {label.key for label in placed.point_labels}
-    window.close()
-    window.wait_for_workers()
