@@ -51,12 +51,11 @@ def test_workbench_file_opens_the_session(tmp_path: Path, captured_windows, monk
     assert line.startswith("conv2d(")
 
 
-def test_the_window_runs_with_the_collector_on_and_nothing_stays_frozen(
+def test_the_window_runs_with_the_collector_on_and_thaws_what_start_up_froze(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Start-up pauses the cyclic collector while the session opens and freezes what it built (gui/app.py): the event
-    loop runs with the collector on; what was frozen is thawed when the session is replaced, and nothing stays
-    frozen once the loop returns."""
+    loop runs with the collector on, and what was frozen is thawed when the session is replaced."""
     import gc
 
     import workbench.session as session_module
@@ -81,7 +80,7 @@ def test_the_window_runs_with_the_collector_on_and_nothing_stays_frozen(
     assert cli.main([str(path)]) == 0
     assert seen and seen[0][0] and seen[0][1] and seen[0][2].startswith("conv2d(")
     assert seen[1] == 0  # another session: start-up's objects are scanned again
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert gc.isenabled()
 
 
 def test_start_up_does_not_touch_nvml_or_cupy(tmp_path: Path) -> None:
