@@ -7,7 +7,11 @@ For each size N (sessions of GEMM, add, softmax and RMSNorm operations on an H10
 benchmarks/scale_inputs.py):
 
 1. window shown: `workbench gui FILE --check` in a fresh process, wall time to its exit (the window built,
-   the session opened, shown and settled, one line printed); median of --repeat runs;
+   the session opened, shown and settled, one line printed); median of --repeat runs. Twice: with bytecode, as a
+   user's machine starts it (Python writes each module's bytecode on the first start and reads it on every
+   later one; an installed copy has it from the install), and as this environment starts it
+   (PYTHONDONTWRITEBYTECODE=1 with an editable install: the workbench's own modules compiled at every start,
+   about half a second here); see "Bytecode" below;
 2. edit → repaint: in one window with the session open on the roofline, a keystroke into the selected
    operation's declaration (a digit typed into M, then taken out again) and Qt delivering what it posted, the
    repaint among it; the median of 40 (the roofline must have painted after each);
@@ -24,6 +28,13 @@ Then, for each measure, the log-log slope from the smallest to the largest size
 at the largest size the window shown ≤ 3 s and an edit ≤ 16 ms. `--distinct D` makes the sessions of D shapes
 repeated, as a model repeats its layers (default: every operation a shape of its own, the worst case).
 
+Bytecode: every fresh process here runs with PYTHONPYCACHEPREFIX set to a folder of the bench's own, so what
+it compiles does not depend on what the tree's __pycache__ folders hold. Each command is run once, untimed,
+with bytecode written there, before it is timed (the first start on a user's machine, which writes it);
+the timed runs read it. For the row without bytecode, the workbench's part of that folder is taken away and
+PYTHONDONTWRITEBYTECODE=1 set: the standard library's and the dependencies' bytecode is read (pip wrote it at
+install), the workbench's modules compiled at each start, as in this environment.
+
 A fresh process's time includes Python and Qt starting (about 1.5–2 s of the window's time here), so a
 slope over those rows understates the growth of the work itself; the in-process rows (edit, select) do not.
 The first and last rows say how fast the machine was (a fixed pure-Python loop) and its load average: on a
@@ -37,6 +48,7 @@ import json
 import math
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -57,14 +69,36 @@ EDIT_TARGET_S = 0.016
 SLOPE_TARGET = 1.2
 EDITS = 40
 SELECTS = 20
+NO_BYTECODE_ROW = "  …, no bytecode"  # the window shown with the workbench's modules compiled at each start
 
 
-def timed_child(arguments: list[str], repeat: int) -> tuple[float, float]:
+BYTECODE = Path(tempfile.mkdtemp(prefix="workbench-bench-bytecode-"))  # PYTHONPYCACHEPREFIX of every child
+
+
+def child_environment(bytecode: bool) -> dict[str, str]:
+    """A child's environment: Qt offscreen, settings in a scratch folder, bytecode in BYTECODE; with `bytecode`
+    False, the workbench's own modules compiled at each start (see the module's text, "Bytecode")."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=tempfile.mkdtemp(prefix="workbench-bench-settings-"))
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(BYTECODE)
+    else:
+        without = BYTECODE.with_name(BYTECODE.name + "-without-workbench")
+        if not without.exists():
+            shutil.copytree(BYTECODE, without)
+        shutil.rmtree(without / (ROOT / "workbench").relative_to(ROOT.anchor), ignore_errors=True)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["PYTHONPYCACHEPREFIX"] = str(without)
+    return env
+
+
+def timed_child(arguments: list[str], repeat: int, bytecode: bool = True) -> tuple[float, float]:
     """Median wall time and CPU time (user + system) of `workbench ARGUMENTS` run `repeat` times in fresh
-    processes (each must succeed)."""
+    processes (each must succeed), after one untimed run that writes the bytecode they read (`child_environment`)."""
     times, cpu = [], []
-    settings = tempfile.mkdtemp(prefix="workbench-bench-settings-")
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=settings)
+    warm = child_environment(True)
+    subprocess.run([sys.executable, "-m", "workbench", *arguments], capture_output=True, env=warm, cwd=ROOT, timeout=1200)
+    env = child_environment(bytecode)
     for _ in range(repeat):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
@@ -154,12 +188,14 @@ def main() -> int:
 
     app, window = shown_window()
     rows: dict[str, dict[int, tuple[float, float]]] = {
-        "window shown": {}, "edit → repaint": {}, "select → repaint": {}, "report (Markdown)": {}, "step --json": {}}
+        "window shown": {}, NO_BYTECODE_ROW: {}, "edit → repaint": {}, "select → repaint": {}, "report (Markdown)": {},
+        "step --json": {}}
     for size in sizes:
         session = write_session(folder / f"session-{size}.json", size, args.distinct)
         step = folder / f"step-{size}.step"
         step.write_text(step_text(size))
         rows["window shown"][size] = timed_child(["gui", str(session), "--check"], args.repeat)
+        rows[NO_BYTECODE_ROW][size] = timed_child(["gui", str(session), "--check"], args.repeat, bytecode=False)
         rows["edit → repaint"][size], rows["select → repaint"][size] = in_window(session, app, window)
         rows["report (Markdown)"][size] = timed_child(["report", str(session), "-o", str(folder / f"report-{size}.md")], args.repeat)
         rows["step --json"][size] = timed_child(["step", str(step), "--device", "h100-sxm", "--json"], args.repeat)
@@ -174,7 +210,10 @@ def main() -> int:
     lines = [f"machine: reference loop {reference_before * 1e3:.0f} ms before, {reference_after * 1e3:.0f} ms after; "
              f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after ({os.cpu_count()} CPUs); "
              f"sessions: {shapes}; medians of {args.repeat} fresh processes, {EDITS} edits, {SELECTS} selections",
-             "each cell: wall time / CPU time (user + system) of the process", ""]
+             "each cell: wall time / CPU time (user + system) of the process",
+             f"fresh processes read bytecode written by an untimed first run (a user's machine from its second "
+             f"start on); '{NO_BYTECODE_ROW.strip()}': the workbench's modules compiled at each start, as with "
+             f"this environment's PYTHONDONTWRITEBYTECODE=1", ""]
     lines.append(f"{'':20}" + "".join(f"{size:>22,}" for size in sizes) + f"{'slope wall/CPU':>16}  target")
     results: dict[str, object] = {"sizes": sizes, "distinct": args.distinct, "rows": {}, "load_before": load_before[0],
                                   "load_after": load_after[0], "reference_s": [reference_before, reference_after]}
@@ -186,7 +225,7 @@ def main() -> int:
         cells = "".join(f"{_time(by_size[size][0]) + ' / ' + _time(by_size[size][1]):>22}" for size in sizes)
         targets = [f"slope ≤ {SLOPE_TARGET}"]
         ok = not min(wall_slope, cpu_slope) > SLOPE_TARGET
-        if name == "window shown":
+        if name in ("window shown", NO_BYTECODE_ROW):
             targets.append(f"≤ {WINDOW_TARGET_S:.0f} s at {large:,}")
             ok &= min(by_size[large]) <= WINDOW_TARGET_S
         if name == "edit → repaint":

@@ -129,3 +129,23 @@ def test_a_legend_that_runs_out_of_the_plot_counts_as_a_fault_like_a_covered_mar
     assert faults((-44, 256, 558, 466), [], 569, 475) == 1  # wider than the plot, anchored right: cut on the left
     assert faults((10, 10, 110, 60), [(50, 20, 60, 30)], 569, 475) == 1
     assert faults((500, 400, 600, 500), [(550, 420, 560, 430)], 569, 475) == 2
+
+
+def test_marks_counted_as_rows_of_an_array_as_one_by_one() -> None:
+    """`covered`, `faults` and `choose_corner` count the same over `mark_rows(marks)` as over the boxes: edges that
+    only touch do not count, in either."""
+    import random
+
+    from workbench.legend_corner import CORNERS, choose_corner, corner_box, covered, faults, mark_rows
+
+    rng = random.Random(34)
+    marks = [(x, y, x + 6.0, y + 6.0) for x, y in ((rng.uniform(-5, 300), rng.uniform(-5, 200)) for _ in range(2000))]
+    marks += [(0.0, 0.0, 12.0, 10.0), (112.0, 50.0, 120.0, 60.0)]  # touching the top-left box's edges only
+    rows = mark_rows(marks)
+    for corner in CORNERS:
+        box = corner_box(corner, (100.0, 40.0), 300.0, 200.0)
+        assert covered(box, rows) == covered(box, marks)
+        assert faults(box, rows, 300.0, 200.0) == faults(box, marks, 300.0, 200.0)
+    assert covered((12.0, 10.0, 112.0, 50.0), mark_rows([(0.0, 0.0, 12.0, 10.0), (112.0, 50.0, 120.0, 60.0)])) == 0
+    assert choose_corner((100.0, 40.0), 300.0, 200.0, rows) == choose_corner((100.0, 40.0), 300.0, 200.0, marks)
+    assert covered((0.0, 0.0, 10.0, 10.0), mark_rows([])) == 0

@@ -84,8 +84,8 @@ class Declaration:
         return str(self.params.get("impl") or COMPULSORY)
 
     def workload(self) -> Workload:
-        """The tensors and FLOP terms of this operation (exact integers)."""
-        return self.spec.build(self.params)
+        """The tensors and FLOP terms of this operation (exact integers): built once per declaration (`_built`)."""
+        return _built(self, self.spec.build)
 
     def replace(self, **changes: Any) -> "Declaration":
         """A new declaration with some fields changed, validated like a parsed one."""
@@ -182,9 +182,18 @@ def build_declaration(op: str, values: Mapping[str, Any]) -> Declaration:
         params = spec.canonical(params)
     if spec.check is not None:
         spec.check(params)
-    _check_sizes(spec, params)
     ordered = tuple((name, params[name]) for name in _field_order(spec, params)) + implementation
-    return Declaration(spec.name, ordered)
+    declaration = Declaration(spec.name, ordered)
+    _check_sizes(declaration.workload())  # the workload its analysis then takes (`_built`), not one built again
+    return declaration
+
+
+@functools.lru_cache(maxsize=PARSED_LINES_KEPT)
+def _built(declaration: Declaration, build: Any) -> Workload:
+    """`Declaration.workload` by its operation's `build`, remembered as `_parse_line` remembers lines: a
+    declaration's workload is built when it is parsed (its sizes checked) and read again by each analysis of it
+    (Declarations and Workloads are frozen)."""
+    return build(declaration.params)
 
 
 def format_declaration(decl: Declaration) -> str:
@@ -380,9 +389,8 @@ def _check_value(value: Any, param: Param) -> Any:
     raise AssertionError(f"unknown parameter kind {param.kind}")  # pragma: no cover
 
 
-def _check_sizes(spec: OpSpec, params: Mapping[str, Any]) -> None:
+def _check_sizes(workload: Workload) -> None:
     """Refuse tensors no machine could hold (device memory is checked in analyze)."""
-    workload = spec.build(params)
     for tensor in workload.tensors:
         if tensor.bytes_each > 2**60:
             raise DeclarationError(

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from workbench.label_layout import Box, boxes_overlap
 
 
@@ -44,12 +46,21 @@ def corner_box(corner: Corner, size: tuple[float, float], width: float, height: 
     return (left, top, left + w, top + h)
 
 
-def covered(box: Box, marks: Sequence[Box]) -> int:
-    """How many of the marks the box overlaps."""
+def covered(box: Box, marks: Sequence[Box] | np.ndarray) -> int:
+    """How many of the marks the box overlaps (as `boxes_overlap` has it); `marks` as boxes, or as the rows of an
+    array (`mark_rows`: a small plot of thousands of points puts thousands under every corner)."""
+    if isinstance(marks, np.ndarray):
+        left, top, right, bottom = box
+        return int(np.count_nonzero((left < marks[:, 2]) & (marks[:, 0] < right) & (top < marks[:, 3]) & (marks[:, 1] < bottom)))
     return sum(1 for mark in marks if boxes_overlap(box, mark))
 
 
-def faults(box: Box, marks: Sequence[Box], width: float, height: float) -> int:
+def mark_rows(marks: Sequence[Box]) -> np.ndarray:
+    """The marks as the rows of an array, for `covered`, `faults` and `choose_corner` to count at once."""
+    return np.array(marks, dtype=float).reshape(-1, 4)
+
+
+def faults(box: Box, marks: Sequence[Box] | np.ndarray, width: float, height: float) -> int:
     """What a legend in `box` spoils on a `width` × `height` plot: each mark it covers, and one more when it runs
     out of the plot (wider or taller than the room, it is cut at the edge). Corners and listings are judged by it."""
     left, top, right, bottom = box
@@ -60,7 +71,7 @@ def choose_corner(
     size: tuple[float, float],
     width: float,
     height: float,
-    marks: Sequence[Box],
+    marks: Sequence[Box] | np.ndarray,
     keep: Corner | None = None,
     keep_covering: int = 0,
 ) -> Corner:

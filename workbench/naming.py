@@ -14,9 +14,10 @@ declaration tells them apart).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from workbench.declare import Declaration, parse
+from workbench.declare import PARSED_LINES_KEPT, Declaration, parse
 from workbench.errors import WorkbenchError
 
 # Names the app gave before names followed declarations (docs/session-format.md, "Operation names").
@@ -32,7 +33,14 @@ def automatic_name(declaration: Any) -> str | None:
             decl = parse(declaration)
         except WorkbenchError:
             return None
-    namer = decl.spec.namer
+    return _name_of(decl, decl.spec.namer)
+
+
+@functools.lru_cache(maxsize=PARSED_LINES_KEPT)
+def _name_of(decl: Declaration, namer: Any) -> str:
+    """`automatic_name` of a parsed declaration by its operation's `namer`, made once per declaration: an opened
+    session asks for each of its operations twice (is its stored name the automatic one? then the name it
+    follows), a keystroke once or twice."""
     if namer is None:
         return str(decl)
     return namer(decl.params) + _implementation_suffix(decl)

@@ -59,6 +59,17 @@ def application_font_restored(qapp) -> Iterator[None]:  # type: ignore[no-untype
 
 
 @pytest.fixture(autouse=True)
+def collector_thawed() -> Iterator[None]:
+    """`run_app` (`cli.main` with a window) leaves what it froze for the cyclic collector frozen, as the process
+    ends after it (gui/app.py): the tests go on, so the collector gets it back after each test."""
+    import gc
+
+    yield
+    if gc.get_freeze_count():
+        gc.unfreeze()
+
+
+@pytest.fixture(autouse=True)
 def fail_on_qt_warnings() -> Iterator[list[str]]:
     """Fail the test on any qWarning, qCritical or qFatal it causes."""
     messages: list[str] = []

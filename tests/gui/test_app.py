@@ -51,6 +51,38 @@ def test_workbench_file_opens_the_session(tmp_path: Path, captured_windows, monk
     assert line.startswith("conv2d(")
 
 
+def test_the_window_runs_with_the_collector_on_and_thaws_what_start_up_froze(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Start-up pauses the cyclic collector while the session opens and freezes what it built (gui/app.py): the event
+    loop runs with the collector on, and what was frozen is thawed when the session is replaced."""
+    import gc
+
+    import workbench.session as session_module
+    from workbench.examples import load_example
+
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    path = tmp_path / "conv.json"
+    session_module.save(load_example("conv2d"), path)
+    seen = []
+
+    def fake_exec(application, window):  # type: ignore[no-untyped-def]
+        seen.append((gc.isenabled(), gc.get_freeze_count() > 0, window.document.session.operations[0].declaration))
+        window.new_session()
+        seen.append(gc.get_freeze_count())
+        window.close()
+        window.wait_for_workers()
+        window.deleteLater()
+        return 0
+
+    monkeypatch.setattr(gui_app, "_exec", fake_exec)
+    assert gc.isenabled()
+    assert cli.main([str(path)]) == 0
+    assert seen and seen[0][0] and seen[0][1] and seen[0][2].startswith("conv2d(")
+    assert seen[1] == 0  # another session: start-up's objects are scanned again
+    assert gc.isenabled()
+
+
 def test_start_up_does_not_touch_nvml_or_cupy(tmp_path: Path) -> None:
     script = (
         "import sys\n"

@@ -12,10 +12,11 @@ from workbench.analysis.mlp import mlp_term
 from workbench.analysis.model import Analysis, Basis, TensorTraffic, interface_for
 from workbench.analysis.rates import Setting, compute_rate, interface_rate, resolve_setting
 from workbench.analysis.terms import HIERARCHY, Term, combine, compute_term, link_term, transfer_term
-from workbench.declare import Declaration, parse
+from workbench.declare import PARSED_LINES_KEPT, Declaration, parse
 from workbench.devices.catalogue import Device, Rate, find_device
 from workbench.devices.interfaces import HBM, HOST
 from workbench.errors import DeclarationError, DeviceError, UnitError
+from workbench.implementations import physical_work  # (at the top: an import in a function runs on every analysis)
 from workbench.ops.base import Workload
 from workbench.units import format_bytes
 
@@ -39,7 +40,7 @@ class _Work:
     compulsory: Any  # the compulsory model's PhysicalWork (it needs no device), None for other models
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=PARSED_LINES_KEPT)  # as many as the parse keeps: a model's session re-analysed (another device) hits
 def _work(decl: Declaration, convention: str) -> _Work:
     """The work and compulsory traffic of `decl` (Declarations and Workloads are immutable; errors are not cached)."""
     workload: Workload = decl.workload()
@@ -70,8 +71,6 @@ def physical_work_of(
     decl: Declaration, workload: Workload, device: Device | None, convention: str, swept: Any = None
 ) -> Any:
     """The declaration's physical work under its implementation model (implementations.py); `swept`: a sweep's arrays."""
-    from workbench.implementations import physical_work
-
     return physical_work(decl, workload, device, convention, params=swept)
 
 

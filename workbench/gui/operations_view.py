@@ -27,6 +27,17 @@ from workbench.session import OperationEntry
 UNDRAWN_ROLES = frozenset({Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.StatusTipRole, Qt.ItemDataRole.WhatsThisRole})
 
 
+_ROW_BRUSHES: dict[bool, QBrush] = {}
+
+
+def _row_brush(error: bool) -> QBrush:
+    """The text brush of a row: red for an operation whose declaration has an error."""
+    brush = _ROW_BRUSHES.get(error)
+    if brush is None:
+        brush = _ROW_BRUSHES[error] = QBrush(QColor("#b71c1c" if error else "#202020"))
+    return brush
+
+
 class _RowsInView(QStyledItemDelegate):
     """Rows no wider than the list's viewport: a name longer than the dock is cut with "…" (its tooltip and the
     Analysis heading give it whole; the dock widens), instead of a horizontal scroll bar that came and went
@@ -61,6 +72,9 @@ class OperationList(QListWidget):
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setResizeMode(QListView.ResizeMode.Adjust)  # rows fitted to the new width when the dock is resized
+        # Every row is one line in the list's font (italic or not): the first row's size is every row's, so laying
+        # out a list of thousands asks the delegate once, not once per row.
+        self.setUniformItemSizes(True)
 
     def dataChanged(  # noqa: N802 (Qt's name)
         self, top_left: QModelIndex | QPersistentModelIndex, bottom_right: QModelIndex | QPersistentModelIndex,
@@ -200,10 +214,11 @@ class OperationsView(QWidget):
         elif shown[row] == key:
             return
         shown[row] = key
-        # Only what changed is set: a keystroke in one operation's declaration builds no brushes for the others.
-        colour = QColor("#b71c1c" if state.error else "#202020")
-        if item.foreground().color() != colour:
-            item.setForeground(QBrush(colour))
+        # Only what changed is set: a keystroke in one operation's declaration sets nothing on the others' rows.
+        # The two brushes are made once (a session of thousands sets one on each new row).
+        brush = _row_brush(bool(state.error))
+        if item.foreground().color() != brush.color():
+            item.setForeground(brush)
         font = item.font()
         if font.italic() != entry.name_automatic:
             font.setItalic(entry.name_automatic)

@@ -78,7 +78,7 @@ from workbench.label_layout import (
     leader_segment,
     nearest_on_box,
 )
-from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, choose_corner, corner_box, faults, try_corners
+from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, Trial, choose_corner, corner_box, faults, mark_rows, try_corners
 from workbench.legend_corner import list_unplaced as place_in_legend
 from workbench.roofline import (
     LEVEL_KEYS,
@@ -342,6 +342,10 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         self._tidy_timer.setSingleShot(True)
         self._tidy_timer.setInterval(TIDY_AFTER_MS)
         self._tidy_timer.timeout.connect(lambda: self._place_labels(fresh=True))
+        self._due_labels_timer = QTimer(self)  # labels left by a refresh on being shown (see showEvent)
+        self._due_labels_timer.setSingleShot(True)
+        self._due_labels_timer.setInterval(0)
+        self._due_labels_timer.timeout.connect(self._place_due_labels)
         self._ridge: tuple[float, float] | None = None  # the selected path's ridge point
         view = self.plot.getViewBox()
         view.sigResized.connect(self._refit_label_room)  # first: the labels are then placed in the new range
@@ -486,6 +490,11 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         finally:
             self._refreshing = False
         fresh, self._fresh_layout = self._fresh_layout, False
+        if self._showing:
+            # Shown inside a tab, the view learns its size only after its show event (the tab widget lays out its
+            # page once it is shown itself): the labels are laid out once, at that size (`showEvent`).
+            self._labels_due = fresh or bool(self._labels_due)
+            return
         self._place_labels(fresh=fresh)
 
     def _show_no_roofline(self) -> None:
@@ -927,6 +936,25 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
     # Another session shown: its first refresh lays the labels out afresh at once (nothing of the last session's
     # layout is kept, and no tidy-up follows it).
     _fresh_layout = False
+    _showing = False  # a refresh on being shown: it leaves the labels to `showEvent`
+    _labels_due: bool | None = None  # the labels wait to be laid out (True: afresh); None when they do not
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        """Redraw if stale (`RefreshWhenShown`), with the labels laid out at the size the view then gets: the
+        resize that follows in the same show lays them out (`_place_labels` on `sigResized`), and what is still
+        due when Qt next delivers its events is laid out then (no resize came: the size was final). A layout at
+        the size before costs as much as one at the final size and is never seen."""
+        self._showing = True
+        try:
+            super().showEvent(event)
+        finally:
+            self._showing = False
+        if self._labels_due is not None:
+            self._due_labels_timer.start()
+
+    def _place_due_labels(self) -> None:
+        if self._labels_due is not None:
+            self._place_labels(fresh=self._labels_due)
 
     def _refit_label_room(self, *_: object) -> None:
         """The plot was resized: the room kept right of the points for the roof labels is measured in pixels, so
@@ -960,6 +988,8 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         """
         if self._range is None or self._refreshing:
             return
+        fresh = fresh or bool(self._labels_due)
+        self._labels_due = None
         if fresh:
             self._tidy_timer.stop()  # laid out afresh now: a tidy-up asked for before has nothing left to do
         box = self.plot.getViewBox()
@@ -1341,6 +1371,7 @@ class RooflineView(RoofLevels, RefreshWhenShown, QWidget):
         size = (legend.width(), legend.height())
         if near is not None:  # only the marks some corner's box overlaps count (how many it covers)
             marks = near([corner_box(each, size, width, height) for each in CORNERS])
+        marks = mark_rows(marks)  # counted at once for each corner tried
         context = (width, height, view_range, len(legend.items), tuple(row[1:] for row in self._legend_rows),
                    self.point_labels.items[0].font_key() if self.point_labels.items else "")
         if corner is None:

@@ -330,7 +330,8 @@ class _MarkRaster:
         with np.errstate(invalid="ignore"):
             clipped = (np.clip(x0, 0, self.columns - 1), np.clip(x1, -1, self.columns - 1),
                        np.clip(y0, 0, self.rows - 1), np.clip(y1, -1, self.rows - 1))
-        return tuple(np.nan_to_num(c, nan=-1).astype(np.int64) for c in clipped)
+        # NaN (a box with no extent in view) becomes -1, an empty range; what clip leaves is finite otherwise
+        return tuple(np.where(np.isnan(c), -1.0, c).astype(np.int64) for c in clipped)
 
     def _summed(self, x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> np.ndarray:
         """The integral image of the cells some range covers (a zero row and column first)."""

@@ -14,6 +14,10 @@ from workbench.conventions import CONVENTIONS
 from workbench.devices import Device, Rate, find_device
 from workbench.devices.catalogue import Latency
 from workbench.errors import WorkbenchError
+# (at the top, not in the functions that read each operation: an import inside a function runs on every call, and
+# under Qt's import hook costs tens of microseconds: three per operation when a session of thousands opens)
+from workbench.declare import parse
+from workbench.naming import automatic_name
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.runs import FigureContext, RunFigures
@@ -93,8 +97,6 @@ class OperationEntry:
         """
         if not self.name_automatic:
             return False
-        from workbench.naming import automatic_name
-
         name = automatic_name(self.declaration)
         if name is None or name == self.name:
             return False
@@ -263,8 +265,6 @@ def canonical_declaration(text: Any) -> str | None:
     """The canonical form of a declaration line, or None when it is not one."""
     if not isinstance(text, str):
         return None
-    from workbench.declare import parse
-
     try:
         return str(parse(text))
     except WorkbenchError:

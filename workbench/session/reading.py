@@ -22,6 +22,10 @@ from workbench.devices.catalogue import (
 from workbench.devices.interfaces import interface_keys
 from workbench.devices.links import known_rate_key
 from workbench.errors import WorkbenchError
+# (at the top, not in the functions that read each operation: an import inside a function runs on every call, and
+# under Qt's import hook costs tens of microseconds: three per operation when a session of thousands opens)
+from workbench.declare import parse
+from workbench.naming import automatic_name, is_legacy_default
 from workbench.files import FileReadError, read_bounded
 from workbench.session.model import (
     CONVENTION_CHOICES,
@@ -329,8 +333,6 @@ def _rate(value: Any, where: str) -> Rate:
 
 
 def _operation(value: Any, where: str) -> OperationEntry:
-    from workbench.declare import parse
-
     data = _object(value, where)
     if "declaration" not in data:
         raise SessionError("an operation needs a declaration line", where)
@@ -361,8 +363,6 @@ def _name_was_automatic(name: str, declaration: str) -> bool:
     Empty, one the app gave ("new operation 2", "gemm 4096³ fp16"), or the
     automatic name of its declaration up to letter case ("Vector add, 2^24 FP32").
     """
-    from workbench.naming import automatic_name, is_legacy_default
-
     if not name.strip() or is_legacy_default(name):
         return True
     derived = automatic_name(declaration)
