@@ -47,7 +47,6 @@ def _roof_places(label: RoofLabel, w: float, width: float, height: float) -> tup
     near: list[Candidate] = []
     on: list[Candidate] = []
     far: list[Candidate] = []
-    reach = roof_reach(h)
     along = min(0.5 * w, 0.9 * (x1 - x0))  # a label beside a horizontal roof lies at least this far along it
     for t in positions:
         px, py = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
