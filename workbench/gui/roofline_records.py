@@ -1,0 +1,158 @@
+"""The roofline view's constants and the records its parts share: what a full refresh drew (`_Drawn`), an
+operation's points (`_PointFacts`), a label layout (`PlacedLabels`, `_Laid`), the device's compute roofs
+(`Roof`, `device_roofs`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+from workbench.analysis import Analysis
+from workbench.devices import BANDWIDTH, Device, Rate
+from workbench.devices.interfaces import HOST
+from workbench.label_layout import Box, LabelLayout, PointLabel, RoofLabel, Segment, layout_faults
+from workbench.roofline import LevelPoint, RoofLevel, lowered_roof, operation_levels
+from workbench.session import OperationEntry
+
+ROOF_REACH = 8.0  # decades the roofs run past the fitted range, so a panned view still shows them
+ROOF_LABEL_ROOM = 1.0  # decades the fitted range may grow to its right for the roof labels (_room_for_roof_labels)
+# Pixel radius of each kind of mark that labels keep clear of (marker half-size plus a little air).
+OPERATION_RADIUS = 8.0
+KERNEL_RADIUS = 10.0
+MEASURED_RADIUS = 7.5
+RIDGE_RADIUS = 6.5
+LOWERED_COLOUR = "#e65100"  # an operation's own roof below the memory's: loads in flight (Little's law)
+LOWERED_PEN = pg.mkPen(LOWERED_COLOUR, width=1.5, style=Qt.PenStyle.DashLine)
+LEADER_PEN = pg.mkPen("#757575", width=0)  # a label's leader to its point: a grey hairline at any zoom
+LEGEND_ROW_EXTRA = 40.0  # pixels of a legend row besides its text: the sample, the spacing and the frame's air
+LABELS_ALL, LABELS_SELECTED, LABELS_NONE = "all", "selected", "none"  # View ▸ Labels
+LABEL_MODES = (LABELS_ALL, LABELS_SELECTED, LABELS_NONE)
+
+
+@dataclass(frozen=True)
+class PlacedLabels:
+    """The roofline's last label layout with what it was laid out against (pixels of the view box)."""
+
+    layout: LabelLayout
+    width: float
+    height: float
+    roofs: tuple[Segment, ...]
+    marks: tuple[Box, ...]
+    roof_labels: tuple[RoofLabel, ...] = ()
+    point_labels: tuple[PointLabel, ...] = ()
+
+    def faults(self) -> list[str]:
+        return layout_faults(self.layout, self.width, self.height, self.roofs, self.marks, self.roof_labels)
+
+
+
+@dataclass
+class _Laid:
+    """One layout of the roofline's labels with what it was made of: the roofs and marks in pixels, the labels
+    laid out and their items (in the layout's order), and `near(boxes)`, the marks any of those boxes overlaps."""
+
+    layout: LabelLayout
+    roofs: list[Segment]
+    marks: list[Box]
+    roof_labels: list[RoofLabel]
+    point_labels: list[PointLabel]
+    roof_items: list[pg.TextItem]
+    point_items: list[pg.TextItem]
+    near: Callable[[Sequence[Box]], list[Box]]
+
+
+@dataclass(frozen=True)
+class Roof:
+    """One horizontal compute roof: the paths sharing one rate in use."""
+
+    paths: tuple[str, ...]
+    rate: Rate
+    datasheet: Rate | None  # the datasheet figure beneath an override, drawn faintly
+
+
+Position = tuple[float, float]  # (log intensity, log rate) on the roofline
+
+
+@dataclass
+class _Drawn:
+    """What the last full refresh drew the operations from, kept so that an edit of one operation moves its points
+    alone (`RooflineView._patch_edit`): what the drawing depended on (device, selection, list, levels, pins) and
+    the placed operations with their positions in arrays (index: the operation's place among those drawn)."""
+
+    device: Device
+    current: int
+    operations: list[OperationEntry]
+    count: int
+    entries: list[int]  # id of each operation drawn, in order (a rename must leave them as they are)
+    hidden: frozenset[str]
+    pins: tuple[int, ...]
+    binary: bool
+    placed: list[tuple[int, Analysis, bool]]  # row, analysis, stale
+    facts: list["_PointFacts"]
+    index_of_row: dict[int, int]
+    shown_keys: frozenset[str]
+    further: list[RoofLevel]
+    hbm_shown: bool
+    roofs: list["Roof"]
+    ridges: list[float]
+    xs: np.ndarray  # each operation's labelled point (log intensity, log rate)
+    ys: np.ndarray
+    extra: list[tuple[int, bool, LevelPoint, Position]]  # row, stale, a point at a further level, where
+    spans: list[tuple[int, int]]  # each operation's first point in `extra` and how many it has there
+    extra_xs: np.ndarray
+    times: np.ndarray  # each operation's bound time (its share of the session's decides its label)
+    pin_indices: list[int]
+    others_x: tuple[float, float]  # the least and greatest log intensity of the kernels' and runs' marks
+    others_y: float  # and the least log rate
+    lowered: bool  # some operation has a lowered roof (drawn from every point's place: not patched)
+    spots: list[dict[str, Any]] = field(default_factory=list)  # the operations' marks as given to the scatter
+
+
+class _PointFacts:
+    """An operation's points on the roofline, from its analysis alone: at every interface it has a term for, whether
+    it moves bytes over the host link, and (for the interfaces shown) the point that carries its label and the
+    points drawn beside it."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.levels = operation_levels(analysis)
+        self.uses_host = any(term.name == HOST for term in analysis.terms)
+        self.lowered = lowered_roof(analysis)  # its own roof below the memory's, or None (most operations)
+        self._shown: tuple[frozenset[str], Position | None, tuple[tuple[LevelPoint, Position], ...]] | None = None
+
+    def points(self, shown_keys: frozenset[str]) -> tuple[Position | None, tuple[tuple[LevelPoint, Position], ...]]:
+        """Where the labelled point sits (log intensity, log rate; at HBM, or with HBM switched off at the first
+        interface shown; None if no interface shown has a rate) and the operation's points at the further ones,
+        each with where it sits."""
+        if self._shown is None or self._shown[0] != shown_keys:
+            drawn = [p for p in self.levels if p.key in shown_keys and p.rate is not None and p.rate > 0]
+            at = [(p, (math.log10(p.intensity), math.log10(p.rate or 1.0))) for p in drawn]
+            primary = next((i for i, p in enumerate(drawn) if p.key == BANDWIDTH), 0 if drawn else None)
+            position = at[primary][1] if primary is not None else None
+            self._shown = (shown_keys, position, tuple(pair for i, pair in enumerate(at) if i != primary))
+        return self._shown[1], self._shown[2]
+
+
+def device_roofs(device: Device) -> list[Roof]:
+    """The compute roofs of a device, paths with the same rate and source merged, highest first."""
+    groups: dict[tuple[float, str], list[str]] = {}
+    for path in device.paths():
+        rate = device.overrides.get(path) or device.peak[path]
+        groups.setdefault((rate.value, rate.source), []).append(path)
+    roofs = []
+    for (_, _), paths in groups.items():
+        rate = device.overrides.get(paths[0]) or device.peak[paths[0]]
+        under = device.peak.get(paths[0]) if paths[0] in device.overrides else None
+        roofs.append(Roof(tuple(paths), rate, under))
+    return sorted(roofs, key=lambda roof: -roof.rate.value)
+
+
+def _roof_text(item: pg.TextItem) -> pg.TextItem:
+    """A roof label drawn above the roof lines, so one written on its roof hides the line under its text."""
+    item.setZValue(5)
+    return item
