@@ -15,11 +15,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from test_saved_sessions import SAVED, SOURCES  # noqa: E402  (the files the test checks, named there once)
 
 from workbench.session import dumps, load  # noqa: E402
-
-SOURCES = sorted((ROOT / "resources" / "examples").glob("*.json")) + sorted((ROOT / "tests" / "data").glob("session*.json"))
-SAVED = ROOT / "tests" / "data" / "saved"
 
 
 def main() -> int:
