@@ -91,6 +91,38 @@ def test_ncu_units_convert_through_the_registry(
     assert base_unit(unit).symbol == symbol
 
 
+def test_every_ncu_spelling_has_the_registry_factor() -> None:
+    """base_unit reads prefixes from workbench.units without pint: each prefix with each measured word, and each
+    pair of them as a rate, gives the factor the registry gives for the same units."""
+    from workbench.profilers import metric_units as mu
+
+    prefix_names = {"k": "kilo", "M": "mega", "G": "giga", "T": "tera", "P": "peta", "m": "milli", "µ": "micro",
+                    "n": "nano", "p": "pico", "": ""}
+    binary_names = {"Ki": "kibi", "Mi": "mebi", "Gi": "gibi", "Ti": "tebi"}
+    spellings: dict[str, tuple[str, str]] = {}  # ncu spelling -> (registry expression, its base unit)
+    for word, (unit, _) in mu._MEASURED_WORDS.items():
+        spellings[word] = (unit, unit)
+        for letter, symbol in mu._PREFIXES.items():
+            spellings[letter + word] = (prefix_names[symbol] + unit, unit)
+    for word, (symbol, base) in mu._WHOLE_WORDS.items():
+        if base == "s":
+            spellings[word] = (prefix_names[symbol] + "second", "second")
+    for binary, name in binary_names.items():
+        spellings[binary + "B"] = (name + "byte", "byte")
+    assert set(binary_names) == set(mu._BINARY_PREFIXES)
+    reg = registry()
+    rates = [
+        (f"{a}/{b}", (f"{spellings[a][0]} / {spellings[b][0]}", f"{spellings[a][1]} / {spellings[b][1]}"))
+        for a in ("Gbyte", "Kbyte", "cycle")
+        for b in spellings
+    ]
+    for spelling, (expression, base) in [*spellings.items(), *rates]:
+        expected = reg.Quantity(1, expression).to(base).magnitude
+        found = base_unit(spelling)
+        assert found.known, spelling
+        assert found.factor == pytest.approx(expected, rel=1e-12), spelling
+
+
 def test_counts_and_percentages_keep_their_words() -> None:
     assert base_unit("inst").symbol == "inst" and to_base(16_777_216, base_unit("inst")) == 16_777_216
     assert to_base(3, base_unit("Kinst")) == 3000

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Iterable
@@ -39,6 +40,20 @@ _SI_PREFIXES: tuple[tuple[int, str], ...] = (
     (18, "E"),
 )
 _BINARY_PREFIXES: tuple[str, ...] = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_SI_POWERS: dict[str, int] = {symbol: power for power, symbol in _SI_PREFIXES}
+
+
+
+
+def si_prefix_scale(symbol: str) -> Fraction:
+    """An SI prefix's factor, exactly ('k' → 1000, 'µ' → 1/1000000, '' → 1), for the prefixes units.txt defines."""
+    power = _SI_POWERS[symbol]
+    return Fraction(10) ** power
+
+
+def binary_prefix_scale(symbol: str) -> int:
+    """A binary prefix's factor ('Ki' → 1024, 'Gi' → 1024**3, '' → 1)."""
+    return 1024 ** _BINARY_PREFIXES.index(symbol)
 
 
 _PLAIN_FIGURE = re.compile(
@@ -64,10 +79,7 @@ def plain_figure(text: str, unit: str) -> float | None:
             return None
         per_unit = 1 / 8
     prefix = match["prefix"]
-    if prefix.endswith("i"):
-        scale = 1024 ** _BINARY_PREFIXES.index(prefix)
-    else:
-        scale = 10 ** dict((symbol, power) for power, symbol in _SI_PREFIXES)[prefix]
+    scale = binary_prefix_scale(prefix) if prefix.endswith("i") else 10 ** _SI_POWERS[prefix]
     return float(match["number"]) * scale * per_unit
 
 

@@ -1,21 +1,27 @@
-"""Nsight Compute's unit spellings, converted to base units through the project's registry.
+"""Nsight Compute's unit spellings, converted to base units.
 
 ncu scales units to fit each value (`--print-units auto`, the default):
 one launch prints `134.22 Mbyte`, the next `512 Kbyte`; times come as
 `nsecond`, `usecond`, `msecond` (or `ns`, `us`, `ms` in newer releases);
 rates as `Gbyte/second` or `Gbyte/s`; clocks as `cycle/nsecond` or `Ghz`.
-`base_unit("Mbyte")` answers the factor to bytes and the base unit's symbol,
-with the factor taken from `workbench.units.registry()` so that the
-definitions file stays the one source of prefixes and units. Counts
-(`inst`, `sector`, `warp`, …) are plain numbers and keep their word.
+`base_unit("Mbyte")` answers the factor to bytes and the base unit's symbol.
+Every word below is a base unit of the project's registry (or a percentage),
+so a factor is the prefixes' powers alone: they are read from the prefix
+table of `workbench.units` (the prefixes units.txt defines) without loading
+pint, which costs a second; tests/test_profilers.py checks each spelling
+gives the registry's factor. Counts (`inst`, `sector`, `warp`, …) are plain
+numbers and keep their word.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
-# ncu word (after any prefix) -> (registry unit, base symbol shown to the user)
+from workbench.units import binary_prefix_scale, si_prefix_scale
+
+# ncu word (after any prefix) -> (registry unit, base symbol shown to the user); each a base unit of the registry
 _MEASURED_WORDS: dict[str, tuple[str, str]] = {
     "byte": ("byte", "B"),
     "bytes": ("byte", "B"),
@@ -60,36 +66,36 @@ _COUNT_WORDS = frozenset(
     }
 )
 
-# ncu's prefix letters -> the registry's prefix names (units.txt defines them).
+# ncu's prefix letters -> the SI prefix symbols of workbench.units
 _PREFIXES: dict[str, str] = {
-    "K": "kilo",
-    "k": "kilo",
-    "M": "mega",
-    "G": "giga",
-    "T": "tera",
-    "P": "peta",
-    "m": "milli",
-    "u": "micro",
-    "µ": "micro",
-    "μ": "micro",
-    "n": "nano",
-    "p": "pico",
+    "K": "k",
+    "k": "k",
+    "M": "M",
+    "G": "G",
+    "T": "T",
+    "P": "P",
+    "m": "m",
+    "u": "µ",
+    "µ": "µ",
+    "μ": "µ",
+    "n": "n",
+    "p": "p",
 }
 
-_BINARY_PREFIXES = {"Ki": "kibi", "Mi": "mebi", "Gi": "gibi", "Ti": "tebi"}
+_BINARY_PREFIXES = ("Ki", "Mi", "Gi", "Ti")
 
-# Short spellings of scaled times that would otherwise read as prefix + count word.
+# Short spellings of scaled times that would otherwise read as prefix + count word: (prefix symbol, base symbol)
 _WHOLE_WORDS: dict[str, tuple[str, str]] = {
-    "ns": ("nanosecond", "s"),
-    "us": ("microsecond", "s"),
-    "µs": ("microsecond", "s"),
-    "ms": ("millisecond", "s"),
-    "ps": ("picosecond", "s"),
-    "msecond": ("millisecond", "s"),
-    "usecond": ("microsecond", "s"),
-    "nsecond": ("nanosecond", "s"),
-    "psecond": ("picosecond", "s"),
-    "%": ("percent", "%"),
+    "ns": ("n", "s"),
+    "us": ("µ", "s"),
+    "µs": ("µ", "s"),
+    "ms": ("m", "s"),
+    "ps": ("p", "s"),
+    "msecond": ("m", "s"),
+    "usecond": ("µ", "s"),
+    "nsecond": ("n", "s"),
+    "psecond": ("p", "s"),
+    "%": ("", "%"),
 }
 
 
@@ -121,54 +127,39 @@ def _tidy(factor: float) -> int | float:
     return tidy
 
 
-@lru_cache(maxsize=None)
-def _prefix_factor(prefix: str) -> int | float:
-    """A prefix's factor, read from the registry (which only knows prefixes attached to a unit)."""
-    from workbench.units import registry
-
-    return _tidy(registry().Quantity(1, f"{prefix}bit").to("bit").magnitude)
-
-
 @dataclass(frozen=True)
 class _Word:
-    """One side of an ncu unit: its registry spelling with and without the prefix, or a count."""
+    """One side of an ncu unit: its factor to the base unit (the prefix's), and the base unit's symbol."""
 
-    prefixed: str | None  # "megabyte"; None for a count word
-    base: str | None  # "byte"
-    count_factor: int | float  # a prefix on a count word ("Kinst")
+    factor: Fraction
     symbol: str  # "B", "s", "Hz", "inst", …
 
 
 def _word(word: str) -> _Word | None:
-    """One unit word → its registry expression and base symbol, or None when ncu is not known to print it."""
+    """One unit word → its factor and base symbol, or None when ncu is not known to print it."""
     if word in _WHOLE_WORDS:
-        expression, symbol = _WHOLE_WORDS[word]
-        base = {"s": "second", "%": "percent"}[symbol]
-        return _Word(expression, base, 1, symbol)
+        prefix, symbol = _WHOLE_WORDS[word]
+        return _Word(si_prefix_scale(prefix), symbol)
     if word in _MEASURED_WORDS:
-        unit, symbol = _MEASURED_WORDS[word]
-        return _Word(unit, unit, 1, symbol)
+        return _Word(Fraction(1), _MEASURED_WORDS[word][1])
     if word in _COUNT_WORDS:
-        return _Word(None, None, 1, word)
+        return _Word(Fraction(1), word)
     if len(word) > 1 and word[0] in _PREFIXES:
-        prefix, rest = _PREFIXES[word[0]], word[1:]
+        rest = word[1:]
         if rest.lower() == "hz":
             rest = "hz"
         if rest in _MEASURED_WORDS:
-            unit, symbol = _MEASURED_WORDS[rest]
-            return _Word(prefix + unit, unit, 1, symbol)
+            return _Word(si_prefix_scale(_PREFIXES[word[0]]), _MEASURED_WORDS[rest][1])
         if rest in _COUNT_WORDS:
-            return _Word(None, None, _prefix_factor(prefix), rest)
+            return _Word(si_prefix_scale(_PREFIXES[word[0]]), rest)
     if len(word) > 2 and word[:2] in _BINARY_PREFIXES and word[2:] in ("B", "byte"):
-        return _Word(_BINARY_PREFIXES[word[:2]] + "byte", "byte", 1, "B")
+        return _Word(Fraction(binary_prefix_scale(word[:2])), "B")
     return None
 
 
 @lru_cache(maxsize=512)
 def base_unit(unit_text: str) -> BaseUnit:
     """The factor and base symbol for one ncu unit spelling ('Mbyte', 'Gbyte/second', 'usecond', '%')."""
-    from workbench.units import registry
-
     text = unit_text.strip()
     if not text:
         return BaseUnit(1, "")
@@ -181,17 +172,8 @@ def base_unit(unit_text: str) -> BaseUnit:
     numerator, *rest = [word for word in words if word is not None]
     denominator = rest[0] if rest else None
     symbol = "/".join(word.symbol for word in (numerator, denominator) if word is not None)
-
-    # Counts carry only a prefix factor; measured words convert through the registry.
-    count_factor = numerator.count_factor / (denominator.count_factor if denominator else 1)
-    prefixed = [numerator.prefixed or "1", denominator.prefixed if denominator and denominator.prefixed else ""]
-    bases = [numerator.base or "1", denominator.base if denominator and denominator.base else ""]
-    if prefixed == ["1", ""]:
-        return BaseUnit(_tidy(count_factor), symbol)
-    source = prefixed[0] + (f" / {prefixed[1]}" if prefixed[1] else "")
-    target = bases[0] + (f" / {bases[1]}" if bases[1] else "")
-    factor = registry().Quantity(1, source).to(target).magnitude
-    return BaseUnit(_tidy(factor * count_factor), symbol)
+    factor = numerator.factor / (denominator.factor if denominator else 1)
+    return BaseUnit(int(factor) if factor.denominator == 1 else float(factor), symbol)
 
 
 def to_base(number: int | float, unit: BaseUnit) -> int | float:
