@@ -114,6 +114,27 @@ def test_a_round_that_would_cover_the_points_lists_roofs_first_one_by_one_and_le
     assert plot(listed)[1] == 0  # the legend kept covers no point
 
 
+def test_a_label_the_legend_cannot_take_costs_no_layout_when_its_faults_are_answered_alone() -> None:
+    """With `covers` (the legend's faults for a listing, without laying the labels out), the one-by-one listing
+    lays the plot out only for the labels it keeps, and ends as it would without it."""
+    crowded = {"roof 0", "operation 0", "operation 1", "operation 2", "roof 1", "memory"}
+    plain = SmallPlot(free_rows=4, points=6, crowded=crowded)
+    expected = list_unplaced(frozenset(), plain, rounds=10, first=lambda key: key.startswith("operation"))
+    quick = SmallPlot(free_rows=4, points=6, crowded=crowded)
+    asked: list[frozenset[str]] = []
+
+    def covers(listed: frozenset[str]) -> int:
+        asked.append(listed)
+        return quick.points if len(listed) > quick.free_rows else 0
+
+    found = list_unplaced(frozenset(), quick, rounds=10, first=lambda key: key.startswith("operation"), covers=covers)
+    assert found == expected
+    assert quick.calls[-1] == found[0]
+    refused = [listed for listed in asked if len(listed) > quick.free_rows]
+    assert refused and not any(listed in quick.calls for listed in refused)
+    assert len(quick.calls) < len(plain.calls)
+
+
 def test_a_legend_that_covered_points_from_the_start_may_grow_while_it_covers_no_more() -> None:
     plot = SmallPlot(free_rows=0, points=3, crowded={"roof 0", "roof 1"})
     listed, left_out = list_unplaced(frozenset({"memory"}), plot, rounds=10)

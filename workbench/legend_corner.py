@@ -96,6 +96,7 @@ def list_unplaced(
     lay_out: Callable[[frozenset[str]], tuple[frozenset[str], int]],
     rounds: int,
     first: Callable[[str], Any] = str,
+    covers: Callable[[frozenset[str]], int] | None = None,
 ) -> tuple[frozenset[str], frozenset[str]]:
     """Which labels the legend lists, and which are left out: the labels with no room on the plot are listed, round
     by round (the legend, a mark itself, grows with each row and may take the room of further labels), but only
@@ -104,7 +105,9 @@ def list_unplaced(
     in the order of `first` (the caller's: a roof's name before an operation's, whose point keeps its hover text),
     each only if the legend still covers no more, and the rest are left out. `lay_out(listed)` lays the plot out
     with `listed` in the legend and returns the labels that found no room and how many marks the legend covers;
-    its last call is with the listing returned. At most `rounds` rounds of growth."""
+    its last call is with the listing returned. At most `rounds` rounds of growth. `covers(listed)`, when given,
+    answers the second half of `lay_out(listed)` alone (the legend's faults do not depend on where the labels go):
+    a label tried one at a time and refused then costs no layout of the plot."""
     listed = start
     unplaced, covering = lay_out(listed)
     for _ in range(rounds):
@@ -118,8 +121,10 @@ def list_unplaced(
         laid_with = listed | missing
         for label in sorted(missing, key=lambda key: (first(key), key)):
             one_more = listed | {label}
+            laid_with = one_more  # the plot (its legend, at least) as laid out last
+            if covers is not None and covers(one_more) > covering:
+                continue
             grown_unplaced, grown_covering = lay_out(one_more)
-            laid_with = one_more
             if grown_covering <= covering:
                 listed, unplaced = one_more, grown_unplaced
         if laid_with != listed:

@@ -161,20 +161,34 @@ class RooflineLabels:
         before: set[str] | None = None
         laid: _Laid | None = None
 
-        def shown(keys: frozenset[str]) -> tuple[frozenset[str], int]:
-            nonlocal before, laid
+        def list_in_legend(keys: frozenset[str]) -> bool:
+            """The legend listing `keys`; whether it shows (it lists anything)."""
+            nonlocal before
             self._show_point_legend(set(keys))
             legend = self.plot.legend
             if legend is not None and legend.isVisible() != bool(legend.items):  # an empty legend is a white box
                 legend.setVisible(bool(legend.items))  # over the plot's corner (it faded a roof label there)
             if before is None and legend is not None and legend.items:
                 before = set(keys)
+            return legend is not None and bool(legend.items)
+
+        def shown(keys: frozenset[str]) -> tuple[frozenset[str], int]:
+            nonlocal laid
+            listing = list_in_legend(keys)
             laid = self._lay_out(view, fresh, corner)
-            return frozenset(laid.layout.unplaced), self._legend_covering if legend is not None and legend.items else 0
+            return frozenset(laid.layout.unplaced), self._legend_covering if listing else 0
+
+        def covers(keys: frozenset[str]) -> int:
+            """What shown(keys) answers second, without laying the labels out: the legend's faults alone."""
+            if not list_in_legend(keys):
+                return 0
+            self._layout_marks(view, fresh, corner)
+            return self._legend_covering
 
         rounds = len(self._point_rows) + self.roof_labels.used + 2
         # a roof's name before an operation's (whose point names it on hover): "memory…", "roof…" first
-        kept, left_out = place_in_legend(frozenset(listed), shown, rounds, first=lambda key: key.startswith("operation"))
+        kept, left_out = place_in_legend(frozenset(listed), shown, rounds, first=lambda key: key.startswith("operation"),
+                                         covers=covers)
         assert laid is not None
         return laid, set(kept), before, len(left_out)
 
