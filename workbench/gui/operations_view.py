@@ -176,6 +176,7 @@ class OperationsView(QWidget):
         del self._rows_shown[len(operations):]
         del self._items[len(operations):]
         del self._names[len(operations):]
+        kept = len(self._items)  # rows made before: their look is checked below, new rows get theirs as made
         for row, entry in enumerate(operations):
             if row >= len(self._items):
                 item = QListWidgetItem(entry.name)
@@ -190,7 +191,7 @@ class OperationsView(QWidget):
                 self._items[row].setText(entry.name)
                 self._names[row] = entry.name
         self._filling = False
-        self._show_errors()
+        self._show_errors(rows=range(kept))
         self._show_selection(self.document.current)
 
     def _show_errors(self, *_: object, rows: Sequence[int] | None = None) -> None:
