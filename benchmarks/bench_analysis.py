@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-from workbench.analysis import analyze, sweep
-from workbench.devices import find_device
+from workbench.model.analysis import analyze, sweep
+from workbench.model.devices import find_device
 
 WORKED = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 WORKED_ON_HOST = "gemm(M=4096, N=4096, K=4096, dtype=fp16, resident=host)"  # adds the host ↔ device term

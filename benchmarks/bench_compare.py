@@ -50,8 +50,8 @@ def median_seconds(fn: Callable[[], object], repeats: int) -> float:
 def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from workbench.device_compare import compare_session, resolve_devices
-    from workbench.devices.catalogue import match_device
-    from workbench.devices.host import read_host_cpu
+    from workbench.model.devices.catalogue import match_device
+    from workbench.model.devices.host import read_host_cpu
     from workbench.session import OperationEntry, Session
 
     session = Session(operations=[OperationEntry(name, decl) for name, decl in OPERATIONS])
@@ -75,7 +75,7 @@ def main() -> int:
 
     from workbench.gui.app import build_window, ensure_application
     from workbench.gui.compare_view import SESSION_DEVICE
-    from workbench.devices.nvml import NO_DRIVER, Detection
+    from workbench.model.devices.nvml import NO_DRIVER, Detection
 
     from PySide6.QtCore import QSettings
 

@@ -126,8 +126,7 @@ def main() -> int:
 
     from window_bench import PaintCounter, add_twenty_labelled, shown_window
 
-    from workbench import label_layout
-
+    from workbench.scenes import label_layout
     app, window = shown_window()
     app.processEvents()
 

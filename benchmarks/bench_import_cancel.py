@@ -29,7 +29,7 @@ CHILD = """
 import sys, time
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-from workbench.devices.nvml import NO_DRIVER, Detection
+from workbench.model.devices.nvml import NO_DRIVER, Detection
 from workbench.gui.app import build_window
 
 path, how, seconds_in = sys.argv[1], sys.argv[2], float(sys.argv[3])

@@ -1,4 +1,4 @@
-"""Benchmark of a fresh label layout (workbench.label_layout), on inputs recorded from the window.
+"""Benchmark of a fresh label layout (workbench.scenes.label_layout), on inputs recorded from the window.
 
     .venv/bin/python benchmarks/bench_label_layout.py                      # this tree
     .venv/bin/python benchmarks/bench_label_layout.py --against /tmp/main  # and another tree, back to back
@@ -27,7 +27,7 @@ Beyond 12 operation labels the layout gives each the first free place
 
 Each case is laid out `--runs` times with the cache emptied before each; the
 median (and the fastest) in milliseconds are printed. With `--against DIR`
-the `workbench.label_layout` of DIR (a checkout or `git archive` of
+the `workbench.scenes.label_layout` of DIR (a checkout or `git archive` of
 main, say) is timed on the same inputs, alternating run by run with this
 tree's so that the machine's load falls on both alike, and the ratio of the
 medians is printed. The load average is printed before and after: on a
@@ -55,7 +55,7 @@ TARGET_MS = 5.0
 
 
 def load_module(tree: Path) -> ModuleType:
-    """`workbench.label_layout` of a source tree (a module or a package; it imports only NumPy), imported apart from
+    """`workbench.scenes.label_layout` of a source tree (a module or a package; it imports only NumPy), imported apart from
     any other tree's: the tree's `workbench` goes first on the path while it loads, then leaves `sys.modules` as it
     found it."""
     if not (tree / "workbench" / "label_layout.py").is_file() and not (tree / "workbench" / "label_layout").is_dir():
@@ -65,7 +65,7 @@ def load_module(tree: Path) -> ModuleType:
         del sys.modules[key]
     sys.path.insert(0, str(tree))
     try:
-        return importlib.import_module("workbench.label_layout")
+        return importlib.import_module("workbench.scenes.label_layout")
     finally:
         sys.path.remove(str(tree))
         for key in [key for key in sys.modules if key.split(".")[0] == "workbench"]:

@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from workbench.units import format_bandwidth, format_bytes  # noqa: E402
+from workbench.model.units import format_bandwidth, format_bytes  # noqa: E402
 
 BENCH_FORMAT = "perf-workbench-bench-links"
 INFO, SKIP, ERROR = "INFO", "SKIP", "ERROR"
@@ -91,7 +91,7 @@ def _guarded(report: Report, check: str, body: Callable[[], None]) -> None:
 
 
 def cpu_rows(report: Report, quick: bool) -> None:
-    from workbench.devices import host
+    from workbench.model.devices import host
     from workbench.measure import measure
     from workbench.measure.transfers import measure_cpu_host_copy
 
@@ -131,8 +131,8 @@ def cpu_rows(report: Report, quick: bool) -> None:
 
 
 def gpu_rows(report: Report, quick: bool) -> None:
-    from workbench.devices import BANDWIDTH
-    from workbench.devices.links import device_link, find_link
+    from workbench.model.devices import BANDWIDTH
+    from workbench.model.devices.links import device_link, find_link
     from workbench.measure.backends import select_backend
     from workbench.measure.caches import measure_l2_read
     from workbench.measure.transfers import gpu_count, measure_collectives, measure_host_device, measure_peer_copies

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_measure import FAIL, INFO, PASS, SKIP, CheckFailed, Report, Row, finish  # noqa: E402
-from workbench.units import format_bandwidth, format_time  # noqa: E402
+from workbench.model.units import format_bandwidth, format_time  # noqa: E402
 
 ITERATIONS = 50
 STREAM = "n=2**26, dtype=fp32"
@@ -43,7 +43,7 @@ TILED = "gemm(M=2112, N={n}, K=2048, dtype=fp32, impl=tiled, tile_m=64, tile_n=6
 
 def _device_for(backend: Any) -> Any:
     """The catalogue entry of this GPU (latency, occupancy limits), with the SM count CUDA reports."""
-    from workbench.devices.catalogue import match_reported_name
+    from workbench.model.devices.catalogue import match_reported_name
 
     device = match_reported_name(backend.device_name)
     if device is None:
@@ -84,7 +84,7 @@ def _ctas_per_sm(backend: Any) -> tuple[int | None, str]:
 
 
 def gpu_rows(report: Report) -> None:
-    from workbench.analysis import analyze
+    from workbench.model.analysis import analyze
     from workbench.measure import measure
     from workbench.measure.backends import backend_status, select_backend
     from workbench.measure.latency import measure_idle_latency, measure_loaded_latency

@@ -49,7 +49,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from workbench.units import format_bandwidth, format_flop_rate, format_time  # noqa: E402
+from workbench.model.units import format_bandwidth, format_flop_rate, format_time  # noqa: E402
 
 PASS, FAIL, SKIP, INFO, ERROR = "PASS", "FAIL", "SKIP", "INFO", "ERROR"
 BENCH_FORMAT = "perf-workbench-bench-measure"
@@ -257,8 +257,8 @@ LAB_ITERATIONS = 30
 
 def lab_rows(backend: Any, edge: int) -> Iterator[Row]:
     """Naive vs tiled vs cuBLAS on one fp32 GEMM: measured median beside the predicted bound and the model's bytes."""
-    from workbench.declare import parse
-    from workbench.devices.interfaces import HBM, L2
+    from workbench.model.declare import parse
+    from workbench.model.devices.interfaces import HBM, L2
     from workbench.measure import measure
     from workbench.measure.kernels import kernel_for
     from workbench.runs import FigureContext, parse_run, run_figures

@@ -185,7 +185,7 @@ def main() -> int:
     from PySide6.QtCore import Qt, QTimer
     from PySide6.QtTest import QTest
 
-    from workbench.devices.nvml import NO_DRIVER, Detection
+    from workbench.model.devices.nvml import NO_DRIVER, Detection
     from workbench.gui.app import build_window, ensure_application
     from workbench.session import OperationEntry
 

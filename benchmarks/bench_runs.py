@@ -16,8 +16,8 @@ import sys
 import time
 from dataclasses import replace
 
-from workbench.devices import find_device
-from workbench.devices.provenance import STATED_BY_OS, DeviceProvenance
+from workbench.model.devices import find_device
+from workbench.model.devices.provenance import STATED_BY_OS, DeviceProvenance
 from workbench.measure.record import BoundInfo, KernelInfo, RunRecord
 from workbench.runs import FigureContext, _analyses, _figured, _parsed, all_run_figures
 

@@ -8,7 +8,7 @@ the Sweep tab shown, `sweep_view.SWEEP_POINTS = 10000` and M=N=K swept over
 2^10..2^30, as bench_gui.py's row "sweep recompute + redraw, 10,000 sizes"
 does. Rows (medians of N runs):
 
-1. analysis: `workbench.analysis.sweep()` over the very sizes the view asks
+1. analysis: `workbench.model.analysis.sweep()` over the very sizes the view asks
    for (every term, the refused sizes included);
 2. drawing: the view's `refresh()` with that analysis already made (sweep()
    answers from a cache for the timing), then the plot painted: the lines,

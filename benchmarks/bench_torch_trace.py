@@ -36,7 +36,7 @@ def one_run(batch: int, seq: int) -> dict:
     import torch  # noqa: F401  (imported here so that the import is its own part of the time)
     import transformers  # noqa: F401
 
-    from workbench.devices.catalogue import find_device
+    from workbench.model.devices.catalogue import find_device
     from workbench.steps import parse_step, step_timeline
     from workbench.tracing.sources import TraceRequest, trace_request
 
@@ -79,7 +79,7 @@ def main() -> int:
     if args.one:
         print(json.dumps(one_run(args.batch, args.seq)))
         return 0
-    from workbench.units import format_time
+    from workbench.model.units import format_time
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     runs = []

@@ -44,7 +44,7 @@ def shown_window(settled: bool = True) -> tuple[Any, Any]:
     import tempfile
 
     from workbench.autosave import DATA_DIR_VARIABLE
-    from workbench.devices.nvml import NO_DRIVER, Detection
+    from workbench.model.devices.nvml import NO_DRIVER, Detection
     from workbench.gui.app import build_window, ensure_application
     from workbench.gui.session_io import DISCARD
 

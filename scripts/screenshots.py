@@ -23,7 +23,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
-from workbench.devices.nvml import NO_DRIVER, Detection
+from workbench.model.devices.nvml import NO_DRIVER, Detection
 from workbench.errors import WorkbenchError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -343,7 +343,7 @@ def compare_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The Compare tab: a 4096³ fp16 GEMM, the same GEMM in int8 and a 2^24 fp32 vector add on the
     session's H100 SXM, an H200 SXM and an A100 SXM 80 GB; the rooflines of four devices overlaid for the
     memory-bound vector add; and this machine's CPU beside the generic CPU after a real NumPy run."""
-    from workbench.devices.catalogue import HOST_CPU_KEY
+    from workbench.model.devices.catalogue import HOST_CPU_KEY
     from workbench.gui.compare_view import SESSION_DEVICE
     from workbench.session import OperationEntry
 
@@ -614,7 +614,7 @@ def hierarchy_screenshots(window: Any, app: QApplication, out: Path) -> None:
     The catalogue has no L2 → SM figure for any part (none is published), so one is entered here, as a user
     would in the device panel, and the plot labels it "entered"; calibration measures it on a GPU.
     """
-    from workbench.devices import Rate
+    from workbench.model.devices import Rate
     from workbench.gui.commands import SetRate
 
     window.open_example("gemm-4096-fp16")

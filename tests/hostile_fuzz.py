@@ -129,7 +129,7 @@ TAILS = st.sampled_from(["", "", "", "  # a comment", ")", "\n", "; 1"])
 @st.composite
 def declaration_text(draw: st.DrawFn) -> str:
     """A declaration of a registered operation with its fields drawn, some of them hostile."""
-    from workbench.ops import REGISTRY
+    from workbench.model.ops import REGISTRY
 
     op = draw(st.sampled_from(sorted(REGISTRY)))
     spec = REGISTRY[op]
@@ -162,8 +162,8 @@ DECLARATIONS = st.one_of(
 
 
 def check_declaration(text: str) -> None:
-    from workbench.analysis import analyze
-    from workbench.declare import parse
+    from workbench.model.analysis import analyze
+    from workbench.model.declare import parse
 
     try:
         declaration = parse(text)
@@ -304,7 +304,7 @@ SCRATCH = st.one_of(
 def check_scratch(expression: str, to: str | None) -> None:
     import math
 
-    from workbench.scratchpad import evaluate, format_result
+    from workbench.model.scratchpad import evaluate, format_result
 
     try:
         value = evaluate(expression, to=to)

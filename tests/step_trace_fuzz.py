@@ -104,7 +104,7 @@ def _check_timeline(timeline: Any) -> None:
 
 
 def check_step(text: str) -> None:
-    from workbench.devices.catalogue import find_device
+    from workbench.model.devices.catalogue import find_device
     from workbench.steps import StepError, format_step, parse_step, step_timeline
 
     try:
@@ -185,7 +185,7 @@ TRACE_STEP = "fwd = gemm(M=64, N=64, K=64, dtype=bf16)\nar = allreduce(n=2**20, 
 
 
 def check_trace(text: str, rules: list[str]) -> None:
-    from workbench.devices.catalogue import find_device
+    from workbench.model.devices.catalogue import find_device
     from workbench.profilers.trace import TraceError, read_trace_text
     from workbench.steps import StepError, parse_step, parse_trace_match, step_timeline
 

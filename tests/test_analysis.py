@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from workbench.analysis import analyze, parse_overlap, sweep
-from workbench.devices import find_device
+from workbench.model.analysis import analyze, parse_overlap, sweep
+from workbench.model.devices import find_device
 from workbench.errors import DeclarationError, DeviceError, UnitError
-from workbench.scratchpad import evaluate
+from workbench.model.scratchpad import evaluate
 
 WORKED = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 
@@ -194,7 +194,7 @@ def test_the_memory_roof_is_named_after_the_device_memory() -> None:
 
 
 def test_a_rate_typed_as_text_is_parsed_once() -> None:
-    from workbench.analysis import _rate_text_value
+    from workbench.model.analysis import _rate_text_value
 
     _rate_text_value.cache_clear()
     first = analyze(WORKED, rate="123 TFLOP/s", bandwidth="2.5 TB/s")

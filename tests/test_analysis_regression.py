@@ -57,8 +57,8 @@ def _figures(analysis: Any) -> dict[str, Any]:
 
 def _cases() -> list[tuple[str, dict[str, Any]]]:
     """(case id, kwargs for the call) for every case; example sessions are named 'example:KEY:INDEX'."""
-    from workbench.devices.catalogue import catalogue
-    from workbench.ops import REGISTRY
+    from workbench.model.devices.catalogue import catalogue
+    from workbench.model.ops import REGISTRY
 
     cases: list[tuple[str, dict[str, Any]]] = []
     declarations = [text for spec in REGISTRY.values() for text in spec.examples] + list(SIZED)
@@ -74,7 +74,7 @@ def _cases() -> list[tuple[str, dict[str, Any]]]:
 
 
 def _run_case(kwargs: dict[str, Any]) -> dict[str, Any]:
-    from workbench.analysis import analyze
+    from workbench.model.analysis import analyze
     from workbench.errors import WorkbenchError
 
     try:
@@ -84,7 +84,7 @@ def _run_case(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _example_figures() -> dict[str, Any]:
-    from workbench.analysis import Analysis
+    from workbench.model.analysis import Analysis
     from workbench.examples import list_examples, load_example
 
     recorded: dict[str, Any] = {}

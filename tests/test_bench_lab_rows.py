@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from workbench.devices.catalogue import catalogue
-from workbench.implementations import physical_work
+from workbench.model.devices.catalogue import catalogue
+from workbench.model.implementations import physical_work
 from workbench.measure import measure as real_measure
 from workbench.measure.record import RunRecord
 

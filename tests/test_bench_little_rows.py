@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from workbench.analysis import analyze
-from workbench.devices.catalogue import catalogue
+from workbench.model.analysis import analyze
+from workbench.model.devices.catalogue import catalogue
 from workbench.measure.backend_base import BackendStatus
 from workbench.measure.latency import LatencyReading
 

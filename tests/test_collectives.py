@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from workbench.analysis import LINK, analyze
+from workbench.model.analysis import LINK, analyze
 from workbench.cli import main
-from workbench.declare import parse
+from workbench.model.declare import parse
 from workbench.errors import DeclarationError
 
 COLLECTIVE_NAMES = ("allreduce", "allgather", "reducescatter", "broadcast", "rootreduce", "alltoall", "sendrecv")
@@ -46,7 +46,7 @@ def test_the_link_bounds_not_hbm() -> None:
 
 
 def test_a_link_limited_point_on_the_roofline_never_claims_more_than_its_own_bound() -> None:
-    from workbench.roofline import operation_levels
+    from workbench.scenes.roofline import operation_levels
 
     # the data-parallel example's all-reduce: 2^27 bf16 on 8 ranks, 1.044 ms over NVLink 4; the HBM roof at its
     # intensity (0.219 FLOP/B × 3.35 TB/s) would put it at 0.73 TFLOP/s, 6.5× what the link allows
@@ -114,7 +114,7 @@ def test_collectives_round_trip() -> None:
         assert str(decl) == text
         assert parse(str(decl)) == decl
     assert str(parse('broadcast(n=8, ranks=2, link="NVLINK4")')) == "broadcast(n=8, dtype=fp32, ranks=2, link=nvlink4)"
-    assert set(COLLECTIVE_NAMES) <= {p for p in __import__("workbench.ops", fromlist=["REGISTRY"]).REGISTRY}
+    assert set(COLLECTIVE_NAMES) <= {p for p in __import__("workbench.model.ops", fromlist=["REGISTRY"]).REGISTRY}
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,8 @@ from workbench.device_compare import (
     roofline_points,
     run_device_keys,
 )
-from workbench.devices import find_device
-from workbench.devices.catalogue import HOST_CPU_KEY
+from workbench.model.devices import find_device
+from workbench.model.devices.catalogue import HOST_CPU_KEY
 from workbench.errors import DeviceError
 from workbench.session import OperationEntry, Session
 
@@ -99,7 +99,7 @@ def _parsed(*runs: dict[str, object]) -> list:
 def test_runs_are_placed_on_the_device_they_ran_on() -> None:
     from dataclasses import replace
 
-    from workbench.devices.provenance import CPU, GPU, STATED_BY_NVML, STATED_BY_OS, DeviceProvenance
+    from workbench.model.devices.provenance import CPU, GPU, STATED_BY_NVML, STATED_BY_OS, DeviceProvenance
 
     host = find_device(HOST_CPU_KEY)
     model = host.name.removeprefix("This machine: ").split(" (")[0]

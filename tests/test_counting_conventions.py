@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.analysis import analyze, sweep
-from workbench.declare import parse
+from workbench.model.analysis import analyze, sweep
+from workbench.model.declare import parse
 from workbench.errors import DeclarationError
 from workbench.measure import OK, measure
 

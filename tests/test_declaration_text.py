@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.declaration_text import split_call, with_field, with_positional, without_field
+from workbench.model.declaration_text import split_call, with_field, with_positional, without_field
 
 LINE = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.declare import build_declaration, format_declaration, parse
+from workbench.model.declare import build_declaration, format_declaration, parse
 from workbench.errors import DeclarationError, WorkbenchError
-from workbench.ops import REGISTRY
+from workbench.model.ops import REGISTRY
 
 DESIGN_EXAMPLES = [
     "gemm(M=4096, N=4096, K=4096, dtype=fp16)",
@@ -189,7 +189,7 @@ def test_build_declaration_validates_like_parse() -> None:
 def test_a_line_parsed_again_is_remembered_and_a_fault_raises_each_time() -> None:
     """A keystroke's line is parsed for its name and for its analysis: the second parse is the first's result
     (Declaration is frozen, so sharing it is safe); a faulty line raises every time it is parsed."""
-    from workbench.declare import parse
+    from workbench.model.declare import parse
     from workbench.errors import DeclarationError
 
     first = parse("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
@@ -204,14 +204,14 @@ def test_a_line_parsed_again_is_remembered_and_a_fault_raises_each_time() -> Non
     [("12", 12), ("2^12", 12), ("2**12", 12), ("4096", 12), ("2**(3*4)", 12), ("0", 0), ("2^0", 0), ("62", 62), ("2^62", 62)],
 )
 def test_a_sweep_size_field_reads_powers_as_the_declaration_language_does(text: str, exponent: int) -> None:
-    from workbench.declare import power_of_two_exponent
+    from workbench.model.declare import power_of_two_exponent
 
     assert power_of_two_exponent(text, "from", 62) == exponent
 
 
 @pytest.mark.parametrize("text", ["2^63", "4095", "-1", "3^2", "abc", "2^", "1.5"])
 def test_a_sweep_size_field_refuses_what_is_not_a_power_in_range(text: str) -> None:
-    from workbench.declare import power_of_two_exponent
+    from workbench.model.declare import power_of_two_exponent
 
     with pytest.raises(DeclarationError, match=r"is not 2\^0 … 2\^62"):
         power_of_two_exponent(text, "from", 62)

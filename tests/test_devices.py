@@ -6,8 +6,8 @@ import types
 
 import pytest
 
-from workbench.devices import BANDWIDTH, catalogue, find_device
-from workbench.devices.nvml import NO_DRIVER, NO_MODULE, OK, detect, device_for, read_conditions
+from workbench.model.devices import BANDWIDTH, catalogue, find_device
+from workbench.model.devices.nvml import NO_DRIVER, NO_MODULE, OK, detect, device_for, read_conditions
 from workbench.errors import DeviceError
 
 
@@ -109,7 +109,7 @@ def test_new_entries_bandwidth_and_memory(key: str, bandwidth: float, memory: fl
 
 
 def test_int8_gemm_on_h100_has_a_bound() -> None:
-    from workbench.analysis import analyze
+    from workbench.model.analysis import analyze
 
     analysis = analyze("gemm(M=4096, N=4096, K=4096, dtype=int8)", device="h100-sxm")
     assert analysis.path == "int8_tc"
@@ -118,7 +118,7 @@ def test_int8_gemm_on_h100_has_a_bound() -> None:
 
 
 def test_amd_parts_are_catalogue_only() -> None:
-    from workbench.devices.catalogue import match_device
+    from workbench.model.devices.catalogue import match_device
 
     assert find_device("mi300x").vendor == "AMD" and "NVML" in find_device("mi300x").notes
     assert match_device("AMD Instinct MI250X").device.key == "mi250x"  # type: ignore[union-attr]
@@ -162,7 +162,7 @@ NAME_TABLE = [
 
 @pytest.mark.parametrize(("reported", "memory", "key"), NAME_TABLE)
 def test_name_matching_table(reported: str, memory: int | None, key: str) -> None:
-    from workbench.devices.catalogue import match_device, match_reported_name
+    from workbench.model.devices.catalogue import match_device, match_reported_name
 
     found = match_device(reported, memory)
     assert found is not None and found.device.key == key, (reported, found and found.reasons)
@@ -171,7 +171,7 @@ def test_name_matching_table(reported: str, memory: int | None, key: str) -> Non
 
 
 def test_pcie_cards_get_pcie_figures() -> None:
-    from workbench.devices.catalogue import match_reported_name
+    from workbench.model.devices.catalogue import match_reported_name
 
     assert match_reported_name("NVIDIA A100 80GB PCIe").bandwidth.value == 1935e9  # type: ignore[union-attr]
     v100 = match_reported_name("Tesla V100-PCIE-16GB")
@@ -179,7 +179,7 @@ def test_pcie_cards_get_pcie_figures() -> None:
 
 
 def test_memory_size_picks_the_variant_when_the_name_does_not() -> None:
-    from workbench.devices.catalogue import match_device
+    from workbench.model.devices.catalogue import match_device
 
     plain = match_device("NVIDIA A100")
     assert plain is not None and plain.closest and "--memory-gib" in plain.reasons[-1]
@@ -213,7 +213,7 @@ def test_detected_gpu_gets_memory_matched_variant_and_cuda_l2() -> None:
 
 
 def test_cuda_l2_size_replaces_the_catalogue_one() -> None:
-    from workbench.devices.cuda import reported_l2_sizes
+    from workbench.model.devices.cuda import reported_l2_sizes
 
     class Runtime:
         def getDeviceCount(self) -> int:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.analysis import Analysis
-from workbench.devices import BANDWIDTH, PATHS
-from workbench.devices.catalogue import SOURCES
+from workbench.model.analysis import Analysis
+from workbench.model.devices import BANDWIDTH, PATHS
+from workbench.model.devices.catalogue import SOURCES
 from workbench.errors import WorkbenchError
 from workbench.examples import list_examples, load_example
 from workbench.report import SAMPLES_CSV_COLUMNS, render_csv, render_html, render_markdown, render_samples_csv

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.devices import DERIVED, NOMINAL, find_device
-from workbench.devices.catalogue import HOST_CPU_KEY
-from workbench.devices.host import device_from_host, host_device, read_host_cpu
+from workbench.model.devices import DERIVED, NOMINAL, find_device
+from workbench.model.devices.catalogue import HOST_CPU_KEY
+from workbench.model.devices.host import device_from_host, host_device, read_host_cpu
 
 CPUINFO_BLOCK = """processor\t: {n}
 vendor_id\t: GenuineIntel
@@ -105,7 +105,7 @@ def test_a_session_on_this_machine_round_trips() -> None:
 
 
 def test_a_detected_gpu_keeps_the_l2_size_cuda_reported() -> None:
-    from workbench.devices.nvml import DetectedGPU
+    from workbench.model.devices.nvml import DetectedGPU
     from workbench.session import DeviceChoice, Session, dumps, loads
 
     gpu = DetectedGPU(0, "NVIDIA H200", 150_754_820_096, 150_000_000_000, 1980, 3201, 6144, "9.0", "570.86.15", "12.8", 62_914_560)
@@ -115,8 +115,8 @@ def test_a_detected_gpu_keeps_the_l2_size_cuda_reported() -> None:
 
 
 def test_a_cpu_run_is_compared_with_this_machine_only_when_it_ran_here() -> None:
-    from workbench.devices.host import cpu_model
-    from workbench.devices.provenance import CPU_DEVICE_KEY, DeviceProvenance, catalogue_device, cpu_catalogue_device
+    from workbench.model.devices.host import cpu_model
+    from workbench.model.devices.provenance import CPU_DEVICE_KEY, DeviceProvenance, catalogue_device, cpu_catalogue_device
 
     assert cpu_catalogue_device().key == HOST_CPU_KEY  # a run starting now, here
     here = DeviceProvenance(kind="cpu", name=cpu_model(), catalogue_key=CPU_DEVICE_KEY, matched_by="the CPU entry")

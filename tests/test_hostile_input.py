@@ -26,11 +26,11 @@ import pytest
 
 from workbench.autosave import Autosaver, find_recoverable, read_recovery_file
 from workbench.cli import main
-from workbench.declare import parse
+from workbench.model.declare import parse
 from workbench.errors import DeclarationError, UnitError
 from workbench.measure.errors import MeasurementError
 from workbench.report import ReportError, render_csv, render_markdown, render_samples_csv, write_report
-from workbench.scratchpad import evaluate
+from workbench.model.scratchpad import evaluate
 from workbench.session import (
     OperationEntry,
     Session,
@@ -294,12 +294,12 @@ def test_9_an_unwritable_folder_is_one_line(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_9_the_cli_turns_any_os_error_into_one_line(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    import workbench.scratchpad
+    import workbench.model.scratchpad
 
     def fails(*args: Any, **kwargs: Any) -> Any:
         raise PermissionError(13, "Permission denied", "/somewhere/locked.json")
 
-    monkeypatch.setattr(workbench.scratchpad, "evaluate", fails)
+    monkeypatch.setattr(workbench.model.scratchpad, "evaluate", fails)
     err = one_line_exit_2(capsys, ["units", "1 s"])
     assert err == "workbench: error: Permission denied: /somewhere/locked.json\n"
 
@@ -507,7 +507,7 @@ def test_autosave_data_with_impossible_numbers_is_skipped_not_a_crash(tmp_path: 
 
 def test_10_11_the_device_comparison_exports_neutralise_names_too() -> None:
     from workbench.device_compare import compare_session, comparison_csv, comparison_markdown
-    from workbench.devices import find_device
+    from workbench.model.devices import find_device
 
     session = Session(operations=[OperationEntry(f"{INJECTION} {SCRIPT} {TRACKER}", ADD)])
     comparison = compare_session(session, [find_device("h100-sxm")])

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from workbench.cli import main
-from workbench.devices.catalogue import find_device
+from workbench.model.devices.catalogue import find_device
 from workbench.errors import DeviceError, UnitError, WorkbenchError
 from workbench.measure import measure
 from workbench.profilers.matching import MatchError, MatchRule, match_kernels, operation_suggester, suggest_operation
@@ -165,7 +165,7 @@ def test_3_and_9_an_override_out_of_range_is_refused_at_the_root(rate: float) ->
 
 
 def test_3_the_window_s_rate_entry_refuses_tiny_and_huge_rates_before_the_roofline_sees_them() -> None:
-    from workbench.analysis import as_rate
+    from workbench.model.analysis import as_rate
 
     for text in ("5e-324 B/s", "1e-300 B/s", "1.7e308 FLOP/s"):
         with pytest.raises(UnitError, match="overflow"):
@@ -189,7 +189,7 @@ def test_4_lane_labels_are_found_once_per_lane_count_and_stay_right(tmp_path: Pa
 
 
 def test_5_the_suggester_parses_the_declarations_once_and_suggests_as_suggest_operation(monkeypatch) -> None:
-    import workbench.declare as declare
+    import workbench.model.declare as declare
 
     declarations = {"fwd": "gemm(M=64, N=64, K=64, dtype=bf16)", "ar": "allreduce(n=2**20, dtype=fp32, ranks=8)"}
     names = [f"sm90_gemm_{i}" for i in range(200)] + ["ncclDevKernel_AllReduce_Sum_f32", "axpy", "x" * 1000]
@@ -321,7 +321,7 @@ def test_9_step_json_with_every_kind_of_time_is_strict_json(capsys: pytest.Captu
 
 
 def test_10_reduction_adds_per_rank_stay_between_zero_and_n() -> None:
-    from workbench.analysis import analyze
+    from workbench.model.analysis import analyze
 
     for n, ranks, adds in ((2**20, 8, 2**20 - 2**17), (4, 8, 4), (5, 4, 4), (1, 2**20, 1), (2**20, 2**20, 2**20 - 1)):
         for op in ("allreduce", "reducescatter"):
@@ -373,7 +373,7 @@ def test_also_underscores_and_non_ascii_digits_are_not_numbers_in_a_trace(number
 
 
 def test_also_5e_324_is_written_in_powers_of_ten() -> None:
-    from workbench.units import format_number, format_time
+    from workbench.model.units import format_number, format_time
 
     assert format_number(5e-324) == "4.941e-324" and format_time(5e-324) == "4.941e-312 ps"
     assert format_number(1e300) == "1e300" and format_number(123.456) == "123.5"

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.declare import parse
-from workbench.devices.catalogue import catalogue
-from workbench.devices.interfaces import HBM, L2, SMEM
+from workbench.model.declare import parse
+from workbench.model.devices.catalogue import catalogue
+from workbench.model.devices.interfaces import HBM, L2, SMEM
 from workbench.errors import DeclarationError
-from workbench.implementations import COMPULSORY, MODEL_INTERFACES, PhysicalWork, physical_work
-from workbench.ops import REGISTRY
+from workbench.model.implementations import COMPULSORY, MODEL_INTERFACES, PhysicalWork, physical_work
+from workbench.model.ops import REGISTRY
 
 WORKED = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 
@@ -124,7 +124,7 @@ def test_bad_implementation_keywords_are_one_line(text: str, field: str, fragmen
 
 
 def test_every_registered_implementation_has_a_model() -> None:
-    from workbench.implementations import models
+    from workbench.model.implementations import models
 
     named = {name for spec in REGISTRY.values() for name in spec.implementations}
     assert named == set(models())
@@ -264,7 +264,7 @@ def test_naive_attention_on_an_unfused_declaration_adds_no_bytes() -> None:
 
 def test_the_lab_demo_example_holds_the_figures_its_notes_promise() -> None:
     from workbench.examples import load_example
-    from workbench.units import format_bytes
+    from workbench.model.units import format_bytes
 
     session = load_example("gemm-naive-tiled-cublas")
     device = catalogue()[session.device.key]
@@ -339,7 +339,7 @@ def test_a_sweep_gets_the_exact_figures_elementwise(text: str, swept: dict[str, 
 
 
 def test_automatic_names_say_which_implementation() -> None:
-    from workbench.naming import automatic_name
+    from workbench.model.naming import automatic_name
 
     assert automatic_name(WORKED) == "GEMM 4096³ fp16"
     assert automatic_name("gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=naive)") == "GEMM 4096³ fp16, naive"

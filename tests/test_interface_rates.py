@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.analysis import analyze
-from workbench.devices import find_device
-from workbench.devices.catalogue import DATASHEET, DERIVED, MEASURED, catalogue, device_from_table
-from workbench.devices.nvml import detect, device_for
+from workbench.model.analysis import analyze
+from workbench.model.devices import find_device
+from workbench.model.devices.catalogue import DATASHEET, DERIVED, MEASURED, catalogue, device_from_table
+from workbench.model.devices.nvml import detect, device_for
 from workbench.errors import DeviceError
 
 from tests.test_devices import FakeNVML

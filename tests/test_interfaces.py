@@ -2,8 +2,8 @@
 
 import pytest
 
-from workbench.devices import interfaces
-from workbench.devices.catalogue import BANDWIDTH
+from workbench.model.devices import interfaces
+from workbench.model.devices.catalogue import BANDWIDTH
 from workbench.errors import DeviceError
 
 

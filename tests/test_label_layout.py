@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from workbench.label_layout import (
+from workbench.scenes.label_layout import (
     PointLabel,
     RoofLabel,
     box_to_segment_distance,
@@ -91,7 +91,7 @@ def test_a_label_with_no_room_anywhere_is_left_unplaced_rather_than_drawn_over_s
 
 
 def test_faults_are_reported() -> None:
-    from workbench.label_layout import LabelLayout, Placement
+    from workbench.scenes.label_layout import LabelLayout, Placement
 
     bad = LabelLayout([Placement("a", (10, 10, 100, 30)), Placement("b", (50, 20, 150, 40))])
     faults = layout_faults(bad, W, H, [(0.0, 25.0, 800.0, 25.0)], [(140.0, 30.0, 160.0, 50.0)])
@@ -131,7 +131,7 @@ def test_a_roof_label_is_left_unplaced_rather_than_drawn_far_from_its_roof() -> 
 
 
 def test_faults_name_a_roof_label_far_from_its_roof_and_a_label_written_on_another_roof() -> None:
-    from workbench.label_layout import LabelLayout, Placement
+    from workbench.scenes.label_layout import LabelLayout, Placement
 
     roofs = [(0.0, 100.0, 800.0, 100.0), (0.0, 140.0, 800.0, 140.0)]
     far = LabelLayout([Placement("roof", (10, 400, 110, 420), (50, 100))])
@@ -143,7 +143,7 @@ def test_faults_name_a_roof_label_far_from_its_roof_and_a_label_written_on_anoth
 
 
 def test_the_same_inputs_give_the_same_layout_from_the_cache_and_afresh() -> None:
-    from workbench.label_layout import clear_layout_cache
+    from workbench.scenes.label_layout import clear_layout_cache
 
     roofs, marks, roof_labels, labels = roofline(10, 3, 19.0)
     clear_layout_cache()
@@ -160,7 +160,7 @@ def test_the_bulk_search_agrees_with_the_one_place_check() -> None:
     """The NumPy test of many places at once and the per-place test say the same of every place."""
     import numpy as np
 
-    from workbench.label_layout import _Room
+    from workbench.scenes.label_layout import _Room
 
     roofs, marks, _, _ = roofline(12, 7, 19.0)
     room = _Room(W, H, roofs, marks)
@@ -216,7 +216,7 @@ def test_the_bulk_geometry_agrees_with_the_one_at_a_time_geometry() -> None:
     plain-Python tests say of each pair, upright and flat segments and touching ends included."""
     import numpy as np
 
-    from workbench.label_layout import _boxes_to_segment_distance, _segments_cross_boxes, _segments_cross_many
+    from workbench.scenes.label_layout import _boxes_to_segment_distance, _segments_cross_boxes, _segments_cross_many
 
     rng = random.Random(11)
     segments = [tuple(rng.choice((10.0, 50.0, 90.0)) if rng.random() < 0.2 else rng.uniform(0, 100) for _ in range(4)) for _ in range(150)]
@@ -236,7 +236,7 @@ def test_places_weighed_in_bulk_tangle_as_each_weighed_alone() -> None:
     """`tangles_many` (the layout weighs a point's places at once) counts what `tangles` counts for each place."""
     import numpy as np
 
-    from workbench.label_layout import Placement, _leaders_to, _Room
+    from workbench.scenes.label_layout import Placement, _leaders_to, _Room
 
     roofs, marks, _, labels = roofline(12, 3, 19.0)
     layout = layout_labels(W, H, roofs, marks, (), labels)
@@ -259,7 +259,7 @@ def test_places_weighed_in_bulk_tangle_as_each_weighed_alone() -> None:
 
 
 def nearest_on_box_of(placement):  # type: ignore[no-untyped-def]
-    from workbench.label_layout import leader_segment
+    from workbench.scenes.label_layout import leader_segment
 
     segment = leader_segment(placement)
     return segment[2], segment[3]
@@ -268,7 +268,7 @@ def nearest_on_box_of(placement):  # type: ignore[no-untyped-def]
 def test_a_leader_through_a_roof_label_tangles_and_one_clear_of_it_does_not() -> None:
     """A roof label is a label: a point label's leader running through it costs a tangle (placed and weighed in
     bulk or alone alike); a leader passing its end, clear of it, does not."""
-    from workbench.label_layout import LEADER_AIR, Placement, _Room
+    from workbench.scenes.label_layout import LEADER_AIR, Placement, _Room
 
     room = _Room(W, H, [], [])
     room.take((300.0, 100.0, 500.0, 120.0))  # "FP64 TC / FP32 67 TFLOP/s"
@@ -282,13 +282,13 @@ def test_a_leader_through_a_roof_label_tangles_and_one_clear_of_it_does_not() ->
 
 
 def LabelLayout_of(placements):  # type: ignore[no-untyped-def]
-    from workbench.label_layout import LabelLayout
+    from workbench.scenes.label_layout import LabelLayout
 
     return LabelLayout(list(placements))
 
 
 def test_leader_tangles_names_the_roofs_a_leader_crosses_but_not_the_roof_its_point_sits_on() -> None:
-    from workbench.label_layout import Placement
+    from workbench.scenes.label_layout import Placement
 
     roofs = [(0.0, 100.0, 800.0, 100.0), (0.0, 200.0, 800.0, 200.0)]
     on_its_roof = Placement("op", (380.0, 150.0, 460.0, 164.0), (400.0, 100.0 + 1e-9))  # starts on roof 0
@@ -362,7 +362,7 @@ def test_a_roof_label_keeps_its_short_text_while_it_is_free_and_a_resized_label_
 def test_of_two_held_labels_too_close_to_each_other_the_first_keeps_its_place() -> None:
     """Held places are checked in one bulk test and then against each other in order: a layout to keep that
     was not made here (two boxes within PADDING) keeps the first, and the second is placed by the rules."""
-    from workbench.label_layout import PADDING, LabelLayout, Placement
+    from workbench.scenes.label_layout import PADDING, LabelLayout, Placement
 
     a = PointLabel("a", 60.0, 14.0, 200.0, 300.0)
     b = PointLabel("b", 60.0, 14.0, 200.0, 300.0 + 14.0 + PADDING / 2)

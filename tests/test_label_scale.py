@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from workbench.label_layout import (
+from workbench.scenes.label_layout import (
     EVERY_LABEL_UP_TO,
     FEW_LABELS,
     PointLabel,
@@ -19,7 +19,7 @@ from workbench.label_layout import (
     layout_faults,
     layout_labels,
 )
-from workbench.label_layout import room as label_room
+from workbench.scenes.label_layout import room as label_room
 
 W, H = 569.0, 475.0  # the roofline's plot in a 1600x919 window
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.declare import parse
-from workbench.devices.catalogue import catalogue
-from workbench.implementations import physical_work
+from workbench.model.declare import parse
+from workbench.model.devices.catalogue import catalogue
+from workbench.model.implementations import physical_work
 from workbench.measure.latency import LOADED_COPY, LatencyReading, loaded_latency
 
 
@@ -49,7 +49,7 @@ def test_pointer_chase_and_loaded_latency_on_the_gpu() -> None:
     idle = measure_idle_latency(backend, working_set=1 << 28, steps=20_000)
     # published pointer chases put HBM idle latency at a few hundred ns to about a µs on recent parts
     assert 100e-9 < idle.seconds < 3e-6, idle
-    from workbench.devices.catalogue import match_reported_name
+    from workbench.model.devices.catalogue import match_reported_name
 
     device = match_reported_name(backend.device_name) or catalogue()["h200-sxm"]
     loaded = measure_loaded_latency(backend, device, iterations=30, warmup=2)

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from workbench.analysis import analyze_partial
-from workbench.devices.catalogue import ENTERED, MEASURED, Latency, catalogue
+from workbench.model.analysis import analyze_partial
+from workbench.model.devices.catalogue import ENTERED, MEASURED, Latency, catalogue
 from workbench.measure.backends import NumpyBackend
 from workbench.measure.calibrate import CalibrationResult, CalibrationRun
 from workbench.measure.errors import MeasurementError

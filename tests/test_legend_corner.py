@@ -1,8 +1,8 @@
-"""Which corner a plot's legend takes (workbench.legend_corner): pure geometry in the plot's pixels."""
+"""Which corner a plot's legend takes (workbench.scenes.legend_corner): pure geometry in the plot's pixels."""
 
 from __future__ import annotations
 
-from workbench.legend_corner import (
+from workbench.scenes.legend_corner import (
     BOTTOM_LEFT,
     BOTTOM_RIGHT,
     CORNERS,
@@ -144,7 +144,7 @@ def test_a_legend_that_covered_points_from_the_start_may_grow_while_it_covers_no
 def test_a_legend_that_runs_out_of_the_plot_counts_as_a_fault_like_a_covered_mark() -> None:
     """At a large text size a legend row can be wider than the plot: a corner or a listing that leaves the legend
     cut at the plot's edge is judged as one that covers a mark, so the listing stops before it."""
-    from workbench.legend_corner import faults
+    from workbench.scenes.legend_corner import faults
 
     assert faults((10, 10, 110, 60), [], 569, 475) == 0
     assert faults((-44, 256, 558, 466), [], 569, 475) == 1  # wider than the plot, anchored right: cut on the left
@@ -157,7 +157,7 @@ def test_marks_counted_as_rows_of_an_array_as_one_by_one() -> None:
     only touch do not count, in either."""
     import random
 
-    from workbench.legend_corner import CORNERS, choose_corner, corner_box, covered, faults, mark_rows
+    from workbench.scenes.legend_corner import CORNERS, choose_corner, corner_box, covered, faults, mark_rows
 
     rng = random.Random(34)
     marks = [(x, y, x + 6.0, y + 6.0) for x, y in ((rng.uniform(-5, 300), rng.uniform(-5, 200)) for _ in range(2000))]

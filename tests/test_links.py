@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.devices.catalogue import catalogue, find_device
-from workbench.devices.links import device_link, find_link, link_catalogue, link_from_table
+from workbench.model.devices.catalogue import catalogue, find_device
+from workbench.model.devices.links import device_link, find_link, link_catalogue, link_from_table
 from workbench.errors import DeviceError
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.analysis import analyze, sweep
-from workbench.analysis.mlp import little
-from workbench.declare import parse
-from workbench.devices.catalogue import catalogue
-from workbench.implementations import physical_work
+from workbench.model.analysis import analyze, sweep
+from workbench.model.analysis.mlp import little
+from workbench.model.declare import parse
+from workbench.model.devices.catalogue import catalogue
+from workbench.model.implementations import physical_work
 
 H200 = "h200-sxm"
 N = 2**24  # 16,777,216 fp32 elements: 67,108,864 B an array

@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.analysis import analyze, sweep
-from workbench.analysis.mlp import little
-from workbench.analysis.shortfall import missed_assumption
+from workbench.model.analysis import analyze, sweep
+from workbench.model.analysis.mlp import little
+from workbench.model.analysis.shortfall import missed_assumption
 from workbench.cli import main
-from workbench.devices.catalogue import catalogue
-from workbench.implementations.reduction import _block_reduce_threads
+from workbench.model.devices.catalogue import catalogue
+from workbench.model.implementations.reduction import _block_reduce_threads
 from workbench.measure import OK, measure
 from workbench.report import report_run
 from workbench.report.tables import run_notes

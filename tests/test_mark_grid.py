@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 import random
 
-from workbench.label_layout import MarkGrid, boxes_overlap
-from workbench.legend_corner import CORNERS, corner_box, faults
+from workbench.scenes.label_layout import MarkGrid, boxes_overlap
+from workbench.scenes.legend_corner import CORNERS, corner_box, faults
 
 WIDTH, HEIGHT = 613.0, 451.0
 
@@ -66,7 +66,7 @@ def test_the_mark_raster_answers_what_a_scan_of_every_mark_answers() -> None:
     box covers a mark, for boxes and marks on and off cell edges, in, across and beyond the view."""
     import numpy as np
 
-    from workbench.label_layout import RASTER_CELL, _MarkRaster
+    from workbench.scenes.label_layout import RASTER_CELL, _MarkRaster
 
     generator = random.Random(36)
     for _ in range(10):

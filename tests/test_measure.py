@@ -15,9 +15,9 @@ import time
 import numpy as np
 import pytest
 
-from workbench.analysis import analyze
-from workbench.declare import parse
-from workbench.devices.catalogue import BANDWIDTH, MEASURED, find_device
+from workbench.model.analysis import analyze
+from workbench.model.declare import parse
+from workbench.model.devices.catalogue import BANDWIDTH, MEASURED, find_device
 from workbench.runs import FigureContext, record_run, run_figures
 from workbench.measure import (
     CANCELLED,
@@ -39,8 +39,8 @@ from workbench.measure import (
 )
 from workbench.measure.backends import NumpyBackend
 from workbench.measure.kernels import MeasuredKernel, kernel_class, kernel_for
-from workbench.ops import REGISTRY
-from workbench.ops.collectives import COLLECTIVES
+from workbench.model.ops import REGISTRY
+from workbench.model.ops.collectives import COLLECTIVES
 from workbench.measure.kernels.stream import AddKernel, CopyKernel
 from workbench.measure.run import prepared_kernel
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from workbench.declare import parse
+from workbench.model.declare import parse
 from workbench.measure import estimate as estimate_module
 from workbench.measure.estimate import (
     LONG_RUN_S,

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from workbench.devices.nvml import index_for_pci_bus_id, normalise_pci_bus_id
+from workbench.model.devices.nvml import index_for_pci_bus_id, normalise_pci_bus_id
 from workbench.measure import OK, UnsupportedMeasurement, backend_status, calibrate, measure
 from workbench.measure.backends import CupyBackend
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.declare import parse
-from workbench.devices.interfaces import HBM, L2
+from workbench.model.declare import parse
+from workbench.model.devices.interfaces import HBM, L2
 from workbench.measure import OK, UnsupportedMeasurement, measure
 from workbench.measure.backends import NumpyBackend
 from workbench.measure.kernels import kernel_for

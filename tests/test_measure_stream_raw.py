@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.declare import parse
+from workbench.model.declare import parse
 from workbench.measure import OK, UnsupportedMeasurement, measure
 from workbench.measure.backends import NumpyBackend
 from workbench.measure.kernels import kernel_for

@@ -16,10 +16,10 @@ import math
 
 import pytest
 
-from workbench.analysis import analyze
-from workbench.devices import BANDWIDTH, MEASURED, find_device
-from workbench.devices.links import is_byte_rate, known_rate_key, link_in_use, find_link
-from workbench.devices.rate_titles import rate_title, reference_rate
+from workbench.model.analysis import analyze
+from workbench.model.devices import BANDWIDTH, MEASURED, find_device
+from workbench.model.devices.links import is_byte_rate, known_rate_key, link_in_use, find_link
+from workbench.model.devices.rate_titles import rate_title, reference_rate
 from workbench.measure.caches import l2_working_set
 from workbench.measure.calibrate import CalibrationResult, calibrate, transfer_rates, _hierarchy_notes
 from workbench.measure.errors import MeasurementError
@@ -134,7 +134,7 @@ def test_the_dram_copy_is_planned_far_larger_than_the_cache_and_the_cache_copy_i
 
 
 def test_the_cache_is_held_against_the_memory_beyond_it() -> None:
-    from workbench.devices import Rate
+    from workbench.model.devices import Rate
 
     dram = {BANDWIDTH: Rate(4e9, MEASURED)}
     (slow,) = _hierarchy_notes(dram, [_transfer("llc-copy", "cache", 2**20, 2**20 / 3e9)], gpu=False)
@@ -201,7 +201,7 @@ def test_measured_host_and_l2_rates_are_the_rates_in_use() -> None:
 
 
 def test_a_session_keeps_measured_interface_and_link_rates_and_refuses_unknown_ones() -> None:
-    from workbench.devices import Rate
+    from workbench.model.devices import Rate
 
     session = Session()
     session.device.key = "h100-sxm"
@@ -251,7 +251,7 @@ def _default_gpu_device():  # type: ignore[no-untyped-def]
 
 @pytest.mark.gpu
 def test_host_device_copies_pinned_and_pageable_each_way() -> None:
-    from workbench.devices.links import find_link
+    from workbench.model.devices.links import find_link
     from workbench.measure.transfers import measure_host_device
 
     results = measure_host_device(64 * 2**20, iterations=30)
@@ -303,7 +303,7 @@ def test_peer_copies_each_way() -> None:
 @pytest.mark.gpu
 @needs_two_gpus
 def test_nccl_all_reduce_busbw_stays_under_the_link_and_is_stored() -> None:
-    from workbench.devices.links import device_link
+    from workbench.model.devices.links import device_link
     from workbench.measure.transfers import measure_collectives
 
     results = measure_collectives(64 * 2**20, iterations=30)
@@ -330,7 +330,7 @@ def test_bench_links_measures_the_cpu_rows_and_keeps_them_as_json(tmp_path, monk
     bench = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "bench_links", bench)  # its dataclasses look their module up
     spec.loader.exec_module(bench)
-    from workbench.devices import host
+    from workbench.model.devices import host
 
     monkeypatch.setattr(host, "last_level_cache_bytes", lambda: 2 * 2**20)  # small copies: a quick test
     out = tmp_path / "links.json"

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from workbench.declare import parse
-from workbench.naming import automatic_name, is_legacy_default
-from workbench.ops import REGISTRY
-from workbench.ops.names import count_text
+from workbench.model.declare import parse
+from workbench.model.naming import automatic_name, is_legacy_default
+from workbench.model.ops import REGISTRY
+from workbench.model.ops.names import count_text
 from workbench.session import OperationEntry, Session, dumps, loads
 
 
@@ -117,7 +117,7 @@ def test_a_flag_that_is_not_a_boolean_is_refused() -> None:
 
 
 def test_a_long_path_is_named_by_its_ends_and_how_many_between() -> None:
-    from workbench.naming import abbreviated_path
+    from workbench.model.naming import abbreviated_path
 
     names = [f"op{i}" for i in range(500)]
     assert abbreviated_path(names) == "op0 → op1 → op2 → … 494 more … → op497 → op498 → op499"

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from workbench.analysis import substitute
-from workbench.declare import _integer_expression, parse
-from workbench.ops import REGISTRY
-from workbench.ops.attention import unmasked_scores
+from workbench.model.analysis import substitute
+from workbench.model.declare import _integer_expression, parse
+from workbench.model.ops import REGISTRY
+from workbench.model.ops.attention import unmasked_scores
 
 
 def terms(text: str, convention: str = "fma2") -> dict[str, int]:
@@ -220,7 +220,7 @@ def test_each_terms_formula_text_computes_its_count(text: str, convention: str) 
 def test_every_operation_module_registers_and_the_registry_lists_them_by_position() -> None:
     import pkgutil
 
-    import workbench.ops as ops
+    import workbench.model.ops as ops
 
     modules = {m.name for m in pkgutil.iter_modules(ops.__path__)} - ops._HELPER_MODULES
     registering = {spec.build.__module__.rsplit(".", 1)[-1] for spec in REGISTRY.values()}
@@ -231,7 +231,7 @@ def test_every_operation_module_registers_and_the_registry_lists_them_by_positio
 
 
 def test_registering_a_name_twice_is_refused() -> None:
-    from workbench.ops import register
+    from workbench.model.ops import register
 
     with pytest.raises(ValueError, match="registered twice"):
         register(REGISTRY["gemm"])

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from workbench.analysis import analyze, analyze_partial
+from workbench.model.analysis import analyze, analyze_partial
 from workbench.cli import main
 from workbench.errors import DeviceError
 from workbench.report import build_report, render_markdown

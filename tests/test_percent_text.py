@@ -7,7 +7,7 @@ import math
 from workbench.measure import measure
 from workbench.measure.text import run_table
 from workbench.runs import FigureContext, parse_run, run_figures
-from workbench.units import format_percent
+from workbench.model.units import format_percent
 
 
 def test_a_small_share_keeps_its_significant_figures() -> None:

@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 
-from workbench.label_layout import PointMarks, labelled_points
+from workbench.scenes.label_layout import PointMarks, labelled_points
 
 
 def test_moving_points_one_at_a_time_gives_the_marks_made_afresh() -> None:

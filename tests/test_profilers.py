@@ -30,7 +30,7 @@ from workbench.profilers import (
 )
 from workbench.profilers.metric_units import base_unit, is_auto_scaled, to_base
 from workbench.profilers.table import parse_number
-from workbench.units import registry
+from workbench.model.units import registry
 
 DATA = Path(__file__).parent / "data"
 ADD = "cupy_add__float32_float32_float32"
@@ -92,7 +92,7 @@ def test_ncu_units_convert_through_the_registry(
 
 
 def test_every_ncu_spelling_has_the_registry_factor() -> None:
-    """base_unit reads prefixes from workbench.units without pint: each prefix with each measured word, and each
+    """base_unit reads prefixes from workbench.model.units without pint: each prefix with each measured word, and each
     pair of them as a rate, gives the factor the registry gives for the same units."""
     from workbench.profilers import metric_units as mu
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.analysis import analyze
-from workbench.devices import find_device
+from workbench.model.analysis import analyze
+from workbench.model.devices import find_device
 from workbench.profilers import (
     NCU_CONDITIONS_NOTE,
     Comparison,

@@ -145,7 +145,7 @@ def test_the_same_kernel_read_right_is_not_flagged() -> None:
 
 
 def test_a_symptom_on_an_assumed_reading_is_likely_and_suggests_the_comma(capsys: pytest.CaptureFixture[str]) -> None:
-    from workbench.devices.catalogue import find_device
+    from workbench.model.devices.catalogue import find_device
     from workbench.profilers.symptoms import bandwidth_symptom
 
     text = (FORMATS / "ncu_details_all_ambiguous.csv").read_text().replace('"Kbyte","1.234"', '"Gbyte","1.234"')

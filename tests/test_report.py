@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.devices import Rate
+from workbench.model.devices import Rate
 from workbench.report import (
     bounds_table,
     SAMPLES_CSV_COLUMNS,
@@ -352,7 +352,7 @@ def test_the_report_s_rates_hold_every_rate_the_derivation_uses() -> None:
 def test_a_large_sessions_report_sums_by_kind_and_details_the_operations_the_plot_labels() -> None:
     """Beyond the plot's every-label limit a report stays readable: a table by kind of operation, the longest
     operations (the ones the plot labels: `labelled_points`) with a section each, the others in the CSV."""
-    from workbench.label_layout import EVERY_LABEL_UP_TO, FEW_LABELS
+    from workbench.scenes.label_layout import EVERY_LABEL_UP_TO, FEW_LABELS
     from workbench.report import render_csv, render_html, render_markdown
 
     count = EVERY_LABEL_UP_TO + 30

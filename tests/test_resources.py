@@ -85,9 +85,9 @@ def run_installed(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_an_installed_wheel_finds_its_resources(installed_wheel: Path) -> None:
     script = (
         "from importlib import resources; import workbench\n"
-        "from workbench.devices.catalogue import catalogue\n"
+        "from workbench.model.devices.catalogue import catalogue\n"
         "from workbench.examples import list_examples\n"
-        "from workbench.units import quantity\n"
+        "from workbench.model.units import quantity\n"
         "print(workbench.__file__)\n"
         "print(resources.files('workbench.resources'))\n"
         "print(len(catalogue()), len(list_examples()), quantity(1, 'GB').to('bit'))\n"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workbench.devices import find_device
-from workbench.roofline import path_label, roof_names
+from workbench.model.devices import find_device
+from workbench.scenes.roofline import path_label, roof_names
 
 
 def test_the_highlighted_roof_names_the_path_the_operation_uses() -> None:

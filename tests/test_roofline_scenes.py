@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from workbench.label_layout import (
+from workbench.scenes.label_layout import (
     LabelLayout,
     PixelView,
     PointLabel,
@@ -13,7 +13,7 @@ from workbench.label_layout import (
     ridge_at_foot,
     ridge_up_the_line,
 )
-from workbench.legend_corner import BOTTOM_LEFT, BOTTOM_RIGHT, CORNERS, TOP_LEFT, TOP_RIGHT, Trial, try_corners
+from workbench.scenes.legend_corner import BOTTOM_LEFT, BOTTOM_RIGHT, CORNERS, TOP_LEFT, TOP_RIGHT, Trial, try_corners
 
 WIDTH, HEIGHT = 600.0, 400.0
 SIZE = (70.0, 14.0)

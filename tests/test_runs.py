@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from workbench.cli import main
-from workbench.devices import Rate, find_device
-from workbench.devices.catalogue import HOST_CPU_KEY
-from workbench.devices.host import host_device
-from workbench.devices.provenance import (
+from workbench.model.devices import Rate, find_device
+from workbench.model.devices.catalogue import HOST_CPU_KEY
+from workbench.model.devices.host import host_device
+from workbench.model.devices.provenance import (
     CPU_DEVICE_KEY,
     INFERRED,
     DeviceProvenance,
@@ -28,7 +28,7 @@ from workbench.devices.provenance import (
     provenance_from_environment,
 )
 from workbench.measure import RunRecord, measure
-from workbench.plausibility import REASON_CHECKS, Evidence, Reason, impossible_result, is_beyond_bound, register_reason
+from workbench.model.plausibility import REASON_CHECKS, Evidence, Reason, impossible_result, is_beyond_bound, register_reason
 from workbench.report import build_report, render_markdown
 from workbench.runs import FigureContext, parse_run, read_runs, record_run, run_device, run_figures, stored_run
 from workbench.session import DeviceChoice, OperationEntry, Session, Settings, load, save

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.errors import UnitError, WorkbenchError
-from workbench.scratchpad import evaluate, format_result
+from workbench.model.scratchpad import evaluate, format_result
 
 
 @pytest.mark.parametrize(
@@ -73,9 +73,9 @@ def test_random_expressions_raise_only_the_projects_error(text: str) -> None:
 
 
 def test_datasheet_rate_spellings_become_rates_only_where_a_rate_is_expected() -> None:
-    from workbench.analysis import as_rate
+    from workbench.model.analysis import as_rate
     from workbench.errors import UnitError
-    from workbench.scratchpad import parse_quantity, rate_spelling
+    from workbench.model.scratchpad import parse_quantity, rate_spelling
 
     assert rate_spelling("67 TFLOPS") == "67 TFLOP/s"
     assert rate_spelling("1.979 pflops") == "1.979 PFLOP/s"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from workbench.session import reading, saving
-from workbench.devices import Rate
+from workbench.model.devices import Rate
 from workbench.errors import WorkbenchError
 from workbench.session import (
     MAX_FILE_BYTES,

@@ -12,7 +12,7 @@ import pytest
 from workbench import session as session_module
 from workbench import session_sync
 from workbench.autosave import Autosaver, read_recovery_file
-from workbench.devices import Rate
+from workbench.model.devices import Rate
 from workbench.session import (
     MAX_NESTING,
     OperationEntry,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.devices.catalogue import find_device
+from workbench.model.devices.catalogue import find_device
 from workbench.examples import load_example
 from workbench.session import Session, SessionError, StepEntry, dumps, loads
 from workbench.steps import BOUND, MEASURED, StepError, format_step, parse_step, step_timeline

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.analysis import analyze, sweep
-from workbench.declare import Declaration, parse
+from workbench.model.analysis import analyze, sweep
+from workbench.model.declare import Declaration, parse
 from workbench.errors import DeclarationError, WorkbenchError
-from workbench.ops import REGISTRY
+from workbench.model.ops import REGISTRY
 
 DEVICES = ["h100-sxm", "h200", "rtx-4090", "cpu-generic"]
 
@@ -234,8 +234,8 @@ def test_a_refusal_read_later_is_of_the_size_swept_even_if_the_caller_reuses_its
 
 
 def test_the_limiter_crossover_is_exact_not_a_point_between_two_samples() -> None:
-    from workbench.analysis import analyze
-    from workbench.analysis.sweep import limiter_crossover
+    from workbench.model.analysis import analyze
+    from workbench.model.analysis.sweep import limiter_crossover
 
     # a square fp16 GEMM on the H100 SXM: n / 3 FLOP per byte against the ridge 989 / 3.35 = 295.2
     fields = ("M", "N", "K")

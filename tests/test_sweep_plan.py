@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.analysis import analyze
-from workbench.declare import parse
+from workbench.model.analysis import analyze
+from workbench.model.declare import parse
 from workbench.errors import DeclarationError, WorkbenchError
 from workbench.measure.sweep import MAX_SWEEP_RUNS, powers_of_two, swept_size, sweep_choices, sweep_declarations
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.analysis import Overlap, analyze
-from workbench.analysis.terms import Term, combine, compute_term, link_term, transfer_term
-from workbench.devices.catalogue import DATASHEET, Rate
+from workbench.model.analysis import Overlap, analyze
+from workbench.model.analysis.terms import Term, combine, compute_term, link_term, transfer_term
+from workbench.model.devices.catalogue import DATASHEET, Rate
 from workbench.errors import DeclarationError, DeviceError, UnitError
 
 WORKED = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
@@ -107,7 +107,7 @@ def test_term_is_frozen() -> None:
 
 
 def test_resident_host_adds_a_host_term() -> None:
-    from workbench.declare import parse
+    from workbench.model.declare import parse
 
     text = "add(n=2**24, dtype=fp32, resident=host)"
     assert str(parse(text)) == text  # round-trips
@@ -146,8 +146,8 @@ def test_resident_host_adds_a_host_term() -> None:
 def test_sweep_gives_every_term_analyze_gives(declaration: str, device: str) -> None:
     import numpy as np
 
-    from workbench.analysis import sweep
-    from workbench.declare import parse
+    from workbench.model.analysis import sweep
+    from workbench.model.declare import parse
 
     decl = parse(declaration)
     field = "n" if "n" in decl.params else "M"
@@ -173,8 +173,8 @@ def test_sweep_gives_every_term_analyze_gives(declaration: str, device: str) -> 
 def test_a_tile_size_sweep_is_taken_point_by_point_and_refuses_like_analyze() -> None:
     import numpy as np
 
-    from workbench.analysis import sweep
-    from workbench.declare import parse
+    from workbench.model.analysis import sweep
+    from workbench.model.declare import parse
 
     decl = parse("gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=tiled)")
     result = sweep(decl, {"tile_m": np.array([32, 128, 2**17])}, device="h100-sxm")

@@ -1,4 +1,4 @@
-"""What a Timeline frame draws for a view range (workbench.timeline_frame): the bars intersecting it, sub-pixel runs
+"""What a Timeline frame draws for a view range (workbench.scenes.timeline_frame): the bars intersecting it, sub-pixel runs
 merged without losing or inventing any covered time, and the widest bars as label candidates."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.timeline_frame import GAP_PX, NARROW_PX, LaneBars
+from workbench.scenes.timeline_frame import GAP_PX, NARROW_PX, LaneBars
 
 
 def _bars(seed: int, count: int, lanes: int = 2, styles: int = 2) -> LaneBars:

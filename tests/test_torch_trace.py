@@ -15,7 +15,7 @@ import pytest
 
 from workbench.breakdown import KIND, MODULE, operation_module, where_time_goes
 from workbench.cli import main
-from workbench.devices.catalogue import find_device
+from workbench.model.devices.catalogue import find_device
 from workbench.profilers import torch_trace
 from workbench.profilers.trace import TraceError
 from workbench.profilers.trace_reader import read_trace

@@ -23,7 +23,7 @@ from trace_fixtures import (
     splitk_rows,
     write_sqlite,
 )
-from workbench.devices.catalogue import find_device
+from workbench.model.devices.catalogue import find_device
 from workbench.profilers import trace_csv, trace_csv_fast, trace_sqlite
 from workbench.profilers.trace import TraceError, read_trace_csv, read_trace_sqlite, read_trace_text
 from workbench.profilers.trace_reader import read_trace

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from trace_fixtures import GEMM_KERNEL, write_sqlite
 
-from workbench.devices.catalogue import find_device
+from workbench.model.devices.catalogue import find_device
 from workbench.profilers.trace_reader import read_trace
 from workbench.steps import parse_step, step_timeline, trace_device
 

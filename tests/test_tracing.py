@@ -18,7 +18,7 @@ transformers = pytest.importorskip("transformers", reason=TRANSFORMERS_MISSING)
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from workbench.cli import main  # noqa: E402
-from workbench.devices.catalogue import find_device  # noqa: E402
+from workbench.model.devices.catalogue import find_device  # noqa: E402
 from workbench.steps import parse_step, step_timeline  # noqa: E402
 from workbench.tracing import analyze, compare, step_from_torch  # noqa: E402
 from workbench.tracing.sources import TraceRequest, model_from_config, model_from_python, trace_request  # noqa: E402

@@ -6,7 +6,7 @@ import pint
 import pytest
 
 from workbench.errors import UnitError
-from workbench.units import (
+from workbench.model.units import (
     format_bandwidth,
     format_bytes,
     format_flop,
@@ -79,7 +79,7 @@ def test_format_helpers_carry_units_and_significant_figures() -> None:
 
 def test_less_than_a_byte_reads_in_bits_not_millibytes() -> None:
     """Half a byte is 4 bit; "500 mB" names no amount of storage anyone means."""
-    from workbench.units import format_bandwidth
+    from workbench.model.units import format_bandwidth
 
     assert format_bytes(0.5) == "4 bit"
     assert format_bytes(0.5, binary=True) == "4 bit"
@@ -92,9 +92,9 @@ def test_less_than_a_byte_reads_in_bits_not_millibytes() -> None:
 def test_plain_figures_read_as_the_registry_reads_them() -> None:
     """The start-up fast path (units.plain_figure) gives the registry's value for every catalogue figure it reads,
     and leaves anything else to the registry."""
-    from workbench.devices.catalogue import catalogue_data
-    from workbench.scratchpad import parse_quantity
-    from workbench.units import plain_figure, require_dimension
+    from workbench.model.devices.catalogue import catalogue_data
+    from workbench.model.scratchpad import parse_quantity
+    from workbench.model.units import plain_figure, require_dimension
 
     units = {"FLOP/s", "B/s", "Hz", "B"}
     read = 0

@@ -15,7 +15,7 @@ import math
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from workbench.units import format_number, format_si, format_time, format_times
+from workbench.model.units import format_number, format_si, format_time, format_times
 
 _SI_PREFIXES = ((-12, "p"), (-9, "n"), (-6, "µ"), (-3, "m"), (0, ""), (3, "k"), (6, "M"), (9, "G"), (12, "T"), (15, "P"), (18, "E"))
 

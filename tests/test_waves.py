@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.analysis import analyze, sweep
+from workbench.model.analysis import analyze, sweep
 
 A100 = "a100-sxm-80gb"
 TILE = 2 * 256 * 128 * 4096  # 268,435,456 FLOP a tile

@@ -52,7 +52,7 @@ def nvml_part() -> Part:
     version = _version("nvidia-ml-py")
     if version is None:
         return Part("NVML", False, "nvidia-ml-py not installed (no GPU detection)")
-    from workbench.devices.nvml import OK, detect
+    from workbench.model.devices.nvml import OK, detect
 
     found = detect()
     if found.status == OK:

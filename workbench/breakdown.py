@@ -6,7 +6,7 @@ its declaration's operation: the matmul family is GEMM, then attention, norm (RM
 softmax, pointwise (elementwise and the streaming ops), reduction, convolution, and communication (a
 collective: its bytes cross a link between chips).
 
-Each group gives its operations' count, FLOP and bytes (workbench.analysis.analyze, the numbers every
+Each group gives its operations' count, FLOP and bytes (workbench.model.analysis.analyze, the numbers every
 page shows), the sum of their bounds on the device, the sum of their times in the step (the timeline's:
 a matched trace's measured time where there is one, else a run's median, else the bound), its share of
 the operations' total time (so the shares of a table add up to 100 %; overlapping streams make the step
@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from workbench.analysis import analyze
-from workbench.devices.catalogue import Device
+from workbench.model.analysis import analyze
+from workbench.model.devices.catalogue import Device
 from workbench.errors import WorkbenchError
 from workbench.steps import BOUND, StepLine, Timeline
-from workbench.units import format_bytes, format_flop, format_time
+from workbench.model.units import format_bytes, format_flop, format_time
 
 MODULE, KIND = "module", "kind"
 TOP_LEVEL = "(step)"

@@ -15,10 +15,10 @@ import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from workbench.analysis import Analysis, analyze
-from workbench.devices.catalogue import HOST_CPU_KEY, Device, closest_keys, find_device, match_reported_name
+from workbench.model.analysis import Analysis, analyze
+from workbench.model.devices.catalogue import HOST_CPU_KEY, Device, closest_keys, find_device, match_reported_name
 from workbench.errors import DeviceError, WorkbenchError
-from workbench.units import format_intensity, format_time
+from workbench.model.units import format_intensity, format_time
 
 if TYPE_CHECKING:
     from workbench.runs import Run
@@ -157,7 +157,7 @@ def run_device_keys(run: "Run", host: Device | None = None) -> set[str]:
     run: the entry its provenance recorded, and "host-cpu" when the CPU it
     names is this machine's.
     """
-    from workbench.devices.provenance import CPU
+    from workbench.model.devices.provenance import CPU
 
     provenance = run.provenance
     keys: set[str] = set()
@@ -168,7 +168,7 @@ def run_device_keys(run: "Run", host: Device | None = None) -> set[str]:
     is_cpu = provenance.kind == CPU or head.strip().upper() == "CPU"
     if is_cpu:
         if host is None:
-            from workbench.devices.host import host_device
+            from workbench.model.devices.host import host_device
 
             host = host_device()
         named = provenance.name or described
@@ -255,8 +255,8 @@ def compare_declaration(
     binary: bool = False,
 ) -> DeviceComparison:
     """One declaration bounded on each device (a bad declaration raises, as `calc` does)."""
-    from workbench.analysis import resolve_setting
-    from workbench.declare import parse
+    from workbench.model.analysis import resolve_setting
+    from workbench.model.declare import parse
 
     canonical = str(parse(declaration))  # a syntax error is the user's, once, not one per device
     resolve_setting(None, None, None, convention, overlap)  # a bad convention or overlap refused as calc refuses it
@@ -354,7 +354,7 @@ def limiter_text(analysis: Analysis, path_name: "Callable[[str], str] | None" = 
     One place for the Compare tab, its Markdown and terminal tables and the
     reports; `path_name` shortens the compute path's name where space is short.
     """
-    from workbench.analysis import COMPUTE, LINK, MEMORY
+    from workbench.model.analysis import COMPUTE, LINK, MEMORY
 
     a = analysis
     if a.limiter == LINK:  # a collective's link between chips, or the host link of data resident on the host

@@ -43,7 +43,7 @@ class DeviceError(WorkbenchError):
     """An unknown device, or a device without a rate the analysis needs.
 
     `missing_path` names the instruction path when the fault is only that the device has no rate for it: the
-    operation's work and bytes still stand (`workbench.analysis.analyze_partial`), its compute bound does not.
+    operation's work and bytes still stand (`workbench.model.analysis.analyze_partial`), its compute bound does not.
     """
 
     missing_path: str | None = None

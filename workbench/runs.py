@@ -25,11 +25,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from workbench.analysis import Analysis, analyze
-from workbench.analysis.shortfall import missed_assumption
-from workbench.declare import Declaration, parse
-from workbench.devices import Device
-from workbench.devices.provenance import (
+from workbench.model.analysis import Analysis, analyze
+from workbench.model.analysis.shortfall import missed_assumption
+from workbench.model.declare import Declaration, parse
+from workbench.model.devices import Device
+from workbench.model.devices.provenance import (
     CPU,
     GPU,
     INFERRED,
@@ -41,7 +41,7 @@ from workbench.errors import WorkbenchError
 from workbench.measure.errors import MeasurementError
 from workbench.measure.record import CANCELLED, INVALID, MAX_SAMPLE_S, OK, RECORD_FORMAT, RECORD_VERSION, WARM, RunRecord
 from workbench.measure.stats import TimingStats, per_second, summarize
-from workbench.plausibility import Evidence, ImpossibleResult, impossible_result, uses_nominal_rate
+from workbench.model.plausibility import Evidence, ImpossibleResult, impossible_result, uses_nominal_rate
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.measure.run import RunStarted
@@ -125,7 +125,7 @@ def record_provenance(record: RunRecord) -> DeviceProvenance:
     kind = _BACKEND_KINDS.get(record.backend, "")
     if not kind:
         return DeviceProvenance(kind="", name="", stated_by=INFERRED)
-    from workbench.devices.provenance import match_catalogue
+    from workbench.model.devices.provenance import match_catalogue
 
     stated = provenance_from_environment(kind, record.environment, "", "")
     device, how = match_catalogue(kind, stated.name, stated.compute_capability)

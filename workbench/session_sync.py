@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
-from workbench.devices import Device
+from workbench.model.devices import Device
 from workbench.session import (
     OperationEntry,
     RunEncodings,
@@ -152,11 +152,11 @@ def _acquire(lock: Any, name: str, timeout: float) -> None:
 def _import_what_saving_uses() -> None:
     """Import the modules reading and writing a session import on first use, before the lock is taken: a first
     import takes a second on a loaded machine, and the lock is for the read and the write alone."""
-    import workbench.declare  # noqa: F401
-    import workbench.naming  # noqa: F401
+    import workbench.model.declare  # noqa: F401
+    import workbench.model.naming  # noqa: F401
     import workbench.runs  # noqa: F401
     import workbench.steps  # noqa: F401
-    import workbench.units  # noqa: F401
+    import workbench.model.units  # noqa: F401
 
 
 # ---------------------------------------------------------------- reading with the file's state

@@ -12,7 +12,7 @@ pytest.importorskip("PySide6.QtWidgets")
 
 from PySide6.QtCore import QSettings, QtMsgType, qInstallMessageHandler  # noqa: E402
 
-from workbench.devices.nvml import NO_DRIVER, Detection  # noqa: E402
+from workbench.model.devices.nvml import NO_DRIVER, Detection  # noqa: E402
 
 # The offscreen platform plugin says this whenever a top-level window's size hints change;
 # it is about the plugin, not about the workbench, and appears for any QMainWindow.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from workbench.gui.plot_common import box_around, scene_box
 from workbench.gui.roofline_view import OPERATION_RADIUS
-from workbench.label_layout import boxes_overlap
+from workbench.scenes.label_layout import boxes_overlap
 
 
 def legend_faults(roofline) -> list[str]:  # type: ignore[no-untyped-def]

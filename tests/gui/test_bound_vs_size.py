@@ -8,7 +8,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLabel
 
-from workbench.analysis import analyze, sweep
+from workbench.model.analysis import analyze, sweep
 
 
 def shown_sweep(window, declaration: str):  # type: ignore[no-untyped-def]

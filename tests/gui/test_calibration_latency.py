@@ -3,7 +3,7 @@ calibration dialog's summary lists them."""
 
 from __future__ import annotations
 
-from workbench.devices.catalogue import MEASURED, Rate
+from workbench.model.devices.catalogue import MEASURED, Rate
 from workbench.gui.calibration_dialog import result_lines, store_measured_rates
 from workbench.measure.calibrate import CalibrationResult
 from workbench.measure.latency import LatencyReading

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from workbench.device_compare import compare_session, resolve_devices
-from workbench.devices.catalogue import HOST_CPU_KEY
+from workbench.model.devices.catalogue import HOST_CPU_KEY
 from workbench.gui.compare_view import SESSION_DEVICE, CompareView
 
 GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"

@@ -118,7 +118,7 @@ WINDOW_PROBE = """
 import sys
 from PySide6.QtWidgets import QApplication
 from workbench.gui.app import build_window
-from workbench.devices.nvml import NO_DRIVER, Detection
+from workbench.model.devices.nvml import NO_DRIVER, Detection
 app = QApplication.instance() or QApplication([])
 window = build_window(detect=lambda: Detection(NO_DRIVER, "no driver"))
 window.open_example("batched-gemm-sweep")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.declare import Declaration, iter_fields, parse
+from workbench.model.declare import Declaration, iter_fields, parse
 from workbench.examples import list_examples
 from workbench.measure import OK, measure
-from workbench.ops.collectives import COLLECTIVES
-from workbench.units import format_flop
+from workbench.model.ops.collectives import COLLECTIVES
+from workbench.model.units import format_flop
 
 # Per call, on two shared CPU cores. NumPy multiplies fp16 matrices without BLAS, at about
 # 0.5 GFLOP/s here (a 256³ fp16 GEMM takes 66 ms), so the examples' full sizes (a 4096³ GEMM is

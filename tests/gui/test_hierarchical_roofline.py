@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.devices import Rate
-from workbench.devices.nvml import NO_DRIVER, Detection
+from workbench.model.devices import Rate
+from workbench.model.devices.nvml import NO_DRIVER, Detection
 from workbench.gui.commands import SetRate
 from workbench.gui.app import build_window
-from workbench.roofline import LEVEL_KEYS
+from workbench.scenes.roofline import LEVEL_KEYS
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
@@ -174,7 +174,7 @@ def test_bound_vs_size_draws_a_line_per_term(window) -> None:  # type: ignore[no
     legend = view.legend.texts()
     assert "L2 → SM (L1 / shared memory) bound (dashed)" in legend
     assert "shared memory → registers bound (dashed)" in legend
-    from workbench.analysis import sweep
+    from workbench.model.analysis import sweep
 
     fields = view.fields()
     x, _ = view.compute_line.getData()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from workbench import session as session_module
-from workbench.devices.nvml import NO_DRIVER, Detection
+from workbench.model.devices.nvml import NO_DRIVER, Detection
 from workbench.examples import load_example
 from workbench.gui.session_io import DISCARD, RECOVER, RecoveryAnswer
 

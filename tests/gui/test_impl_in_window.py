@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from workbench.declare import parse
-from workbench.units import format_flop
+from workbench.model.declare import parse
+from workbench.model.units import format_flop
 
 
 

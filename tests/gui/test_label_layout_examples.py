@@ -1,5 +1,5 @@
 """Roofline labels in the window: for every example at three text sizes, none overlaps another, covers a
-point or is crossed by a roof — checked on the layout the view computed (workbench.label_layout), not on pixels."""
+point or is crossed by a roof — checked on the layout the view computed (workbench.scenes.label_layout), not on pixels."""
 
 from __future__ import annotations
 
@@ -181,7 +181,7 @@ def test_every_example_at_three_text_sizes_has_leaders_that_cross_no_other_leade
     """Which label is whose must read without untangling leaders: no two leaders cross, for any example at 10, 13
     and 16 pt (without the leader weighing in label_layout, the batched-GEMM sweep's leaders crossed).
     Leaders through labels or across roofs stay within what was measured (THROUGH_OR_ACROSS_ROOFS)."""
-    from workbench.label_layout import leader_tangles
+    from workbench.scenes.label_layout import leader_tangles
 
     window.resize(*WINDOW)
     window.open_example(key)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from workbench.label_layout import layout_labels
+from workbench.scenes.label_layout import layout_labels
 
 
 def _label_places(window) -> dict[str, tuple[float, float, float, float] | None]:  # type: ignore[no-untyped-def]

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from legend_checks import legend_faults
-from workbench.legend_corner import BOTTOM_LEFT
+from workbench.scenes.legend_corner import BOTTOM_LEFT
 
 
 def test_typing_keeps_the_legend_in_its_corner_and_lays_the_labels_out_once_a_keystroke(window, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.devices.catalogue import catalogue
+from workbench.model.devices.catalogue import catalogue
 from workbench.gui.measure_plots import run_tip
 from workbench.gui.run_table import PERCENT_COLUMN, RunTableModel
 from workbench.runs import FigureContext, parse_run, run_figures

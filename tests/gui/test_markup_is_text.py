@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from markup_sessions import FIELDS, SHOWN, dev_zero, marker, write_markup_session
-from workbench.devices.nvml import NO_DRIVER, Detection
+from workbench.model.devices.nvml import NO_DRIVER, Detection
 from workbench.examples import load_example
 from workbench.session import save
 

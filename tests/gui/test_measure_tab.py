@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from workbench.declare import parse
-from workbench.devices import BANDWIDTH, MEASURED
+from workbench.model.declare import parse
+from workbench.model.devices import BANDWIDTH, MEASURED
 from workbench.gui.measure_runs import AddRun
 from workbench.runs import FigureContext, parse_run, run_figures
 from workbench.gui.measure_tab import MeasurementTab
@@ -55,7 +55,7 @@ def measurement_tab(qtbot, window, declaration: str = SMALL, iterations: int = 3
 def open_window(qtbot, path: str):  # type: ignore[no-untyped-def]
     """A second window opening a session file, shown, its stand-in detection finished."""
     from workbench.gui.app import build_window
-    from workbench.devices.nvml import NO_DRIVER, Detection
+    from workbench.model.devices.nvml import NO_DRIVER, Detection
 
     win = build_window(path, detect=lambda: Detection(NO_DRIVER, "no NVIDIA driver found"))
     qtbot.addWidget(win)
@@ -117,7 +117,7 @@ def test_a_run_goes_start_progress_finish_and_its_row_shows_the_median_of_its_sa
     assert "median_s" not in runs[0]  # the samples are stored, the figures derived from them are not
     assert runs[0]["provenance"]["kind"] == "cpu" and runs[0]["provenance"]["catalogue_key"] == "host-cpu"
     assert tab.model.rowCount() == 1
-    from workbench.units import format_time
+    from workbench.model.units import format_time
 
     assert cell(tab, 0, MEDIAN) == format_time(median)
     assert cell(tab, 0, CHECK) == "passed"

@@ -33,7 +33,7 @@ def measure_from_a_terminal(path: Path) -> None:
 
 
 def open_window(qtbot, path: Path | None):  # type: ignore[no-untyped-def]
-    from workbench.devices.nvml import NO_DRIVER, Detection
+    from workbench.model.devices.nvml import NO_DRIVER, Detection
     from workbench.gui.app import build_window
 
     win = build_window(str(path) if path else None, detect=lambda: Detection(NO_DRIVER, "no NVIDIA driver found"))

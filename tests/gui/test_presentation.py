@@ -7,7 +7,7 @@ from PySide6.QtCore import QByteArray
 from PySide6.QtWidgets import QApplication, QLabel
 
 from workbench import cli
-from workbench.devices.nvml import NO_DRIVER, Detection
+from workbench.model.devices.nvml import NO_DRIVER, Detection
 from workbench.gui import app as gui_app
 from workbench.gui.window_presentation import DEFAULT_FONT_POINTS, FONT_RANGE, PRESENTATION_MIN_POINTS
 
@@ -230,7 +230,7 @@ def test_the_x_axis_title_fits_its_axis_at_presentation_size(window, qtbot) -> N
 
 
 def test_roof_labels_stay_near_their_roofs_at_presentation_size(window, qtbot) -> None:  # type: ignore[no-untyped-def]
-    from workbench.label_layout import box_to_segment_distance, roof_reach
+    from workbench.scenes.label_layout import box_to_segment_distance, roof_reach
 
     _presenting_batched_gemm(window, qtbot)
     roofline = window.roofline
@@ -298,7 +298,7 @@ def test_presentation_on_a_1600_by_1000_screen_gives_the_roofline_the_room_and_l
 
     from workbench.gui.roofline_view import device_roofs
     from workbench.gui.window_presentation import PRESENTATION_DOCK_SHARES
-    from workbench.label_layout import leader_tangles, nearest_on_box
+    from workbench.scenes.label_layout import leader_tangles, nearest_on_box
 
     from legend_checks import legend_faults
 
@@ -329,7 +329,7 @@ def test_presentation_on_a_1600_by_1000_screen_gives_the_roofline_the_room_and_l
     # the ridge line's label is on the plot (up the line, where the legend takes its foot), clear of every mark,
     # label and leader
     from workbench.gui.plot_common import scene_box
-    from workbench.label_layout import boxes_overlap, leader_segment, segment_crosses_box
+    from workbench.scenes.label_layout import boxes_overlap, leader_segment, segment_crosses_box
 
     assert roofline.ridge_label.isVisible(), "the ridge label found no place"
     ridge = scene_box(roofline.plot.getViewBox(), roofline.ridge_label)

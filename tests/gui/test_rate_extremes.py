@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from workbench.devices.catalogue import MAX_RATE, MIN_RATE
+from workbench.model.devices.catalogue import MAX_RATE, MIN_RATE
 from workbench.errors import UnitError
 
 

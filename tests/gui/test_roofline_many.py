@@ -4,7 +4,7 @@ hover naming any point, pins kept."""
 from __future__ import annotations
 
 from workbench.gui.roofline_view import LABELS_NONE
-from workbench.label_layout import EVERY_LABEL_UP_TO, FEW_LABELS
+from workbench.scenes.label_layout import EVERY_LABEL_UP_TO, FEW_LABELS
 from workbench.session import DeviceChoice, OperationEntry, Session
 
 WINDOW = (1600, 919)

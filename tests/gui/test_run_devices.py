@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from workbench.devices.host import host_device
+from workbench.model.devices.host import host_device
 from workbench.gui.measure_plots import IMPOSSIBLE, OTHER_DEVICE, VALID
 from workbench.gui.run_table import COLUMNS, DEVICE_COLUMN, PERCENT_COLUMN
 from workbench.gui.measure_runs import add_run, document_runs
@@ -112,7 +112,7 @@ def test_a_gemm_reads_in_the_session_s_convention_in_the_table_and_the_report(qt
     assert figures.achieved_flop_per_s == pytest.approx(64**3 / figures.median_s)  # mac: one FLOP per multiply-add
     (reported,) = build_report(window.document.session).operations[0].runs
     assert reported.achieved_flop_per_s == figures.achieved_flop_per_s
-    from workbench.units import format_flop_rate
+    from workbench.model.units import format_flop_rate
 
     assert cell(window, 0, "FLOP rate") == format_flop_rate(figures.achieved_flop_per_s, digits=3)
     marks = roofline_marks(window)

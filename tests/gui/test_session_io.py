@@ -23,8 +23,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from workbench import session as session_module
 from workbench.autosave import DATA_DIR_VARIABLE, Autosaver, find_recoverable
-from workbench.devices import Rate
-from workbench.devices.nvml import NO_DRIVER, Detection
+from workbench.model.devices import Rate
+from workbench.model.devices.nvml import NO_DRIVER, Detection
 from workbench.examples import load_example
 from workbench.gui import session_io
 from workbench.gui.plot_common import MEMORY_COLOUR, SELECTED_COLOUR
@@ -489,7 +489,7 @@ def test_the_autosave_interval_falls_back_to_thirty_seconds(monkeypatch: pytest.
 CHILD_SCRIPT = textwrap.dedent(
     """
     import sys
-    from workbench.devices.nvml import NO_DRIVER, Detection
+    from workbench.model.devices.nvml import NO_DRIVER, Detection
     from workbench.gui.app import build_window, ensure_application
 
     app = ensure_application()

@@ -16,7 +16,7 @@ import pytest
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt
 from PySide6.QtGui import QImage
 
-from workbench.devices.nvml import NO_DRIVER, Detection
+from workbench.model.devices.nvml import NO_DRIVER, Detection
 from workbench.gui.deferred_pages import DeferredPages
 from workbench.gui.window import TABS
 

@@ -11,9 +11,9 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QPushButton
 
-from workbench.analysis import analyze
+from workbench.model.analysis import analyze
 from workbench.examples import list_examples
-from workbench.units import format_flop
+from workbench.model.units import format_flop
 
 GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 
@@ -278,7 +278,7 @@ def test_every_example_opens_without_an_error(window, key: str) -> None:
 
 
 def test_a_detected_gpu_is_offered_and_used_for_a_new_session(qtbot) -> None:
-    from workbench.devices.nvml import OK, DetectedGPU, Detection
+    from workbench.model.devices.nvml import OK, DetectedGPU, Detection
     from workbench.gui.app import build_window
 
     gpu = DetectedGPU(0, "NVIDIA H200", 150_000_000_000, 149_000_000_000, 1980, 3201, 6144, "9.0", "570.1", "12.8")

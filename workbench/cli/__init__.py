@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 from workbench.cli.display import add_gui, has_display
 from workbench.cli.measure import add_measure
 from workbench.cli.output import EXIT_OK, EXIT_USAGE, OneLineParser, echo, print_json
-from workbench.conventions import CONVENTIONS
+from workbench.model.conventions import CONVENTIONS
 
 
 # ---------------------------------------------------------------- calc
@@ -40,7 +40,7 @@ def _add_calc(sub: Any) -> None:
 
 
 def _run_calc(args: argparse.Namespace) -> int:
-    from workbench.analysis import analyze, analyze_partial
+    from workbench.model.analysis import analyze, analyze_partial
 
     if args.device is not None and args.rate is None and args.bandwidth is None:
         # As far as the device's rates go: the window's and the report's rule (work and bytes without a path rate).
@@ -85,9 +85,9 @@ MAX_MEMORY_GIB = 2**20  # a GPU reporting more than a PiB is not one
 
 
 def _run_devices_match(args: argparse.Namespace) -> int:
-    from workbench.devices.catalogue import match_device
+    from workbench.model.devices.catalogue import match_device
     from workbench.errors import DeviceError
-    from workbench.units import format_bandwidth, format_bytes
+    from workbench.model.units import format_bandwidth, format_bytes
 
     if args.memory_gib is not None and not (0 < args.memory_gib <= MAX_MEMORY_GIB):
         raise DeviceError(f"--memory-gib must be a size in GiB above 0 and at most {MAX_MEMORY_GIB:,}; got {args.memory_gib:g}")
@@ -115,11 +115,11 @@ def _run_devices_match(args: argparse.Namespace) -> int:
 
 
 def _run_devices(args: argparse.Namespace) -> int:
-    from workbench.devices import BANDWIDTH, catalogue
-    from workbench.devices.host import host_device
-    from workbench.devices.nvml import detect, device_for
+    from workbench.model.devices import BANDWIDTH, catalogue
+    from workbench.model.devices.host import host_device
+    from workbench.model.devices.nvml import detect, device_for
     from workbench.errors import DeviceError
-    from workbench.units import format_bandwidth, format_bytes, format_flop_rate
+    from workbench.model.units import format_bandwidth, format_bytes, format_flop_rate
 
     if args.match is not None:
         return _run_devices_match(args)
@@ -244,7 +244,7 @@ def _add_step(sub: Any) -> None:
 
 def _run_step(args: argparse.Namespace) -> int:
     from workbench.breakdown import KIND, MODULE, where_time_goes
-    from workbench.devices.catalogue import find_device
+    from workbench.model.devices.catalogue import find_device
     from workbench.step_files import read_step_file
     from workbench.steps import StepError, parse_step, parse_trace_match, step_timeline
 
@@ -292,7 +292,7 @@ def _add_units(sub: Any) -> None:
 
 
 def _run_units(args: argparse.Namespace) -> int:
-    from workbench.scratchpad import evaluate, format_result
+    from workbench.model.scratchpad import evaluate, format_result
 
     result = evaluate(args.expression, to=args.to)
     print(f"{args.expression} = {format_result(result, keep_unit=args.to is not None)}")

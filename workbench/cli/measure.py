@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from workbench.cli.output import EXIT_OK, EXIT_USAGE, echo, print_json
-from workbench.conventions import CONVENTIONS
+from workbench.model.conventions import CONVENTIONS
 
 
 def add_measure(sub: Any) -> None:
@@ -189,7 +189,7 @@ def _session_to_extend(path: str) -> tuple[Any, str]:
 
 def _run_runs(args: argparse.Namespace) -> int:
     from workbench.session import load
-    from workbench.units import format_bandwidth, format_flop_rate, format_percent, format_time
+    from workbench.model.units import format_bandwidth, format_flop_rate, format_percent, format_time
 
     session = load(args.session)
     figures = session.run_figures()
@@ -237,7 +237,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
         raise MeasurementError(f"--iterations must be {MIN_ITERATIONS}–{MAX_ITERATIONS:,}; got {args.iterations}")
     link_bytes = _byte_count(args.link_size, "--link-size") if args.link_size is not None else None
     if args.device:
-        from workbench.devices.catalogue import find_device
+        from workbench.model.devices.catalogue import find_device
 
         device = find_device(args.device)  # before the backend: a misspelt key fails at once
         backend = select_backend(args.backend)
@@ -265,8 +265,8 @@ def _byte_count(text: str, option: str) -> int:
     """'256 MiB', '64MB', '2**26 B' as whole bytes, 4 KiB to 64 GiB; MeasurementError (one line) otherwise."""
     from workbench.errors import UnitError
     from workbench.measure.errors import MeasurementError
-    from workbench.scratchpad import parse_quantity
-    from workbench.units import require_dimension
+    from workbench.model.scratchpad import parse_quantity
+    from workbench.model.units import require_dimension
 
     try:
         value = require_dimension(parse_quantity(text), "B", option)

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QTabl
 
 from workbench.breakdown import COLUMNS, KIND, MODULE, Breakdown, Group
 from workbench.gui.plain_text import plain
-from workbench.units import format_bytes, format_flop, format_time
+from workbench.model.units import format_bytes, format_flop, format_time
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 _Index = QModelIndex | QPersistentModelIndex

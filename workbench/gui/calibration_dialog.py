@@ -24,17 +24,17 @@ from typing import Any, Sequence
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from workbench.analysis.mlp import LATENCY_INTERFACE
-from workbench.devices import MEASURED, PATHS
-from workbench.devices.catalogue import Latency
-from workbench.devices.links import is_byte_rate
-from workbench.devices.rate_titles import rate_title
+from workbench.model.analysis.mlp import LATENCY_INTERFACE
+from workbench.model.devices import MEASURED, PATHS
+from workbench.model.devices.catalogue import Latency
+from workbench.model.devices.links import is_byte_rate
+from workbench.model.devices.rate_titles import rate_title
 from workbench.gui.commands import SetDevice
 from workbench.gui.document import Document
 from workbench.gui.measure_worker import CalibrationJob, CalibrationWorker
 from workbench.gui.plain_text import html_text, plain
 from workbench.measure.text import latency_lines, transfer_lines
-from workbench.units import format_bandwidth, format_flop_rate
+from workbench.model.units import format_bandwidth, format_flop_rate
 
 
 def _intro_text(gpu: bool, name: str) -> str:

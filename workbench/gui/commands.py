@@ -13,7 +13,7 @@ from typing import Protocol
 
 from PySide6.QtGui import QUndoCommand
 
-from workbench.devices import Rate
+from workbench.model.devices import Rate
 from workbench.session import DeviceChoice, OperationEntry
 
 

@@ -45,15 +45,15 @@ from workbench.device_compare import (
     limiter_text,
     roofline_points,
 )
-from workbench.devices import Device, catalogue
-from workbench.devices.host import host_device
+from workbench.model.devices import Device, catalogue
+from workbench.model.devices.host import host_device
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.plot_common import LogAxis, intensity_tick, log_plot_widget, si_tick, short_path
 from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.gui.scroll_page import scrolled_content
-from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_time
+from workbench.model.units import format_bandwidth, format_flop_rate, format_intensity, format_time
 
 SESSION_DEVICE = "__session__"  # the list item standing for the session's device, overrides included
 DEVICE_COLOURS = ("#c62828", "#1565c0", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#ad1457")

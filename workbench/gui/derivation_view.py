@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from workbench.analysis import Analysis
+from workbench.model.analysis import Analysis
 from workbench.gui.cached_frames import cached_frame_style
 
 class DerivationView(QTextBrowser):

@@ -31,18 +31,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.devices import BANDWIDTH, DATASHEET, DERIVED, ENTERED, MEASURED, NOMINAL, PATH_TITLES, PATHS, Device, Rate, catalogue
-from workbench.devices.host import host_device
-from workbench.devices.interfaces import HBM, interface_keys
-from workbench.devices.links import device_link, is_byte_rate, link_rate_key, linked_key
+from workbench.model.devices import BANDWIDTH, DATASHEET, DERIVED, ENTERED, MEASURED, NOMINAL, PATH_TITLES, PATHS, Device, Rate, catalogue
+from workbench.model.devices.host import host_device
+from workbench.model.devices.interfaces import HBM, interface_keys
+from workbench.model.devices.links import device_link, is_byte_rate, link_rate_key, linked_key
 from workbench.errors import DeviceError
-from workbench.devices.rate_titles import rate_title, reference_rate
-from workbench.devices.nvml import NO_DRIVER, NO_GPU, NO_MODULE, OK
+from workbench.model.devices.rate_titles import rate_title, reference_rate
+from workbench.model.devices.nvml import NO_DRIVER, NO_GPU, NO_MODULE, OK
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.flow_layout import FlowLayout
 from workbench.gui.plain_text import plain, tooltip
-from workbench.units import format_bandwidth, format_bytes, format_flop_rate
+from workbench.model.units import format_bandwidth, format_bytes, format_flop_rate
 
 SOURCE_COLOURS = {DATASHEET: "#455a64", DERIVED: "#6a1b9a", MEASURED: "#1b5e20", ENTERED: "#0d47a1", NOMINAL: "#e65100"}
 RATE_COLUMN, SOURCE_COLUMN, RESET_COLUMN = 1, 2, 3

@@ -20,11 +20,11 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from workbench.analysis import Analysis, analyze, as_rate
-from workbench.devices import BANDWIDTH, Device, Rate
-from workbench.devices.nvml import OK, Detection, device_for
+from workbench.model.analysis import Analysis, analyze, as_rate
+from workbench.model.devices import BANDWIDTH, Device, Rate
+from workbench.model.devices.nvml import OK, Detection, device_for
 from workbench.errors import DeviceError, WorkbenchError
-from workbench.naming import automatic_name
+from workbench.model.naming import automatic_name
 from workbench.session import DeviceChoice, OperationEntry, Session
 
 NEW_DECLARATION = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
@@ -351,7 +351,7 @@ class Document(QObject):
         """Enter a rate for a path (or "hbm") as text, e.g. "100 TFLOP/s"; raises UnitError when it is not one."""
         from workbench.gui.commands import SetRate
 
-        from workbench.devices.links import is_byte_rate
+        from workbench.model.devices.links import is_byte_rate
 
         unit, what = ("B/s", "bandwidth") if is_byte_rate(path) else ("FLOP/s", f"{path} rate")
         entered = as_rate(text, unit, what)

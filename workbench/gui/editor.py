@@ -2,7 +2,7 @@
 
 Both write to the document as edits of the line's text: typing in the line
 stores what was typed; changing a form field replaces just that field's text
-in the line (`workbench.declaration_text`), so nothing the user typed elsewhere is lost.
+in the line (`workbench.model.declaration_text`), so nothing the user typed elsewhere is lost.
 The form shows the text of each field as written in the line. An operation
 with implementation models (`OpSpec.implementations`) gets an implementation
 selector (compulsory / naive / tiled) writing `impl=`, and the tile sizes
@@ -30,15 +30,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.declaration_text import CallText, split_call, with_field, with_positional, without_field
-from workbench.declare import COMPULSORY, IMPL_PARAMS, LAUNCH_FIELDS, TILE_FIELDS, TILED, known_operations
-from workbench.dtypes import DTYPES
+from workbench.model.declaration_text import CallText, split_call, with_field, with_positional, without_field
+from workbench.model.declare import COMPULSORY, IMPL_PARAMS, LAUNCH_FIELDS, TILE_FIELDS, TILED, known_operations
+from workbench.model.dtypes import DTYPES
 from workbench.errors import DeclarationError, WorkbenchError
 from workbench.gui.cached_frames import cached_frame_style
 from workbench.gui.document import Document
 from workbench.gui.plain_text import plain, tooltip
 from workbench.gui.undo_keys import use_document_undo
-from workbench.ops import REGISTRY, OpSpec, Param
+from workbench.model.ops import REGISTRY, OpSpec, Param
 from workbench.session import OperationEntry
 
 INVALID_STYLE = "border: 2px solid #c62828; border-radius: 3px; background: #fff5f5;"

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.gui.plain_text import html_text, plain, tooltip
-from workbench.declare import Declaration
+from workbench.model.declare import Declaration
 from workbench.measure.estimate import (
     Alternative,
     RunEstimate,

@@ -19,14 +19,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsItem
 
-from workbench.declare import Declaration
+from workbench.model.declare import Declaration
 from workbench.gui.document import Document
 from workbench.gui.legend_strip import LegendStrip
 from workbench.gui.measure_runs import MeasuredRun, document_runs
 from workbench.gui.plain_text import html_text, tooltip
 from workbench.measure.record import CANCELLED
 from workbench.measure.sweep import swept_size
-from workbench.units import format_bandwidth, format_flop_rate, format_intensity, format_percent, format_time
+from workbench.model.units import format_bandwidth, format_flop_rate, format_intensity, format_percent, format_time
 
 MEASURED_COLOUR = "#2e7d32"  # green, as the device panel's "measured" source
 NOT_VALID_COLOUR = "#9e9e9e"

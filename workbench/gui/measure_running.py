@@ -12,7 +12,7 @@ from typing import Any, Sequence
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QApplication
 
-from workbench.declare import Declaration
+from workbench.model.declare import Declaration
 from workbench.errors import WorkbenchError
 from workbench.gui.long_run_question import LongRunQuestion
 from workbench.gui.measure_runs import MeasuredRun, add_run, document_context
@@ -31,7 +31,7 @@ from workbench.measure.estimate import (
 )
 from workbench.measure.record import CANCELLED
 from workbench.runs import run_figures, run_in_progress
-from workbench.units import format_time
+from workbench.model.units import format_time
 
 
 class MeasureRunning:

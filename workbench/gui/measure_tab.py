@@ -24,7 +24,7 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QWidget
 
-from workbench.declare import Declaration
+from workbench.model.declare import Declaration
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.long_run_question import LongRunQuestion
@@ -156,7 +156,7 @@ class MeasurementTab(MeasureTabLayout, MeasureRunning, QWidget):
         choice = self._choice(self.resolved_backend())
         session = self.document.device
         if choice.kind == "cpu":
-            from workbench.devices.provenance import cpu_catalogue_device
+            from workbench.model.devices.provenance import cpu_catalogue_device
 
             try:
                 own = cpu_catalogue_device().name.split(" (")[0]

@@ -20,8 +20,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal
 
-from workbench.declare import Declaration
-from workbench.devices import Device
+from workbench.model.declare import Declaration
+from workbench.model.devices import Device
 from workbench.errors import WorkbenchError
 from workbench.gui.workers import track_worker
 

@@ -24,14 +24,14 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import Shiboken
 
-from workbench.analysis import COMPUTE, Analysis
-from workbench.devices.interfaces import HBM
+from workbench.model.analysis import COMPUTE, Analysis
+from workbench.model.devices.interfaces import HBM
 from workbench.gui.document import TYPING_PAUSE_MS, Document, OperationState
 from workbench.gui.derivation_view import DerivationView, derivation_rich_text
 from workbench.gui.plain_text import plain, tooltip
 from workbench.session import OperationEntry
-from workbench.conventions import CONVENTION_LABELS
-from workbench.units import (
+from workbench.model.conventions import CONVENTION_LABELS
+from workbench.model.units import (
     format_bandwidth,
     format_bytes,
     format_flop,

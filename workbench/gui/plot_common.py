@@ -19,10 +19,10 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem
 
-from workbench.devices import DATASHEET, DERIVED, NOMINAL, Rate
-from workbench.label_layout import Box
-from workbench.roofline import path_label
-from workbench.units import format_number, format_si, format_time
+from workbench.model.devices import DATASHEET, DERIVED, NOMINAL, Rate
+from workbench.scenes.label_layout import Box
+from workbench.scenes.roofline import path_label
+from workbench.model.units import format_number, format_si, format_time
 
 pg.setConfigOptions(background="w", foreground="#202020", antialias=True)
 

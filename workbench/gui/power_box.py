@@ -3,7 +3,7 @@ language would (`12`, `2^12`, `2**12`, `4096` all mean 2^12), never a different 
 
 A plain QSpinBox with the prefix "2^" drops the characters it does not expect: "2^12" typed over a selected
 "2^10" became 2^212, clamped, or 2^21. This one interprets the text after its prefix with
-`workbench.declare.power_of_two_exponent` once the typing is done (Enter, or the focus leaving), and keeps
+`workbench.model.declare.power_of_two_exponent` once the typing is done (Enter, or the focus leaving), and keeps
 the value it had when the text is no power of two in range.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import QSpinBox, QWidget
 
-from workbench.declare import power_of_two_exponent
+from workbench.model.declare import power_of_two_exponent
 from workbench.errors import DeclarationError
 
 PREFIX = "2^"

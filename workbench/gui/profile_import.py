@@ -46,7 +46,7 @@ from workbench.profilers.matching import operation_suggester
 from workbench.profilers.counters import is_used_metric
 from workbench.profilers.stopping import ReadStopped
 from workbench.session import OperationEntry
-from workbench.units import format_bytes, format_time
+from workbench.model.units import format_bytes, format_time
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.gui.document import Document

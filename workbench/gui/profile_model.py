@@ -17,14 +17,14 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from workbench.devices.catalogue import Device
+from workbench.model.devices.catalogue import Device
 from workbench.errors import WorkbenchError
 from workbench.profilers import Comparison, Kernel, MatchRule, Profile, RooflinePoint, compare, match_kernels
 from workbench.profilers.kernel_compare import profile_provenance
 from workbench.profilers.records import NCU, TOOL_TITLES
 from workbench.runs import bound_analysis, run_device
 from workbench.session import OperationEntry
-from workbench.units import format_bytes, format_flop_rate, format_intensity, format_number, format_time
+from workbench.model.units import format_bytes, format_flop_rate, format_intensity, format_number, format_time
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.gui.document import Document
@@ -36,7 +36,7 @@ _COMPARE_CACHE_SIZE = 256
 @lru_cache(maxsize=1024)
 def canonical(text: str) -> str | None:
     """The canonical form of a declaration line (cached: the roofline asks on every edit)."""
-    from workbench.declare import parse
+    from workbench.model.declare import parse
 
     try:
         return str(parse(text))

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.devices.catalogue import match_reported_name
+from workbench.model.devices.catalogue import match_reported_name
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
@@ -55,7 +55,7 @@ from workbench.gui.plain_text import plain, tooltip
 from workbench.profilers import Cause, Comparison
 from workbench.profilers.kernel_compare import profile_device
 from workbench.profilers.counters import LEVEL_METHODS
-from workbench.units import format_bytes, format_flop, format_intensity, format_time
+from workbench.model.units import format_bytes, format_flop, format_intensity, format_time
 
 LEVEL_CHOICES = {"ncu": "Nsight Compute's sections", "nersc": "NERSC method"}
 LEVEL_SHORT = {"ncu": "ncu", "nersc": "NERSC"}

@@ -12,8 +12,8 @@ from typing import Any, Sequence
 
 import pyqtgraph as pg
 
-from workbench.analysis import Analysis
-from workbench.devices import BANDWIDTH, Device, Rate
+from workbench.model.analysis import Analysis
+from workbench.model.devices import BANDWIDTH, Device, Rate
 from workbench.gui.plot_common import (
     GHOST_COLOUR,
     MEMORY_COLOUR,
@@ -27,9 +27,9 @@ from workbench.gui.plot_common import (
     roof_pen,
 )
 from workbench.gui.roofline_records import ROOF_REACH, ROOF_LABEL_ROOM, KERNEL_RADIUS, Roof, Position, _Drawn
-from workbench.label_layout import labelled_points, Segment
-from workbench.roofline import roof_names
-from workbench.units import format_bandwidth, format_flop_rate, format_intensity
+from workbench.scenes.label_layout import labelled_points, Segment
+from workbench.scenes.roofline import roof_names
+from workbench.model.units import format_bandwidth, format_flop_rate, format_intensity
 
 
 class RooflineDrawing:
@@ -99,7 +99,7 @@ class RooflineDrawing:
 
     def _show_point_labels(self, drawn: "_Drawn") -> None:
         """Which operations carry a label (all of a small session; of a large one the selected, the pinned and the
-        largest by share of the session's time: workbench.label_layout.labelled_points); only those get an item."""
+        largest by share of the session's time: workbench.scenes.label_layout.labelled_points); only those get an item."""
         total = float(drawn.times.sum()) or 1.0
         current_index = drawn.index_of_row.get(self.document.current)
         self._labelled = labelled_points(drawn.times / total, current_index, drawn.pin_indices)
@@ -204,7 +204,7 @@ class RooflineDrawing:
         On a small plot, or at presentation size, the labels cannot all have that room (each added decade narrows
         every decade): a range stretched for them (it ran to 1e10) squeezed the points into a corner, their labels
         onto long leaders. A roof label without room right of the points goes along its roof between them, on it,
-        or in its short text (workbench.label_layout).
+        or in its short text (workbench.scenes.label_layout).
         """
         width = self.plot.getViewBox().width()
         texts = [self._roof_texts.get(f"roof {index}", (label.toPlainText(),) * 2) for index, label in enumerate(labels)]

@@ -1,5 +1,5 @@
 """The roofline's labels: every mark and roof in the view's pixels, the layout of the roof, operation and
-ridge labels (`workbench.label_layout`) with the legend listing what found no room, and the layout drawn;
+ridge labels (`workbench.scenes.label_layout`) with the legend listing what found no room, and the layout drawn;
 which operations are labelled (View ▸ Labels) and pinned.
 
 `RooflineLabels` is a part of `RooflineView` (a mixin, gui/roofline_view.py): it places the label items the
@@ -26,7 +26,7 @@ from workbench.gui.roofline_records import (
     _Laid,
     Position,
 )
-from workbench.label_layout import (
+from workbench.scenes.label_layout import (
     Box,
     MarkGrid,
     PixelView,
@@ -43,8 +43,8 @@ from workbench.label_layout import (
     leader_segment,
     nearest_on_box,
 )
-from workbench.legend_corner import Corner, Trial, try_corners
-from workbench.legend_corner import list_unplaced as place_in_legend
+from workbench.scenes.legend_corner import Corner, Trial, try_corners
+from workbench.scenes.legend_corner import list_unplaced as place_in_legend
 from workbench.session import OperationEntry
 
 
@@ -99,7 +99,7 @@ class RooflineLabels:
     def _place_labels(self, *_: object, fresh: bool = False) -> None:
         """Lay out the labels in the view's pixels so none covers a point, a roof or another label.
 
-        The geometry is `workbench.label_layout`'s: every mark on the plot
+        The geometry is `workbench.scenes.label_layout`'s: every mark on the plot
         (operations, measured runs and their bars, profiled kernels, the ridge
         point) and the legend are marks to keep uncovered; the memory roof, the
         compute roofs and their datasheet ghosts are roofs no label may cross.

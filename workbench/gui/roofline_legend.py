@@ -1,5 +1,5 @@
 """The roofline's legend: the operations and roofs it lists (with labels off, or for want of room), its rows
-set in place when only their texts change, and the corner of the view it takes (`workbench.legend_corner`).
+set in place when only their texts change, and the corner of the view it takes (`workbench.scenes.legend_corner`).
 
 `RooflineLegend` is a part of `RooflineView` (a mixin, gui/roofline_view.py): it fills the plot's one legend
 and is called by the label part's layout (gui/roofline_labels.py)."""
@@ -14,9 +14,9 @@ from PySide6.QtGui import QFont, QFontMetricsF
 from workbench.gui.plain_text import html_text
 from workbench.gui.plot_common import POINT_COLOUR, SELECTED_COLOUR, legend_points
 from workbench.gui.roofline_records import LEGEND_ROW_EXTRA, LABELS_ALL, LABELS_SELECTED
-from workbench.label_layout import Box
-from workbench.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, choose_corner, corner_box, faults, mark_rows
-from workbench.units import format_flop_rate, format_intensity
+from workbench.scenes.label_layout import Box
+from workbench.scenes.legend_corner import CORNERS, MARGIN as LEGEND_MARGIN, Corner, choose_corner, corner_box, faults, mark_rows
+from workbench.model.units import format_flop_rate, format_intensity
 
 
 class RooflineLegend:
@@ -125,7 +125,7 @@ class RooflineLegend:
         """Put the legend, when shown, in the corner of the view that covers none of `marks` (the points, runs,
         kernels and their labels, in the view's pixels), and return its box there (a mark for the labels).
 
-        The corner is chosen afresh (top left first, then bottom right: `workbench.legend_corner`) when the
+        The corner is chosen afresh (top left first, then bottom right: `workbench.scenes.legend_corner`) when the
         labels are laid out afresh, the view's size or range, the text size or the legend's rows change; otherwise
         it stays, unless a point moved under it: while one operation is edited the legend does not jump corners
         on each keystroke. The box is worked out from the corner, not read from the item: while the view is being

@@ -16,8 +16,8 @@ from typing import Any, Sequence
 
 import pyqtgraph as pg
 
-from workbench.devices import BANDWIDTH
-from workbench.devices.interfaces import interface
+from workbench.model.devices import BANDWIDTH
+from workbench.model.devices.interfaces import interface
 from workbench.gui.plot_common import (
     GHOST_COLOUR,
     LEVEL_COLOURS,
@@ -30,8 +30,8 @@ from workbench.gui.plot_common import (
     roof_pen,
 )
 from workbench.gui.plain_text import tooltip
-from workbench.roofline import LEVEL_KEYS, LevelPoint, RoofLevel
-from workbench.units import format_bandwidth, format_flop_rate, format_intensity
+from workbench.scenes.roofline import LEVEL_KEYS, LevelPoint, RoofLevel
+from workbench.model.units import format_bandwidth, format_flop_rate, format_intensity
 
 LEVEL_SHORT_NAMES = {"l2": "L2", "smem": "Shared mem.", "host": "Host link"}
 

@@ -12,11 +12,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from workbench.analysis import Analysis
-from workbench.devices import BANDWIDTH, Device, Rate
-from workbench.devices.interfaces import HOST
-from workbench.label_layout import Box, LabelLayout, PointLabel, RoofLabel, Segment, layout_faults
-from workbench.roofline import LevelPoint, RoofLevel, lowered_roof, operation_levels
+from workbench.model.analysis import Analysis
+from workbench.model.devices import BANDWIDTH, Device, Rate
+from workbench.model.devices.interfaces import HOST
+from workbench.scenes.label_layout import Box, LabelLayout, PointLabel, RoofLabel, Segment, layout_faults
+from workbench.scenes.roofline import LevelPoint, RoofLevel, lowered_roof, operation_levels
 from workbench.session import OperationEntry
 
 ROOF_REACH = 8.0  # decades the roofs run past the fitted range, so a panned view still shows them

@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from workbench.analysis import Analysis
-from workbench.devices import BANDWIDTH, Device
-from workbench.devices.interfaces import HOST
+from workbench.model.analysis import Analysis
+from workbench.model.devices import BANDWIDTH, Device
+from workbench.model.devices.interfaces import HOST
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.roofline_records import Roof, Position, _Drawn, _PointFacts, device_roofs
-from workbench.roofline import LevelPoint, RoofLevel, device_levels
+from workbench.scenes.roofline import LevelPoint, RoofLevel, device_levels
 
 
 class RooflineRefresh:

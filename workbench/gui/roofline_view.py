@@ -5,7 +5,7 @@ memory roof rises to the highest compute roof; one compute roof per rate in
 use, datasheet figures dashed and measured ones solid; the selected
 operation's path and ridge point in red. Imported profiler kernels and
 measured runs are drawn by their own layers (`profile_view`, `measure_plots`).
-Labels are laid out by `workbench.label_layout` so none covers a point, a roof
+Labels are laid out by `workbench.scenes.label_layout` so none covers a point, a roof
 or another label.
 
 `RooflineView` builds the plot's items, its controls and its state, holds or
@@ -27,7 +27,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QFont, QFontMetricsF, QMouseEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from workbench.devices.interfaces import interface
+from workbench.model.devices.interfaces import interface
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.measure_plots import MeasuredRooflineLayer
@@ -71,11 +71,11 @@ from workbench.gui.roofline_records import (
     _roof_text,
 )
 from workbench.gui.roofline_refresh import RooflineRefresh
-from workbench.label_layout import Segment
-from workbench.legend_corner import Corner
-from workbench.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, level_title
+from workbench.scenes.label_layout import Segment
+from workbench.scenes.legend_corner import Corner
+from workbench.scenes.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, level_title
 from workbench.session import OperationEntry
-from workbench.units import format_flop_rate, format_intensity, format_time
+from workbench.model.units import format_flop_rate, format_intensity, format_time
 
 __all__ = [
     "FIT_SHORTCUT",

@@ -12,12 +12,12 @@ from typing import Any, Sequence
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from workbench.declaration_text import split_call
+from workbench.model.declaration_text import split_call
 from workbench.gui.measure_plots import OTHER_DEVICE_COLOUR, device_tip
 from workbench.gui.measure_runs import MeasuredRun
 from workbench.gui.plain_text import tooltip
 from workbench.measure.record import CANCELLED, INVALID, OK
-from workbench.units import (
+from workbench.model.units import (
     format_bandwidth,
     format_flop_rate,
     format_percent,

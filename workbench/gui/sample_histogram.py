@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from workbench.gui.measure_plots import MEASURED_COLOUR, NOT_VALID_COLOUR
 from workbench.gui.plain_text import plain
 from workbench.measure.stats import summarize
-from workbench.units import format_time
+from workbench.model.units import format_time
 
 
 def time_scale(seconds: float) -> tuple[float, str]:

@@ -17,11 +17,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from workbench.analysis import sweep
-from workbench.analysis.sweep import limiter_crossover
-from workbench.analysis.terms import TERM_COMPUTE
-from workbench.declaration_text import split_call
-from workbench.devices import BANDWIDTH
+from workbench.model.analysis import sweep
+from workbench.model.analysis.sweep import limiter_crossover
+from workbench.model.analysis.terms import TERM_COMPUTE
+from workbench.model.declaration_text import split_call
+from workbench.model.devices import BANDWIDTH
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
@@ -42,7 +42,7 @@ from workbench.gui.plot_common import (
     time_tick,
 )
 from workbench.gui.plain_text import plain
-from workbench.units import format_bytes, format_time
+from workbench.model.units import format_bytes, format_time
 
 SWEEP_POINTS = 241
 

@@ -1,7 +1,7 @@
 """The Timeline plot's bars, their names and the exposed-communication spans: one graphics item, drawn per frame
 from what is in view.
 
-`workbench.timeline_frame.LaneBars.frame` picks the bars a view range draws (sub-pixel runs merged) and the
+`workbench.scenes.timeline_frame.LaneBars.frame` picks the bars a view range draws (sub-pixel runs merged) and the
 label candidates; this item turns them into rectangles in device pixels, one list per style, keeps those and the
 placed names for the range and size they were made for (the second paint of a frame, a hover or an expose
 redraws them without recomputing), and draws an operation's name only where its bar, clipped to the view,
@@ -20,7 +20,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter
 
-from workbench.timeline_frame import Frame, LaneBars
+from workbench.scenes.timeline_frame import Frame, LaneBars
 
 try:
     from pyqtgraph.Qt.internals import PrimitiveArray as _PrimitiveArray

@@ -23,7 +23,7 @@ from workbench.profilers.stopping import ReadStopped
 from workbench.profilers.trace import Trace
 from workbench.profilers.trace_reader import read_trace
 from workbench.steps import MeasuredTrace, StepPlan, Timeline, parse_trace_match
-from workbench.units import format_time
+from workbench.model.units import format_time
 
 # The bars' colours, shared with the step plot (gui/timeline_view.py).
 COMPUTE_BRUSH = QColor(66, 133, 244)

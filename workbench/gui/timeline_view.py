@@ -56,11 +56,11 @@ from workbench.gui.scroll_page import scrolled_content
 from workbench.gui.timeline_bars import BarStyle, TimelineBars
 from workbench.gui.timeline_trace import COMMUNICATION_BRUSH, COMPUTE_BRUSH, NO_TRACE, TimelineTrace
 from workbench.gui.whatif_table import WhatIfTable
-from workbench.naming import abbreviated_path
+from workbench.model.naming import abbreviated_path
 from workbench.session import StepEntry
 from workbench.steps import Timeline, parse_step, step_timeline
-from workbench.timeline_frame import LaneBars
-from workbench.units import format_time
+from workbench.scenes.timeline_frame import LaneBars
+from workbench.model.units import format_time
 
 CRITICAL_COLOR = QColor(183, 28, 28)
 EXPOSED_BRUSH = QColor(220, 40, 40, 60)

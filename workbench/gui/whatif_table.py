@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from workbench.gui.plain_text import tooltip
 from workbench.steps import TRACE, Timeline
-from workbench.units import format_time
+from workbench.model.units import format_time
 
 COLUMNS = ("Operation", "Stream", "Time", "Source", "Speed-up ×", "If 2× faster", "If free", "Bound", "Time ÷ bound")
 SPEEDUP_COLUMN = 4

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench import __version__
-from workbench.devices.nvml import OK, Detection
+from workbench.model.devices.nvml import OK, Detection
 from workbench.errors import WorkbenchError
 from workbench.examples import load_example
 from workbench.gui.application import APP_NAME, make_settings

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolBar, QToolButton
 
-from workbench.conventions import CONVENTION_LABELS
+from workbench.model.conventions import CONVENTION_LABELS
 from workbench.examples import list_examples
 from workbench.gui.application import EXAMPLES_MENU
 from workbench.gui.roofline_view import FIT_SHORTCUT, LABELS_ALL, LABELS_NONE, LABELS_SELECTED

@@ -12,7 +12,7 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, QThread, Signal
 
-from workbench.devices.nvml import FAILED, Detection
+from workbench.model.devices.nvml import FAILED, Detection
 
 _WORKERS: "weakref.WeakSet[QThread]" = weakref.WeakSet()
 
@@ -40,7 +40,7 @@ class DetectionWorker(QThread):
     def run(self) -> None:
         detect = self._detect
         if detect is None:
-            from workbench.devices.nvml import detect
+            from workbench.model.devices.nvml import detect
         try:
             result = detect()
         except Exception as exc:  # detection must never take the window down

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 
-from workbench.devices import host
+from workbench.model.devices import host
 from workbench.measure import cupy_install
 from workbench.measure.backend_base import TRITON_FLUSH_BYTES, Backend, BackendStatus
 from workbench.measure.cublas_plan import GemmPlan, plan_gemm

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator, Mapping, Union
 
-from workbench.declare import parse
-from workbench.devices.catalogue import BANDWIDTH, MEASURED, Device, Rate
-from workbench.devices.interfaces import HOST, L2
+from workbench.model.declare import parse
+from workbench.model.devices.catalogue import BANDWIDTH, MEASURED, Device, Rate
+from workbench.model.devices.interfaces import HOST, L2
 from workbench.measure.backends import Backend, select_backend
 from workbench.measure.errors import MeasurementError, MemoryRefused, UnsupportedMeasurement
 from workbench.measure.latency import CHASE_BYTES, CHASE_STEPS, LOADED_COPY, LatencyReading, measure_idle_latency, measure_loaded_latency
@@ -258,7 +258,7 @@ class CalibrationRun:
         backend = select_backend(self._backend_choice)
         device = default_device(backend) if self._device_choice == "auto" else self._device_choice
         if isinstance(device, str):
-            from workbench.devices.catalogue import find_device
+            from workbench.model.devices.catalogue import find_device
 
             device = find_device(device)
         mode = COLD if backend.kind == "gpu" else WARM
@@ -470,9 +470,9 @@ def transfer_rates(
     CPU stand-in; `link:<key>` from the NCCL all-reduce busbw, keyed by the
     link a collective on `device` crosses by default (its NVLink, else its host link).
     """
-    from workbench.devices.links import device_link, link_rate_key
+    from workbench.model.devices.links import device_link, link_rate_key
     from workbench.errors import DeviceError
-    from workbench.units import format_bandwidth
+    from workbench.model.units import format_bandwidth
 
     by_key = {t.key: t for t in transfers}
     rates: dict[str, Rate] = {}
@@ -532,7 +532,7 @@ def _cache_copy(record: RunRecord) -> TransferMeasurement:
 
 def _hierarchy_notes(rates: Mapping[str, Rate], transfers: list[TransferMeasurement], gpu: bool) -> list[str]:
     """The cache against the memory beyond it: the ratio, and plainly when the cache was no faster."""
-    from workbench.units import format_bandwidth
+    from workbench.model.units import format_bandwidth
 
     memory = rates.get(BANDWIDTH)
     cache_rate = rates[L2].value if gpu and L2 in rates else next((t.rate for t in transfers if t.key == _LLC_REPORTED), None)
@@ -549,13 +549,13 @@ def _hierarchy_notes(rates: Mapping[str, Rate], transfers: list[TransferMeasurem
 
 
 def _last_level_cache() -> int | None:
-    from workbench.devices import host
+    from workbench.model.devices import host
 
     return host.last_level_cache_bytes()
 
 
 def _size(nbytes: int | None) -> str:
-    from workbench.units import format_bytes
+    from workbench.model.units import format_bytes
 
     return format_bytes(nbytes, True) if nbytes else "unknown"
 

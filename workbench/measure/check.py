@@ -20,7 +20,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-from workbench.units import format_percent
+from workbench.model.units import format_percent
 
 SAFETY = 8.0
 

@@ -140,7 +140,7 @@ class CupyBackend(Backend):
         return env
 
     def conditions(self) -> dict[str, Any]:
-        from workbench.devices.nvml import read_conditions
+        from workbench.model.devices.nvml import read_conditions
 
         index = self.nvml_index()
         return read_conditions(index) if index is not None else {}

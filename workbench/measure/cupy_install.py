@@ -16,7 +16,7 @@ def cupy_extra() -> str:
             return extra
         except metadata.PackageNotFoundError:
             continue
-    from workbench.devices.nvml import detect
+    from workbench.model.devices.nvml import detect
 
     detection = detect()
     major = detection.gpus[0].cuda_driver_version.split(".")[0] if detection.gpus else ""

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from workbench.declare import Declaration, parse
+from workbench.model.declare import Declaration, parse
 from workbench.errors import WorkbenchError
 from workbench.measure.run import (
     AUTO_WARMUP_MAX_CALLS,
@@ -39,7 +39,7 @@ from workbench.measure.run import (
     AUTO_WARMUP_S,
     DEFAULT_ITERATIONS,
 )
-from workbench.units import format_time
+from workbench.model.units import format_time
 
 LONG_RUN_S = 30.0  # above this the window asks before a run starts
 PROBE_BUDGET_S = 0.5  # wall time the probes of one estimate may take
@@ -309,13 +309,13 @@ def probe_call_time(declaration: Declaration, backend: Any, convention: str = "f
 def _bound_call(declaration: Declaration, backend_kind: str, device: Any, convention: str,
                 overlap: Any) -> tuple[float | None, str, str]:
     """The bound of one call on the device the run is compared with: (seconds, device name, note)."""
-    from workbench.analysis import analyze
+    from workbench.model.analysis import analyze
 
     try:
         if device in (None, "auto"):
             if backend_kind != "cpu":
                 return None, "", "the bound is taken on the GPU the run finds"
-            from workbench.devices.provenance import cpu_catalogue_device
+            from workbench.model.devices.provenance import cpu_catalogue_device
 
             device = cpu_catalogue_device()
         analysis = analyze(declaration, device=device, convention=convention, overlap=overlap)

@@ -24,7 +24,7 @@ def cuda_version_text(value: Any) -> str:
 
 def nvml_index_for_pci(pci_bus_id: str) -> int | None:
     """The NVML index of the GPU on a PCI bus id (domain included), or None without NVML or a match."""
-    from workbench.devices.nvml import index_for_pci_bus_id
+    from workbench.model.devices.nvml import index_for_pci_bus_id
 
     return index_for_pci_bus_id(pci_bus_id)
 
@@ -51,7 +51,7 @@ def nvml_uuid(index: int | None) -> str:
 
 
 def nvml_driver_version() -> str:
-    from workbench.devices.nvml import detect
+    from workbench.model.devices.nvml import detect
 
     detection = detect()
     return detection.gpus[0].driver_version if detection.gpus else ""

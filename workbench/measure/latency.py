@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from workbench.devices.catalogue import LATENCY_LOADS, MAX_LATENCY_S, MEASURED, MIN_LATENCY_S, Device
+from workbench.model.devices.catalogue import LATENCY_LOADS, MAX_LATENCY_S, MEASURED, MIN_LATENCY_S, Device
 from workbench.measure.errors import MeasurementError
 
 SLOT_BYTES = 128  # one cache line per step of the chase
@@ -74,8 +74,8 @@ def loaded_latency(time_s: float, launches: Any, device: Device) -> float:
     `launches` are the model's (implementations.KernelLaunch) for the kernel that ran; the device supplies
     the SM count and the occupancy limits. Only the first launch counts (a one-kernel measurement).
     """
-    from workbench.analysis.mlp import little
-    from workbench.devices.catalogue import Latency, Rate
+    from workbench.model.analysis.mlp import little
+    from workbench.model.devices.catalogue import Latency, Rate
 
     if not launches or not time_s > 0:
         raise ValueError("a loaded latency needs one launch and a positive time")
@@ -116,8 +116,8 @@ def measure_idle_latency(backend: Any, working_set: int = CHASE_BYTES, steps: in
 
 def measure_loaded_latency(backend: Any, device: Device, **options: Any) -> LatencyReading:
     """The library copy measured, then Little's law backwards (loaded_latency) on the device's occupancy."""
-    from workbench.declare import parse
-    from workbench.implementations import physical_work
+    from workbench.model.declare import parse
+    from workbench.model.implementations import physical_work
     from workbench.measure.run import measure
 
     record = measure(LOADED_COPY, backend=backend, **{"device": device, **options})

@@ -7,7 +7,7 @@ import platform
 import time
 from typing import Any, Callable, Sequence
 
-from workbench.devices import host
+from workbench.model.devices import host
 from workbench.measure.backend_base import (
     FILL_CHUNK_CPU,
     STORAGE_TYPES,

@@ -20,7 +20,7 @@ from workbench.errors import WorkbenchError
 def warm() -> None:
     """Load the unit registry and the device catalogue (cached for the process's lifetime)."""
     try:
-        from workbench.devices.catalogue import catalogue
+        from workbench.model.devices.catalogue import catalogue
 
         catalogue()
     except (WorkbenchError, ImportError, OSError):

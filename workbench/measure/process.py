@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator, Type
 
-from workbench.declare import Declaration, parse
-from workbench.devices.catalogue import Device
+from workbench.model.declare import Declaration, parse
+from workbench.model.devices.catalogue import Device
 from workbench.errors import WorkbenchError
 from workbench.measure import errors as measure_errors
 from workbench.measure.check import not_run

@@ -15,13 +15,13 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
-from workbench.devices.provenance import DeviceProvenance
+from workbench.model.devices.provenance import DeviceProvenance
 from workbench.measure.check import CheckResult
 from workbench.measure.errors import MeasurementError
 from workbench.measure.stats import TimingStats, summarize
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from workbench.analysis import Analysis
+    from workbench.model.analysis import Analysis
 
 RECORD_FORMAT = "perf-workbench-run"
 MAX_SAMPLE_S = 1e6  # a timing sample past 11 days is not one (and 1.7e308 overflows a sum of samples)

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Type, Union
 
-from workbench.declare import Declaration, parse
-from workbench.devices.catalogue import NOMINAL, Device
-from workbench.devices.provenance import DeviceProvenance
+from workbench.model.declare import Declaration, parse
+from workbench.model.devices.catalogue import NOMINAL, Device
+from workbench.model.devices.provenance import DeviceProvenance
 from workbench.errors import WorkbenchError
 from workbench.measure.backends import Backend, select_backend
 from workbench.measure.check import judge, not_run
@@ -47,10 +47,10 @@ from workbench.measure.errors import MeasurementError, MemoryRefused
 from workbench.measure.kernels import MeasuredKernel, kernel_for
 from workbench.measure.kernels.base import StopRequested
 from workbench.measure.record import CANCELLED, COLD, INVALID, MODES, OK, WARM, BoundInfo, KernelInfo, RunRecord
-from workbench.ops.base import CONVENTIONS
+from workbench.model.ops.base import CONVENTIONS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from workbench.analysis import Analysis
+    from workbench.model.analysis import Analysis
 
 MIN_ITERATIONS = 30
 DEFAULT_ITERATIONS = 50
@@ -226,7 +226,7 @@ class MeasurementRun(StoppableRun):
                 )
             convention = analysis.convention
         if isinstance(device, str) and device != "auto":
-            from workbench.devices.catalogue import find_device
+            from workbench.model.devices.catalogue import find_device
 
             device = find_device(device)
         self.iterations = iterations
@@ -396,7 +396,7 @@ class MeasurementRun(StoppableRun):
         entry; otherwise the stated name is matched (the GPU through NVML, the
         CPU entry for a CPU). The session's device never stands in for it.
         """
-        from workbench.devices.provenance import cpu_catalogue_device, provenance_from_environment
+        from workbench.model.devices.provenance import cpu_catalogue_device, provenance_from_environment
 
         choice = self._device_choice
         if isinstance(choice, Device):
@@ -424,7 +424,7 @@ class MeasurementRun(StoppableRun):
         device = default_device(backend) if choice == "auto" else choice
         if not isinstance(device, Device):
             return None, ["no device model for this backend: achieved figures only, no bound"]
-        from workbench.analysis import analyze
+        from workbench.model.analysis import analyze
 
         try:
             analysis = analyze(self.declaration, device=device, convention=self.convention, overlap=self.overlap)
@@ -432,7 +432,7 @@ class MeasurementRun(StoppableRun):
             return None, [f"no bound: {exc}"]
         bound = BoundInfo.from_analysis(analysis)
         notes = []
-        from workbench.units import format_bandwidth, format_flop_rate
+        from workbench.model.units import format_bandwidth, format_flop_rate
 
         nominal = []
         if analysis.compute_rate is not None and analysis.compute_rate.source == NOMINAL:
@@ -449,7 +449,7 @@ class MeasurementRun(StoppableRun):
 
 def refuse_if_too_large(declaration: Declaration, backend: Backend, kernel: MeasuredKernel, flush_bytes: int = 0) -> int:
     """The bytes a run plans to allocate; MemoryRefused, before any allocation, if they do not fit."""
-    from workbench.units import format_bytes
+    from workbench.model.units import format_bytes
 
     planned = kernel.planned_bytes() + flush_bytes
     free, source = backend.free_memory()
@@ -492,11 +492,11 @@ def default_device(backend: Backend) -> Device | None:
     """The device model a backend's runs are compared with: the detected GPU, or the generic CPU."""
     try:
         if backend.kind == "cpu":
-            from workbench.devices.provenance import cpu_catalogue_device
+            from workbench.model.devices.provenance import cpu_catalogue_device
 
             return cpu_catalogue_device()
-        from workbench.devices.catalogue import match_reported_name
-        from workbench.devices.nvml import detect, device_for
+        from workbench.model.devices.catalogue import match_reported_name
+        from workbench.model.devices.nvml import detect, device_for
 
         index = getattr(backend, "nvml_index", lambda: None)()
         detection = detect()

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from workbench.declare import Declaration, parse
+from workbench.model.declare import Declaration, parse
 from workbench.errors import DeclarationError, WorkbenchError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from workbench.analysis import Analysis
+    from workbench.model.analysis import Analysis
 
 MAX_SWEEP_RUNS = 24  # sizes one measured sweep may run (each is a full measurement)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from workbench.devices.catalogue import BANDWIDTH, PATH_TITLES, Device
+from workbench.model.devices.catalogue import BANDWIDTH, PATH_TITLES, Device
 from workbench.measure.calibrate import CalibrationResult
 from workbench.measure.record import RunRecord
-from workbench.units import (
+from workbench.model.units import (
     format_bandwidth,
     format_bytes,
     format_flop,
@@ -119,8 +119,8 @@ def run_table(record: RunRecord, figures: "RunFigures", binary: bool = False) ->
 
 def _calibration_cells(path: str, value: float, device: Device | None, binary: bool) -> tuple[str, str, str]:
     """Measured, datasheet and their ratio for one calibrated rate (a link's datasheet is its catalogue figure)."""
-    from workbench.devices.links import is_byte_rate
-    from workbench.devices.rate_titles import reference_rate
+    from workbench.model.devices.links import is_byte_rate
+    from workbench.model.devices.rate_titles import reference_rate
 
     def text(rate: float) -> str:
         return format_bandwidth(rate, binary) if is_byte_rate(path) else format_flop_rate(rate)
@@ -133,7 +133,7 @@ def _calibration_cells(path: str, value: float, device: Device | None, binary: b
 
 def calibration_table(result: CalibrationResult, device: Device | None = None, binary: bool = False) -> str:
     """Measured rates beside the datasheet figures of `device` (when given), then every transfer and how it was measured."""
-    from workbench.devices.rate_titles import rate_title
+    from workbench.model.devices.rate_titles import rate_title
 
     lines = [f"Calibration on {result.device} ({result.backend}), {result.created}"]
     header = ("rate", "measured", "datasheet", "measured / datasheet")

@@ -176,7 +176,7 @@ def measure_cpu_host_copy(nbytes: int, iterations: int = MIN_TRANSFER_ITERATIONS
     """Time numpy.copyto between two `nbytes` buffers: the CPU stand-in for the host memory link."""
     import numpy
 
-    from workbench.devices import host
+    from workbench.model.devices import host
 
     _check_iterations(iterations)
     if nbytes < 4096:
@@ -221,7 +221,7 @@ def _pattern(numpy: Any, nbytes: int) -> Any:
 
 
 def _size_words(nbytes: int) -> str:
-    from workbench.units import format_bytes
+    from workbench.model.units import format_bytes
 
     return format_bytes(nbytes, True)
 
@@ -445,7 +445,7 @@ def measure_collectives(
     `groupEnd()`, with a start and an end event on each rank's stream; the
     call's time is the slowest rank's.
     """
-    from workbench.ops.collectives import busbw_factor
+    from workbench.model.ops.collectives import busbw_factor
 
     cupy, nccl = _nccl()
     _check_iterations(iterations)

@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.analysis import Analysis
-from workbench.ops import REGISTRY
+from workbench.model.analysis import Analysis
+from workbench.model.ops import REGISTRY
 from workbench.profilers.kernels import Kernel
 from workbench.profilers.records import NCU
-from workbench.units import format_bytes, format_flop, format_int, format_time
+from workbench.model.units import format_bytes, format_flop, format_int, format_time
 
 TOLERANCE = 0.05  # within ±5 % of the floor counts as reaching it (counter noise, rounding by ncu)
 SHORT_KERNEL_S = 10e-6  # below this, launch ramp-up and the tail wave weigh on the duration

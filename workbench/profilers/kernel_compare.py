@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from workbench.analysis import Analysis, DerivationLine, analyze
-from workbench.devices.catalogue import Device
-from workbench.devices.provenance import GPU, STATED_BY_FILE, DeviceProvenance, catalogue_device, match_catalogue
-from workbench.plausibility import Evidence, ImpossibleResult, Reason, impossible_result, uses_nominal_rate
+from workbench.model.analysis import Analysis, DerivationLine, analyze
+from workbench.model.devices.catalogue import Device
+from workbench.model.devices.provenance import GPU, STATED_BY_FILE, DeviceProvenance, catalogue_device, match_catalogue
+from workbench.model.plausibility import Evidence, ImpossibleResult, Reason, impossible_result, uses_nominal_rate
 from workbench.profilers.causes import (  # noqa: F401  (Cause and traffic_causes re-exported)
     TENSOR_PATH_HINT,
     TOLERANCE,
@@ -45,7 +45,7 @@ from workbench.profilers.numbers import NumberFormat
 from workbench.profilers.profile import Profile
 from workbench.profilers.records import NCU, NCU_CONDITIONS_NOTE, NSYS, NSYS_CONDITIONS_NOTE, KernelTimesTable
 from workbench.profilers.symptoms import BandwidthSymptom, bandwidth_symptom
-from workbench.units import (
+from workbench.model.units import (
     format_bandwidth,
     format_bytes,
     format_flop,
@@ -555,7 +555,7 @@ def impossible_kernel(
     provenance: DeviceProvenance,
     binary: bool = False,
 ) -> ImpossibleResult | None:
-    """A profiled kernel faster than its own device's bound (`workbench.plausibility`), with the reasons to check."""
+    """A profiled kernel faster than its own device's bound (`workbench.model.plausibility`), with the reasons to check."""
     if device is None or analysis.bound_time is None or not duration:
         return None
     sources = tuple(rate.source for rate in (analysis.compute_rate, analysis.bandwidth) if rate is not None)
@@ -609,7 +609,7 @@ def compare_profile(
     FLOP are still compared, and the time bound is left out). Each rule's
     declaration is analysed once, however many kernels it selects.
     """
-    from workbench.devices.catalogue import find_device
+    from workbench.model.devices.catalogue import find_device
 
     chosen = find_device(device) if isinstance(device, str) else device
     provenance = profile_provenance(profile)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from workbench.devices.interfaces import HBM, L2, SMEM
+from workbench.model.devices.interfaces import HBM, L2, SMEM
 from workbench.profilers.counters import (
     DramTraffic,
     FlopCount,
@@ -32,7 +32,7 @@ from workbench.profilers.counters import (
     median_reading,
 )
 from workbench.profilers.names import kernel_base_name, kernel_base_names
-from workbench.units import format_bytes, format_intensity
+from workbench.model.units import format_bytes, format_intensity
 from workbench.profilers.records import (
     NCU,
     NSYS,

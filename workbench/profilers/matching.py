@@ -25,7 +25,7 @@ def parse_match(text: str) -> MatchRule:
     The declaration is checked (and made canonical) with the core's parser, so
     a typo fails here with the core's message rather than later.
     """
-    from workbench.declare import parse
+    from workbench.model.declare import parse
 
     pattern, separator, declaration = text.partition("=")
     if not separator or not declaration.strip():
@@ -74,8 +74,8 @@ class OperationSuggester:
     """suggest_operation() against one set of declarations (see operation_suggester)."""
 
     def __init__(self, declarations: Mapping[str, str]) -> None:
-        from workbench.declare import parse
-        from workbench.ops import REGISTRY
+        from workbench.model.declare import parse
+        from workbench.model.ops import REGISTRY
 
         self.operations: dict[str, str] = {}
         for key, line in declarations.items():

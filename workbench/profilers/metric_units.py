@@ -7,7 +7,7 @@ rates as `Gbyte/second` or `Gbyte/s`; clocks as `cycle/nsecond` or `Ghz`.
 `base_unit("Mbyte")` answers the factor to bytes and the base unit's symbol.
 Every word below is a base unit of the project's registry (or a percentage),
 so a factor is the prefixes' powers alone: they are read from the prefix
-table of `workbench.units` (the prefixes units.txt defines) without loading
+table of `workbench.model.units` (the prefixes units.txt defines) without loading
 pint, which costs a second; tests/test_profilers.py checks each spelling
 gives the registry's factor. Counts (`inst`, `sector`, `warp`, …) are plain
 numbers and keep their word.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from workbench.units import binary_prefix_scale, si_prefix_scale
+from workbench.model.units import binary_prefix_scale, si_prefix_scale
 
 # ncu word (after any prefix) -> (registry unit, base symbol shown to the user); each a base unit of the registry
 _MEASURED_WORDS: dict[str, tuple[str, str]] = {
@@ -66,7 +66,7 @@ _COUNT_WORDS = frozenset(
     }
 )
 
-# ncu's prefix letters -> the SI prefix symbols of workbench.units
+# ncu's prefix letters -> the SI prefix symbols of workbench.model.units
 _PREFIXES: dict[str, str] = {
     "K": "k",
     "k": "k",

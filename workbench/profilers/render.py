@@ -12,7 +12,7 @@ from workbench.profilers.kernels import Kernel, kernels_json, typical_times, wit
 from workbench.profilers.names import kernel_base_names
 from workbench.profilers.profile import Profile
 from workbench.profilers.records import NCU, NSYS, KernelTimesTable, SharedTexts
-from workbench.units import format_bytes, format_flop, format_time, format_times
+from workbench.model.units import format_bytes, format_flop, format_time, format_times
 
 _DASH = "–"
 NAME_WIDTH = 60  # longer kernel names are cut in the table (JSON keeps them whole)
@@ -294,7 +294,7 @@ def import_report(
     `decimal_mark` ('.' or ',') overrides the number format the file's values decide.
     `levels` counts L2 and L1 bytes by ncu's own hierarchical-roofline sections ('ncu') or by NERSC's method.
     """
-    from workbench.devices.catalogue import find_device
+    from workbench.model.devices.catalogue import find_device
     from workbench.profilers.kernel_compare import compare_profile, profile_device
     from workbench.profilers.matching import parse_match
     from workbench.profilers.reader import read_profile

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.devices.catalogue import BANDWIDTH, Device
+from workbench.model.devices.catalogue import BANDWIDTH, Device
 from workbench.profilers.kernels import Kernel
 from workbench.profilers.numbers import MARK_NAMES, NumberFormat
-from workbench.units import format_bandwidth, format_bytes, format_number, format_time
+from workbench.model.units import format_bandwidth, format_bytes, format_number, format_time
 
 # Implied bandwidth above this multiple of the datasheet peak is no measurement error or cache effect
 # (DRAM counters count only DRAM traffic; L2 hits never reach them).

@@ -7,11 +7,11 @@ import time
 from typing import Any, Mapping, Sequence
 
 from workbench import __version__
-from workbench.analysis import Analysis
-from workbench.conventions import CONVENTION_LABELS
-from workbench.devices import NOMINAL, Device
+from workbench.model.analysis import Analysis
+from workbench.model.conventions import CONVENTION_LABELS
+from workbench.model.devices import NOMINAL, Device
 from workbench.errors import WorkbenchError
-from workbench.label_layout import EVERY_LABEL_UP_TO, labelled_points
+from workbench.scenes.label_layout import EVERY_LABEL_UP_TO, labelled_points
 from workbench.measure.record import OK
 from workbench.report.model import (
     IMPOSSIBLE_MARK,
@@ -26,7 +26,7 @@ from workbench.report.model import (
 from workbench.report.tables import breakdown_table, kinds_table, rates_table, summary_table
 from workbench.runs import UNCHECKED, FigureContext, parse_run, run_figures
 from workbench.session import Session, canonical_declaration
-from workbench.units import format_number, format_time
+from workbench.model.units import format_number, format_time
 
 MAX_PROFILE_COLUMNS = 8
 MAX_PROFILE_ROWS = 200

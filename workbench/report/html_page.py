@@ -6,7 +6,7 @@ import base64
 import html
 from typing import Sequence
 
-from workbench.analysis import Analysis
+from workbench.model.analysis import Analysis
 from workbench.notes import with_boxes_drawn
 from workbench.report.build import build_report
 from workbench.report.model import FormattedTable, Report, ReportRun, check_png

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.analysis import Analysis
+from workbench.model.analysis import Analysis
 from workbench.errors import WorkbenchError
-from workbench.plausibility import ImpossibleResult
+from workbench.model.plausibility import ImpossibleResult
 from workbench.session import OperationEntry
-from workbench.units import format_percent
+from workbench.model.units import format_percent
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 NO_VALUE = "–"

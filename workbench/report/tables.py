@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from workbench.analysis import Analysis
-from workbench.devices import BANDWIDTH, Device
-from workbench.devices.rate_titles import rate_title
+from workbench.model.analysis import Analysis
+from workbench.model.devices import BANDWIDTH, Device
+from workbench.model.devices.rate_titles import rate_title
 from workbench.report.model import NO_VALUE, FormattedTable, OperationReport, ReportRun
-from workbench.units import (
+from workbench.model.units import (
     format_bandwidth,
     format_bytes,
     format_flop,

@@ -9,15 +9,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from workbench import __version__
-from workbench.analysis import Analysis, analyze_partial
-from workbench.conventions import CONVENTIONS
-from workbench.devices import Device, Rate, find_device
-from workbench.devices.catalogue import Latency
+from workbench.model.analysis import Analysis, analyze_partial
+from workbench.model.conventions import CONVENTIONS
+from workbench.model.devices import Device, Rate, find_device
+from workbench.model.devices.catalogue import Latency
 from workbench.errors import WorkbenchError
 # (at the top, not in the functions that read each operation: an import inside a function runs on every call, and
 # under Qt's import hook costs tens of microseconds: three per operation when a session of thousands opens)
-from workbench.declare import parse
-from workbench.naming import automatic_name
+from workbench.model.declare import parse
+from workbench.model.naming import automatic_name
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.runs import FigureContext, RunFigures
@@ -40,7 +40,7 @@ DERIVED_NOTE = (
     "the app recomputes them from the declarations and the raw samples and ignores these copies."
 )
 
-CONVENTION_CHOICES = CONVENTIONS  # the keys a session file may hold (workbench.ops.base)
+CONVENTION_CHOICES = CONVENTIONS  # the keys a session file may hold (workbench.model.ops.base)
 _TOP_LEVEL_KEYS = (
     "format",
     "version",
@@ -74,7 +74,7 @@ class OperationEntry:
     """One declared operation: its name, its declaration line, free-text notes (Markdown).
 
     With `name_automatic` the name is made from the declaration
-    (`workbench.naming.automatic_name`) and follows every edit of it, until
+    (`workbench.model.naming.automatic_name`) and follows every edit of it, until
     the user renames the operation.
     """
 
@@ -273,7 +273,7 @@ def canonical_declaration(text: Any) -> str | None:
 
 def device_from_detected_facts(facts: Mapping[str, Any]) -> Device:
     """Rebuild the Device for a GPU from the NVML facts a session kept (`DetectedGPU.to_dict()`)."""
-    from workbench.devices.nvml import DetectedGPU, device_for
+    from workbench.model.devices.nvml import DetectedGPU, device_for
 
     def optional_int(key: str) -> int | None:
         value = facts.get(key)

@@ -8,8 +8,8 @@ import math
 import os
 from typing import Any, Callable
 
-from workbench.devices import BANDWIDTH, PATHS, Rate
-from workbench.devices.catalogue import (
+from workbench.model.devices import BANDWIDTH, PATHS, Rate
+from workbench.model.devices.catalogue import (
     ENTERED,
     LATENCY_LOADS,
     MAX_LATENCY_S,
@@ -19,13 +19,13 @@ from workbench.devices.catalogue import (
     Latency,
     rate_problem,
 )
-from workbench.devices.interfaces import interface_keys
-from workbench.devices.links import known_rate_key
+from workbench.model.devices.interfaces import interface_keys
+from workbench.model.devices.links import known_rate_key
 from workbench.errors import WorkbenchError
 # (at the top, not in the functions that read each operation: an import inside a function runs on every call, and
 # under Qt's import hook costs tens of microseconds: three per operation when a session of thousands opens)
-from workbench.declare import parse
-from workbench.naming import automatic_name, is_legacy_default
+from workbench.model.declare import parse
+from workbench.model.naming import automatic_name, is_legacy_default
 from workbench.files import FileReadError, read_bounded
 from workbench.session.model import (
     CONVENTION_CHOICES,
@@ -147,7 +147,7 @@ def loads_named(data: bytes, path: str | os.PathLike[str]) -> Session:
 
 
 def _size_words(size: int) -> str:
-    from workbench.units import format_bytes
+    from workbench.model.units import format_bytes
 
     return format_bytes(size, binary=True)
 

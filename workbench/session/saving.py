@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from workbench.devices import Device
+from workbench.model.devices import Device
 from workbench.errors import WorkbenchError
 from workbench.files import FileReadError, require_regular
 from workbench.session.model import COMPACT_FROM_BYTES, MAX_FILE_BYTES, STALE_TEMPORARY_S, Session, SessionError

@@ -7,9 +7,9 @@ import json
 import math
 from typing import TYPE_CHECKING, Any, Mapping
 
-from workbench.analysis import Analysis
-from workbench.devices import BANDWIDTH, Device, Rate
-from workbench.devices.catalogue import Latency
+from workbench.model.analysis import Analysis
+from workbench.model.devices import BANDWIDTH, Device, Rate
+from workbench.model.devices.catalogue import Latency
 from workbench.errors import WorkbenchError
 from workbench.session.model import DERIVED_NOTE, FORMAT, GENERATOR, VERSION, Session, SessionError
 

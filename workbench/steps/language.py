@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from workbench.declare import Declaration, parse
+from workbench.model.declare import Declaration, parse
 from workbench.errors import WorkbenchError
 
 DEFAULT_STREAM = "compute"

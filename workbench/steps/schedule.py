@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from workbench.devices.catalogue import Device
+from workbench.model.devices.catalogue import Device
 from workbench.profilers.matching import MatchRule, kernel_base_name
 from workbench.profilers.trace import Trace
 from workbench.errors import WorkbenchError
 from workbench.steps.language import StepError, StepPlan, parse_step
 from workbench.steps.trace_match import MAX_UNMATCHED_SHOWN, MeasuredTrace, TraceMatch, match_torch_trace, match_trace, trace_device
-from workbench.units import format_time
+from workbench.model.units import format_time
 
 BOUND = "bound"
 MEASURED = "measured"
@@ -35,7 +35,7 @@ class OperationTime:
     def impossible(self) -> bool:
         """A measured or traced time faster than its bound (by more than the tolerance profile import and
         runs use): the match, the declaration or the device is wrong, not the bound."""
-        from workbench.plausibility import is_beyond_bound
+        from workbench.model.plausibility import is_beyond_bound
 
         return self.source != BOUND and bool(self.bound_s) and self.seconds > 0 and is_beyond_bound(self.bound_s / self.seconds)
 
@@ -57,7 +57,7 @@ def operation_times(
     `runs` are stored run records (Session.runs); `context` a runs.FigureContext;
     `measured` a trace matched to this plan (`match_trace`).
     """
-    from workbench.analysis import analyze
+    from workbench.model.analysis import analyze
 
     medians = _measured_medians(runs, context) if runs else {}
     matches = measured.matches if measured is not None else {}

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from itertools import compress
 from typing import Any, Iterator, Mapping, Sequence
 
-from workbench.devices.catalogue import Device
+from workbench.model.devices.catalogue import Device
 from workbench.errors import WorkbenchError
 from workbench.profilers.matching import MatchRule, kernel_base_name, operation_suggester
 from workbench.profilers.names import kernel_base_names
 from workbench.profilers.trace import KERNEL, KIND_NAMES, Interval, Trace
 from workbench.steps.language import StepError, StepLine, StepPlan
-from workbench.units import format_time
+from workbench.model.units import format_time
 
 # -- an imported trace --------------------------------------------------------
 #
@@ -65,7 +65,7 @@ def trace_device(trace: Trace, chosen: Device | None) -> TraceDevice | None:
 
     The bounds of a traced step are that GPU's: a different device chosen is set aside, said in one line.
     """
-    from workbench.devices.catalogue import match_device
+    from workbench.model.devices.catalogue import match_device
 
     if not trace.gpus:
         return None

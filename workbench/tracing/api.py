@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from workbench.tracing.trace import DEFAULT_BUCKET_MIB, TracedStep, TracingError, trace_model
-from workbench.units import format_time
+from workbench.model.units import format_time
 
 TOP_OPERATIONS = 10
 
@@ -55,7 +55,7 @@ def _plan(step: Any) -> Any:
 
 
 def _device(device: Any) -> Any:
-    from workbench.devices.catalogue import Device, find_device
+    from workbench.model.devices.catalogue import Device, find_device
 
     return device if isinstance(device, Device) else find_device(str(device))
 

@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from workbench.declare import Declaration, build_declaration
+from workbench.model.declare import Declaration, build_declaration
 from workbench.errors import WorkbenchError
 
 FREE = "free"
@@ -55,7 +55,7 @@ DTYPES = {
 _BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp64": 8, "int64": 8, "int32": 4, "int8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
 
 # Operations per element of the pointwise ops that are not one operation (exp, tanh, √ and the like count 1,
-# as the softmax's exp does: workbench/ops/softmax.py). Names are the ops' base names (no '_' suffix, no
+# as the softmax's exp does: workbench/model/ops/softmax.py). Names are the ops' base names (no '_' suffix, no
 # '_foreach_' prefix).
 POINTWISE_FLOP: dict[str, int] = {
     "_to_copy": 0, "copy": 0, "clone": 0, "fill": 0, "zero": 0, "masked_fill": 1, "where": 1,

@@ -36,7 +36,7 @@ import warnings
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping, Sequence
 
-from workbench.declare import Declaration, build_declaration
+from workbench.model.declare import Declaration, build_declaration
 from workbench.errors import WorkbenchError
 from workbench.tracing.aten import FREE, Mapped, Unmapped, map_call, shape_text, tensor_dtype
 

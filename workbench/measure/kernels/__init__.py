@@ -1,7 +1,7 @@
 """Measured kernels, one class per operation of the core.
 
 Each operation's spec names its kernel class ("module:Class", see
-`workbench.ops.base.OpSpec.kernel`); this package resolves that name, so no
+`workbench.model.ops.base.OpSpec.kernel`); this package resolves that name, so no
 list here repeats the registry.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Type
 
-from workbench.declare import Declaration
+from workbench.model.declare import Declaration
 from workbench.measure.backends import Backend
 from workbench.measure.errors import UnsupportedMeasurement
 from workbench.measure.kernels.base import BufferSpec, MeasuredKernel, named
-from workbench.ops import spec_for
+from workbench.model.ops import spec_for
 
 
 def kernel_class(op: str) -> Type[MeasuredKernel] | None:

@@ -16,8 +16,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Sequence
 
-from workbench.declare import Declaration
-from workbench.dtypes import dtype as lookup_dtype
+from workbench.model.declare import Declaration
+from workbench.model.dtypes import dtype as lookup_dtype
 from workbench.measure.backends import Backend
 from workbench.measure.check import SampledOutputs, Precision
 from workbench.measure.errors import UnsupportedMeasurement

@@ -4,7 +4,7 @@ Three implementations of the same product, selected by the declaration's
 `impl=`: `compulsory` (the default) measures the library (cuBLAS through
 `backend.matmul`), `naive` and `tiled` measure the two kernels here. All three
 do the same logical work, 2·M·N·K FLOP, and very different physical traffic;
-`workbench.implementations` predicts that traffic per interface, and the run
+`workbench.model.implementations` predicts that traffic per interface, and the run
 records the prediction beside the measured time.
 
 Choices, stated once:
@@ -33,8 +33,8 @@ from abc import abstractmethod
 from functools import cached_property
 from typing import Any
 
-from workbench.declare import Declaration
-from workbench.devices.interfaces import HBM
+from workbench.model.declare import Declaration
+from workbench.model.devices.interfaces import HBM
 from workbench.measure.check import Precision, precision_for
 from workbench.measure.errors import UnsupportedMeasurement
 from workbench.measure.kernels.base import BufferSpec
@@ -190,8 +190,8 @@ class RawGemmKernel(GemmKernel):
     @cached_property
     def predicted(self) -> Any:
         """The implementation model's physical work on this GPU (its L2 size and SM count, from CUDA)."""
-        from workbench.devices.catalogue import Device
-        from workbench.implementations import physical_work
+        from workbench.model.devices.catalogue import Device
+        from workbench.model.implementations import physical_work
 
         props = getattr(self.backend, "_props", {})  # cudaDeviceProp of the GPU the run uses
         device = Device(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from workbench.dtypes import dtype as lookup_dtype
+from workbench.model.dtypes import dtype as lookup_dtype
 from workbench.measure.check import SAFETY, SampledOutputs, Precision, precision_for, sample_indices
 from workbench.measure.errors import UnsupportedMeasurement
 from workbench.measure.kernels.base import (
@@ -27,10 +27,10 @@ from workbench.measure.kernels.base import (
     flat_labels,
     require_float,
 )
-from workbench.ops.conv2d import output_extent
-from workbench.ops.einsum import indices_in_order, parse_spec
-from workbench.ops.gemm import default_acc
-from workbench.ops.paths import vector_path
+from workbench.model.ops.conv2d import output_extent
+from workbench.model.ops.einsum import indices_in_order, parse_spec
+from workbench.model.ops.gemm import default_acc
+from workbench.model.ops.paths import vector_path
 
 _HOST_VALUES_PER_CHECK = 1 << 24  # bound on float64 values the check pulls to the host
 
@@ -247,7 +247,7 @@ class EinsumKernel(MatrixKernel):
 
             order = str(self.params.get("order", "fused"))
             if order != "fused" and len(self.operand_specs) >= 3:  # the declared pairwise order, the model's own path
-                from workbench.ops.einsum import contraction_path
+                from workbench.model.ops.einsum import contraction_path
 
                 self._path = ["einsum_path", *contraction_path(self.operand_specs, self.output_spec, self.extents, order)]
             else:
@@ -310,7 +310,7 @@ class AttentionKernel(MatrixKernel):
     @property
     def causal_offset(self) -> int:
         """Query i sees keys j ≤ i + offset (ops.attention.causal_offset: Skv − Sq bottom-right, 0 top-left)."""
-        from workbench.ops.attention import causal_offset
+        from workbench.model.ops.attention import causal_offset
 
         _, _, sq, skv, _, _ = self.dims()
         return int(causal_offset(sq, skv, str(self.params.get("align", "bottom_right"))))

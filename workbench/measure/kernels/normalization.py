@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from workbench.dtypes import dtype as lookup_dtype
+from workbench.model.dtypes import dtype as lookup_dtype
 from workbench.measure.check import SAFETY, SampledOutputs, Precision, precision_for
 from workbench.measure.kernels.base import INPUT, OUTPUT, SCRATCH, BufferSpec, MeasuredKernel, require_float
 from workbench.measure.kernels.reduction import _checked_rows
-from workbench.ops.paths import vector_path
+from workbench.model.ops.paths import vector_path
 
 EPSILON = 1e-5
 _MAX_CHECKED_COLUMNS = 4096

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from workbench.dtypes import dtype as lookup_dtype
+from workbench.model.dtypes import dtype as lookup_dtype
 from workbench.measure.check import MAX_SAMPLES, SAFETY, SampledOutputs, Precision, precision_for
 from workbench.measure.kernels.base import INPUT, OUTPUT, SCRATCH, BufferSpec, MeasuredKernel, require_float
-from workbench.ops.paths import vector_path
+from workbench.model.ops.paths import vector_path
 
 _HOST_CHUNK = 1 << 22  # elements copied to the host at a time for the float64 reference
 _MAX_CHECKED_ROWS = 8

@@ -11,8 +11,8 @@ from typing import Any
 
 from workbench.measure.check import SAFETY, SampledOutputs, Precision, precision_for, sample_indices
 from workbench.measure.kernels.base import INOUT, INPUT, OUTPUT, PRISTINE, SCRATCH, BufferSpec, MeasuredKernel, flat_labels, named, require_float
-from workbench.ops.paths import vector_path
-from workbench.dtypes import dtype as lookup_dtype
+from workbench.model.ops.paths import vector_path
+from workbench.model.dtypes import dtype as lookup_dtype
 
 STREAM_SCALAR = 3.0  # STREAM's q in scale and triad
 AXPY_ALPHA = 0.5
