@@ -13,7 +13,7 @@ import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from workbench.model.analysis.terms import COMPUTE, HIERARCHY, LINK, MEMORY, MEMORY_TERMS, MLP, Term, side_times
 from workbench.model.devices.interfaces import HBM, HOST
@@ -30,7 +30,59 @@ from workbench.model.units import (
 )
 
 if TYPE_CHECKING:
-    from workbench.model.analysis.model import Analysis
+    from workbench.model.analysis.link_term import LinkTerm
+    from workbench.model.analysis.rates import Overlap
+    from workbench.model.devices.catalogue import Rate
+    from workbench.model.implementations import PhysicalWork
+
+
+class Analysis(Protocol):
+    """The figures of an analysis the derivation reads (`model.Analysis` has them): named here so that this module
+    needs nothing from the one that uses it."""
+
+    @property
+    def basis(self) -> Any: ...  # model.Basis: the workload, device and unit choices the words are built from
+    @property
+    def convention(self) -> str: ...
+    @property
+    def flop(self) -> int: ...
+    @property
+    def bytes(self) -> int: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def device_name(self) -> str | None: ...
+    @property
+    def compute_rate(self) -> "Rate | None": ...
+    @property
+    def bandwidth(self) -> "Rate | None": ...
+    @property
+    def compute_time(self) -> float | None: ...
+    @property
+    def memory_time(self) -> float | None: ...
+    @property
+    def overlap(self) -> "Overlap": ...
+    @property
+    def bound_time(self) -> float | None: ...
+    @property
+    def limiter(self) -> str | None: ...
+    @property
+    def interface(self) -> str: ...
+    @property
+    def memory_name(self) -> str: ...
+    @property
+    def link(self) -> "LinkTerm | None": ...
+    @property
+    def terms(self) -> tuple[Term, ...]: ...
+    @property
+    def limiter_term(self) -> str | None: ...
+    @property
+    def physical(self) -> "PhysicalWork | None": ...
+    @property
+    def missing_rate(self) -> str | None: ...
+    @property
+    def memory_side_term(self) -> Term | None: ...
+    def term(self, name: str) -> Term | None: ...
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
