@@ -49,10 +49,10 @@ def median_seconds(fn: Callable[[], object], repeats: int) -> float:
 
 def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from workbench.device_compare import compare_session, resolve_devices
+    from workbench.documents.device_compare import compare_session, resolve_devices
     from workbench.model.devices.catalogue import match_device
     from workbench.model.devices.host import read_host_cpu
-    from workbench.session import OperationEntry, Session
+    from workbench.documents.session import OperationEntry, Session
 
     session = Session(operations=[OperationEntry(name, decl) for name, decl in OPERATIONS])
     devices = resolve_devices(DEVICES)

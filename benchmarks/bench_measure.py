@@ -261,7 +261,7 @@ def lab_rows(backend: Any, edge: int) -> Iterator[Row]:
     from workbench.model.devices.interfaces import HBM, L2
     from workbench.measure import measure
     from workbench.measure.kernels import kernel_for
-    from workbench.runs import FigureContext, parse_run, run_figures
+    from workbench.measure.runs import FigureContext, parse_run, run_figures
 
     for label, keywords in LAB_IMPLEMENTATIONS:
         declaration = f"gemm(M={edge}, N={edge}, K={edge}, dtype=fp32, {keywords})"
@@ -401,8 +401,8 @@ def gpu_checks(report: Report, quick: bool = False) -> None:
         return record
 
     def run(declaration: str, mode: str, using: Any = None, **options: Any) -> Any:
-        """The run's figures, derived as the window, reports and CLI derive them (workbench.runs)."""
-        from workbench.runs import FigureContext, record_run, run_figures
+        """The run's figures, derived as the window, reports and CLI derive them (workbench.measure.runs)."""
+        from workbench.measure.runs import FigureContext, record_run, run_figures
 
         return run_figures(record_run(record_of(declaration, mode, using, **options)), FigureContext())
 

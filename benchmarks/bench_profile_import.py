@@ -187,7 +187,7 @@ def main() -> int:
 
     from workbench.model.devices.nvml import NO_DRIVER, Detection
     from workbench.gui.app import build_window, ensure_application
-    from workbench.session import OperationEntry
+    from workbench.documents.session import OperationEntry
 
     folder = Path(tempfile.mkdtemp(prefix="workbench-bench-profile-"))
     big = folder / "big_raw.csv"

@@ -19,7 +19,7 @@ from dataclasses import replace
 from workbench.model.devices import find_device
 from workbench.model.devices.provenance import STATED_BY_OS, DeviceProvenance
 from workbench.measure.record import BoundInfo, KernelInfo, RunRecord
-from workbench.runs import FigureContext, _analyses, _figured, _parsed, all_run_figures
+from workbench.measure.runs import FigureContext, _analyses, _figured, _parsed, all_run_figures
 
 RUNS = 100
 SAMPLES = 50

@@ -64,7 +64,7 @@ def write_session(path: Path, runs: int, samples: int) -> int:
     import random
 
     from workbench.measure import measure
-    from workbench.session import OperationEntry, Session, save
+    from workbench.documents.session import OperationEntry, Session, save
 
     record = measure(ADD, backend="numpy", iterations=30, warmup=2).to_dict()
     declarations = [f"add(n={2**16 + 1024 * index}, dtype=fp32)" for index in range(OPERATIONS)]

@@ -45,7 +45,7 @@ import json, resource, sys, time
 t0 = time.perf_counter(); c0 = time.process_time()
 from workbench.profilers.trace_reader import read_trace
 from workbench.steps import parse_step, match_trace
-from workbench.examples import load_example
+from workbench.documents.examples import load_example
 trace = read_trace(sys.argv[1])
 t_read = time.perf_counter() - t0
 plan = parse_step(load_example("data-parallel-step").steps[0].text)

@@ -43,7 +43,7 @@ def shown_window(settled: bool = True) -> tuple[Any, Any]:
     import os
     import tempfile
 
-    from workbench.autosave import DATA_DIR_VARIABLE
+    from workbench.documents.autosave import DATA_DIR_VARIABLE
     from workbench.model.devices.nvml import NO_DRIVER, Detection
     from workbench.gui.app import build_window, ensure_application
     from workbench.gui.session_io import DISCARD
@@ -65,7 +65,7 @@ def add_twenty_labelled(window: Any) -> None:
     """19 more GEMMs beside the first, with short names, as a presenter names them: at presentation size the
     automatic names ("gemm 1987×2048×1536 fp16") of 20 operations do not fit a 1600×1000 window's plot, and every
     label would go to the legend instead. The first keeps its automatic name (an edit renames it too)."""
-    from workbench.session import OperationEntry
+    from workbench.documents.session import OperationEntry
 
     for size in range(19):
         window.document.add_operation(OperationEntry.automatic(f"gemm(M={256 + 173 * size}, N=2048, K={128 * (size + 1)}, dtype=fp16)"))

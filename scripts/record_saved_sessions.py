@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from test_saved_sessions import SAVED, SOURCES  # noqa: E402  (the files the test checks, named there once)
 
-from workbench.session import dumps, load  # noqa: E402
+from workbench.documents.session import dumps, load  # noqa: E402
 
 
 def main() -> int:

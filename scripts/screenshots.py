@@ -83,8 +83,8 @@ def save(widget: QWidget, path: Path) -> None:
 
 def recovery_dialog(window: QWidget, app: QApplication, path: Path) -> None:
     """Leave two autosaves as killed processes would, and show the question the next start asks."""
-    from workbench.autosave import Autosaver, find_recoverable
-    from workbench.examples import load_example
+    from workbench.documents.autosave import Autosaver, find_recoverable
+    from workbench.documents.examples import load_example
     from workbench.gui.session_io import RecoveryDialog
 
     lab = load_example("gemm-4096-fp16")
@@ -110,7 +110,7 @@ def wait_until(app: QApplication, done: Callable[[], bool], what: str, seconds: 
 def measurement_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """A CPU run of the vector add (2^24 fp32) in the Measurement tab; the CPU calibrated; with a
     1024³ fp32 GEMM measured beside it, the roofline with measured points; a size sweep over its bounds."""
-    from workbench.session import OperationEntry
+    from workbench.documents.session import OperationEntry
 
     window.open_example("vector-add")
     tab = window.measurement
@@ -211,7 +211,7 @@ def profile_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """Nsight Compute's raw page of a vector add and a 4096³ fp16 GEMM on an H200, imported and matched:
     the matching dialog, the Profile tab comparing the GEMM kernel with its declaration, and the
     roofline with the imported kernels as stars linked to their operations."""
-    from workbench.session import OperationEntry
+    from workbench.documents.session import OperationEntry
 
     window.new_session()
     window.document.set_device("h200-sxm")
@@ -345,7 +345,7 @@ def compare_screenshots(window: Any, app: QApplication, out: Path) -> None:
     memory-bound vector add; and this machine's CPU beside the generic CPU after a real NumPy run."""
     from workbench.model.devices.catalogue import HOST_CPU_KEY
     from workbench.gui.compare_view import SESSION_DEVICE
-    from workbench.session import OperationEntry
+    from workbench.documents.session import OperationEntry
 
     window.new_session()
     window.document.set_device("h100-sxm")
@@ -384,7 +384,7 @@ def compare_screenshots(window: Any, app: QApplication, out: Path) -> None:
 def timeline_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """The Step timeline tab: the data-parallel step example on an H100 SXM (ar2 exposed, shaded), the
     same step with the optimizer update made 4× faster in the what-if column, and a bad line shown inline."""
-    from workbench.examples import load_example
+    from workbench.documents.examples import load_example
 
     window.document.replace_session(load_example("data-parallel-step"))
     view = window.timeline
@@ -410,7 +410,7 @@ def trace_screenshots(window: Any, app: QApplication, out: Path) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     from trace_fixtures import CHAPTER_ROWS, data_parallel_rows, write_sqlite
 
-    from workbench.examples import load_example
+    from workbench.documents.examples import load_example
     from workbench.profilers.trace_reader import read_trace
 
     folder = Path(tempfile.mkdtemp(prefix="workbench-screenshots-trace-"))
@@ -694,8 +694,8 @@ def notes_screenshots(window: Any, app: QApplication, out: Path) -> None:
 def markup_screenshots(window: Any, app: QApplication, out: Path) -> None:
     """A shared session whose title, names and notes are all markup (issue 33): each shown as the text it is,
     an image in a note as its alt text, `2**27` as written, the Markdown lists and emphasis rendered."""
-    from workbench import session as session_module
-    from workbench.examples import load_example
+    from workbench.documents import session as session_module
+    from workbench.documents.examples import load_example
 
     session = load_example("attention-naive-vs-fused")
     session.title = "<img src='/dev/zero'> <b>Bold title?</b>"
@@ -770,7 +770,7 @@ def main(argv: list[str] | None = None) -> int:
     settings_dir = tempfile.mkdtemp(prefix="workbench-screenshots-")
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir)
-    from workbench.autosave import DATA_DIR_VARIABLE
+    from workbench.documents.autosave import DATA_DIR_VARIABLE
 
     os.environ[DATA_DIR_VARIABLE] = tempfile.mkdtemp(prefix="workbench-screenshots-data-")  # no real recovery files
 

@@ -187,8 +187,8 @@ def check_declaration(text: str) -> None:
 
 
 def _base_sessions() -> list[dict[str, Any]]:
-    from workbench.examples import list_examples, load_example
-    from workbench.session import session_to_dict
+    from workbench.documents.examples import list_examples, load_example
+    from workbench.documents.session import session_to_dict
 
     bases = [json.loads((DATA / name).read_text(encoding="utf-8")) for name in ("session_v1.json", "session_v1_minimal.json")]
     bases += [session_to_dict(load_example(key)) for key, _ in list_examples()[:3]]
@@ -250,8 +250,8 @@ _SESSION_BASES: list[dict[str, Any]] = []
 
 
 def check_session(content: bytes) -> None:
-    from workbench.report import render_csv, render_html, render_markdown, render_samples_csv
-    from workbench.session import dumps, loads
+    from workbench.documents.report import render_csv, render_html, render_markdown, render_samples_csv
+    from workbench.documents.session import dumps, loads
 
     try:
         session = loads(content)

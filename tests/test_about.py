@@ -6,9 +6,7 @@ from importlib import metadata
 
 import pytest
 
-from workbench import about
-
-
+from workbench.documents import about
 def test_cupy_part_names_the_cuda_wheel(monkeypatch: pytest.MonkeyPatch) -> None:
     def fake_version(name: str) -> str:
         if name == "cupy-cuda12x":

@@ -85,7 +85,7 @@ def _run_case(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def _example_figures() -> dict[str, Any]:
     from workbench.model.analysis import Analysis
-    from workbench.examples import list_examples, load_example
+    from workbench.documents.examples import list_examples, load_example
 
     recorded: dict[str, Any] = {}
     for key, _title in list_examples():

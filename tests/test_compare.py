@@ -9,7 +9,7 @@ import json
 import pytest
 
 from workbench.cli import main
-from workbench.device_compare import (
+from workbench.documents.device_compare import (
     compare_declaration,
     compare_session,
     comparison_csv,
@@ -22,7 +22,7 @@ from workbench.device_compare import (
 from workbench.model.devices import find_device
 from workbench.model.devices.catalogue import HOST_CPU_KEY
 from workbench.errors import DeviceError
-from workbench.session import OperationEntry, Session
+from workbench.documents.session import OperationEntry, Session
 
 GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 SHARED_KEYS = ("device", "bound_time_s", "limiter", "compute_time_s", "memory_time_s", "ridge_flop_per_byte")
@@ -91,7 +91,7 @@ def _run(device_text: str, samples: list[float], declaration: str = GEMM, valid:
 
 
 def _parsed(*runs: dict[str, object]) -> list:
-    from workbench.runs import read_runs
+    from workbench.measure.runs import read_runs
 
     return read_runs(list(runs))
 

@@ -12,9 +12,9 @@ from workbench.model.analysis import Analysis
 from workbench.model.devices import BANDWIDTH, PATHS
 from workbench.model.devices.catalogue import SOURCES
 from workbench.errors import WorkbenchError
-from workbench.examples import list_examples, load_example
-from workbench.report import SAMPLES_CSV_COLUMNS, render_csv, render_html, render_markdown, render_samples_csv
-from workbench.session import CONVENTION_CHOICES, FORMAT, VERSION, Session, load, save
+from workbench.documents.examples import list_examples, load_example
+from workbench.documents.report import SAMPLES_CSV_COLUMNS, render_csv, render_html, render_markdown, render_samples_csv
+from workbench.documents.session import CONVENTION_CHOICES, FORMAT, VERSION, Session, load, save
 
 EXAMPLES = resources.files("workbench.resources").joinpath("examples")
 SCHEMA = json.loads(resources.files("workbench.resources").joinpath("session.schema.json").read_text(encoding="utf-8"))

@@ -97,7 +97,7 @@ def test_this_machine() -> None:
 
 
 def test_a_session_on_this_machine_round_trips() -> None:
-    from workbench.session import DeviceChoice, Session, dumps, loads
+    from workbench.documents.session import DeviceChoice, Session, dumps, loads
 
     session = Session(device=DeviceChoice(key=HOST_CPU_KEY))
     again = loads(dumps(session))
@@ -106,7 +106,7 @@ def test_a_session_on_this_machine_round_trips() -> None:
 
 def test_a_detected_gpu_keeps_the_l2_size_cuda_reported() -> None:
     from workbench.model.devices.nvml import DetectedGPU
-    from workbench.session import DeviceChoice, Session, dumps, loads
+    from workbench.documents.session import DeviceChoice, Session, dumps, loads
 
     gpu = DetectedGPU(0, "NVIDIA H200", 150_754_820_096, 150_000_000_000, 1980, 3201, 6144, "9.0", "570.86.15", "12.8", 62_914_560)
     session = Session(device=DeviceChoice(key="nvml-0", detected=gpu.to_dict()))

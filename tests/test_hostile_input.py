@@ -24,14 +24,14 @@ from typing import Any, Callable
 
 import pytest
 
-from workbench.autosave import Autosaver, find_recoverable, read_recovery_file
+from workbench.documents.autosave import Autosaver, find_recoverable, read_recovery_file
 from workbench.cli import main
 from workbench.model.declare import parse
 from workbench.errors import DeclarationError, UnitError
 from workbench.measure.errors import MeasurementError
-from workbench.report import ReportError, render_csv, render_markdown, render_samples_csv, write_report
+from workbench.documents.report import ReportError, render_csv, render_markdown, render_samples_csv, write_report
 from workbench.model.scratchpad import evaluate
-from workbench.session import (
+from workbench.documents.session import (
     OperationEntry,
     Session,
     SessionError,
@@ -506,7 +506,7 @@ def test_autosave_data_with_impossible_numbers_is_skipped_not_a_crash(tmp_path: 
 
 
 def test_10_11_the_device_comparison_exports_neutralise_names_too() -> None:
-    from workbench.device_compare import compare_session, comparison_csv, comparison_markdown
+    from workbench.documents.device_compare import compare_session, comparison_csv, comparison_markdown
     from workbench.model.devices import find_device
 
     session = Session(operations=[OperationEntry(f"{INJECTION} {SCRIPT} {TRACKER}", ADD)])

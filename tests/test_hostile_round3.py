@@ -27,8 +27,8 @@ from workbench.measure import measure
 from workbench.profilers.matching import MatchError, MatchRule, match_kernels, operation_suggester, suggest_operation
 from workbench.profilers.trace import TraceError, read_trace_text
 from workbench.profilers.trace_reader import read_trace
-from workbench.report import ReportError, spreadsheet_text, write_report
-from workbench.session import OperationEntry, Session, SessionError, load, loads, save
+from workbench.documents.report import ReportError, spreadsheet_text, write_report
+from workbench.documents.session import OperationEntry, Session, SessionError, load, loads, save
 from workbench.steps import StepError, lay_out, operation_times, parse_step, step_timeline
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -74,7 +74,7 @@ def test_1_a_thousand_lines_each_after_the_next_is_a_step_error_not_a_recursion_
 
 
 def _minimal_session() -> str:
-    from workbench.session import dumps
+    from workbench.documents.session import dumps
 
     return dumps(Session(operations=[OperationEntry("a", "add(n=4, dtype=fp32)")]))
 

@@ -131,8 +131,8 @@ def test_rule_selection_asked_at_once_is_the_rule_asked_per_name(pattern: str) -
 def test_the_report_says_how_many_matched_kernels_it_did_not_check(tmp_path: Path) -> None:
     from workbench.profilers.matching import parse_match
     from workbench.profilers.reader import read_profile
-    from workbench.report import IMPOSSIBLE_MARK, render_markdown
-    from workbench.session import DeviceChoice, Session
+    from workbench.documents.report import IMPOSSIBLE_MARK, render_markdown
+    from workbench.documents.session import DeviceChoice, Session
 
     header = '"Time (%)","Total Time (ns)","Instances","Avg (ns)","Med (ns)","Min (ns)","Max (ns)","StdDev (ns)","Name"\n'
     rows = "".join(f'"0.1","10","1","10.0","10.0","10","10","0.0","kernel_{i}"\n' for i in range(1_003))

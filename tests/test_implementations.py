@@ -263,7 +263,7 @@ def test_naive_attention_on_an_unfused_declaration_adds_no_bytes() -> None:
 
 
 def test_the_lab_demo_example_holds_the_figures_its_notes_promise() -> None:
-    from workbench.examples import load_example
+    from workbench.documents.examples import load_example
     from workbench.model.units import format_bytes
 
     session = load_example("gemm-naive-tiled-cublas")

@@ -16,7 +16,7 @@ from workbench.measure.calibrate import CalibrationResult, CalibrationRun
 from workbench.measure.errors import MeasurementError
 from workbench.measure.latency import LOADED_COPY, LatencyReading
 from workbench.measure.text import calibration_table
-from workbench.session import DeviceChoice, OperationEntry, Session, SessionError, loads, session_to_dict
+from workbench.documents.session import DeviceChoice, OperationEntry, Session, SessionError, loads, session_to_dict
 
 ADD = "add(n=2**24, dtype=fp32, impl=library)"
 

@@ -21,9 +21,9 @@ from workbench.cli import main
 from workbench.model.devices.catalogue import catalogue
 from workbench.model.implementations.reduction import _block_reduce_threads
 from workbench.measure import OK, measure
-from workbench.report import report_run
-from workbench.report.tables import run_notes
-from workbench.runs import FigureContext, parse_run, run_figures
+from workbench.documents.report import report_run
+from workbench.documents.report.tables import run_notes
+from workbench.measure.runs import FigureContext, parse_run, run_figures
 
 H200 = "h200-sxm"
 ROWS = COLS = 8192

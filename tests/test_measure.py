@@ -18,7 +18,7 @@ import pytest
 from workbench.model.analysis import analyze
 from workbench.model.declare import parse
 from workbench.model.devices.catalogue import BANDWIDTH, MEASURED, find_device
-from workbench.runs import FigureContext, record_run, run_figures
+from workbench.measure.runs import FigureContext, record_run, run_figures
 from workbench.measure import (
     CANCELLED,
     INVALID,

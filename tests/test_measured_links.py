@@ -32,7 +32,7 @@ from workbench.measure.transfers import (
     gpu_count,
     measure_cpu_host_copy,
 )
-from workbench.session import Session, SessionError, dumps, loads
+from workbench.documents.session import Session, SessionError, dumps, loads
 
 TODAY = "2026-11-30"
 

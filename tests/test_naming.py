@@ -11,7 +11,7 @@ from workbench.model.declare import parse
 from workbench.model.naming import automatic_name, is_legacy_default
 from workbench.model.ops import REGISTRY
 from workbench.model.ops.names import count_text
-from workbench.session import OperationEntry, Session, dumps, loads
+from workbench.documents.session import OperationEntry, Session, dumps, loads
 
 
 @pytest.mark.parametrize(
@@ -109,7 +109,7 @@ def test_older_files_migrate_names_the_app_gave(name: str, automatic: bool) -> N
 
 
 def test_a_flag_that_is_not_a_boolean_is_refused() -> None:
-    from workbench.session import SessionError
+    from workbench.documents.session import SessionError
 
     data = {"format": "perf-workbench-session", "version": 1, "operations": [{"declaration": "add(n=4096)", "name_automatic": "yes"}]}
     with pytest.raises(SessionError, match=r"operations\[0\]\.name_automatic"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.notes import as_markdown, checklist, progress, set_checked, with_boxes_drawn
+from workbench.documents.notes import as_markdown, checklist, progress, set_checked, with_boxes_drawn
 
 NOTES = """Evidence (tick each):
 
@@ -52,8 +52,8 @@ def test_bare_boxes_render_as_list_items_and_plain_readers_see_glyphs() -> None:
 
 
 def test_the_markdown_report_keeps_boxes_as_boxes_and_the_rest_of_the_line_inert() -> None:
-    from workbench.report import render_markdown
-    from workbench.session import OperationEntry, Session
+    from workbench.documents.report import render_markdown
+    from workbench.documents.session import OperationEntry, Session
 
     notes = "- [x] median 8.7 ms ![x](http://example.invalid/a.png) <b>bold</b>\n[ ] bare box"
     markdown = render_markdown(Session(operations=[OperationEntry.automatic("add(n=2**20)", notes)]))

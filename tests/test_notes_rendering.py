@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.notes import for_rendering
+from workbench.documents.notes import for_rendering
 
 
 @pytest.mark.parametrize(

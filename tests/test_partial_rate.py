@@ -10,8 +10,8 @@ import pytest
 from workbench.model.analysis import analyze, analyze_partial
 from workbench.cli import main
 from workbench.errors import DeviceError
-from workbench.report import build_report, render_markdown
-from workbench.session import DeviceChoice, OperationEntry, Session, session_to_dict
+from workbench.documents.report import build_report, render_markdown
+from workbench.documents.session import DeviceChoice, OperationEntry, Session, session_to_dict
 
 DECLARATION = "gemm(M=4096, N=4096, K=4096, dtype=fp8)"
 FLOP = 2 * 4096**3  # 137,438,953,472

@@ -6,7 +6,7 @@ import math
 
 from workbench.measure import measure
 from workbench.measure.text import run_table
-from workbench.runs import FigureContext, parse_run, run_figures
+from workbench.measure.runs import FigureContext, parse_run, run_figures
 from workbench.model.units import format_percent
 
 
@@ -36,7 +36,7 @@ def test_the_readme_and_the_gui_help_list_every_example_key(capsys) -> None:
     import pytest
 
     from workbench.cli import main
-    from workbench.examples import list_examples
+    from workbench.documents.examples import list_examples
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     keys = [key for key, _title in list_examples()]

@@ -519,7 +519,7 @@ def test_bad_profile_records_are_refused_with_one_message(change, message: str) 
 
 
 def test_imported_counters_are_saved_in_the_session_file(tmp_path: Path) -> None:
-    from workbench.session import Session, load, save
+    from workbench.documents.session import Session, load, save
 
     profile = read_profile(DATA / "ncu_raw.csv").with_matches([parse_match("cupy_add=add(n=2**24, dtype=fp32)")])
     session = Session(profiles=[profile.to_dict()])

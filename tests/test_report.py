@@ -16,7 +16,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.model.devices import Rate
-from workbench.report import (
+from workbench.documents.report import (
     bounds_table,
     SAMPLES_CSV_COLUMNS,
     SUMMARY_CSV_COLUMNS,
@@ -31,7 +31,7 @@ from workbench.report import (
     report_kind,
     write_report,
 )
-from workbench.session import DeviceChoice, OperationEntry, Session, Settings, load, save
+from workbench.documents.session import DeviceChoice, OperationEntry, Session, Settings, load, save
 
 GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 ADD = "add(n=2**24, dtype=fp32)"
@@ -277,7 +277,7 @@ def test_cli_report_errors_are_one_line_and_exit_2(tmp_path: Path, capsys: pytes
 
 
 def test_report_module_does_not_import_qt() -> None:
-    code = "import sys, workbench.report, workbench.session, workbench.autosave; print('PySide6' in sys.modules, 'pyqtgraph' in sys.modules)"
+    code = "import sys, workbench.documents.report, workbench.documents.session, workbench.documents.autosave; print('PySide6' in sys.modules, 'pyqtgraph' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False False"
 
@@ -353,7 +353,7 @@ def test_a_large_sessions_report_sums_by_kind_and_details_the_operations_the_plo
     """Beyond the plot's every-label limit a report stays readable: a table by kind of operation, the longest
     operations (the ones the plot labels: `labelled_points`) with a section each, the others in the CSV."""
     from workbench.scenes.label_layout import EVERY_LABEL_UP_TO, FEW_LABELS
-    from workbench.report import render_csv, render_html, render_markdown
+    from workbench.documents.report import render_csv, render_html, render_markdown
 
     count = EVERY_LABEL_UP_TO + 30
     operations = [OperationEntry(f"add {n}", f"add(n={2 ** 20 * (n + 1)}, dtype=fp32)") for n in range(count - 5)]
@@ -376,7 +376,7 @@ def test_a_large_sessions_report_sums_by_kind_and_details_the_operations_the_plo
 
 
 def test_a_small_sessions_report_keeps_a_section_per_operation() -> None:
-    from workbench.report import render_markdown
+    from workbench.documents.report import render_markdown
 
     session = Session(operations=[OperationEntry(f"add {n}", f"add(n={2 ** 20 * (n + 1)}, dtype=fp32)") for n in range(3)])
     text = render_markdown(session)
@@ -386,12 +386,12 @@ def test_a_small_sessions_report_keeps_a_section_per_operation() -> None:
 
 def test_the_csv_report_gives_where_each_steps_time_goes_as_the_other_reports_do(tmp_path: Path) -> None:
     """lab-steps.csv: every group of the breakdown (by kind, then by module) with the figures of
-    workbench.breakdown.where_time_goes, the function the window, the CLI and the Markdown report call; a step
+    workbench.documents.breakdown.where_time_goes, the function the window, the CLI and the Markdown report call; a step
     that cannot be laid out is one row naming its error."""
-    from workbench.breakdown import KIND, MODULE, where_time_goes
-    from workbench.examples import load_example
-    from workbench.report import STEPS_CSV_COLUMNS, render_steps_csv
-    from workbench.session import StepEntry
+    from workbench.documents.breakdown import KIND, MODULE, where_time_goes
+    from workbench.documents.examples import load_example
+    from workbench.documents.report import STEPS_CSV_COLUMNS, render_steps_csv
+    from workbench.documents.session import StepEntry
     from workbench.steps import step_timeline
 
     session = load_example("data-parallel-step")

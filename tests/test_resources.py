@@ -86,7 +86,7 @@ def test_an_installed_wheel_finds_its_resources(installed_wheel: Path) -> None:
     script = (
         "from importlib import resources; import workbench\n"
         "from workbench.model.devices.catalogue import catalogue\n"
-        "from workbench.examples import list_examples\n"
+        "from workbench.documents.examples import list_examples\n"
         "from workbench.model.units import quantity\n"
         "print(workbench.__file__)\n"
         "print(resources.files('workbench.resources'))\n"

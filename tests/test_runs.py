@@ -1,7 +1,7 @@
 """One run record: every figure of a run from its samples, on the device it ran on, the same in every view.
 
 The figures a report, `workbench runs` and the window's table show all come
-from `workbench.runs.run_figures`; these tests hold them to one another and
+from `workbench.measure.runs.run_figures`; these tests hold them to one another and
 to hand calculations, whichever device the session shows and whichever
 FLOP convention it counts in.
 """
@@ -29,9 +29,9 @@ from workbench.model.devices.provenance import (
 )
 from workbench.measure import RunRecord, measure
 from workbench.model.plausibility import REASON_CHECKS, Evidence, Reason, impossible_result, is_beyond_bound, register_reason
-from workbench.report import build_report, render_markdown
-from workbench.runs import FigureContext, parse_run, read_runs, record_run, run_device, run_figures, stored_run
-from workbench.session import DeviceChoice, OperationEntry, Session, Settings, load, save
+from workbench.documents.report import build_report, render_markdown
+from workbench.measure.runs import FigureContext, parse_run, read_runs, record_run, run_device, run_figures, stored_run
+from workbench.documents.session import DeviceChoice, OperationEntry, Session, Settings, load, save
 
 DATA = Path(__file__).parent / "data"
 ADD = "add(n=2**16, dtype=fp32)"
@@ -307,7 +307,7 @@ def test_measure_save_to_creates_and_appends_atomically(tmp_path: Path, capsys: 
     second = load(path)
     assert len(second.runs) == 2 and second.runs[0] == first.runs[0]
     assert second.runs[1]["provenance"]["kind"] == "cpu"
-    # no temporary file left behind; the lock file beside the session is its writers' (workbench/session_sync.py)
+    # no temporary file left behind; the lock file beside the session is its writers' (workbench/documents/session_sync.py)
     assert sorted(os.listdir(tmp_path)) == ["lab.json", "lab.json.lock"]
     (add_run, gemm_run) = second.run_figures()
     assert add_run.operation_name == "add" and gemm_run.operation_name == "gemm"
@@ -366,7 +366,7 @@ def test_a_profiled_kernel_beyond_its_own_gpu_s_bound_is_flagged_in_the_cli_and_
 def test_the_run_in_progress_is_typed_without_a_stored_dict() -> None:
     """The live row: what has been timed so far, its device the backend's kind, stored nowhere."""
     from workbench.measure.run import RunStarted
-    from workbench.runs import run_in_progress
+    from workbench.measure.runs import run_in_progress
 
     started = RunStarted("add(n=1024, dtype=fp32)", "numpy", "CPU: test", "warm", 30, 12288)
     run = run_in_progress(started, [2e-6, 1e-6, float("nan")], "my add", "running", "running")
@@ -381,8 +381,7 @@ def test_the_run_in_progress_is_typed_without_a_stored_dict() -> None:
 def test_a_session_of_thousands_of_runs_is_parsed_once_not_on_every_refresh(cpu_add: RunRecord, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every refresh of the plots and the run table reads all of a session's runs; with more runs than a fixed
     cache held, each refresh parsed them all again (5,000 runs: seconds a keystroke)."""
-    from workbench import runs as runs_module
-
+    from workbench.measure import runs as runs_module
     data = cpu_add.to_dict()
     session_runs = [dict(data, id=f"run{index:05d}") for index in range(3000)]
     parses: list[int] = []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.session import dumps, load, loads
+from workbench.documents.session import dumps, load, loads
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "resources" / "examples").glob("*.json")) + sorted((ROOT / "tests" / "data").glob("session*.json"))

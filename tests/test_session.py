@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from workbench.session import reading, saving
+from workbench.documents.session import reading, saving
 from workbench.model.devices import Rate
 from workbench.errors import WorkbenchError
-from workbench.session import (
+from workbench.documents.session import (
     MAX_FILE_BYTES,
     DeviceChoice,
     OperationEntry,
@@ -345,7 +345,7 @@ def test_a_large_session_is_written_compact_and_what_opens_can_be_saved(tmp_path
     compact by another program) saves under it again, where its indented form would be a fifth larger."""
     import json
 
-    from workbench.session import load, save
+    from workbench.documents.session import load, save
 
     session = worked_example_session()
     small = tmp_path / "small.json"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench import autosave
-from workbench.autosave import Autosaver, data_dir, find_recoverable, process_is_running
-from workbench.session import OperationEntry, Session, SessionError
+from workbench.documents import autosave
+from workbench.documents.autosave import Autosaver, data_dir, find_recoverable, process_is_running
+from workbench.documents.session import OperationEntry, Session, SessionError
 
 ADD = "add(n=2**24, dtype=fp32)"
 
@@ -113,8 +113,8 @@ def test_an_app_killed_with_unsaved_edits_is_recovered_at_the_next_start(tmp_pat
     child_code = textwrap.dedent(
         """
         import sys, time
-        from workbench.autosave import Autosaver
-        from workbench.session import OperationEntry, Session
+        from workbench.documents.autosave import Autosaver
+        from workbench.documents.session import OperationEntry, Session
         session = Session(title="killed mid-edit")
         session.operations.append(OperationEntry("first", "add(n=2**24, dtype=fp32)"))
         saver = Autosaver()

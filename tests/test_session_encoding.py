@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from workbench import session as session_module
-from workbench import session_sync
-from workbench.autosave import Autosaver, read_recovery_file
+from workbench.documents import session as session_module
+from workbench.documents import session_sync
+from workbench.documents.autosave import Autosaver, read_recovery_file
 from workbench.model.devices import Rate
-from workbench.session import (
+from workbench.documents.session import (
     MAX_NESTING,
     OperationEntry,
     RunEncodings,
@@ -28,8 +28,8 @@ from workbench.session import (
     session_to_dict,
     snapshot,
 )
-from workbench.session import saving
-from workbench.session_sync import Snapshot, save_merged
+from workbench.documents.session import saving
+from workbench.documents.session_sync import Snapshot, save_merged
 
 ADD = "add(n=2**16, dtype=fp32)"
 

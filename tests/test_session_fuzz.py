@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.session import Session, SessionError, dumps, loads, session_from_dict
+from workbench.documents.session import Session, SessionError, dumps, loads, session_from_dict
 
 FIXTURE = Path(__file__).parent / "data" / "session_v1.json"
 VALID_BYTES = FIXTURE.read_bytes()

@@ -1,4 +1,4 @@
-"""Several writers, one session file (workbench/session_sync.py): the lock, the command line's append under it,
+"""Several writers, one session file (workbench/documents/session_sync.py): the lock, the command line's append under it,
 the merge of what another writer saved, and recovery that keeps runs which reached the file after a crash."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from workbench import session_sync
-from workbench.autosave import Autosaver, Recovery, recover_session
+from workbench.documents import session_sync
+from workbench.documents.autosave import Autosaver, Recovery, recover_session
 from workbench.cli import main
-from workbench.session import OperationEntry, Session, SessionError, load, save
-from workbench.session_sync import (
+from workbench.documents.session import OperationEntry, Session, SessionError, load, save
+from workbench.documents.session_sync import (
     LOCK_TIMEOUT_S,
     SessionLockTimeout,
     Snapshot,
@@ -41,7 +41,7 @@ WRITER = textwrap.dedent(
     """
     import sys, uuid
     from workbench.cli.measure import _new_measured_session
-    from workbench.session_sync import update_session_file
+    from workbench.documents.session_sync import update_session_file
     run = {"id": uuid.uuid4().hex[:12], "declaration": "add(n=4096, dtype=fp32)", "samples_s": [1e-5] * 30}
     print(update_session_file(sys.argv[1], lambda session: session.runs.append(run), _new_measured_session)[2])
     """
@@ -51,7 +51,7 @@ WRITER = textwrap.dedent(
 HOLDER = textwrap.dedent(
     """
     import sys, time
-    from workbench.session_sync import session_lock
+    from workbench.documents.session_sync import session_lock
     with session_lock(sys.argv[1]):
         print("held", flush=True)
         time.sleep(600)
@@ -141,7 +141,7 @@ def test_a_writer_keeps_its_place_while_the_writers_ahead_replace_the_file(tmp_p
     busy = textwrap.dedent(
         """
         import os, sys, time
-        from workbench.session_sync import session_lock
+        from workbench.documents.session_sync import session_lock
         with session_lock(sys.argv[1]):
             print("held", flush=True)
             for step in range(10):  # 3 s in all, replacing the file every 0.3 s

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from workbench.session import reading, writing
-from workbench.session import SessionError, load, save
+from workbench.documents.session import reading, writing
+from workbench.documents.session import SessionError, load, save
 
 DATA = Path(__file__).parent / "data"
 

@@ -9,8 +9,8 @@ import pytest
 
 from workbench.cli import main
 from workbench.model.devices.catalogue import find_device
-from workbench.examples import load_example
-from workbench.session import Session, SessionError, StepEntry, dumps, loads
+from workbench.documents.examples import load_example
+from workbench.documents.session import Session, SessionError, StepEntry, dumps, loads
 from workbench.steps import BOUND, MEASURED, StepError, format_step, parse_step, step_timeline
 
 EXAMPLE = """\

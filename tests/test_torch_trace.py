@@ -1,5 +1,5 @@
 """PyTorch profiler traces (workbench/profilers/torch_trace.py), their matching to a step by ATen op
-(workbench/steps/trace_match.py: match_torch_trace) and the where-the-time-goes table (workbench/breakdown.py).
+(workbench/steps/trace_match.py: match_torch_trace) and the where-the-time-goes table (workbench/documents/breakdown.py).
 
 The real traces are read in place from ../shared/real-profiles (see its SOURCES.md) and the tests skip
 where it is absent; a CPU-only trace is recorded here when PyTorch is installed.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.breakdown import KIND, MODULE, operation_module, where_time_goes
+from workbench.documents.breakdown import KIND, MODULE, operation_module, where_time_goes
 from workbench.cli import main
 from workbench.model.devices.catalogue import find_device
 from workbench.profilers import torch_trace
@@ -277,8 +277,8 @@ def test_a_cpu_trace_recorded_here_matches_the_same_models_step(tmp_path: Path) 
 
 
 def test_the_reports_carry_each_steps_table_as_the_cli_computes_it() -> None:
-    from workbench.examples import load_example
-    from workbench.report import render_html, render_markdown
+    from workbench.documents.examples import load_example
+    from workbench.documents.report import render_html, render_markdown
 
     session = load_example("data-parallel-step")
     markdown = render_markdown(session)

@@ -35,7 +35,7 @@ def session_files_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     questions answer at once (Discard, Not now, and Cancel for a save that meets another program's
 changes to the same parts) instead of waiting on a modal dialog; a test that
     checks a question replaces it on its window's `session_io`."""
-    from workbench.autosave import DATA_DIR_VARIABLE
+    from workbench.documents.autosave import DATA_DIR_VARIABLE
     from workbench.gui import session_io
 
     folder = tmp_path / "user-data"
@@ -125,7 +125,7 @@ def typing_window(qtbot):  # type: ignore[no-untyped-def]
     1600×1000 showing the roofline, N GEMMs (the first selected, its line 'gemm(M=4096, …)' with the cursor
     after 4096) — as the keystroke tests type into it."""
     from workbench.gui.app import build_window
-    from workbench.session import OperationEntry
+    from workbench.documents.session import OperationEntry
 
     def make(operations: int = 1):  # type: ignore[no-untyped-def]
         window = build_window()

@@ -39,8 +39,8 @@ def test_workbench_without_arguments_builds_the_window(captured_windows, monkeyp
 
 
 def test_workbench_file_opens_the_session(tmp_path: Path, captured_windows, monkeypatch: pytest.MonkeyPatch) -> None:
-    import workbench.session as session_module
-    from workbench.examples import load_example
+    import workbench.documents.session as session_module
+    from workbench.documents.examples import load_example
 
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     path = tmp_path / "conv.json"
@@ -58,8 +58,8 @@ def test_the_window_runs_with_the_collector_on_and_thaws_what_start_up_froze(
     loop runs with the collector on, and what was frozen is thawed when the session is replaced."""
     import gc
 
-    import workbench.session as session_module
-    from workbench.examples import load_example
+    import workbench.documents.session as session_module
+    from workbench.documents.examples import load_example
 
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     path = tmp_path / "conv.json"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.device_compare import compare_session, resolve_devices
+from workbench.documents.device_compare import compare_session, resolve_devices
 from workbench.model.devices.catalogue import HOST_CPU_KEY
 from workbench.gui.compare_view import SESSION_DEVICE, CompareView
 
@@ -124,7 +124,7 @@ def test_new_catalogue_entries_are_in_the_chooser(window, key: str) -> None:
 
 
 def test_the_selected_operation_is_shared_with_the_other_views(window) -> None:
-    from workbench.session import OperationEntry
+    from workbench.documents.session import OperationEntry
 
     window.document.add_operation(OperationEntry("vector add", "add(n=2**24, dtype=fp32)"))
     view = show_compare(window)
@@ -140,7 +140,7 @@ def test_the_selected_operation_is_shared_with_the_other_views(window) -> None:
 
 def test_a_collective_cell_reads_link_limited(window) -> None:  # type: ignore[no-untyped-def]
     from workbench.gui.compare_view import cell_text, cell_tooltip
-    from workbench.session import OperationEntry, Session
+    from workbench.documents.session import OperationEntry, Session
 
     session = Session(operations=[OperationEntry("ar", "allreduce(n=2**28, dtype=fp32, ranks=8)")])
     cell = compare_session(session, resolve_devices("h100-sxm")).rows[0][0]

@@ -16,7 +16,7 @@ import pytest
 
 from workbench import cli
 from workbench.cli import display
-from workbench.autosave import DATA_DIR_VARIABLE
+from workbench.documents.autosave import DATA_DIR_VARIABLE
 
 
 def _no_qt(monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.model.declare import Declaration, iter_fields, parse
-from workbench.examples import list_examples
+from workbench.documents.examples import list_examples
 from workbench.measure import OK, measure
 from workbench.model.ops.collectives import COLLECTIVES
 from workbench.model.units import format_flop

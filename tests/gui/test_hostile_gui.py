@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench import session as session_module
+from workbench.documents import session as session_module
 from workbench.model.devices.nvml import NO_DRIVER, Detection
-from workbench.examples import load_example
+from workbench.documents.examples import load_example
 from workbench.gui.session_io import DISCARD, RECOVER, RecoveryAnswer
 
 EDITED = "gemm(M=1024, N=4096, K=4096, dtype=fp16)"

@@ -8,7 +8,7 @@ import pytest
 from workbench.gui.window import DEFAULT_FONT_POINTS
 
 from legend_checks import legend_faults
-from workbench.examples import list_examples
+from workbench.documents.examples import list_examples
 from workbench.gui.roofline_view import LABELS_ALL, LABELS_NONE, LABELS_SELECTED
 
 TEXT_SIZES = (10.0, 13.0, 16.0)  # normal, Ctrl++ three times, presentation

@@ -5,7 +5,7 @@ from __future__ import annotations
 from workbench.model.devices.catalogue import catalogue
 from workbench.gui.measure_plots import run_tip
 from workbench.gui.run_table import PERCENT_COLUMN, RunTableModel
-from workbench.runs import FigureContext, parse_run, run_figures
+from workbench.measure.runs import FigureContext, parse_run, run_figures
 
 
 def test_the_hover_text_names_the_missed_assumption() -> None:

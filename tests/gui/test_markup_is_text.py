@@ -32,8 +32,8 @@ from PySide6.QtWidgets import (
 
 from markup_sessions import FIELDS, SHOWN, dev_zero, marker, write_markup_session
 from workbench.model.devices.nvml import NO_DRIVER, Detection
-from workbench.examples import load_example
-from workbench.session import save
+from workbench.documents.examples import load_example
+from workbench.documents.session import save
 
 MARKED = re.compile(r"(.{0,3})¤([^¤\n]{1,40})¤(.{0,4})", re.S)  # a field's marker, with what is shown around it
 

@@ -127,7 +127,7 @@ def test_a_run_tooltip_says_its_status_once(qtbot, window) -> None:
 def test_the_report_plots_legend_is_written_as_large_as_its_labels(qtbot) -> None:
     from PySide6.QtGui import QFont
 
-    from workbench.examples import load_example
+    from workbench.documents.examples import load_example
     from workbench.gui.document import Document
     from workbench.gui.export import match_legend_to_labels
     from workbench.gui.roofline_view import RooflineView

@@ -18,7 +18,7 @@ from PySide6.QtCore import Qt
 from workbench.model.declare import parse
 from workbench.model.devices import BANDWIDTH, MEASURED
 from workbench.gui.measure_runs import AddRun
-from workbench.runs import FigureContext, parse_run, run_figures
+from workbench.measure.runs import FigureContext, parse_run, run_figures
 from workbench.gui.measure_tab import MeasurementTab
 from workbench.gui.run_table import COLUMNS, size_text, spread_text
 from workbench.measure import measure
@@ -259,7 +259,7 @@ def test_the_run_is_kept_in_the_session_file_and_comes_back_on_reopening(qtbot, 
         again.wait_for_workers()
 
     # and the session's report reads the run: its median, its p10/p90, valid, and the conditions it ran under
-    from workbench.report import build_report
+    from workbench.documents.report import build_report
 
     figures = build_report(window.document.session).operations[0].runs[0]
     samples = window.document.session.runs[0]["samples_s"]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QPoint, QPointF, Qt
 
-from workbench.notes import checklist
-from workbench.report import render_html, render_markdown
-from workbench.session import load
+from workbench.documents.notes import checklist
+from workbench.documents.report import render_html, render_markdown
+from workbench.documents.session import load
 
 
 def marker_point(note, box: int) -> QPoint:  # type: ignore[no-untyped-def]

@@ -23,7 +23,7 @@ import pytest
 from PySide6.QtCore import QTimer
 
 from workbench.gui import reader as reader_module
-from workbench.session import save
+from workbench.documents.session import save
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 20.0  # the most the slow read waits for the GUI thread to let it go
@@ -68,7 +68,7 @@ def while_reading(read: SlowRead, action: Callable[[], None]) -> list[bool]:
 
 
 def session_file(tmp_path: Path, name: str = "opened.json") -> Path:
-    from workbench.session import OperationEntry, Session
+    from workbench.documents.session import OperationEntry, Session
 
     path = tmp_path / name
     save(Session(operations=[OperationEntry.automatic(text) for text in OPENED], title="opened"), path)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.report import render_markdown
+from workbench.documents.report import render_markdown
 
 
 def test_the_automatic_name_follows_an_edit_and_stops_after_a_rename(qtbot, window) -> None:  # type: ignore[no-untyped-def]

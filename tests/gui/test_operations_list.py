@@ -30,7 +30,7 @@ def test_an_edit_of_one_operation_changes_only_its_row(window) -> None:  # type:
 
 
 def test_rows_removed_and_added_show_their_own_state(window) -> None:  # type: ignore[no-untyped-def]
-    from workbench.session import OperationEntry
+    from workbench.documents.session import OperationEntry
 
     window.open_example("batched-gemm-sweep")
     rows = window.operations.list

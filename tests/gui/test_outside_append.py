@@ -1,4 +1,4 @@
-"""The window and the command line writing one session file (gui/outside_changes.py, workbench/session_sync.py):
+"""The window and the command line writing one session file (gui/outside_changes.py, workbench/documents/session_sync.py):
 runs a terminal appends show in the window at once and survive the window's save; parts both changed are asked
 about, never overwritten silently; a recovered session keeps runs that reached the file after the crash."""
 
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from workbench.autosave import Autosaver, find_recoverable
+from workbench.documents.autosave import Autosaver, find_recoverable
 from workbench.gui import outside_changes
 from workbench.gui.outside_changes import KEEP_COPY, MERGE, RELOAD
 from workbench.gui.session_io import RECOVER, RecoveryAnswer
-from workbench.session import OperationEntry, Session, load, save
-from workbench.session_sync import Snapshot, read_session_file, update_session_file
+from workbench.documents.session import OperationEntry, Session, load, save
+from workbench.documents.session_sync import Snapshot, read_session_file, update_session_file
 
 ROOT = Path(__file__).resolve().parents[2]
 ADD = "add(n=2**12, dtype=fp32)"
@@ -135,8 +135,7 @@ def test_a_part_both_changed_is_asked_about_and_never_overwritten_silently(qtbot
 def test_a_save_that_cannot_get_the_lock_says_so_and_keeps_the_work_unsaved(
     qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from workbench import session_sync
-
+    from workbench.documents import session_sync
     path = tmp_path / "S.json"
     save(Session(operations=[OperationEntry.automatic("add(n=4096, dtype=fp32)")]), path)
     window = open_window(qtbot, path)
@@ -144,7 +143,7 @@ def test_a_save_that_cannot_get_the_lock_says_so_and_keeps_the_work_unsaved(
     before = path.read_bytes()
     monkeypatch.setattr(session_sync, "LOCK_TIMEOUT_S", 0.3)
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom workbench.session_sync import session_lock\n"
+        [sys.executable, "-c", "import sys, time\nfrom workbench.documents.session_sync import session_lock\n"
          "with session_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(600)", str(path)],
         stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
     )

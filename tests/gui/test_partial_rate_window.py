@@ -3,8 +3,8 @@ an fp8 GEMM on a V100 shows the same work and bytes as the report, and the panel
 
 from __future__ import annotations
 
-from workbench.report import build_report
-from workbench.session import session_to_dict
+from workbench.documents.report import build_report
+from workbench.documents.session import session_to_dict
 
 DECLARATION = "gemm(M=4096, N=4096, K=4096, dtype=fp8)"
 REASON = "NVIDIA Tesla V100 SXM2 has no rate for the fp8_tc path"

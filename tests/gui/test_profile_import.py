@@ -15,7 +15,7 @@ from workbench.gui.profile_import import NOT_MATCHED, kernel_pattern
 from workbench.gui.profile_layer import KERNEL_LEGEND
 from workbench.gui.profile_view import EMPTY_TEXT
 from workbench.profilers import MatchRule, Profile, read_profile, read_profile_text
-from workbench.session import OperationEntry
+from workbench.documents.session import OperationEntry
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 NCU_RAW = DATA / "ncu_raw.csv"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from workbench.gui import roofline_view
 from workbench.gui.app import build_window
-from workbench.session import OperationEntry, Session
+from workbench.documents.session import OperationEntry, Session
 
 
 def _session(count: int) -> Session:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from workbench.gui.roofline_view import LABELS_NONE
 from workbench.scenes.label_layout import EVERY_LABEL_UP_TO, FEW_LABELS
-from workbench.session import DeviceChoice, OperationEntry, Session
+from workbench.documents.session import DeviceChoice, OperationEntry, Session
 
 WINDOW = (1600, 919)
 COUNT = EVERY_LABEL_UP_TO + 40

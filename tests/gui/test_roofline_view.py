@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 from workbench.gui.measure_runs import AddRun
 from workbench.gui.plot_common import point_in_view
 from workbench.gui.roofline_view import FIT_SHORTCUT
-from workbench.session import OperationEntry
+from workbench.documents.session import OperationEntry
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 NCU_RAW = DATA / "ncu_raw.csv"

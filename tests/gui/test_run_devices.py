@@ -19,7 +19,7 @@ from workbench.gui.measure_plots import IMPOSSIBLE, OTHER_DEVICE, VALID
 from workbench.gui.run_table import COLUMNS, DEVICE_COLUMN, PERCENT_COLUMN
 from workbench.gui.measure_runs import add_run, document_runs
 from workbench.measure import RunRecord, measure
-from workbench.report import build_report
+from workbench.documents.report import build_report
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 ADD = "add(n=2**16, dtype=fp32)"

@@ -1,7 +1,7 @@
 """Saving and autosaving off the GUI thread: the window stays live while the file is written, edits made during
 a save stay unsaved, a failed save says why with nothing lost, saves never interleave, and closing waits.
 
-A deliberately slow writer stands in for a large session's encoding: `workbench.session_sync.save` (what
+A deliberately slow writer stands in for a large session's encoding: `workbench.documents.session_sync.save` (what
 `save_merged` writes with) waits until the test lets it go. The test lets it go from a timer on the GUI
 thread: were the save written on the GUI thread, that timer could not fire while the writer waits, and the
 writer would give up waiting (the test fails, it never hangs).
@@ -16,10 +16,10 @@ from typing import Any, Callable
 import pytest
 from PySide6.QtCore import QTimer
 
-from workbench import autosave, session_sync
-from workbench import session as session_module
-from workbench.examples import load_example
-from workbench.session import SessionError
+from workbench.documents import autosave, session_sync
+from workbench.documents import session as session_module
+from workbench.documents.examples import load_example
+from workbench.documents.session import SessionError
 
 EDITED = "gemm(M=1024, N=4096, K=4096, dtype=fp16)"
 DURING = "gemm(M=2048, N=4096, K=4096, dtype=fp16)"

@@ -10,7 +10,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QMenu, QWidget
 
 from workbench.model.devices.nvml import NO_DRIVER, Detection
-from workbench.examples import list_examples
+from workbench.documents.examples import list_examples
 
 
 def no_driver() -> Detection:
@@ -151,7 +151,7 @@ def test_a_window_saved_on_a_larger_screen_opens_within_a_smaller_one(qtbot) -> 
 def test_the_plot_tabs_stay_put_when_another_operation_is_chosen(window, qtbot) -> None:  # type: ignore[no-untyped-def]
     """Operations with more or fewer fields (a tiled GEMM's seven rows, a vector add's one): the tab bar under the
     form does not move, so a click meant for a tab does not land on the plot."""
-    from workbench.session import OperationEntry
+    from workbench.documents.session import OperationEntry
 
     window.open_example("gemm-naive-tiled-cublas")
     doc = window.document
@@ -182,7 +182,7 @@ def test_the_compare_legend_covers_no_roof_and_names_are_whole(small_window) -> 
     """Three devices compared on a small screen: the legend is outside the plotted area (it hid the roofs and
     points), each column is at least as wide as its device's name, and each device's whole name is its tooltip."""
     from workbench.gui.compare_view import SESSION_DEVICE
-    from workbench.session import OperationEntry
+    from workbench.documents.session import OperationEntry
 
     window = small_window
     window.new_session()

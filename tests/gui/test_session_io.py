@@ -21,16 +21,16 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from workbench import session as session_module
-from workbench.autosave import DATA_DIR_VARIABLE, Autosaver, find_recoverable
+from workbench.documents import session as session_module
+from workbench.documents.autosave import DATA_DIR_VARIABLE, Autosaver, find_recoverable
 from workbench.model.devices import Rate
 from workbench.model.devices.nvml import NO_DRIVER, Detection
-from workbench.examples import load_example
+from workbench.documents.examples import load_example
 from workbench.gui import session_io
 from workbench.gui.plot_common import MEMORY_COLOUR, SELECTED_COLOUR
 from workbench.gui.session_io import CANCEL, DISCARD, LATER, RECOVER, SAVE, RecoveryAnswer, RecoveryDialog
-from workbench.report import PNG_SIGNATURE, SAMPLES_CSV_COLUMNS
-from workbench.session import OperationEntry
+from workbench.documents.report import PNG_SIGNATURE, SAMPLES_CSV_COLUMNS
+from workbench.documents.session import OperationEntry
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "examples"
@@ -628,8 +628,7 @@ def test_the_recovery_dialog_lists_the_sessions_and_returns_the_choice(qtbot, se
 def test_a_recovery_file_that_cannot_be_read_is_named_at_the_next_start(qtbot, session_files_in_tmp: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """An autosave too large to read back (or damaged) is not passed over in silence: the window's banner names
     the file and why, and the file is left where it is."""
-    from workbench import autosave as autosave_module
-
+    from workbench.documents import autosave as autosave_module
     folder = session_files_in_tmp / "autosave"
     Autosaver(folder, pid=2_000_000_005).write(load_example("vector-add"))
     (large,) = folder.glob("autosave-*.json")

@@ -237,7 +237,7 @@ HEAVY = ("torch", "transformers", "cupy", "pynvml", "scipy", "pandas", "matplotl
 
 
 def test_the_window_shows_a_session_without_importing_the_heavy_optional_parts(tmp_path: Path) -> None:
-    from workbench.session import OperationEntry, Session, save
+    from workbench.documents.session import OperationEntry, Session, save
 
     path = tmp_path / "session.json"
     save(Session(operations=[OperationEntry.automatic("gemm(M=512, N=512, K=512, dtype=bf16)")]), path)

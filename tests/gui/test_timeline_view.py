@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDoubleSpinBox
 
-from workbench.examples import load_example
+from workbench.documents.examples import load_example
 from workbench.gui.timeline_view import TimelineView
 
 # The example step on an H100 SXM (hand calculation in tests/test_steps.py):

@@ -12,7 +12,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QPushButton
 
 from workbench.model.analysis import analyze
-from workbench.examples import list_examples
+from workbench.documents.examples import list_examples
 from workbench.model.units import format_flop
 
 GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
@@ -251,8 +251,8 @@ def test_preferences_go_to_the_temporary_settings_folder(window, qt_settings_in_
 
 
 def test_opening_a_session_file(tmp_path: Path, window) -> None:
-    import workbench.session as session_module
-    from workbench.examples import load_example
+    import workbench.documents.session as session_module
+    from workbench.documents.examples import load_example
 
     path = tmp_path / "vector.json"
     session_module.save(load_example("vector-add"), path)

@@ -196,7 +196,7 @@ def _add_compare(sub: Any) -> None:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from workbench.device_compare import compare_declaration, comparison_markdown, comparison_text, resolve_devices
+    from workbench.documents.device_compare import compare_declaration, comparison_markdown, comparison_text, resolve_devices
 
     devices = resolve_devices(args.devices)
     comparison = compare_declaration(args.declaration, devices, convention=args.convention, overlap=args.overlap)
@@ -243,9 +243,9 @@ def _add_step(sub: Any) -> None:
 
 
 def _run_step(args: argparse.Namespace) -> int:
-    from workbench.breakdown import KIND, MODULE, where_time_goes
+    from workbench.documents.breakdown import KIND, MODULE, where_time_goes
     from workbench.model.devices.catalogue import find_device
-    from workbench.step_files import read_step_file
+    from workbench.documents.step_files import read_step_file
     from workbench.steps import StepError, parse_step, parse_trace_match, step_timeline
 
     source = read_step_file(args.file, args.name)
@@ -335,8 +335,8 @@ def _report_plot_png(session: Any) -> tuple[bytes | None, str]:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from workbench.report import report_files, report_kind, write_report
-    from workbench.session import load
+    from workbench.documents.report import report_files, report_kind, write_report
+    from workbench.documents.session import load
 
     kind = report_kind(args.output)
     session = load(args.session)
@@ -506,7 +506,7 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=help)
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: str | None = None) -> None:
-        from workbench.about import version_text
+        from workbench.documents.about import version_text
 
         print(version_text())
         parser.exit(EXIT_OK)

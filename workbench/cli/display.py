@@ -14,7 +14,7 @@ from workbench.cli.output import EXIT_USAGE
 def add_gui(sub: Any) -> None:
     p = sub.add_parser("gui", help="open the desktop window (the default with no subcommand)")
     p.add_argument("session", nargs="?", metavar="FILE", help="a session file to open")
-    from workbench.examples import MENU_ORDER
+    from workbench.documents.examples import MENU_ORDER
 
     p.add_argument("--example", metavar="KEY", help=f"open a built-in example session: {', '.join(MENU_ORDER)}")
     p.add_argument(

@@ -84,7 +84,7 @@ def add_measure(sub: Any) -> None:
 def _run_measure(args: argparse.Namespace) -> int:
     from workbench.measure import measure
     from workbench.measure.text import run_table
-    from workbench.runs import DERIVED_KEY, FigureContext, record_run, run_figures
+    from workbench.measure.runs import DERIVED_KEY, FigureContext, record_run, run_figures
 
     session, path = (_session_to_extend(args.save_to) if args.save_to else (None, ""))
     convention = args.convention or (session.settings.convention if session is not None else "fma2")
@@ -99,8 +99,8 @@ def _run_measure(args: argparse.Namespace) -> int:
     )
     added, not_saved = "", ""
     if session is not None:
-        from workbench.session import SessionError
-        from workbench.session_sync import update_session_file
+        from workbench.documents.session import SessionError
+        from workbench.documents.session_sync import update_session_file
 
         try:
             # Read, append and write under the file's lock: the window or another terminal may be saving it too.
@@ -127,7 +127,7 @@ def _run_measure(args: argparse.Namespace) -> int:
 
 
 def _new_measured_session() -> Any:
-    from workbench.session import Session
+    from workbench.documents.session import Session
 
     return Session(title="Measured from the command line")
 
@@ -136,8 +136,8 @@ def _keep_run_elsewhere(record: Any, written: str, path: str) -> str:
     """Save a run its session file would not take to a new file beside it (else in the temporary folder); says where."""
     import tempfile
 
-    from workbench.session import SessionError, save
-    from workbench.session_sync import unused_path
+    from workbench.documents.session import SessionError, save
+    from workbench.documents.session_sync import unused_path
 
     session = _new_measured_session()
     _store_run(session, record, written)
@@ -153,8 +153,8 @@ def _keep_run_elsewhere(record: Any, written: str, path: str) -> str:
 
 def _store_run(session: Any, record: Any, written: str) -> str:
     """Append a run to a session, with an operation for its declaration when the session has none; what was added."""
-    from workbench.runs import OPERATION_NAME_KEY
-    from workbench.session import DeviceChoice, OperationEntry, canonical_declaration
+    from workbench.measure.runs import OPERATION_NAME_KEY
+    from workbench.documents.session import DeviceChoice, OperationEntry, canonical_declaration
 
     wanted = canonical_declaration(record.declaration)
     entry = next((e for e in session.operations if canonical_declaration(e.declaration) == wanted), None)
@@ -178,8 +178,8 @@ def _store_run(session: Any, record: Any, written: str) -> str:
 
 def _session_to_extend(path: str) -> tuple[Any, str]:
     """The session a run is appended to: the file as it is, or a new session when there is no file yet."""
-    from workbench.session import load
-    from workbench.session_sync import check_lockable
+    from workbench.documents.session import load
+    from workbench.documents.session_sync import check_lockable
 
     check_lockable(path)  # a missing or read-only folder is said before the measurement, not after it
     if os.path.lexists(path):
@@ -188,7 +188,7 @@ def _session_to_extend(path: str) -> tuple[Any, str]:
 
 
 def _run_runs(args: argparse.Namespace) -> int:
-    from workbench.session import load
+    from workbench.documents.session import load
     from workbench.model.units import format_bandwidth, format_flop_rate, format_percent, format_time
 
     session = load(args.session)

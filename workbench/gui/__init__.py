@@ -1,6 +1,6 @@
 """The desktop window: PySide6 views and Qt workers over the Qt-free core.
 
-Everything Qt lives under this package; the model (`workbench.session`) and
+Everything Qt lives under this package; the model (`workbench.documents.session`) and
 the calculation core never import it. The PySide6 pin in pyproject.toml keeps
 out the release that loses references to True and None on every signal
 (tests/test_pyside_pin.py).

@@ -1,6 +1,6 @@
 """The where-the-time-goes table of the Timeline page: the step's operations grouped by module or by kind.
 
-The figures are `workbench.breakdown.where_time_goes`'s (the CLI prints the same); this is a Qt model over
+The figures are `workbench.documents.breakdown.where_time_goes`'s (the CLI prints the same); this is a Qt model over
 them and a view with a choice of grouping, sortable by any column (numbers sort as numbers), one model for
 any number of groups (no widget per row).
 """
@@ -12,7 +12,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
-from workbench.breakdown import COLUMNS, KIND, MODULE, Breakdown, Group
+from workbench.documents.breakdown import COLUMNS, KIND, MODULE, Breakdown, Group
 from workbench.gui.plain_text import plain
 from workbench.model.units import format_bytes, format_flop, format_time
 

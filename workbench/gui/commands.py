@@ -14,7 +14,7 @@ from typing import Protocol
 from PySide6.QtGui import QUndoCommand
 
 from workbench.model.devices import Rate
-from workbench.session import DeviceChoice, OperationEntry
+from workbench.documents.session import DeviceChoice, OperationEntry
 
 
 class EditTarget(Protocol):

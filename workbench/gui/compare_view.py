@@ -5,7 +5,7 @@ machine, detected GPUs, the catalogue) chooses the columns; the table shows
 each operation's bound, limiter and ridge on each device, and the measured
 time where a run of it ran on that device; the plot overlays the chosen
 devices' rooflines for the selected operation's path, one colour per device
-with a legend. Every figure comes from workbench/device_compare.py, the same
+with a legend. Every figure comes from workbench/documents/device_compare.py, the same
 function behind `workbench compare` and the CSV and Markdown exports.
 """
 
@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.device_compare import (
+from workbench.documents.device_compare import (
     AnalysisCache,
     DeviceComparison,
     DeviceBound,

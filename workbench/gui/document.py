@@ -25,7 +25,7 @@ from workbench.model.devices import BANDWIDTH, Device, Rate
 from workbench.model.devices.nvml import OK, Detection, device_for
 from workbench.errors import DeviceError, WorkbenchError
 from workbench.model.naming import automatic_name
-from workbench.session import DeviceChoice, OperationEntry, Session
+from workbench.documents.session import DeviceChoice, OperationEntry, Session
 
 NEW_DECLARATION = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 # Views with a long text to rewrite on each keystroke into a declaration (the derivation) write it once the typing
@@ -391,7 +391,7 @@ class Document(QObject):
 
     def set_checked(self, index: int, box: int, checked: bool) -> None:
         """Tick (or untick) box `box` of an operation's notes, or of the description with index -1."""
-        from workbench.notes import set_checked
+        from workbench.documents.notes import set_checked
 
         entry = self.session.operations[index] if index >= 0 else None
         text = entry.notes if entry is not None else self.session.description

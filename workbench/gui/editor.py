@@ -39,7 +39,7 @@ from workbench.gui.document import Document
 from workbench.gui.plain_text import plain, tooltip
 from workbench.gui.undo_keys import use_document_undo
 from workbench.model.ops import REGISTRY, OpSpec, Param
-from workbench.session import OperationEntry
+from workbench.documents.session import OperationEntry
 
 INVALID_STYLE = "border: 2px solid #c62828; border-radius: 3px; background: #fff5f5;"
 FORM_COLUMNS = 3

@@ -15,7 +15,7 @@ from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QGraphicsView
 
 from workbench.errors import WorkbenchError
-from workbench.session import Session
+from workbench.documents.session import Session
 
 PNG_SCALE = 2  # pixels per screen pixel: sharp enough for slides
 REPORT_PLOT_SIZE = (960, 600)  # logical pixels of the roofline embedded in reports

@@ -30,7 +30,7 @@ from workbench.measure.estimate import (
     rescaled,
 )
 from workbench.measure.record import CANCELLED
-from workbench.runs import run_figures, run_in_progress
+from workbench.measure.runs import run_figures, run_in_progress
 from workbench.model.units import format_time
 
 

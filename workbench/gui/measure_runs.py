@@ -1,6 +1,6 @@
 """The session's measurement runs as the views read them, and the undo commands that add or remove one.
 
-Reading is the core's (`workbench.runs`): each dict of `Session.runs` is
+Reading is the core's (`workbench.measure.runs`): each dict of `Session.runs` is
 parsed once into a typed `Run`, and `run_figures` derives its median, spread,
 achieved rates and % of bound from the raw samples, the declaration, the
 device the run ran on and the session's convention — the same function the
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from PySide6.QtGui import QUndoCommand
 
 from workbench.measure.record import RunRecord
-from workbench.runs import OPERATION_NAME_KEY, FigureContext, RunFigures, all_run_figures
+from workbench.measure.runs import OPERATION_NAME_KEY, FigureContext, RunFigures, all_run_figures
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.gui.document import Document

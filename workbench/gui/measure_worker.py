@@ -97,7 +97,7 @@ class MeasurementJob:
     `device` is "auto" (the run's device is matched from what the hardware
     states: the detected GPU's catalogue entry, or the CPU entry) or a Device
     of the backend's kind that names the entry. Figures are derived later on
-    that device by `workbench.runs.run_figures`, whatever the session shows.
+    that device by `workbench.measure.runs.run_figures`, whatever the session shows.
     """
 
     declarations: tuple[Declaration, ...]

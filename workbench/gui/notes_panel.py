@@ -4,11 +4,11 @@ Each part shows its Markdown rendered; a click on a checklist box ticks it (an
 undo step of its own) and "Edit" switches to the source text, whose typing
 is undoable too. The text lives in the session (description, notes), so it is
 saved, autosaved and printed in reports like everything else; boxes are found
-and ticked in the text by `workbench.notes`.
+and ticked in the text by `workbench.documents.notes`.
 
 The Markdown is a stranger's text: it is rendered without raw HTML, through a
 document that loads nothing (an image shows as its alt text), with `*` inside
-a word kept as written (`2**27`, `workbench.notes.for_rendering`).
+a word kept as written (`2**27`, `workbench.documents.notes.for_rendering`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.plain_text import NoResourceDocument, html_text, plain, tooltip
 from workbench.gui.undo_keys import use_document_undo
-from workbench.notes import checklist, for_rendering, progress
+from workbench.documents.notes import checklist, for_rendering, progress
 
 _MARKERS = (QTextBlockFormat.MarkerType.Unchecked, QTextBlockFormat.MarkerType.Checked)
 # GitHub's Markdown (lists, boxes, tables, emphasis) without raw HTML: `<img src=…>` in a note is text

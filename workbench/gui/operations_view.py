@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from workbench.gui.document import Document
 from workbench.gui.flow_layout import FlowLayout
 from workbench.gui.plain_text import tooltip
-from workbench.session import OperationEntry
+from workbench.documents.session import OperationEntry
 
 
 UNDRAWN_ROLES = frozenset({Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.StatusTipRole, Qt.ItemDataRole.WhatsThisRole})

@@ -2,7 +2,7 @@
 question when both sides changed the same part.
 
 `OutsideChanges` keeps the file as the window last read or wrote it (a
-`workbench.session_sync.Snapshot`) and watches it with a QFileSystemWatcher
+`workbench.documents.session_sync.Snapshot`) and watches it with a QFileSystemWatcher
 (the folder too: an atomic replace by another program removes the file the
 watch was on). When the file's identity (device, inode, size, mtime) changes,
 it reads it and merges: runs and operations another program appended join the
@@ -27,8 +27,8 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.files import FileReadError, read_bounded
-from workbench.session import MAX_FILE_BYTES, RunEncodings, Session, SessionError, same_session, snapshot
-from workbench.session_sync import (
+from workbench.documents.session import MAX_FILE_BYTES, RunEncodings, Session, SessionError, same_session, snapshot
+from workbench.documents.session_sync import (
     DiskStamp,
     Merge,
     SaveOutcome,
@@ -212,7 +212,7 @@ class OutsideChanges(QObject):
 
         A file changed since the window read it is merged first; parts both
         changed are put to `ask` (RELOAD, KEEP_COPY, MERGE or CANCEL). The
-        document is copied as it is now (`workbench.session.snapshot`) and the
+        document is copied as it is now (`workbench.documents.session.snapshot`) and the
         copy is encoded and written by `run` (the window's writer thread), the
         window live meanwhile: edits made during the save stay unsaved.
         """

@@ -29,7 +29,7 @@ from workbench.model.devices.interfaces import HBM
 from workbench.gui.document import TYPING_PAUSE_MS, Document, OperationState
 from workbench.gui.derivation_view import DerivationView, derivation_rich_text
 from workbench.gui.plain_text import plain, tooltip
-from workbench.session import OperationEntry
+from workbench.documents.session import OperationEntry
 from workbench.model.conventions import CONVENTION_LABELS
 from workbench.model.units import (
     format_bandwidth,

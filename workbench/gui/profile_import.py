@@ -45,7 +45,7 @@ from workbench.profilers import Kernel, MatchRule, Profile, match_kernels, read_
 from workbench.profilers.matching import operation_suggester
 from workbench.profilers.counters import is_used_metric
 from workbench.profilers.stopping import ReadStopped
-from workbench.session import OperationEntry
+from workbench.documents.session import OperationEntry
 from workbench.model.units import format_bytes, format_time
 
 if TYPE_CHECKING:  # pragma: no cover - typing only

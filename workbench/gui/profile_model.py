@@ -22,8 +22,8 @@ from workbench.errors import WorkbenchError
 from workbench.profilers import Comparison, Kernel, MatchRule, Profile, RooflinePoint, compare, match_kernels
 from workbench.profilers.kernel_compare import profile_provenance
 from workbench.profilers.records import NCU, TOOL_TITLES
-from workbench.runs import bound_analysis, run_device
-from workbench.session import OperationEntry
+from workbench.measure.runs import bound_analysis, run_device
+from workbench.documents.session import OperationEntry
 from workbench.model.units import format_bytes, format_flop_rate, format_intensity, format_number, format_time
 
 if TYPE_CHECKING:  # pragma: no cover - typing only

@@ -29,9 +29,9 @@ from PySide6.QtCore import QEventLoop, QObject, Qt, Signal
 
 from workbench.errors import WorkbenchError
 from workbench.gui.writer import restore_switch_interval, shorten_switch_interval
-from workbench.runs import read_runs
-from workbench.session import Session, SessionError
-from workbench.session_sync import DiskStamp, Snapshot, read_session_file
+from workbench.measure.runs import read_runs
+from workbench.documents.session import Session, SessionError
+from workbench.documents.session_sync import DiskStamp, Snapshot, read_session_file
 
 
 class ReadCancelled(WorkbenchError):

@@ -45,7 +45,7 @@ from workbench.scenes.label_layout import (
 )
 from workbench.scenes.legend_corner import Corner, Trial, try_corners
 from workbench.scenes.legend_corner import list_unplaced as place_in_legend
-from workbench.session import OperationEntry
+from workbench.documents.session import OperationEntry
 
 
 class RooflineLabels:

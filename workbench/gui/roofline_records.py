@@ -17,7 +17,7 @@ from workbench.model.devices import BANDWIDTH, Device, Rate
 from workbench.model.devices.interfaces import HOST
 from workbench.scenes.label_layout import Box, LabelLayout, PointLabel, RoofLabel, Segment, layout_faults
 from workbench.scenes.roofline import LevelPoint, RoofLevel, lowered_roof, operation_levels
-from workbench.session import OperationEntry
+from workbench.documents.session import OperationEntry
 
 ROOF_REACH = 8.0  # decades the roofs run past the fitted range, so a panned view still shows them
 ROOF_LABEL_ROOM = 1.0  # decades the fitted range may grow to its right for the roof labels (_room_for_roof_labels)

@@ -74,7 +74,7 @@ from workbench.gui.roofline_refresh import RooflineRefresh
 from workbench.scenes.label_layout import Segment
 from workbench.scenes.legend_corner import Corner
 from workbench.scenes.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, level_title
-from workbench.session import OperationEntry
+from workbench.documents.session import OperationEntry
 from workbench.model.units import format_flop_rate, format_intensity, format_time
 
 __all__ = [

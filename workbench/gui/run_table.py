@@ -1,6 +1,6 @@
 """The table of measured runs: one row per run of the session, and the run in progress as a live last row.
 
-Each cell comes from the run's figures (`workbench.runs.run_figures`): median, p10–p90, achieved
+Each cell comes from the run's figures (`workbench.measure.runs.run_figures`): median, p10–p90, achieved
 rates, % of the bound on the device the run ran on (◇ when that is not the device the session
 shows, ⚠ when the run is faster than its device allows), and the reference check.
 """

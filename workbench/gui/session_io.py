@@ -8,7 +8,7 @@ something, the roofline to render) — and never reaches into the window's menus
 or widgets: the window places `recent_menu` and `export_report_action` in its
 own File menu. The two questions it can put to the user go through
 `ask_unsaved_changes`, `ask_recovery` and `ask_conflict`, which tests replace so
-that no test ever waits on a modal dialog. Autosave writes with `workbench.autosave`
+that no test ever waits on a modal dialog. Autosave writes with `workbench.documents.autosave`
 (Qt-free) from a QTimer, only while the undo stack is away from its clean state.
 Saving, and what other programs save to the same file meanwhile, go through
 `OutsideChanges` (gui/outside_changes.py): under the file's lock, merged, never
@@ -49,7 +49,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.autosave import (
+from workbench.documents.autosave import (
     AUTOSAVE_INTERVAL_S,
     Autosaver,
     Recovery,
@@ -63,9 +63,9 @@ from workbench.gui.outside_changes import CANCEL as CONFLICT_CANCEL
 from workbench.gui.outside_changes import OutsideChanges, Say, conflict_box
 from workbench.gui.plain_text import plain, tooltip
 from workbench.gui.writer import Writer
-from workbench.session import SaveStopped, snapshot
-from workbench.session_sync import DiskStamp, Snapshot
-from workbench.report import report_files, report_kind, write_report
+from workbench.documents.session import SaveStopped, snapshot
+from workbench.documents.session_sync import DiskStamp, Snapshot
+from workbench.documents.report import report_files, report_kind, write_report
 
 AUTOSAVE_INTERVAL_VARIABLE = "PERF_WORKBENCH_AUTOSAVE_S"  # seconds; tests shorten the autosave period with it
 RECENT_KEY = "files/recent"
@@ -555,7 +555,7 @@ class SessionFiles(QObject):
     def recover(self, recovery: Recovery) -> bool:
         """Open a recovery file's session as unsaved work (belonging to its file, when it had one)."""
         try:
-            # with what reached the session file after the crash merged in (workbench/autosave.py)
+            # with what reached the session file after the crash merged in (workbench/documents/autosave.py)
             recovered = recover_session(recovery)
         except WorkbenchError as exc:
             self.hooks.show_banner(f"Cannot recover that session: {exc}")

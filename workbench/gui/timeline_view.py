@@ -13,7 +13,7 @@ cuda_gpu_trace CSV, `workbench.profilers.trace`) or a PyTorch profiler trace
 matched to the step's operations (`workbench.steps.match_trace`, the kernel
 matching's rules and suggestions; a PyTorch trace by ATen op,
 `match_torch_trace`) and time them. Below, beside the what-if table, the
-where-the-time-goes table (`workbench.breakdown`) groups the operations by
+where-the-time-goes table (`workbench.documents.breakdown`) groups the operations by
 module or by kind. A second plot
 shows the measured timeline: a lane per trace stream, each matched interval
 with its bound drawn beside it (a thin bar of the bound's length from the
@@ -43,9 +43,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.breakdown import where_time_goes
+from workbench.documents.breakdown import where_time_goes
 from workbench.errors import WorkbenchError
-from workbench.examples import list_examples
+from workbench.documents.examples import list_examples
 from workbench.gui.application import EXAMPLES_MENU
 from workbench.gui.breakdown_table import BreakdownView
 from workbench.gui.document import Document
@@ -57,7 +57,7 @@ from workbench.gui.timeline_bars import BarStyle, TimelineBars
 from workbench.gui.timeline_trace import COMMUNICATION_BRUSH, COMPUTE_BRUSH, NO_TRACE, TimelineTrace
 from workbench.gui.whatif_table import WhatIfTable
 from workbench.model.naming import abbreviated_path
-from workbench.session import StepEntry
+from workbench.documents.session import StepEntry
 from workbench.steps import Timeline, parse_step, step_timeline
 from workbench.scenes.timeline_frame import LaneBars
 from workbench.model.units import format_time

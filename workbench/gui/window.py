@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 from workbench import __version__
 from workbench.model.devices.nvml import OK, Detection
 from workbench.errors import WorkbenchError
-from workbench.examples import load_example
+from workbench.documents.examples import load_example
 from workbench.gui.application import APP_NAME, make_settings
 from workbench.gui.deferred_pages import DeferredPage, DeferredPages
 from workbench.gui.device_panel import DevicePanel
@@ -61,7 +61,7 @@ from workbench.gui.reader import ReadCancelled, SessionReader
 from workbench.gui.window_actions import TABS, WindowActions
 from workbench.gui.window_presentation import DEFAULT_FONT_POINTS, LAYOUT_KEYS, WindowPresentation
 from workbench.gui.window_widgets import scrolled
-from workbench.session import DeviceChoice
+from workbench.documents.session import DeviceChoice
 
 if TYPE_CHECKING:  # built when first needed (_make_tabs), their modules imported then
     from workbench.gui.compare_view import CompareView
@@ -460,7 +460,7 @@ class MainWindow(WindowActions, WindowPresentation, QMainWindow):
         box.setObjectName("aboutBox")
         box.setWindowTitle(f"About {APP_NAME}")
         box.setText(f"<b>{APP_NAME}</b> {__version__}")
-        from workbench.about import optional_parts
+        from workbench.documents.about import optional_parts
 
         parts = "".join(
             f"<li>{'✔' if part.available else '✘'} {html.escape(part.line())}</li>" for part in optional_parts()

@@ -10,7 +10,7 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolBar, QToolButton
 
 from workbench.model.conventions import CONVENTION_LABELS
-from workbench.examples import list_examples
+from workbench.documents.examples import list_examples
 from workbench.gui.application import EXAMPLES_MENU
 from workbench.gui.roofline_view import FIT_SHORTCUT, LABELS_ALL, LABELS_NONE, LABELS_SELECTED
 from workbench.gui.window_widgets import StepTips, WholeChoice

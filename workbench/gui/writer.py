@@ -23,7 +23,7 @@ from typing import Any, Callable
 from PySide6.QtCore import QEventLoop, QObject, Qt, Signal
 
 from workbench.errors import WorkbenchError
-from workbench.session import SessionError
+from workbench.documents.session import SessionError
 
 # While a job runs, how long the GUI thread waits at most for the interpreter lock held by the job's thread
 # (Python's default is 5 ms). Every call from Qt into Python (a paint of a plot item, a timer's slot) takes the

@@ -10,7 +10,7 @@ the CLI and the tests simply call `measure()`.
     from workbench.measure import measure
     record = measure("add(n=2**24, dtype=fp32)", backend="numpy", iterations=50, mode="warm")
     record.median_s, record.provenance, record.check.passed, record.to_dict()
-    workbench.runs.run_figures(...)   # achieved rates and % of bound, on the run's own device
+    workbench.measure.runs.run_figures(...)   # achieved rates and % of bound, on the run's own device
 
 `ProcessRun` (workbench.measure.process) runs the same protocol in a worker
 process, so a cancel ends a CPU run even inside one long NumPy call;

@@ -2,7 +2,7 @@
 
 A record keeps the raw samples and the device the run ran on (its
 provenance), not figures derived from them: the median, achieved bytes/s and
-FLOP/s and the fraction of a bound are derived by `workbench.runs.run_figures`
+FLOP/s and the fraction of a bound are derived by `workbench.measure.runs.run_figures`
 (under the session's convention, on the run's own device), the one place
 every view reads them from. `to_dict()` is plain JSON data — what the session
 stores in `Session.runs` — and `from_dict()` reads it back (version 1 records

@@ -19,7 +19,7 @@ from workbench.model.units import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from workbench.runs import RunFigures
+    from workbench.measure.runs import RunFigures
 
 
 def _conditions(values: Mapping[str, Any]) -> str:

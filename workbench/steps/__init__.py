@@ -16,7 +16,7 @@ as a cycle (when that line depends back) or as a dependency on a later line.
 Each operation's time is its interval in an imported Nsight Systems trace
 where one is matched to it (`match_trace`, in trace_match), else its measured median
 where a run of the same declaration on the step's device exists
-(workbench/runs.py: run_figures), else its time bound
+(workbench/measure/runs.py: run_figures), else its time bound
 (workbench.model.analysis: analyze); the source is shown. The timeline gives the
 step time, the critical path, the communication exposed (running while no
 computation does) and hidden, and for each operation the step time if it

@@ -98,7 +98,7 @@ def operation_times(
 
 def _measured_medians(runs: Sequence[Any], context: Any) -> dict[str, OperationTime]:
     """Declaration text → the latest valid run's median on the session's device."""
-    from workbench.runs import FigureContext, all_run_figures
+    from workbench.measure.runs import FigureContext, all_run_figures
 
     found: dict[str, OperationTime] = {}
     for figures in all_run_figures(runs, context or FigureContext()):

@@ -130,7 +130,7 @@ class StepComparison:
 
 def compare(step: Any, devices: Sequence[Any] | str) -> StepComparison:
     """The step on each device (keys as `workbench devices` lists them, or "h100-sxm,a100-sxm-80gb")."""
-    from workbench.device_compare import resolve_devices
+    from workbench.documents.device_compare import resolve_devices
 
     plan = _plan(step)
     found = resolve_devices(devices) if isinstance(devices, str) else [_device(d) for d in devices]
@@ -214,7 +214,7 @@ def run_import(
     step = trace_request(TraceRequest(source, function, batch, sequence, backward, optimizer, data_parallel, bucket_mib, dtype))
     seconds = time.perf_counter() - started
     if output is not None:
-        from workbench.session import write_atomic
+        from workbench.documents.session import write_atomic
 
         write_atomic(output, step.text().encode("utf-8"), "step file")
     analysis = analyze(step, found) if found is not None else None

@@ -27,7 +27,7 @@ from workbench.errors import WorkbenchError
 from workbench.model.declare import parse
 from workbench.model.naming import automatic_name, is_legacy_default
 from workbench.files import FileReadError, read_bounded
-from workbench.session.model import (
+from workbench.documents.session.model import (
     CONVENTION_CHOICES,
     DEFAULT_DEVICE,
     FORMAT,
@@ -234,7 +234,7 @@ def session_from_dict(data: Any) -> Session:
     operations = [
         _operation(item, f"operations[{i}]") for i, item in enumerate(_array(root.get("operations", []), "operations"))
     ]
-    from workbench.runs import stored_run
+    from workbench.measure.runs import stored_run
 
     runs = [stored_run(_object(item, f"runs[{i}]")) for i, item in enumerate(_array(root.get("runs", []), "runs"))]
     profiles = [

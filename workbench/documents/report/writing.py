@@ -7,12 +7,12 @@ from pathlib import Path
 
 from workbench.errors import WorkbenchError
 from workbench.files import FileReadError, require_regular
-from workbench.report.build import build_report
-from workbench.report.csv_files import render_csv, render_samples_csv, render_steps_csv
-from workbench.report.html_page import render_html
-from workbench.report.markdown import render_markdown
-from workbench.report.model import ReportError, check_png
-from workbench.session import Session, write_atomic
+from workbench.documents.report.build import build_report
+from workbench.documents.report.csv_files import render_csv, render_samples_csv, render_steps_csv
+from workbench.documents.report.html_page import render_html
+from workbench.documents.report.markdown import render_markdown
+from workbench.documents.report.model import ReportError, check_png
+from workbench.documents.session import Session, write_atomic
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 HTML_SUFFIXES = (".html", ".htm")

@@ -7,7 +7,7 @@ from typing import Any, Iterable, Sequence
 from workbench.model.analysis import Analysis
 from workbench.model.devices import BANDWIDTH, Device
 from workbench.model.devices.rate_titles import rate_title
-from workbench.report.model import NO_VALUE, FormattedTable, OperationReport, ReportRun
+from workbench.documents.report.model import NO_VALUE, FormattedTable, OperationReport, ReportRun
 from workbench.model.units import (
     format_bandwidth,
     format_bytes,
@@ -46,7 +46,7 @@ def run_notes(runs: Sequence[ReportRun]) -> list[str]:
 
 
 def breakdown_table(groups: Sequence[Any], binary: bool) -> FormattedTable:
-    from workbench.breakdown import COLUMNS
+    from workbench.documents.breakdown import COLUMNS
 
     rows = tuple(
         (group.name, f"{group.count:,}", format_flop(group.flop), format_bytes(group.bytes, binary),

@@ -20,7 +20,7 @@ from workbench.model.declare import parse
 from workbench.model.naming import automatic_name
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from workbench.runs import FigureContext, RunFigures
+    from workbench.measure.runs import FigureContext, RunFigures
 
 DEFAULT_DEVICE = "h100-sxm"
 
@@ -198,7 +198,7 @@ class Session:
 
     def figure_context(self, device: Device | None = None) -> "FigureContext":
         """What run figures depend on in this session: its convention, overlap, and the device it shows."""
-        from workbench.runs import FigureContext
+        from workbench.measure.runs import FigureContext
 
         if device is None:
             try:
@@ -208,8 +208,8 @@ class Session:
         return FigureContext(self.settings.convention, self.settings.overlap, device, self.settings.binary)
 
     def run_figures(self, device: Device | None = None) -> "list[RunFigures]":
-        """Every run's figures (`workbench.runs.run_figures`), each on the device it ran on."""
-        from workbench.runs import all_run_figures
+        """Every run's figures (`workbench.measure.runs.run_figures`), each on the device it ran on."""
+        from workbench.measure.runs import all_run_figures
 
         return all_run_figures(self.runs, self.figure_context(device))
 
@@ -226,7 +226,7 @@ def snapshot(session: Session) -> Session:
 
     What the window edits in place (operation entries, settings, the device
     choice, steps) is copied; run and profile dicts are shared, since they are
-    replaced and never edited in place (`workbench.runs.read_runs`), so a
+    replaced and never edited in place (`workbench.measure.runs.read_runs`), so a
     session of thousands of runs costs a copy of two lists of references.
     """
     return Session(

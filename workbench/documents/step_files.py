@@ -1,6 +1,6 @@
 """Step files: a step read from a step text file, or from a session file that holds steps.
 
-Above both workbench/steps/ (the step language, which it parses with) and workbench/session/ (the session
+Above both workbench/steps/ (the step language, which it parses with) and workbench/documents/session/ (the session
 file a step may come from), so that neither of those imports the other's reader.
 """
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.files import FileReadError, read_bounded
-from workbench.session import load
+from workbench.documents.session import load
 from workbench.steps import MAX_STEP_CHARS, StepError, parse_step
 
 

@@ -11,10 +11,10 @@ from workbench.model.analysis import Analysis
 from workbench.model.devices import BANDWIDTH, Device, Rate
 from workbench.model.devices.catalogue import Latency
 from workbench.errors import WorkbenchError
-from workbench.session.model import DERIVED_NOTE, FORMAT, GENERATOR, VERSION, Session, SessionError
+from workbench.documents.session.model import DERIVED_NOTE, FORMAT, GENERATOR, VERSION, Session, SessionError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from workbench.runs import RunFigures
+    from workbench.measure.runs import RunFigures
 
 
 def session_to_dict(session: Session, include_derived: bool = True, device: Device | None = None) -> dict[str, Any]:
@@ -165,14 +165,14 @@ def _derived_figures(result: Analysis | WorkbenchError, binary: bool) -> dict[st
 
 
 def _run_figures_by_index(session: Session, device: Device | None) -> "dict[int, RunFigures]":
-    from workbench.runs import all_run_figures
+    from workbench.measure.runs import all_run_figures
 
     return {item.index: item for item in all_run_figures(session.runs, session.figure_context(device))}
 
 
 def _add_run_figures(session: Session, device: Device | None, runs: list[Any]) -> None:
     """Beside each stored run, its figures for readers without the app (the app recomputes and ignores them)."""
-    from workbench.runs import DERIVED_KEY
+    from workbench.measure.runs import DERIVED_KEY
 
     by_index = _run_figures_by_index(session, device)
     for index, run in enumerate(runs):

@@ -16,9 +16,9 @@ from typing import Any, Callable, Mapping, Sequence
 from workbench.model.devices import Device
 from workbench.errors import WorkbenchError
 from workbench.files import FileReadError, require_regular
-from workbench.session.model import COMPACT_FROM_BYTES, MAX_FILE_BYTES, STALE_TEMPORARY_S, Session, SessionError
-from workbench.session.reading import _kind, _size_words, check_file_data, session_from_dict
-from workbench.session.writing import _plain_json, _run_figures_by_index, format_json, session_to_dict
+from workbench.documents.session.model import COMPACT_FROM_BYTES, MAX_FILE_BYTES, STALE_TEMPORARY_S, Session, SessionError
+from workbench.documents.session.reading import _kind, _size_words, check_file_data, session_from_dict
+from workbench.documents.session.writing import _plain_json, _run_figures_by_index, format_json, session_to_dict
 
 
 def dumps(session: Session) -> str:
@@ -42,7 +42,7 @@ def save(
     (an object, plain JSON the loader takes). Returns the bytes written.
     `device` and `encodings` as for `encode_session`. A writer that may share
     the file with others holds its lock around the read and this write
-    (`workbench.session_sync`).
+    (`workbench.documents.session_sync`).
     """
     name = os.fspath(path)
     try:
@@ -95,7 +95,7 @@ _STOP_EVERY = 64  # runs encoded between two looks at should_stop
 class RunEncodings:
     """Each run's compact text in the file, made once per run dict and kept while the run is in the session.
 
-    Run dicts are replaced, never edited in place (`workbench.runs.read_runs`):
+    Run dicts are replaced, never edited in place (`workbench.measure.runs.read_runs`):
     a run made plain JSON, checked as the loader checks it (an object; no
     nesting past MAX_NESTING, no lone surrogate, no number beyond a double) and
     encoded once gives the same text at every later save and autosave, so a
@@ -165,7 +165,7 @@ def session_pieces(
     the session's device as the caller resolved it (the window's, whose run
     figures are cached). SaveStopped when `should_stop()` says so between runs.
     """
-    from workbench.runs import DERIVED_KEY
+    from workbench.measure.runs import DERIVED_KEY
 
     encodings = encodings if encodings is not None else RunEncodings()
     if device is None:

@@ -29,8 +29,8 @@ into it), `tables` (its formatted tables), `markdown`, `html_page` and
 callers use are re-exported here.
 """
 
-from workbench.report.build import build_report, report_run
-from workbench.report.csv_files import (
+from workbench.documents.report.build import build_report, report_run
+from workbench.documents.report.csv_files import (
     CSV_LINE_END,
     SAMPLES_CSV_COLUMNS,
     STEPS_CSV_COLUMNS,
@@ -41,9 +41,9 @@ from workbench.report.csv_files import (
     render_steps_csv,
     spreadsheet_text,
 )
-from workbench.report.html_page import render_html
-from workbench.report.markdown import markdown_inline, render_markdown
-from workbench.report.model import (
+from workbench.documents.report.html_page import render_html
+from workbench.documents.report.markdown import markdown_inline, render_markdown
+from workbench.documents.report.model import (
     IMPOSSIBLE_MARK,
     PNG_SIGNATURE,
     FormattedTable,
@@ -54,8 +54,8 @@ from workbench.report.model import (
     ReportRun,
     StepSection,
 )
-from workbench.report.tables import bounds_table, runs_table, tensors_table
-from workbench.report.writing import companion_path, report_files, report_kind, write_report
+from workbench.documents.report.tables import bounds_table, runs_table, tensors_table
+from workbench.documents.report.writing import companion_path, report_files, report_kind, write_report
 
 __all__ = [
     "CSV_LINE_END",

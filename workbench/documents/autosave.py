@@ -11,7 +11,7 @@ A recovery file is JSON: `{"format": "perf-workbench-autosave", "version": 1,
 "pid", "host", "process_start", "saved_at", "source_path", "source_snapshot",
 "session": {...}}`, where `session` is exactly a session file's data and
 `source_snapshot` what the session file held when the window last read or
-wrote it (`workbench.session_sync.Snapshot`). Recovering merges the session
+wrote it (`workbench.documents.session_sync.Snapshot`). Recovering merges the session
 file as it is now into the recovered work (`recover_session`), so runs that
 reached the file after the crash are kept, and the work is saved by the same
 merge, under the same lock, as any save.
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from workbench.files import FileReadError, read_bounded
-from workbench.session import (
+from workbench.documents.session import (
     MAX_FILE_BYTES,
     RunEncodings,
     SaveStopped,
@@ -40,7 +40,7 @@ from workbench.session import (
     session_from_dict,
     write_atomic,
 )
-from workbench.session_sync import Merge, Snapshot, merge, read_session_file
+from workbench.documents.session_sync import Merge, Snapshot, merge, read_session_file
 
 AUTOSAVE_FORMAT = "perf-workbench-autosave"
 AUTOSAVE_VERSION = 1
@@ -181,7 +181,7 @@ class Autosaver:
         """Save the session to this process's recovery file (atomically); SessionError says why not.
 
         `base` is the session file as the window last read or wrote it: a recovery merges against it.
-        `encodings` keeps each run's text from one autosave (or save) to the next (workbench.session.RunEncodings);
+        `encodings` keeps each run's text from one autosave (or save) to the next (workbench.documents.session.RunEncodings);
         `should_stop` is asked between runs (SaveStopped, nothing written: the work was saved or closed meanwhile).
         """
         try:

@@ -21,8 +21,8 @@ from workbench.errors import DeviceError, WorkbenchError
 from workbench.model.units import format_intensity, format_time
 
 if TYPE_CHECKING:
-    from workbench.runs import Run
-    from workbench.session import Session
+    from workbench.measure.runs import Run
+    from workbench.documents.session import Session
 
 
 @dataclass(frozen=True)
@@ -193,7 +193,7 @@ def measured_on(runs: Sequence["Run"], device: Device, host: Device | None = Non
     does not say (unchecked); failed and cancelled runs are left out.
     """
     from workbench.measure.stats import summarize
-    from workbench.runs import OK, UNCHECKED
+    from workbench.measure.runs import OK, UNCHECKED
 
     latest: float | None = None
     count = 0
@@ -271,8 +271,8 @@ def compare_session(
 
     `cache` (a dict the caller keeps) reuses the analyses of unchanged operations on unchanged devices.
     """
-    from workbench.runs import read_runs
-    from workbench.session import canonical_declaration
+    from workbench.measure.runs import read_runs
+    from workbench.documents.session import canonical_declaration
 
     settings = session.settings
     runs = read_runs(session.runs)
@@ -334,7 +334,7 @@ EXPORT_COLUMNS = (
 
 def comparison_csv(comparison: DeviceComparison) -> str:
     """One line per operation and device, seconds and FLOP/B as plain numbers."""
-    from workbench.report import CSV_LINE_END, spreadsheet_text  # names come from shared sessions: untrusted
+    from workbench.documents.report import CSV_LINE_END, spreadsheet_text  # names come from shared sessions: untrusted
 
     out = io.StringIO()
     writer = csv.writer(out, lineterminator=CSV_LINE_END)
@@ -380,7 +380,7 @@ def _cell_text(cell: DeviceBound) -> str:
 
 
 def _escape(text: str) -> str:
-    from workbench.report import markdown_inline  # operation names come from shared sessions: untrusted
+    from workbench.documents.report import markdown_inline  # operation names come from shared sessions: untrusted
 
     return markdown_inline(text)
 

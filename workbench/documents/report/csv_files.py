@@ -14,9 +14,9 @@ import math
 import re
 from typing import Any
 
-from workbench.report.build import build_report, report_run
-from workbench.report.model import Report
-from workbench.session import Session, canonical_declaration
+from workbench.documents.report.build import build_report, report_run
+from workbench.documents.report.model import Report
+from workbench.documents.session import Session, canonical_declaration
 
 SAMPLES_CSV_COLUMNS = ("run_id", "operation", "declaration", "sample_index", "time [s]", "valid")
 SUMMARY_CSV_COLUMNS = (
@@ -128,9 +128,9 @@ def render_csv(session: Session, report: Report | None = None) -> str:
 
 
 def render_steps_csv(session: Session, report: Report | None = None) -> str:
-    """Where each step's time goes (workbench.breakdown, as the Markdown and HTML reports give it): one row per
+    """Where each step's time goes (workbench.documents.breakdown, as the Markdown and HTML reports give it): one row per
     group, by kind and then by module; a step that cannot be laid out is one row with its error."""
-    from workbench.breakdown import KIND, MODULE
+    from workbench.documents.breakdown import KIND, MODULE
 
     report = report or build_report(session)
     out = io.StringIO()

@@ -2,7 +2,7 @@
 
 The window, the command line (`workbench measure … --save-to`) and other
 windows may all write the same session file. Each write is a read, a change
-and an atomic replace (`workbench.session.save`); `session_lock` holds an
+and an atomic replace (`workbench.documents.session.save`); `session_lock` holds an
 operating-system lock on the file `NAME.lock` beside it for exactly that long,
 so no writer replaces a file another has read but not yet written back. The
 lock is a `filelock.FileLock` (fcntl on POSIX, msvcrt on Windows): the kernel
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 from workbench.model.devices import Device
-from workbench.session import (
+from workbench.documents.session import (
     OperationEntry,
     RunEncodings,
     Session,
@@ -154,7 +154,7 @@ def _import_what_saving_uses() -> None:
     import takes a second on a loaded machine, and the lock is for the read and the write alone."""
     import workbench.model.declare  # noqa: F401
     import workbench.model.naming  # noqa: F401
-    import workbench.runs  # noqa: F401
+    import workbench.measure.runs  # noqa: F401
     import workbench.steps  # noqa: F401
     import workbench.model.units  # noqa: F401
 
@@ -454,7 +454,7 @@ def save_merged(
     not set, nothing is written and the outcome carries the conflicts and the
     file's session for the caller to ask about. SessionError
     (SessionLockTimeout) says why nothing could be saved. `device` (mine's
-    device as resolved) and `encodings` as for `workbench.session.save`.
+    device as resolved) and `encodings` as for `workbench.documents.session.save`.
     """
     name = os.fspath(path)
     with session_lock(name, timeout) as waited:

@@ -8,7 +8,7 @@ from typing import Any
 from workbench.model.analysis import Analysis
 from workbench.errors import WorkbenchError
 from workbench.model.plausibility import ImpossibleResult
-from workbench.session import OperationEntry
+from workbench.documents.session import OperationEntry
 from workbench.model.units import format_percent
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -30,7 +30,7 @@ class FormattedTable:
 
 @dataclass(frozen=True)
 class ReportRun:
-    """What a report shows of one measurement run: the figures of `workbench.runs.run_figures`, as they are."""
+    """What a report shows of one measurement run: the figures of `workbench.measure.runs.run_figures`, as they are."""
 
     run_id: str
     declaration: str | None
@@ -126,14 +126,14 @@ class Report:
 
 @dataclass(frozen=True)
 class StepSection:
-    """A session's step in a report: where its time goes by kind and by module (workbench.breakdown), or why not."""
+    """A session's step in a report: where its time goes by kind and by module (workbench.documents.breakdown), or why not."""
 
     name: str
     step_time: str
     by_kind: FormattedTable
     by_module: FormattedTable
     error: str = ""
-    breakdown: Any = None  # the figures behind both tables (workbench.breakdown.Breakdown), for the CSV report
+    breakdown: Any = None  # the figures behind both tables (workbench.documents.breakdown.Breakdown), for the CSV report
     step_time_s: float | None = None
 
 

@@ -13,7 +13,7 @@ from workbench.model.devices import NOMINAL, Device
 from workbench.errors import WorkbenchError
 from workbench.scenes.label_layout import EVERY_LABEL_UP_TO, labelled_points
 from workbench.measure.record import OK
-from workbench.report.model import (
+from workbench.documents.report.model import (
     IMPOSSIBLE_MARK,
     NO_VALUE,
     FormattedTable,
@@ -23,9 +23,9 @@ from workbench.report.model import (
     ReportRun,
     StepSection,
 )
-from workbench.report.tables import breakdown_table, kinds_table, rates_table, summary_table
-from workbench.runs import UNCHECKED, FigureContext, parse_run, run_figures
-from workbench.session import Session, canonical_declaration
+from workbench.documents.report.tables import breakdown_table, kinds_table, rates_table, summary_table
+from workbench.measure.runs import UNCHECKED, FigureContext, parse_run, run_figures
+from workbench.documents.session import Session, canonical_declaration
 from workbench.model.units import format_number, format_time
 
 MAX_PROFILE_COLUMNS = 8
@@ -34,7 +34,7 @@ MAX_PROFILE_ROWS = 200
 
 def _step_sections(session: Session, device: Device | None, binary: bool) -> tuple[StepSection, ...]:
     """Each step of the session laid out on its device (runs' medians where measured, else bounds) and grouped."""
-    from workbench.breakdown import KIND, MODULE, where_time_goes
+    from workbench.documents.breakdown import KIND, MODULE, where_time_goes
     from workbench.steps import step_timeline
 
     sections = []
@@ -77,7 +77,7 @@ def _conditions(value: Any) -> tuple[tuple[str, str], ...]:
 
 
 def report_run(run: Mapping[str, Any], index: int, context: FigureContext | None) -> ReportRun:
-    """One run dict as the report shows it: parsed and figured by `workbench.runs` (the window's function).
+    """One run dict as the report shows it: parsed and figured by `workbench.measure.runs` (the window's function).
 
     Nothing stored with the run (a median, an achieved rate) is trusted: every
     figure comes from the raw samples, the declaration, the run's own device
@@ -111,7 +111,7 @@ def _impossible_kernels(profile: Any, context: FigureContext) -> list[str]:
     """A line for each matched kernel faster than the bound of the GPU the file states (as the Profile tab flags it),
     and one saying how many matched kernels were left unchecked where the matches select more than are compared."""
     from workbench.profilers.kernel_compare import compare_profile, profile_provenance
-    from workbench.runs import run_device
+    from workbench.measure.runs import run_device
 
     device, _, _ = run_device(profile_provenance(profile), context.session_device, "the file")
     try:

@@ -6,11 +6,11 @@ import base64
 import re
 from typing import Sequence
 
-from workbench.notes import as_markdown
-from workbench.report.build import build_report
-from workbench.report.model import FormattedTable, ReportRun, check_png
-from workbench.report.tables import run_notes, bounds_table, runs_table, tensors_table
-from workbench.session import Session
+from workbench.documents.notes import as_markdown
+from workbench.documents.report.build import build_report
+from workbench.documents.report.model import FormattedTable, ReportRun, check_png
+from workbench.documents.report.tables import run_notes, bounds_table, runs_table, tensors_table
+from workbench.documents.session import Session
 
 # Markdown: every piece of text from the session (titles, names, notes, run ids, conditions, profile
 # fields, even the declaration line, which may carry a comment) is untrusted. Escaped, it renders as
@@ -68,7 +68,7 @@ def _md_notes(text: str) -> str:
     """Notes as inert Markdown whose checklist boxes stay boxes: `- [ ]` and `- [x]` keep their task syntax.
 
     A task marker is neither a link, an image nor HTML, so restoring it after
-    the escaping keeps the rest of each line inert (workbench/notes.py finds the boxes).
+    the escaping keeps the rest of each line inert (workbench/documents/notes.py finds the boxes).
     """
     block = _md_block(as_markdown(text))
     return "\n".join(_MD_ESCAPED_BOX.sub(lambda m: f"{m.group(1)}{m.group(2)} [{m.group(3)}] ", line) for line in block.split("\n"))

@@ -17,7 +17,7 @@ checked and migrated), `writing` (a session as the file's data and its JSON text
 and the atomic write). The names callers use are re-exported here.
 """
 
-from workbench.session.model import (
+from workbench.documents.session.model import (
     COMPACT_FROM_BYTES,
     CONVENTION_CHOICES,
     DEFAULT_DEVICE,
@@ -40,7 +40,7 @@ from workbench.session.model import (
     same_session,
     snapshot,
 )
-from workbench.session.reading import (
+from workbench.documents.session.reading import (
     MIGRATIONS,
     check_file_data,
     load,
@@ -51,7 +51,7 @@ from workbench.session.reading import (
     read_session_bytes,
     session_from_dict,
 )
-from workbench.session.saving import (
+from workbench.documents.session.saving import (
     RunEncodings,
     SaveStopped,
     dumps,
@@ -62,7 +62,7 @@ from workbench.session.saving import (
     session_pieces,
     write_atomic,
 )
-from workbench.session.writing import format_json, session_to_dict
+from workbench.documents.session.writing import format_json, session_to_dict
 
 __all__ = [
     "COMPACT_FROM_BYTES",

@@ -7,11 +7,11 @@ import html
 from typing import Sequence
 
 from workbench.model.analysis import Analysis
-from workbench.notes import with_boxes_drawn
-from workbench.report.build import build_report
-from workbench.report.model import FormattedTable, Report, ReportRun, check_png
-from workbench.report.tables import run_notes, bounds_table, runs_table, tensors_table
-from workbench.session import Session
+from workbench.documents.notes import with_boxes_drawn
+from workbench.documents.report.build import build_report
+from workbench.documents.report.model import FormattedTable, Report, ReportRun, check_png
+from workbench.documents.report.tables import run_notes, bounds_table, runs_table, tensors_table
+from workbench.documents.session import Session
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color: #1d232a;

@@ -11,7 +11,7 @@ from __future__ import annotations
 from importlib import resources
 
 from workbench.errors import WorkbenchError
-from workbench.session import Session, SessionError, loads
+from workbench.documents.session import Session, SessionError, loads
 
 EXAMPLES_PACKAGE = "workbench.resources"
 EXAMPLES_FOLDER = "examples"
