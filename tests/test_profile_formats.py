@@ -266,3 +266,28 @@ def test_import_ncu_of_a_link_to_dev_zero_is_one_line_exit_2_at_once(tmp_path: P
     assert time.perf_counter() - started < 20
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "a device, not a regular file" in result.stderr
+
+
+NSYS_TEXT = (
+    '"Time (%)","Total Time (ns)","Instances","Avg (ns)","Med (ns)","Min (ns)","Max (ns)","StdDev (ns)","Name"\n'
+    '"100.0","1,000","1","1,000.0","1,000.0","1,000","1,000","0.0","void add_kernel<float>(float *, int)"\n'
+)
+
+
+def test_a_format_registered_once_is_sniffed_and_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A profile format is one entry in reader.PROFILE_FORMATS: its header is recognised and its reader called,
+    with nothing else to change."""
+    from workbench.profilers import reader
+
+    read: list[str] = []
+
+    def read_other(lines, source, keep, decimal_mark):  # type: ignore[no-untyped-def]
+        read.append(source)
+        return reader.read_profile_text(NSYS_TEXT, source)
+
+    other = reader.ProfileFormat("other", "`other --csv`", lambda cells: cells[:2] == ["Other", "Header"], read_other)
+    monkeypatch.setattr(reader, "PROFILE_FORMATS", (*reader.PROFILE_FORMATS, other))
+    profile = reader.read_profile_text("Other,Header\n1,2\n", "other.csv")
+    assert read == ["other.csv"] and profile.tool == "nsys"
+    with pytest.raises(reader.ProfileError, match="`other --csv`"):
+        reader.read_profile_text("not,a,table\n", "x.csv")

@@ -9,6 +9,7 @@ holding its text.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.profilers.ncu import MetricFilter, is_ncu_header, read_ncu
@@ -23,10 +24,36 @@ from workbench.profilers.table import (
     is_log_line,
 )
 
-__all__ = ["MAX_FILE_BYTES", "open_lines", "read_profile", "read_profile_lines", "read_profile_text", "sniff"]
+__all__ = ["MAX_FILE_BYTES", "PROFILE_FORMATS", "ProfileFormat", "open_lines", "read_profile", "read_profile_lines",
+           "read_profile_text", "sniff"]
+
+
+@dataclass(frozen=True)
+class ProfileFormat:
+    """One profiler's CSV: the tool (Profile.tool of what it reads), the command that writes it, whether a table
+    header's cells are its, and its reader (lines, source name, which metrics to keep, decimal mark)."""
+
+    tool: str
+    command: str
+    is_header: Callable[[list[str]], bool]
+    read: Callable[[LineSource, str, "MetricFilter | None", "str | None"], Profile]
+
+
+# In the order a header is tried against them. A new format is a reader and one entry here.
+PROFILE_FORMATS: tuple[ProfileFormat, ...] = (
+    ProfileFormat(NCU, "`ncu --csv --page details|raw`", is_ncu_header, read_ncu),
+    ProfileFormat(NSYS, "`nsys stats --report cuda_gpu_kern_sum --format csv`", is_nsys_header,
+                  lambda lines, source, keep, decimal_mark: read_nsys(lines, source, decimal_mark)),
+)
+
+
+def _format(tool: str) -> ProfileFormat:
+    return next(form for form in PROFILE_FORMATS if form.tool == tool)
+
 
 def sniff(lines: LineSource, name: str = "profile.csv") -> tuple[str | None, Lines]:
-    """'ncu' or 'nsys' by the first table header in the file, None when neither appears; and the lines read."""
+    """The tool (a ProfileFormat's) whose table header comes first in the file, None when none appears; and
+    the lines read."""
     import csv
 
     opened = Lines(lines, name, "Nsight Compute or Nsight Systems CSV")
@@ -39,38 +66,35 @@ def sniff(lines: LineSource, name: str = "profile.csv") -> tuple[str | None, Lin
             cells = [cell.strip() for cell in next(csv.reader([line]))]
         except (csv.Error, StopIteration):
             continue
-        if is_ncu_header(cells):
-            return NCU, opened
-        if is_nsys_header(cells):
-            return NSYS, opened
+        found = next((form for form in PROFILE_FORMATS if form.is_header(cells)), None)
+        if found is not None:
+            return found.tool, opened
     return None, opened
 
 
 def read_profile_lines(
     lines: LineSource, source: str = "profile.csv", keep: MetricFilter | None = None, decimal_mark: str | None = None
 ) -> Profile:
-    """Parse ncu or nsys CSV, telling them apart by their header.
+    """Parse the CSV of any format in PROFILE_FORMATS, telling them apart by their header.
 
     `keep` picks which ncu metrics each launch holds by name (None: all of
     them); nsys has no metrics. `decimal_mark` ('.' or ',') overrides the
     number format the file's values would decide.
     """
     kind, opened = sniff(lines, source)
-    if kind == NSYS:
-        return read_nsys(lines, source, decimal_mark)
-    if kind == NCU:
-        return read_ncu(lines, source, keep, decimal_mark)
-    # Neither header: let the ncu reader produce its precise message (empty, binary, ==ERROR==, …).
+    if kind is not None:
+        return _format(kind).read(lines, source, keep, decimal_mark)
+    # No header: a tool's log lines before it say nsys wrote the file (its reader names what is missing);
+    # otherwise the ncu reader produces its precise message (empty, binary, ==ERROR==, …).
     if opened.skipped_lines:
-        return read_nsys(lines, source, decimal_mark)
+        return _format(NSYS).read(lines, source, keep, decimal_mark)
     try:
-        return read_ncu(lines, source, keep, decimal_mark)
+        return _format(NCU).read(lines, source, keep, decimal_mark)
     except ProfileError as exc:
         if exc.line is None and "no table header" in exc.reason:
+            commands = " or ".join(form.command for form in PROFILE_FORMATS)
             raise ProfileError(
-                "no Nsight Compute or Nsight Systems table found; expected the output of "
-                "`ncu --csv --page details|raw` or `nsys stats --report cuda_gpu_kern_sum --format csv`",
-                source,
+                f"no Nsight Compute or Nsight Systems table found; expected the output of {commands}", source
             ) from None
         raise
 
