@@ -6,8 +6,10 @@
 For each size N (sessions of GEMM, add, softmax and RMSNorm operations on an H100 SXM, made by
 benchmarks/scale_inputs.py):
 
-1. window shown: `workbench gui FILE --check` in a fresh process, wall time to its exit (the window built,
-   the session opened, shown and settled, one line printed); median of --repeat runs. Twice: with bytecode, as a
+1. window shown: `workbench gui FILE --check` in a fresh process, wall time until it prints its line (the window
+   built, the session opened, shown and settled: what a user waits for), and the process's CPU time to its exit;
+   the row "…, to exit" gives the wall time to the process's exit too (closing the window and the interpreter's
+   teardown, which a user does not wait for at start); median of --repeat runs. Twice: with bytecode, as a
    user's machine starts it (Python writes each module's bytecode on the first start and reads it on every
    later one; an installed copy has it from the install), and as this environment starts it
    (PYTHONDONTWRITEBYTECODE=1 with an editable install: the workbench's own modules compiled at every start,
@@ -70,6 +72,8 @@ SLOPE_TARGET = 1.2
 EDITS = 40
 SELECTS = 20
 NO_BYTECODE_ROW = "  …, no bytecode"  # the window shown with the workbench's modules compiled at each start
+TO_EXIT_ROW = "  …, to exit"  # the window shown, closed and the process ended
+SHOWN_LINE = "window shown:"  # what `workbench gui --check` prints once the window is shown and settled
 
 
 BYTECODE = Path(tempfile.mkdtemp(prefix="workbench-bench-bytecode-"))  # PYTHONPYCACHEPREFIX of every child
@@ -95,21 +99,38 @@ def child_environment(bytecode: bool) -> dict[str, str]:
 def timed_child(arguments: list[str], repeat: int, bytecode: bool = True) -> tuple[float, float]:
     """Median wall time and CPU time (user + system) of `workbench ARGUMENTS` run `repeat` times in fresh
     processes (each must succeed), after one untimed run that writes the bytecode they read (`child_environment`)."""
-    times, cpu = [], []
+    _, to_exit, cpu = timed_lines(arguments, repeat, bytecode)
+    return to_exit, cpu
+
+
+def timed_lines(arguments: list[str], repeat: int, bytecode: bool = True, line: str = "") -> tuple[float, float, float]:
+    """Medians of the wall time until the child prints a line starting with `line` (to its exit when `line` is
+    empty), of the wall time to its exit, and of its CPU time (user + system, to its exit)."""
+    at_line, times, cpu = [], [], []
     warm = child_environment(True)
     subprocess.run([sys.executable, "-m", "workbench", *arguments], capture_output=True, env=warm, cwd=ROOT, timeout=1200)
     env = child_environment(bytecode)
     for _ in range(repeat):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        result = subprocess.run([sys.executable, "-m", "workbench", *arguments], capture_output=True, text=True,
-                                env=env, cwd=ROOT, timeout=1200)
-        times.append(time.perf_counter() - start)
+        with tempfile.TemporaryFile() as errors:
+            start = time.perf_counter()
+            child = subprocess.Popen([sys.executable, "-m", "workbench", *arguments], stdout=subprocess.PIPE,
+                                     stderr=errors, env=env, cwd=ROOT, text=True)
+            seen = None
+            assert child.stdout is not None
+            for text in child.stdout:
+                if line and seen is None and text.startswith(line):
+                    seen = time.perf_counter() - start
+            returncode = child.wait(timeout=1200)
+            times.append(time.perf_counter() - start)
+            errors.seek(0)
+            message = errors.read().decode(errors="replace")
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-        if result.returncode != 0:
-            raise SystemExit(f"workbench {' '.join(arguments)} failed ({result.returncode}):\n{result.stderr[-2000:]}")
-    return statistics.median(times), statistics.median(cpu)
+        if returncode != 0 or (line and seen is None):
+            raise SystemExit(f"workbench {' '.join(arguments)} failed ({returncode}):\n{message[-2000:]}")
+        at_line.append(seen if line else times[-1])
+    return statistics.median(at_line), statistics.median(times), statistics.median(cpu)
 
 
 def in_window(path: Path, app: object, window: object) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -188,14 +209,16 @@ def main() -> int:
 
     app, window = shown_window()
     rows: dict[str, dict[int, tuple[float, float]]] = {
-        "window shown": {}, NO_BYTECODE_ROW: {}, "edit → repaint": {}, "select → repaint": {}, "report (Markdown)": {},
+        "window shown": {}, TO_EXIT_ROW: {}, NO_BYTECODE_ROW: {}, "edit → repaint": {}, "select → repaint": {}, "report (Markdown)": {},
         "step --json": {}}
     for size in sizes:
         session = write_session(folder / f"session-{size}.json", size, args.distinct)
         step = folder / f"step-{size}.step"
         step.write_text(step_text(size))
-        rows["window shown"][size] = timed_child(["gui", str(session), "--check"], args.repeat)
-        rows[NO_BYTECODE_ROW][size] = timed_child(["gui", str(session), "--check"], args.repeat, bytecode=False)
+        shown, to_exit, cpu = timed_lines(["gui", str(session), "--check"], args.repeat, line=SHOWN_LINE)
+        rows["window shown"][size], rows[TO_EXIT_ROW][size] = (shown, cpu), (to_exit, cpu)
+        shown, _, cpu = timed_lines(["gui", str(session), "--check"], args.repeat, bytecode=False, line=SHOWN_LINE)
+        rows[NO_BYTECODE_ROW][size] = (shown, cpu)
         rows["edit → repaint"][size], rows["select → repaint"][size] = in_window(session, app, window)
         rows["report (Markdown)"][size] = timed_child(["report", str(session), "-o", str(folder / f"report-{size}.md")], args.repeat)
         rows["step --json"][size] = timed_child(["step", str(step), "--device", "h100-sxm", "--json"], args.repeat)
@@ -210,7 +233,8 @@ def main() -> int:
     lines = [f"machine: reference loop {reference_before * 1e3:.0f} ms before, {reference_after * 1e3:.0f} ms after; "
              f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after ({os.cpu_count()} CPUs); "
              f"sessions: {shapes}; medians of {args.repeat} fresh processes, {EDITS} edits, {SELECTS} selections",
-             "each cell: wall time / CPU time (user + system) of the process",
+             "each cell: wall time / CPU time (user + system) of the process; window shown: wall time until the "
+             "window is shown and settled (the line printed) / CPU time to the process's exit",
              f"fresh processes read bytecode written by an untimed first run (a user's machine from its second "
              f"start on); '{NO_BYTECODE_ROW.strip()}': the workbench's modules compiled at each start, as with "
              f"this environment's PYTHONDONTWRITEBYTECODE=1", ""]
@@ -226,8 +250,8 @@ def main() -> int:
         targets = [f"slope ≤ {SLOPE_TARGET}"]
         ok = not min(wall_slope, cpu_slope) > SLOPE_TARGET
         if name in ("window shown", NO_BYTECODE_ROW):
-            targets.append(f"≤ {WINDOW_TARGET_S:.0f} s at {large:,}")
-            ok &= min(by_size[large]) <= WINDOW_TARGET_S
+            targets.append(f"≤ {WINDOW_TARGET_S:.0f} s at {large:,} (wall)")
+            ok &= by_size[large][0] <= WINDOW_TARGET_S
         if name == "edit → repaint":
             targets.append(f"≤ {EDIT_TARGET_S * 1e3:.0f} ms at {large:,}")
             ok &= min(by_size[large]) <= EDIT_TARGET_S

@@ -96,7 +96,7 @@ def _report_and_quit(app: QApplication, window: MainWindow) -> int:
     analysis = document.state(entry).analysis if entry is not None else None
     summary = analysis.limiter_sentence() if analysis is not None else "no analysis on screen"
     title = window.windowTitle().replace("[*]", "")
-    print(f"window shown: {shown}; {title}; {len(operations)} operation(s); {summary}")
+    print(f"window shown: {shown}; {title}; {len(operations)} operation(s); {summary}", flush=True)
     window.wait_for_workers()
     window.close()
     return 0 if shown else 1
