@@ -45,7 +45,7 @@ def _window(qtbot, tmp_path: Path, name: str, tab: str | None = None, build_at_o
     window.resize(1600, 1000)
     window.show()
     qtbot.waitExposed(window)
-    qtbot.waitUntil(lambda: window.document.detection is not None, timeout=5000)
+    qtbot.waitUntil(lambda: window.document.detection is not None, timeout=60_000)  # returns once it is: a loaded machine may take seconds
     if settle:
         qtbot.wait(50)
     return window
@@ -66,7 +66,7 @@ def _same_pixels(first: QImage, second: QImage, tmp_path: Path, name: str) -> No
 def _backends_checked(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     """The measurement tab asks, in a worker, which backends can run here when first shown: let it answer."""
     window.tabs.setCurrentWidget(window.measurement)
-    qtbot.waitUntil(lambda: window.measurement.backends is not None, timeout=10000)
+    qtbot.waitUntil(lambda: window.measurement.backends is not None, timeout=60_000)
 
 
 def _settled_grab(qtbot, widget) -> QImage:  # type: ignore[no-untyped-def]

@@ -79,7 +79,7 @@ def plain_figure(text: str, unit: str) -> float | None:
             return None
         per_unit = 1 / 8
     prefix = match["prefix"]
-    scale = binary_prefix_scale(prefix) if prefix.endswith("i") else 10 ** _SI_POWERS[prefix]
+    scale = binary_prefix_scale(prefix) if prefix.endswith("i") else si_prefix_scale(prefix)
     return float(match["number"]) * scale * per_unit
 
 
