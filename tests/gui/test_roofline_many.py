@@ -73,3 +73,16 @@ def test_a_small_session_labels_every_operation(window) -> None:  # type: ignore
     roofline = many_adds(window, EVERY_LABEL_UP_TO)
     assert labelled_rows(roofline) == set(range(EVERY_LABEL_UP_TO))
     assert not any("more operations" in text for text in legend_texts(roofline))
+
+
+
+def test_the_selected_operation_is_labelled_first(window) -> None:  # type: ignore[no-untyped-def]
+    """On a crowded plot (a model's operations in presentation mode on a 1280 × 720 screen) the labels laid out
+    first take the room; the selected operation's goes first, whatever its place among the points."""
+    roofline = many_adds(window)
+    window.document.select(COUNT - 1)  # the last point of those labelled
+    roofline.refresh()
+    roofline._place_labels()
+    keys = [label.key for label in roofline.label_layout.point_labels]
+    assert keys[0] == f"operation {COUNT - 1}" and len(keys) == FEW_LABELS
+    assert labelled_rows(roofline) >= {COUNT - 1}

@@ -292,6 +292,12 @@ class RooflineLabels:
                 items.append(label)
             else:
                 label.setVisible(False)
+        # The selected operation's label takes its place first: on a crowded plot the others may find none left.
+        selected = f"operation {self.document.current}"
+        at = next((index for index, label in enumerate(labels) if label.key == selected), 0)
+        if at:
+            labels.insert(0, labels.pop(at))
+            items.insert(0, items.pop(at))
         return labels, items
 
     def _put(self, label: pg.TextItem, box: Box | None, view: PixelView) -> None:
