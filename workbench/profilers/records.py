@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, overload
 
 from workbench.profilers.errors import ProfileError
+from workbench.profilers.float_texts import float_texts
 from workbench.profilers.metric_units import is_auto_scaled
 from workbench.profilers.numbers import MARK_NAMES, NumberFormat
 
@@ -214,7 +215,7 @@ def encode_floats(values: Iterable[float]) -> list[str]:
     if held is not None and len(held) > 1 and held.tobytes() == held[:1].tobytes() * len(held):
         texts = [float.__repr__(held[0])] * len(held)  # one value throughout (a percentage of 0.0, say)
     else:
-        texts = list(map(float.__repr__, values))
+        texts = float_texts(values)
     if "nan" in texts:
         texts = [_NULL if text == "nan" else text for text in texts]
     return texts
@@ -222,7 +223,10 @@ def encode_floats(values: Iterable[float]) -> list[str]:
 
 def encode_optional_floats(values: Iterable[float | None]) -> list[str]:
     """Floats or None as JSON writes them."""
-    return [_NULL if value is None else float.__repr__(value) for value in values]
+    held = list(values)
+    if None not in held:
+        return float_texts(held)  # type: ignore[arg-type]
+    return [_NULL if value is None else float.__repr__(value) for value in held]
 
 
 def json_rows(parts: Sequence[str], columns: Sequence[list[str]], between: str = "\n") -> str:
