@@ -615,11 +615,11 @@ def hierarchy_screenshots(window: Any, app: QApplication, out: Path) -> None:
     would in the device panel, and the plot labels it "entered"; calibration measures it on a GPU.
     """
     from workbench.model.devices import Rate
-    from workbench.gui.commands import SetRate
+    from workbench.state.commands import SetRate
 
     window.open_example("gemm-4096-fp16")
     doc = window.document
-    doc.undo_stack.push(SetRate(doc, "l2", None, Rate(10e12, "entered", "entered for the screenshot: no datasheet figure")))
+    doc.undo_stack.push(SetRate(doc.core, "l2", None, Rate(10e12, "entered", "entered for the screenshot: no datasheet figure")))
     doc.duplicate_operation(0)
     doc.edit_declaration(1, "gemm(M=4096, N=4096, K=4096, dtype=fp16, impl=tiled)")
     doc.rename_operation(1, "Same GEMM, tiled 128×128")

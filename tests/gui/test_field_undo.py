@@ -24,10 +24,9 @@ STEP = "a = add(n=4, dtype=fp32)\nb = scale(n=4, dtype=fp32) after a"
 @pytest.fixture
 def every_keystroke_a_step(monkeypatch):  # type: ignore[no-untyped-def]
     """Each keystroke its own undo step (typing within a pause otherwise merges into one)."""
-    from workbench.gui import commands, timeline_view
+    from workbench.state import commands
 
     monkeypatch.setattr(commands, "MERGE_PAUSE_S", -1.0)
-    monkeypatch.setattr(timeline_view, "MERGE_PAUSE_S", -1.0)
 
 
 def _key(field: QLineEdit | QPlainTextEdit, key: Qt.Key, modifiers: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from workbench.model.devices import Rate
 from workbench.model.devices.nvml import NO_DRIVER, Detection
-from workbench.gui.commands import SetRate
+from workbench.state.commands import SetRate
 from workbench.gui.app import build_window
 from workbench.scenes.roofline import LEVEL_KEYS
 
@@ -39,7 +39,7 @@ def roofline(window):  # type: ignore[no-untyped-def]
 def enter_l2_rate(window, value: float = 10e12) -> None:  # type: ignore[no-untyped-def]
     """L2 → SM has no datasheet figure: enter one, as a user does in the device panel (undoable)."""
     doc = window.document
-    doc.undo_stack.push(SetRate(doc, "l2", doc.session.device.overrides.get("l2"), Rate(value, "entered", "entered in a test")))
+    doc.undo_stack.push(SetRate(doc.core, "l2", doc.session.device.overrides.get("l2"), Rate(value, "entered", "entered in a test")))
 
 
 def shown_level_roofs(view) -> int:  # type: ignore[no-untyped-def]

@@ -17,7 +17,6 @@ from PySide6.QtCore import Qt
 
 from workbench.model.declare import parse
 from workbench.model.devices import BANDWIDTH, MEASURED
-from workbench.gui.measure_runs import AddRun
 from workbench.measure.runs import FigureContext, parse_run, run_figures
 from workbench.gui.measure_tab import MeasurementTab
 from workbench.gui.run_table import COLUMNS, size_text, spread_text
@@ -172,7 +171,7 @@ def test_an_invalid_run_is_listed_as_invalid_and_drawn_hollow_and_grey(qtbot, wi
 
     tab = measurement_tab(qtbot, window)
     record = measure(SMALL, backend="numpy", iterations=30, device="cpu-generic", kernel_class=SubtractingAdd)
-    window.document.undo_stack.push(AddRun(window.document, record.to_dict(), "Measure"))
+    window.document.core.add_run(record.to_dict(), "Measure")
     assert cell(tab, 0, CHECK) == "INVALID"
     assert cell_tip(tab, 0, CHECK).startswith("failed:") and "outside tolerance" in cell_tip(tab, 0, CHECK)
     assert tab.model.data(tab.model.index(0, MEDIAN), Qt.ItemDataRole.ForegroundRole).color().name() == "#b71c1c"

@@ -10,7 +10,6 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from workbench.gui.measure_runs import AddRun
 from workbench.gui.plot_common import point_in_view
 from workbench.gui.roofline_view import FIT_SHORTCUT
 from workbench.documents.session import OperationEntry
@@ -148,7 +147,7 @@ def crowded_roofline(qtbot, window):  # type: ignore[no-untyped-def]
     # a loose run of the GEMM: 137.4 GFLOP over 0.2 ms = 687 TFLOP/s, just under the FP16 TC roof
     run = {"id": "gemm-1", "declaration": GEMM, "backend": "cupy", "mode": "warm",
            "samples_s": [0.00019, 0.0002, 0.00021], "valid": True}
-    doc.undo_stack.push(AddRun(doc, run, "Measure"))
+    doc.core.add_run(run, "Measure")
     window.import_profile(str(NCU_RAW))
     qtbot.waitUntil(lambda: window.profile_importer.dialog is not None, timeout=10000)
     window.profile_importer.dialog.accept()

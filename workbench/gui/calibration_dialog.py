@@ -29,7 +29,6 @@ from workbench.model.devices import MEASURED, PATHS
 from workbench.model.devices.catalogue import Latency
 from workbench.model.devices.links import is_byte_rate
 from workbench.model.devices.rate_titles import rate_title
-from workbench.gui.commands import SetDevice
 from workbench.gui.document import Document
 from workbench.gui.measure_worker import CalibrationJob, CalibrationWorker
 from workbench.gui.plain_text import html_text, plain
@@ -243,7 +242,7 @@ def store_measured_rates(document: Document, rates: dict[str, Any], latencies: S
     for reading in latencies:
         new.latencies.setdefault(LATENCY_INTERFACE, {})[reading.load] = Latency(reading.seconds, MEASURED, reading.how)
     if new.overrides != old.overrides or new.latencies != old.latencies:
-        document.undo_stack.push(SetDevice(document, copy.deepcopy(old), new, "Store measured rates"))
+        document.core.replace_device(new, "Store measured rates")
 
 
 def result_lines(result: Any, gpu: bool, binary: bool, memory_name: str = "") -> list[str]:

@@ -1,566 +1,186 @@
-"""The one Qt-side document: the Session, its undo stack, the selection, and the analyses.
+"""The one Qt-side document: a DocumentState (workbench.state) whose events are Qt signals.
 
-Views observe the document through its typed signals and never keep their own
-copies of session state. Every user edit is a QUndoCommand pushed here (see
-`workbench.gui.commands`); the commands call the `_apply_*` methods, which
-change the Session, recompute what the change affects (synchronously:
-`analyze()` takes well under a millisecond) and emit the signals.
+The session, the selection, the device, the analyses, the edits and their undo history are the
+state's (`self.core`). This object gives views its events as Qt signals of the same names, forwards
+the reading and the edits most views use, and shows the undo stack as Qt actions expect it
+(`undo_stack`, gui/undo_stack.py). The few views that change the step text, runs or profiles, or put
+a device in place whole, call the state (`core`) for it.
 """
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-import functools
-import os
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QUndoStack
 
-from workbench.model.analysis import Analysis, analyze, as_rate
-from workbench.model.devices import BANDWIDTH, Device, Rate
-from workbench.model.devices.nvml import OK, Detection, device_for
-from workbench.errors import DeviceError, WorkbenchError
-from workbench.model.naming import automatic_name
-from workbench.documents.session import DeviceChoice, OperationEntry, Session
+from workbench.documents.session import OperationEntry, Session
+from workbench.gui.undo_stack import QtUndoStack
+from workbench.model.devices import Device
+from workbench.model.devices.nvml import Detection
+from workbench.state import DocumentState, OperationState, new_session
 
-NEW_DECLARATION = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
+__all__ = ["TYPING_PAUSE_MS", "Document", "OperationState", "new_session"]
+
 # Views with a long text to rewrite on each keystroke into a declaration (the derivation) write it once the typing
 # has paused this long (Document.typing); what the edit changes at a glance (figures, points) follows every keystroke.
 TYPING_PAUSE_MS = 200
 
 
-@dataclass
-class OperationState:
-    """What the document knows about one operation beyond its text.
-
-    `analysis` is the last valid analysis; `error` is the fault of the current
-    text (None when it is valid). With both set, the analysis on screen is stale.
-    `notice` explains missing bounds (a device without the needed rate).
-    """
-
-    analysis: Analysis | None = None
-    error: WorkbenchError | None = None
-    notice: str = ""
-
-    @property
-    def stale(self) -> bool:
-        return self.error is not None and self.analysis is not None
-
-
-_Method = TypeVar("_Method", bound=Callable[..., Any])
-
-
-def _one_change(method: _Method) -> _Method:
-    """Mark a Document method as one change: the views it touches redraw once, after all its signals.
-
-    A keystroke can emit analysis_changed, operations_changed, declaration_changed and
-    selection_changed; a view that redraws on each would redraw up to four times per edit.
-    Views ask `after_changes(refresh)` instead, and the refresh runs once when the outermost
-    change returns (see `Document.after_changes`).
-    """
-
-    @functools.wraps(method)
-    def wrapper(self: "Document", *args: Any, **kwargs: Any) -> Any:
-        self._change_depth += 1
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            self._change_depth -= 1
-            if self._change_depth == 0:
-                self._run_pending()
-
-    return wrapper  # type: ignore[return-value]
-
-
-def new_session() -> Session:
-    """The session a fresh window starts with: one GEMM on the default device."""
-    return Session(operations=[OperationEntry.automatic(NEW_DECLARATION)])
-
-
 class Document(QObject):
-    """Owns the Session, the QUndoStack, the selected operation, analyses and the current Device."""
+    """The DocumentState `core` seen from Qt: its events as signals, its undo stack as `undo_stack`."""
 
-    operations_changed = Signal()  # the list itself: added, removed, renamed, moved, replaced
-    declaration_changed = Signal(int)  # one operation's declaration text
-    selection_changed = Signal(int)  # the selected index (-1 for none)
-    analysis_changed = Signal(int)  # one operation's analysis, or -1 for all of them
-    device_changed = Signal()  # device choice, rate overrides, or the detected GPUs
-    settings_changed = Signal()  # convention, overlap, decimal/binary
-    detection_changed = Signal()  # NVML detection finished (or restarted)
-    session_replaced = Signal()  # a new, opened or example session
-    path_changed = Signal()  # the file the session belongs to
-    profiles_changed = Signal()  # imported profiler records added, re-matched or removed (gui/profile_import.py)
-    runs_changed = Signal()  # measurement runs added or removed (gui/measure_runs.py)
-    notes_changed = Signal(int)  # one operation's notes, or -1 for the session's description
+    # One signal for each event of DocumentState, with the same name and arguments (their meaning is said there).
+    operations_changed = Signal()
+    declaration_changed = Signal(int)
+    selection_changed = Signal(int)
+    analysis_changed = Signal(int)
+    device_changed = Signal()
+    settings_changed = Signal()
+    detection_changed = Signal()
+    session_replaced = Signal()
+    path_changed = Signal()
+    profiles_changed = Signal()
+    runs_changed = Signal()
+    notes_changed = Signal(int)
+    step_changed = Signal()
 
     def __init__(self, session: Session | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.undo_stack = QUndoStack(self)
-        self.session: Session = new_session()
-        self.path: str | None = None
-        self.current = -1
-        self.device: Device | None = None
-        self.device_error = ""
-        self.detection: Detection | None = None
-        self.detected: dict[str, Device] = {}
-        self.detected_facts: dict[str, dict[str, object]] = {}  # nvml-N -> DetectedGPU.to_dict()
-        self._states: dict[int, OperationState] = {}
-        self._change_depth = 0  # how many `_one_change` methods are running (they nest)
-        self._pending: dict[Callable[[], object], None] = {}  # callbacks due when the change ends, in order, once each
-        # While a keystroke's edit is applied: views may leave what only a reader of a long text needs until the
-        # typing pauses (TYPING_PAUSE_MS).
-        self.typing = False
-        # How imported kernels' L2 and L1 bytes are counted ('ncu': its own hierarchical-roofline sections, or
-        # 'nersc'): a view setting of the Profile tab, like the Timeline's trace not kept in the session.
-        self.level_method = "ncu"
-        self.replace_session(session if session is not None else new_session())
+        self.core = DocumentState(session)
+        for name, event in self.core.events().items():
+            event.connect(getattr(self, name).emit)
+        self.undo_stack = QtUndoStack(self.core.undo_stack, self)
 
     # ------------------------------------------------------------------ reading
-    def state(self, entry: OperationEntry) -> OperationState:
-        """The analysis state of one operation (created on first use)."""
-        state = self._states.get(id(entry))
-        if state is None:  # (not setdefault: that builds a state on every call, and views ask often)
-            state = self._states[id(entry)] = OperationState()
-        return state
+    @property
+    def session(self) -> Session:
+        return self.core.session
+
+    @property
+    def path(self) -> str | None:
+        return self.core.path
+
+    @path.setter
+    def path(self, path: str | None) -> None:
+        self.core.path = path
+
+    @property
+    def current(self) -> int:
+        return self.core.current
+
+    @property
+    def device(self) -> Device | None:
+        return self.core.device
+
+    @property
+    def device_error(self) -> str:
+        return self.core.device_error
+
+    @property
+    def detection(self) -> Detection | None:
+        return self.core.detection
+
+    @property
+    def detected(self) -> dict[str, Device]:
+        return self.core.detected
+
+    @property
+    def detected_facts(self) -> dict[str, dict[str, object]]:
+        return self.core.detected_facts
+
+    @property
+    def typing(self) -> bool:
+        return self.core.typing
+
+    @property
+    def level_method(self) -> str:
+        return self.core.level_method
 
     @property
     def operations(self) -> list[OperationEntry]:
-        return self.session.operations
+        return self.core.operations
 
     @property
     def current_entry(self) -> OperationEntry | None:
-        ops = self.session.operations
-        return ops[self.current] if 0 <= self.current < len(ops) else None
+        return self.core.current_entry
 
     @property
     def binary(self) -> bool:
-        return self.session.settings.binary
+        return self.core.binary
+
+    def state(self, entry: OperationEntry) -> OperationState:
+        return self.core.state(entry)
 
     def index_of(self, entry: OperationEntry) -> int:
-        for index, candidate in enumerate(self.session.operations):
-            if candidate is entry:
-                return index
-        return -1
+        return self.core.index_of(entry)
 
     def catalogue_key(self) -> str:
-        return self.session.device.key
+        return self.core.catalogue_key()
 
-    # ------------------------------------------------------------------ coalesced redraws
     def after_changes(self, callback: Callable[[], object]) -> None:
-        """Run `callback` once the change under way has emitted all its signals; at once when none is.
+        self.core.after_changes(callback)
 
-        However many signals one change emits, a callback asked for several times runs once
-        (callbacks compare equal as bound methods of the same view do). Views connect their
-        redraw through this, so one edit costs one redraw.
-        """
-        if self._change_depth == 0:
-            callback()
-        else:
-            self._pending[callback] = None
-
-    def _run_pending(self) -> None:
-        # A callback may start another change (which then runs its own callbacks), or ask again.
-        while self._pending:
-            callback = next(iter(self._pending))
-            del self._pending[callback]
-            callback()
-
-    # ------------------------------------------------------------------ whole-session changes (not undoable)
-    @_one_change
+    # ------------------------------------------------------------------ changes (DocumentState's, which see)
     def replace_session(self, session: Session, path: str | None = None) -> None:
-        """Show another session (new, opened, example); the undo history starts afresh."""
-        self.undo_stack.clear()
-        self.session = session
-        self.path = _absolute(path)
-        self._states = {}
-        self.current = 0 if session.operations else -1
-        self._resolve_device()
-        self._recompute_all()
-        self.undo_stack.setClean()
-        self.session_replaced.emit()
-        self.operations_changed.emit()
-        self.device_changed.emit()
-        self.settings_changed.emit()
-        self.selection_changed.emit(self.current)
-        self.analysis_changed.emit(-1)
-        self.path_changed.emit()
+        self.core.replace_session(session, path)
 
-    @_one_change
     def append_from_file(self, runs: list[dict[str, Any]], appended: dict[str, list[Any]]) -> None:
-        """Add the runs and list items another program appended to this session's file (not an undo step).
+        self.core.append_from_file(runs, appended)
 
-        `appended` maps "operations", "steps" or "profiles" to new items; everything goes at the end,
-        so the undo history of what was there stays valid.
-        """
-        session = self.session
-        session.runs.extend(runs)
-        operations = appended.get("operations", [])
-        session.operations.extend(operations)
-        for entry in operations:
-            self._recompute(entry)
-        session.steps.extend(appended.get("steps", []))
-        session.profiles.extend(appended.get("profiles", []))
-        if operations or appended.get("steps"):
-            self.operations_changed.emit()
-            self._select(self.current if self.current >= 0 else 0, force=True)
-            self.analysis_changed.emit(-1)
-        if appended.get("profiles"):
-            self.profiles_changed.emit()
-        if runs:
-            self.runs_changed.emit()
-
-    @_one_change
     def take_from_file(self, merged: Session) -> None:
-        """Show `merged`: this session with parts another program changed in its file taken in (not an undo step).
-
-        The undo history is cleared (its steps may refer to parts now replaced); unsaved work stays unsaved.
-        """
-        was_clean = self.undo_stack.isClean()
-        self.undo_stack.clear()
-        self.session = merged
-        self._resolve_device()
-        self._recompute_all()
-        self.current = min(max(self.current, 0), len(merged.operations) - 1)
-        if not was_clean:
-            self.undo_stack.resetClean()
-        self.operations_changed.emit()
-        self.device_changed.emit()
-        self.settings_changed.emit()
-        self.profiles_changed.emit()
-        self.runs_changed.emit()
-        self.notes_changed.emit(-1)
-        self.selection_changed.emit(self.current)
-        self.analysis_changed.emit(-1)
+        self.core.take_from_file(merged)
 
     def set_path(self, path: str | None) -> None:
-        self.path = _absolute(path)
-        self.path_changed.emit()
+        self.core.set_path(path)
 
     def select(self, index: int) -> None:
-        """Select an operation (a view state, not an edit: not on the undo stack)."""
-        self._select(index)
+        self.core.select(index)
 
-    def _select(self, index: int, force: bool = False) -> None:
-        """Set the selection; `force` emits even when the index is unchanged (the list shifted under it)."""
-        index = index if 0 <= index < len(self.session.operations) else -1
-        if force or index != self.current:
-            self.current = index
-            self.selection_changed.emit(index)
-
-    @_one_change
     def set_detection(self, detection: Detection) -> None:
-        """Take NVML's answer: detected GPUs become choosable devices (keys nvml-N)."""
-        self.detection = detection
-        self.detected = {}
-        self.detected_facts = {}
-        if detection.status == OK:
-            for gpu in detection.gpus:
-                self.detected[f"nvml-{gpu.index}"] = device_for(gpu)
-                self.detected_facts[f"nvml-{gpu.index}"] = gpu.to_dict()
-        self.detection_changed.emit()
-        if self.session.device.key in self.detected or self.device is None:
-            self._resolve_device()
-            self._recompute_all()
-            self.device_changed.emit()
-            self.analysis_changed.emit(-1)
+        self.core.set_detection(detection)
 
     def adopt_device(self, key: str) -> None:
-        """Use a device without an undo step: the app's own choice (the detected GPU at start-up)."""
-        self.session.device = self._choice_for(key)
-        self._device_edited()
-
-    def _choice_for(self, key: str) -> DeviceChoice:
-        """A choice of `key`; a detected GPU keeps NVML's facts so a saved session resolves elsewhere."""
-        facts = self.detected_facts.get(key)
-        if facts is not None and any(f.name == "detected" for f in dataclasses.fields(DeviceChoice)):
-            return DeviceChoice(key=key, detected=facts)  # type: ignore[call-arg]
-        return DeviceChoice(key=key)
-
-    # ------------------------------------------------------------------ edits (each one an undo command)
-    def edit_declaration(self, index: int, text: str, source: str = "line", typed: bool = False) -> None:
-        """Change one operation's declaration (an undo step; typing merges into one). `typed`: the edit is a
-        keystroke in the line or a field, applied with `typing` set."""
-        from workbench.gui.commands import EditDeclaration
-
-        entry = self.session.operations[index]
-        if text == entry.declaration:
-            return
-        self.typing = typed
-        try:
-            self.undo_stack.push(EditDeclaration(self, entry, entry.declaration, text, source))
-        finally:
-            self.typing = False
-
-    def add_operation(self, entry: OperationEntry | None = None, index: int | None = None) -> None:
-        from workbench.gui.commands import InsertOperation
-
-        if entry is None:
-            entry = OperationEntry.automatic(NEW_DECLARATION)
-        at = len(self.session.operations) if index is None else index
-        self.undo_stack.push(InsertOperation(self, at, entry, f"Add {entry.name}"))
-
-    def duplicate_operation(self, index: int) -> None:
-        from workbench.gui.commands import InsertOperation
-
-        original = self.session.operations[index]
-        entry = copy.deepcopy(original)
-        if not entry.name_automatic:  # an automatic name stays automatic: it says what the copy is
-            entry.name = self._unused_name(f"{original.name} (copy)")
-        self.undo_stack.push(InsertOperation(self, index + 1, entry, f"Duplicate {original.name}"))
-
-    def remove_operation(self, index: int) -> None:
-        from workbench.gui.commands import RemoveOperation
-
-        if 0 <= index < len(self.session.operations):
-            self.undo_stack.push(RemoveOperation(self, index))
-
-    def rename_operation(self, index: int, name: str) -> None:
-        """Give an operation the user's name; an empty name makes it automatic again (both undoable)."""
-        from workbench.gui.commands import RenameOperation
-
-        entry = self.session.operations[index]
-        name = name.strip()
-        if name:
-            if name != entry.name or entry.name_automatic:
-                self.undo_stack.push(RenameOperation(self, entry, (entry.name, entry.name_automatic), (name, False)))
-        elif not entry.name_automatic:
-            automatic = automatic_name(entry.declaration)
-            if automatic is not None:
-                self.undo_stack.push(RenameOperation(self, entry, (entry.name, False), (automatic, True)))
-
-    def move_operation(self, index: int, to: int) -> None:
-        from workbench.gui.commands import MoveOperation
-
-        count = len(self.session.operations)
-        if 0 <= index < count and 0 <= to < count and index != to:
-            self.undo_stack.push(MoveOperation(self, index, to))
-
-    def set_device(self, key: str) -> None:
-        """Choose another device; entered rates belonged to the old one and are dropped (undo restores them)."""
-        from workbench.gui.commands import SetDevice
-
-        old = self.session.device
-        if key != old.key:
-            self.undo_stack.push(SetDevice(self, copy.deepcopy(old), self._choice_for(key)))
-
-    def set_rate(self, path: str, text: str) -> None:
-        """Enter a rate for a path (or "hbm") as text, e.g. "100 TFLOP/s"; raises UnitError when it is not one."""
-        from workbench.gui.commands import SetRate
-
-        from workbench.model.devices.links import is_byte_rate
-
-        unit, what = ("B/s", "bandwidth") if is_byte_rate(path) else ("FLOP/s", f"{path} rate")
-        entered = as_rate(text, unit, what)
-        assert entered is not None
-        rate = Rate(entered.value, entered.source, "entered in the device panel")
-        old = self.session.device.overrides.get(path)
-        if old != rate:
-            self.undo_stack.push(SetRate(self, path, old, rate))
-
-    def reset_rate(self, path: str) -> None:
-        from workbench.gui.commands import SetRate
-
-        old = self.session.device.overrides.get(path)
-        if old is not None:
-            self.undo_stack.push(SetRate(self, path, old, None))
-
-    def reset_rates(self) -> None:
-        from workbench.gui.commands import SetDevice
-
-        old = self.session.device
-        if old.overrides:
-            new = copy.deepcopy(old)
-            new.overrides = {}
-            self.undo_stack.push(SetDevice(self, copy.deepcopy(old), new, "Reset all rates"))
-
-    def set_notes(self, index: int, text: str, source: str = "typing") -> None:
-        """Change an operation's notes (index ≥ 0) or the session's description (index -1); undoable.
-
-        Typing from one `source` merges into one undo step; each ticked box is a step of its own.
-        """
-        from workbench.gui.commands import EditNotes
-
-        entry = self.session.operations[index] if index >= 0 else None
-        old = entry.notes if entry is not None else self.session.description
-        if text != old:
-            self.undo_stack.push(EditNotes(self, entry, old, text, source))
-
-    def set_checked(self, index: int, box: int, checked: bool) -> None:
-        """Tick (or untick) box `box` of an operation's notes, or of the description with index -1."""
-        from workbench.documents.notes import set_checked
-
-        entry = self.session.operations[index] if index >= 0 else None
-        text = entry.notes if entry is not None else self.session.description
-        self.set_notes(index, set_checked(text, box, checked), source=f"box:{box}:{checked}")
+        self.core.adopt_device(key)
 
     def set_level_method(self, method: str) -> None:
-        """Count the hierarchical roofline's L2 and L1 bytes by `method` ('ncu' or 'nersc') in every view."""
-        if method not in ("ncu", "nersc"):
-            raise ValueError(f"no level method '{method}'")
-        if method != self.level_method:
-            self.level_method = method
-            self.settings_changed.emit()
+        self.core.set_level_method(method)
+
+    def edit_declaration(self, index: int, text: str, source: str = "line", typed: bool = False) -> None:
+        self.core.edit_declaration(index, text, source, typed)
+
+    def add_operation(self, entry: OperationEntry | None = None, index: int | None = None) -> None:
+        self.core.add_operation(entry, index)
+
+    def duplicate_operation(self, index: int) -> None:
+        self.core.duplicate_operation(index)
+
+    def remove_operation(self, index: int) -> None:
+        self.core.remove_operation(index)
+
+    def rename_operation(self, index: int, name: str) -> None:
+        self.core.rename_operation(index, name)
+
+    def move_operation(self, index: int, to: int) -> None:
+        self.core.move_operation(index, to)
+
+    def set_device(self, key: str) -> None:
+        self.core.set_device(key)
+
+    def set_rate(self, path: str, text: str) -> None:
+        self.core.set_rate(path, text)
+
+    def reset_rate(self, path: str) -> None:
+        self.core.reset_rate(path)
+
+    def reset_rates(self) -> None:
+        self.core.reset_rates()
+
+    def set_notes(self, index: int, text: str, source: str = "typing") -> None:
+        self.core.set_notes(index, text, source)
+
+    def set_checked(self, index: int, box: int, checked: bool) -> None:
+        self.core.set_checked(index, box, checked)
 
     def set_setting(self, name: str, value: object) -> None:
-        """Change one of convention, overlap, binary."""
-        from workbench.gui.commands import SetSetting
-
-        old = getattr(self.session.settings, name)
-        if value != old:
-            self.undo_stack.push(SetSetting(self, name, old, value))
-
-    # ------------------------------------------------------------------ appliers (called by commands)
-    @_one_change
-    def _apply_declaration(self, entry: OperationEntry, text: str) -> None:
-        entry.declaration = text
-        renamed = entry.follow_declaration()
-        self._recompute(entry)
-        index = self.index_of(entry)
-        if index != self.current and index >= 0:
-            self.select(index)
-        if renamed:
-            self.operations_changed.emit()
-        self.declaration_changed.emit(index)
-        self.analysis_changed.emit(index)
-
-    @_one_change
-    def _apply_insert(self, index: int, entry: OperationEntry) -> None:
-        self.session.operations.insert(index, entry)
-        self._recompute(entry)
-        self.operations_changed.emit()
-        self._select(index, force=True)
-        self.analysis_changed.emit(-1)
-
-    @_one_change
-    def _apply_remove(self, index: int) -> OperationEntry:
-        entry = self.session.operations.pop(index)
-        self.operations_changed.emit()
-        self._select(min(index, len(self.session.operations) - 1), force=True)
-        self.analysis_changed.emit(-1)
-        return entry
-
-    @_one_change
-    def _apply_rename(self, entry: OperationEntry, name: str, automatic: bool = False) -> None:
-        entry.name = name
-        entry.name_automatic = automatic
-        entry.follow_declaration()
-        self.operations_changed.emit()
-        self.analysis_changed.emit(self.index_of(entry))
-
-    @_one_change
-    def _apply_move(self, index: int, to: int) -> None:
-        entry = self.session.operations.pop(index)
-        self.session.operations.insert(to, entry)
-        self.operations_changed.emit()
-        self._select(to, force=True)
-        self.analysis_changed.emit(-1)
-
-    @_one_change
-    def _apply_notes(self, entry: OperationEntry | None, text: str) -> None:
-        if entry is None:
-            self.session.description = text
-            self.notes_changed.emit(-1)
-            return
-        entry.notes = text
-        index = self.index_of(entry)
-        if index != self.current and index >= 0:  # an undo shows the notes it changes
-            self.select(index)
-        if index >= 0:
-            self.notes_changed.emit(index)
-
-    def _apply_device(self, choice: DeviceChoice) -> None:
-        self.session.device = copy.deepcopy(choice)
-        self._device_edited()
-
-    def _apply_rate(self, path: str, rate: Rate | None) -> None:
-        overrides = self.session.device.overrides
-        if rate is None:
-            overrides.pop(path, None)
-        else:
-            overrides[path] = rate
-        self._device_edited()
-
-    @_one_change
-    def _apply_setting(self, name: str, value: object) -> None:
-        setattr(self.session.settings, name, value)
-        self._recompute_all()
-        self.settings_changed.emit()
-        self.analysis_changed.emit(-1)
-
-    # ------------------------------------------------------------------ internals
-    @_one_change
-    def _device_edited(self) -> None:
-        self._resolve_device()
-        self._recompute_all()
-        self.device_changed.emit()
-        self.analysis_changed.emit(-1)
-
-    def _resolve_device(self) -> None:
-        choice = self.session.device
-        try:
-            self.device = choice.resolve(self.detected.get(choice.key))
-            self.device_error = ""
-        except DeviceError as exc:
-            self.device = None
-            if choice.key.startswith("nvml-"):
-                self.device_error = f"{choice.key} is a detected GPU; it is not detected on this machine yet"
-            else:
-                self.device_error = str(exc)
-
-    def _recompute_all(self) -> None:
-        """Every operation analysed; operations with the same declaration (a model repeats its layers) share one
-        analysis, done once (Analysis is immutable; the device and settings are the same for all of them here)."""
-        done: dict[str, OperationState] = {}
-        for entry in self.session.operations:
-            same = done.get(entry.declaration)
-            if same is not None:
-                state = self.state(entry)
-                if same.error is not None:  # a fault: each keeps its own last valid analysis, as _recompute does
-                    state.error = same.error
-                else:
-                    state.analysis, state.error, state.notice = same.analysis, None, same.notice
-                continue
-            self._recompute(entry)
-            done[entry.declaration] = self.state(entry)
-
-    def _recompute(self, entry: OperationEntry) -> None:
-        """Analyse one operation; on a fault keep the last valid analysis and record the error."""
-        state = self.state(entry)
-        settings = self.session.settings
-        options = {"convention": settings.convention, "overlap": settings.overlap, "binary": settings.binary}
-        notice = self.device_error
-        try:
-            # On a device, as far as its rates go (Session.analyze: the report's and the CLI's rule too).
-            analysis = (
-                self.session.analyze(entry, self.device)
-                if self.device is not None
-                else analyze(entry.declaration, **options)  # type: ignore[arg-type]
-            )
-            if analysis.missing_rate is not None:
-                notice = analysis.missing_rate
-        except WorkbenchError as exc:
-            state.error = exc
-            return
-        state.analysis = analysis
-        state.error = None
-        state.notice = notice
-
-    def _unused_name(self, base: str) -> str:
-        """`base`, or `base N` with the first N no operation uses."""
-        names = {entry.name for entry in self.session.operations}
-        if base not in names:
-            return base
-        number = 2
-        while f"{base} {number}" in names:
-            number += 1
-        return f"{base} {number}"
-
-
-def _absolute(path: str | None) -> str | None:
-    """The file a session belongs to, made absolute at once: Save and the recovery file must not
-    depend on the folder the app happens to run in later."""
-    return os.path.abspath(path) if path else None
+        self.core.set_setting(name, value)

@@ -6,8 +6,8 @@ The flow: `ProfileImporter.import_file(path)` reads the file in a
 preselected with `suggest_operation`. The dialog says how the file's numbers
 were read (decided from its values, or assumed — in plain words, in amber)
 and offers the other reading: choosing it reads the file again that way. Accepting stores
-`profile.with_matches(rules).to_dict()` in `Session.profiles` through an
-undoable `AddProfile`; a file that cannot be read is one line in the window.
+`profile.with_matches(rules).to_dict()` in `Session.profiles` as one undo
+step (`DocumentState.add_profile`); a file that cannot be read is one line in the window.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal
-from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -352,83 +351,6 @@ class KernelMatchDialog(QDialog):
         return build_rules(self.kernels, [self.choice(row) for row in range(len(self.kernels))], self.declarations)
 
 
-# ---------------------------------------------------------------- undoable changes of Session.profiles
-
-
-def _changed(document: "Document") -> None:
-    document.profiles_changed.emit()
-
-
-def _position(profiles: list[Any], record: Any) -> int:
-    return next((i for i, candidate in enumerate(profiles) if candidate is record), -1)
-
-
-class AddProfile(QUndoCommand):
-    """Add one imported file's record to the session; undo removes the import."""
-
-    def __init__(self, document: "Document", record: dict[str, Any], index: int | None = None) -> None:
-        super().__init__(f"Import profile {record.get('source') or ''}".rstrip())
-        self.document = document
-        self.record = record
-        self.index = len(document.session.profiles) if index is None else index
-
-    def redo(self) -> None:
-        self.document.session.profiles.insert(self.index, self.record)
-        _changed(self.document)
-
-    def undo(self) -> None:
-        profiles = self.document.session.profiles
-        at = _position(profiles, self.record)
-        if at >= 0:
-            profiles.pop(at)
-        _changed(self.document)
-
-
-class ReplaceProfile(QUndoCommand):
-    """Put a new record (other matches) where an imported file's record was."""
-
-    def __init__(self, document: "Document", old: Any, new: dict[str, Any]) -> None:
-        super().__init__(f"Match kernels of {new.get('source') or 'a profile'}")
-        self.document = document
-        self.old = old
-        self.new = new
-
-    def _swap(self, out: Any, into: Any) -> None:
-        profiles = self.document.session.profiles
-        at = _position(profiles, out)
-        if at >= 0:
-            profiles[at] = into
-        _changed(self.document)
-
-    def redo(self) -> None:
-        self._swap(self.old, self.new)
-
-    def undo(self) -> None:
-        self._swap(self.new, self.old)
-
-
-class RemoveProfile(QUndoCommand):
-    """Remove an imported file's record; undo puts it back where it was."""
-
-    def __init__(self, document: "Document", record: Any) -> None:
-        source = record.get("source") if isinstance(record, dict) else None
-        super().__init__(f"Remove profile {source or ''}".rstrip())
-        self.document = document
-        self.record = record
-        self.index = _position(document.session.profiles, record)
-
-    def redo(self) -> None:
-        profiles = self.document.session.profiles
-        at = _position(profiles, self.record)
-        if at >= 0:
-            profiles.pop(at)
-        _changed(self.document)
-
-    def undo(self) -> None:
-        self.document.session.profiles.insert(max(self.index, 0), self.record)
-        _changed(self.document)
-
-
 # ---------------------------------------------------------------- the controller the window owns
 
 
@@ -536,12 +458,11 @@ class ProfileImporter(QObject):
         dialog.deleteLater()
         if result == QDialog.DialogCode.Accepted:
             record = dialog.profile.with_matches(dialog.rules()).to_dict()
-            stack = self.document.undo_stack
             if replacing is None:
-                stack.push(AddProfile(self.document, record))
+                self.document.core.add_profile(record)
                 self.profile_imported.emit(len(self.document.session.profiles) - 1)
             else:
-                stack.push(ReplaceProfile(self.document, replacing, record))
+                self.document.core.replace_profile(replacing, record)
             matched = len(record["matches"])
             self.message.emit(f"{record['source']}: {matched} of {len(dialog.kernels)} kernels matched")
         elif replacing is None and not dialog.rereading:
@@ -564,9 +485,7 @@ class ProfileImporter(QObject):
         return self._open_dialog(profile, profile.kernels(), record)
 
     def remove(self, record_index: int) -> None:
-        profiles = self.document.session.profiles
-        if 0 <= record_index < len(profiles):
-            self.document.undo_stack.push(RemoveProfile(self.document, profiles[record_index]))
+        self.document.core.remove_profile(record_index)
 
     def wait(self, timeout_ms: int = 10000) -> None:
         """Wait for a file being read (on close, after `cancel_reading`, and in tests); queued files are dropped."""

@@ -28,11 +28,10 @@ again, or use `workbench step FILE --trace TRACE`).
 from __future__ import annotations
 
 import math
-import time
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QResizeEvent, QUndoCommand
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -57,7 +56,6 @@ from workbench.gui.timeline_bars import BarStyle, TimelineBars
 from workbench.gui.timeline_trace import COMMUNICATION_BRUSH, COMPUTE_BRUSH, NO_TRACE, TimelineTrace
 from workbench.gui.whatif_table import WhatIfTable
 from workbench.model.naming import abbreviated_path
-from workbench.documents.session import StepEntry
 from workbench.steps import Timeline, parse_step, step_timeline
 from workbench.scenes.timeline_frame import LaneBars
 from workbench.model.units import format_time
@@ -72,8 +70,6 @@ BAR_STYLES = {
     2: BarStyle(COMMUNICATION_BRUSH, QColor(40, 40, 40), 1, QColor(0, 0, 0)),
     3: BarStyle(COMMUNICATION_BRUSH, CRITICAL_COLOR, 3, QColor(0, 0, 0)),
 }
-MERGE_PAUSE_S = 1.5
-_EDIT_STEP_ID = 1301
 MAX_BAR_LABELS = 60  # operation names drawn at once on the step plot: the widest in view
 LONG_PATH_CHARACTERS = 90  # a critical path abbreviated to more than this names only its first and last operation
 STEP_EXAMPLE = "data-parallel-step"  # the built-in example the empty editor's hint points to
@@ -86,30 +82,6 @@ def empty_hint() -> str:
         "# A step: one operation a line, name = declaration [on stream] [after a, b]\n"
         f"# e.g. {EXAMPLES_MENU.replace('&', '')} ▸ {title}"
     )
-
-
-class EditStepText(QUndoCommand):
-    """One edit of the session's step text; typing without a pause undoes as one step."""
-
-    def __init__(self, view: "TimelineView", old: str | None, new: str) -> None:
-        super().__init__("Edit step")
-        self.view, self.old, self.new, self.when = view, old, new, time.monotonic()
-
-    def id(self) -> int:
-        return _EDIT_STEP_ID
-
-    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 (Qt's name)
-        if not isinstance(other, EditStepText) or other.when - self.when > MERGE_PAUSE_S:
-            return False
-        self.new, self.when = other.new, other.when
-        return True
-
-    def redo(self) -> None:
-        self.view.apply_text(self.new)
-
-    def undo(self) -> None:
-        self.view.apply_text(self.old)
-
 
 
 def _critical_line(timeline: Timeline, lane: dict[str, int]) -> tuple[list[float], list[float]]:
@@ -167,6 +139,7 @@ class TimelineView(TimelineTrace, RefreshWhenShown, QWidget):
         self._pending.timeout.connect(self._commit_text)
         use_document_undo(self.editor, document.undo_stack, before=self._commit_pending)
         document.session_replaced.connect(self._load_session)
+        document.step_changed.connect(self._step_changed)
         document.device_changed.connect(self.mark_dirty)
         document.runs_changed.connect(self.mark_dirty)
         self._load_session()
@@ -259,8 +232,7 @@ class TimelineView(TimelineTrace, RefreshWhenShown, QWidget):
 
     # ------------------------------------------------------------------ the text
     def step_text(self) -> str | None:
-        steps = self.document.session.steps
-        return steps[0].text if steps else None
+        return self.document.core.step_text
 
     def _load_session(self) -> None:
         self.speedups = {}
@@ -288,29 +260,16 @@ class TimelineView(TimelineTrace, RefreshWhenShown, QWidget):
             self._commit_text()
 
     def _commit_text(self) -> None:
-        new = self.editor.toPlainText()
-        old = self.step_text()
-        if new != (old or ""):
-            self.document.undo_stack.push(EditStepText(self, old, new))
+        self.document.core.set_step_text(self.editor.toPlainText())
 
     def open_step(self, text: str) -> None:
         """Replace the step with `text` (a traced model's, File ▸ Import PyTorch model…) as one undoable edit."""
         self._commit_pending()
-        old = self.step_text()
-        if text != (old or ""):
-            self.document.undo_stack.push(EditStepText(self, old, text))
+        self.document.core.set_step_text(text)
 
-    def apply_text(self, text: str | None) -> None:
-        """Store the step text in the session (None removes the step) and redraw: the undo command's effect."""
-        steps = self.document.session.steps
-        if text is None:
-            if steps:
-                del steps[0]
-        elif steps:
-            steps[0] = StepEntry(steps[0].name, text)
-        else:
-            steps.append(StepEntry("step", text))
-        self._show_text(text or "")
+    def _step_changed(self) -> None:
+        """The session's step text changed (an edit, its undo or redo): show it and redraw."""
+        self._show_text(self.step_text() or "")
         self.mark_dirty()
 
     # ------------------------------------------------------------------ the figures

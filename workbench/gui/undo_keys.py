@@ -4,7 +4,7 @@ A QLineEdit or QPlainTextEdit keeps an undo history of its own and answers Ctrl+
 Undo action can. A field that shows part of the document (the declaration line, a form field, the step
 text, the notes) is rewritten by every document change, so its own history mixes keystrokes with those
 rewrites and undoing it leaves texts the document never held. `use_document_undo` sends the standard
-Undo and Redo keys (and the context menu's Undo and Redo) of such a field to the document's QUndoStack.
+Undo and Redo keys (and the context menu's Undo and Redo) of such a field to the document's undo stack.
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QPoint
-from PySide6.QtGui import QAction, QContextMenuEvent, QKeyEvent, QKeySequence, QUndoStack
+from PySide6.QtGui import QAction, QContextMenuEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QLineEdit, QMenu, QPlainTextEdit
+
+from workbench.gui.undo_stack import QtUndoStack
 
 _STEPS = (("undo", QKeySequence.StandardKey.Undo), ("redo", QKeySequence.StandardKey.Redo))
 
@@ -28,7 +30,7 @@ def _step_of(event: QKeyEvent) -> str | None:
 class _DocumentUndoKeys(QObject):
     """The event filter of one field: its Undo and Redo keys and menu entries act on `stack`."""
 
-    def __init__(self, field: QLineEdit | QPlainTextEdit, stack: QUndoStack, before: Callable[[], None] | None) -> None:
+    def __init__(self, field: QLineEdit | QPlainTextEdit, stack: QtUndoStack, before: Callable[[], None] | None) -> None:
         super().__init__(field)
         self.setObjectName("documentUndoKeys")
         self.field = field
@@ -84,7 +86,7 @@ class _DocumentUndoKeys(QObject):
         return menu
 
 
-def use_document_undo(field: QLineEdit | QPlainTextEdit, stack: QUndoStack, before: Callable[[], None] | None = None) -> None:
+def use_document_undo(field: QLineEdit | QPlainTextEdit, stack: QtUndoStack, before: Callable[[], None] | None = None) -> None:
     """Make Undo and Redo in `field` undo and redo the document's steps; `before` runs first (a pending commit)."""
     keys = _DocumentUndoKeys(field, stack, before)
     field.installEventFilter(keys)

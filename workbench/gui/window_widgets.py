@@ -4,8 +4,10 @@ redo buttons' tooltips that name the step, and a tool-bar choice that shows its 
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt
-from PySide6.QtGui import QHelpEvent, QUndoStack
+from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolTip, QWidget
+
+from workbench.gui.undo_stack import QtUndoStack
 
 
 class RoomyArea(QScrollArea):
@@ -123,7 +125,7 @@ class StepTips(QObject):
     Kept on the actions instead, the tooltip would change on every keystroke (each renames the step), and a
     changed action makes the tool bar, and with it the whole main window and every dock, lay out again."""
 
-    def __init__(self, stack: QUndoStack, parent: QObject) -> None:
+    def __init__(self, stack: QtUndoStack, parent: QObject) -> None:
         super().__init__(parent)
         self.stack = stack
 

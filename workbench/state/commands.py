@@ -1,0 +1,328 @@
+"""The undo commands: every user edit of the document is one of these.
+
+Each command keeps the old and the new value and calls one of the document state's `apply_*` methods in
+`redo()` and `undo()`. Typing is merged: consecutive edits of one operation's declaration (or notes, or the
+step text) from the same place within a short pause undo as one step. When an edit happened is given to the
+command (`when`, from the document state's clock), so the rule can be tested without waiting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from workbench.documents.session import DeviceChoice, OperationEntry
+from workbench.model.devices import Rate
+from workbench.state.undo import Command
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from workbench.state.document import DocumentState
+
+MERGE_PAUSE_S = 1.5  # typing pauses longer than this start a new undo step
+_EDIT_DECLARATION_ID = 1001
+_EDIT_NOTES_ID = 1002
+_EDIT_STEP_ID = 1301
+
+
+def _within_pause(first: float, then: float) -> bool:
+    return then - first <= MERGE_PAUSE_S
+
+
+class EditDeclaration(Command):
+    """Change one operation's declaration text (from the line or from a form field)."""
+
+    def __init__(self, document: DocumentState, entry: OperationEntry, old: str, new: str, source: str, when: float) -> None:
+        super().__init__(f"Edit {entry.name}")
+        self.document = document
+        self.entry = entry
+        self.old = old
+        self.new = new
+        self.source = source
+        self.when = when
+
+    def id(self) -> int:
+        return _EDIT_DECLARATION_ID
+
+    def merge_with(self, other: Command) -> bool:
+        if not isinstance(other, EditDeclaration):
+            return False
+        if other.entry is not self.entry or other.source != self.source:
+            return False
+        if not _within_pause(self.when, other.when):
+            return False
+        self.new = other.new
+        self.when = other.when
+        self.obsolete = self.new == self.old
+        return True
+
+    def redo(self) -> None:
+        self.document.apply_declaration(self.entry, self.new)
+
+    def undo(self) -> None:
+        self.document.apply_declaration(self.entry, self.old)
+
+
+class EditNotes(Command):
+    """Change one operation's notes (entry) or the session's description (entry None).
+
+    Typing merges like declaration edits; a ticked box (source "box:…") is always a step of its own.
+    """
+
+    def __init__(
+        self, document: DocumentState, entry: OperationEntry | None, old: str, new: str, source: str, when: float
+    ) -> None:
+        what = "description" if entry is None else f"notes of {entry.name}"
+        super().__init__(f"Tick a box in the {what}" if source.startswith("box:") else f"Edit the {what}")
+        self.document = document
+        self.entry = entry
+        self.old = old
+        self.new = new
+        self.source = source
+        self.when = when
+
+    def id(self) -> int:
+        return _EDIT_NOTES_ID
+
+    def merge_with(self, other: Command) -> bool:
+        if not isinstance(other, EditNotes) or other.entry is not self.entry or other.source != self.source:
+            return False
+        if self.source.startswith("box:") or not _within_pause(self.when, other.when):
+            return False
+        self.new = other.new
+        self.when = other.when
+        self.obsolete = self.new == self.old
+        return True
+
+    def redo(self) -> None:
+        self.document.apply_notes(self.entry, self.new)
+
+    def undo(self) -> None:
+        self.document.apply_notes(self.entry, self.old)
+
+
+class EditStepText(Command):
+    """One edit of the session's step text (None: no step); typing without a pause undoes as one step."""
+
+    def __init__(self, document: DocumentState, old: str | None, new: str, when: float) -> None:
+        super().__init__("Edit step")
+        self.document = document
+        self.old = old
+        self.new = new
+        self.when = when
+
+    def id(self) -> int:
+        return _EDIT_STEP_ID
+
+    def merge_with(self, other: Command) -> bool:
+        if not isinstance(other, EditStepText) or not _within_pause(self.when, other.when):
+            return False
+        self.new = other.new
+        self.when = other.when
+        return True
+
+    def redo(self) -> None:
+        self.document.apply_step_text(self.new)
+
+    def undo(self) -> None:
+        self.document.apply_step_text(self.old)
+
+
+class InsertOperation(Command):
+    """Add (or duplicate) an operation at an index."""
+
+    def __init__(self, document: DocumentState, index: int, entry: OperationEntry, text: str) -> None:
+        super().__init__(text)
+        self.document = document
+        self.index = index
+        self.entry = entry
+
+    def redo(self) -> None:
+        self.document.apply_insert(self.index, self.entry)
+
+    def undo(self) -> None:
+        self.document.apply_remove(self.index)
+
+
+class RemoveOperation(Command):
+    """Remove an operation; undo puts the same entry (and its last analysis) back."""
+
+    def __init__(self, document: DocumentState, index: int) -> None:
+        super().__init__(f"Remove {document.operations[index].name}")
+        self.document = document
+        self.index = index
+        self.entry: OperationEntry | None = None
+
+    def redo(self) -> None:
+        self.entry = self.document.apply_remove(self.index)
+
+    def undo(self) -> None:
+        assert self.entry is not None
+        self.document.apply_insert(self.index, self.entry)
+
+
+class RenameOperation(Command):
+    """Name an operation: old and new are (name, automatic); an automatic name follows the declaration."""
+
+    def __init__(
+        self, document: DocumentState, entry: OperationEntry, old: tuple[str, bool], new: tuple[str, bool]
+    ) -> None:
+        what = "the automatic name" if new[1] else new[0]
+        super().__init__(f"Rename {old[0]} to {what}")
+        self.document = document
+        self.entry = entry
+        self.old = old
+        self.new = new
+
+    def redo(self) -> None:
+        self.document.apply_rename(self.entry, *self.new)
+
+    def undo(self) -> None:
+        self.document.apply_rename(self.entry, *self.old)
+
+
+class MoveOperation(Command):
+    def __init__(self, document: DocumentState, index: int, to: int) -> None:
+        super().__init__(f"Move {document.operations[index].name}")
+        self.document = document
+        self.index = index
+        self.to = to
+
+    def redo(self) -> None:
+        self.document.apply_move(self.index, self.to)
+
+    def undo(self) -> None:
+        self.document.apply_move(self.to, self.index)
+
+
+class SetDevice(Command):
+    """Choose a device (with its overrides); also used to reset every entered rate, or store measured ones, at once."""
+
+    def __init__(self, document: DocumentState, old: DeviceChoice, new: DeviceChoice, text: str = "") -> None:
+        super().__init__(text or f"Choose device {new.key}")
+        self.document = document
+        self.old = old
+        self.new = new
+
+    def redo(self) -> None:
+        self.document.apply_device(self.new)
+
+    def undo(self) -> None:
+        self.document.apply_device(self.old)
+
+
+class SetRate(Command):
+    """Enter (or reset, with None) the rate of one instruction path or of memory."""
+
+    def __init__(self, document: DocumentState, path: str, old: Rate | None, new: Rate | None) -> None:
+        super().__init__(f"Reset {path} rate" if new is None else f"Enter {path} rate")
+        self.document = document
+        self.path = path
+        self.old = old
+        self.new = new
+
+    def redo(self) -> None:
+        self.document.apply_rate(self.path, self.new)
+
+    def undo(self) -> None:
+        self.document.apply_rate(self.path, self.old)
+
+
+class SetSetting(Command):
+    """Change one analysis setting: convention, overlap, or decimal/binary units."""
+
+    def __init__(self, document: DocumentState, name: str, old: object, new: object) -> None:
+        super().__init__(f"Change {name}")
+        self.document = document
+        self.name = name
+        self.old = old
+        self.new = new
+
+    def redo(self) -> None:
+        self.document.apply_setting(self.name, self.new)
+
+    def undo(self) -> None:
+        self.document.apply_setting(self.name, self.old)
+
+
+class AddRun(Command):
+    """Store one finished run (its dict) in Session.runs; undo takes it out again."""
+
+    def __init__(self, document: DocumentState, run: dict[str, Any], text: str) -> None:
+        super().__init__(text)
+        self.document = document
+        self.run = run
+
+    def redo(self) -> None:
+        self.document.apply_insert_run(len(self.document.session.runs), self.run)
+
+    def undo(self) -> None:
+        runs = self.document.session.runs
+        at = next((i for i in range(len(runs) - 1, -1, -1) if runs[i] is self.run), None)
+        self.document.apply_remove_run(at)
+
+
+class RemoveRun(Command):
+    """Take one run out of Session.runs; undo puts the same dict back where it was."""
+
+    def __init__(self, document: DocumentState, index: int) -> None:
+        run = document.session.runs[index]
+        described = run.get("declaration", f"run {index + 1}") if isinstance(run, Mapping) else f"run {index + 1}"
+        super().__init__(f"Remove run of {described}")
+        self.document = document
+        self.index = index
+        self.run = run
+
+    def redo(self) -> None:
+        self.document.apply_remove_run(self.index)
+
+    def undo(self) -> None:
+        self.document.apply_insert_run(self.index, self.run)
+
+
+class AddProfile(Command):
+    """Add one imported file's record to the session; undo removes the import."""
+
+    def __init__(self, document: DocumentState, record: dict[str, Any], index: int | None = None) -> None:
+        super().__init__(f"Import profile {record.get('source') or ''}".rstrip())
+        self.document = document
+        self.record = record
+        self.index = len(document.session.profiles) if index is None else index
+
+    def redo(self) -> None:
+        self.document.apply_insert_profile(self.index, self.record)
+
+    def undo(self) -> None:
+        self.document.apply_replace_profile(self.record, None)
+
+
+class ReplaceProfile(Command):
+    """Put a new record (other matches) where an imported file's record was."""
+
+    def __init__(self, document: DocumentState, old: Any, new: dict[str, Any]) -> None:
+        super().__init__(f"Match kernels of {new.get('source') or 'a profile'}")
+        self.document = document
+        self.old = old
+        self.new = new
+
+    def redo(self) -> None:
+        self.document.apply_replace_profile(self.old, self.new)
+
+    def undo(self) -> None:
+        self.document.apply_replace_profile(self.new, self.old)
+
+
+class RemoveProfile(Command):
+    """Remove an imported file's record; undo puts it back where it was."""
+
+    def __init__(self, document: DocumentState, record: Any) -> None:
+        source = record.get("source") if isinstance(record, dict) else None
+        super().__init__(f"Remove profile {source or ''}".rstrip())
+        self.document = document
+        self.record = record
+        self.index = document.profile_position(record)
+
+    def redo(self) -> None:
+        self.document.apply_replace_profile(self.record, None)
+
+    def undo(self) -> None:
+        self.document.apply_insert_profile(max(self.index, 0), self.record)
