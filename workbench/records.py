@@ -1,0 +1,126 @@
+"""Record classes as plain JSON data and back: one cattrs converter, each record class registered once.
+
+A record class is a dataclass; `record()` tells the converter what is irregular about its dict: the keys
+written before its fields (a format and version), fields written under another key, fields written only
+when they differ from their default, a value put in when a key is missing, and per-field hooks for values
+JSON cannot hold as they are (non-finite floats as text) or that need checking beyond their type.
+Everything else follows the field's type: text through `str`, whole numbers through `int`, numbers
+through `float`, tuples from any array, `X | None` as null or an X, nested records by their own
+registration. A mapping of `Any` is copied as it is, its values untouched.
+
+Converting raises Python's own KeyError (a missing key), TypeError or ValueError (a malformed value), never
+a cattrs error type: each record's reader turns them into the project's error with its one-line message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Iterable, Mapping, TypeVar
+
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+T = TypeVar("T")
+
+# detailed_validation off: faults surface as the KeyError / TypeError / ValueError each reader already names
+converter = cattrs.Converter(detailed_validation=False)
+
+_PLAIN_MAPPING = (Mapping[str, Any], dict[str, Any], Mapping[str, float])
+
+
+def _copy_mapping(value: Any, _: Any = None) -> dict[Any, Any]:
+    return dict(value)
+
+
+_PLAIN_TUPLES = (tuple[str, ...], tuple[float, ...], tuple[int, ...])
+
+
+_PLAIN_OPTIONAL = (str | None, float | None, int | None, bool | None)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value)
+
+
+converter.register_structure_hook_func(lambda kind: kind in _PLAIN_MAPPING[:2], _copy_mapping)
+converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_MAPPING, _copy_mapping)
+# a tuple of plain values is written as a list in one call, not element by element (timing samples are long)
+converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_TUPLES, _list)
+# a plain value or null is written as it is, without a look-up of its runtime type
+converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_OPTIONAL, _same)
+
+
+def record(
+    cls: type,
+    *,
+    header: Mapping[str, Any] | None = None,
+    keys: Mapping[str, str] | None = None,
+    omit_default: Iterable[str] = (),
+    missing: Mapping[str, Any] | None = None,
+    dump: Mapping[str, Callable[[Any], Any]] | None = None,
+    load: Mapping[str, Callable[[Any], Any]] | None = None,
+) -> None:
+    """Register a dataclass with the converter.
+
+    `header`: keys and values written first (a record's format and version; ignored when read).
+    `keys`: field name → the key it is written under. `omit_default`: fields left out when equal to
+    their default. `missing`: key → value read in its place when the key is absent. `dump` / `load`:
+    field name → a function of the value alone, in place of the type's own conversion.
+    """
+    keys, dump, load = keys or {}, dump or {}, load or {}
+    omitted = set(omit_default)
+    names = [item.name for item in dataclasses.fields(cls)]
+    for name in (*keys, *omitted, *dump, *load):
+        if name not in names:
+            raise ValueError(f"{cls.__name__} has no field {name!r}")
+    overrides = {
+        name: override(
+            rename=keys.get(name),
+            omit_if_default=name in omitted,
+            unstruct_hook=_one_argument(dump[name]) if name in dump else None,
+            struct_hook=_two_arguments(load[name]) if name in load else None,
+        )
+        for name in names
+    }
+    unstructure = make_dict_unstructure_fn(cls, converter, **overrides)
+    structure = make_dict_structure_fn(cls, converter, **overrides)
+    if header:
+        fixed = dict(header)
+        fields_only = unstructure
+
+        def unstructure(value: Any) -> dict[str, Any]:
+            return {**fixed, **fields_only(value)}
+    if missing:
+        filled = dict(missing)
+        wanted = filled.keys()
+        built = structure
+
+        def structure(data: Any, kind: Any) -> Any:
+            if isinstance(data, Mapping) and not wanted <= data.keys():
+                data = {**filled, **data}
+            return built(data, kind)
+
+    converter.register_unstructure_hook(cls, unstructure)
+    converter.register_structure_hook(cls, structure)
+
+
+def _one_argument(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return function
+
+
+def _two_arguments(function: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:
+    return lambda value, _kind: function(value)
+
+
+def to_plain(value: Any) -> Any:
+    """A registered record (or a list, tuple or dict of them) as plain JSON data."""
+    return converter.unstructure(value)
+
+
+def from_plain(data: Any, cls: type[T]) -> T:
+    """A registered record read from plain data; KeyError, TypeError or ValueError name a fault."""
+    return converter.structure(data, cls)
