@@ -18,6 +18,7 @@ import dataclasses
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 import cattrs
+from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 T = TypeVar("T")
@@ -25,33 +26,30 @@ T = TypeVar("T")
 # detailed_validation off: faults surface as the KeyError / TypeError / ValueError each reader already names
 converter = cattrs.Converter(detailed_validation=False)
 
-_PLAIN_MAPPING = (Mapping[str, Any], dict[str, Any], Mapping[str, float])
-
-
-def _copy_mapping(value: Any, _: Any = None) -> dict[Any, Any]:
-    return dict(value)
-
-
+# Values that need no conversion of their items: copied or listed in one call, not item by item (timing samples
+# are long), and a plain value or null written as it is (cattrs inlines `identity`).
+_PLAIN_MAPPINGS = (Mapping[str, Any], dict[str, Any], Mapping[str, float])
 _PLAIN_TUPLES = (tuple[str, ...], tuple[float, ...], tuple[int, ...])
+_PLAIN_OPTIONALS = (str | None, float | None, int | None, bool | None)
 
 
-_PLAIN_OPTIONAL = (str | None, float | None, int | None, bool | None)
-
-
-def _same(value: Any) -> Any:
-    return value
+def _copy_mapping(value: Any, _kind: Any = None) -> dict[Any, Any]:
+    return dict(value)
 
 
 def _list(value: Any) -> list[Any]:
     return list(value)
 
 
-converter.register_structure_hook_func(lambda kind: kind in _PLAIN_MAPPING[:2], _copy_mapping)
-converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_MAPPING, _copy_mapping)
-# a tuple of plain values is written as a list in one call, not element by element (timing samples are long)
+def _copy_mappings(value: Any) -> list[dict[Any, Any]]:
+    return [dict(item) for item in value]
+
+
+converter.register_structure_hook_func(lambda kind: kind in _PLAIN_MAPPINGS[:2], _copy_mapping)
+converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_MAPPINGS, _copy_mapping)
 converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_TUPLES, _list)
-# a plain value or null is written as it is, without a look-up of its runtime type
-converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_OPTIONAL, _same)
+converter.register_unstructure_hook_func(lambda kind: kind == tuple[Mapping[str, Any], ...], _copy_mappings)
+converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_OPTIONALS, identity)
 
 
 def record(
