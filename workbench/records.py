@@ -58,6 +58,7 @@ def record(
     header: Mapping[str, Any] | None = None,
     keys: Mapping[str, str] | None = None,
     omit_default: Iterable[str] = (),
+    leave_out: Iterable[str] = (),
     missing: Mapping[str, Any] | None = None,
     dump: Mapping[str, Callable[[Any], Any]] | None = None,
     load: Mapping[str, Callable[[Any], Any]] | None = None,
@@ -66,19 +67,20 @@ def record(
 
     `header`: keys and values written first (a record's format and version; ignored when read).
     `keys`: field name → the key it is written under. `omit_default`: fields left out when equal to
-    their default. `missing`: key → value read in its place when the key is absent. `dump` / `load`:
+    their default. `leave_out`: fields never written nor read (they take their default). `missing`: key → value read in its place when the key is absent. `dump` / `load`:
     field name → a function of the value alone, in place of the type's own conversion.
     """
     keys, dump, load = keys or {}, dump or {}, load or {}
-    omitted = set(omit_default)
+    omitted, left_out = set(omit_default), set(leave_out)
     names = [item.name for item in dataclasses.fields(cls)]
-    for name in (*keys, *omitted, *dump, *load):
+    for name in (*keys, *omitted, *left_out, *dump, *load):
         if name not in names:
             raise ValueError(f"{cls.__name__} has no field {name!r}")
     overrides = {
         name: override(
             rename=keys.get(name),
             omit_if_default=name in omitted,
+            omit=name in left_out,
             unstruct_hook=_one_argument(dump[name]) if name in dump else None,
             struct_hook=_two_arguments(load[name]) if name in load else None,
         )

@@ -128,12 +128,8 @@ class CalibrationResult:
             raise MeasurementError(f"calibration result has a malformed field: {exc}") from None
 
 
-def _rates_to_plain(rates: Mapping[str, Rate]) -> dict[str, Any]:
-    return {path: {"value": r.value, "source": r.source, "citation": r.citation} for path, r in rates.items()}
-
-
 def _rates(value: Any) -> dict[str, Rate]:
-    return {str(path): Rate(float(r["value"]), str(r["source"]), str(r.get("citation", ""))) for path, r in dict(value).items()}
+    return {str(path): from_plain(rate, Rate) for path, rate in dict(value).items()}
 
 
 def _each(read: Callable[[Any], Any]) -> Callable[[Any], tuple[Any, ...]]:
@@ -150,7 +146,7 @@ record(
     header={"format": CALIBRATION_FORMAT, "version": CALIBRATION_VERSION},
     omit_default=("latencies",),
     missing={"runs": ()},
-    dump={"rates": _rates_to_plain, "transfers": _to_dicts},
+    dump={"transfers": _to_dicts},
     load={
         "rates": _rates,
         "runs": _each(RunRecord.from_dict),
