@@ -67,8 +67,9 @@ def record(
 
     `header`: keys and values written first (a record's format and version; ignored when read).
     `keys`: field name → the key it is written under. `omit_default`: fields left out when equal to
-    their default. `leave_out`: fields never written nor read (they take their default). `missing`: key → value read in its place when the key is absent. `dump` / `load`:
-    field name → a function of the value alone, in place of the type's own conversion.
+    their default. `leave_out`: fields never written nor read (they take their default). `missing`: key →
+    value read in its place when the key is absent. `dump` / `load`: field name → a function of the value
+    alone, in place of the type's own conversion (a `load` function may raise the record's own error).
     """
     keys, dump, load = keys or {}, dump or {}, load or {}
     omitted, left_out = set(omit_default), set(leave_out)
@@ -81,7 +82,7 @@ def record(
             rename=keys.get(name),
             omit_if_default=name in omitted,
             omit=name in left_out,
-            unstruct_hook=_one_argument(dump[name]) if name in dump else None,
+            unstruct_hook=dump.get(name),
             struct_hook=_two_arguments(load[name]) if name in load else None,
         )
         for name in names
@@ -106,10 +107,6 @@ def record(
 
     converter.register_unstructure_hook(cls, unstructure)
     converter.register_structure_hook(cls, structure)
-
-
-def _one_argument(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return function
 
 
 def _two_arguments(function: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:
