@@ -26,6 +26,7 @@ from workbench.model.devices.catalogue import Device
 from workbench.errors import WorkbenchError
 from workbench.steps import BOUND, StepLine, Timeline
 from workbench.model.units import format_bytes, format_flop, format_time
+from workbench.records import record, to_plain
 
 MODULE, KIND = "module", "kind"
 TOP_LEVEL = "(step)"
@@ -65,8 +66,10 @@ class Group:
     limiter: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "count": self.count, "flop": self.flop, "bytes": self.bytes, "bound_s": self.bound_s,
-                "time_s": self.time_s, "share": self.share, "measured": self.measured, "limiter": self.limiter}
+        return to_plain(self)
+
+
+record(Group)
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,8 @@ class Breakdown:
         return {
             "share_of": "the operations' summed time",
             "operations_total_s": self.total_s,
-            "by_module": [group.to_dict() for group in self.by_module],
-            "by_kind": [group.to_dict() for group in self.by_kind],
+            "by_module": to_plain(self.by_module),
+            "by_kind": to_plain(self.by_kind),
         }
 
     def text_lines(self, by: str = KIND) -> list[str]:

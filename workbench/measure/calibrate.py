@@ -45,6 +45,7 @@ from workbench.measure.transfers import COLLECTIVE, HOST_DEVICE, Cancelled, Tran
 from workbench.measure.record import CANCELLED, COLD, WARM, RunRecord
 from workbench.measure.run import MIN_ITERATIONS, MEMORY_HEADROOM, MeasurementRun, RunEvent, RunFinished, default_device
 from workbench.measure.stats import per_second
+from workbench.records import from_plain, record, to_plain
 
 CALIBRATION_FORMAT = "perf-workbench-calibration"
 CALIBRATION_VERSION = 1
@@ -113,45 +114,46 @@ class CalibrationResult:
         return device
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "format": CALIBRATION_FORMAT,
-            "version": CALIBRATION_VERSION,
-            "backend": self.backend,
-            "device": self.device,
-            "created": self.created,
-            "rates": {path: {"value": r.value, "source": r.source, "citation": r.citation} for path, r in self.rates.items()},
-            "runs": [run.to_dict() for run in self.runs],
-            "skipped": list(self.skipped),
-            "cancelled": self.cancelled,
-            "transfers": [transfer.to_dict() for transfer in self.transfers],
-            "notes": list(self.notes),
-            **({"latencies": [reading.to_dict() for reading in self.latencies]} if self.latencies else {}),
-        }
+        return to_plain(self)
 
     @classmethod
     def from_dict(cls, data: Any) -> "CalibrationResult":
         if not isinstance(data, Mapping) or data.get("format") != CALIBRATION_FORMAT:
             raise MeasurementError(f"not a calibration result (expected format '{CALIBRATION_FORMAT}')")
         try:
-            return cls(
-                backend=str(data["backend"]),
-                device=str(data["device"]),
-                created=str(data["created"]),
-                rates={
-                    str(path): Rate(float(r["value"]), str(r["source"]), str(r.get("citation", "")))
-                    for path, r in dict(data["rates"]).items()
-                },
-                runs=tuple(RunRecord.from_dict(run) for run in data.get("runs", ())),
-                skipped=tuple(str(s) for s in data.get("skipped", ())),
-                cancelled=bool(data.get("cancelled", False)),
-                transfers=tuple(TransferMeasurement.from_dict(t) for t in data.get("transfers", ())),
-                notes=tuple(str(n) for n in data.get("notes", ())),
-                latencies=tuple(LatencyReading.from_dict(item) for item in data.get("latencies", ())),
-            )
+            return from_plain(data, cls)
         except MeasurementError:
             raise
         except (KeyError, TypeError, ValueError) as exc:
             raise MeasurementError(f"calibration result has a malformed field: {exc}") from None
+
+
+def _rates(value: Any) -> dict[str, Rate]:
+    return {str(path): from_plain(rate, Rate) for path, rate in dict(value).items()}
+
+
+def _each(read: Callable[[Any], Any]) -> Callable[[Any], tuple[Any, ...]]:
+    return lambda items: tuple(read(item) for item in items)
+
+
+def _to_dicts(items: Any) -> list[Any]:
+    return [item.to_dict() for item in items]
+
+
+# the runs, transfers and latencies are read by their own classes' from_dict (each checks its format and ranges)
+record(
+    CalibrationResult,
+    header={"format": CALIBRATION_FORMAT, "version": CALIBRATION_VERSION},
+    omit_default=("latencies",),
+    missing={"runs": ()},
+    dump={"transfers": _to_dicts},
+    load={
+        "rates": _rates,
+        "runs": _each(RunRecord.from_dict),
+        "transfers": _each(TransferMeasurement.from_dict),
+        "latencies": _each(LatencyReading.from_dict),
+    },
+)
 
 
 def _largest_power_of_two(limit: int) -> int:

@@ -17,10 +17,11 @@ whose check fails is marked invalid.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from workbench.model.units import format_percent
+from workbench.records import from_plain, record, to_plain
 
 SAFETY = 8.0
 
@@ -97,34 +98,25 @@ class CheckResult:
     message: str
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        for key in ("max_abs_error", "worst_ratio", "checksum"):
-            data[key] = _json_float(data[key])
-        return data
+        return to_plain(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "CheckResult":
-        return cls(
-            passed=bool(data["passed"]),
-            sampled=int(data["sampled"]),
-            failures=int(data["failures"]),
-            max_abs_error=_from_json_float(data["max_abs_error"]),
-            worst_ratio=_from_json_float(data["worst_ratio"]),
-            checksum=None if data.get("checksum") is None else _from_json_float(data["checksum"]),
-            tolerance=str(data["tolerance"]),
-            message=str(data["message"]),
-        )
+        return from_plain(data, cls)
 
 
 def _json_float(value: Any) -> Any:
-    """Floats as JSON can carry them: NaN and infinities become strings."""
+    """Floats as JSON can carry them: NaN and infinities become strings (float() reads them back)."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     return value
 
 
-def _from_json_float(value: Any) -> float:
-    return float(value)
+record(
+    CheckResult,
+    dump={"max_abs_error": _json_float, "worst_ratio": _json_float, "checksum": _json_float},
+    missing={"checksum": None},
+)
 
 
 def judge(comparison: SampledOutputs, precision: Precision, checksum: float | None) -> CheckResult:

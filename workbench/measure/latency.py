@@ -26,6 +26,7 @@ from typing import Any, Mapping
 
 from workbench.model.devices.catalogue import LATENCY_LOADS, MAX_LATENCY_S, MEASURED, MIN_LATENCY_S, Device
 from workbench.measure.errors import MeasurementError
+from workbench.records import from_plain, record, to_plain
 
 SLOT_BYTES = 128  # one cache line per step of the chase
 CHASE_BYTES = 1 << 30  # 1 GiB: twenty times an H100's L2
@@ -55,17 +56,27 @@ class LatencyReading:
         return device.with_latency("hbm", self.load, self.seconds, MEASURED, self.how)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"load": self.load, "seconds": self.seconds, "how": self.how}
+        return to_plain(self)
 
     @classmethod
     def from_dict(cls, data: Any) -> "LatencyReading":
         """A reading as to_dict wrote it; MeasurementError for anything else."""
         if not isinstance(data, Mapping) or data.get("load") not in LATENCY_LOADS:
             raise MeasurementError(f"a latency reading needs load 'idle' or 'loaded'; got {str(data)[:80]!r}")
-        seconds = data.get("seconds")
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not MIN_LATENCY_S <= seconds <= MAX_LATENCY_S:
-            raise MeasurementError(f"a latency reading needs seconds from {MIN_LATENCY_S:g} to {MAX_LATENCY_S:g}; got {str(seconds)[:40]!r}")
-        return cls(str(data["load"]), float(seconds), str(data.get("how", ""))[:2000])
+        return from_plain(data, cls)
+
+
+def _latency_seconds(seconds: Any) -> float:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not MIN_LATENCY_S <= seconds <= MAX_LATENCY_S:
+        raise MeasurementError(f"a latency reading needs seconds from {MIN_LATENCY_S:g} to {MAX_LATENCY_S:g}; got {str(seconds)[:40]!r}")
+    return float(seconds)
+
+
+record(
+    LatencyReading,
+    missing={"seconds": None, "how": ""},
+    load={"seconds": _latency_seconds, "how": lambda how: str(how)[:2000]},  # a file's note, bounded
+)
 
 
 def loaded_latency(time_s: float, launches: Any, device: Device) -> float:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from workbench.model.devices.provenance import DeviceProvenance
 from workbench.measure.check import CheckResult
 from workbench.measure.errors import MeasurementError
 from workbench.measure.stats import TimingStats, summarize
+from workbench.records import from_plain, record, to_plain
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.model.analysis import Analysis
@@ -50,27 +51,11 @@ class KernelInfo:
     buffers: tuple[Mapping[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "family": self.family,
-            "algorithm": self.algorithm,
-            "executed_path": self.executed_path,
-            "implied_bytes": self.implied_bytes,
-            "implied_note": self.implied_note,
-            "notes": list(self.notes),
-            "buffers": [dict(b) for b in self.buffers],
-        }
+        return to_plain(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "KernelInfo":
-        return cls(
-            family=str(data["family"]),
-            algorithm=str(data["algorithm"]),
-            executed_path=str(data["executed_path"]),
-            implied_bytes=int(data["implied_bytes"]),
-            implied_note=str(data["implied_note"]),
-            notes=tuple(str(n) for n in data.get("notes", ())),
-            buffers=tuple(dict(b) for b in data.get("buffers", ())),
-        )
+        return from_plain(data, cls)
 
 
 @dataclass(frozen=True)
@@ -107,29 +92,11 @@ class BoundInfo:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return to_plain(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "BoundInfo":
-        def number(name: str) -> float | None:
-            return None if data.get(name) is None else float(data[name])
-
-        def text(name: str) -> str | None:
-            return None if data.get(name) is None else str(data[name])
-
-        return cls(
-            device=str(data["device"]),
-            path=str(data["path"]),
-            compute_rate_flop_per_s=number("compute_rate_flop_per_s"),
-            compute_rate_source=text("compute_rate_source"),
-            bandwidth_byte_per_s=number("bandwidth_byte_per_s"),
-            bandwidth_source=text("bandwidth_source"),
-            compute_time_s=number("compute_time_s"),
-            memory_time_s=number("memory_time_s"),
-            bound_time_s=number("bound_time_s"),
-            overlap=str(data.get("overlap", "full")),
-            limiter=text("limiter"),
-        )
+        return from_plain(data, cls)
 
 
 @dataclass(frozen=True)
@@ -181,36 +148,7 @@ class RunRecord:
     # -- serialisation ------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data: the measured facts only (figures are derived from them, never stored)."""
-        return {
-            "format": RECORD_FORMAT,
-            "version": RECORD_VERSION,
-            "id": self.id,
-            "created": self.created,
-            "declaration": self.declaration,
-            "operation": self.operation,
-            "params": dict(self.params),
-            "backend": self.backend,
-            "device": self.device,
-            "mode": self.mode,
-            "iterations": self.iterations,
-            "warmup_calls": self.warmup_calls,
-            "first_call_s": self.first_call_s,
-            "status": self.status,
-            "message": self.message,
-            "notes": list(self.notes),
-            "samples_s": list(self.samples_s),
-            "convention": self.convention,
-            "flop": self.flop,
-            "bytes": self.bytes,
-            "kernel": self.kernel.to_dict(),
-            "check": self.check.to_dict() if self.check else None,
-            "bound": self.bound.to_dict() if self.bound else None,
-            "timer": self.timer,
-            "environment": dict(self.environment),
-            "conditions_before": dict(self.conditions_before),
-            "conditions_after": dict(self.conditions_after),
-            "provenance": self.provenance.to_dict() if self.provenance else None,
-        }
+        return to_plain(self)
 
     def conditions_summary(self) -> dict[str, Any]:
         """One flat mapping of what the run ran on and under: device, backend, mode, timer, before/after readings."""
@@ -234,43 +172,47 @@ class RunRecord:
         if version > RECORD_VERSION:
             raise MeasurementError(f"run record version {version!r} is newer than this workbench reads ({RECORD_VERSION})")
         try:
-            status = str(data["status"])
-            if status not in STATUSES:
-                raise MeasurementError(f"run record status '{status}' is not one of {', '.join(STATUSES)}")
-            samples = tuple(float(s) for s in data["samples_s"])
-            if any(not math.isfinite(s) or s < 0 or s > MAX_SAMPLE_S for s in samples):
-                raise MeasurementError(f"run record samples must be seconds from 0 to {MAX_SAMPLE_S:g}")
-            return cls(
-                id=str(data["id"]),
-                created=str(data["created"]),
-                declaration=str(data["declaration"]),
-                operation=str(data["operation"]),
-                params=dict(data["params"]),
-                backend=str(data["backend"]),
-                device=str(data["device"]),
-                mode=str(data["mode"]),
-                iterations=int(data["iterations"]),
-                warmup_calls=int(data["warmup_calls"]),
-                first_call_s=None if data.get("first_call_s") is None else float(data["first_call_s"]),
-                status=status,
-                message=str(data["message"]),
-                notes=tuple(str(n) for n in data.get("notes", ())),
-                samples_s=samples,
-                convention=str(data["convention"]),
-                flop=int(data["flop"]),
-                bytes=int(data["bytes"]),
-                kernel=KernelInfo.from_dict(data["kernel"]),
-                check=CheckResult.from_dict(data["check"]) if data.get("check") else None,
-                bound=BoundInfo.from_dict(data["bound"]) if data.get("bound") else None,
-                timer=str(data["timer"]),
-                environment=dict(data.get("environment", {})),
-                conditions_before=dict(data.get("conditions_before", {})),
-                conditions_after=dict(data.get("conditions_after", {})),
-                provenance=DeviceProvenance.from_dict(data["provenance"]) if data.get("provenance") else None,
-            )
+            return from_plain(data, cls)
         except MeasurementError:
             raise
         except KeyError as exc:
             raise MeasurementError(f"run record is missing '{exc.args[0]}'") from None
         except (TypeError, ValueError, AttributeError) as exc:
             raise MeasurementError(f"run record has a malformed field: {exc}") from None
+
+
+def _status(value: Any) -> str:
+    status = str(value)
+    if status not in STATUSES:
+        raise MeasurementError(f"run record status '{status}' is not one of {', '.join(STATUSES)}")
+    return status
+
+
+def _samples(value: Any) -> tuple[float, ...]:
+    samples = tuple(float(s) for s in value)
+    if any(not math.isfinite(s) or s < 0 or s > MAX_SAMPLE_S for s in samples):
+        raise MeasurementError(f"run record samples must be seconds from 0 to {MAX_SAMPLE_S:g}")
+    return samples
+
+
+def _present(read: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A nested record read from a value that is there; an empty or null one reads as None."""
+    return lambda value: read(value) if value else None
+
+
+record(KernelInfo)
+# only the device and the path are required of a bound; a missing figure or source is None
+_BOUND_OPTIONAL = [name for name in BoundInfo.__dataclass_fields__ if name not in ("device", "path", "overlap")]
+record(BoundInfo, missing={**dict.fromkeys(_BOUND_OPTIONAL), "overlap": "full"})
+record(
+    RunRecord,
+    header={"format": RECORD_FORMAT, "version": RECORD_VERSION},
+    missing={**dict.fromkeys(("first_call_s", "check", "bound", "provenance")), "notes": ()},
+    load={
+        "status": _status,
+        "samples_s": _samples,
+        "check": _present(CheckResult.from_dict),
+        "bound": _present(BoundInfo.from_dict),
+        "provenance": _present(DeviceProvenance.from_dict),
+    },
+)

@@ -8,8 +8,10 @@ record keeps.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
+
+from workbench.records import from_plain, record, to_plain
 
 
 def quantile(sorted_values: Sequence[float], q: float) -> float:
@@ -36,14 +38,14 @@ class TimingStats:
     max_s: float
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return to_plain(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "TimingStats":
-        return cls(
-            count=int(data["count"]),
-            **{name: float(data[name]) for name in ("median_s", "min_s", "p10_s", "p90_s", "mean_s", "max_s")},
-        )
+        return from_plain(data, cls)
+
+
+record(TimingStats)
 
 
 def summarize(samples: Sequence[float]) -> TimingStats:

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from workbench.measure.errors import MeasurementError, UnsupportedMeasurement
+from workbench.records import from_plain, record
 
 MIN_TRANSFER_ITERATIONS = 30
 _WARMUP_CALLS = 3
@@ -137,25 +138,20 @@ class TransferMeasurement:
         if not isinstance(data, Mapping):
             raise MeasurementError("a transfer measurement must be an object")
         try:
-            samples = tuple(float(s) for s in data["samples_s"])
-            if not samples or not all(s > 0 and s < float("inf") for s in samples):
-                raise ValueError("samples_s must be positive, finite times")
-            factor = data.get("bus_factor")
-            ranks = data.get("ranks")
-            return cls(
-                key=str(data["key"]),
-                kind=str(data["kind"]),
-                label=str(data["label"]),
-                bytes_per_call=int(data["bytes_per_call"]),
-                samples_s=samples,
-                timer=str(data.get("timer", "")),
-                method=str(data.get("method", "")),
-                device=str(data.get("device", "")),
-                bus_factor=None if factor is None else float(factor),
-                ranks=None if ranks is None else int(ranks),
-            )
+            return from_plain(data, cls)
         except (KeyError, TypeError, ValueError) as exc:
             raise MeasurementError(f"transfer measurement has a malformed field: {exc}") from None
+
+
+def _transfer_samples(value: Any) -> tuple[float, ...]:
+    samples = tuple(float(s) for s in value)
+    if not samples or not all(s > 0 and s < float("inf") for s in samples):
+        raise ValueError("samples_s must be positive, finite times")
+    return samples
+
+
+# read through the converter; written by to_dict, whose figures (median, rates) sit between the fields
+record(TransferMeasurement, missing={"timer": "", "method": "", "device": ""}, load={"samples_s": _transfer_samples})
 
 
 def _check_iterations(iterations: int) -> int:

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from workbench.errors import WorkbenchError
 from workbench.profilers.errors import ProfileError
+from workbench.records import from_plain, record, to_plain
 
 REGEX_PREFIX = "regex:"
 _GLOB_MARKS = ("*", "?", "[")
@@ -295,16 +296,22 @@ class MatchRule:
         return pattern_matcher(self.pattern)(kernel_name, base)
 
     def to_dict(self) -> dict[str, str]:
-        return {"pattern": self.pattern, "declaration": self.declaration, "name": self.name}
+        return to_plain(self)
 
     @classmethod
     def from_dict(cls, data: Any) -> "MatchRule":
         if not isinstance(data, Mapping):
             raise ProfileError(f"a match rule must be an object; got {data!r}", "profile record")
-        pattern, declaration, name = data.get("pattern"), data.get("declaration"), data.get("name", "")
-        if not (isinstance(pattern, str) and isinstance(declaration, str) and isinstance(name, str)):
-            raise ProfileError("a match rule needs text for pattern, declaration and name", "profile record")
         try:
-            return cls(pattern, declaration, name)
+            return from_plain(data, cls)
         except MatchError as exc:
             raise ProfileError(str(exc), "profile record") from None
+
+
+def _rule_text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ProfileError("a match rule needs text for pattern, declaration and name", "profile record")
+    return value
+
+
+record(MatchRule, missing={"pattern": None, "declaration": None}, load=dict.fromkeys(("pattern", "declaration", "name"), _rule_text))

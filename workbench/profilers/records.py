@@ -24,6 +24,7 @@ from workbench.profilers.errors import ProfileError
 from workbench.profilers.float_texts import float_texts
 from workbench.profilers.metric_units import is_auto_scaled
 from workbench.profilers.numbers import MARK_NAMES, NumberFormat
+from workbench.records import from_plain
 
 RECORD_FORMAT = "perf-workbench-profile"
 RECORD_VERSION = 1
@@ -546,7 +547,9 @@ def number_format_from(value: Any) -> NumberFormat | None:
     decimal, how = record.get("decimal_mark"), record.get("how")
     if decimal not in MARK_NAMES or how not in ("decided", "assumed", "chosen"):
         raise _bad("number format", "a decimal mark ('.' or ',') and how it was decided", value)
-    return NumberFormat(str(decimal), str(how), expect_text(record.get("evidence", ""), "evidence"), _int(record.get("ambiguous", 0), "ambiguous"))
+    expect_text(record.get("evidence", ""), "evidence")
+    _int(record.get("ambiguous", 0), "ambiguous")
+    return from_plain(record, NumberFormat)
 
 
 def _triple(value: Any, what: str) -> tuple[int, int, int] | None:

@@ -14,6 +14,7 @@ from workbench.model.conventions import CONVENTIONS
 from workbench.model.devices import Device, Rate, find_device
 from workbench.model.devices.catalogue import Latency
 from workbench.errors import WorkbenchError
+from workbench.records import record
 # (at the top, not in the functions that read each operation: an import inside a function runs on every call, and
 # under Qt's import hook costs tens of microseconds: three per operation when a session of thousands opens)
 from workbench.model.declare import parse
@@ -119,6 +120,11 @@ class Settings:
     convention: str = "fma2"  # "fma2" or "mac"
     overlap: float = 1.0  # fraction f of the shorter bound hidden: 1 full, 0 none
     binary: bool = False  # bytes in MiB/GiB instead of MB/GB
+
+
+# Written through the converter (read by reading.py, which checks each value and names where a fault is).
+record(StepEntry)
+record(Settings, dump={"overlap": float, "binary": bool})
 
 
 @dataclass

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from workbench.model.analysis import Analysis
 from workbench.model.devices import BANDWIDTH, Device, Rate
-from workbench.model.devices.catalogue import Latency
 from workbench.errors import WorkbenchError
+from workbench.records import to_plain
 from workbench.documents.session.model import DERIVED_NOTE, FORMAT, GENERATOR, VERSION, Session, SessionError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -33,19 +33,17 @@ def session_to_dict(session: Session, include_derived: bool = True, device: Devi
             resolve_error = str(exc)
     if include_derived and resolved is not None:
         device_data["name"] = resolved.name
-    device_data["overrides"] = {
-        path: _rate_to_dict(rate) for path, rate in sorted(session.device.overrides.items())
-    }
+    device_data["overrides"] = {path: to_plain(rate) for path, rate in sorted(session.device.overrides.items())}
     device_data["detected"] = _plain_json(session.device.detected, "device.detected")
     if session.device.latencies:  # written only when there are any: other sessions stay as they were
         device_data["latencies"] = {
-            interface: {load: _latency_to_dict(latency) for load, latency in sorted(loads.items())}
+            interface: {load: to_plain(latency) for load, latency in sorted(loads.items())}
             for interface, loads in sorted(session.device.latencies.items())
         }
     if include_derived:
         if resolved is not None:
             device_data["rates_in_use"] = {
-                key: _rate_to_dict(rate)
+                key: to_plain(rate)
                 for key in [*resolved.paths(), BANDWIDTH]
                 if (rate := _rate_in_use(resolved, key)) is not None
             }
@@ -73,18 +71,14 @@ def session_to_dict(session: Session, include_derived: bool = True, device: Devi
     data["title"] = session.title
     data["description"] = session.description
     data["device"] = device_data
-    data["settings"] = {
-        "convention": session.settings.convention,
-        "overlap": float(session.settings.overlap),
-        "binary": bool(session.settings.binary),
-    }
+    data["settings"] = to_plain(session.settings)
     data["operations"] = operations
     data["runs"] = [_plain_json(run, f"runs[{i}]") for i, run in enumerate(session.runs)]
     if include_derived:
         _add_run_figures(session, resolved, data["runs"])
     data["profiles"] = [_plain_json(record, f"profiles[{i}]") for i, record in enumerate(session.profiles)]
     if session.steps:
-        data["steps"] = [{"name": step.name, "text": step.text} for step in session.steps]
+        data["steps"] = to_plain(session.steps)
     for key, value in session.extra.items():
         if key not in data:
             data[key] = _plain_json(value, key)
@@ -120,14 +114,6 @@ def _format_value(value: Any, indent: str) -> str:
             return json.dumps(value, ensure_ascii=False, allow_nan=False)
         return "[\n" + ",\n".join(inner + _format_value(item, inner) for item in value) + "\n" + indent + "]"
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
-
-
-def _rate_to_dict(rate: Rate) -> dict[str, Any]:
-    return {"value": float(rate.value), "source": rate.source, "citation": rate.citation}
-
-
-def _latency_to_dict(latency: Latency) -> dict[str, Any]:
-    return {"seconds": float(latency.seconds), "origin": latency.origin, "citation": latency.citation}
 
 
 def _rate_in_use(device: Device, key: str) -> Rate | None:

@@ -20,6 +20,7 @@ from workbench.model.declare import Declaration
 from workbench.model.dtypes import dtype as lookup_dtype
 from workbench.measure.backends import Backend
 from workbench.measure.check import SampledOutputs, Precision
+from workbench.records import record, to_plain
 from workbench.measure.errors import UnsupportedMeasurement
 
 INPUT = "input"
@@ -62,7 +63,11 @@ class BufferSpec:
         return self.elements * self.itemsize
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype, "role": self.role, "bytes": self.bytes}
+        return {**to_plain(self), "bytes": self.bytes}
+
+
+# how the inputs are drawn (low, high) is the kernel's business, not the run record's
+record(BufferSpec, leave_out=("low", "high"))
 
 
 class MeasuredKernel(ABC):

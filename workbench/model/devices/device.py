@@ -18,6 +18,7 @@ from importlib import resources
 from typing import Any, Mapping
 
 from workbench.errors import DeviceError, UnitError
+from workbench.records import record
 DATASHEET = "datasheet"
 DERIVED = "derived"
 MEASURED = "measured"
@@ -114,6 +115,11 @@ class Latency:
             raise ValueError(f"unknown latency origin {self.origin!r}")
         if not (self.seconds > 0):
             raise ValueError(f"a latency must be positive; got {self.seconds}")
+
+
+# A figure is written as a float whatever number it was made from (a file's 400 reads back as 400.0).
+record(Rate, dump={"value": float})
+record(Latency, dump={"seconds": float})
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
+from workbench.records import from_plain, record, to_plain
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.model.devices.catalogue import Device
 
@@ -60,64 +62,49 @@ class DeviceProvenance:
         return {GPU: "an unnamed GPU", CPU: "an unnamed CPU"}.get(self.kind, "an unknown device")
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "kind": self.kind,
-            "name": self.name,
-            "catalogue_key": self.catalogue_key,
-            "matched_by": self.matched_by,
-            "stated_by": self.stated_by,
-        }
-        for key in ("uuid", "pci_bus_id", "driver_version", "cuda_version", "compute_capability"):
-            if getattr(self, key):
-                data[key] = getattr(self, key)
-        if self.memory_bytes is not None:
-            data["memory_bytes"] = self.memory_bytes
-        if self.cache_bytes is not None:
-            data["cache_bytes"] = self.cache_bytes
-        if self.clocks_hz:
-            data["clocks_hz"] = dict(self.clocks_hz)
-        return data
+        return to_plain(self)
 
     @classmethod
     def from_dict(cls, data: Any) -> "DeviceProvenance":
         """Read what `to_dict()` wrote; anything malformed is left out rather than trusted."""
         if not isinstance(data, Mapping):
             return cls(kind="", name="", stated_by=INFERRED)
+        return from_plain(data, cls)
 
-        def text(key: str) -> str:
-            value = data.get(key)
-            return value if isinstance(value, str) else ""
 
-        def whole(key: str) -> int | None:
-            value = data.get(key)
-            return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+_OPTIONAL_TEXTS = ("uuid", "pci_bus_id", "driver_version", "cuda_version", "compute_capability")
 
-        clocks = data.get("clocks_hz")
-        clock_values = {
-            str(name): float(value)
-            for name, value in (clocks.items() if isinstance(clocks, Mapping) else ())
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-        }
-        kind = text("kind")
-        return cls(
-            kind=kind if kind in (GPU, CPU) else "",
-            name=text("name"),
-            catalogue_key=text("catalogue_key"),
-            matched_by=text("matched_by"),
-            stated_by=text("stated_by"),
-            uuid=text("uuid"),
-            pci_bus_id=text("pci_bus_id"),
-            driver_version=text("driver_version"),
-            cuda_version=text("cuda_version"),
-            compute_capability=text("compute_capability"),
-            memory_bytes=whole("memory_bytes"),
-            cache_bytes=whole("cache_bytes"),
-            clocks_hz=clock_values,
-        )
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _clocks(value: Any) -> dict[str, float]:
+    return {
+        str(name): float(rate)
+        for name, rate in (value.items() if isinstance(value, Mapping) else ())
+        if isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate > 0
+    }
 
 
 def _positive_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+# Every field is read leniently (a wrong type reads as unknown); the optional facts are written only when known.
+_PROVENANCE_TEXTS = ("name", "catalogue_key", "matched_by", "stated_by", *_OPTIONAL_TEXTS)
+record(
+    DeviceProvenance,
+    omit_default=(*_OPTIONAL_TEXTS, "memory_bytes", "cache_bytes", "clocks_hz"),
+    missing={**dict.fromkeys(("kind", *_PROVENANCE_TEXTS), ""), "memory_bytes": None, "cache_bytes": None, "clocks_hz": None},
+    load={
+        "kind": lambda value: value if value in (GPU, CPU) else "",
+        **dict.fromkeys(_PROVENANCE_TEXTS, _text),
+        "memory_bytes": _positive_int,
+        "cache_bytes": _positive_int,
+        "clocks_hz": _clocks,
+    },
+)
 
 
 def provenance_from_environment(backend_kind: str, environment: Mapping[str, Any], catalogue_key: str, matched_by: str) -> DeviceProvenance:

@@ -1,0 +1,123 @@
+"""Record classes as plain JSON data and back: one cattrs converter, each record class registered once.
+
+A record class is a dataclass; `record()` tells the converter what is irregular about its dict: the keys
+written before its fields (a format and version), fields written under another key, fields written only
+when they differ from their default, a value put in when a key is missing, and per-field hooks for values
+JSON cannot hold as they are (non-finite floats as text) or that need checking beyond their type.
+Everything else follows the field's type: text through `str`, whole numbers through `int`, numbers
+through `float`, tuples from any array, `X | None` as null or an X, nested records by their own
+registration. A mapping of `Any` is copied as it is, its values untouched.
+
+Converting raises Python's own KeyError (a missing key), TypeError or ValueError (a malformed value), never
+a cattrs error type: each record's reader turns them into the project's error with its one-line message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Iterable, Mapping, TypeVar
+
+import cattrs
+from cattrs.fns import identity
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+T = TypeVar("T")
+
+# detailed_validation off: faults surface as the KeyError / TypeError / ValueError each reader already names
+converter = cattrs.Converter(detailed_validation=False)
+
+# Values that need no conversion of their items: copied or listed in one call, not item by item (timing samples
+# are long), and a plain value or null written as it is (cattrs inlines `identity`).
+_PLAIN_MAPPINGS = (Mapping[str, Any], dict[str, Any], Mapping[str, float])
+_PLAIN_TUPLES = (tuple[str, ...], tuple[float, ...], tuple[int, ...])
+_PLAIN_OPTIONALS = (str | None, float | None, int | None, bool | None)
+
+
+def _copy_mapping(value: Any, _kind: Any = None) -> dict[Any, Any]:
+    return dict(value)
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value)
+
+
+def _copy_mappings(value: Any) -> list[dict[Any, Any]]:
+    return [dict(item) for item in value]
+
+
+converter.register_structure_hook_func(lambda kind: kind in _PLAIN_MAPPINGS[:2], _copy_mapping)
+converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_MAPPINGS, _copy_mapping)
+converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_TUPLES, _list)
+converter.register_unstructure_hook_func(lambda kind: kind == tuple[Mapping[str, Any], ...], _copy_mappings)
+converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_OPTIONALS, identity)
+
+
+def record(
+    cls: type,
+    *,
+    header: Mapping[str, Any] | None = None,
+    keys: Mapping[str, str] | None = None,
+    omit_default: Iterable[str] = (),
+    leave_out: Iterable[str] = (),
+    missing: Mapping[str, Any] | None = None,
+    dump: Mapping[str, Callable[[Any], Any]] | None = None,
+    load: Mapping[str, Callable[[Any], Any]] | None = None,
+) -> None:
+    """Register a dataclass with the converter.
+
+    `header`: keys and values written first (a record's format and version; ignored when read).
+    `keys`: field name → the key it is written under. `omit_default`: fields left out when equal to
+    their default. `leave_out`: fields never written nor read (they take their default). `missing`: key →
+    value read in its place when the key is absent. `dump` / `load`: field name → a function of the value
+    alone, in place of the type's own conversion (a `load` function may raise the record's own error).
+    """
+    keys, dump, load = keys or {}, dump or {}, load or {}
+    omitted, left_out = set(omit_default), set(leave_out)
+    names = [item.name for item in dataclasses.fields(cls)]
+    for name in (*keys, *omitted, *left_out, *dump, *load):
+        if name not in names:
+            raise ValueError(f"{cls.__name__} has no field {name!r}")
+    overrides = {
+        name: override(
+            rename=keys.get(name),
+            omit_if_default=name in omitted,
+            omit=name in left_out,
+            unstruct_hook=dump.get(name),
+            struct_hook=_two_arguments(load[name]) if name in load else None,
+        )
+        for name in names
+    }
+    unstructure = make_dict_unstructure_fn(cls, converter, **overrides)
+    structure = make_dict_structure_fn(cls, converter, **overrides)
+    if header:
+        fixed = dict(header)
+        fields_only = unstructure
+
+        def unstructure(value: Any) -> dict[str, Any]:
+            return {**fixed, **fields_only(value)}
+    if missing:
+        filled = dict(missing)
+        wanted = filled.keys()
+        built = structure
+
+        def structure(data: Any, kind: Any) -> Any:
+            if isinstance(data, Mapping) and not wanted <= data.keys():
+                data = {**filled, **data}
+            return built(data, kind)
+
+    converter.register_unstructure_hook(cls, unstructure)
+    converter.register_structure_hook(cls, structure)
+
+
+def _two_arguments(function: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:
+    return lambda value, _kind: function(value)
+
+
+def to_plain(value: Any) -> Any:
+    """A registered record (or a list, tuple or dict of them) as plain JSON data."""
+    return converter.unstructure(value)
+
+
+def from_plain(data: Any, cls: type[T]) -> T:
+    """A registered record read from plain data; KeyError, TypeError or ValueError name a fault."""
+    return converter.structure(data, cls)
