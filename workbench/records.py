@@ -15,22 +15,20 @@ a cattrs error type: each record's reader turns them into the project's error wi
 from __future__ import annotations
 
 import dataclasses
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
-import cattrs
-from cattrs.fns import identity
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
-
 T = TypeVar("T")
-
-# detailed_validation off: faults surface as the KeyError / TypeError / ValueError each reader already names
-converter = cattrs.Converter(detailed_validation=False)
 
 # Values that need no conversion of their items: copied or listed in one call, not item by item (timing samples
 # are long), and a plain value or null written as it is (cattrs inlines `identity`).
 _PLAIN_MAPPINGS = (Mapping[str, Any], dict[str, Any], Mapping[str, float])
 _PLAIN_TUPLES = (tuple[str, ...], tuple[float, ...], tuple[int, ...])
 _PLAIN_OPTIONALS = (str | None, float | None, int | None, bool | None)
+
+# Registrations made before the converter is first needed: cattrs and the code it writes for each class are
+# made then, not when the modules defining the records are imported (the window starts without them).
+_PENDING: list[tuple[type, dict[str, Any]]] = []
 
 
 def _copy_mapping(value: Any, _kind: Any = None) -> dict[Any, Any]:
@@ -45,11 +43,23 @@ def _copy_mappings(value: Any) -> list[dict[Any, Any]]:
     return [dict(item) for item in value]
 
 
-converter.register_structure_hook_func(lambda kind: kind in _PLAIN_MAPPINGS[:2], _copy_mapping)
-converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_MAPPINGS, _copy_mapping)
-converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_TUPLES, _list)
-converter.register_unstructure_hook_func(lambda kind: kind == tuple[Mapping[str, Any], ...], _copy_mappings)
-converter.register_unstructure_hook_func(lambda kind: kind in _PLAIN_OPTIONALS, identity)
+@lru_cache(maxsize=1)
+def _converter() -> Any:
+    """The one converter, made at first use with every record class registered so far."""
+    import cattrs
+    from cattrs.fns import identity
+
+    # detailed_validation off: faults surface as the KeyError / TypeError / ValueError each reader already names
+    made = cattrs.Converter(detailed_validation=False)
+    made.register_structure_hook_func(lambda kind: kind in _PLAIN_MAPPINGS[:2], _copy_mapping)
+    made.register_unstructure_hook_func(lambda kind: kind in _PLAIN_MAPPINGS, _copy_mapping)
+    made.register_unstructure_hook_func(lambda kind: kind in _PLAIN_TUPLES, _list)
+    made.register_unstructure_hook_func(lambda kind: kind == tuple[Mapping[str, Any], ...], _copy_mappings)
+    made.register_unstructure_hook_func(lambda kind: kind in _PLAIN_OPTIONALS, identity)
+    for cls, options in _PENDING:
+        _register(made, cls, **options)
+    _PENDING.clear()
+    return made
 
 
 def record(
@@ -71,12 +81,36 @@ def record(
     value read in its place when the key is absent. `dump` / `load`: field name → a function of the value
     alone, in place of the type's own conversion (a `load` function may raise the record's own error).
     """
+    names = {item.name for item in dataclasses.fields(cls)}
+    for name in (*(keys or {}), *omit_default, *leave_out, *(dump or {}), *(load or {})):
+        if name not in names:
+            raise ValueError(f"{cls.__name__} has no field {name!r}")
+    options = dict(header=header, keys=keys, omit_default=tuple(omit_default), leave_out=tuple(leave_out),
+                   missing=missing, dump=dump, load=load)
+    if _converter.cache_info().currsize:
+        _register(_converter(), cls, **options)
+    else:
+        _PENDING.append((cls, options))
+
+
+def _register(
+    converter: Any,
+    cls: type,
+    *,
+    header: Mapping[str, Any] | None,
+    keys: Mapping[str, str] | None,
+    omit_default: Iterable[str],
+    leave_out: Iterable[str],
+    missing: Mapping[str, Any] | None,
+    dump: Mapping[str, Callable[[Any], Any]] | None,
+    load: Mapping[str, Callable[[Any], Any]] | None,
+) -> None:
+    """What `record` asks for, made by `converter` (cattrs writes each class's two functions here)."""
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
     keys, dump, load = keys or {}, dump or {}, load or {}
     omitted, left_out = set(omit_default), set(leave_out)
     names = [item.name for item in dataclasses.fields(cls)]
-    for name in (*keys, *omitted, *left_out, *dump, *load):
-        if name not in names:
-            raise ValueError(f"{cls.__name__} has no field {name!r}")
     overrides = {
         name: override(
             rename=keys.get(name),
@@ -115,9 +149,9 @@ def _two_arguments(function: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:
 
 def to_plain(value: Any) -> Any:
     """A registered record (or a list, tuple or dict of them) as plain JSON data."""
-    return converter.unstructure(value)
+    return _converter().unstructure(value)
 
 
 def from_plain(data: Any, cls: type[T]) -> T:
     """A registered record read from plain data; KeyError, TypeError or ValueError name a fault."""
-    return converter.structure(data, cls)
+    return _converter().structure(data, cls)
