@@ -166,3 +166,23 @@ def test_ctrl_e_exports_the_plot_on_screen_and_a_hidden_one_is_refused(window, q
     assert not window.export_plot(str(tmp_path / "trace.png"), "png", "trace")
     assert "not shown" in window.status.currentMessage()
     assert not (tmp_path / "trace.png").exists()
+
+
+def test_a_text_size_set_before_a_deferred_page_is_built_reaches_it_when_built(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Ctrl++ (or a remembered size) before a deferred page is built leaves it deferred; built, it takes the size."""
+    from workbench.gui.app import build_window
+    from workbench.model.devices.nvml import NO_DRIVER, Detection
+
+    window = build_window(detect=lambda: Detection(NO_DRIVER, "no NVIDIA driver found (test)"))  # never shown
+    qtbot.addWidget(window)
+    try:
+        window.set_font_points(21)
+        assert window.deferred_pages.pending() == ["sweep", "profile", "compare", "timeline"]
+        axis = window.roofline.plot.getAxis("bottom")  # a page built at start takes it at once
+        assert axis.style["tickFont"].pointSizeF() == 21
+        for key in ("sweep", "compare"):
+            plot = window.plot_view(key).getPlotItem()
+            assert plot.getAxis("bottom").style["tickFont"].pointSizeF() == 21, key
+    finally:
+        window.close()
+        window.wait_for_workers()
