@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtWidgets import QMenu, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QMenu, QVBoxLayout, QWidget
 
 from workbench.documents.examples import load_example
 from workbench.gui import pages
@@ -62,7 +62,7 @@ def dummy_registered(monkeypatch: pytest.MonkeyPatch) -> PageSpec:
                                    plots=(PlotSpec("dummy", "&Dummy plot", lambda page: page.plot),)))
 
 
-def test_a_registered_plot_page_is_a_tab_a_view_entry_and_an_exportable_plot(qtbot, tmp_path: Path, dummy_registered) -> None:  # type: ignore[no-untyped-def]
+def test_a_registered_plot_page_is_a_tab_a_view_entry_and_an_exportable_plot(qtbot, tmp_path: Path, dummy_registered, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from workbench.gui.app import build_window
     from workbench.model.devices.nvml import NO_DRIVER, Detection
 
@@ -85,6 +85,13 @@ def test_a_registered_plot_page_is_a_tab_a_view_entry_and_an_exportable_plot(qtb
         assert window.export_plot(str(png), "png")  # Ctrl+E's: the plot on screen
         assert window.export_plot(str(svg), "svg", "dummy")  # the export menu's, by the plot's key
         assert_png_and_svg(png, svg)
+        # File ▸ Export a plot ▸ Dummy plot…, from another tab: the page comes to the front, the file's type decides
+        for name, chosen in (("menu.svg", "SVG drawing (*.svg)"), ("menu.png", "PNG image (*.png)")):
+            window.tabs.setCurrentIndex(0)
+            monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, path=tmp_path / name, f=chosen: (str(path), f))
+            window.actions["export_plot_dummy"].trigger()
+            assert window.tabs.currentWidget() is page and (tmp_path / name).stat().st_size > 0
+        assert_png_and_svg(tmp_path / "menu.png", tmp_path / "menu.svg")
     finally:
         window.close()
         window.wait_for_workers()
