@@ -184,3 +184,26 @@ def test_a_label_keeps_its_box_only_until_its_text_font_margin_or_anchor_changes
     assert label.boundingRect() == fresh_box(label) and label.boundingRect().right() <= 0.5
     label.setText("gemm 40961×4096×4096 fp16", color="#b71c1c")  # same text, another colour: the same box
     assert label.boundingRect() == fresh_box(label)
+
+
+def test_a_pen_made_where_a_freed_one_was_draws_in_its_own_colour(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Many marks, a scatter per look: the set keys its looks by their pens' and brushes' ids and holds each
+    look's pen and brush while it keeps the look, so no pen of another colour can take a kept pen's id (CPython
+    gives a freed block to the next object of its size: a pen made after another is freed often has its id) and
+    meet its scatter, drawn in the freed pen's colour. (pyqtgraph's scatter holds the pen it was made with too,
+    today; the set does not rely on it.)"""
+    import gc
+
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    marks = MarkSet(widget.getPlotItem())
+    brush = pg.mkBrush("w")
+    for attempt in range(40):
+        colour = ("#c62828", "#1565c0", "#2e7d32")[attempt % 3]
+        # the same places each time: only the look changes; the pen is the spots' alone, freed once they are
+        pen = pg.mkPen(colour)
+        marks.setData([{"pos": (float(i), float(i)), "pen": pen, "brush": brush} for i in range(MANY + 1)])
+        del pen
+        gc.collect()
+        drawn = {item.opts["pen"].color().name() for item in marks.shown_items()}
+        assert drawn == {colour}, f"attempt {attempt}: drawn in {drawn}, not {colour}"

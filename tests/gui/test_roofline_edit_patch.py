@@ -39,7 +39,7 @@ def _scatter(marks) -> object:  # type: ignore[no-untyped-def]
     """What a MarkSet shows: its positions, and per look (many marks) each scatter's points."""
     xs, ys = marks.getData()
     looks = {}
-    for key, (scatter, shown) in marks._looks.items():
+    for key, (scatter, shown, _) in marks._looks.items():
         if scatter.isVisible():
             drawn = scatter.getData()
             assert (drawn[0].tolist(), drawn[1].tolist()) == (list(shown[0]), list(shown[1]))  # what it draws

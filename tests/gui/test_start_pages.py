@@ -18,7 +18,7 @@ from PySide6.QtGui import QImage
 
 from workbench.model.devices.nvml import NO_DRIVER, Detection
 from workbench.gui.deferred_pages import DeferredPages
-from workbench.gui.window import TABS
+from workbench.gui.pages import page_keys
 
 DEFERRED = ["sweep", "profile", "compare", "timeline"]
 
@@ -96,7 +96,7 @@ def test_the_first_paint_is_that_of_a_window_with_every_page_built(qtbot, tmp_pa
         deferred = _window(qtbot, tmp_path, "deferred", tab)
     expected = [key for key in DEFERRED if key != tab]
     assert deferred.deferred_pages.pending() == expected
-    assert deferred.tabs.currentIndex() == TABS.index(tab or "roofline")
+    assert deferred.tabs.currentIndex() == page_keys().index(tab or "roofline")
     if tab == "measurement":
         _backends_checked(qtbot, deferred)
     first_paint = deferred.grab().toImage()
@@ -126,7 +126,7 @@ def test_after_the_first_paint_every_page_is_built_and_nothing_moved(qtbot, tmp_
     _backends_checked(qtbot, at_once)
     for index in range(at_once.tabs.count()):
         at_once.tabs.setCurrentIndex(index)
-        _same_pixels(shown[index], _settled_grab(qtbot, at_once.tabs), tmp_path, f"tab {TABS[index]}")
+        _same_pixels(shown[index], _settled_grab(qtbot, at_once.tabs), tmp_path, f"tab {page_keys()[index]}")
     _close(at_once)
 
 
@@ -143,7 +143,7 @@ def test_opening_a_tab_shows_its_view_and_never_the_empty_page(qtbot, tmp_path: 
         patch.setattr(DeferredPages, "build_after_first_paint", lambda self, watched: None)
         window = _window(qtbot, tmp_path, "deferred")
     pages = window.deferred_pages
-    index = TABS.index("compare")
+    index = page_keys().index("compare")
     placeholder = window.tabs.widget(index)
     assert type(placeholder).__name__ == "_Placeholder"
     paints = Paints()
@@ -174,14 +174,16 @@ def test_reading_a_page_builds_it_in_its_place(qtbot, tmp_path: Path) -> None:  
     changes: list[int] = []
     window.tabs.currentChanged.connect(changes.append)
     sweep = window.sweep
-    assert type(sweep).__name__ == "SweepView" and window.tabs.indexOf(sweep) == TABS.index("sweep")
+    assert type(sweep).__name__ == "SweepView" and window.tabs.indexOf(sweep) == page_keys().index("sweep")
     assert window.sweep is sweep and pages.pending() == ["profile", "compare", "timeline"]
     assert window.tabs.currentIndex() == 0 and changes == []
     window.tabs.setCurrentWidget(window.profile_view)  # the profile import's way to its tab
-    assert window.tabs.currentIndex() == TABS.index("profile") and changes == [TABS.index("profile")]
-    assert window.current_plot_view() is window.roofline.widget  # the export's question builds nothing it needn't
-    window.tabs.setCurrentIndex(TABS.index("sweep"))
-    assert window.current_plot_view() is sweep.widget
+    assert window.tabs.currentIndex() == page_keys().index("profile") and changes == [page_keys().index("profile")]
+    # the export's question builds nothing it needn't: the profile page shows no plot before a kernel is compared
+    assert window.plot_on_screen() is None and pages.pending() == ["compare", "timeline"]
+    window.tabs.setCurrentIndex(page_keys().index("sweep"))
+    shown = window.plot_on_screen()
+    assert shown is not None and window.plot_view(shown.key) is sweep.widget
     window.close()
     window.wait_for_workers()
 
@@ -189,7 +191,7 @@ def test_reading_a_page_builds_it_in_its_place(qtbot, tmp_path: Path) -> None:  
 def test_start_up_imports_and_builds_only_what_the_first_paint_shows(tmp_path: Path) -> None:
     """In a fresh process, as `workbench` starts: the deferred views' modules are not imported while the window
     is built and painted, and are once events have run after the first paint."""
-    modules = ["workbench.gui.sweep_view", "workbench.gui.compare_view", "workbench.gui.timeline_view"]
+    modules = ["workbench.gui.sweep_view", "workbench.gui.profile_view", "workbench.gui.compare_view", "workbench.gui.timeline_view"]
     script = f"""
 import json, sys
 from PySide6.QtCore import QSettings

@@ -1,8 +1,8 @@
 """Tab pages built when first needed, so that start-up builds only what the first paint shows.
 
-The plot tabs hold six views; at start one is on screen. Building the others (each a pyqtgraph plot with its
-menus, tables, forms: some 40–80 ms apiece) before the first paint made the window wait for pages nobody sees
-yet. `DeferredPages` puts an empty page in the tab widget for each and builds the real view
+The plot tabs hold the registered pages (gui/pages.py); at start one is on screen. Building the others (each a
+pyqtgraph plot with its menus, tables, forms: some 40–80 ms apiece) before the first paint made the window wait
+for pages nobody sees yet. `DeferredPages` puts an empty page in the tab widget for each and builds the real view
 
 - when its tab becomes current (a click, Ctrl+N, a restored tab): at once, inside the change, so the empty page
   is never painted;

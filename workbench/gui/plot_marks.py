@@ -113,8 +113,11 @@ class MarkSet:
         self._ys: np.ndarray | None = np.zeros(0)
         self._positions: list[tuple[float, float]] = []  # the marks' positions while _xs and _ys are not made
         self._scatter: pg.ScatterPlotItem | None = None  # made for more than MANY marks given as arrays
-        # more than MANY given as spots: a scatter per look, with the points it was last given (`_show_by_look`)
-        self._looks: dict[tuple[Any, ...], tuple[pg.ScatterPlotItem, tuple[list[float], list[float], list[Any]]]] = {}
+        # more than MANY given as spots: a scatter per look, with the points it was last given (`_show_by_look`),
+        # by (symbol, size, id(pen), id(brush)); each entry holds its look, so no other pen or brush can take those
+        # ids while it is kept (a pen freed after a refresh and a new one of another colour made at its address
+        # would have met the old pen's scatter and been drawn in its colour)
+        self._looks: dict[tuple[Any, ...], tuple[pg.ScatterPlotItem, tuple[list[float], list[float], list[Any]], tuple[Any, ...]]] = {}
         self._given: list[dict[str, Any]] = []  # the spots last given as dicts, one per mark shown
         # many spots given: each spot's look (the key of its scatter in `_looks`) and its place in that scatter
         self._look_of: list[tuple[tuple[Any, ...], int]] = []
@@ -171,17 +174,17 @@ class MarkSet:
         x, y = spot["pos"]
         self._xs[index], self._ys[index] = x, y
         if new_key == key:
-            scatter, (xs, ys, data) = self._looks[key]
+            scatter, (xs, ys, data), _ = self._looks[key]
             xs[at], ys[at], data[at] = x, y, spot.get("data")
             self._set_look(key)
             return True
-        _, (xs, ys, data) = self._looks[key]
+        _, (xs, ys, data), _ = self._looks[key]
         del xs[at], ys[at], data[at]
         # the marks after it in its old look's scatter move up one place there
         self._look_of = [(k, p - 1) if k == key and p > at else (k, p) for k, p in self._look_of]
         if new_key not in self._looks:
-            self._looks[new_key] = (self._new_look_scatter(look), ([], [], []))
-        _, (new_xs, new_ys, new_data) = self._looks[new_key]
+            self._looks[new_key] = (self._new_look_scatter(look), ([], [], []), look)
+        _, (new_xs, new_ys, new_data), _ = self._looks[new_key]
         # in its new look's scatter among the others in the spots' order, as `_show_by_look` would put it
         at = sum(1 for k, _ in self._look_of[:index] if k == new_key)
         self._look_of = [(k, p + 1) if k == new_key and p >= at else (k, p) for k, p in self._look_of]
@@ -195,7 +198,7 @@ class MarkSet:
 
     def _set_look(self, key: tuple[Any, ...]) -> None:
         """A look's scatter set to the points it holds (taken off the plot when it holds none)."""
-        scatter, (xs, ys, data) = self._looks[key]
+        scatter, (xs, ys, data), _ = self._looks[key]
         if not xs:
             self.plot.removeItem(scatter)
             del self._looks[key]
@@ -245,7 +248,7 @@ class MarkSet:
             group[3].append(spot.get("data"))
         for key in list(self._looks):
             if key not in groups:
-                scatter, _ = self._looks.pop(key)
+                scatter, _, _ = self._looks.pop(key)
                 self.plot.removeItem(scatter)
         for key, (look, xs, ys, data) in groups.items():
             shown = (xs, ys, data)
@@ -255,7 +258,7 @@ class MarkSet:
             scatter = self._new_look_scatter(look) if known is None else known[0]
             scatter.setData(x=np.array(xs, dtype=float), y=np.array(ys, dtype=float), data=data)
             scatter.setVisible(self.visible)
-            self._looks[key] = (scatter, shown)
+            self._looks[key] = (scatter, shown, look)
 
     def _spots(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         if len(args) == 1 and not kwargs:
@@ -324,7 +327,7 @@ class MarkSet:
         self._take(self.used)
         if self._scatter is not None:
             self._scatter.setVisible(visible and len(self) > MANY and not self._looks)
-        for scatter, _ in self._looks.values():
+        for scatter, _, _ in self._looks.values():
             scatter.setVisible(visible)
 
     def isVisible(self) -> bool:  # noqa: N802
@@ -333,7 +336,7 @@ class MarkSet:
     def shown_items(self) -> Sequence[QGraphicsItem]:
         """The items drawing the marks now (the mark items, or the one scatter past MANY)."""
         if len(self) > MANY and self._looks:
-            return [scatter for scatter, _ in self._looks.values()]
+            return [scatter for scatter, _, _ in self._looks.values()]
         if len(self) > MANY and self._scatter is not None:
             return [self._scatter]
         return self.items[: self.used]

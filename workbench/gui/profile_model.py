@@ -12,8 +12,7 @@ parse stays valid for as long as the object lives.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -24,6 +23,7 @@ from workbench.profilers.kernel_compare import profile_provenance
 from workbench.profilers.records import NCU, TOOL_TITLES
 from workbench.measure.runs import bound_analysis, run_device
 from workbench.documents.session import OperationEntry
+from workbench.gui.identity import ByIdentity
 from workbench.model.units import format_bytes, format_flop_rate, format_intensity, format_number, format_time
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -60,27 +60,19 @@ class ReadRecord:
         return self.profile.source or self.profile.title
 
 
-_parsed: "OrderedDict[int, tuple[Any, Profile | None, tuple[Kernel, ...], str]]" = OrderedDict()
+@lru_cache(maxsize=_PARSE_CACHE_SIZE)
+def _parsed(record: ByIdentity) -> tuple[Profile | None, tuple[Kernel, ...], str]:
+    """One saved record rebuilt: its profile and kernels, or why it cannot be read (cached per record object)."""
+    try:
+        profile = Profile.from_dict(record.obj)
+    except WorkbenchError as exc:
+        return None, (), str(exc)
+    return profile, profile.kernels(), ""
 
 
 def read_record(index: int, record: Any) -> ReadRecord:
-    """Rebuild one saved record (cached by the record object, which the cache holds alive)."""
-    key = id(record)
-    cached = _parsed.get(key)
-    if cached is None or cached[0] is not record:
-        try:
-            parsed = Profile.from_dict(record)
-            profile: Profile | None = parsed
-            kernels = parsed.kernels()
-            error = ""
-        except WorkbenchError as exc:
-            profile, kernels, error = None, (), str(exc)
-        cached = (record, profile, kernels, error)
-        _parsed[key] = cached
-        while len(_parsed) > _PARSE_CACHE_SIZE:
-            _parsed.popitem(last=False)
-    _parsed.move_to_end(key)
-    return ReadRecord(index, cached[1], cached[2], cached[3])
+    """Rebuild one saved record (cached by the record object, which the cache's key holds alive)."""
+    return ReadRecord(index, *_parsed(ByIdentity(record)))
 
 
 def read_records(profiles: Sequence[Any]) -> list[ReadRecord]:
@@ -162,9 +154,6 @@ class KernelComparison:
     on_session_device: bool = True  # compared with the device the session shows (else with the file's own GPU)
 
 
-_compared: "OrderedDict[tuple[int, str, int], tuple[Any, Any, bool, KernelComparison]]" = OrderedDict()
-
-
 def kernel_bound(imported: ImportedKernel, analysis: Any, session_device: Device | None, overlap: Any) -> tuple[Any, Device | None, str, bool]:
     """The analysis a kernel is compared with: its operation on the GPU the file states (`run_device`, as for runs).
 
@@ -182,43 +171,39 @@ def kernel_bound(imported: ImportedKernel, analysis: Any, session_device: Device
     return own, device, note, on_session
 
 
-def compare_imported(imported: ImportedKernel, entry: OperationEntry, analysis: Any, device: Device | None, binary: bool,
+def compare_imported(imported: ImportedKernel, analysis: Any, device: Device | None, binary: bool,
                      overlap: Any = 1.0) -> KernelComparison:
-    """`compare()` of a matched kernel with its operation's analysis on the kernel's own GPU, cached per
-    (record, kernel, operation)."""
+    """`compare()` of a matched kernel with its operation's analysis on the kernel's own GPU (cached per kernel
+    object, rule, analysis object, device and units: `_compared`)."""
     analysis, device, device_note, on_session = kernel_bound(imported, analysis, device, overlap)
-    key = (id(imported.profile), imported.kernel.name, id(entry))
-    cached = _compared.get(key)
-    if cached is not None and cached[0] is analysis and cached[1] is device and cached[2] == binary:
-        hit = cached[3]
-        was = hit.imported
-        if was.profile is imported.profile and was.rule == imported.rule:
-            _compared.move_to_end(key)
-            return hit if was == imported else replace(hit, imported=imported)  # the operation moved
-    comparison = compare(
-        imported.kernel, analysis, device, binary, profile_provenance(imported.profile),
-        number_format=imported.profile.number_format,
-    )
+    found = _compared(ByIdentity(imported.profile), ByIdentity(imported.kernel), imported.rule, ByIdentity(analysis),
+                      ByIdentity(device), binary, device_note)
+    comparison, point, source, notes = found
+    return KernelComparison(imported, comparison, point, source, notes, on_session)
+
+
+@lru_cache(maxsize=_COMPARE_CACHE_SIZE)
+def _compared(held_profile: ByIdentity, held_kernel: ByIdentity, rule: MatchRule | None, held_analysis: ByIdentity,
+              held_device: ByIdentity, binary: bool, device_note: str) -> tuple[Comparison, RooflinePoint | None, str, tuple[str, ...]]:
+    """A kernel's comparison, its point on the roofline, what placed it there and the notes; the keys hold the
+    profile, kernel, analysis and device alive while cached (gui/identity.py)."""
+    profile, kernel, analysis, device = held_profile.obj, held_kernel.obj, held_analysis.obj, held_device.obj
+    comparison = compare(kernel, analysis, device, binary, profile_provenance(profile), number_format=profile.number_format)
     point = comparison.roofline
     source = "actual DRAM bytes"
     duration = comparison.duration
     if point is None and duration and analysis.bytes > 0 and analysis.flop > 0:
-        point = RooflinePoint(imported.kernel.base_name, analysis.intensity, analysis.flop / duration, "declared")
+        point = RooflinePoint(kernel.base_name, analysis.intensity, analysis.flop / duration, "declared")
         source = "compulsory bytes (no byte counters in the file)"
     notes: list[str] = []
-    rule = imported.rule
     if rule is not None and canonical(rule.declaration) not in (None, str(analysis.declaration)):
         notes.append(f"matched when the operation read {rule.declaration}; compared with its current declaration")
     if device_note:
         notes.append(device_note)
-    number_format = imported.profile.number_format
+    number_format = profile.number_format
     if number_format is not None and number_format.assumed:
         notes.append(number_format.note())
-    result = KernelComparison(imported, comparison, point, source, tuple(notes), on_session)
-    _compared[key] = (analysis, device, binary, result)
-    while len(_compared) > _COMPARE_CACHE_SIZE:
-        _compared.popitem(last=False)
-    return result
+    return comparison, point, source, tuple(notes)
 
 
 def document_records(document: "Document") -> list[ReadRecord]:
@@ -240,7 +225,7 @@ def comparisons_for(document: "Document", index: int, kernels: Sequence[Imported
         return []
     chosen = [k for k in (kernels if kernels is not None else document_kernels(document)) if k.operation == index]
     overlap = document.session.settings.overlap
-    return [compare_imported(k, entry, analysis, document.device, document.binary, overlap) for k in chosen]
+    return [compare_imported(k, analysis, document.device, document.binary, overlap) for k in chosen]
 
 
 def all_comparisons(document: "Document") -> list[KernelComparison]:

@@ -6,7 +6,8 @@ docked on the right. Window geometry, dock layout, text size, the open tab
 and the defaults for new sessions live in QSettings; the session itself is
 the document's.
 
-Its actions, menus and tool bar are the `WindowActions` part (gui/window_actions.py); text size, presentation
+Its actions, menus and tool bar are the `WindowActions` part (gui/window_actions.py); its tab pages, built from
+their registry (gui/pages.py), and plot export the `WindowPages` part (gui/window_pages.py); text size, presentation
 mode and fitting to the screen the `WindowPresentation` part (gui/window_presentation.py); its small widgets are
 in gui/window_widgets.py.
 """
@@ -42,39 +43,40 @@ from workbench.model.devices.nvml import OK, Detection
 from workbench.errors import WorkbenchError
 from workbench.documents.examples import load_example
 from workbench.gui.application import APP_NAME, make_settings
-from workbench.gui.deferred_pages import DeferredPage, DeferredPages
+from workbench.gui.deferred_pages import DeferredPage
 from workbench.gui.device_panel import DevicePanel
 from workbench.gui.document import Document, new_session
 from workbench.gui.editor import DeclarationEditor
-from workbench.gui.measure_tab import MeasurementTab
-from workbench.gui.export import export_png, export_svg
 from workbench.gui.notes_panel import NotesPanel
 from workbench.gui.operations_view import OperationsView
 from workbench.gui.panel import AnalysisPanel
 from workbench.gui.roofline_view import LABEL_MODES, LABELS_ALL, RooflineView
 from workbench.gui.profile_import import ProfileImporter
-from workbench.gui.profile_view import ProfileComparisonView
 from workbench.gui.session_io import SessionFiles, WindowHooks
 from workbench.gui.workers import DetectionWorker
 from workbench.gui.plain_text import plain
 from workbench.gui.reader import ReadCancelled, SessionReader
-from workbench.gui.window_actions import TABS, WindowActions
+from workbench.gui.window_actions import WindowActions
+from workbench.gui.window_pages import WindowPages
 from workbench.gui.window_presentation import DEFAULT_FONT_POINTS, LAYOUT_KEYS, WindowPresentation
 from workbench.gui.window_widgets import scrolled
 from workbench.documents.session import DeviceChoice
 
-if TYPE_CHECKING:  # built when first needed (_make_tabs), their modules imported then
+if TYPE_CHECKING:  # the pages' modules are imported when their pages are built (gui/pages.py)
     from workbench.gui.compare_view import CompareView
+    from workbench.gui.measure_tab import MeasurementTab
+    from workbench.gui.profile_view import ProfileComparisonView
     from workbench.gui.sweep_view import SweepView
     from workbench.gui.timeline_view import TimelineView
 
 DetectFunction = Callable[[], Detection]
 
 
-class MainWindow(WindowActions, WindowPresentation, QMainWindow):
+class MainWindow(WindowActions, WindowPages, WindowPresentation, QMainWindow):
     """The workbench window over one Document."""
 
-    # Plot tabs built when first shown or asked for, or after the first paint (gui/deferred_pages.py).
+    # Pages built when first shown or asked for, or after the first paint (gui/deferred_pages.py): the names the
+    # window's own code reads them by; `page(key)` reads any registered page.
     sweep: DeferredPage[SweepView] = DeferredPage("sweep")
     profile_view: DeferredPage[ProfileComparisonView] = DeferredPage("profile")
     compare: DeferredPage[CompareView] = DeferredPage("compare")
@@ -103,6 +105,7 @@ class MainWindow(WindowActions, WindowPresentation, QMainWindow):
         self._normal_geometry: QByteArray | None = None
 
         self.actions: dict[str, QAction] = {}
+        self._take_pages()
         self._make_actions()
         self._make_central()
         self._make_docks()
@@ -130,14 +133,12 @@ class MainWindow(WindowActions, WindowPresentation, QMainWindow):
         self.banner_close.setVisible(False)
         self.banner_close.clicked.connect(self.hide_banner)
         self.editor = DeclarationEditor(self.document)
-        self.roofline = RooflineView(self.document)
-        # runs, their table and samples (gui/measure_tab.py): built at start, the largest page sizes the tabs
-        self.measurement = MeasurementTab(self.document)
         self.profile_importer = ProfileImporter(self.document, self)  # File ▸ Import profile… and dropped .csv files
         self.tabs = QTabWidget()
         self.tabs.setObjectName("plotTabs")
-        self.deferred_pages = DeferredPages(self.tabs)
-        self._make_tabs()
+        self._make_tabs()  # the registered pages (gui/pages.py, gui/window_pages.py)
+        self.roofline: RooflineView = self.page("roofline")  # type: ignore[assignment]
+        self.measurement: MeasurementTab = self.page("measurement")  # type: ignore[assignment]
         banner_row = QHBoxLayout()
         banner_row.addWidget(self.banner, 1)
         banner_row.addWidget(self.banner_close, 0, Qt.AlignmentFlag.AlignTop)
@@ -210,38 +211,6 @@ class MainWindow(WindowActions, WindowPresentation, QMainWindow):
         doc.device_changed.connect(self._show_device_status)
         doc.selection_changed.connect(self._enable_actions)
         doc.operations_changed.connect(self._enable_actions)
-
-    def _make_tabs(self) -> None:
-        """The plot tabs: the roofline and the measurement tab now, the other views when first needed
-        (`self.sweep` and the like build theirs when read; gui/deferred_pages.py)."""
-        doc, pages = self.document, self.deferred_pages
-
-        def sweep() -> QWidget:
-            from workbench.gui.sweep_view import SweepView
-
-            return SweepView(doc)
-
-        def profile() -> QWidget:
-            importer = self.profile_importer
-            return ProfileComparisonView(doc, self.import_profile_dialog, importer.edit_matches, importer.remove)
-
-        def compare() -> QWidget:  # operations × devices, overlaid rooflines (gui/compare_view.py)
-            from workbench.gui.compare_view import CompareView
-
-            return CompareView(doc)
-
-        def timeline() -> QWidget:  # a step of several operations in time (gui/timeline_view.py)
-            from workbench.gui.timeline_view import TimelineView
-
-            return TimelineView(doc)
-
-        self.tabs.addTab(self.roofline, "&Roofline")
-        pages.add("sweep", "&Bound vs size", sweep)
-        self.tabs.addTab(self.measurement, "&Measurement")
-        pages.add("profile", "&Profile", profile)
-        pages.add("compare", "&Compare devices", compare)
-        pages.add("timeline", "Step &timeline", timeline)
-        pages.build_after_first_paint(self.tabs.tabBar())
 
     def _session_files(self) -> SessionFiles:
         """The window's file life, given what it needs and no more; its menu entries join the window's actions."""
@@ -388,26 +357,7 @@ class MainWindow(WindowActions, WindowPresentation, QMainWindow):
         self.timeline.open_step(text)
         self.tabs.setCurrentWidget(self.timeline)
 
-    # ------------------------------------------------------------------ plots
-    def current_plot_view(self):  # type: ignore[no-untyped-def]
-        """The graphics view of the plot on screen (the roofline when the measurement tab is open)."""
-        return self.sweep.widget if self.tabs.currentWidget() is self.sweep else self.roofline.widget
-
-    def export_plot_dialog(self, kind: str) -> None:
-        name = "sweep" if self.tabs.currentWidget() is self.sweep else "roofline"
-        path, _ = QFileDialog.getSaveFileName(self, f"Export plot as {kind.upper()}", f"{name}.{kind}", f"{kind.upper()} (*.{kind})")
-        if path:
-            self.export_plot(path, kind)
-
-    def export_plot(self, path: str, kind: str) -> bool:
-        try:
-            (export_svg if kind == "svg" else export_png)(self.current_plot_view(), path)
-        except WorkbenchError as exc:
-            self.show_banner(str(exc))
-            return False
-        self.status.showMessage(f"Wrote {path}", 5000)
-        return True
-
+    # ------------------------------------------------------------------ plots (export: gui/window_pages.py)
     def panel_copy(self) -> None:
         self.panel.copy_derivation()
         self.status.showMessage("Derivation copied", 3000)
@@ -539,14 +489,14 @@ class MainWindow(WindowActions, WindowPresentation, QMainWindow):
         if labels in LABEL_MODES:
             self.set_label_mode(labels)
         tab = s.value("view/tab", "roofline", type=str)
-        if tab in TABS:
-            self.tabs.setCurrentIndex(TABS.index(tab))
+        if tab in [spec.key for spec in self.page_specs]:
+            self.tabs.setCurrentIndex(self.page_index(tab))
 
     def save_preferences(self) -> None:
         s = self.settings
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue(LAYOUT_KEYS[self._presentation][0], self.saveState())  # presentation keeps its own layout
-        s.setValue("view/tab", TABS[self.tabs.currentIndex()])
+        s.setValue("view/tab", self.current_page_key())
         s.setValue("session/binary", self.document.session.settings.binary)
         s.setValue("session/device", self.document.session.device.key)
         s.sync()

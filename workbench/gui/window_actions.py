@@ -22,7 +22,6 @@ OVERLAP_CHOICES: tuple[tuple[float, str], ...] = (
     (0.25, "overlap f = 0.25"),
     (0.0, "no overlap (sum)"),
 )
-TABS = ("roofline", "sweep", "measurement", "profile", "compare", "timeline")
 
 
 class WindowActions:
@@ -101,9 +100,7 @@ class WindowActions:
         presentation.setCheckable(True)
         a("fit_plot", "&Fit plot to data", lambda: self.roofline.fit_view(), FIT_SHORTCUT,
           "Fit the roofline to the roofs and points again after a zoom or pan (edits then follow the data)")
-        for number, key in enumerate(TABS, start=1):
-            a(f"tab_{key}", ("&Roofline", "&Bound vs size", "&Measurement", "&Profile", "&Compare devices", "Step &timeline")[number - 1],
-              lambda _=False, i=number - 1: self.tabs.setCurrentIndex(i), f"Ctrl+{number}")
+        self._make_page_actions()  # one per registered page (gui/window_pages.py)
 
     def _make_label_actions(self) -> None:
         """View ▸ Labels: which operations the roofline labels, and the selected one's pin."""
@@ -170,7 +167,7 @@ class WindowActions:
 
         recent = self.session_io.recent_menu
         menu("&File", ["new", "open", recent, "import_profile", "import_torch", None, "save", "save_as", None,
-                       "export_png", "export_svg", "export_report", "copy_derivation", None, "quit"])
+                       self._make_export_menu(), "export_png", "export_svg", "export_report", "copy_derivation", None, "quit"])
         menu("&Edit", ["undo", "redo", None, "add", "duplicate", "rename", "remove", None, "move_up", "move_down", None, "focus_declaration"])
         view = bar.addMenu("&View")
         view.addAction(acts["binary"])
@@ -186,8 +183,8 @@ class WindowActions:
         levels_menu = view.addMenu("Roofline &levels")
         levels_menu.addActions(list(self.roofline.level_actions.values()))
         view.addSeparator()
-        for key in TABS:
-            view.addAction(acts[f"tab_{key}"])
+        for key in self._page_menu_keys():
+            view.addAction(acts[key])
         view.addSeparator()
         for dock in (self.operations_dock, self.device_dock, self.panel_dock, self.notes_dock):
             view.addAction(dock.toggleViewAction())

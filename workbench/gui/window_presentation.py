@@ -114,10 +114,8 @@ class WindowPresentation:
             area.set_squeezable(True)
             area.updateGeometry()
         self.panel.stack_details(on)  # the details under the figures: three columns are wider than the dock
-        # on a projector's 720 lines the roofline's three-line caption goes to its tab's tooltip: the plot keeps the room
-        short = on and self.available_screen().height() < SHORT_SCREEN_LINES
-        self.roofline.caption.setVisible(not short)
-        self.tabs.setTabToolTip(self.tabs.indexOf(self.roofline), self.roofline.caption.text() if short else "")
+        # on a projector's 720 lines the pages spare what they can (the roofline's caption goes to its tab's tooltip)
+        self.set_pages_short_screen(on and self.available_screen().height() < SHORT_SCREEN_LINES)
 
     def _back_from_presentation(self) -> None:
         """Normal mode again, once the normal text has reached every widget: the panels ask for their full least
@@ -171,11 +169,7 @@ class WindowPresentation:
         self.editor.set_base_font(font)
         self.panel.set_base_font(font)
         self.notes_panel.set_base_font(font)
-        self.roofline.set_plot_font(font)
-        self.sweep.set_plot_font(font)
-        self.compare.set_plot_font(font)
-        self.profile_view.set_base_font(font)
-        self.measurement.set_base_font(font)
+        self.set_page_fonts(font)  # each page that takes the size (gui/pages.py); a deferred one when it is built
         self.settings.setValue(LAYOUT_KEYS[getattr(self, "_presentation", False)][1], points)
         self.status.showMessage(f"Text size {points:g} pt", 2000)
         # The status bar takes the new height of its text only when it handles a layout request of its own, and
