@@ -388,19 +388,26 @@ def plain_cells(flat: "Any", lengths: "Any", decimal: str, whole: bool = False) 
     digits = integer_end - grouped + fraction
     if digits.min() < 1 or digits.max() > _WIDTH or fraction.max() > 20:
         return None
-    # The digits right-aligned in rows of _WIDTH, then each row's integer as one product with the powers of ten.
+    # Each digit times the power of ten of its place in its cell, summed cell by cell (exact in int64: at most
+    # 18 digits, below 10**18).
     places = np.flatnonzero(kind == _DIGIT)
     first = np.cumsum(digits) - digits  # each cell's first digit among `places`
-    where = np.arange(places.size) + np.repeat(np.arange(count) * _WIDTH + _WIDTH - digits - first, digits)
-    laid = np.zeros(count * _WIDTH, np.int64)
-    laid[where] = flat[places] - 48
-    integers = laid.reshape(count, _WIDTH) @ np.array([10**k for k in range(_WIDTH - 1, -1, -1)], np.int64)
+    place = np.repeat(first + digits - 1, digits) - np.arange(places.size)  # digits after each one in its cell
+    powers, tens = _powers_of_ten()
+    integers = np.add.reduceat((flat[places] - 48).astype(np.int64) * powers.take(place), first)
     if whole:
         return integers
     if integers.max() >= 2**53:
         return None
-    tens = np.array([float(10**k) for k in range(21)])
-    return integers.astype(np.float64) / tens[fraction]
+    return integers.astype(np.float64) / tens.take(fraction)
+
+
+@lru_cache(maxsize=1)
+def _powers_of_ten() -> "tuple[Any, Any]":
+    """10**0 to 10**(_WIDTH - 1) as int64, and 10**0 to 10**20 as (exact) doubles."""
+    import numpy as np
+
+    return np.array([10**k for k in range(_WIDTH)], np.int64), np.array([float(10**k) for k in range(21)])
 
 
 # What plain_column makes of each byte.
