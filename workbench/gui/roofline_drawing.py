@@ -77,7 +77,8 @@ class RooflineDrawing:
             self.ridge_line.setData([rx, rx], [y_low - ROOF_REACH, y_high + ROOF_REACH])
             if (rx, ry) != self._ridge:  # it moves only with the selected operation's path
                 self.ridge_marker.setData([rx], [ry])
-                self.ridge_label.setText(f"ridge {format_intensity(ridge)}")
+                self._ridge_text = f"ridge {format_intensity(ridge)}"
+                self.ridge_label.setText(self._ridge_text)
             self._ridge = (rx, ry)  # its label is placed at the bottom of the view
         else:
             self._ridge = None
