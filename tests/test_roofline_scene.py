@@ -3,6 +3,7 @@ legend go, from text measured at a fixed advance per character."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Sequence
 
@@ -20,6 +21,7 @@ from workbench.scenes.roofline_scene import (
     RooflineScene,
     roofline_scene,
 )
+from workbench.scenes.roofline_range import ROOF_LABEL_ROOM, fitted_range, label_room_end
 from workbench.scenes.roofline_state import LABELS_NONE, LABELS_SELECTED, RooflineViewState
 
 CHAR = 7.0  # pixels per character of a label
@@ -234,3 +236,23 @@ def test_the_view_state_checks_its_label_mode_and_says_whether_it_is_held() -> N
     assert RooflineViewState(label_mode=LABELS_SELECTED).labels(2, 2)
     assert not RooflineViewState(label_mode=LABELS_SELECTED).labels(1, 2)
 
+
+
+def test_the_fitted_range_shows_every_point_and_ridge_with_air_around_them() -> None:
+    (x_low, x_high, y_low, y_high), top = fitted_range((-0.5, 1.8), 11.0, [2.0, 2.5], [14.0, 14.5], 12.0)
+    assert (x_low, x_high, top, y_high) == (-2, 5, 14.5, 14.95)
+    assert y_low == math.floor(min(11.0, 12.0 - 2 + 0.5, 14.5 - 4) - 0.4)
+    # no operations and no compute roof: the roofs' ridges alone, the memory roof's top
+    (x_low, x_high, _, _), top = fitted_range((math.inf, -math.inf), math.inf, [], [], 12.0)
+    assert (x_low, x_high, top) == (-1, 3, 15.0)
+
+
+def test_the_range_grows_right_for_the_roof_labels_by_half_decades_up_to_a_decade() -> None:
+    # 800 pixels over -2..4: a narrow label fits half a decade past the rightmost point
+    assert label_room_end(800.0, 50.0, 1.8, [2.0], -2.0, 4.0) == 2.5
+    # a wide one takes more room, in half decades, never beyond a decade past the fitted end
+    wide = label_room_end(800.0, 200.0, 1.8, [2.0], -2.0, 4.0)
+    assert wide > 2.5 and (wide * 2).is_integer() and (wide - 2.0) * 800.0 / (wide + 2.0) >= 200.0
+    assert label_room_end(300.0, 2000.0, 1.8, [2.0], -2.0, 4.0) == 4.0 + ROOF_LABEL_ROOM
+    # a point moving within a half decade keeps the end (a digit typed and taken out again)
+    assert label_room_end(800.0, 120.0, 1.61, [1.0], -2.0, 4.0) == label_room_end(800.0, 120.0, 1.99, [1.0], -2.0, 4.0)

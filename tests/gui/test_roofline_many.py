@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from workbench.gui.roofline_view import LABELS_NONE
 from workbench.scenes.label_layout import EVERY_LABEL_UP_TO, FEW_LABELS
+from workbench.scenes.legend_corner import TOP_RIGHT
 from workbench.documents.session import DeviceChoice, OperationEntry, Session
 
 WINDOW = (1600, 919)
@@ -73,6 +74,10 @@ def test_the_view_draws_the_labels_and_legend_its_scene_holds(window) -> None:  
     legend = roofline.plot.legend
     assert legend.isVisible() and (legend.opts["offset"][0] < 0) == scene.legend.corner.right
     assert not any(item.isVisible() for item in roofline.point_labels.items)
+    roofline.set_legend_corner(TOP_RIGHT)  # a corner chosen by the user: the scene keeps it, the view draws it there
+    assert roofline.scene.legend.corner == TOP_RIGHT
+    assert legend.opts["offset"][0] < 0 < legend.opts["offset"][1]
+    roofline.set_legend_corner(None)
     window.set_label_mode("all")
     roofline._place_labels()
     scene = roofline.scene

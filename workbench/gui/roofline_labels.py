@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 
 from workbench.gui.plot_common import box_around, PlotLabel, scene_box
 from workbench.gui.roofline_records import KERNEL_RADIUS, MEASURED_RADIUS, PlacedLabels, Position, _Drawn
+from workbench.scenes.legend_corner import Corner
 from workbench.scenes.roofline_state import LABEL_MODES
 from workbench.scenes.label_layout import Box, MarkGrid, PixelView, PointMarks, nearest_on_box
 from workbench.scenes.roofline_scene import OPERATION_RADIUS, LegendRow, Operations, RoofText, RooflineInputs, RooflineScene, roofline_scene
@@ -111,8 +112,7 @@ class RooflineLabels:
         if drawn is None:  # no roofline (no device or bandwidth): nothing to label
             operations = Operations([], [], [], [], np.zeros(0), self.document.current)
         else:
-            operations = Operations(self._point_rows, self._point_positions, self._point_names, _StaleColumn(drawn),
-                                    drawn.times, self.document.current, drawn.pin_indices)
+            operations = replace(self._operations_drawn(drawn), chosen=self._labelled)
         roofs: list[RoofText] = []
         if self._memory_segment is not None:
             roofs.append(RoofText("memory", self._memory_segment, *self._roof_texts["memory"], memory=True))
@@ -130,6 +130,11 @@ class RooflineLabels:
             point_marks=self._operation_marks(view.key()), other_marks=self._other_marks(view.key(), view.width, view.height),
             run_label_marks=run_labels, lowered_label_marks=lowered, ridge=self._ridge, ridge_text=self._ridge_text,
         )
+
+    def _operations_drawn(self, drawn: _Drawn) -> Operations:
+        """The operations drawn, as the scene reads them."""
+        return Operations(self._point_rows, self._point_positions, self._point_names, _StaleColumn(drawn), drawn.times,
+                          self.document.current, drawn.pin_indices)
 
     def _roof_items(self) -> dict[str, PlotLabel]:
         """Each roof label's item by its layout key."""
@@ -226,6 +231,12 @@ class RooflineLabels:
     @property
     def label_mode(self) -> str:
         return self.state.label_mode
+
+    def set_legend_corner(self, corner: Corner | None) -> None:
+        """The corner the legend must take, or None to let the scene choose the first that covers no mark."""
+        if corner != self.state.legend_corner:
+            self.state = replace(self.state, legend_corner=corner)
+            self._place_labels(fresh=True)
 
     def _text_width(self, label: pg.TextItem, text: str) -> float:
         """The advance of `text` in the label's font, measured once per font and text (a layout asks often)."""

@@ -25,7 +25,7 @@ class RooflineLegend:
         """The legend listing the scene's rows (the roofs' in their roofs' colours, the operations' in red when
         selected, grey otherwise), shown while it lists anything (the measured runs' rows included); the plot's
         legend, or None while it has none."""
-        roof_items = self._roof_items()
+        roof_items = self._roof_items() if any(row.kind == "roof" for row in scene_rows) else {}
         rows = [(row.text, roof_items[row.key].color.name() if row.kind == "roof"
                  else SELECTED_COLOUR if row.selected else POINT_COLOUR, row.kind) for row in scene_rows]
         self._set_legend_rows(rows)

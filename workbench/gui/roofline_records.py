@@ -20,7 +20,6 @@ from workbench.scenes.roofline import LevelPoint, RoofLevel, lowered_roof, opera
 from workbench.documents.session import OperationEntry
 
 ROOF_REACH = 8.0  # decades the roofs run past the fitted range, so a panned view still shows them
-ROOF_LABEL_ROOM = 1.0  # decades the fitted range may grow to its right for the roof labels (_room_for_roof_labels)
 # Pixel radius of each kind of mark that labels keep clear of (marker half-size plus a little air).
 KERNEL_RADIUS = 10.0
 MEASURED_RADIUS = 7.5

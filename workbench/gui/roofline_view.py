@@ -58,7 +58,6 @@ from workbench.gui.roofline_labels import RooflineLabels
 from workbench.gui.roofline_legend import RooflineLegend
 from workbench.gui.roofline_levels import RoofLevels
 from workbench.gui.roofline_records import (
-    ROOF_LABEL_ROOM,
     LOWERED_COLOUR,
     LOWERED_PEN,
     LEADER_PEN,
@@ -71,6 +70,7 @@ from workbench.gui.roofline_records import (
 from workbench.gui.roofline_refresh import RooflineRefresh
 from workbench.scenes.label_layout import Segment
 from workbench.scenes.legend_corner import Corner
+from workbench.scenes.roofline_range import ROOF_LABEL_ROOM
 from workbench.scenes.roofline_scene import OPERATION_RADIUS, RooflineScene
 from workbench.scenes.roofline_state import LABEL_MODES, LABELS_ALL, LABELS_NONE, LABELS_SELECTED, RooflineViewState
 from workbench.scenes.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, level_title
@@ -307,8 +307,8 @@ class RooflineView(RooflineRefresh, RooflineDrawing, RooflineLabels, RooflineLeg
     def _held(self, held: bool) -> None:
         """Held: the range is the user's (the view box's now); not held: fitted to the data."""
         if held != self.state.held:
-            fixed = tuple(value for pair in self.plot.getViewBox().viewRange() for value in pair) if held else None
-            self.state = replace(self.state, fixed_range=fixed)
+            (x_low, x_high), (y_low, y_high) = self.plot.getViewBox().viewRange()
+            self.state = replace(self.state, fixed_range=(x_low, x_high, y_low, y_high) if held else None)
 
     @property
     def _hidden_levels(self) -> frozenset[str]:

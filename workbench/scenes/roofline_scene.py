@@ -106,10 +106,13 @@ class Operations:
     times: np.ndarray
     current: int = -1
     pins: Sequence[int] = ()
+    chosen: Sequence[int] | None = None  # what `labelled()` answers, when the caller asked it already
 
     def labelled(self) -> list[int]:
         """Which operations may carry a label (indices), the selected one first: all of a small session; of a large
         one the selected, the pinned and the largest by share of time (`label_layout.labelled_points`)."""
+        if self.chosen is not None:
+            return list(self.chosen)
         total = float(self.times.sum()) or 1.0
         rows = self.rows if isinstance(self.rows, list) else list(self.rows)
         current = rows.index(self.current) if self.current in rows else None
