@@ -16,7 +16,7 @@ point labels, in pixels), recorded with `--record` (under a 1600×1000 virtual d
   size;
 - 20 labelled operations (the set `bench_gui.py` edits: the default GEMM and
   19 more with short names) at normal and at presentation size;
-- and, recorded once by wrapping `roofline_labels.layout_labels` (kept when
+- and, recorded once by wrapping `roofline_scene.layout_labels` (kept when
   `--record` rewrites the file): the batched-GEMM example at presentation
   size as `scripts/screenshots.py --only presentation` shows it ("screenshot")
   and as `tests/gui/test_presentation.py`'s 1600×1000 test lays it out
@@ -139,16 +139,16 @@ def record() -> dict:
     import window_bench
     from window_bench import add_twenty_labelled, shown_window
 
-    from workbench.gui import roofline_labels
+    from workbench.scenes import roofline_scene
 
     asked: list[tuple] = []
-    layout_labels = roofline_labels.layout_labels
+    layout_labels = roofline_scene.layout_labels
 
     def recording(*args):  # type: ignore[no-untyped-def]
         asked.append(args)
         return layout_labels(*args)
 
-    roofline_labels.layout_labels = recording
+    roofline_scene.layout_labels = recording
     app, window = shown_window(settled=False)
     window.move(0, 0)
 

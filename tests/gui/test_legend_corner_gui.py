@@ -14,7 +14,7 @@ def test_typing_keeps_the_legend_in_its_corner_and_lays_the_labels_out_once_a_ke
     GEMM's point at the top left, and at the bottom right it takes the room of three roof labels; it sits at the
     bottom left. Typing the GEMM's K moves its point: the legend stays there (covering nothing), and each keystroke
     lays the labels out once — choosing the corner afresh would try each corner again (seven layouts)."""
-    import workbench.gui.roofline_labels as roofline_labels
+    import workbench.scenes.roofline_scene as roofline_scene
 
     window.resize(1600, 1000)  # the tests' window: its plot's room sets the scene below
     window.open_example("gemm-4096-fp16")
@@ -27,8 +27,8 @@ def test_typing_keeps_the_legend_in_its_corner_and_lays_the_labels_out_once_a_ke
     assert roofline._legend_corner == BOTTOM_LEFT and roofline.plot.legend.isVisible()
     assert legend_faults(roofline) == []
     layouts = []
-    real = roofline_labels.layout_labels
-    monkeypatch.setattr(roofline_labels, "layout_labels", lambda *args, **kwargs: layouts.append(1) or real(*args, **kwargs))
+    real = roofline_scene.layout_labels
+    monkeypatch.setattr(roofline_scene, "layout_labels", lambda *args, **kwargs: layouts.append(1) or real(*args, **kwargs))
     line = window.editor.line
     line.setFocus()
     line.setCursorPosition(len("gemm(M=4096, N=4096, K=4096"))

@@ -3,7 +3,7 @@ laid out; and a view shown without being resized still gets them."""
 
 from __future__ import annotations
 
-from workbench.gui import roofline_view
+from workbench.gui import roofline_labels, roofline_view
 from workbench.gui.app import build_window
 from workbench.documents.session import OperationEntry, Session
 
@@ -16,13 +16,13 @@ def _session(count: int) -> Session:
 def _record_layouts(monkeypatch) -> list[tuple[float, float]]:  # type: ignore[no-untyped-def]
     """The view size of every label layout the roofline makes from now on."""
     sizes: list[tuple[float, float]] = []
-    original = roofline_view.RooflineView._lay_out
+    original = roofline_labels.roofline_scene
 
-    def recorded(self, view, *args, **kwargs):  # type: ignore[no-untyped-def]
-        sizes.append((view.width, view.height))
-        return original(self, view, *args, **kwargs)
+    def recorded(inputs, *args, **kwargs):  # type: ignore[no-untyped-def]
+        sizes.append((inputs.view.width, inputs.view.height))
+        return original(inputs, *args, **kwargs)
 
-    monkeypatch.setattr(roofline_view.RooflineView, "_lay_out", recorded)
+    monkeypatch.setattr(roofline_labels, "roofline_scene", recorded)
     return sizes
 
 

@@ -68,16 +68,16 @@ def test_edits_and_selections_show_what_a_new_view_draws(qtbot, window, tmp_path
     roofline, document = window.roofline, window.document
     import numpy as np
 
-    from workbench.gui import roofline_labels
+    from workbench.scenes import roofline_scene
 
-    laid_out = roofline_labels.layout_labels
+    laid_out = roofline_scene.layout_labels
 
     def layout_labels(*args, marks_array=None, **kwargs):  # type: ignore[no-untyped-def]
         # the marks' array the view joins from what it keeps up to date is the marks it lays out against
         assert np.array_equal(marks_array, np.array(args[3], dtype=float).reshape(-1, 4))
         return laid_out(*args, marks_array=marks_array, **kwargs)
 
-    monkeypatch.setattr(roofline_labels, "layout_labels", layout_labels)
+    monkeypatch.setattr(roofline_scene, "layout_labels", layout_labels)
     patched: list[bool] = []
     patch = roofline._patch_edit
     roofline._patch_edit = lambda: patched.append(patch()) or patched[-1]  # type: ignore[method-assign]

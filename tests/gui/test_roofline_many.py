@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from workbench.gui.roofline_view import LABELS_NONE
 from workbench.scenes.label_layout import EVERY_LABEL_UP_TO, FEW_LABELS
+from workbench.scenes.legend_corner import TOP_RIGHT
 from workbench.documents.session import DeviceChoice, OperationEntry, Session
 
 WINDOW = (1600, 919)
@@ -40,6 +41,8 @@ def test_a_large_session_labels_the_selected_operation_and_the_longest(window) -
     assert roofline.point_labels.used == FEW_LABELS  # label items only for those
     assert roofline.label_layout.faults() == []
     assert f"+{COUNT - FEW_LABELS} more operations (hover for names)" in legend_texts(roofline)
+    keys = [label.key for label in roofline.label_layout.point_labels]
+    assert keys[0] == "operation 9"  # the selected operation's label laid out first
     assert roofline._tip(0).startswith("add 0")  # an unlabelled point is named on hover
 
 
@@ -59,30 +62,30 @@ def test_a_pinned_operation_keeps_its_label_and_selecting_another_moves_the_sele
     assert not roofline.is_pinned(window.document.current_entry)
 
 
-def test_with_labels_off_the_legend_names_the_few_and_counts_the_rest(window) -> None:  # type: ignore[no-untyped-def]
+def test_the_view_draws_the_labels_and_legend_its_scene_holds(window) -> None:  # type: ignore[no-untyped-def]
+    """What is decided is the scene's (tests/test_roofline_scene.py); the view shows each label the scene placed at
+    its box, hides the others, and lists the scene's legend rows in its corner."""
     roofline = many_adds(window)
     window.set_label_mode(LABELS_NONE)
     roofline._place_labels()
-    texts = legend_texts(roofline)
-    named = [text for text in texts if text.startswith("add ")]
-    assert len(named) == FEW_LABELS and any(text.startswith("add 9 ") for text in named)
-    assert texts[-1] == f"+{COUNT - FEW_LABELS} more operations (hover for names)"
-
-
-def test_a_small_session_labels_every_operation(window) -> None:  # type: ignore[no-untyped-def]
-    roofline = many_adds(window, EVERY_LABEL_UP_TO)
-    assert labelled_rows(roofline) == set(range(EVERY_LABEL_UP_TO))
-    assert not any("more operations" in text for text in legend_texts(roofline))
-
-
-
-def test_the_selected_operation_is_labelled_first(window) -> None:  # type: ignore[no-untyped-def]
-    """On a crowded plot (a model's operations in presentation mode on a 1280 × 720 screen) the labels laid out
-    first take the room; the selected operation's goes first, whatever its place among the points."""
-    roofline = many_adds(window)
-    window.document.select(COUNT - 1)  # the last point of those labelled
-    roofline.refresh()
+    scene = roofline.scene
+    assert scene is not None and scene.legend is not None
+    assert legend_texts(roofline) == [row.text for row in scene.legend.rows]
+    legend = roofline.plot.legend
+    assert legend.isVisible() and (legend.opts["offset"][0] < 0) == scene.legend.corner.right
+    assert not any(item.isVisible() for item in roofline.point_labels.items)
+    roofline.set_legend_corner(TOP_RIGHT)  # a corner chosen by the user: the scene keeps it, the view draws it there
+    assert roofline.scene.legend.corner == TOP_RIGHT
+    assert legend.opts["offset"][0] < 0 < legend.opts["offset"][1]
+    roofline.set_legend_corner(None)
+    window.set_label_mode("all")
     roofline._place_labels()
-    keys = [label.key for label in roofline.label_layout.point_labels]
-    assert keys[0] == f"operation {COUNT - 1}" and len(keys) == FEW_LABELS
-    assert labelled_rows(roofline) >= {COUNT - 1}
+    scene = roofline.scene
+    view = scene.view
+    for index, item in zip(roofline._labelled, roofline.point_labels.items[: roofline.point_labels.used]):
+        label = scene.label(f"operation {roofline._point_rows[index]}")
+        assert item.isVisible() == (label is not None and label.box is not None)
+        if item.isVisible():
+            assert item.plain_text() == label.text
+            assert (item.pos().x(), item.pos().y()) == view.at(label.box[0], label.box[1])
+    assert roofline.ridge_label.isVisible() == (scene.ridge is not None)

@@ -26,9 +26,10 @@ from workbench.gui.plot_common import (
     is_assumed,
     roof_pen,
 )
-from workbench.gui.roofline_records import ROOF_REACH, ROOF_LABEL_ROOM, KERNEL_RADIUS, Roof, Position, _Drawn
-from workbench.scenes.label_layout import labelled_points, Segment
+from workbench.gui.roofline_records import ROOF_REACH, KERNEL_RADIUS, Roof, Position, _Drawn
+from workbench.scenes.label_layout import Segment
 from workbench.scenes.roofline import roof_names
+from workbench.scenes.roofline_range import fitted_range, label_room_end
 from workbench.model.units import format_bandwidth, format_flop_rate, format_intensity
 
 
@@ -45,11 +46,8 @@ class RooflineDrawing:
         low_x = min(float(drawn.xs.min(initial=math.inf)), float(drawn.extra_xs.min(initial=math.inf)), drawn.others_x[0])
         high_x = max(float(drawn.xs.max(initial=-math.inf)), float(drawn.extra_xs.max(initial=-math.inf)), drawn.others_x[1])
         low_y = min(float(drawn.ys.min(initial=math.inf)), drawn.others_y)
-        x_low = math.floor(min([low_x, *ridges, 0.0]) - 1.0)
-        x_high = math.ceil(max([high_x, *ridges, 1.0]) + 1.6)  # room for the roof labels right of every point
-        top = max([math.log10(roof.rate.value) for roof in roofs] or [math.log10(bandwidth) + x_high])
-        y_high = top + 0.45
-        y_low = math.floor(min([low_y, math.log10(bandwidth) + x_low + 0.5, top - 4]) - 0.4)
+        (x_low, x_high, y_low, y_high), top = fitted_range(
+            (low_x, high_x), low_y, ridges, [math.log10(roof.rate.value) for roof in roofs], math.log10(bandwidth))
 
         used_path = current_analysis.path if current_analysis is not None else None
         # memory roof: rises with intensity until the highest compute roof
@@ -77,7 +75,8 @@ class RooflineDrawing:
             self.ridge_line.setData([rx, rx], [y_low - ROOF_REACH, y_high + ROOF_REACH])
             if (rx, ry) != self._ridge:  # it moves only with the selected operation's path
                 self.ridge_marker.setData([rx], [ry])
-                self.ridge_label.setText(f"ridge {format_intensity(ridge)}")
+                self._ridge_text = f"ridge {format_intensity(ridge)}"
+                self.ridge_label.setText(self._ridge_text)
             self._ridge = (rx, ry)  # its label is placed at the bottom of the view
         else:
             self._ridge = None
@@ -99,10 +98,8 @@ class RooflineDrawing:
 
     def _show_point_labels(self, drawn: "_Drawn") -> None:
         """Which operations carry a label (all of a small session; of a large one the selected, the pinned and the
-        largest by share of the session's time: workbench.scenes.label_layout.labelled_points); only those get an item."""
-        total = float(drawn.times.sum()) or 1.0
-        current_index = drawn.index_of_row.get(self.document.current)
-        self._labelled = labelled_points(drawn.times / total, current_index, drawn.pin_indices)
+        largest by share of the session's time: the scene's choice, `roofline_scene.Operations.labelled`); only those get an item."""
+        self._labelled = self._operations_drawn(drawn).labelled()
         chosen = [drawn.placed[index] for index in self._labelled]
         texts = self.point_labels.take(len(chosen))
         for (row, a, stale), text in zip(chosen, texts):
@@ -197,27 +194,12 @@ class RooflineDrawing:
         self._roof_segments = segments
 
     def _room_for_roof_labels(self, labels: Sequence[pg.TextItem], x_low: float, x_high: float, rightmost: float) -> float:
-        """The fitted range's right end: half a decade past the rightmost point or ridge (taken to the next half
-        decade), and further (in half decades) until the widest roof label fits right of both, but never more than
-        `ROOF_LABEL_ROOM` decades past the end fitted to the data (`x_high`).
-
-        On a small plot, or at presentation size, the labels cannot all have that room (each added decade narrows
-        every decade): a range stretched for them (it ran to 1e10) squeezed the points into a corner, their labels
-        onto long leaders. A roof label without room right of the points goes along its roof between them, on it,
-        or in its short text (workbench.scenes.label_layout).
-        """
+        """The fitted range's right end with room for the widest compute roof label, measured in the labels' font
+        (`workbench.scenes.roofline_range.label_room_end`)."""
         width = self.plot.getViewBox().width()
         texts = [self._roof_texts.get(f"roof {index}", (label.toPlainText(),) * 2) for index, label in enumerate(labels)]
         need = max((self._text_width(label, full) for label, (full, _) in zip(labels, texts)), default=0.0) + 2 * KERNEL_RADIUS
-        # Right of every point and of every roof's start (its ridge), taken to the next half decade: a point that
-        # moves within a half decade (a digit typed and taken out again) keeps the range, which otherwise
-        # flipped on each keystroke wherever the room needed fell between the two positions.
-        clear = math.ceil(2 * max([rightmost, *self._roof_starts])) / 2
-        end = math.ceil(2 * (clear + 0.5)) / 2
-        limit = x_high + ROOF_LABEL_ROOM
-        while width > 0 and end < limit and (end - clear) * width / (end - x_low) < need:
-            end += 0.5
-        return end
+        return label_room_end(width, need, rightmost, self._roof_starts, x_low, x_high)
 
     _label_room_inputs: tuple[Any, ...] | None = None  # what the last refresh measured the label room from
     _refreshing = False  # a full refresh is setting the range: it lays the labels out itself, once, after

@@ -1,12 +1,12 @@
 """The roofline view's constants and the records its parts share: what a full refresh drew (`_Drawn`), an
-operation's points (`_PointFacts`), a label layout (`PlacedLabels`, `_Laid`), the device's compute roofs
+operation's points (`_PointFacts`), a label layout (`PlacedLabels`), the device's compute roofs
 (`Roof`, `device_roofs`)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -20,18 +20,12 @@ from workbench.scenes.roofline import LevelPoint, RoofLevel, lowered_roof, opera
 from workbench.documents.session import OperationEntry
 
 ROOF_REACH = 8.0  # decades the roofs run past the fitted range, so a panned view still shows them
-ROOF_LABEL_ROOM = 1.0  # decades the fitted range may grow to its right for the roof labels (_room_for_roof_labels)
 # Pixel radius of each kind of mark that labels keep clear of (marker half-size plus a little air).
-OPERATION_RADIUS = 8.0
 KERNEL_RADIUS = 10.0
 MEASURED_RADIUS = 7.5
-RIDGE_RADIUS = 6.5
 LOWERED_COLOUR = "#e65100"  # an operation's own roof below the memory's: loads in flight (Little's law)
 LOWERED_PEN = pg.mkPen(LOWERED_COLOUR, width=1.5, style=Qt.PenStyle.DashLine)
 LEADER_PEN = pg.mkPen("#757575", width=0)  # a label's leader to its point: a grey hairline at any zoom
-LEGEND_ROW_EXTRA = 40.0  # pixels of a legend row besides its text: the sample, the spacing and the frame's air
-LABELS_ALL, LABELS_SELECTED, LABELS_NONE = "all", "selected", "none"  # View ▸ Labels
-LABEL_MODES = (LABELS_ALL, LABELS_SELECTED, LABELS_NONE)
 
 
 @dataclass(frozen=True)
@@ -49,21 +43,6 @@ class PlacedLabels:
     def faults(self) -> list[str]:
         return layout_faults(self.layout, self.width, self.height, self.roofs, self.marks, self.roof_labels)
 
-
-
-@dataclass
-class _Laid:
-    """One layout of the roofline's labels with what it was made of: the roofs and marks in pixels, the labels
-    laid out and their items (in the layout's order), and `near(boxes)`, the marks any of those boxes overlaps."""
-
-    layout: LabelLayout
-    roofs: list[Segment]
-    marks: list[Box]
-    roof_labels: list[RoofLabel]
-    point_labels: list[PointLabel]
-    roof_items: list[pg.TextItem]
-    point_items: list[pg.TextItem]
-    near: Callable[[Sequence[Box]], list[Box]]
 
 
 @dataclass(frozen=True)

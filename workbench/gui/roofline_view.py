@@ -5,21 +5,24 @@ memory roof rises to the highest compute roof; one compute roof per rate in
 use, datasheet figures dashed and measured ones solid; the selected
 operation's path and ridge point in red. Imported profiler kernels and
 measured runs are drawn by their own layers (`profile_view`, `measure_plots`).
-Labels are laid out by `workbench.scenes.label_layout` so none covers a point, a roof
-or another label.
+Where the labels, the ridge label and the legend go is decided by `workbench.scenes.roofline_scene`
+(so none covers a point, a roof or another label); the view hands it what the plot shows and draws what it
+returns. The view's own settings (range fixed or fitted, levels shown, label mode, legend corner) are a
+`RooflineViewState`.
 
 `RooflineView` builds the plot's items, its controls and its state, holds or
 fits the view, and names a hovered point; its other jobs are its parts
 (mixins, each reading the items and state built here): the refresh and the
 one-operation patch (`roofline_refresh`), the roofs, range, ridge and marks
-(`roofline_drawing`), the label layout (`roofline_labels`), the legend and its
-corner (`roofline_legend`) and the further memory levels (`roofline_levels`).
+(`roofline_drawing`), the scene's labels drawn (`roofline_labels`), the legend
+drawn and measured (`roofline_legend`) and the further memory levels (`roofline_levels`).
 What they share is in `roofline_records`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from dataclasses import replace
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -55,15 +58,9 @@ from workbench.gui.roofline_labels import RooflineLabels
 from workbench.gui.roofline_legend import RooflineLegend
 from workbench.gui.roofline_levels import RoofLevels
 from workbench.gui.roofline_records import (
-    ROOF_LABEL_ROOM,
-    OPERATION_RADIUS,
     LOWERED_COLOUR,
     LOWERED_PEN,
     LEADER_PEN,
-    LABELS_ALL,
-    LABELS_SELECTED,
-    LABELS_NONE,
-    LABEL_MODES,
     PlacedLabels,
     _Drawn,
     _PointFacts,
@@ -73,6 +70,9 @@ from workbench.gui.roofline_records import (
 from workbench.gui.roofline_refresh import RooflineRefresh
 from workbench.scenes.label_layout import Segment
 from workbench.scenes.legend_corner import Corner
+from workbench.scenes.roofline_range import ROOF_LABEL_ROOM
+from workbench.scenes.roofline_scene import OPERATION_RADIUS, RooflineScene
+from workbench.scenes.roofline_state import LABEL_MODES, LABELS_ALL, LABELS_NONE, LABELS_SELECTED, RooflineViewState
 from workbench.scenes.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, level_title
 from workbench.documents.session import OperationEntry
 from workbench.model.units import format_flop_rate, format_intensity, format_time
@@ -103,6 +103,7 @@ class RooflineView(RooflineRefresh, RooflineDrawing, RooflineLabels, RooflineLeg
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
+        self.state = RooflineViewState()  # range fixed or fitted, levels shown, label mode, legend corner
         self._build_plot()
         self._build_layers(document)
         self._build_state()
@@ -181,7 +182,6 @@ class RooflineView(RooflineRefresh, RooflineDrawing, RooflineLabels, RooflineLeg
     def _build_state(self) -> None:
         """What the view keeps between refreshes and layouts, and the timer that lays held labels out afresh."""
         self._range: tuple[float, float, float, float] | None = None  # the range the data asks for
-        self._held = False  # the user zoomed or panned: edits keep the view until a fit
         self._device_key: str | None = None
         self._roof_heights: list[float] = []
         self._roof_texts: dict[str, tuple[str, str]] = {}  # layout key ("memory", "roof 2") -> full and short text
@@ -199,7 +199,6 @@ class RooflineView(RooflineRefresh, RooflineDrawing, RooflineLabels, RooflineLeg
         self._roof_segments: list[Segment] = []  # every roof line in log coordinates, for the label layout
         self._memory_segment: Segment | None = None  # the memory roof (its label lies along it)
         self._levels: list[RoofLevel] = []  # every interface the device has a rate for
-        self._hidden_levels: set[str] = set()  # interface keys the user switched off
         self._level_segments: list[Segment] = []  # the further levels' roofs (their labels lie along them)
         self._level_segment_keys: list[str] = []  # the interface of each of those roofs
         self._hbm_segments: list[Segment] = []  # the HBM roof and its ghost
@@ -207,20 +206,10 @@ class RooflineView(RooflineRefresh, RooflineDrawing, RooflineLabels, RooflineLeg
         self._kernel_level_marks: list[tuple[float, float]] = []  # imported kernels at further levels
         self._level_tips: list[tuple[int, LevelPoint]] = []  # what each level point's tooltip names (built on hover)
         self.operation_levels: dict[int, list[LevelPoint]] = {}  # row -> the operation at every interface
-        self._label_mode = LABELS_ALL
         self._legend_rows: list[tuple[str, str, str]] = []
         self._legend_samples: list[Any] = []
-        self._legend_corner: Corner | None = None  # the corner of the view the legend takes (see _place_legend)
-        self._legend_context: tuple[Any, ...] | None = None  # what that corner was chosen for
-        self._legend_covering = 0  # how many marks the legend covers there (0 unless every corner covers some)
-        # whether the corner chosen afresh in this placing of the labels covered no mark (None: none was chosen)
-        self._legend_free: bool | None = None
-        self._listed: set[str] = set()  # layout keys whose labels the legend lists for want of room
-        self._listed_context: tuple[Any, ...] | None = None  # what `_listed` was found for (view size, font, points)
+        self.scene: RooflineScene | None = None  # the last scene drawn (its memory holds labels and legend still)
         self.label_layout: PlacedLabels | None = None  # the last layout, for tests and benchmarks
-        # What the last layout was made for (view, range, roofs, labels, mode, font): a layout for the same
-        # context keeps the labels whose points did not move where they are (see `layout_labels`' `keep`).
-        self._layout_context: tuple[Any, ...] | None = None
         # Labels held while points move (typing) are laid out afresh once the edits pause.
         self._tidy_timer = QTimer(self)
         self._tidy_timer.setSingleShot(True)
@@ -231,6 +220,7 @@ class RooflineView(RooflineRefresh, RooflineDrawing, RooflineLabels, RooflineLeg
         self._due_labels_timer.setInterval(0)
         self._due_labels_timer.timeout.connect(self._place_due_labels)
         self._ridge: tuple[float, float] | None = None  # the selected path's ridge point
+        self._ridge_text = ""  # its label's text
 
     def _connect_view(self, document: Document) -> None:
         """A resize, zoom or pan places the labels again (a zoom or pan by hand holds the view); the A button, a
@@ -308,6 +298,45 @@ class RooflineView(RooflineRefresh, RooflineDrawing, RooflineLabels, RooflineLeg
     def view_held(self) -> bool:
         """True once the user zoomed or panned: edits then keep the view until a fit."""
         return self._held
+
+    @property
+    def _held(self) -> bool:
+        return self.state.held
+
+    @_held.setter
+    def _held(self, held: bool) -> None:
+        """Held: the range is the user's (the view box's now); not held: fitted to the data."""
+        if held != self.state.held:
+            (x_low, x_high), (y_low, y_high) = self.plot.getViewBox().viewRange()
+            self.state = replace(self.state, fixed_range=(x_low, x_high, y_low, y_high) if held else None)
+
+    @property
+    def _hidden_levels(self) -> frozenset[str]:
+        return self.state.hidden_levels
+
+    @_hidden_levels.setter
+    def _hidden_levels(self, keys: Iterable[str]) -> None:
+        self.state = replace(self.state, hidden_levels=frozenset(keys))
+
+    @property
+    def _listed(self) -> set[str]:
+        """The layout keys whose labels the legend lists for want of room."""
+        return set(self.scene.memory.listed) if self.scene is not None else set()
+
+    @property
+    def _legend_corner(self) -> Corner | None:
+        return self.scene.memory.legend_corner if self.scene is not None else None
+
+    @property
+    def _layout_context(self) -> tuple[Any, ...] | None:
+        """What the last layout was made for: a layout for the same context keeps the labels whose points did not
+        move where they are; None (set by a benchmark) lays the next one out whole."""
+        return self.scene.memory.layout_context if self.scene is not None else None
+
+    @_layout_context.setter
+    def _layout_context(self, context: tuple[Any, ...] | None) -> None:
+        if self.scene is not None:
+            self.scene = replace(self.scene, memory=replace(self.scene.memory, layout_context=context))
 
     def _set_range(self, x_low: float, x_high: float, y_low: float, y_high: float) -> None:
         target = (x_low, x_high, y_low, y_high)
