@@ -17,7 +17,8 @@ import pytest
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-from workbench.measure import OK, calibrate, measure  # noqa: E402
+from workbench.measure import OK, measure  # noqa: E402
+from workbench.measure.calibrate import calibrate  # noqa: E402
 from workbench.measure.backends import NumpyBackend  # noqa: E402
 from workbench.measure.check import UNIT_ROUNDOFF  # noqa: E402
 from workbench.measure.kernels.base import float_info  # noqa: E402

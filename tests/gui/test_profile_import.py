@@ -198,14 +198,16 @@ def test_files_that_are_not_profiles_are_refused_in_one_line(qtbot, window, tmp_
 def test_reading_happens_off_the_gui_thread_and_the_window_keeps_working(qtbot, window, monkeypatch) -> None:
     release = threading.Event()
     readers: list[int] = []
-    real = profile_import.read_profile
+    import workbench.profilers as profilers
+
+    real = profilers.read_profile  # read_slim_profile finds it there when a read starts
 
     def slow_read(path, **options):  # type: ignore[no-untyped-def]
         readers.append(threading.get_ident())
         release.wait(10)
         return real(path, **options)
 
-    monkeypatch.setattr(profile_import, "read_profile", slow_read)
+    monkeypatch.setattr(profilers, "read_profile", slow_read)
     window.import_profile(str(NCU_DETAILS))
     qtbot.waitUntil(lambda: bool(readers), timeout=5000)
     assert readers[0] != threading.get_ident()

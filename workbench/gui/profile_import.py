@@ -40,15 +40,14 @@ from workbench.errors import WorkbenchError
 from workbench.gui.profile_model import canonical, linked_operation
 from workbench.gui.workers import track_worker
 from workbench.gui.plain_text import html_text, plain, tooltip
-from workbench.profilers import Kernel, MatchRule, Profile, match_kernels, read_profile
-from workbench.profilers.matching import operation_suggester
-from workbench.profilers.counters import is_used_metric
-from workbench.profilers.stopping import ReadStopped
 from workbench.documents.session import OperationEntry
 from workbench.model.units import format_bytes, format_time
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.gui.document import Document
+    from workbench.profilers import Kernel, MatchRule, Profile
+
+# The profile readers are imported where a profile is first read or shown, not when the window starts.
 
 NOT_MATCHED = "not matched"
 _GLOB_MARKS = ("*", "?", "[")
@@ -75,6 +74,9 @@ def read_slim_profile(path: str, decimal_mark: str | None = None, should_stop: C
     comparison, the kernel table and the roofline read about twenty, and the
     reader never builds the others.
     """
+    from workbench.profilers import read_profile
+    from workbench.profilers.counters import is_used_metric
+
     return read_profile(path, keep=is_used_metric, decimal_mark=decimal_mark, should_stop=should_stop)
 
 
@@ -98,6 +100,8 @@ class ProfileReadWorker(QThread):
         self._stop.set()
 
     def run(self) -> None:
+        from workbench.profilers.stopping import ReadStopped
+
         started = time.perf_counter()
         # A raw page of a full ncu set is millions of small objects. With the cycle collector on, its
         # full passes over them (up to half a second each, holding the GIL) froze the window during a
@@ -136,6 +140,8 @@ def kernel_pattern(kernel: Kernel, kernels: Sequence[Kernel]) -> str:
     glob characters (demangled names carry `*` and `[`), becomes an anchored
     regular expression of the full name.
     """
+    from workbench.profilers import MatchRule
+
     base = kernel.base_name
     if base and not base.startswith("regex:") and not any(mark in base for mark in _GLOB_MARKS):
         rule = MatchRule(base, "")
@@ -154,6 +160,8 @@ def rule_declaration(entry: OperationEntry, fallback: Any = None) -> str | None:
 
 def build_rules(kernels: Sequence[Kernel], choices: Sequence[OperationEntry | None], declarations: dict[int, str]) -> list[MatchRule]:
     """One rule per matched kernel, naming the operation; unmatched kernels get none."""
+    from workbench.profilers import MatchRule
+
     rules = []
     for kernel, entry in zip(kernels, choices):
         if entry is None or id(entry) not in declarations:
@@ -248,6 +256,9 @@ class KernelMatchDialog(QDialog):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.combos: list[QComboBox] = []
+        from workbench.profilers import match_kernels
+        from workbench.profilers.matching import operation_suggester
+
         saved = {kernel.name: rule for kernel, rule in match_kernels(self.kernels, list(profile.matches))}
         lines = {str(i): entry.declaration for i, entry in enumerate(self.operations) if id(entry) in self.declarations}
         # The first guess for each distinct name no saved rule takes, asked at once (the declarations parsed
@@ -477,6 +488,8 @@ class ProfileImporter(QObject):
         if not 0 <= record_index < len(profiles):
             return None
         record = profiles[record_index]
+        from workbench.profilers import Profile
+
         try:
             profile = Profile.from_dict(record)
         except WorkbenchError as exc:

@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from workbench.model.devices.catalogue import Device
 from workbench.errors import WorkbenchError
-from workbench.profilers import Comparison, Kernel, MatchRule, Profile, RooflinePoint, compare, match_kernels
-from workbench.profilers.kernel_compare import profile_provenance
 from workbench.profilers.records import NCU, TOOL_TITLES
 from workbench.measure.runs import bound_analysis, run_device
 from workbench.documents.session import OperationEntry
@@ -28,6 +26,7 @@ from workbench.model.units import format_bytes, format_flop_rate, format_intensi
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.gui.document import Document
+    from workbench.profilers import Comparison, Kernel, MatchRule, Profile, RooflinePoint
 
 _PARSE_CACHE_SIZE = 64  # parsed records kept; a session rarely holds more than a few
 _COMPARE_CACHE_SIZE = 256
@@ -63,6 +62,8 @@ class ReadRecord:
 @lru_cache(maxsize=_PARSE_CACHE_SIZE)
 def _parsed(record: ByIdentity) -> tuple[Profile | None, tuple[Kernel, ...], str]:
     """One saved record rebuilt: its profile and kernels, or why it cannot be read (cached per record object)."""
+    from workbench.profilers import Profile  # the profile readers: imported with the first record, not at start
+
     try:
         profile = Profile.from_dict(record.obj)
     except WorkbenchError as exc:
@@ -124,6 +125,8 @@ class ImportedKernel:
 
 def imported_kernels(records: Sequence[ReadRecord], operations: Sequence[OperationEntry]) -> list[ImportedKernel]:
     """Every kernel of every readable record, in file order, each with its match (if any)."""
+    from workbench.profilers import match_kernels
+
     result = []
     for record in records:
         if record.profile is None:
@@ -161,6 +164,8 @@ def kernel_bound(imported: ImportedKernel, analysis: Any, session_device: Device
     session's device (its measured or entered rates apply); otherwise the
     operation is analysed again on the file's own GPU, and the note says so.
     """
+    from workbench.profilers.kernel_compare import profile_provenance
+
     provenance = profile_provenance(imported.profile)
     device, note, on_session = run_device(provenance, session_device, "the file")
     if device is session_device:
@@ -188,6 +193,9 @@ def _compared(held_profile: ByIdentity, held_kernel: ByIdentity, rule: MatchRule
     """A kernel's comparison, its point on the roofline, what placed it there and the notes; the keys hold the
     profile, kernel, analysis and device alive while cached (gui/identity.py)."""
     profile, kernel, analysis, device = held_profile.obj, held_kernel.obj, held_analysis.obj, held_device.obj
+    from workbench.profilers import RooflinePoint, compare
+    from workbench.profilers.kernel_compare import profile_provenance
+
     comparison = compare(kernel, analysis, device, binary, profile_provenance(profile), number_format=profile.number_format)
     point = comparison.roofline
     source = "actual DRAM bytes"
