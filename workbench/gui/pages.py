@@ -13,13 +13,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from workbench.gui.window import MainWindow
+    from workbench.gui.document import Document
+    from workbench.gui.profile_import import ProfileImporter
+
+
+class MainWindow(Protocol):
+    """What the pages' factories take from the main window (gui/window.py, which builds its tabs from this
+    registry): named here, not imported, so that the registry does not import the window that imports it."""
+
+    document: Document
+    profile_importer: ProfileImporter
+
+    def import_profile_dialog(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -42,7 +53,7 @@ class PageSpec:
 
     key: str
     title: str  # the tab's text and its View menu entry, with the mnemonic
-    build: Callable[["MainWindow"], QWidget]
+    build: Callable[[MainWindow], QWidget]
     deferred: bool = True  # built when first shown or asked for, or after the first paint; False: at start
     shortcut: str | None = None  # View ▸ the page's entry; None: the entry has no shortcut
     set_font: Callable[[Any, QFont], None] | None = None  # a new text size (Ctrl++, presentation), beyond Qt's own

@@ -9,14 +9,52 @@ command (`when`, from the document state's clock), so the rule can be tested wit
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from workbench.documents.session import DeviceChoice, OperationEntry
+from workbench.documents.session import DeviceChoice, OperationEntry, Session
 from workbench.model.devices import Rate
 from workbench.state.undo import Command
 
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from workbench.state.document import DocumentState
+
+class DocumentState(Protocol):
+    """What the commands need of the document state (workbench/state/document.py's DocumentState, which pushes
+    them): its session and operations and the `apply_*` methods that make each change. Named here, not imported,
+    so that the commands do not import the state that imports them."""
+
+    session: Session
+
+    @property
+    def operations(self) -> list[OperationEntry]: ...
+
+    def profile_position(self, record: Any) -> int: ...
+
+    def apply_declaration(self, entry: OperationEntry, text: str) -> None: ...
+
+    def apply_insert(self, index: int, entry: OperationEntry) -> None: ...
+
+    def apply_remove(self, index: int) -> OperationEntry: ...
+
+    def apply_rename(self, entry: OperationEntry, name: str, automatic: bool = False) -> None: ...
+
+    def apply_move(self, index: int, to: int) -> None: ...
+
+    def apply_notes(self, entry: OperationEntry | None, text: str) -> None: ...
+
+    def apply_device(self, choice: DeviceChoice) -> None: ...
+
+    def apply_rate(self, path: str, rate: Rate | None) -> None: ...
+
+    def apply_setting(self, name: str, value: object) -> None: ...
+
+    def apply_step_text(self, text: str | None) -> None: ...
+
+    def apply_insert_run(self, index: int, run: dict[str, Any]) -> None: ...
+
+    def apply_remove_run(self, index: int | None) -> None: ...
+
+    def apply_insert_profile(self, index: int, record: Any) -> None: ...
+
+    def apply_replace_profile(self, out: Any, into: Any | None) -> None: ...
 
 MERGE_PAUSE_S = 1.5  # typing pauses longer than this start a new undo step
 _EDIT_DECLARATION_ID = 1001
