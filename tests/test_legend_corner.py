@@ -15,6 +15,7 @@ from workbench.scenes.legend_corner import (
     corner_box,
     covered,
     list_unplaced,
+    REFUSALS_TO_STOP,
 )
 
 SIZE = (200.0, 60.0)
@@ -170,3 +171,24 @@ def test_marks_counted_as_rows_of_an_array_as_one_by_one() -> None:
     assert covered((12.0, 10.0, 112.0, 50.0), mark_rows([(0.0, 0.0, 12.0, 10.0), (112.0, 50.0, 120.0, 60.0)])) == 0
     assert choose_corner((100.0, 40.0), 300.0, 200.0, rows) == choose_corner((100.0, 40.0), 300.0, 200.0, marks)
     assert covered((0.0, 0.0, 10.0, 10.0), mark_rows([])) == 0
+
+
+def test_the_one_by_one_listing_stops_after_a_run_of_refusals() -> None:
+    """On a plot with room for no row, each of many labels would be tried (a legend measured for each): after
+    REFUSALS_TO_STOP refusals in a row the rest are left out untried, as the refused ones are."""
+    crowded = {f"operation {index}" for index in range(40)}
+    plot = SmallPlot(free_rows=0, points=6, crowded=crowded)
+    asked: list[frozenset[str]] = []
+
+    def covers(listed: frozenset[str]) -> int:
+        asked.append(listed)
+        return plot.points if len(listed) > plot.free_rows else 0
+
+    listed, left_out = list_unplaced(frozenset(), plot, rounds=10, covers=covers)
+    assert listed == set() and left_out == crowded
+    assert len(asked) == REFUSALS_TO_STOP  # not one trial per label
+    # a label accepted after refusals starts the count again: with room for two rows every label is tried
+    # until two are in, then four more are refused
+    roomy = SmallPlot(free_rows=2, points=6, crowded=crowded)
+    listed, left_out = list_unplaced(frozenset(), roomy, rounds=10)
+    assert len(listed) == 2 and len(left_out) == 38

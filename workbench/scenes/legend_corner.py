@@ -91,6 +91,11 @@ def choose_corner(
     return best
 
 
+# One-by-one legend trials refused in a row after which the rest are left out untried: the cost of a layout is capped
+# (each trial measures a legend and finds the marks under it), whatever the number of labels without room.
+REFUSALS_TO_STOP = 4
+
+
 def list_unplaced(
     start: frozenset[str],
     lay_out: Callable[[frozenset[str]], tuple[frozenset[str], int]],
@@ -107,7 +112,9 @@ def list_unplaced(
     with `listed` in the legend and returns the labels that found no room and how many marks the legend covers;
     its last call is with the listing returned. At most `rounds` rounds of growth. `covers(listed)`, when given,
     answers the second half of `lay_out(listed)` alone (the legend's faults do not depend on where the labels go):
-    a label tried one at a time and refused then costs no layout of the plot."""
+    a label tried one at a time and refused then costs no layout of the plot. After REFUSALS_TO_STOP labels refused
+    in a row the listing stops (on a small, crowded plot each trial measured a legend for nothing): the labels not
+    tried are left out, as the refused ones are."""
     listed = start
     unplaced, covering = lay_out(listed)
     for _ in range(rounds):
@@ -119,14 +126,20 @@ def list_unplaced(
             listed, unplaced, covering = listed | missing, grown_unplaced, grown_covering
             continue
         laid_with = listed | missing
+        refused = 0  # refusals in a row
         for label in sorted(missing, key=lambda key: (first(key), key)):
+            if refused == REFUSALS_TO_STOP:
+                break  # the legend has no room left: the rest are left out without a trial each
             one_more = listed | {label}
             laid_with = one_more  # the plot (its legend, at least) as laid out last
             if covers is not None and covers(one_more) > covering:
+                refused += 1
                 continue
             grown_unplaced, grown_covering = lay_out(one_more)
             if grown_covering <= covering:
-                listed, unplaced = one_more, grown_unplaced
+                listed, unplaced, refused = one_more, grown_unplaced, 0
+            else:
+                refused += 1
         if laid_with != listed:
             lay_out(listed)  # the legend as it is kept, and the labels' places with it
         return listed, missing - listed
