@@ -66,103 +66,97 @@ def _within_pause(first: float, then: float) -> bool:
     return then - first <= MERGE_PAUSE_S
 
 
-class EditDeclaration(Command):
-    """Change one operation's declaration text (from the line or from a form field)."""
+class _TypedText(Command):
+    """A text edit that typing merges: edits of the same text from the same place (`same_place`), each within
+    MERGE_PAUSE_S of the one before, undo as one step from the first old text to the newest; with
+    `drops_unchanged`, a merged edit that ends where it began is dropped (obsolete)."""
 
-    def __init__(self, document: DocumentState, entry: OperationEntry, old: str, new: str, source: str, when: float) -> None:
-        super().__init__(f"Edit {entry.name}")
+    merge_id = 0
+    drops_unchanged = True
+
+    def __init__(self, text: str, document: DocumentState, old: Any, new: Any, when: float) -> None:
+        super().__init__(text)
         self.document = document
-        self.entry = entry
         self.old = old
         self.new = new
-        self.source = source
         self.when = when
 
     def id(self) -> int:
-        return _EDIT_DECLARATION_ID
+        return self.merge_id
+
+    def same_place(self, other: Any) -> bool:
+        return True
 
     def merge_with(self, other: Command) -> bool:
-        if not isinstance(other, EditDeclaration):
+        if type(other) is not type(self) or not self.same_place(other) or not _within_pause(self.when, other.when):
             return False
-        if other.entry is not self.entry or other.source != self.source:
-            return False
-        if not _within_pause(self.when, other.when):
-            return False
-        self.new = other.new
-        self.when = other.when
-        self.obsolete = self.new == self.old
+        self.new = other.new  # type: ignore[attr-defined]
+        self.when = other.when  # type: ignore[attr-defined]
+        if self.drops_unchanged:
+            self.obsolete = self.new == self.old
         return True
 
     def redo(self) -> None:
-        self.document.apply_declaration(self.entry, self.new)
+        self.apply(self.new)
 
     def undo(self) -> None:
-        self.document.apply_declaration(self.entry, self.old)
+        self.apply(self.old)
+
+    def apply(self, text: Any) -> None:
+        raise NotImplementedError
 
 
-class EditNotes(Command):
+class EditDeclaration(_TypedText):
+    """Change one operation's declaration text (from the line or from a form field)."""
+
+    merge_id = _EDIT_DECLARATION_ID
+
+    def __init__(self, document: DocumentState, entry: OperationEntry, old: str, new: str, source: str, when: float) -> None:
+        super().__init__(f"Edit {entry.name}", document, old, new, when)
+        self.entry = entry
+        self.source = source
+
+    def same_place(self, other: "EditDeclaration") -> bool:
+        return other.entry is self.entry and other.source == self.source
+
+    def apply(self, text: str) -> None:
+        self.document.apply_declaration(self.entry, text)
+
+
+class EditNotes(_TypedText):
     """Change one operation's notes (entry) or the session's description (entry None).
 
     Typing merges like declaration edits; a ticked box (source "box:…") is always a step of its own.
     """
 
+    merge_id = _EDIT_NOTES_ID
+
     def __init__(
         self, document: DocumentState, entry: OperationEntry | None, old: str, new: str, source: str, when: float
     ) -> None:
         what = "description" if entry is None else f"notes of {entry.name}"
-        super().__init__(f"Tick a box in the {what}" if source.startswith("box:") else f"Edit the {what}")
-        self.document = document
+        super().__init__(f"Tick a box in the {what}" if source.startswith("box:") else f"Edit the {what}", document, old, new, when)
         self.entry = entry
-        self.old = old
-        self.new = new
         self.source = source
-        self.when = when
 
-    def id(self) -> int:
-        return _EDIT_NOTES_ID
+    def same_place(self, other: "EditNotes") -> bool:
+        return other.entry is self.entry and other.source == self.source and not self.source.startswith("box:")
 
-    def merge_with(self, other: Command) -> bool:
-        if not isinstance(other, EditNotes) or other.entry is not self.entry or other.source != self.source:
-            return False
-        if self.source.startswith("box:") or not _within_pause(self.when, other.when):
-            return False
-        self.new = other.new
-        self.when = other.when
-        self.obsolete = self.new == self.old
-        return True
-
-    def redo(self) -> None:
-        self.document.apply_notes(self.entry, self.new)
-
-    def undo(self) -> None:
-        self.document.apply_notes(self.entry, self.old)
+    def apply(self, text: str) -> None:
+        self.document.apply_notes(self.entry, text)
 
 
-class EditStepText(Command):
+class EditStepText(_TypedText):
     """One edit of the session's step text (None: no step); typing without a pause undoes as one step."""
 
+    merge_id = _EDIT_STEP_ID
+    drops_unchanged = False  # a merged step edit stays on the stack even when its text is back where it began
+
     def __init__(self, document: DocumentState, old: str | None, new: str, when: float) -> None:
-        super().__init__("Edit step")
-        self.document = document
-        self.old = old
-        self.new = new
-        self.when = when
+        super().__init__("Edit step", document, old, new, when)
 
-    def id(self) -> int:
-        return _EDIT_STEP_ID
-
-    def merge_with(self, other: Command) -> bool:
-        if not isinstance(other, EditStepText) or not _within_pause(self.when, other.when):
-            return False
-        self.new = other.new
-        self.when = other.when
-        return True
-
-    def redo(self) -> None:
-        self.document.apply_step_text(self.new)
-
-    def undo(self) -> None:
-        self.document.apply_step_text(self.old)
+    def apply(self, text: str | None) -> None:
+        self.document.apply_step_text(text)
 
 
 class InsertOperation(Command):
