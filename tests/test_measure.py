@@ -33,10 +33,10 @@ from workbench.measure import (
     SampleBatch,
     UnsupportedMeasurement,
     backend_status,
-    calibrate,
     measure,
     sweep_declarations,
 )
+from workbench.measure.calibrate import calibrate
 from workbench.measure.backends import NumpyBackend
 from workbench.measure.kernels import MeasuredKernel, kernel_class, kernel_for
 from workbench.model.ops import REGISTRY

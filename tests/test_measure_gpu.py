@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from workbench.model.devices.nvml import index_for_pci_bus_id, normalise_pci_bus_id
-from workbench.measure import OK, UnsupportedMeasurement, backend_status, calibrate, measure
+from workbench.measure import OK, UnsupportedMeasurement, backend_status, measure
+from workbench.measure.calibrate import calibrate
 from workbench.measure.backends import CupyBackend
 
 FAST = {"iterations": 30, "warmup": 1}

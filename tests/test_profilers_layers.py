@@ -25,7 +25,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "workbench" / "profilers"
 
 # Lowest first; modules in one tuple are independent (neither imports the other).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors",),
+    ("errors", "float_texts"),
     ("numbers", "lines"),
     ("table", "metric_units"),
     ("names", "stopping"),
