@@ -176,6 +176,8 @@ class AnalysisPanel(QWidget):
         self._held: list[tuple[QLabel, int]] = []
         self._derivation_timer = QTimer(self)
         self._derivation_timer.setSingleShot(True)
+        # Precise: a coarse timer (Qt's default) may fire up to 5 % early, before the pause has been reached.
+        self._derivation_timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._derivation_timer.setInterval(TYPING_PAUSE_MS)
         self._derivation_timer.timeout.connect(self.catch_up_derivation)
         copy_button = QPushButton("Copy derivation")
