@@ -164,7 +164,7 @@ def test_operations_add_duplicate_rename_move_remove_with_undo(window) -> None:
     window.actions["duplicate"].trigger()
     assert doc.operations[2].name == doc.operations[1].name  # a copy of an automatic name is automatic too
     doc.rename_operation(2, "third")
-    assert window.operations.list.item(2).text() == "third"
+    assert window.operations.row_look(2)[0] == "third"
     window.actions["move_up"].trigger()
     assert doc.operations[1].name == "third"
     window.actions["remove"].trigger()

@@ -1,16 +1,19 @@
-"""The list of declared operations: select, add, duplicate, rename, remove, reorder."""
+"""The list of declared operations: select, add, duplicate, rename, remove, reorder.
+
+The rows are a model over the document's operations (`OperationsModel`): the list asks only the rows it shows
+for their name, colour, font and tooltip, so a session of thousands of operations opens without making an item
+per row, and a keystroke in one operation tells the list that one row changed."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt
-from PySide6.QtGui import QAccessible, QAction, QBrush, QColor
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSize, Qt
+from PySide6.QtGui import QAccessible, QAction, QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QListView,
-    QListWidget,
-    QListWidgetItem,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QToolButton,
@@ -21,21 +24,82 @@ from PySide6.QtWidgets import (
 from workbench.gui.document import Document
 from workbench.gui.flow_layout import FlowLayout
 from workbench.gui.plain_text import tooltip
-from workbench.documents.session import OperationEntry
 
+Index = QModelIndex | QPersistentModelIndex
 
 UNDRAWN_ROLES = frozenset({Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.StatusTipRole, Qt.ItemDataRole.WhatsThisRole})
+ERROR_COLOUR = "#b71c1c"  # the text of a row whose declaration has an error
+TEXT_COLOUR = "#202020"
+
+_AUTOMATIC = "Named after its declaration; rename to give it your own name."
+_OWN = "Your name; clear it (rename to nothing) to name it after its declaration again."
 
 
-_ROW_BRUSHES: dict[bool, QBrush] = {}
+class OperationsModel(QAbstractListModel):
+    """One row per operation of the document, read from it when the list asks: the name (edited in place:
+    a rename), red text for an error, italics for an automatic name, a tooltip with the declaration."""
 
+    def __init__(self, document: Document) -> None:
+        super().__init__()
+        self.document = document
+        self._count = len(document.operations)
+        self._brushes = {error: QBrush(QColor(ERROR_COLOUR if error else TEXT_COLOUR)) for error in (False, True)}
+        italic = QFont()
+        italic.setItalic(True)
+        self._italic = italic
 
-def _row_brush(error: bool) -> QBrush:
-    """The text brush of a row: red for an operation whose declaration has an error."""
-    brush = _ROW_BRUSHES.get(error)
-    if brush is None:
-        brush = _ROW_BRUSHES[error] = QBrush(QColor("#b71c1c" if error else "#202020"))
-    return brush
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802 (Qt's name)
+        return 0 if parent.isValid() else self._count
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        flags = super().flags(index)
+        return flags | Qt.ItemFlag.ItemIsEditable if index.isValid() else flags
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        row = index.row()
+        operations = self.document.operations
+        if not index.isValid() or row >= len(operations):
+            return None
+        entry = operations[row]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            return entry.name
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return self._brushes[bool(self.document.state(entry).error)]
+        if role == Qt.ItemDataRole.FontRole:
+            return self._italic if entry.name_automatic else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            error = self.document.state(entry).error
+            tip = f"{entry.name}\n{entry.declaration}\n{_AUTOMATIC if entry.name_automatic else _OWN}"
+            return tooltip(f"{tip}\n{error}" if error else tip)
+        return None
+
+    def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802
+        """A name typed into the row: the operation renamed (empty: named after its declaration again). The row
+        then shows the operation's name, which is the typed one without blanks around it, or, for a rename that
+        changed nothing, the name it had."""
+        if role != Qt.ItemDataRole.EditRole or not index.isValid() or index.row() >= len(self.document.operations):
+            return False
+        self.document.rename_operation(index.row(), str(value))
+        self.dataChanged.emit(index, index)
+        return True
+
+    def rows_changed(self, rows: Sequence[int]) -> None:
+        """What `rows` show may have changed (one analysis or name): each row told on its own, so the list
+        repaints those rows alone."""
+        for row in rows:
+            if 0 <= row < self._count:
+                at = self.index(row)
+                self.dataChanged.emit(at, at)
+
+    def all_changed(self) -> None:
+        """Operations added, removed, moved or replaced: the rows are read again (a new count laid out anew)."""
+        count = len(self.document.operations)
+        if count != self._count:
+            self.beginResetModel()
+            self._count = count
+            self.endResetModel()
+        elif count:
+            self.dataChanged.emit(self.index(0), self.index(count - 1))
 
 
 class _RowsInView(QStyledItemDelegate):
@@ -43,27 +107,24 @@ class _RowsInView(QStyledItemDelegate):
     Analysis heading give it whole; the dock widens), instead of a horizontal scroll bar that came and went
     as a name following its declaration grew and shrank with each keystroke (at presentation size, every one)."""
 
-    def __init__(self, view: QListWidget) -> None:
+    def __init__(self, view: QListView) -> None:
         super().__init__(view)
         self._view = view
 
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:  # noqa: N802
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:  # noqa: N802
         size = super().sizeHint(option, index)
         return QSize(min(size.width(), max(self._view.viewport().width(), 1)), size.height())
 
 
-class OperationList(QListWidget):
+class OperationList(QListView):
     """A list whose one changed row repaints that row alone.
 
-    QListView answers any change of one item, even of its tooltip, by laying
-    out every row again and repainting the whole viewport. A keystroke renames
-    its operation's row (the name follows the declaration) and retitles its
-    tooltip: here a change that leaves the row's height as it was repaints
-    that row only, and a tooltip's change repaints
-    nothing (nothing drawn changed). Anything else, an open editor, or an
-    accessibility client listening goes through QListView's own handling.
-    Rows fit the viewport's width (`_RowsInView`; laid out again when it is
-    resized), so a rename never brings a horizontal scroll bar.
+    QListView answers any change of one row, even of its tooltip, by laying out every row again and repainting
+    the whole viewport. A keystroke renames its operation's row (the name follows the declaration) and
+    retitles its tooltip: here a change that leaves the row's height as it was repaints that row only, and a
+    tooltip's change repaints nothing (nothing drawn changed). Anything else, an open editor, or an
+    accessibility client listening goes through QListView's own handling. Rows fit the viewport's width
+    (`_RowsInView`; laid out again when it is resized), so a rename never brings a horizontal scroll bar.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -77,8 +138,7 @@ class OperationList(QListWidget):
         self.setUniformItemSizes(True)
 
     def dataChanged(  # noqa: N802 (Qt's name)
-        self, top_left: QModelIndex | QPersistentModelIndex, bottom_right: QModelIndex | QPersistentModelIndex,
-        roles: Sequence[int] = (),
+        self, top_left: Index, bottom_right: Index, roles: Sequence[int] = (),
     ) -> None:
         if (
             top_left == bottom_right
@@ -93,7 +153,7 @@ class OperationList(QListWidget):
                 return
         super().dataChanged(top_left, bottom_right, roles)
 
-    def _keeps_its_place(self, index: QModelIndex | QPersistentModelIndex) -> bool:
+    def _keeps_its_place(self, index: Index) -> bool:
         """The row's new size needs no layout: its height is the one laid out (its width never does: rows fit the
         viewport, `_RowsInView`)."""
         option = QStyleOptionViewItem()
@@ -108,12 +168,13 @@ class OperationsView(QWidget):
     def __init__(self, document: Document, actions: dict[str, QAction], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
+        self.model = OperationsModel(document)
         self.list = OperationList()
         self.list.setObjectName("operationList")
+        self.list.setModel(self.model)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked | QAbstractItemView.EditTrigger.EditKeyPressed)
-        self.list.currentRowChanged.connect(self._row_chosen)
-        self.list.itemChanged.connect(self._item_renamed)
+        self.list.selectionModel().currentRowChanged.connect(self._row_chosen)
         buttons = FlowLayout()  # rows that wrap at the dock's width: the dock stays narrow at presentation text sizes
         for key in ("add", "duplicate", "remove", "move_up", "move_down"):
             button = QToolButton()
@@ -125,11 +186,6 @@ class OperationsView(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
         self._filling = False
-        self._rows_shown: list[tuple[object, ...]] = []  # what _show_errors last gave each row
-        # The rows' items and the names they were given, row by row (asking the list for each item and its text
-        # on every keystroke cost more than the one row it renames)
-        self._items: list[QListWidgetItem] = []
-        self._names: list[str] = []
         # The rows a change touched (a keystroke reanalyses one operation); None: any row may have changed.
         self._changed_rows: set[int] | None = None
         document.operations_changed.connect(self._refresh_after_change)
@@ -152,110 +208,42 @@ class OperationsView(QWidget):
         """After a change: only the rows a reanalysis touched when that is all it did (a keystroke in a session of
         thousands of operations sets one row), else every row."""
         changed, self._changed_rows = self._changed_rows, set()
-        operations = self.document.operations
-        if changed is None or len(self._items) != len(operations):
+        if changed is None or self.model.rowCount() != len(self.document.operations):
             self.refresh()
             return
-        rows = sorted(row for row in changed if 0 <= row < len(operations))
-        self._filling = True
-        for row in rows:
-            if self._names[row] != operations[row].name:
-                self._items[row].setText(operations[row].name)
-                self._names[row] = operations[row].name
-        self._filling = False
-        self._show_errors(rows=rows)
+        self.model.rows_changed(sorted(changed))
         self._show_selection(self.document.current)
 
     def refresh(self, *_: object) -> None:
-        """The list's rows follow the document's operations: names set in place (an edit renames one), rows
-        added or taken away only when the count changes."""
+        """Every row read again from the document's operations, and the current one selected."""
         self._filling = True
-        operations = self.document.operations
-        while self.list.count() > len(operations):
-            self.list.takeItem(self.list.count() - 1)
-        del self._rows_shown[len(operations):]
-        del self._items[len(operations):]
-        del self._names[len(operations):]
-        kept = len(self._items)  # rows made before: their look is checked below, new rows get theirs as made
-        for row, entry in enumerate(operations):
-            if row >= len(self._items):
-                item = QListWidgetItem(entry.name)
-                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
-                # Its look set before it joins the list: each setter on a listed item is a change the view
-                # answers (thousands of them when a model's session opens).
-                self._show_row(row, entry, item)
-                self.list.addItem(item)
-                self._items.append(item)
-                self._names.append(entry.name)
-            elif self._names[row] != entry.name:
-                self._items[row].setText(entry.name)
-                self._names[row] = entry.name
+        self.model.all_changed()
         self._filling = False
-        self._show_errors(rows=range(kept))
         self._show_selection(self.document.current)
 
-    def _show_errors(self, *_: object, rows: Sequence[int] | None = None) -> None:
-        self._filling = True
-        shown = self._rows_shown
-        operations = self.document.operations
-        for row in range(len(operations)) if rows is None else rows:
-            if row < len(self._items):
-                self._show_row(row, operations[row], self._items[row])
-        self._filling = False
-
-    def _show_row(self, row: int, entry: OperationEntry, item: QListWidgetItem) -> None:
-        """The row's colour (red: an error), italics (an automatic name) and tooltip, set where they changed."""
-        shown = self._rows_shown
-        state = self.document.state(entry)
-        # What the row shows depends on these alone: a keystroke in one operation leaves the others' rows
-        # untouched (no Qt calls for them).
-        key = (entry.name, entry.declaration, entry.name_automatic, str(state.error) if state.error else "", id(item))
-        if row >= len(shown):
-            shown.extend([()] * (row + 1 - len(shown)))
-        elif shown[row] == key:
-            return
-        shown[row] = key
-        # Only what changed is set: a keystroke in one operation's declaration sets nothing on the others' rows.
-        # The two brushes are made once (a session of thousands sets one on each new row).
-        brush = _row_brush(bool(state.error))
-        if item.foreground().color() != brush.color():
-            item.setForeground(brush)
-        font = item.font()
-        if font.italic() != entry.name_automatic:
-            font.setItalic(entry.name_automatic)
-            item.setFont(font)
-        how = (
-            "Named after its declaration; rename to give it your own name."
-            if entry.name_automatic
-            else "Your name; clear it (rename to nothing) to name it after its declaration again."
+    def row_look(self, row: int) -> tuple[str, str, bool, str]:
+        """What row `row` shows: its text, its text's colour (#rrggbb), whether in italics, and its tooltip."""
+        at = self.model.index(row)
+        brush = self.model.data(at, Qt.ItemDataRole.ForegroundRole)
+        font = self.model.data(at, Qt.ItemDataRole.FontRole)
+        return (
+            self.model.data(at), brush.color().name(), font is not None and font.italic(),
+            self.model.data(at, Qt.ItemDataRole.ToolTipRole),
         )
-        tip = f"{entry.name}\n{entry.declaration}\n{how}"
-        tip = tooltip(f"{tip}\n{state.error}" if state.error else tip)
-        if item.toolTip() != tip:
-            item.setToolTip(tip)
 
     def _show_selection(self, index: int) -> None:
-        if self.list.currentRow() != index:
+        current = self.list.currentIndex()
+        wanted = self.model.index(index) if 0 <= index < self.model.rowCount() else QModelIndex()
+        if current.row() != wanted.row() or current.isValid() != wanted.isValid():
             self._filling = True
-            self.list.setCurrentRow(index)
+            self.list.setCurrentIndex(wanted)
             self._filling = False
 
-    def _row_chosen(self, row: int) -> None:
-        if not self._filling:
-            self.document.select(row)
-
-    def _item_renamed(self, item: QListWidgetItem) -> None:
-        if self._filling:
-            return
-        row = self.list.row(item)
-        if 0 <= row < len(self._names):
-            self._names[row] = item.text()  # typed into the row: what it shows now
-        before = self.document.undo_stack.index()
-        self.document.rename_operation(row, item.text())  # empty: the automatic name again
-        if self.document.undo_stack.index() == before:  # nothing changed (or refused): show the name as it is
-            self.refresh()
+    def _row_chosen(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not self._filling and current.isValid():
+            self.document.select(current.row())
 
     def rename_current(self) -> None:
-        item = self.list.currentItem()
-        if item is not None:
-            self.list.editItem(item)
+        current = self.list.currentIndex()
+        if current.isValid():
+            self.list.edit(current)
