@@ -241,9 +241,9 @@ def main() -> int:
         assert painted.count > before, "the roofline's plot was not painted"
 
     # 3b. the bound-versus-size view: a 10,000-size sweep recomputed and drawn
-    from workbench.gui import sweep_view
+    from workbench.scenes import sweep_scene
 
-    sweep_view.SWEEP_POINTS = POINTS
+    sweep_scene.SWEEP_POINTS = POINTS
     window.tabs.setCurrentWidget(window.sweep)
     window.sweep.low.setValue(10)
     window.sweep.high.setValue(30)

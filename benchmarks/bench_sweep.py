@@ -4,7 +4,7 @@
 
 The window is built offscreen at 1600×1000 with the square fp16 GEMM of
 bench_gui.py (gemm(M=4096, N=4096, K=4096, dtype=fp16) on the default device),
-the Sweep tab shown, `sweep_view.SWEEP_POINTS = 10000` and M=N=K swept over
+the Sweep tab shown, `sweep_scene.SWEEP_POINTS = 10000` and M=N=K swept over
 2^10..2^30, as bench_gui.py's row "sweep recompute + redraw, 10,000 sizes"
 does. Rows (medians of N runs):
 
@@ -56,11 +56,11 @@ def measure(repeats: int) -> dict[str, float]:
 
     from window_bench import PaintCounter, shown_window
 
-    from workbench.gui import sweep_view
+    from workbench.scenes import sweep_scene
 
     app, window = shown_window()
     window.document.edit_declaration(0, DECLARATION)
-    sweep_view.SWEEP_POINTS = POINTS
+    sweep_scene.SWEEP_POINTS = POINTS
     view = window.sweep
     window.tabs.setCurrentWidget(view)
     view.low.setValue(10)
@@ -73,15 +73,15 @@ def measure(repeats: int) -> dict[str, float]:
 
     # The analysis the view asks for: the same call with the same arguments (recorded from the view).
     calls: list[tuple[tuple, dict]] = []
-    real_sweep = sweep_view.sweep
+    real_sweep = sweep_scene.sweep
 
     def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
         calls.append((args, kwargs))
         return real_sweep(*args, **kwargs)
 
-    sweep_view.sweep = recording
+    sweep_scene.sweep = recording
     view.refresh()
-    sweep_view.sweep = real_sweep
+    sweep_scene.sweep = real_sweep
     (args, kwargs), = calls
     analysis_times = []
     for _ in range(repeats):
@@ -108,9 +108,9 @@ def measure(repeats: int) -> dict[str, float]:
         return times
 
     # Drawing: refresh() with the analysis made already, then the paint.
-    sweep_view.sweep = lambda *a, **k: result
+    sweep_scene.sweep = lambda *a, **k: result
     drawing_times = timed(viewport.repaint)
-    sweep_view.sweep = real_sweep
+    sweep_scene.sweep = real_sweep
     whole_times = timed(viewport.repaint)
     view_only_times = timed(view.widget.repaint)
     window.close()

@@ -1,14 +1,15 @@
 """The bound-versus-size view: the selected operation's time bounds against one swept size.
 
-Log2 of the swept size against log10 of time; the other fields are held as
-declared. The combined bound is drawn broad and grey, each term dashed over
-it; sizes beyond the device's memory are shaded, and the size where the
-limiter changes is marked. Measured medians are drawn by `measure_plots`.
+What is drawn is decided by `workbench.scenes.sweep_scene` (the lines, the declared point and its label's
+side, the shading of sizes beyond memory, the limiter's change, the ranges and the caption); this view holds
+the user's choice of fields and range (`SweepState`), draws the scene, and places the declared label once
+the labels' sizes in pixels are known. The combined bound is drawn broad and grey, each term dashed over it.
+Measured medians are drawn by `measure_plots`.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -17,12 +18,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from workbench.model.analysis import sweep
-from workbench.model.analysis.sweep import limiter_crossover
+from workbench.measure.sweep import sweep_choices
 from workbench.model.analysis.terms import TERM_COMPUTE
-from workbench.model.declaration_text import split_call
 from workbench.model.devices import BANDWIDTH
-from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.legend_strip import LegendStrip
@@ -42,12 +40,17 @@ from workbench.gui.plot_common import (
     time_tick,
 )
 from workbench.gui.plain_text import plain
-from workbench.model.units import format_bytes, format_time
-
-SWEEP_POINTS = 241
-
-
-from workbench.measure.sweep import sweep_choices  # noqa: E402 - moved to the core (Qt-free); kept importable here
+from workbench.scenes.sweep_scene import (
+    LINE_BOUND,
+    SweepInputs,
+    SweepScene,
+    SweepState,
+    declared_label_place,
+    default_range,
+    follow_choices,
+    label_box,
+    sweep_scene,
+)
 
 
 def set_line_data(line: pg.PlotDataItem, x: Any, y: Any) -> None:
@@ -68,11 +71,6 @@ def set_line_data(line: pg.PlotDataItem, x: Any, y: Any) -> None:
         line.setData(x[run], y[run], connect="all", skipFiniteCheck=True)
     else:
         line.setData(x, y, connect="finite", skipFiniteCheck=False)
-
-
-def default_range(fields: tuple[str, ...]) -> tuple[int, int]:
-    """Exponents of 2 to sweep: 2^10..2^30 for one size, narrower when sizes multiply."""
-    return {1: (10, 30), 2: (8, 20)}.get(len(fields), (4, 16))
 
 
 class SweepView(RefreshWhenShown, QWidget):
@@ -150,21 +148,23 @@ class SweepView(RefreshWhenShown, QWidget):
         self.high.valueChanged.connect(self._range_changed)
         for signal in (document.analysis_changed, document.selection_changed, document.device_changed, document.settings_changed):
             signal.connect(self.mark_dirty)
-        self.measured = MeasuredSweepLayer(self.plot, document, self.legend)
-        self._declared_at: tuple[float, float, bool] = (0.0, 0.0, False)  # the declared size's point; right half?
-        self._ranges = (0.0, 1.0, 0.0, 1.0)  # the view's x and y ranges drawn last
-        self.plot.getViewBox().sigResized.connect(lambda *_: self._place_declared_label())  # measured medians (gui/measure_plots.py)
+        self.measured = MeasuredSweepLayer(self.plot, document, self.legend)  # measured medians (gui/measure_plots.py)
+        self.state = SweepState()  # the fields swept and the range the user chose
+        self.scene: SweepScene | None = None  # what was drawn last
+        self.plot.getViewBox().sigResized.connect(lambda *_: self._place_declared_label())
         document.runs_changed.connect(self.mark_dirty)
 
     def _field_chosen(self, index: int) -> None:
         if 0 <= index < len(self._choices):
-            low, high = default_range(self._choices[index])
-            self._set_range_boxes(low, high)
+            fields = self._choices[index]
+            self.state = SweepState(fields, *default_range(fields))
+            self._set_range_boxes(self.state.low, self.state.high)
         self.refresh()
 
     def _range_changed(self, *_: object) -> None:
         if self.low.value() >= self.high.value():
             return
+        self.state = replace(self.state, low=self.low.value(), high=self.high.value())
         self.refresh()
 
     def _set_range_boxes(self, low: int, high: int) -> None:
@@ -174,209 +174,123 @@ class SweepView(RefreshWhenShown, QWidget):
             box.blockSignals(False)
 
     def fields(self) -> tuple[str, ...]:
-        index = self.field_choice.currentIndex()
-        return self._choices[index] if 0 <= index < len(self._choices) else ()
+        return self.state.fields
 
     def refresh(self) -> None:
         self._dirty = False
         entry = self.document.current_entry
         analysis = self.document.state(entry).analysis if entry is not None else None
-        if analysis is None:
-            self._show_message("Declare an operation to see its bounds against size.")
-            return
-        self._sync_field_choice(analysis)
-        fields = self.fields()
-        if not fields:
-            self._show_message(f"{analysis.declaration.op} has no size field to sweep.")
-            return
-        low, high = self.low.value(), self.high.value()
-        if low >= high:
-            self._show_message("Choose a range whose start is below its end.")
-            return
-        exponents = np.linspace(low, high, SWEEP_POINTS)
-        sizes = np.unique(np.round(2.0**exponents))
-        settings = self.document.session.settings
-        try:
-            result = sweep(
-                analysis.declaration,
-                {name: sizes for name in fields},
-                device=self.document.device,
-                convention=settings.convention,
-                overlap=settings.overlap,
-            )
-        except WorkbenchError as exc:
-            self._show_message(f"No bounds to plot: {exc}")
-            return
-        if not result.valid.any():
-            self._show_message(f"No bounds to plot: {result.first_error}")
+        choices: list[tuple[str, ...]] = sweep_choices(analysis) if analysis is not None else []
+        if analysis is not None:
+            self._follow_choices(analysis.declaration.op, choices)
+        measured = self.measured.compute(analysis.declaration, self.state.fields) if analysis is not None and self.state.fields else []
+        document = self.document
+        settings = document.session.settings
+        inputs = SweepInputs(
+            entry.name if entry is not None else "", analysis, document.device, document.session.device.key,
+            settings.convention, settings.overlap, document.binary,
+            measured=[(mark.x, mark.low, mark.high) for mark in measured],
+        )
+        scene = sweep_scene(inputs, self.state, choices)
+        self.scene = scene
+        if scene.message is not None:
+            self._show_message(scene.message)
             return
         self.message.setVisible(False)
         self.legend.setVisible(True)
-        self.sizes = sizes
-        x = np.log2(sizes)
-        with np.errstate(divide="ignore"):
-            compute = np.log10(result.compute_time)
-            memory = np.log10(result.memory_time)
-            bound = np.log10(result.bound_time)
-        set_line_data(self.compute_line, x, compute)
-        set_line_data(self.memory_line, x, memory)
-        set_line_data(self.bound_line, x, bound)
-        for item in (self.compute_line, self.memory_line, self.bound_line):
-            item.setVisible(True)
-        further = self._show_term_lines(result, x)
-        self._mark_declared(analysis, fields, low, high)
-        self._mark_sweep(result, analysis.declaration, sizes, fields, low, high)
-        finite = np.concatenate([v[np.isfinite(v)] for v in (compute, memory, bound, *further)])
-        measured_marks = self.measured.compute(analysis.declaration, fields)
-        self.measured.show(measured_marks)
-        seen = [end for mark in measured_marks if low <= mark.x <= high for end in (mark.low, mark.high)]
-        finite = np.concatenate([finite, np.array(seen, dtype=float)])
-        y_low, y_high = (float(finite.min()), float(finite.max())) if finite.size else (-9.0, 0.0)
-        self.plot.getViewBox().setRange(xRange=(low, high), yRange=(y_low - 0.3, y_high + 0.3), padding=0)
-        self.beyond_label.setPos(high - 0.05 * (high - low) / 20, y_high + 0.25)
-        self.limiter_label.setPos(self.limiter_line.value() + 0.1, y_low - 0.25)
-        self._ranges = (low, high, y_low - 0.3, y_high + 0.3)
+        self.sizes = scene.sizes
+        self._draw_lines(scene)
+        self._draw_markers(scene)
+        self.measured.show(measured)
+        (low, high), (y_low, y_high) = scene.x_range, scene.y_range
+        self.plot.getViewBox().setRange(xRange=(low, high), yRange=(y_low, y_high), padding=0)
         self._place_declared_label()
-        bottom = f"{' = '.join(fields)} (swept; {len(sizes)} sizes)"
-        if bottom != self._bottom_label:  # an axis label set lays the plot out again: only when it changes
-            self.plot.setLabel("bottom", bottom)
-            self._bottom_label = bottom
-        self.caption.setText(self._caption_text(entry.name, analysis, fields, sizes, result))
+        if scene.bottom_title != self._bottom_label:  # an axis label set lays the plot out again: only when it changes
+            self.plot.setLabel("bottom", scene.bottom_title)
+            self._bottom_label = scene.bottom_title
+        self.caption.setText(scene.caption)
         self.sweep_drawn.emit()
 
-    def _sync_field_choice(self, analysis: Any) -> None:
+    def _follow_choices(self, op: str, choices: list[tuple[str, ...]]) -> None:
         """The chooser lists the operation's size fields; the choice (and range) kept while they stay the same."""
-        choices = sweep_choices(analysis)
-        if choices == self._choices and analysis.declaration.op == self._op:
-            return
-        previous = self.fields()
-        self._choices = choices
-        self._op = analysis.declaration.op
-        self.field_choice.blockSignals(True)
-        self.field_choice.clear()
-        self.field_choice.addItems(["=".join(group) for group in choices])
-        self.field_choice.setCurrentIndex(choices.index(previous) if previous in choices else 0)
-        self.field_choice.blockSignals(False)
-        if previous not in choices and choices:
-            self._set_range_boxes(*default_range(choices[0]))
+        state = follow_choices(self.state, choices)
+        if choices != self._choices or op != self._op:
+            self._choices = choices
+            self._op = op
+            self.field_choice.blockSignals(True)
+            self.field_choice.clear()
+            self.field_choice.addItems(["=".join(group) for group in choices])
+            self.field_choice.setCurrentIndex(choices.index(state.fields) if state.fields in choices else -1)
+            self.field_choice.blockSignals(False)
+        if state != self.state:
+            self.state = state
+            self._set_range_boxes(state.low, state.high)
 
-    def _mark_declared(self, analysis: Any, fields: tuple[str, ...], low: float, high: float) -> None:
-        """The operation as declared: a marker on the bound, labelled on the side with room."""
-        declared = analysis.declaration.params[fields[0]]
-        if analysis.bound_time:
-            cx, cy = math.log2(declared), math.log10(analysis.bound_time)
-            self.current_marker.setData([cx], [cy])
-            self.current_label.setText(f"as declared: {fields[0]}={declared:,}, {format_time(analysis.bound_time)}")
-            self._declared_at = (cx, cy, cx > (low + high) / 2)
-        self.current_marker.setVisible(bool(analysis.bound_time))
-        self.current_label.setVisible(bool(analysis.bound_time))
+    def _draw_lines(self, scene: SweepScene) -> None:
+        """Each line of the scene: the combined bound, compute and memory on their own items, every further term on
+        one made for it when first seen (dashed in its own colour); a term the scene no longer has is hidden and
+        leaves the legend."""
+        fixed = {LINE_BOUND: self.bound_line, TERM_COMPUTE: self.compute_line, BANDWIDTH: self.memory_line}
+        terms = [line for line in scene.lines if line.key not in fixed]
+        for line in scene.lines:
+            item = fixed.get(line.key)
+            if item is None:
+                item = self.term_lines.get(line.key)
+                if item is None:
+                    colour = LEVEL_COLOURS.get(line.key, LINK_COLOUR)
+                    item = pg.PlotDataItem(pen=pg.mkPen(colour, width=2.0, style=Qt.PenStyle.DashDotLine))
+                    item.setZValue(4 + len(self.term_lines))
+                    self.plot.addItem(item)
+                    self.term_lines[line.key] = item
+                self.legend.set_entry(line.key, item, line.legend)
+            set_line_data(item, line.x, line.y)
+            item.setVisible(True)
+        shown = {line.key for line in terms}
+        for key, item in self.term_lines.items():
+            if key not in shown:
+                item.setVisible(False)
+                self.legend.remove_entry(key)
+
+    def _draw_markers(self, scene: SweepScene) -> None:
+        """The declared point and its label's text, the shade beyond memory and the limiter's change."""
+        declared = scene.declared
+        if declared is not None:
+            self.current_marker.setData([declared.x], [declared.y])
+            self.current_label.setText(declared.text)
+        self.current_marker.setVisible(declared is not None)
+        self.current_label.setVisible(declared is not None)
+        beyond, limiter = scene.beyond, scene.limiter
+        if beyond is not None:
+            self.beyond_region.setRegion((beyond.x, scene.x_range[1]))
+            self.beyond_label.setText(beyond.text)
+            self.beyond_label.setPos(*beyond.label_at)
+        if limiter is not None:
+            self.limiter_line.setPos(limiter.x)
+            self.limiter_label.setText(limiter.text)
+            self.limiter_label.setPos(*limiter.label_at)
+        for item in (self.beyond_region, self.beyond_label):
+            item.setVisible(beyond is not None)
+        for item in (self.limiter_line, self.limiter_label):
+            item.setVisible(limiter is not None)
 
     def _place_declared_label(self) -> None:
-        """The as-declared label beside its point, under it on the side with room; on a short plot, where under
-        its point it would fall on the limiter-change label at the plot's foot, above its point instead."""
-        cx, cy, right_half = self._declared_at
-        self.current_label.setAnchor((1, 0) if right_half else (0, 0))
-        self.current_label.setPos(cx + (-0.3 if right_half else 0.3), cy - 0.05)
-        if not (self.current_label.isVisible() and self.limiter_label.isVisible()):
+        """The as-declared label beside its point (`declared_label_place`: off the limiter label on a short plot)."""
+        scene = self.scene
+        if scene is None or scene.declared is None:
             return
-        low, high, y_low, y_high = self._ranges
         view = self.plot.getViewBox().geometry()
-        if view.width() <= 0 or view.height() <= 0:
-            return
-        scale = (view.width() / (high - low), view.height() / (y_high - y_low))  # pixels per unit of log2, log10
+        plot_size = (view.width(), view.height())
 
-        def box(label: pg.TextItem) -> tuple[float, float, float, float]:
-            """The label's box in data units (y up) from its position, anchor and text size in pixels."""
-            size = label.textItem.boundingRect()
-            width, height = size.width() / scale[0], size.height() / scale[1]
-            x, y = label.pos().x(), label.pos().y()
-            left, top = x - label.anchor.x() * width, y + label.anchor.y() * height
-            return left, top - height, left + width, top
+        def size(label: pg.TextItem) -> tuple[float, float]:
+            rect = label.textItem.boundingRect()
+            return rect.width(), rect.height()
 
-        a, b = box(self.current_label), box(self.limiter_label)
-        if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
-            self.current_label.setAnchor((1 if right_half else 0, 1))
-            self.current_label.setPos(cx + (-0.3 if right_half else 0.3), cy + 0.05)
-
-    def _caption_text(self, name: str, analysis: Any, fields: tuple[str, ...], sizes: Any, result: Any) -> str:
-        """What is held, the overlap and the rates' device, what the shading means, which sizes are left out."""
-        written = split_call(str(analysis.declaration))
-        held = [f"{field}={text}" for field, text in (written.fields.items() if written else ()) if field not in fields]
-        refused = int((~result.valid).sum())
-        left_out = f" {refused} of {len(sizes)} sizes are left out: {result.first_error}." if refused else ""
-        device = self.document.device
-        device_name = device.name if device is not None else self.document.session.device.key
-        memory = (
-            f"Sizes whose tensors exceed its {format_bytes(device.memory_bytes, self.document.binary)} of memory are "
-            "shaded: a model only."
-            if device is not None and device.memory_bytes
-            else "The device states no memory size, so no size is marked as too large."
-        )
-        return (
-            f"{name}: {', '.join(held) or 'no other fields'} held as declared. Combined bound (grey) with "
-            f"{analysis.overlap.label} overlap; rates of the {device_name} as in the device panel. {memory}{left_out}"
-        )
-
-    def _show_term_lines(self, result: Any, x: Any) -> list[Any]:
-        """A dashed line per term beyond compute and HBM (each interface, the host link, a collective's link).
-
-        Lines are created once per term name and reused; a term the sweep no
-        longer has is hidden and leaves the legend. Returns the log10 times drawn.
-        """
-        drawn: list[Any] = []
-        names = []
-        for index, term in enumerate(result.terms):
-            if term.name in (TERM_COMPUTE, BANDWIDTH):
-                continue  # the compute and memory lines above
-            names.append(term.name)
-            line = self.term_lines.get(term.name)
-            if line is None:
-                colour = LEVEL_COLOURS.get(term.name, LINK_COLOUR)
-                line = pg.PlotDataItem(pen=pg.mkPen(colour, width=2.0, style=Qt.PenStyle.DashDotLine))
-                line.setZValue(4 + index)
-                self.plot.addItem(line)
-                self.term_lines[term.name] = line
-            self.legend.set_entry(term.name, line, f"{term.title} bound (dashed)")
-            with np.errstate(divide="ignore", invalid="ignore"):
-                y = np.log10(np.asarray(term.time_s, dtype=float))
-            set_line_data(line, x, y)
-            line.setVisible(True)
-            drawn.append(y)
-        for name, line in self.term_lines.items():
-            if name not in names:
-                line.setVisible(False)
-                self.legend.remove_entry(name)
-        return drawn
-
-    def _mark_sweep(self, result: Any, declaration: Any, sizes: Any, fields: tuple[str, ...], low: float, high: float) -> None:
-        """Shade the sizes beyond the device's memory and mark where the limiter changes."""
-        x = np.log2(sizes)
-        device = self.document.device
-        capacity = device.memory_bytes if device is not None else None
-        first = result.first_beyond(capacity)
-        if first is not None and capacity is not None:
-            start = float(x[first] if first == 0 else (x[first - 1] + x[first]) / 2)
-            self.beyond_region.setRegion((start, high))
-            self.beyond_label.setText(f"beyond {format_bytes(capacity, self.document.binary)} of device memory:\na model only")
-        self.beyond_region.setVisible(first is not None)
-        self.beyond_label.setVisible(first is not None)
-        changes = result.limiter_changes()
-        if changes:
-            i = changes[0]
-            at = float((x[i - 1] + x[i]) / 2)
-            self.limiter_line.setPos(at)
-            before, now = result.limiter[i - 1], result.limiter[i]  # analyze()'s limiter at each size
-            settings = self.document.session.settings
-            size = limiter_crossover(declaration, fields, int(sizes[i - 1]), int(sizes[i]),
-                                     self.document.device, settings.convention, settings.overlap)
-            if size is not None:  # the exact first size of the new limiter, not a point between two samples
-                at = math.log2(size)
-                self.limiter_line.setPos(at)
-                self.limiter_label.setText(f"{before}- → {now}-limited\nfrom {' = '.join(fields)} = {size:,}")
-            else:
-                self.limiter_label.setText(f"{before}- → {now}-limited\nnear {' = '.join(fields)} ≈ {int(round(2.0**at)):,}")
-        self.limiter_line.setVisible(bool(changes))
-        self.limiter_label.setVisible(bool(changes))
+        limiter_box = None
+        if scene.limiter is not None and self.limiter_label.isVisible():
+            limiter_box = label_box(scene.limiter.anchor, scene.limiter.label_at, size(self.limiter_label), scene, plot_size)
+        anchor, position = declared_label_place(scene, size(self.current_label), limiter_box, plot_size)
+        self.current_label.setAnchor(anchor)
+        self.current_label.setPos(*position)
 
     def _show_message(self, text: str) -> None:
         for item in (*self.term_lines.values(), self.compute_line, self.memory_line, self.bound_line, self.current_marker, self.current_label,

@@ -1,0 +1,289 @@
+"""The bound-versus-size plot as data: `sweep_scene(...)` decides what the Bound vs size tab draws, the window's
+view (gui/sweep_view.py) draws what it returns, and tests read it without Qt.
+
+The plot is log2 of the swept size against log10 of time; the operation's other fields are held as declared.
+Decided here:
+
+- the lines: the combined bound, the compute and memory bounds and every further term (an interface, the host
+  link, a collective's link), each with its legend text and the sizes it has a figure for;
+- the operation as declared: its point on the bound and its label's text and side (the half with room);
+- the sizes beyond the device's memory (shaded) and the size where the limiter changes, with their texts;
+- the axes' ranges (the measured medians' spans included), the bottom axis's title and the caption;
+- or, when there is nothing to draw, the message that says why.
+
+Where the as-declared label goes once its size in pixels is known is `declared_label_place`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+import numpy as np
+
+from workbench.errors import WorkbenchError
+from workbench.model.analysis import sweep
+from workbench.model.analysis.sweep import limiter_crossover
+from workbench.model.analysis.terms import TERM_COMPUTE
+from workbench.model.declaration_text import split_call
+from workbench.model.devices import BANDWIDTH, Device
+from workbench.model.units import format_bytes, format_time
+
+SWEEP_POINTS = 241
+LINE_BOUND = "bound"
+MARGIN = 0.3  # log10 units of time above the highest and below the lowest figure
+LABEL_OFFSET = 0.3  # log2 units between the declared point and its label
+Box = tuple[float, float, float, float]  # left, bottom, right, top in data units (y up)
+
+
+def default_range(fields: tuple[str, ...]) -> tuple[int, int]:
+    """Exponents of 2 to sweep: 2^10..2^30 for one size, narrower when sizes multiply."""
+    return {1: (10, 30), 2: (8, 20)}.get(len(fields), (4, 16))
+
+
+@dataclass(frozen=True)
+class SweepState:
+    """What the user chose on the tab: the fields swept together and the range, as exponents of 2."""
+
+    fields: tuple[str, ...] = ()
+    low: int = 10
+    high: int = 30
+
+
+@dataclass(frozen=True)
+class SweepInputs:
+    """What the scene reads of the document: the selected operation's name and analysis (None: none), the device
+    (None: no rates) and the key the session names it by, the settings, and the measured medians' spans
+    (log2 size, log10 low, log10 high)."""
+
+    name: str
+    analysis: Any
+    device: Device | None
+    device_key: str
+    convention: str
+    overlap: str
+    binary: bool
+    measured: Sequence[tuple[float, float, float]] = ()
+
+
+@dataclass(frozen=True)
+class SweepLine:
+    """One line: `key` is LINE_BOUND, TERM_COMPUTE, BANDWIDTH or a further term's name; y is log10 seconds, NaN or
+    −inf where the size has no figure."""
+
+    key: str
+    legend: str
+    x: np.ndarray
+    y: np.ndarray
+
+
+@dataclass(frozen=True)
+class Declared:
+    """The operation as declared: its point (log2 size, log10 s), its label, and whether it is in the right half
+    of the plot (its label then goes to its left)."""
+
+    x: float
+    y: float
+    text: str
+    right_half: bool
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A vertical line or the start of a shaded region (log2 size), its text, and where the text goes: `label_at`
+    in data units, `anchor` as pyqtgraph's (0, 0: the text's top left at that point)."""
+
+    x: float
+    text: str
+    label_at: tuple[float, float] = (0.0, 0.0)
+    anchor: tuple[float, float] = (0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class SweepScene:
+    message: str | None = None
+    lines: tuple[SweepLine, ...] = ()
+    declared: Declared | None = None
+    beyond: Marker | None = None  # sizes from here on exceed the device's memory
+    limiter: Marker | None = None  # where the limiting side changes
+    x_range: tuple[float, float] = (0.0, 1.0)
+    y_range: tuple[float, float] = (0.0, 1.0)
+    bottom_title: str = "Swept size"
+    caption: str = ""
+    fields: tuple[str, ...] = ()
+    choices: tuple[tuple[str, ...], ...] = ()
+    sizes: np.ndarray = field(default_factory=lambda: np.array([]))
+
+    def line(self, key: str) -> SweepLine | None:
+        return next((line for line in self.lines if line.key == key), None)
+
+
+def sweep_scene(inputs: SweepInputs, state: SweepState, choices: Sequence[tuple[str, ...]]) -> SweepScene:
+    """The scene for the selected operation swept over `state.fields` (the first of `choices` when those are not
+    among them) from 2^low to 2^high."""
+    analysis = inputs.analysis
+    if analysis is None:
+        return SweepScene(message="Declare an operation to see its bounds against size.")
+    choices = tuple(choices)
+    fields = state.fields if state.fields in choices else (choices[0] if choices else ())
+    if not fields:
+        return SweepScene(message=f"{analysis.declaration.op} has no size field to sweep.", choices=choices)
+    low, high = state.low, state.high
+    if low >= high:
+        return SweepScene(message="Choose a range whose start is below its end.", fields=fields, choices=choices)
+    sizes = np.unique(np.round(2.0 ** np.linspace(low, high, SWEEP_POINTS)))
+    try:
+        result = sweep(analysis.declaration, {name: sizes for name in fields}, device=inputs.device,
+                       convention=inputs.convention, overlap=inputs.overlap)
+    except WorkbenchError as exc:
+        return SweepScene(message=f"No bounds to plot: {exc}", fields=fields, choices=choices)
+    if not result.valid.any():
+        return SweepScene(message=f"No bounds to plot: {result.first_error}", fields=fields, choices=choices)
+    x = np.log2(sizes)
+    lines = _lines(result, x)
+    measured = [end for at, bottom, top in inputs.measured if low <= at <= high for end in (bottom, top)]
+    finite = np.concatenate([*(line.y[np.isfinite(line.y)] for line in lines), np.array(measured, dtype=float)])
+    y_low, y_high = (float(finite.min()), float(finite.max())) if finite.size else (-9.0, 0.0)
+    beyond, limiter = _beyond(inputs, result, x), _limiter(inputs, result, sizes, fields)
+    # the shade's text right-aligned at the top right (a narrow shade still shows it whole); the limiter's at the
+    # plot's foot, right of its line
+    if beyond is not None:
+        beyond = replace(beyond, label_at=(high - 0.05 * (high - low) / 20, y_high + MARGIN - 0.05), anchor=(1.0, 0.0))
+    if limiter is not None:
+        limiter = replace(limiter, label_at=(limiter.x + 0.1, y_low - MARGIN + 0.05), anchor=(0.0, 1.0))
+    return SweepScene(
+        lines=lines,
+        declared=_declared(analysis, fields, low, high),
+        beyond=beyond,
+        limiter=limiter,
+        x_range=(float(low), float(high)),
+        y_range=(y_low - MARGIN, y_high + MARGIN),
+        bottom_title=f"{' = '.join(fields)} (swept; {len(sizes)} sizes)",
+        caption=_caption(inputs, fields, sizes, result),
+        fields=fields,
+        choices=choices,
+        sizes=sizes,
+    )
+
+
+def _lines(result: Any, x: np.ndarray) -> tuple[SweepLine, ...]:
+    """The combined bound, the compute and memory bounds, then each further term in the sweep's order."""
+
+    def log_of(seconds: Any) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log10(np.asarray(seconds, dtype=float))
+
+    lines = [
+        SweepLine(LINE_BOUND, "combined bound", x, log_of(result.bound_time)),
+        SweepLine(TERM_COMPUTE, "compute bound (dashed)", x, log_of(result.compute_time)),
+        SweepLine(BANDWIDTH, "memory bound (dashed)", x, log_of(result.memory_time)),
+    ]
+    lines += [SweepLine(term.name, f"{term.title} bound (dashed)", x, log_of(term.time_s))
+              for term in result.terms if term.name not in (TERM_COMPUTE, BANDWIDTH)]
+    return tuple(lines)
+
+
+def _declared(analysis: Any, fields: tuple[str, ...], low: float, high: float) -> Declared | None:
+    declared = analysis.declaration.params[fields[0]]
+    if not analysis.bound_time:
+        return None
+    at = math.log2(declared)
+    return Declared(at, math.log10(analysis.bound_time),
+                    f"as declared: {fields[0]}={declared:,}, {format_time(analysis.bound_time)}", at > (low + high) / 2)
+
+
+def _beyond(inputs: SweepInputs, result: Any, x: np.ndarray) -> Marker | None:
+    capacity = inputs.device.memory_bytes if inputs.device is not None else None
+    first = result.first_beyond(capacity)
+    if first is None or capacity is None:
+        return None
+    start = float(x[first] if first == 0 else (x[first - 1] + x[first]) / 2)
+    return Marker(start, f"beyond {format_bytes(capacity, inputs.binary)} of device memory:\na model only")
+
+
+def _limiter(inputs: SweepInputs, result: Any, sizes: np.ndarray, fields: tuple[str, ...]) -> Marker | None:
+    """Where the limiting side first changes: at the exact first size of the new limiter when it can be found,
+    else between the two sampled sizes."""
+    changes = result.limiter_changes()
+    if not changes:
+        return None
+    i = changes[0]
+    before, now = result.limiter[i - 1], result.limiter[i]
+    swept = " = ".join(fields)
+    size = limiter_crossover(inputs.analysis.declaration, fields, int(sizes[i - 1]), int(sizes[i]),
+                             inputs.device, inputs.convention, inputs.overlap)
+    if size is not None:
+        return Marker(math.log2(size), f"{before}- → {now}-limited\nfrom {swept} = {size:,}")
+    at = float((math.log2(sizes[i - 1]) + math.log2(sizes[i])) / 2)
+    return Marker(at, f"{before}- → {now}-limited\nnear {swept} ≈ {int(round(2.0**at)):,}")
+
+
+def _caption(inputs: SweepInputs, fields: tuple[str, ...], sizes: np.ndarray, result: Any) -> str:
+    """What is held, the overlap and the rates' device, what the shading means, which sizes are left out."""
+    analysis, device = inputs.analysis, inputs.device
+    written = split_call(str(analysis.declaration))
+    held = [f"{name}={text}" for name, text in (written.fields.items() if written else ()) if name not in fields]
+    refused = int((~result.valid).sum())
+    left_out = f" {refused} of {len(sizes)} sizes are left out: {result.first_error}." if refused else ""
+    device_name = device.name if device is not None else inputs.device_key
+    memory = (
+        f"Sizes whose tensors exceed its {format_bytes(device.memory_bytes, inputs.binary)} of memory are shaded: "
+        "a model only."
+        if device is not None and device.memory_bytes
+        else "The device states no memory size, so no size is marked as too large."
+    )
+    return (
+        f"{inputs.name}: {', '.join(held) or 'no other fields'} held as declared. Combined bound (grey) with "
+        f"{analysis.overlap.label} overlap; rates of the {device_name} as in the device panel. {memory}{left_out}"
+    )
+
+
+def declared_label_place(
+    scene: SweepScene, label_size: tuple[float, float], limiter_box: Box | None, plot_size: tuple[float, float],
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Where the as-declared label goes, as (anchor, position in data units): beside its point, under it on the
+    side with room; above its point instead where under it the label would fall on the limiter-change label at
+    the plot's foot (a short plot). `label_size` is the label's width and height in pixels, `limiter_box` the
+    limiter label's box in data units (None: not shown), `plot_size` the plot's width and height in pixels."""
+    declared = scene.declared
+    if declared is None:
+        return (0.0, 0.0), (0.0, 0.0)
+    side = -LABEL_OFFSET if declared.right_half else LABEL_OFFSET
+    horizontal = 1.0 if declared.right_half else 0.0
+    under = (horizontal, 0.0), (declared.x + side, declared.y - 0.05)
+    if limiter_box is None or not _drawable(scene, plot_size):
+        return under
+    box = label_box(*under, label_size, scene, plot_size)
+    if box[0] < limiter_box[2] and limiter_box[0] < box[2] and box[1] < limiter_box[3] and limiter_box[1] < box[3]:
+        return (horizontal, 1.0), (declared.x + side, declared.y + 0.05)
+    return under
+
+
+def label_box(anchor: tuple[float, float], position: tuple[float, float], label_size: tuple[float, float],
+              scene: SweepScene, plot_size: tuple[float, float]) -> Box:
+    """A label's box in data units (y up) from its anchor (pyqtgraph's: 0,0 its top left), its position and its
+    size in pixels (a plot of no size: the point itself)."""
+    if not _drawable(scene, plot_size):
+        return position[0], position[1], position[0], position[1]
+    (low, high), (y_low, y_high) = scene.x_range, scene.y_range
+    width = label_size[0] * (high - low) / plot_size[0]
+    height = label_size[1] * (y_high - y_low) / plot_size[1]
+    left, top = position[0] - anchor[0] * width, position[1] + anchor[1] * height
+    return left, top - height, left + width, top
+
+
+def _drawable(scene: SweepScene, plot_size: tuple[float, float]) -> bool:
+    """The plot has a size in pixels and its ranges a span, so pixels convert to data units."""
+    (low, high), (y_low, y_high) = scene.x_range, scene.y_range
+    return plot_size[0] > 0 and plot_size[1] > 0 and high > low and y_high > y_low
+
+
+def follow_choices(state: SweepState, choices: Sequence[tuple[str, ...]]) -> SweepState:
+    """The state for an operation whose sweepable field groups are `choices`: the fields and range kept while the
+    operation still has those fields, else its first group over that group's default range."""
+    if state.fields in choices:
+        return state
+    if not choices:
+        return replace(state, fields=())
+    return SweepState(choices[0], *default_range(choices[0]))
