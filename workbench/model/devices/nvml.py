@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from workbench.records import record, to_plain
 from workbench.model.devices.catalogue import BANDWIDTH, DERIVED, Device, Rate, SMEM_ARCHITECTURES, match_reported_name, shared_memory_rate
 
 OK = "ok"
@@ -50,22 +51,19 @@ class DetectedGPU:
         return self.memory_clock_max_mhz * 1e6 * 2 * self.bus_width_bits / 8
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "name": self.name,
-            "memory_total_bytes": self.memory_total,
-            "memory_free_bytes": self.memory_free,
-            "sm_clock_max_mhz": self.sm_clock_max_mhz,
-            "memory_clock_max_mhz": self.memory_clock_max_mhz,
-            "bus_width_bits": self.bus_width_bits,
-            "compute_capability": self.compute_capability,
-            "driver_version": self.driver_version,
-            "cuda_driver_version": self.cuda_driver_version,
-            "derived_bandwidth_byte_per_s": self.derived_bandwidth(),
-            "l2_bytes": self.l2_bytes,
-            "pcie_generation": self.pcie_generation,
-            "pcie_width": self.pcie_width,
-        }
+        return to_plain(self)
+
+
+def _derived_bandwidth(gpu: DetectedGPU) -> dict[str, float | None]:
+    return {"derived_bandwidth_byte_per_s": gpu.derived_bandwidth()}
+
+
+# a session keeps this as its device's `detected` facts (read back by session.model.device_from_detected_facts)
+record(
+    DetectedGPU,
+    keys={"memory_total": "memory_total_bytes", "memory_free": "memory_free_bytes"},
+    after={"cuda_driver_version": _derived_bandwidth},
+)
 
 
 @dataclass(frozen=True)
@@ -77,7 +75,10 @@ class Detection:
     gpus: tuple[DetectedGPU, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "message": self.message, "gpus": [g.to_dict() for g in self.gpus]}
+        return to_plain(self)
+
+
+record(Detection)
 
 
 def _text(value: Any) -> str:
