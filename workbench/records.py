@@ -79,7 +79,8 @@ def record(
 
     `header`: keys and values written first (a record's format and version; ignored when read).
     `keys`: field name → the key it is written under. `omit_default`: fields left out when equal to
-    their default. `leave_out`: fields never written nor read (they take their default). `missing`: key →
+    their default. `leave_out`: fields never written nor read (they take their default; a record leaving out a
+    field without one is written only, and reading it raises TypeError). `missing`: key →
     value read in its place when the key is absent. `dump` / `load`: field name → a function of the value
     alone, in place of the type's own conversion (a `load` function may raise the record's own error).
     `after`: field name → a function of the whole record giving keys written right after that field's
@@ -131,6 +132,8 @@ def _register(
     }
     unstructure = make_dict_unstructure_fn(cls, converter, **overrides)
     structure = make_dict_structure_fn(cls, converter, **overrides)
+    if any(item.name in left_out and not _has_default(item) for item in dataclasses.fields(cls)):
+        structure = _written_only
     if after:
         unstructure = _with_derived(unstructure, {keys.get(name, name): derive for name, derive in after.items()})
     if header:
@@ -168,6 +171,14 @@ def _with_derived(
         return written
 
     return unstructure
+
+
+def _has_default(item: dataclasses.Field[Any]) -> bool:
+    return item.default is not dataclasses.MISSING or item.default_factory is not dataclasses.MISSING
+
+
+def _written_only(_data: Any, kind: Any) -> Any:
+    raise TypeError(f"a {kind.__name__} is written, never read: it leaves out a field it cannot do without")
 
 
 def _two_arguments(function: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:

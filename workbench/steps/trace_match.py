@@ -15,6 +15,7 @@ from workbench.profilers.names import kernel_base_names
 from workbench.profilers.trace import KERNEL, KIND_NAMES, Interval, Trace
 from workbench.steps.language import StepError, StepLine, StepPlan
 from workbench.model.units import format_time
+from workbench.records import record, to_plain
 
 # -- an imported trace --------------------------------------------------------
 #
@@ -57,7 +58,14 @@ class TraceDevice:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"gpu": self.gpu, "device": self.device.key if self.device is not None else None, "note": self.note}
+        return to_plain(self)
+
+
+def _device_key(device: Device | None) -> str | None:
+    return device.key if device is not None else None
+
+
+record(TraceDevice, dump={"device": _device_key})  # the device by its catalogue key
 
 
 def trace_device(trace: Trace, chosen: Device | None) -> TraceDevice | None:
@@ -94,6 +102,9 @@ class TracePart:
     kernel: str  # the name of its first interval in a combined iteration
     intervals: int  # in the combined iterations
     median_s: float  # of its own durations
+
+
+record(TracePart)
 
 
 @dataclass(frozen=True)
@@ -145,10 +156,7 @@ class TraceMatch:
         }
         if self.parts:
             out["combined"] = "span: the first kernel's start to the last kernel's end, per iteration"
-            out["parts"] = [
-                {"rule": part.rule, "kernel": part.kernel, "intervals": part.intervals, "median_s": part.median_s}
-                for part in self.parts
-            ]
+            out["parts"] = to_plain(self.parts)
             out["left_out_intervals"] = self.left_out
         return out
 
@@ -161,6 +169,9 @@ class Unmatched:
     kind: str
     count: int
     total_s: float
+
+
+record(Unmatched)
 
 
 @dataclass(frozen=True)
@@ -180,10 +191,7 @@ class MeasuredTrace:
             **({"ran_on": self.ran_on.to_dict()} if self.ran_on is not None else {}),
             "matched": {name: len(match.intervals) for name, match in self.matches.items()},
             "unmatched_operations": list(self.unmatched_operations),
-            "unmatched": [
-                {"name": item.name, "kind": item.kind, "count": item.count, "total_s": item.total_s}
-                for item in self.unmatched[:MAX_UNMATCHED_LISTED]
-            ],
+            "unmatched": to_plain(list(self.unmatched[:MAX_UNMATCHED_LISTED])),
             "unmatched_names": len(self.unmatched),
         }
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol
 from workbench.model.analysis.terms import COMPUTE, HIERARCHY, LINK, MEMORY, MEMORY_TERMS, MLP, Term, side_times
 from workbench.model.devices.interfaces import HBM, HOST
 from workbench.model.ops.base import FlopTerm, Tensor
+from workbench.records import record, to_plain
 from workbench.model.units import (
     format_bandwidth,
     format_bytes,
@@ -97,7 +98,7 @@ class DerivationLine:
     relation: str = "="  # "⇒" where the result is a conclusion rather than a value
 
     def to_dict(self) -> dict[str, str]:
-        return {"label": self.label, "expression": self.expression, "result": self.result}
+        return to_plain(self)
 
     @property
     def body(self) -> str:
@@ -106,6 +107,9 @@ class DerivationLine:
 
     def as_text(self) -> str:
         return f"{self.label}: {self.body}"
+
+
+record(DerivationLine, leave_out=("relation",))  # the relation is in `body`'s words, not in `calc --json`
 
 
 def substitute(formula: str, values: Mapping[str, Any]) -> str:

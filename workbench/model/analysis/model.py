@@ -23,6 +23,7 @@ from workbench.model.devices.catalogue import Device, Rate
 from workbench.model.devices.interfaces import HOST
 from workbench.model.ops.base import Workload
 from workbench.model.units import format_time
+from workbench.records import record, to_plain
 
 if TYPE_CHECKING:
     from workbench.model.implementations import PhysicalWork
@@ -48,14 +49,10 @@ class TensorTraffic:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "role": self.role,
-            "shape": list(self.shape),
-            "dtype": self.dtype,
-            "bytes": self.bytes,
-            "note": self.note,
-        }
+        return to_plain(self)
+
+
+record(TensorTraffic, leave_out=("shape_symbols",))  # `calc --json` gives the shape in numbers only
 
 
 @dataclass(frozen=True)

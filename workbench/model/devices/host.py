@@ -17,6 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from workbench.records import record, to_plain
+
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)\s*$", re.IGNORECASE)
 _UNIT = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 
@@ -155,21 +157,15 @@ class HostCPU:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "architecture": self.architecture,
-            "physical_cores": self.physical_cores,
-            "logical_cores": self.logical_cores,
-            "clock_mhz": self.clock_mhz,
-            "clock_source": self.clock_source,
-            "simd_bits": self.simd_bits,
-            "simd": self.simd_name,
-            "fma": self.has_fma,
-            "caches": [
-                {"name": c.name, "instance_bytes": c.instance_bytes, "instances": c.instances} for c in self.caches
-            ],
-            "memory_bytes": self.memory_bytes,
-        }
+        return to_plain(self)
+
+
+def _plain_caches(caches: tuple[CacheLevel, ...]) -> list[dict[str, Any]]:
+    """Each cache by its name ('L1d', 'L2'): its level and kind are in the name."""
+    return [{"name": cache.name, "instance_bytes": cache.instance_bytes, "instances": cache.instances} for cache in caches]
+
+
+record(HostCPU, keys={"simd_name": "simd", "has_fma": "fma"}, dump={"caches": _plain_caches})
 
 
 def _cpuinfo(root: Path) -> list[dict[str, str]]:
