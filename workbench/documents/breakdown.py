@@ -26,7 +26,7 @@ from workbench.model.devices.catalogue import Device
 from workbench.errors import WorkbenchError
 from workbench.steps import BOUND, StepLine, Timeline
 from workbench.model.units import format_bytes, format_flop, format_time
-from workbench.records import record, to_plain
+from workbench.records import record
 
 MODULE, KIND = "module", "kind"
 TOP_LEVEL = "(step)"
@@ -65,9 +65,6 @@ class Group:
     measured: int  # operations timed by a trace or a run, not by their bound
     limiter: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_plain(self)
-
 
 record(Group)
 
@@ -82,9 +79,6 @@ class Breakdown:
 
     def groups(self, by: str) -> tuple[Group, ...]:
         return self.by_module if by == MODULE else self.by_kind
-
-    def to_dict(self) -> dict[str, Any]:
-        return to_plain(self)
 
     def text_lines(self, by: str = KIND) -> list[str]:
         """The table as text for the CLI: one group a line."""

@@ -20,7 +20,7 @@ from typing import Callable
 
 from workbench.model.devices.catalogue import NOMINAL
 from workbench.model.units import format_bytes, format_number
-from workbench.records import record, to_plain
+from workbench.records import record
 
 IMPOSSIBLE_FRACTION = 1.05  # bound time / measured time above this (and above 1 at the slow end) is flagged
 
@@ -163,8 +163,6 @@ class ImpossibleResult:
         """The headline and each reason on its own line."""
         return "\n".join([self.headline, *(f"  {reason.as_text()}" for reason in self.reasons)])
 
-    def to_dict(self) -> dict[str, object]:
-        return to_plain(self)
 
 
 record(Reason)

@@ -57,8 +57,6 @@ class TraceDevice:
     device: Device | None  # its catalogue entry, None where the catalogue knows no such GPU
     note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_plain(self)
 
 
 def _device_key(device: Device | None) -> str | None:
@@ -188,7 +186,7 @@ class MeasuredTrace:
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.trace.summary(),
-            **({"ran_on": self.ran_on.to_dict()} if self.ran_on is not None else {}),
+            **({"ran_on": to_plain(self.ran_on)} if self.ran_on is not None else {}),
             "matched": {name: len(match.intervals) for name, match in self.matches.items()},
             "unmatched_operations": list(self.unmatched_operations),
             "unmatched": to_plain(list(self.unmatched[:MAX_UNMATCHED_LISTED])),

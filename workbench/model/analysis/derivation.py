@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol
 from workbench.model.analysis.terms import COMPUTE, HIERARCHY, LINK, MEMORY, MEMORY_TERMS, MLP, Term, side_times
 from workbench.model.devices.interfaces import HBM, HOST
 from workbench.model.ops.base import FlopTerm, Tensor
-from workbench.records import record, to_plain
+from workbench.records import record
 from workbench.model.units import (
     format_bandwidth,
     format_bytes,
@@ -96,9 +96,6 @@ class DerivationLine:
     expression: str
     result: str
     relation: str = "="  # "⇒" where the result is a conclusion rather than a value
-
-    def to_dict(self) -> dict[str, str]:
-        return to_plain(self)
 
     @property
     def body(self) -> str:

@@ -48,8 +48,6 @@ class TensorTraffic:
     bytes: int
     note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_plain(self)
 
 
 record(TensorTraffic, leave_out=("shape_symbols",))  # `calc --json` gives the shape in numbers only
@@ -229,7 +227,7 @@ class Analysis:
             "bytes": self.bytes,
             "interface": self.interface,
             "memory": self.memory_name,
-            "tensors": [t.to_dict() for t in self.tensors],
+            "tensors": to_plain(self.tensors),
             "intensity_flop_per_byte": self.intensity if self.bytes else None,
             "path": self.path,
             "device": self.device_name,
@@ -247,9 +245,9 @@ class Analysis:
             "limiter": self.limiter,
             "limiter_term": self.limiter_term,
             "ridge_flop_per_byte": self.ridge,
-            "terms": [term.to_dict() for term in self.terms],
+            "terms": to_plain(self.terms),
             "physical": self.physical_dict(),
-            "steps": [step.to_dict() for step in self.steps],
+            "steps": to_plain(self.steps),
             "notes": list(self.notes),
             **(self.link.to_dict() if self.link is not None else {}),
             **({"missing_rate": self.missing_rate} if self.missing_rate is not None else {}),

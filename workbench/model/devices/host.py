@@ -17,8 +17,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from workbench.records import record, to_plain
-
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)\s*$", re.IGNORECASE)
 _UNIT = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 
@@ -156,16 +154,6 @@ class HostCPU:
                 return cache
         return None
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_plain(self)
-
-
-def _plain_caches(caches: tuple[CacheLevel, ...]) -> list[dict[str, Any]]:
-    """Each cache by its name ('L1d', 'L2'): its level and kind are in the name."""
-    return [{"name": cache.name, "instance_bytes": cache.instance_bytes, "instances": cache.instances} for cache in caches]
-
-
-record(HostCPU, keys={"simd_name": "simd", "has_fma": "fma"}, dump={"caches": _plain_caches})
 
 
 def _cpuinfo(root: Path) -> list[dict[str, str]]:

@@ -74,9 +74,6 @@ class Detection:
     message: str
     gpus: tuple[DetectedGPU, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_plain(self)
-
 
 record(Detection)
 
