@@ -486,6 +486,7 @@ class RunFigures:
         fraction = self.fraction_of_bound
         return None if fraction is None else 100.0 * fraction
 
+    # by hand: most keys are figures derived from the run (properties), in the order the session's copy keeps
     def to_dict(self) -> dict[str, Any]:
         """The figures as plain JSON (one name per figure): the CLI's output and the session's derived copy."""
         return {

@@ -149,6 +149,7 @@ class Comparison:
             lines += [f"    - {note}" for note in self.notes]
         return "\n".join(lines)
 
+    # by hand: the import commands' figures, derived from the kernel, its analysis and its roofline point
     def to_dict(self) -> dict[str, Any]:
         """Everything `workbench import-ncu --match … --json` prints for one match (base units)."""
         point = self.roofline

@@ -107,6 +107,7 @@ class Profile:
             self.tool, self.layout, self.source, self.launches, self.summaries, self.notes, tuple(matches), self.number_format
         )
 
+    # by hand, with from_dict: metrics kept by choice, shared texts, the summaries' JSON written a batch at a time
     def to_dict(self, all_metrics: bool = False, lazy: bool = False, shared: "SharedTexts | None" = None) -> dict[str, Any]:
         """Plain JSON for Session.profiles: each launch's metrics with their printed text.
 

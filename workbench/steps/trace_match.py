@@ -137,6 +137,7 @@ class TraceMatch:
             return f"trace: {kernel} on {self.first.stream}"
         return f"trace: median of {len(self.intervals)} intervals of {kernel} on {self.first.stream}"
 
+    # by hand: times relative to the trace's origin, and the first interval's name three ways
     def to_dict(self, measured: "MeasuredTrace") -> dict[str, Any]:
         origin = measured.origin_ns
         out: dict[str, Any] = {
@@ -183,6 +184,7 @@ class MeasuredTrace:
     origin_ns: int  # the trace's first start: time zero when shown
     ran_on: "TraceDevice | None" = None  # the GPU the trace names, and the bounds' device it decided
 
+    # by hand: the trace's summary, counts of the matches, and at most MAX_UNMATCHED_LISTED names
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.trace.summary(),

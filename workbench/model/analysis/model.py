@@ -216,6 +216,7 @@ class Analysis:
             },
         }
 
+    # by hand: `calc --json`'s figures are the analysis's properties, not its fields
     def to_dict(self) -> dict[str, Any]:
         """Exactly what `workbench calc --json` prints."""
         return {
