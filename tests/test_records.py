@@ -112,3 +112,16 @@ def test_derived_figures_are_written_after_their_field_and_ignored_when_read() -
     assert from_plain({**data, "length_s": 99}, Span) == Span(1.0, 3.5, "a")
     with pytest.raises(ValueError, match="not always written"):
         record(Span, omit_default=("label",), after={"label": lambda span: {}})
+
+
+def test_a_dataclass_never_registered_is_refused_rather_than_guessed() -> None:
+    @dataclass(frozen=True)
+    class Stray:
+        name: str
+
+    with pytest.raises(TypeError, match="Stray is not a registered record"):
+        to_plain(Stray("a"))
+    with pytest.raises(TypeError, match="Stray is not a registered record"):
+        from_plain({"name": "a"}, Stray)
+    with pytest.raises(TypeError, match="Stray is not a registered record"):
+        to_plain([Stray("a")])

@@ -32,6 +32,11 @@ _PLAIN_OPTIONALS = (str | None, float | None, int | None, bool | None)
 _PENDING: list[tuple[type, dict[str, Any]]] = []
 
 
+def _unregistered(value: Any, kind: Any = None) -> Any:
+    named = kind if isinstance(kind, type) else type(value)
+    raise TypeError(f"{named.__name__} is not a registered record (records.record)")
+
+
 def _copy_mapping(value: Any, _kind: Any = None) -> dict[Any, Any]:
     return dict(value)
 
@@ -57,6 +62,10 @@ def _converter() -> Any:
     made.register_unstructure_hook_func(lambda kind: kind in _PLAIN_TUPLES, _list)
     made.register_unstructure_hook_func(lambda kind: kind == tuple[Mapping[str, Any], ...], _copy_mappings)
     made.register_unstructure_hook_func(lambda kind: kind in _PLAIN_OPTIONALS, identity)
+    # a dataclass reaches these only unregistered (a class's own hooks come first): its dict would be cattrs'
+    # guess at a format, so it is refused instead
+    made.register_unstructure_hook_func(dataclasses.is_dataclass, _unregistered)
+    made.register_structure_hook_func(dataclasses.is_dataclass, _unregistered)
     for cls, options in _PENDING:
         _register(made, cls, **options)
     _PENDING.clear()
