@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from workbench.records import record, to_plain
+from workbench.records import record
 from workbench.model.devices.catalogue import BANDWIDTH, DERIVED, Device, Rate, SMEM_ARCHITECTURES, match_reported_name, shared_memory_rate
 
 OK = "ok"
@@ -50,20 +50,25 @@ class DetectedGPU:
             return None
         return self.memory_clock_max_mhz * 1e6 * 2 * self.bus_width_bits / 8
 
+    # by hand: written when GPU detection ends, as the window starts, before anything else needs the converter
+    # (importing cattrs and making it would take some 28 ms of the GUI thread then)
     def to_dict(self) -> dict[str, Any]:
-        return to_plain(self)
-
-
-def _derived_bandwidth(gpu: DetectedGPU) -> dict[str, float | None]:
-    return {"derived_bandwidth_byte_per_s": gpu.derived_bandwidth()}
-
-
-# a session keeps this as its device's `detected` facts (read back by session.model.device_from_detected_facts)
-record(
-    DetectedGPU,
-    keys={"memory_total": "memory_total_bytes", "memory_free": "memory_free_bytes"},
-    after={"cuda_driver_version": _derived_bandwidth},
-)
+        return {
+            "index": self.index,
+            "name": self.name,
+            "memory_total_bytes": self.memory_total,
+            "memory_free_bytes": self.memory_free,
+            "sm_clock_max_mhz": self.sm_clock_max_mhz,
+            "memory_clock_max_mhz": self.memory_clock_max_mhz,
+            "bus_width_bits": self.bus_width_bits,
+            "compute_capability": self.compute_capability,
+            "driver_version": self.driver_version,
+            "cuda_driver_version": self.cuda_driver_version,
+            "derived_bandwidth_byte_per_s": self.derived_bandwidth(),
+            "l2_bytes": self.l2_bytes,
+            "pcie_generation": self.pcie_generation,
+            "pcie_width": self.pcie_width,
+        }
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,11 @@ class Detection:
     gpus: tuple[DetectedGPU, ...] = ()
 
 
-record(Detection)
+def _gpu_dicts(gpus: tuple[DetectedGPU, ...]) -> list[dict[str, Any]]:
+    return [gpu.to_dict() for gpu in gpus]
+
+
+record(Detection, dump={"gpus": _gpu_dicts})
 
 
 def _text(value: Any) -> str:
