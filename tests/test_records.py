@@ -15,13 +15,14 @@ import pytest
 from workbench.measure.errors import MeasurementError
 from workbench.measure.latency import LatencyReading
 from workbench.measure.record import RunRecord
+from workbench.model.devices.nvml import DetectedGPU
 from workbench.model.devices.provenance import DeviceProvenance
 from workbench.profilers.errors import ProfileError
 from workbench.profilers.names import MatchRule
 from workbench.records import from_plain, record, to_plain
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from session_bytes_synthetic import CHECK, FULL, MINIMAL, PARTIAL, PROVENANCE  # noqa: E402
+from session_bytes_synthetic import CHECK, FULL, MINIMAL, PARTIAL, PROVENANCE, TRANSFERS  # noqa: E402
 
 
 @pytest.mark.parametrize("run", [FULL, MINIMAL, PARTIAL], ids=["full", "minimal", "partial"])
@@ -38,6 +39,13 @@ def test_irregular_fields_keep_their_form() -> None:
     assert list(bare) == ["kind", "name", "catalogue_key", "matched_by", "stated_by"]
     assert PROVENANCE.to_dict()["clocks_hz"] == {"sm": 1.98e9, "dram": 2.6e9}
     assert isinstance(FULL.to_dict()["samples_s"], list) and isinstance(FULL.to_dict()["notes"], list)
+    gpu = DetectedGPU(0, "NVIDIA H100", 80, 70, 1980, 2619, 5120, "9.0", "550", "12.4", pcie_generation=5, pcie_width=16)
+    assert list(gpu.to_dict())[2:4] == ["memory_total_bytes", "memory_free_bytes"]
+    assert list(gpu.to_dict())[9:12] == ["cuda_driver_version", "derived_bandwidth_byte_per_s", "l2_bytes"]
+    assert gpu.to_dict()["derived_bandwidth_byte_per_s"] == gpu.derived_bandwidth()
+    copy, collective = (transfer.to_dict() for transfer in TRANSFERS)
+    assert list(copy)[4:7] == ["samples_s", "median_s", "rate_byte_per_s"] and "ranks" not in copy
+    assert list(collective)[-4:] == ["algbw_byte_per_s", "busbw_byte_per_s", "bus_factor", "ranks"]
 
 
 @pytest.mark.parametrize(
@@ -89,3 +97,31 @@ def test_record_registers_the_irregular_cases() -> None:
         from_plain({"name": "a", "bytes": "four"}, Sample)
     with pytest.raises(ValueError, match="has no field 'nothing'"):
         record(Sample, keys={"nothing": "x"})
+
+
+def test_derived_figures_are_written_after_their_field_and_ignored_when_read() -> None:
+    @dataclass(frozen=True)
+    class Span:
+        start: float
+        end: float
+        label: str = ""
+
+    record(Span, keys={"end": "end_s"}, after={"end": lambda span: {"length_s": span.end - span.start}})
+    data = to_plain(Span(1.0, 3.5, "a"))
+    assert list(data.items()) == [("start", 1.0), ("end_s", 3.5), ("length_s", 2.5), ("label", "a")]
+    assert from_plain({**data, "length_s": 99}, Span) == Span(1.0, 3.5, "a")
+    with pytest.raises(ValueError, match="not always written"):
+        record(Span, omit_default=("label",), after={"label": lambda span: {}})
+
+
+def test_a_dataclass_never_registered_is_refused_rather_than_guessed() -> None:
+    @dataclass(frozen=True)
+    class Stray:
+        name: str
+
+    with pytest.raises(TypeError, match="Stray is not a registered record"):
+        to_plain(Stray("a"))
+    with pytest.raises(TypeError, match="Stray is not a registered record"):
+        from_plain({"name": "a"}, Stray)
+    with pytest.raises(TypeError, match="Stray is not a registered record"):
+        to_plain([Stray("a")])

@@ -119,6 +119,7 @@ def _run_devices(args: argparse.Namespace) -> int:
     from workbench.model.devices.host import host_device
     from workbench.model.devices.nvml import detect, device_for
     from workbench.errors import DeviceError
+    from workbench.records import to_plain
     from workbench.model.units import format_bandwidth, format_bytes, format_flop_rate
 
     if args.match is not None:
@@ -131,7 +132,7 @@ def _run_devices(args: argparse.Namespace) -> int:
     if args.json:
         print_json(
             {
-                "detected": detection.to_dict(),
+                "detected": to_plain(detection),
                 "host_cpu": host.to_dict(),
                 "catalogue": [d.to_dict() for d in devices.values()],
             }
@@ -247,6 +248,7 @@ def _run_step(args: argparse.Namespace) -> int:
     from workbench.model.devices.catalogue import find_device
     from workbench.documents.step_files import read_step_file
     from workbench.steps import StepError, parse_step, parse_trace_match, step_timeline
+    from workbench.records import to_plain
 
     source = read_step_file(args.file, args.name)
     trace = None
@@ -271,7 +273,7 @@ def _run_step(args: argparse.Namespace) -> int:
     timeline = step_timeline(source.text, device, runs, context, trace=trace, rules=rules)
     breakdown = where_time_goes(timeline, device)
     if args.json:
-        print_json({**timeline.to_dict(), "where_time_goes": breakdown.to_dict()})
+        print_json({**timeline.to_dict(), "where_time_goes": to_plain(breakdown)})
     else:
         echo("\n".join([timeline.summary_text(), "", *breakdown.text_lines(KIND), "", *breakdown.text_lines(MODULE)]))
     return EXIT_OK

@@ -26,7 +26,7 @@ from workbench.model.devices.catalogue import Device
 from workbench.errors import WorkbenchError
 from workbench.steps import BOUND, StepLine, Timeline
 from workbench.model.units import format_bytes, format_flop, format_time
-from workbench.records import record, to_plain
+from workbench.records import record
 
 MODULE, KIND = "module", "kind"
 TOP_LEVEL = "(step)"
@@ -65,9 +65,6 @@ class Group:
     measured: int  # operations timed by a trace or a run, not by their bound
     limiter: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_plain(self)
-
 
 record(Group)
 
@@ -76,20 +73,12 @@ record(Group)
 class Breakdown:
     """The step's operations grouped both ways; each list by time, largest first."""
 
+    total_s: float  # the operations' summed time: what the shares divide
     by_module: tuple[Group, ...]
     by_kind: tuple[Group, ...]
-    total_s: float  # the operations' summed time: what the shares divide
 
     def groups(self, by: str) -> tuple[Group, ...]:
         return self.by_module if by == MODULE else self.by_kind
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "share_of": "the operations' summed time",
-            "operations_total_s": self.total_s,
-            "by_module": to_plain(self.by_module),
-            "by_kind": to_plain(self.by_kind),
-        }
 
     def text_lines(self, by: str = KIND) -> list[str]:
         """The table as text for the CLI: one group a line."""
@@ -104,6 +93,10 @@ class Breakdown:
                 f"{group.measured}/{group.count} measured  {group.limiter}"
             )
         return lines
+
+
+# what the shares are of, said in the data itself
+record(Breakdown, header={"share_of": "the operations' summed time"}, keys={"total_s": "operations_total_s"})
 
 
 def _limiter(bounds: Mapping[str, float], counts: Mapping[str, int]) -> str:
@@ -158,7 +151,7 @@ def where_time_goes(timeline: Timeline, device: Device | None) -> Breakdown:
         groups.sort(key=lambda group: (-group.time_s, group.name))
         return tuple(groups)
 
-    return Breakdown(grouped(lambda op: operation_module(op.name)), grouped(operation_kind), total)
+    return Breakdown(total, grouped(lambda op: operation_module(op.name)), grouped(operation_kind))
 
 
 __all__ = ["COLUMNS", "KIND", "MODULE", "Breakdown", "Group", "operation_kind", "operation_module", "where_time_goes"]

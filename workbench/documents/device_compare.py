@@ -49,6 +49,7 @@ class DeviceBound:
             return None
         return 100.0 * bound / self.measured_time_s
 
+    # by hand: the cell's figures are its analysis's, or its device's where there is none
     def to_dict(self) -> dict[str, Any]:
         """The figures `workbench compare --json` prints; the shared keys equal `workbench calc --json`'s."""
         a = self.analysis
@@ -90,6 +91,7 @@ class DeviceComparison:
         for row in self.rows:
             yield from row
 
+    # by hand: a list of its cells' dicts, not a mapping
     def to_dict(self) -> list[dict[str, Any]]:
         return [cell.to_dict() for cell in self.cells()]
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 from workbench.model.devices import Device
+from workbench.records import from_plain, record, to_plain
 from workbench.documents.session import (
     OperationEntry,
     RunEncodings,
@@ -250,27 +251,54 @@ class Snapshot:
         return cls(digest(file_bytes), _fingerprints(session), tuple(run_keys(session.runs)))
 
     def to_dict(self) -> dict[str, Any]:
-        parts = {key: list(value) if isinstance(value, tuple) else value for key, value in self.parts.items()}
-        return {"digest": self.digest, "parts": parts, "runs": list(self.runs)}
+        return to_plain(self)
 
     @classmethod
     def from_dict(cls, data: Any) -> "Snapshot | None":
         """A snapshot kept in a recovery file; None when it is missing or not one (then nothing is assumed)."""
-        if not isinstance(data, Mapping):
+        try:
+            return from_plain(data, cls) if isinstance(data, Mapping) else None
+        except (KeyError, TypeError, ValueError):
             return None
-        file_digest, parts_data, runs = data.get("digest"), data.get("parts"), data.get("runs")
-        if not isinstance(file_digest, str) or not isinstance(parts_data, Mapping) or not isinstance(runs, list):
-            return None
-        if not all(isinstance(key, str) for key in runs):
-            return None
-        parts: dict[str, str | tuple[str, ...]] = {}
-        for key in (*_SCALAR_PARTS, *_LIST_PARTS):
-            value = parts_data.get(key)
-            if key in _SCALAR_PARTS and isinstance(value, str):
-                parts[key] = value
-            elif key in _LIST_PARTS and isinstance(value, list) and all(isinstance(item, str) for item in value):
-                parts[key] = tuple(value)
-        return cls(file_digest, parts, tuple(runs))
+
+
+def _digest_text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("a snapshot's digest is text")
+    return value
+
+
+def _known_parts(value: Any) -> dict[str, str | tuple[str, ...]]:
+    """The parts a snapshot names rightly: a scalar part's fingerprint, a list part's list of them; others left out."""
+    if not isinstance(value, Mapping):
+        raise TypeError("a snapshot's parts are a mapping")
+    parts: dict[str, str | tuple[str, ...]] = {}
+    for key in (*_SCALAR_PARTS, *_LIST_PARTS):
+        part = value.get(key)
+        if key in _SCALAR_PARTS and isinstance(part, str):
+            parts[key] = part
+        elif key in _LIST_PARTS and isinstance(part, list) and all(isinstance(item, str) for item in part):
+            parts[key] = tuple(part)
+    return parts
+
+
+def _run_keys(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(key, str) for key in value):
+        raise TypeError("a snapshot's runs are a list of keys")
+    return tuple(value)
+
+
+def _plain_parts(parts: Mapping[str, str | tuple[str, ...]]) -> dict[str, str | list[str]]:
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in parts.items()}
+
+
+# every key is required (a snapshot missing one is none); a part of the wrong form is unknown, not a fault
+record(
+    Snapshot,
+    missing={"parts": None, "runs": None},
+    dump={"parts": _plain_parts},
+    load={"digest": _digest_text, "parts": _known_parts, "runs": _run_keys},
+)
 
 
 def _fingerprints(session: Session) -> dict[str, str | tuple[str, ...]]:

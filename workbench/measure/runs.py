@@ -42,6 +42,7 @@ from workbench.measure.errors import MeasurementError
 from workbench.measure.record import CANCELLED, INVALID, MAX_SAMPLE_S, OK, RECORD_FORMAT, RECORD_VERSION, WARM, RunRecord
 from workbench.measure.stats import TimingStats, per_second, summarize
 from workbench.model.plausibility import Evidence, ImpossibleResult, impossible_result, uses_nominal_rate
+from workbench.records import to_plain
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from workbench.measure.run import RunStarted
@@ -485,6 +486,7 @@ class RunFigures:
         fraction = self.fraction_of_bound
         return None if fraction is None else 100.0 * fraction
 
+    # by hand: most keys are figures derived from the run (properties), in the order the session's copy keeps
     def to_dict(self) -> dict[str, Any]:
         """The figures as plain JSON (one name per figure): the CLI's output and the session's derived copy."""
         return {
@@ -503,7 +505,7 @@ class RunFigures:
             "bound_time_s": self.bound_time_s,
             "limiter": self.limiter,
             "percent_of_bound": self.percent_of_bound,
-            "impossible": self.impossible.to_dict() if self.impossible else None,
+            "impossible": to_plain(self.impossible),
             "missed_assumption": self.missed,
         }
 

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from workbench.measure.errors import MeasurementError, UnsupportedMeasurement
-from workbench.records import from_plain, record
+from workbench.records import from_plain, record, to_plain
 
 MIN_TRANSFER_ITERATIONS = 30
 _WARMUP_CALLS = 3
@@ -115,23 +115,7 @@ class TransferMeasurement:
         return text
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "key": self.key,
-            "kind": self.kind,
-            "label": self.label,
-            "bytes_per_call": self.bytes_per_call,
-            "samples_s": list(self.samples_s),
-            "median_s": self.median_s,
-            "rate_byte_per_s": self.rate,
-            "timer": self.timer,
-            "method": self.method,
-            "device": self.device,
-        }
-        if self.bus_factor is not None:
-            data.update(
-                {"algbw_byte_per_s": self.algbw, "busbw_byte_per_s": self.rate, "bus_factor": self.bus_factor, "ranks": self.ranks}
-            )
-        return data
+        return to_plain(self)
 
     @classmethod
     def from_dict(cls, data: Any) -> "TransferMeasurement":
@@ -150,8 +134,25 @@ def _transfer_samples(value: Any) -> tuple[float, ...]:
     return samples
 
 
-# read through the converter; written by to_dict, whose figures (median, rates) sit between the fields
-record(TransferMeasurement, missing={"timer": "", "method": "", "device": ""}, load={"samples_s": _transfer_samples})
+def _median_and_rate(transfer: TransferMeasurement) -> dict[str, float]:
+    return {"median_s": transfer.median_s, "rate_byte_per_s": transfer.rate}
+
+
+def _collective_rates(transfer: TransferMeasurement) -> dict[str, float]:
+    if transfer.bus_factor is None:
+        return {}
+    return {"algbw_byte_per_s": transfer.algbw, "busbw_byte_per_s": transfer.rate}
+
+
+# the median and the rates are written for a reader of the file (and read back from the samples, never from them);
+# bus factor and ranks only for a collective
+record(
+    TransferMeasurement,
+    omit_default=("bus_factor", "ranks"),
+    missing={"timer": "", "method": "", "device": ""},
+    load={"samples_s": _transfer_samples},
+    after={"samples_s": _median_and_rate, "device": _collective_rates},
+)
 
 
 def _check_iterations(iterations: int) -> int:

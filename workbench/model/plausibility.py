@@ -20,6 +20,7 @@ from typing import Callable
 
 from workbench.model.devices.catalogue import NOMINAL
 from workbench.model.units import format_bytes, format_number
+from workbench.records import record
 
 IMPOSSIBLE_FRACTION = 1.05  # bound time / measured time above this (and above 1 at the slow end) is flagged
 
@@ -162,15 +163,10 @@ class ImpossibleResult:
         """The headline and each reason on its own line."""
         return "\n".join([self.headline, *(f"  {reason.as_text()}" for reason in self.reasons)])
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "percent_of_bound": self.percent_of_bound,
-            "device": self.device_name,
-            "reasons": [
-                {"name": r.name, "explanation": r.explanation, "evidence": r.evidence, "likely": r.likely}
-                for r in self.reasons
-            ],
-        }
+
+
+record(Reason)
+record(ImpossibleResult, keys={"device_name": "device"})
 
 
 def is_beyond_bound(fraction_of_bound: float | None, slow_fraction: float | None = None) -> bool:

@@ -13,7 +13,7 @@ from workbench.model.ops import REGISTRY
 from workbench.profilers.kernels import Kernel
 from workbench.profilers.records import NCU
 from workbench.model.units import format_bytes, format_flop, format_int, format_time
-from workbench.records import record, to_plain
+from workbench.records import record
 
 TOLERANCE = 0.05  # within ±5 % of the floor counts as reaching it (counter noise, rounding by ncu)
 SHORT_KERNEL_S = 10e-6  # below this, launch ramp-up and the tail wave weigh on the duration
@@ -39,8 +39,6 @@ class Cause:
         tail = f" [{self.evidence}]" if self.evidence else ""
         return f"{flag}: {self.name} — {self.explanation}{tail}"
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_plain(self)
 
 
 record(Cause)

@@ -45,6 +45,7 @@ from workbench.profilers.numbers import NumberFormat
 from workbench.profilers.profile import Profile
 from workbench.profilers.records import NCU, NCU_CONDITIONS_NOTE, NSYS, NSYS_CONDITIONS_NOTE, KernelTimesTable
 from workbench.profilers.symptoms import BandwidthSymptom, bandwidth_symptom
+from workbench.records import to_plain
 from workbench.model.units import (
     format_bandwidth,
     format_bytes,
@@ -148,6 +149,7 @@ class Comparison:
             lines += [f"    - {note}" for note in self.notes]
         return "\n".join(lines)
 
+    # by hand: the import commands' figures, derived from the kernel, its analysis and its roofline point
     def to_dict(self) -> dict[str, Any]:
         """Everything `workbench import-ncu --match … --json` prints for one match (base units)."""
         point = self.roofline
@@ -179,15 +181,15 @@ class Comparison:
             "duration_ratio": self.duration_ratio,
             "achieved_bandwidth_byte_per_s": self.achieved_bandwidth,
             "bandwidth_byte_per_s": self.bandwidth,
-            "traffic_causes": [cause.to_dict() for cause in self.traffic_causes],
-            "flop_causes": [cause.to_dict() for cause in self.flop_causes],
-            "time_causes": [cause.to_dict() for cause in self.time_causes],
+            "traffic_causes": to_plain(self.traffic_causes),
+            "flop_causes": to_plain(self.flop_causes),
+            "time_causes": to_plain(self.time_causes),
             "roofline": None
             if point is None
             else {"intensity_flop_per_byte": point.intensity, "flop_per_s": point.flop_rate, "flop_source": point.flop_source},
-            "steps": [step.to_dict() for step in self.steps],
+            "steps": to_plain(self.steps),
             "notes": list(self.notes),
-            "impossible": self.impossible.to_dict() if self.impossible is not None else None,
+            "impossible": to_plain(self.impossible),
         }
 
 

@@ -97,6 +97,7 @@ class LevelBytes:
             parts.append(part + (f", {format_intensity(intensity)}" if intensity is not None else ""))
         return "; ".join(parts) if parts else "no level counters in the file"
 
+    # by hand: figures derived from the readings and the FLOP given, not the fields
     def to_dict(self, flop: float | None = None) -> dict[str, object]:
         """The method, and per level its bytes, the metrics they came from and (given the FLOP) the intensity."""
         levels: dict[str, object] = {}
@@ -182,6 +183,7 @@ class Kernel:
             return None
         return RooflinePoint(self.base_name, flop / float(self.dram.total.value), flop / float(self.duration.value), source)
 
+    # by hand: the CLI's figures, derived from the launches under the convention given
     def to_dict(self, convention: str = "fma2") -> dict[str, object]:
         """The per-kernel figures the CLI prints as JSON (base units), with both methods' level bytes (ncu)."""
         data: dict[str, object] = {

@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable
 
 from workbench.profilers.errors import ProfileError
-from workbench.records import record, to_plain
+from workbench.records import record
 
 PERIOD = "."
 COMMA = ","
@@ -180,8 +180,6 @@ class NumberFormat:
             )
         return f"numbers read with the {name} as decimal mark ({example}); no value in the file depends on it"
 
-    def to_dict(self) -> dict[str, object]:
-        return to_plain(self)
 
 
 # a profile record's number format (read back, with its checks, by records.number_format_from)

@@ -18,6 +18,7 @@ from workbench.profilers.counters import is_used_metric
 from workbench.profilers.errors import ProfileError
 from workbench.profilers.kernels import Kernel, group_kernels
 from workbench.profilers.names import MatchRule
+from workbench.records import to_plain
 from workbench.profilers.numbers import NumberFormat
 from workbench.profilers.records import (
     NCU,
@@ -106,6 +107,7 @@ class Profile:
             self.tool, self.layout, self.source, self.launches, self.summaries, self.notes, tuple(matches), self.number_format
         )
 
+    # by hand, with from_dict: metrics kept by choice, shared texts, the summaries' JSON written a batch at a time
     def to_dict(self, all_metrics: bool = False, lazy: bool = False, shared: "SharedTexts | None" = None) -> dict[str, Any]:
         """Plain JSON for Session.profiles: each launch's metrics with their printed text.
 
@@ -131,7 +133,7 @@ class Profile:
             "layout": self.layout,
             "source": self.source,
             "notes": list(self.notes),
-            "number_format": None if self.number_format is None else self.number_format.to_dict(),
+            "number_format": to_plain(self.number_format),
             "matches": [rule.to_dict() for rule in self.matches],
             "launches": launches,
             "summaries": summaries,

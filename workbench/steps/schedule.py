@@ -167,6 +167,7 @@ class Timeline:
         compute = _union([(p.start, p.end) for p in self.placed if not p.communication])
         return _subtract(comm, compute)
 
+    # by hand: each operation's entry joins its interval, its time, its declaration and the what-ifs
     def to_dict(self) -> dict[str, Any]:
         """What `workbench step --json` prints."""
         out = {

@@ -15,6 +15,7 @@ from workbench.profilers.names import kernel_base_names
 from workbench.profilers.trace import KERNEL, KIND_NAMES, Interval, Trace
 from workbench.steps.language import StepError, StepLine, StepPlan
 from workbench.model.units import format_time
+from workbench.records import record, to_plain
 
 # -- an imported trace --------------------------------------------------------
 #
@@ -56,8 +57,13 @@ class TraceDevice:
     device: Device | None  # its catalogue entry, None where the catalogue knows no such GPU
     note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"gpu": self.gpu, "device": self.device.key if self.device is not None else None, "note": self.note}
+
+
+def _device_key(device: Device | None) -> str | None:
+    return device.key if device is not None else None
+
+
+record(TraceDevice, dump={"device": _device_key})  # the device by its catalogue key
 
 
 def trace_device(trace: Trace, chosen: Device | None) -> TraceDevice | None:
@@ -96,6 +102,9 @@ class TracePart:
     median_s: float  # of its own durations
 
 
+record(TracePart)
+
+
 @dataclass(frozen=True)
 class TraceMatch:
     """The trace intervals dealt to one operation, and how they were chosen.
@@ -128,6 +137,7 @@ class TraceMatch:
             return f"trace: {kernel} on {self.first.stream}"
         return f"trace: median of {len(self.intervals)} intervals of {kernel} on {self.first.stream}"
 
+    # by hand: times relative to the trace's origin, and the first interval's name three ways
     def to_dict(self, measured: "MeasuredTrace") -> dict[str, Any]:
         origin = measured.origin_ns
         out: dict[str, Any] = {
@@ -145,10 +155,7 @@ class TraceMatch:
         }
         if self.parts:
             out["combined"] = "span: the first kernel's start to the last kernel's end, per iteration"
-            out["parts"] = [
-                {"rule": part.rule, "kernel": part.kernel, "intervals": part.intervals, "median_s": part.median_s}
-                for part in self.parts
-            ]
+            out["parts"] = to_plain(self.parts)
             out["left_out_intervals"] = self.left_out
         return out
 
@@ -163,6 +170,9 @@ class Unmatched:
     total_s: float
 
 
+record(Unmatched)
+
+
 @dataclass(frozen=True)
 class MeasuredTrace:
     """A trace matched to a step: the intervals each operation took, and what was left over."""
@@ -174,16 +184,14 @@ class MeasuredTrace:
     origin_ns: int  # the trace's first start: time zero when shown
     ran_on: "TraceDevice | None" = None  # the GPU the trace names, and the bounds' device it decided
 
+    # by hand: the trace's summary, counts of the matches, and at most MAX_UNMATCHED_LISTED names
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.trace.summary(),
-            **({"ran_on": self.ran_on.to_dict()} if self.ran_on is not None else {}),
+            **({"ran_on": to_plain(self.ran_on)} if self.ran_on is not None else {}),
             "matched": {name: len(match.intervals) for name, match in self.matches.items()},
             "unmatched_operations": list(self.unmatched_operations),
-            "unmatched": [
-                {"name": item.name, "kind": item.kind, "count": item.count, "total_s": item.total_s}
-                for item in self.unmatched[:MAX_UNMATCHED_LISTED]
-            ],
+            "unmatched": to_plain(list(self.unmatched[:MAX_UNMATCHED_LISTED])),
             "unmatched_names": len(self.unmatched),
         }
 

@@ -171,6 +171,7 @@ class ImportResult:
             lines.append(str(self.analysis))
         return "\n".join(lines)
 
+    # by hand: figures counted from the traced step, and its timeline's own dict
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "description": self.step.description,

@@ -277,6 +277,8 @@ def canonical_declaration(text: Any) -> str | None:
         return None
 
 
+# read by hand, not through the converter: a malformed fact is unknown rather than a fault, and the PCIe link
+# NVML reported is not read back (the device keeps its catalogue host link)
 def device_from_detected_facts(facts: Mapping[str, Any]) -> Device:
     """Rebuild the Device for a GPU from the NVML facts a session kept (`DetectedGPU.to_dict()`)."""
     from workbench.model.devices.nvml import DetectedGPU, device_for

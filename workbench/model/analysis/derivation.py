@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol
 from workbench.model.analysis.terms import COMPUTE, HIERARCHY, LINK, MEMORY, MEMORY_TERMS, MLP, Term, side_times
 from workbench.model.devices.interfaces import HBM, HOST
 from workbench.model.ops.base import FlopTerm, Tensor
+from workbench.records import record
 from workbench.model.units import (
     format_bandwidth,
     format_bytes,
@@ -96,9 +97,6 @@ class DerivationLine:
     result: str
     relation: str = "="  # "⇒" where the result is a conclusion rather than a value
 
-    def to_dict(self) -> dict[str, str]:
-        return {"label": self.label, "expression": self.expression, "result": self.result}
-
     @property
     def body(self) -> str:
         """Expression and result as one line: '2·M·N·K = … = 137,438,953,472 FLOP'."""
@@ -106,6 +104,9 @@ class DerivationLine:
 
     def as_text(self) -> str:
         return f"{self.label}: {self.body}"
+
+
+record(DerivationLine, leave_out=("relation",))  # the relation is in `body`'s words, not in `calc --json`
 
 
 def substitute(formula: str, values: Mapping[str, Any]) -> str:

@@ -44,6 +44,7 @@ class LinkTerm:
         algbw = self.message_bytes / bound
         return replace(self, algbw=algbw, busbw=algbw * float(self.bus_factor))
 
+    # by hand: half the keys are the link's or derived (latency = time − transfer time)
     def to_dict(self) -> dict[str, Any]:
         """The keys `workbench calc --json` adds for a collective."""
         return {

@@ -23,6 +23,7 @@ from workbench.model.devices.catalogue import Device, Rate
 from workbench.model.devices.interfaces import HOST
 from workbench.model.ops.base import Workload
 from workbench.model.units import format_time
+from workbench.records import record, to_plain
 
 if TYPE_CHECKING:
     from workbench.model.implementations import PhysicalWork
@@ -47,15 +48,9 @@ class TensorTraffic:
     bytes: int
     note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "role": self.role,
-            "shape": list(self.shape),
-            "dtype": self.dtype,
-            "bytes": self.bytes,
-            "note": self.note,
-        }
+
+
+record(TensorTraffic, leave_out=("shape_symbols",))  # `calc --json` gives the shape in numbers only
 
 
 @dataclass(frozen=True)
@@ -221,6 +216,7 @@ class Analysis:
             },
         }
 
+    # by hand: `calc --json`'s figures are the analysis's properties, not its fields
     def to_dict(self) -> dict[str, Any]:
         """Exactly what `workbench calc --json` prints."""
         return {
@@ -232,7 +228,7 @@ class Analysis:
             "bytes": self.bytes,
             "interface": self.interface,
             "memory": self.memory_name,
-            "tensors": [t.to_dict() for t in self.tensors],
+            "tensors": to_plain(self.tensors),
             "intensity_flop_per_byte": self.intensity if self.bytes else None,
             "path": self.path,
             "device": self.device_name,
@@ -250,9 +246,9 @@ class Analysis:
             "limiter": self.limiter,
             "limiter_term": self.limiter_term,
             "ridge_flop_per_byte": self.ridge,
-            "terms": [term.to_dict() for term in self.terms],
+            "terms": to_plain(self.terms),
             "physical": self.physical_dict(),
-            "steps": [step.to_dict() for step in self.steps],
+            "steps": to_plain(self.steps),
             "notes": list(self.notes),
             **(self.link.to_dict() if self.link is not None else {}),
             **({"missing_rate": self.missing_rate} if self.missing_rate is not None else {}),

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from workbench.model.devices.catalogue import Rate
+from workbench.records import record
 from workbench.model.devices.interfaces import HBM, HOST, L2, SMEM, interface
 
 COMPUTE = "compute"
@@ -92,22 +93,17 @@ class Term:
         """Where the rate comes from: datasheet, derived, measured or entered (None without a rate)."""
         return self.rate.source if self.rate is not None else None
 
-    def to_dict(self) -> dict[str, Any]:
-        """One entry of `calc --json`'s `terms`."""
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "resource": self.resource,
-            "title": self.title,
-            "amount": self.amount,
-            "unit": self.unit,
-            "rate": self.rate.value if self.rate is not None else None,
-            "rate_unit": self.rate_unit,
-            "time_s": self.time_s,
-            "source": self.source,
-            "citation": self.rate.citation if self.rate is not None else None,
-            "limiter": self.limiter,
-        }
+
+def _rate_value(rate: Rate | None) -> float | None:
+    return rate.value if rate is not None else None
+
+
+def _rate_origin(term: Term) -> dict[str, Any]:
+    return {"source": term.source, "citation": term.rate.citation if term.rate is not None else None, "limiter": term.limiter}
+
+
+# the rate as its figure, with where it comes from and the limiter the term gives after the time
+record(Term, dump={"rate": _rate_value}, after={"time_s": _rate_origin})
 
 
 def compute_term(path: str, flop: int, rate: Rate | None, quantization: Any = None) -> Term:

@@ -136,6 +136,7 @@ class DeviceMatch:
     candidates: tuple[str, ...]  # keys of the family the name belongs to
     closest: bool = False  # True when nothing told the variants apart and the first was taken
 
+    # by hand: its key and name are its device's
     def to_dict(self) -> dict[str, Any]:
         return {
             "key": self.device.key,

@@ -255,6 +255,7 @@ class Device:
         """Intensity (FLOP/B) where the compute roof of `path` meets the memory roof."""
         return self.rate(path).value / self.bandwidth.value
 
+    # by hand: the rates in use, per interface and per latency, are derived from peak, overrides and latency
     def to_dict(self) -> dict[str, Any]:
         """Plain data: identity, memory, and every rate with its source."""
         return {

@@ -154,22 +154,6 @@ class HostCPU:
                 return cache
         return None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "architecture": self.architecture,
-            "physical_cores": self.physical_cores,
-            "logical_cores": self.logical_cores,
-            "clock_mhz": self.clock_mhz,
-            "clock_source": self.clock_source,
-            "simd_bits": self.simd_bits,
-            "simd": self.simd_name,
-            "fma": self.has_fma,
-            "caches": [
-                {"name": c.name, "instance_bytes": c.instance_bytes, "instances": c.instances} for c in self.caches
-            ],
-            "memory_bytes": self.memory_bytes,
-        }
 
 
 def _cpuinfo(root: Path) -> list[dict[str, str]]:

@@ -59,19 +59,6 @@ class Link:
             text = f"{format_si(self.line_rate_bit_per_s, 'b/s')} = {text}"
         return f"{text} ({format_bandwidth(self.both_directions)} both directions)"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "name": self.name,
-            "kind": self.kind,
-            "per_direction_byte_per_s": self.per_direction,
-            "both_directions_byte_per_s": self.both_directions,
-            "line_rate_bit_per_s": self.line_rate_bit_per_s,
-            "source": self.source,
-            "origin": self.origin,
-            "notes": self.notes,
-        }
-
 
 def link_from_table(key: str, table: Mapping[str, Any]) -> Link:
     """One [links.KEY] table as a Link; a network figure whose bits and bytes disagree is refused."""

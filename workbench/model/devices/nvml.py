@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from workbench.records import record
 from workbench.model.devices.catalogue import BANDWIDTH, DERIVED, Device, Rate, SMEM_ARCHITECTURES, match_reported_name, shared_memory_rate
 
 OK = "ok"
@@ -49,6 +50,8 @@ class DetectedGPU:
             return None
         return self.memory_clock_max_mhz * 1e6 * 2 * self.bus_width_bits / 8
 
+    # by hand: written when GPU detection ends, as the window starts, before anything else needs the converter
+    # (importing cattrs and making it would take some 28 ms of the GUI thread then)
     def to_dict(self) -> dict[str, Any]:
         return {
             "index": self.index,
@@ -76,8 +79,12 @@ class Detection:
     message: str
     gpus: tuple[DetectedGPU, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "message": self.message, "gpus": [g.to_dict() for g in self.gpus]}
+
+def _gpu_dicts(gpus: tuple[DetectedGPU, ...]) -> list[dict[str, Any]]:
+    return [gpu.to_dict() for gpu in gpus]
+
+
+record(Detection, dump={"gpus": _gpu_dicts})
 
 
 def _text(value: Any) -> str:
