@@ -181,6 +181,7 @@ class OperationsView(QWidget):
             if row >= len(self._items):
                 item = QListWidgetItem(entry.name)
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+                del self._rows_shown[row:]  # a new item has shown nothing yet: its look is set whatever it shows
                 # Its look set before it joins the list: each setter on a listed item is a change the view
                 # answers (thousands of them when a model's session opens).
                 self._show_row(row, entry, item)
@@ -209,7 +210,7 @@ class OperationsView(QWidget):
         state = self.document.state(entry)
         # What the row shows depends on these alone: a keystroke in one operation leaves the others' rows
         # untouched (no Qt calls for them).
-        key = (entry.name, entry.declaration, entry.name_automatic, str(state.error) if state.error else "", id(item))
+        key = (entry.name, entry.declaration, entry.name_automatic, str(state.error) if state.error else "")
         if row >= len(shown):
             shown.extend([()] * (row + 1 - len(shown)))
         elif shown[row] == key:
