@@ -391,3 +391,22 @@ def test_a_session_of_thousands_of_runs_is_parsed_once_not_on_every_refresh(cpu_
     assert len(parses) == 3000
     again = runs_module.read_runs(session_runs)
     assert len(parses) == 3000 and [a is b for a, b in zip(first, again)] == [True] * 3000
+
+
+def test_a_bound_on_a_results_own_device_is_analysed_once_per_device_object() -> None:
+    from workbench.measure.runs import bound_analysis
+    from workbench.model.declare import parse
+
+    gemm = parse("gemm(M=4096, N=4096, K=4096, dtype=fp16)")
+    h100 = find_device("h100-sxm")
+    first = bound_analysis(gemm, h100, "fma2", "full")
+    assert bound_analysis(parse(str(gemm)), h100, "fma2", "full") is first  # an equal declaration: the same analysis
+    # 2 × 4096³ FLOP / 989 TFLOP/s = 139 µs
+    assert first.bound_time == pytest.approx(2 * 4096**3 / 989e12)
+    # another device object with a measured rate is another device: its own bound, not the one kept
+    measured = replace(h100, overrides={"fp16_tc": Rate(494.5e12, "measured")})
+    assert bound_analysis(gemm, measured, "fma2", "full").bound_time == pytest.approx(2 * 4096**3 / 494.5e12)
+    no_device = bound_analysis(gemm, None, "fma2", "full")
+    assert no_device.bound_time is None and no_device.flop == 2 * 4096**3
+    v100 = find_device("v100-sxm2")
+    assert bound_analysis(parse("gemm(M=64, N=64, K=64, dtype=int8)"), v100, "fma2", "full").startswith("no bound on NVIDIA Tesla V100")

@@ -7,7 +7,7 @@ any number of groups (no widget per row).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
@@ -67,16 +67,18 @@ class BreakdownModel(QAbstractTableModel):
 
 
 class BreakdownView(QWidget):
-    """A grouping choice above the sortable table."""
+    """A grouping choice above the sortable table; `on_grouping` hears the grouping the user chooses (the owner's
+    view state keeps it and gives it back with each breakdown)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, on_grouping: Callable[[str], None] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.breakdown: Breakdown | None = None
+        self.on_grouping = on_grouping
         self.by = QComboBox()
         self.by.setObjectName("breakdownBy")
         self.by.addItem("by kind", KIND)
         self.by.addItem("by module", MODULE)
-        self.by.currentIndexChanged.connect(self._show)
+        self.by.currentIndexChanged.connect(self._grouping_chosen)
         self.note = plain(QLabel("Share: of the operations' summed time."))
         self.note.setToolTip("Overlapping streams make the step shorter than the operations' summed time.")
         self.note.setWordWrap(True)  # never wider than the page: at presentation size on a projector it wraps
@@ -100,8 +102,19 @@ class BreakdownView(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.table, 1)
 
-    def set_breakdown(self, breakdown: Breakdown | None) -> None:
+    def set_breakdown(self, breakdown: Breakdown | None, by: str | None = None) -> None:
+        """Show `breakdown` grouped `by` (KIND or MODULE; None: as chosen now)."""
         self.breakdown = breakdown
+        index = self.by.findData(by) if by is not None else -1
+        if index >= 0 and index != self.by.currentIndex():
+            self.by.blockSignals(True)
+            self.by.setCurrentIndex(index)
+            self.by.blockSignals(False)
+        self._show()
+
+    def _grouping_chosen(self, *_: object) -> None:
+        if self.on_grouping is not None:
+            self.on_grouping(self.by.currentData())
         self._show()
 
     def _show(self, *_: object) -> None:

@@ -11,8 +11,8 @@ function behind `workbench compare` and the CSV and Markdown exports.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+import functools
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,60 +43,32 @@ from workbench.documents.device_compare import (
     comparison_csv,
     comparison_markdown,
     limiter_text,
-    roofline_points,
 )
+from workbench.model.analysis import Analysis
 from workbench.model.devices import Device, catalogue
 from workbench.model.devices.host import host_device
-from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.plot_common import LogAxis, intensity_tick, log_plot_widget, si_tick, short_path
 from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.gui.scroll_page import scrolled_content
 from workbench.model.units import format_bandwidth, format_flop_rate, format_intensity, format_time
+from workbench.state.compare_view import (
+    CELL_FASTEST,
+    CELL_NONE,
+    SESSION_DEVICE,
+    Choice,
+    ComparePlot,
+    CompareViewState,
+    cell_look,
+    compare_plot,
+    device_choices,
+)
 
-SESSION_DEVICE = "__session__"  # the list item standing for the session's device, overrides included
 DEVICE_COLOURS = ("#c62828", "#1565c0", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#ad1457")
-DEFAULT_OTHERS = ("h200-sxm", "a100-sxm-80gb")  # shown beside the session's device the first time
 FASTEST_BACKGROUND = "#e8f5e9"
-STYLE_ROLE = Qt.ItemDataRole.UserRole + 1  # "plain", "fastest" or "none": whether a cell's look must change
-
-
-@dataclass
-class CompareState:
-    """What the Compare tab shows: the chosen device items, in the order they were chosen."""
-
-    chosen: list[str] = field(default_factory=lambda: [SESSION_DEVICE, *DEFAULT_OTHERS])
-
-
-def _cell_points(cell: Any, colour: Any) -> tuple[list[dict[str, Any]], list[float]]:
-    """One device's marks at the operation's intensity: its attainable rate (a dot) and, when a run of it was
-    measured, the rate the run reached (a star); with the achieved rates, which the plot's range must include."""
-    analysis = cell.analysis
-    points: list[dict[str, Any]] = []
-    rates: list[float] = []
-    if not (analysis.bytes and analysis.attainable_rate):
-        return points, rates
-    points.append(
-        {
-            "pos": (math.log10(analysis.intensity), math.log10(analysis.attainable_rate)),
-            "brush": pg.mkBrush(colour),
-            "symbol": "o",
-        }
-    )
-    if cell.measured_time_s and analysis.flop:
-        achieved = analysis.flop / cell.measured_time_s  # FLOP/s the run reached on this device
-        points.append(
-            {
-                "pos": (math.log10(analysis.intensity), math.log10(achieved)),
-                "brush": pg.mkBrush("w"),
-                "pen": pg.mkPen(colour, width=2),
-                "symbol": "star",
-                "size": 15,
-            }
-        )
-        rates.append(achieved)
-    return points, rates
+STYLE_ROLE = Qt.ItemDataRole.UserRole + 1  # the cell's look (CELL_PLAIN, CELL_FASTEST, CELL_NONE): whether it must change
+TEXT_CACHE_SIZE = 4096  # cells' texts kept: a few refreshes of a large session on several devices
 
 
 class CompareView(RefreshWhenShown, QWidget):
@@ -105,10 +77,10 @@ class CompareView(RefreshWhenShown, QWidget):
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        self.state = CompareState()
+        # the devices chosen and the operation selected (shared with the other views)
+        self.state = CompareViewState(row=max(document.current, 0))
         self.comparison: DeviceComparison | None = None
         self._analyses: AnalysisCache = {}  # reused across refreshes: an edit recomputes only its own row
-        self._text_cache: dict[tuple[Any, ...], tuple[Any, str, str]] = {}
 
         left = self._build_device_list()
         self._build_table()
@@ -138,7 +110,6 @@ class CompareView(RefreshWhenShown, QWidget):
         layout.addLayout(buttons)
         self._fit_plot_height(self.font())
 
-        self._row = max(document.current, 0)  # the selected operation, shared with the other views
         document.selection_changed.connect(self._operation_selected)
         for signal in (
             document.analysis_changed,
@@ -235,20 +206,9 @@ class CompareView(RefreshWhenShown, QWidget):
         return buttons
 
     # ------------------------------------------------------------------ devices
-    def available(self) -> list[tuple[str, str, Device | None]]:
+    def available(self) -> list[Choice]:
         """(item key, label, device) for every device that can be chosen, in list order."""
-        entries: list[tuple[str, str, Device | None]] = []
-        session_device = self.document.device
-        if session_device is not None:
-            measured = " (measured/entered rates)" if session_device.overrides else ""
-            entries.append((SESSION_DEVICE, f"Session: {session_device.name}{measured}", session_device))
-        for key, device in self.document.detected.items():
-            entries.append((key, f"{device.name} ({key})", device))
-        host = host_device()
-        entries.append((host.key, host.name, host))
-        for device in catalogue().values():
-            entries.append((device.key, device.name, device))
-        return entries
+        return device_choices(self.document.device, self.document.detected, host_device(), catalogue().values())
 
     def _fill_device_list(self, *_: object) -> None:
         self.device_list.blockSignals(True)
@@ -282,23 +242,17 @@ class CompareView(RefreshWhenShown, QWidget):
         QTimer.singleShot(0, self._fit_device_list)  # once the tab has been laid out at its size
 
     def _device_toggled(self, item: QListWidgetItem) -> None:
-        key = item.data(Qt.ItemDataRole.UserRole)
-        checked = item.checkState() == Qt.CheckState.Checked
-        if checked and key not in self.state.chosen:
-            self.state.chosen.append(key)
-        elif not checked and key in self.state.chosen:
-            self.state.chosen.remove(key)
+        self.state = self.state.ticking(item.data(Qt.ItemDataRole.UserRole), item.checkState() == Qt.CheckState.Checked)
         self.refresh()
 
     def set_chosen(self, keys: list[str]) -> None:
         """Choose the compared devices by item key (SESSION_DEVICE for the session's device)."""
-        self.state.chosen = list(dict.fromkeys(keys))
+        self.state = self.state.choosing(keys)
         self._fill_device_list()
         self.refresh()
 
     def chosen_devices(self) -> list[Device]:
-        by_key = {key: device for key, _, device in self.available() if device is not None}
-        return [by_key[key] for key in self.state.chosen if key in by_key]
+        return self.state.chosen_devices(self.available())
 
     # ------------------------------------------------------------------ drawing
     def refresh(self, *_: object) -> None:
@@ -322,9 +276,9 @@ class CompareView(RefreshWhenShown, QWidget):
             return
         self.comparison = compare_session(self.document.session, devices, cache=self._analyses)
         self._fill_table(self.comparison)
-        self._row = min(max(self._row, 0), len(self.comparison.rows) - 1)
+        self.state = replace(self.state, row=self.state.shown_row(len(self.comparison.rows)))
         self.table.blockSignals(True)
-        self.table.setCurrentCell(self._row, 0)
+        self.table.setCurrentCell(self.state.row, 0)
         self.table.blockSignals(False)
         self._draw_plot(self.comparison)
         self.caption.setText(
@@ -362,10 +316,8 @@ class CompareView(RefreshWhenShown, QWidget):
         for row, cells in enumerate(comparison.rows):
             fastest = comparison.fastest(row)
             for column, cell in enumerate(cells):
-                text, tip = self._texts(cell)
-                style = "none" if cell.analysis is None or cell.bound_time_s is None else (
-                    "fastest" if column in fastest and len(cells) > 1 else "plain"
-                )
+                text, tip = _texts(cell)
+                style = cell_look(comparison, row, column, fastest)
                 item = table.item(row, column)
                 if item is not None and item.text() == text and item.data(STYLE_ROLE) == style:
                     continue
@@ -373,9 +325,9 @@ class CompareView(RefreshWhenShown, QWidget):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tooltip(tip))
                 item.setData(STYLE_ROLE, style)
-                if style == "none":
+                if style == CELL_NONE:
                     item.setForeground(QBrush(QColor("#8d5a00")))
-                elif style == "fastest":
+                elif style == CELL_FASTEST:
                     item.setBackground(QBrush(QColor(FASTEST_BACKGROUND)))
                     bold = item.font()
                     bold.setBold(True)
@@ -384,29 +336,18 @@ class CompareView(RefreshWhenShown, QWidget):
         if changed:
             table.resizeRowsToContents()
 
-    def _texts(self, cell: DeviceBound) -> tuple[str, str]:
-        """A cell's text and tooltip, kept per analysis: formatting them costs more than drawing them."""
-        key = (id(cell.analysis), cell.error, cell.measured_time_s, cell.measured_runs, cell.device.key)
-        found = self._text_cache.get(key)
-        if found is None or found[0] is not cell.analysis:
-            if len(self._text_cache) > 4096:
-                self._text_cache.clear()
-            found = (cell.analysis, cell_text(cell), cell_tooltip(cell))
-            self._text_cache[key] = found
-        return found[1], found[2]
-
     def _row_chosen(self, row: int, *_: int) -> None:
-        if row < 0 or row == self._row or self.comparison is None:
+        if row < 0 or row == self.state.row or self.comparison is None:
             return
-        self._row = row
+        self.state = replace(self.state, row=row)
         self._draw_plot(self.comparison)
         self.document.select(row)  # the other views follow the operation chosen here
 
     def _operation_selected(self, *_: object) -> None:
         row = self.document.current
-        if row < 0 or row == self._row:
+        if row < 0 or row == self.state.row:
             return
-        self._row = row
+        self.state = replace(self.state, row=row)
         if self.comparison is not None and row < len(self.comparison.rows) and not self._dirty:
             self.table.blockSignals(True)
             self.table.setCurrentCell(row, 0)
@@ -437,57 +378,25 @@ class CompareView(RefreshWhenShown, QWidget):
         self.point_label.setText("")
         if comparison is None or not comparison.rows:
             return
-        row = comparison.rows[min(self._row, len(comparison.rows) - 1)]
-        intensities = [c.analysis.intensity for c in row if c.analysis is not None and math.isfinite(c.analysis.intensity) and c.analysis.intensity > 0]
-        ridges = [c.analysis.ridge for c in row if c.analysis is not None and c.analysis.ridge]
-        spots = [*intensities, *ridges] or [1.0]
-        low = min(spots) / 30
-        high = max(spots) * 30
-        while len(self.roofs) < len(row):
+        plot = compare_plot(comparison, self.state.shown_row(len(comparison.rows)))
+        while len(self.roofs) < len(comparison.devices):
             line = pg.PlotDataItem()
             self.plot.addItem(line)
             self.roofs.append(line)
-        points: list[dict[str, Any]] = []
-        rates: list[float] = []
-        for column, cell in enumerate(row):
-            colour = DEVICE_COLOURS[column % len(DEVICE_COLOURS)]
-            analysis = cell.analysis
-            if analysis is None or analysis.compute_rate is None or analysis.bandwidth is None:
-                continue
-            try:
-                corners = roofline_points(cell.device, analysis.path, low, high)
-            except WorkbenchError:
-                continue
-            line = self.roofs[column]
-            assumed = analysis.compute_rate.source in ("datasheet", "derived")
-            style = Qt.PenStyle.DashLine if assumed else Qt.PenStyle.SolidLine
-            line.setData([math.log10(x) for x, _ in corners], [math.log10(y) for _, y in corners])
-            line.setPen(pg.mkPen(colour, width=2.2, style=style))
+        for roof in plot.roofs:
+            line = self.roofs[roof.column]
+            style = Qt.PenStyle.DashLine if roof.assumed else Qt.PenStyle.SolidLine
+            line.setData(list(roof.xs), list(roof.ys))
+            line.setPen(pg.mkPen(_colour(roof.column), width=2.2, style=style))
             line.setVisible(True)
-            rates += [y for _, y in corners]
-            entries.append(
-                (
-                    line,
-                    f"{short_name(cell.device)}: {short_path(analysis.path)} {format_flop_rate(analysis.compute_rate.value)}, "
-                    f"{format_bandwidth(analysis.bandwidth.value)}, ridge {format_intensity(analysis.ridge or 0)}",
-                )
-            )
-            cell_points, achieved = _cell_points(cell, colour)
-            points += cell_points
-            rates += achieved
-        self.points.setData(points)
-        if points:
-            first = row[0]
-            x, y = points[0]["pos"]
-            heights = [p["pos"][1] for p in points]
-            self.point_label.setText(first.operation)
-            self.point_label.setPos(x + 0.12, (max(heights) + min(heights)) / 2)
-        if rates:
-            y_low = math.log10(min(rates)) - 0.3
-            y_high = math.log10(max(rates)) + 0.2
-            self.plot.getViewBox().setRange(
-                xRange=(math.log10(low), math.log10(high)), yRange=(y_low, y_high), padding=0
-            )
+            entries.append((line, _legend_text(roof.cell)))
+        self.points.setData(_spots(plot))
+        if plot.label is not None:
+            text, x, y = plot.label
+            self.point_label.setText(text)
+            self.point_label.setPos(x, y)
+        if plot.y_range is not None:
+            self.plot.getViewBox().setRange(xRange=plot.x_range, yRange=plot.y_range, padding=0)
 
     # ------------------------------------------------------------------ exports
     def export_to(self, path: str, kind: str) -> None:
@@ -526,6 +435,31 @@ class CompareView(RefreshWhenShown, QWidget):
         self.widget.setMinimumHeight(max(240, 16 * QFontMetrics(font).height()))
 
 
+def _colour(column: int) -> str:
+    return DEVICE_COLOURS[column % len(DEVICE_COLOURS)]
+
+
+def _legend_text(cell: DeviceBound) -> str:
+    """A roof's legend line: the device, the path's rate, the bandwidth and the ridge."""
+    analysis = cell.analysis
+    assert analysis is not None and analysis.compute_rate is not None and analysis.bandwidth is not None
+    return (f"{short_name(cell.device)}: {short_path(analysis.path)} {format_flop_rate(analysis.compute_rate.value)}, "
+            f"{format_bandwidth(analysis.bandwidth.value)}, ridge {format_intensity(analysis.ridge or 0)}")
+
+
+def _spots(plot: ComparePlot) -> list[dict[str, Any]]:
+    """The marks as the scatter's spots: a dot in the device's colour at the bound, a star where a run reached."""
+    spots: list[dict[str, Any]] = []
+    for mark in plot.marks:
+        colour = _colour(mark.column)
+        if mark.measured:
+            spots.append({"pos": (mark.x, mark.y), "brush": pg.mkBrush("w"), "pen": pg.mkPen(colour, width=2),
+                          "symbol": "star", "size": 15})
+        else:
+            spots.append({"pos": (mark.x, mark.y), "brush": pg.mkBrush(colour), "symbol": "o"})
+    return spots
+
+
 def short_name(device: Device) -> str:
     """A column header: the name without the vendor ('H100 SXM'), 'This machine' for the host CPU."""
     if device.name.startswith("This machine: "):
@@ -540,25 +474,49 @@ def short_name(device: Device) -> str:
 
 def cell_text(cell: DeviceBound) -> str:
     """Two or three short lines: bound and limiter; ridge; measured time and % of bound."""
-    analysis = cell.analysis
-    if analysis is None or cell.bound_time_s is None:
-        return f"no bound\n{cell.error}" if cell.error else "no bound"
-    lines = [f"{format_time(cell.bound_time_s)} · {limiter_text(analysis, short_path)}"]
-    if analysis.ridge:
-        lines.append(f"ridge {format_intensity(analysis.ridge)}")
-    if cell.measured_time_s is not None:
-        percent = cell.percent_of_bound
-        share = f" ({percent:.0f} % of bound)" if percent is not None else ""
-        runs = f", {cell.measured_runs} runs" if cell.measured_runs > 1 else ""
-        lines.append(f"measured {format_time(cell.measured_time_s)}{share}{runs}")
-    return "\n".join(lines)
+    return _text(cell.analysis, cell.error, cell.measured_time_s, cell.measured_runs)
 
 
 def cell_tooltip(cell: DeviceBound) -> str:
-    analysis = cell.analysis
+    """The device, each time term with its rate and where the rate came from; whether a run measured it."""
+    return _tooltip(cell.analysis, cell.error, _device_title(cell.device), cell.measured_time_s)
+
+
+def _texts(cell: DeviceBound) -> tuple[str, str]:
+    """A cell's text and tooltip (`_cell_texts`, kept by the figures they show)."""
+    return _cell_texts(cell.analysis, cell.error, cell.measured_time_s, cell.measured_runs, _device_title(cell.device))
+
+
+@functools.lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _cell_texts(analysis: Analysis | None, error: str | None, measured_time_s: float | None, measured_runs: int,
+                device_title: str) -> tuple[str, str]:
+    """Kept by value: formatting a cell costs more than drawing it, and the analysis of an unchanged operation comes
+    back equal (from the comparison's cache) at each refresh."""
+    return _text(analysis, error, measured_time_s, measured_runs), _tooltip(analysis, error, device_title, measured_time_s)
+
+
+def _device_title(device: Device) -> str:
+    return f"{device.name} ({device.key})"
+
+
+def _text(analysis: Analysis | None, error: str | None, measured_time_s: float | None, measured_runs: int) -> str:
+    bound = analysis.bound_time if analysis is not None else None
+    if analysis is None or bound is None:
+        return f"no bound\n{error}" if error else "no bound"
+    lines = [f"{format_time(bound)} · {limiter_text(analysis, short_path)}"]
+    if analysis.ridge:
+        lines.append(f"ridge {format_intensity(analysis.ridge)}")
+    if measured_time_s is not None:
+        share = f" ({100.0 * bound / measured_time_s:.0f} % of bound)" if measured_time_s else ""
+        runs = f", {measured_runs} runs" if measured_runs > 1 else ""
+        lines.append(f"measured {format_time(measured_time_s)}{share}{runs}")
+    return "\n".join(lines)
+
+
+def _tooltip(analysis: Analysis | None, error: str | None, device_title: str, measured_time_s: float | None) -> str:
     if analysis is None:
-        return cell.error or ""
-    parts = [f"{cell.device.name} ({cell.device.key})"]
+        return error or ""
+    parts = [device_title]
     if analysis.compute_time is not None and analysis.compute_rate is not None:
         parts.append(
             f"compute {format_time(analysis.compute_time)} on {analysis.path} at "
@@ -570,6 +528,9 @@ def cell_tooltip(cell: DeviceBound) -> str:
         )
     if analysis.link is not None and analysis.link.time is not None:
         parts.append(f"link {format_time(analysis.link.time)} over {analysis.link.link.name} ({analysis.link.link.origin})")
-    if cell.measured_time_s is None:
+    if measured_time_s is None:
         parts.append("no run of this operation on this device")
     return "\n".join(parts)
+
+
+__all__ = ["SESSION_DEVICE", "CompareView", "cell_text", "cell_tooltip", "short_name"]

@@ -222,7 +222,7 @@ class _MeasuredLayer:
         self.impossible_items = _MarkItems(plot, IMPOSSIBLE_COLOUR, True, "x", 5.2)
         self.marks: list[MeasuredMark] = []
         self._by_run: dict[int, MeasuredMark] = {}
-        self._legend_rows: dict[int, str] = {}  # id of a scatter → its legend text now
+        self._legend_rows: dict[str, str] = {}  # kind of mark (VALID, …) → its legend text now
         for items in self._all_items():
             items.scatter.sigHovered.connect(self._hovered)
 
@@ -243,26 +243,26 @@ class _MeasuredLayer:
         self.impossible_items.show(by_style[IMPOSSIBLE], beam, with_labels=True)
         others = sorted({m.device for m in by_style[OTHER_DEVICE]})
         other_legend = f"run on {', '.join(others)}: not against these roofs" if others else ""
-        self._legend(self.valid_items.scatter, self.legend_valid if by_style[VALID] else "")
-        self._legend(self.not_valid_items.scatter, NOT_VALID_LEGEND if by_style[NOT_VALID] else "")
-        self._legend(self.other_items.scatter, other_legend)
-        self._legend(self.impossible_items.scatter, IMPOSSIBLE_LEGEND if by_style[IMPOSSIBLE] else "")
+        self._legend(VALID, self.valid_items.scatter, self.legend_valid if by_style[VALID] else "")
+        self._legend(NOT_VALID, self.not_valid_items.scatter, NOT_VALID_LEGEND if by_style[NOT_VALID] else "")
+        self._legend(OTHER_DEVICE, self.other_items.scatter, other_legend)
+        self._legend(IMPOSSIBLE, self.impossible_items.scatter, IMPOSSIBLE_LEGEND if by_style[IMPOSSIBLE] else "")
 
-    def _legend(self, item: pg.ScatterPlotItem, text: str) -> None:
-        """Show `item` in the legend under `text` ('' removes its row)."""
-        if self._legend_rows.get(id(item), "") == text:
+    def _legend(self, kind: str, item: pg.ScatterPlotItem, text: str) -> None:
+        """Show `item`, the scatter of the marks of `kind`, in the legend under `text` ('' removes its row)."""
+        if self._legend_rows.get(kind, "") == text:
             return
         if self.legend is not None:
-            self.legend.set_entry(f"measured {id(item)}", item, text)
-            self._legend_rows[id(item)] = text
+            self.legend.set_entry(f"measured {kind}", item, text)
+            self._legend_rows[kind] = text
             return
         legend = self.plot.addLegend(offset=(12, 10))  # the plot's one legend (created by whoever asks first)
-        if self._legend_rows.get(id(item)):
+        if self._legend_rows.get(kind):
             legend.removeItem(item)
         if text:
             legend.setBrush(pg.mkBrush(255, 255, 255, 220))
             legend.addItem(item, html_text(text))  # pyqtgraph's legend rows are HTML; a run's device is outside text
-        self._legend_rows[id(item)] = text
+        self._legend_rows[kind] = text
 
     def tip(self, run_index: Any) -> str:
         if not isinstance(run_index, (int, np.integer)):

@@ -21,7 +21,7 @@ from workbench.errors import WorkbenchError
 from workbench.profilers.records import NCU, TOOL_TITLES
 from workbench.measure.runs import bound_analysis, run_device
 from workbench.documents.session import OperationEntry
-from workbench.gui.identity import ByIdentity
+from workbench.identity import ByIdentity
 from workbench.model.units import format_bytes, format_flop_rate, format_intensity, format_number, format_time
 
 if TYPE_CHECKING:  # pragma: no cover - typing only

@@ -9,6 +9,7 @@ intervals beside their bounds with the kernels no operation took.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QThread, Signal
@@ -22,8 +23,9 @@ from workbench.profilers.matching import MatchRule
 from workbench.profilers.stopping import ReadStopped
 from workbench.profilers.trace import Trace
 from workbench.profilers.trace_reader import read_trace
-from workbench.steps import MeasuredTrace, StepPlan, Timeline, parse_trace_match
+from workbench.steps import MeasuredTrace, StepPlan, Timeline
 from workbench.model.units import format_time
+from workbench.state.timeline_view import TimelineViewState, trace_plot, unmatched_lines
 
 # The bars' colours, shared with the step plot (gui/timeline_view.py).
 COMPUTE_BRUSH = QColor(66, 133, 244)
@@ -31,8 +33,6 @@ COMMUNICATION_BRUSH = QColor(245, 148, 38)
 UNMATCHED_BRUSH = QColor(170, 170, 170)
 BOUND_PEN = pg.mkPen(QColor(27, 94, 32), width=2)
 BOUND_BRUSH = QColor(76, 175, 80, 110)
-MAX_TRACE_BARS = 4000  # intervals drawn around the matched ones; the rest are in the trace, not on screen
-MAX_UNMATCHED_LINES = 50
 TRACE_FILTER = ("Traces (*.sqlite *.csv *.json *.json.gz);;Nsight Systems trace (*.sqlite *.csv);;"
                 "PyTorch profiler trace (*.json *.json.gz);;All files (*)")
 NO_TRACE = "No trace imported."  # one short line: at presentation size on a projector every line counts
@@ -92,6 +92,8 @@ class _TraceLine(QLabel):
 class TimelineTrace:
     """The trace part of `TimelineView`: its widgets, the import in a worker thread, and the measured plot."""
 
+    state: TimelineViewState  # the view's; the match rules typed are kept there
+
     def _make_trace_widgets(self) -> None:
         """Import trace…, Cancel, Clear trace and the match rules; the lines about the trace; its plot and the
         kernels left unmatched."""
@@ -123,6 +125,7 @@ class TimelineTrace:
             "time order; several patterns for one operation make it of several kernels (*splitk_kernel*=fwd; "
             "splitKreduce*=fwd), timed per iteration from the first rule's kernel's start to the last kernel's end"
         )
+        self.rules_edit.textChanged.connect(self._rules_typed)
         self.rules_edit.editingFinished.connect(self.mark_dirty)
         self.trace_label = plain(_TraceLine(NO_TRACE))
         self.trace_label.setToolTip(NO_TRACE_HINT)
@@ -150,11 +153,13 @@ class TimelineTrace:
         self.unmatched.setMaximumHeight(76)
         self.unmatched.setVisible(False)
 
+    def _rules_typed(self, text: str) -> None:
+        self.state = replace(self.state, match_rules=text)  # the step is timed again once the editing is finished
+
     def _rules(self, plan: StepPlan) -> list[MatchRule]:
-        """The match rules typed in, 'PATTERN=OPERATION' separated by ';' (errors name the rule)."""
-        if self.trace is None:
-            return []
-        return [parse_trace_match(part.strip(), plan) for part in self.rules_edit.text().split(";") if part.strip()]
+        """The match rules typed in, 'PATTERN=OPERATION' separated by ';' (errors name the rule); none without a
+        trace."""
+        return self.state.rules(plan) if self.trace is not None else []
 
     def choose_trace(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Import trace (Nsight Systems or PyTorch profiler)", "", TRACE_FILTER)
@@ -231,58 +236,29 @@ class TimelineTrace:
         if measured is None:
             self.unmatched.setPlainText("")
             return
-        trace = measured.trace
-        origin = measured.origin_ns
-        firsts = [match.first for match in measured.matches.values()]
-        if firsts:
-            window = (min(i.start_ns for i in firsts), max(match.first_end_ns for match in measured.matches.values()))
-        else:
-            window = (origin, max(trace.end[: MAX_TRACE_BARS]) if len(trace) else origin)
-        margin = (window[1] - window[0]) // 20
-        low, high = window[0] - margin, window[1] + margin
-        shown = self._rows_in_window(trace, low, high)
-        matched_rows = {row: name for name, match in measured.matches.items() for row in match.first_rows}
-        streams = sorted({trace.stream[i] for i in shown} | {trace.stream[row] for row in matched_rows})
-        lane = {stream: index for index, stream in enumerate(streams)}
-        plot.getAxis("left").setTicks([[(index, trace.stream_label(stream)) for stream, index in lane.items()]])
-        grey = [i for i in shown if i not in matched_rows]
-        if grey:
-            plot.addItem(pg.BarGraphItem(
-                x0=[(trace.start[i] - origin) / 1e9 for i in grey], x1=[(trace.end[i] - origin) / 1e9 for i in grey],
-                y=[lane[trace.stream[i]] for i in grey], height=0.5, brush=UNMATCHED_BRUSH, pen=pg.mkPen(QColor(120, 120, 120)),
-            ))
-        for row, name in matched_rows.items():
-            item = trace.interval(row)
-            y = lane[trace.stream[row]]
-            start, end = (item.start_ns - origin) / 1e9, (item.end_ns - origin) / 1e9
-            brush = COMMUNICATION_BRUSH if item.communication else COMPUTE_BRUSH
-            plot.addItem(pg.BarGraphItem(x0=[start], x1=[end], y=[y + 0.08], height=0.42, brush=brush, pen=pg.mkPen(QColor(40, 40, 40))))
-        for name, match in measured.matches.items():  # one label and one bound per operation, over its first iteration
-            y = lane[trace.stream[match.first.index]]
-            start, end = (match.first.start_ns - origin) / 1e9, (match.first_end_ns - origin) / 1e9
-            longest = max(match.first_rows, key=lambda row: trace.end[row] - trace.start[row])  # white text on its bar
-            label = pg.TextItem(f"{name} {format_time(end - start)}", color=(255, 255, 255), anchor=(0.5, 0.5))
-            label.setToolTip(f"{name}: {match.detail()}\nkernel: {match.first.name}")  # the full name, the short form in the detail
-            label.setPos((trace.start[longest] + trace.end[longest] - 2 * origin) / 2e9, lane[trace.stream[longest]] + 0.08)
+        layout = trace_plot(measured, timeline)
+        plot.getAxis("left").setTicks([list(layout.lanes)])
+        x0, x1, lanes = layout.grey
+        if x0:
+            plot.addItem(pg.BarGraphItem(x0=x0, x1=x1, y=lanes, height=0.5, brush=UNMATCHED_BRUSH, pen=pg.mkPen(QColor(120, 120, 120))))
+        for start, end, lane, communication in layout.matched:
+            brush = COMMUNICATION_BRUSH if communication else COMPUTE_BRUSH
+            plot.addItem(pg.BarGraphItem(x0=[start], x1=[end], y=[lane + 0.08], height=0.42, brush=brush, pen=pg.mkPen(QColor(40, 40, 40))))
+        for operation in layout.operations:  # one label and one bound per operation, over its first iteration
+            label = pg.TextItem(operation.label, color=(255, 255, 255), anchor=(0.5, 0.5))  # white text on its bar
+            label.setToolTip(operation.tip)
+            label.setPos(operation.label_x, operation.label_lane + 0.08)
             plot.addItem(label)
-            bound = timeline.times[name].bound_s if timeline is not None and name in timeline.times else None
+            bound, start, y = operation.bound_s, operation.start, operation.lane
             if bound:
                 plot.addItem(pg.BarGraphItem(x0=[start], x1=[start + bound], y=[y - 0.27], height=0.14, brush=BOUND_BRUSH, pen=BOUND_PEN))
-                if len(streams) == 1:  # room under a single lane; with several the table's Bound column says it
+                if len(layout.lanes) == 1:  # room under a single lane; with several the table's Bound column says it
                     note = pg.TextItem(f"bound {format_time(bound)}", color=(27, 94, 32), anchor=(0.0, 0.0))
                     note.setPos(start, y - 0.34)  # under the bound's bar, from the interval's start
                     plot.addItem(note)
-        plot.setYRange(-0.75, len(streams) - 0.4, padding=0)
-        plot.setXRange((low - origin) / 1e9, (high - origin) / 1e9, padding=0)
-        lines = []
-        if measured.unmatched_operations:
-            lines.append(f"No interval matched: {', '.join(measured.unmatched_operations)} (timed by a run or the bound)")
-        lines.append(f"Unmatched kernels and copies ({len(measured.unmatched)} names):" if measured.unmatched else "Every interval matched an operation.")
-        for item in measured.unmatched[:MAX_UNMATCHED_LINES]:
-            lines.append(f"  {item.count:>8,} × {format_time(item.total_s):>10} total   {item.name}")
-        if len(measured.unmatched) > MAX_UNMATCHED_LINES:
-            lines.append(f"  … and {len(measured.unmatched) - MAX_UNMATCHED_LINES} more")
-        self.unmatched.setPlainText("\n".join(lines))
+        plot.setYRange(*layout.y_range, padding=0)
+        plot.setXRange(*layout.x_range, padding=0)
+        self.unmatched.setPlainText("\n".join(unmatched_lines(measured)))
 
     def _show_trace_device(self, measured: MeasuredTrace | None) -> None:
         """'Ran on NVIDIA A100-SXM4-40GB: bounds on a100-sxm-40gb', or the line saying the device chosen was set aside."""
@@ -298,11 +274,3 @@ class TimelineTrace:
             where = f": bounds on {ran_on.device.key} ({ran_on.device.name})" if ran_on.device is not None else ""
             self.trace_device.setText(f"The trace ran on {ran_on.gpu}{where}")
             self.trace_device.setStyleSheet("")
-
-    @staticmethod
-    def _rows_in_window(trace: Trace, low: int, high: int) -> list[int]:
-        """Rows overlapping [low, high], at most MAX_TRACE_BARS, without a Python pass over a large trace."""
-        import numpy as np
-
-        _, starts, ends = trace.columns()
-        return [int(i) for i in np.flatnonzero((ends >= low) & (starts <= high))[:MAX_TRACE_BARS]]

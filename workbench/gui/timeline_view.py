@@ -27,7 +27,7 @@ again, or use `workbench step FILE --trace TRACE`).
 
 from __future__ import annotations
 
-import math
+from dataclasses import replace
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
@@ -55,23 +55,30 @@ from workbench.gui.scroll_page import scrolled_content
 from workbench.gui.timeline_bars import BarStyle, TimelineBars
 from workbench.gui.timeline_trace import COMMUNICATION_BRUSH, COMPUTE_BRUSH, NO_TRACE, TimelineTrace
 from workbench.gui.whatif_table import WhatIfTable
-from workbench.model.naming import abbreviated_path
 from workbench.steps import Timeline, parse_step, step_timeline
-from workbench.scenes.timeline_frame import LaneBars
 from workbench.model.units import format_time
+from workbench.state.timeline_view import (
+    COMMUNICATION,
+    COMMUNICATION_CRITICAL,
+    COMPUTE,
+    COMPUTE_CRITICAL,
+    TimelineViewState,
+    named_lanes,
+    path_text,
+    step_lanes,
+)
 
 CRITICAL_COLOR = QColor(183, 28, 28)
 EXPOSED_BRUSH = QColor(220, 40, 40, 60)
 EXPOSED_TEXT = QColor(183, 28, 28)
-# The step plot's bar styles by number: compute 0, compute on the critical path 1, communication 2, on the path 3.
+# The step plot's bar styles by number (workbench.state.timeline_view.step_lanes chooses each bar's).
 BAR_STYLES = {
-    0: BarStyle(COMPUTE_BRUSH, QColor(40, 40, 40), 1, QColor(255, 255, 255)),
-    1: BarStyle(COMPUTE_BRUSH, CRITICAL_COLOR, 3, QColor(255, 255, 255)),
-    2: BarStyle(COMMUNICATION_BRUSH, QColor(40, 40, 40), 1, QColor(0, 0, 0)),
-    3: BarStyle(COMMUNICATION_BRUSH, CRITICAL_COLOR, 3, QColor(0, 0, 0)),
+    COMPUTE: BarStyle(COMPUTE_BRUSH, QColor(40, 40, 40), 1, QColor(255, 255, 255)),
+    COMPUTE_CRITICAL: BarStyle(COMPUTE_BRUSH, CRITICAL_COLOR, 3, QColor(255, 255, 255)),
+    COMMUNICATION: BarStyle(COMMUNICATION_BRUSH, QColor(40, 40, 40), 1, QColor(0, 0, 0)),
+    COMMUNICATION_CRITICAL: BarStyle(COMMUNICATION_BRUSH, CRITICAL_COLOR, 3, QColor(0, 0, 0)),
 }
 MAX_BAR_LABELS = 60  # operation names drawn at once on the step plot: the widest in view
-LONG_PATH_CHARACTERS = 90  # a critical path abbreviated to more than this names only its first and last operation
 STEP_EXAMPLE = "data-parallel-step"  # the built-in example the empty editor's hint points to
 
 
@@ -82,21 +89,6 @@ def empty_hint() -> str:
         "# A step: one operation a line, name = declaration [on stream] [after a, b]\n"
         f"# e.g. {EXAMPLES_MENU.replace('&', '')} ▸ {title}"
     )
-
-
-def _critical_line(timeline: Timeline, lane: dict[str, int]) -> tuple[list[float], list[float]]:
-    """The critical path as a polyline just above its bars: along a lane from an operation's start to its end and
-    on to the next one's, stepping between lanes where the path does. Points inside a straight run along one lane
-    are left out (the line is the same), so a path of thousands of operations on one stream is a few segments."""
-    by_name = {item.name: item for item in timeline.placed}
-    points = []
-    for name in timeline.critical_path:  # just above the bars, so the names stay legible
-        item = by_name[name]
-        y = lane[item.stream] + 0.36
-        points += [(item.start, y), (item.end, y)]
-    kept = [point for index, point in enumerate(points)
-            if index in (0, len(points) - 1) or not (points[index - 1][1] == point[1] == points[index + 1][1])]
-    return [x for x, _ in kept], [y for _, y in kept]
 
 
 class _WrappedPane(QWidget):
@@ -126,7 +118,7 @@ class TimelineView(TimelineTrace, RefreshWhenShown, QWidget):
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        self.speedups: dict[str, float] = {}
+        self.state = TimelineViewState()  # the what-ifs, the match rules, the breakdown's grouping
         self.timeline: Timeline | None = None
         self.baseline: Timeline | None = None
         self._make_step_widgets()
@@ -204,7 +196,7 @@ class TimelineView(TimelineTrace, RefreshWhenShown, QWidget):
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(top)
         splitter.addWidget(middle)
-        self.breakdown_view = BreakdownView()
+        self.breakdown_view = BreakdownView(self._group_breakdown)
         self.tables = QTabWidget()
         self.tables.setObjectName("timelineTables")
         self.tables.addTab(self.table, "What if")
@@ -234,8 +226,16 @@ class TimelineView(TimelineTrace, RefreshWhenShown, QWidget):
     def step_text(self) -> str | None:
         return self.document.core.step_text
 
+    @property
+    def speedups(self) -> dict[str, float]:
+        """The what-ifs: operation → how many times faster it runs."""
+        return self.state.speedup_map()
+
+    def _group_breakdown(self, by: str) -> None:
+        self.state = replace(self.state, breakdown_by=by)
+
     def _load_session(self) -> None:
-        self.speedups = {}
+        self.state = replace(self.state, speedups=())
         if getattr(self, "trace", None) is not None:  # a trace belongs to the step it was imported for
             self.trace = None
             self.clear_button.setEnabled(False)
@@ -289,7 +289,7 @@ class TimelineView(TimelineTrace, RefreshWhenShown, QWidget):
         device = self.document.device
         try:
             plan = parse_step(text)
-            self.speedups = {name: f for name, f in self.speedups.items() if name in plan.names()}
+            self.state = self.state.keeping_speedups(plan.names())
             context = session.figure_context(device)
             rules = self._rules(plan)
             self.baseline = step_timeline(plan, device, session.runs, context, trace=self.trace, rules=rules)
@@ -310,7 +310,7 @@ class TimelineView(TimelineTrace, RefreshWhenShown, QWidget):
         self._draw(self.timeline)
         self._fill_table(self.timeline)
         self._draw_trace(self.baseline)
-        self.breakdown_view.set_breakdown(where_time_goes(self.baseline, device))
+        self.breakdown_view.set_breakdown(where_time_goes(self.baseline, device), self.state.breakdown_by)
 
     def _show_error(self, message: str) -> None:
         self.error.setText(message)
@@ -322,16 +322,13 @@ class TimelineView(TimelineTrace, RefreshWhenShown, QWidget):
         step = f"<b>Step time {format_time(t.step_time)}</b>"
         if self.speedups and base.step_time != t.step_time:
             step += f" (was {format_time(base.step_time)} before the what-ifs)"
-        path, shown = " → ".join(t.critical_path), abbreviated_path(t.critical_path)
-        if len(shown) > LONG_PATH_CHARACTERS:  # a traced model's module paths: one name at each end
-            shown = abbreviated_path(t.critical_path, each_end=1)
+        shown, whole = path_text(t.critical_path)
         self.summary.setText(
             f"{step} · communication exposed {format_time(t.exposed_communication)}, hidden "
             f"{format_time(t.hidden_communication)}<br>critical path {html_text(shown)}"
         )
         # A path of hundreds of operations is named whole on hover, not in a label that would push the plot off.
-        whole = f"Critical path ({len(t.critical_path):,} operations): {path}"
-        self.summary.setToolTip(tooltip(whole) if shown != path else "")
+        self.summary.setToolTip(tooltip(whole) if whole else "")
 
     _streams: list[str] = []
 
@@ -341,8 +338,7 @@ class TimelineView(TimelineTrace, RefreshWhenShown, QWidget):
         streams = self._streams
         room = self.plot.getViewBox().height()
         line = QFontMetrics(self.plot.getAxis("left").style.get("tickFont") or self.plot.font()).height() * 1.2
-        every = max(1, math.ceil(len(streams) * line / room)) if room > 0 else 1
-        self.plot.getAxis("left").setTicks([[(index, stream) for index, stream in enumerate(streams) if index % every == 0]])
+        self.plot.getAxis("left").setTicks([[(index, streams[index]) for index in named_lanes(len(streams), room, line)]])
 
     def _draw(self, timeline: Timeline | None) -> None:
         """The step's lanes: one item (`TimelineBars`) draws the bars, their names and the exposed spans from what
@@ -355,28 +351,17 @@ class TimelineView(TimelineTrace, RefreshWhenShown, QWidget):
         if timeline is None:
             axis.setTicks([[]])
             return
-        import numpy as np
-
-        streams = timeline.plan.streams()
-        lane = {stream: index for index, stream in enumerate(streams)}
-        self._streams = list(streams)
+        lanes = step_lanes(timeline)
+        self._streams = list(lanes.streams)
         self._label_streams()
-        critical = set(timeline.critical_path)
-        placed = timeline.placed
-        starts = np.fromiter((item.start for item in placed), dtype=float, count=len(placed))
-        ends = np.fromiter((item.end for item in placed), dtype=float, count=len(placed))
-        lanes = np.fromiter((lane[item.stream] for item in placed), dtype=float, count=len(placed))
-        styles = np.fromiter(((2 if item.communication else 0) + (item.name in critical) for item in placed),
-                             dtype=int, count=len(placed))
-        self.bars = TimelineBars(LaneBars(starts, ends, lanes, styles), [item.name for item in placed], BAR_STYLES,
-                                 len(streams), timeline.exposed_intervals(), EXPOSED_BRUSH, EXPOSED_TEXT,
-                                 grid=plot.getAxis("bottom"), max_labels=MAX_BAR_LABELS)
+        self.bars = TimelineBars(lanes.bars, lanes.names, BAR_STYLES, len(lanes.streams), timeline.exposed_intervals(),
+                                 EXPOSED_BRUSH, EXPOSED_TEXT, grid=plot.getAxis("bottom"), max_labels=MAX_BAR_LABELS)
         self.bars.setFont(self.plot.font())
         plot.addItem(self.bars)
-        xs, ys = _critical_line(timeline, lane)
+        xs, ys = lanes.critical
         plot.addItem(pg.PlotDataItem(xs, ys, pen=pg.mkPen(QColor(183, 28, 28), width=2, style=Qt.PenStyle.DashLine)))
-        plot.setYRange(-0.7, len(streams) - 0.2, padding=0)
-        plot.setXRange(0, timeline.step_time, padding=0.02)
+        plot.setYRange(*lanes.y_range, padding=0)
+        plot.setXRange(*lanes.x_range, padding=0)
 
     bars: TimelineBars | None = None
 
@@ -385,10 +370,7 @@ class TimelineView(TimelineTrace, RefreshWhenShown, QWidget):
 
     def set_speedup(self, name: str, factor: float) -> None:
         """A what-if: `name` runs `factor` times faster; the step time and plot update at once."""
-        if factor == 1.0:
-            self.speedups.pop(name, None)
-        else:
-            self.speedups[name] = factor
+        self.state = self.state.with_speedup(name, factor)
         if self.baseline is None:
             return
         try:

@@ -77,8 +77,9 @@ class WhatIfModel(QAbstractTableModel):
         self.endResetModel()
 
     def update_times(self, timeline: Timeline) -> None:
-        """The same operations timed again after a what-if: the timed columns change, nothing else."""
-        self.timeline = timeline
+        """The same operations timed again after a what-if (the timeline's speed-ups): the timed columns change,
+        nothing else."""
+        self.timeline, self.speedups = timeline, dict(timeline.speedups)
         for row, item in enumerate(timeline.placed):
             what = timeline.what_if[item.name]
             cells = self._rows[row]

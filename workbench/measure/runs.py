@@ -19,6 +19,7 @@ device's bound and says so (`device_note`).
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections import OrderedDict
@@ -38,6 +39,7 @@ from workbench.model.devices.provenance import (
     provenance_from_environment,
 )
 from workbench.errors import WorkbenchError
+from workbench.identity import ByIdentity
 from workbench.measure.errors import MeasurementError
 from workbench.measure.record import CANCELLED, INVALID, MAX_SAMPLE_S, OK, RECORD_FORMAT, RECORD_VERSION, WARM, RunRecord
 from workbench.measure.stats import TimingStats, per_second, summarize
@@ -510,7 +512,6 @@ class RunFigures:
         }
 
 
-_analyses: "OrderedDict[tuple[Any, ...], tuple[Device | None, Analysis | str]]" = OrderedDict()
 _ANALYSIS_CACHE_SIZE = 256
 
 
@@ -519,21 +520,18 @@ def bound_analysis(declaration: Declaration, device: Device | None, convention: 
 
     With no device the work and bytes are still analysed and the bound is None.
     """
-    key = (str(declaration), id(device), convention, overlap)
-    with _caches_lock:
-        cached = _analyses.get(key)
-        if cached is not None and cached[0] is device:
-            _analyses.move_to_end(key)
-            return cached[1]
+    return _bound_analysis(declaration, ByIdentity(device), convention, overlap)
+
+
+@functools.lru_cache(maxsize=_ANALYSIS_CACHE_SIZE)
+def _bound_analysis(declaration: Declaration, held: ByIdentity, convention: str, overlap: float | str) -> Analysis | str:
+    """Kept per device object (a Device is unhashable, its overrides a dict; a device with other rates is another
+    object) and per declaration value."""
+    device: Device | None = held.obj
     try:
-        result: Analysis | str = analyze(declaration, device=device, convention=convention, overlap=overlap)
+        return analyze(declaration, device=device, convention=convention, overlap=overlap)
     except WorkbenchError as exc:
-        result = f"no bound on {device.name if device is not None else 'no device'}: {exc}"
-    with _caches_lock:
-        _analyses[key] = (device, result)
-        while len(_analyses) > _ANALYSIS_CACHE_SIZE:
-            _analyses.popitem(last=False)
-    return result
+        return f"no bound on {device.name if device is not None else 'no device'}: {exc}"
 
 
 def _counts(declaration: Declaration | None, convention: str) -> tuple[int | None, int | None, int | None]:
