@@ -26,10 +26,10 @@ from workbench.gui.plot_common import (
     is_assumed,
     roof_pen,
 )
-from workbench.gui.roofline_records import ROOF_REACH, KERNEL_RADIUS, Roof, Position, _Drawn
+from workbench.gui.roofline_records import KERNEL_RADIUS, Position, _Drawn
 from workbench.scenes.label_layout import Segment
-from workbench.scenes.roofline import roof_names
-from workbench.scenes.roofline_range import fitted_range, label_room_end
+from workbench.scenes.roofline import Roof, roof_names
+from workbench.scenes.roofline_range import ROOF_REACH, fitted_range, label_room_end
 from workbench.model.units import format_bandwidth, format_flop_rate, format_intensity
 
 
