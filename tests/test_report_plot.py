@@ -4,6 +4,7 @@ every roof, the selected operation's label, hostile names as text; inline in HTM
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -118,3 +119,18 @@ def test_workbench_report_draws_the_plot_where_qt_cannot_be_imported(tmp_path: P
     assert '<figure class="plot"><svg ' in html.read_text(encoding="utf-8")
     assert "![Roofline plot of the session](<r-plot.svg>)" in markdown.read_text(encoding="utf-8")
     assert ET.parse(tmp_path / "r-plot.svg").getroot().tag == f"{SVG}svg"
+
+
+def test_a_large_sessions_plot_counts_the_operations_without_a_label(tmp_path: Path) -> None:
+    session = load_example("gemm-4096-fp16")
+    template = session.operations[0]
+    session.operations = [replace(template, name=f"op {index}", declaration=f"gemm(M={64 * (index + 1)}, N=4096, K=4096, dtype=fp16)")
+                          for index in range(60)]
+    plot = roofline_plot(session)
+    assert plot is not None
+    root = ET.fromstring(plot)
+    labelled = _texts(root, "operation-label")
+    assert 0 < len(labelled) < 60
+    more = [text for text in _texts(root, "legend-text") if text.startswith("+")]
+    assert len(more) == 1 and more[0].endswith(" more operations")
+    assert all("hover" not in text for text in _texts(root, "legend-text"))  # a picture cannot be hovered

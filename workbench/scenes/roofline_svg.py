@@ -346,7 +346,9 @@ def _legend(marks: RooflineMarks, scene: RooflineScene) -> list[str]:
     roles = {roof.key: roof for roof in marks.roofs}
     y = y0 + LEGEND_PAD
     for row in legend.rows:
-        lines = row.text.split("\n")
+        # a picture cannot be hovered: the count of operations without a label says only how many
+        text = row.text.replace(" (hover for names)", "") if row.key == "more" else row.text
+        lines = text.split("\n")
         middle = y + LINE / 2
         sample_x = x0 + LEGEND_PAD
         roof = roles.get(row.key) if row.kind == "roof" else None
