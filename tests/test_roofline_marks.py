@@ -110,7 +110,10 @@ def test_a_fixed_range_is_kept_and_a_stale_operation_is_drawn_stale() -> None:
     held = RooflineViewState(fixed_range=(0.0, 3.0, 12.0, 15.0))
     marks, _, _ = _example("gemm-4096-fp16", held, stale=frozenset({0}))
     assert marks.range == (0.0, 3.0, 12.0, 15.0) and marks.fitted != marks.range
-    assert set(marks.points.roles()) == {"operation stale", "level smem stale"}
+    assert set(marks.points.roles()) == {"operation selected stale", "level smem selected stale"}
+    assert MARKS["operation selected stale"].size > MARKS["operation stale"].size  # selected: larger, still grey
+    unselected, _, _ = _example("gemm-4096-fp16", held, current=-1, stale=frozenset({0}))
+    assert set(unselected.points.roles()) == {"operation stale", "level smem stale"}
 
 
 def test_an_operation_without_a_place_is_left_out() -> None:

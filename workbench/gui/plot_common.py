@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem
 
 from workbench.model.devices import Rate
 from workbench.scenes.label_layout import Box
-from workbench.scenes.plot_style import COLOURS, LEVEL_SYMBOLS as SCENE_LEVEL_SYMBOLS, hex_colour, si_tick_text
+from workbench.scenes.plot_style import COLOURS, DASHED, DOTTED, PENS, LEVEL_SYMBOLS as SCENE_LEVEL_SYMBOLS, hex_colour, si_tick_text
 from workbench.scenes.plot_style import intensity_tick as intensity_tick  # the plots' tick text, from the scenes
 from workbench.scenes.roofline import is_assumed as is_assumed  # dashed: an assumption (the scenes decide)
 from workbench.scenes.roofline import path_label
@@ -45,6 +45,22 @@ LINK_COLOUR = hex_colour(COLOURS["link"])  # a collective's link between chips
 LEVEL_MARKS = {"host": "◆", "hbm": "●", "l2": "■", "smem": "▲"}  # the symbols in words (check boxes, captions)
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+@functools.cache
+def colour_of(name: str) -> str:
+    """The '#rrggbb' of one of the scenes' colours by name (`plot_style.COLOURS`)."""
+    return hex_colour(COLOURS[name])
+
+
+@functools.cache
+def role_pen(role: str, dashed: bool = False) -> QPen:
+    """The pen of one of the scenes' pen roles (`plot_style.PENS`), dashed where the rate it draws is an
+    assumption; one pen object per role and dash."""
+    pen = PENS[role]
+    dash = DASHED if dashed else pen.dash
+    style = Qt.PenStyle.DashLine if dash == DASHED else Qt.PenStyle.DotLine if dash == DOTTED else Qt.PenStyle.SolidLine
+    return pg.mkPen(colour_of(pen.colour), width=pen.width, style=style)
 
 
 def roof_pen(colour: str, rate: Rate, width: float = 2.0) -> Any:

@@ -200,7 +200,6 @@ class RooflineView(RooflineRefresh, RooflineDrawing, RooflineLabels, RooflineLeg
         self._levels: list[RoofLevel] = []  # every interface the device has a rate for
         self._level_segments: list[Segment] = []  # the further levels' roofs (their labels lie along them)
         self._level_segment_keys: list[str] = []  # the interface of each of those roofs
-        self._hbm_segments: list[Segment] = []  # the HBM roof and its ghost
         self._level_marks: list[tuple[float, float]] = []  # the operations' points at further levels
         self._kernel_level_marks: list[tuple[float, float]] = []  # imported kernels at further levels
         self._level_tips: list[tuple[int, LevelPoint]] = []  # what each level point's tooltip names (built on hover)

@@ -93,11 +93,20 @@ MARKS: dict[str, Mark] = {
     "operation": Mark("point", "point", 10),
     "operation selected": Mark("selected", "selected", 13),
     "operation stale": Mark("stale", None, 10),
+    "operation selected stale": Mark("stale", None, 13),
     "ridge": Mark("selected", None, 9, "diamond"),
     **{f"level {key}": Mark(key, None, 9, LEVEL_SYMBOLS[key]) for key in LEVEL_KEYS_STYLED},
     **{f"level {key} selected": Mark("selected", key, 12, LEVEL_SYMBOLS[key]) for key in LEVEL_KEYS_STYLED},
     **{f"level {key} stale": Mark("stale", None, 9, LEVEL_SYMBOLS[key]) for key in LEVEL_KEYS_STYLED},
+    **{f"level {key} selected stale": Mark("stale", None, 12, LEVEL_SYMBOLS[key]) for key in LEVEL_KEYS_STYLED},
 }
+
+
+def point_role(level: str | None, selected: bool, stale: bool) -> str:
+    """The mark role of an operation's point: its labelled point (`level` None) or its point at a further level
+    ('l2'), larger when selected, grey and hollow when stale."""
+    return ("operation" if level is None else f"level {level}") + (" selected" if selected else "") + (
+        " stale" if stale else "")
 
 
 def pen_colour(role: str) -> str:

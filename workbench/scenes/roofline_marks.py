@@ -26,7 +26,10 @@ from workbench.model.units import format_bandwidth, format_flop_rate, format_int
 from workbench.scenes.label_layout import Box, PixelView, Segment
 from workbench.scenes.roofline import (
     LEVEL_KEYS,
+    LoweredRoof,
     Position,
+    Roof,
+    RoofLevel,
     device_levels,
     device_roofs,
     is_assumed,
@@ -98,11 +101,11 @@ class PointMarks:
         return len(self.xs)
 
     def roles(self) -> list[str]:
-        """Each point's mark role (`plot_style.MARKS`): 'operation', 'operation selected', 'operation stale' for a
-        labelled point, 'level l2', 'level l2 selected', 'level l2 stale' for one at a further level."""
+        """Each point's mark role (`plot_style.point_role`): 'operation', 'operation selected', 'operation stale'
+        for a labelled point, 'level l2', 'level l2 selected', 'level l2 stale' for one at a further level."""
         keys = np.array(LEVEL_KEYS)[self.levels]
         base = np.where(self.primary, "operation", np.char.add("level ", keys))
-        suffix = np.where(self.stale, " stale", np.where(self.selected, " selected", ""))
+        suffix = np.char.add(np.where(self.selected, " selected", ""), np.where(self.stale, " stale", ""))
         return [str(role) for role in np.char.add(base, suffix)]
 
 
@@ -194,16 +197,14 @@ def roofline_marks(
     start = x_low - ROOF_REACH
     current_analysis = next((op.analysis for op in operations if op.row == current), None)
     used_path = current_analysis.path if current_analysis is not None else None
-    marks = _memory_roofs(device, hbm_shown, ridges, x_high, start, binary)
-    marks += _compute_roofs(roofs, ridges, used_path, x_high, bandwidth)
-    marks += _level_roofs(further, start, top, binary)
+    marks = roof_marks(device, roofs, ridges, further, hbm_shown, used_path, start, x_high, top, binary)
     labels = [roof.full for roof in marks if roof.key.startswith("roof ")]
     need = max((text_width(text) for text in labels), default=0.0) + ROOF_LABEL_AIR if text_width else 0.0
     high_x = float(points.xs.max(initial=-math.inf))
     rightmost = max(high_x, others[0][1]) if max(high_x, others[0][1]) > -math.inf else x_low
     x_end = label_room_end(width, need, rightmost, ridges, x_low, x_high)
     fitted = (x_low, x_end, y_low, y_high)
-    ridge, ridge_line, ridge_text = _ridge(current_analysis if hbm_shown else None, y_low, y_high)
+    ridge, ridge_line, ridge_text = ridge_mark(current_analysis if hbm_shown else None, y_low, y_high)
     # the selected roof drawn last, over the others
     marks.sort(key=lambda roof: roof.role == "compute selected")
     return RooflineMarks(
@@ -259,6 +260,18 @@ def _fit(points: PointMarks, roofs: Sequence[Any], ridges: Sequence[float], log_
     high_x = max(float(points.xs.max(initial=-math.inf)), other_high)
     low_y = min(float(labelled_ys.min(initial=math.inf)), other_y)
     return fitted_range((low_x, high_x), low_y, ridges, [math.log10(roof.rate.value) for roof in roofs], log_bw)
+
+
+def roof_marks(device: Device, roofs: Sequence[Roof], ridges: Sequence[float], further: Sequence[RoofLevel],
+               hbm_shown: bool, used_path: str | None, start: float, x_high: float, top: float,
+               binary: bool) -> list[RoofMark]:
+    """Every roof drawn: the memory roof (with `hbm_shown`) up to the last of `ridges`, the compute `roofs` from
+    their ridges to `ROOF_REACH` decades past `x_high` (the selected operation's path, `used_path`, in the
+    selected role), a roof per `further` level rising from `start` to the top compute roof's height `top`, and
+    the datasheet ghosts beneath overrides; in that order, each roof's ghost after it."""
+    bandwidth = device.bandwidth.value
+    return [*_memory_roofs(device, hbm_shown, ridges, x_high, start, binary),
+            *_compute_roofs(roofs, ridges, used_path, x_high, bandwidth), *_level_roofs(further, start, top, binary)]
 
 
 def _memory_roofs(device: Device, shown: bool, ridges: Sequence[float], x_high: float, start: float,
@@ -321,20 +334,25 @@ def _level_roofs(further: Sequence[Any], start: float, top: float, binary: bool)
 
 def _lowered(drawn: Sequence[PlacedOperation], positions: dict[int, Position], start: float, top: float,
              binary: bool) -> list[LoweredMark]:
-    """Each operation's lowered roof, rising until its own path's compute roof, named left of its point."""
     marks = []
     for operation in drawn:
         roof = lowered_roof(operation.analysis)
-        if roof is None:
-            continue
-        log_bw = math.log10(roof.rate.value)
-        compute = operation.analysis.compute_rate
-        end = (math.log10(compute.value) if compute is not None else top) - log_bw
-        at = positions[operation.row][0] - 1.5
-        marks.append(LoweredMark(operation.row, (start, log_bw + start, end, log_bw + end),
-                                 f"{operation.name}: {roof.title} {format_bandwidth(roof.rate.value, binary)}",
-                                 (at, log_bw + at)))
+        if roof is not None:
+            marks.append(lowered_mark(operation, roof, positions[operation.row], start, top, binary))
     return marks
+
+
+def lowered_mark(operation: PlacedOperation, roof: LoweredRoof, position: Position, start: float, top: float,
+                 binary: bool) -> LoweredMark:
+    """An operation's lowered roof (`roof`: its loads in flight allow less than the memory) from `start`, rising
+    until its own path's compute roof (the roofs above are not that kernel's; `top` without one), named left of
+    its point (at `position`), on the line."""
+    log_bw = math.log10(roof.rate.value)
+    compute = operation.analysis.compute_rate
+    end = (math.log10(compute.value) if compute is not None else top) - log_bw
+    at = position[0] - 1.5
+    return LoweredMark(operation.row, (start, log_bw + start, end, log_bw + end),
+                       f"{operation.name}: {roof.title} {format_bandwidth(roof.rate.value, binary)}", (at, log_bw + at))
 
 
 def _connector(points: PointMarks) -> Segment | None:
@@ -347,7 +365,7 @@ def _connector(points: PointMarks) -> Segment | None:
     return float(xs.min()), y, float(xs.max()), y
 
 
-def _ridge(analysis: Any, y_low: float, y_high: float) -> tuple[Position | None, Segment | None, str]:
+def ridge_mark(analysis: Any, y_low: float, y_high: float) -> tuple[Position | None, Segment | None, str]:
     """The selected operation's path's ridge point (against the HBM roof), its vertical line and its label."""
     ridge = analysis.ridge if analysis is not None else None
     if ridge is None or ridge <= 0 or analysis.compute_rate is None:
