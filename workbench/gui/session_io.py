@@ -63,7 +63,7 @@ from workbench.gui.plain_text import plain, tooltip
 from workbench.gui.writer import Writer
 from workbench.documents.session import SaveStopped, snapshot
 from workbench.documents.session_sync import DiskStamp, Snapshot
-from workbench.documents.report import report_files, report_kind, roofline_plot, write_report
+from workbench.documents.report import report_files, report_kind, write_report
 from workbench.scenes.roofline_marks import PlacedOperation
 
 AUTOSAVE_INTERVAL_VARIABLE = "PERF_WORKBENCH_AUTOSAVE_S"  # seconds; tests shorten the autosave period with it
@@ -628,6 +628,8 @@ class SessionFiles(QObject):
     def current_plot(self) -> str | None:
         """The roofline as the window shows it (its levels, range, label mode, legend corner, selection, pins and
         stale operations), drawn as SVG from the scenes without a window; None where there is none."""
+        from workbench.documents.report.plot import roofline_plot  # imported on the first export, not at start
+
         view, doc = self.hooks.roofline_view(), self.document
         operations = [PlacedOperation(row, entry.name, doc.state(entry).analysis, doc.state(entry).stale)
                       for row, entry in enumerate(doc.operations)]

@@ -14,7 +14,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
-from xml.sax.saxutils import escape
 
 from workbench.scenes.label_layout import Box, PixelView, nearest_on_box
 from workbench.scenes.plot_style import (
@@ -48,7 +47,8 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]
 
 def xml_text(text: str) -> str:
     """`text` as XML character data and attribute value: markup escaped, characters XML cannot hold replaced."""
-    return escape(_NOT_XML.sub("\ufffd", text), {'"': "&quot;", "'": "&#39;"})
+    text = _NOT_XML.sub("\ufffd", text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace('"', "&quot;").replace("'", "&#39;")
 
 
 def advance(text: str) -> float:

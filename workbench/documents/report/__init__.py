@@ -30,6 +30,8 @@ into it), `tables` (its formatted tables), `markdown`, `html_page` and
 callers use are re-exported here.
 """
 
+from typing import TYPE_CHECKING
+
 from workbench.documents.report.build import build_report, report_run
 from workbench.documents.report.csv_files import (
     CSV_LINE_END,
@@ -55,9 +57,16 @@ from workbench.documents.report.model import (
     ReportRun,
     StepSection,
 )
-from workbench.documents.report.plot import REPORT_PLOT_SIZE, roofline_plot
 from workbench.documents.report.tables import bounds_table, runs_table, tensors_table
 from workbench.documents.report.writing import companion_path, report_files, report_kind, write_report
+from workbench.exports import lazy_names
+
+if TYPE_CHECKING:  # the names as type checkers and the import contracts see them
+    from workbench.documents.report.plot import REPORT_PLOT_SIZE, roofline_plot
+
+# The roofline's drawing is imported when first read (workbench/exports.py): the window imports this package
+# at its start and draws a report's plot only on an export.
+__getattr__, __dir__ = lazy_names(__name__, {"REPORT_PLOT_SIZE": "plot", "roofline_plot": "plot"})
 
 __all__ = [
     "CSV_LINE_END",
