@@ -264,9 +264,9 @@ def test_7_companions_never_follow_a_planted_link(lab: Path, capsys: pytest.Capt
     os.symlink(target, folder / "r-samples.csv")
     line = one_line_exit_2(capsys, ["report", str(lab), "-o", str(folder / "r.csv")])
     assert "r-samples.csv: it is a symbolic link" in line and not (folder / "r.csv").exists()
-    os.symlink(target, folder / "m-plot.png")
+    os.symlink(target, folder / "m-plot.svg")
     with pytest.raises(ReportError, match="symbolic link"):
-        write_report(load(lab), folder / "m.md", b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
+        write_report(load(lab), folder / "m.md", '<svg xmlns="http://www.w3.org/2000/svg"></svg>')
     assert target.read_text() == "keep me" and not (folder / "m.md").exists()
 
 

@@ -35,8 +35,8 @@ from workbench.documents.session import DeviceChoice, OperationEntry, Session, S
 
 GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
 ADD = "add(n=2**24, dtype=fp32)"
-# The smallest valid PNG header and a 1×1 image body are not needed: the report only checks the signature.
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(17)
+# A plot as the reports take it: one <svg> element (the report draws the session's own: `roofline_plot`).
+SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><title>plot</title></svg>\n'
 
 
 def measured_session() -> Session:
@@ -93,7 +93,7 @@ def test_runs_are_matched_to_their_operation_and_figured_against_the_bound() -> 
 
 
 def test_markdown_has_derivation_bounds_runs_and_the_plot() -> None:
-    text = render_markdown(measured_session(), PNG)
+    text = render_markdown(measured_session(), SVG)
     assert text.startswith("# Lab 1 &lt;hand-in&gt;\n")  # untrusted text is never raw HTML
     assert "2·M·N·K = 2 × 4,096 × 4,096 × 4,096 = 137,438,953,472 FLOP" in text
     assert "| Compute time bound (fp16_tc) | 1.374 ms |" in text
@@ -106,24 +106,24 @@ def test_markdown_has_derivation_bounds_runs_and_the_plot() -> None:
     assert "Conditions of add-warm: sm_clock_mhz: 1980; temperature_c: 41; driver: 550.54" in text
     assert "## Runs of other declarations" in text and "copy(n=2**20, dtype=fp32)" in text
     assert "| vectorAdd | 201326592 |" in text
-    embedded = re.search(r"data:image/png;base64,([A-Za-z0-9+/=]+)\)", text)
-    assert embedded is not None and base64.b64decode(embedded.group(1)) == PNG
+    embedded = re.search(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\)", text)
+    assert embedded is not None and base64.b64decode(embedded.group(1)).decode("utf-8").endswith(SVG)
 
 
 def test_markdown_without_a_plot_has_no_plot_section() -> None:
     assert "## Plot" not in render_markdown(measured_session())
 
 
-def test_a_markdown_report_links_its_plot_as_a_png_beside_it(tmp_path: Path) -> None:
+def test_a_markdown_report_links_its_plot_as_an_svg_beside_it(tmp_path: Path) -> None:
     session = measured_session()
-    assert write_report(session, tmp_path / "lab 1.md", PNG) == "markdown"
+    assert write_report(session, tmp_path / "lab 1.md", SVG) == "markdown"
     text = (tmp_path / "lab 1.md").read_text(encoding="utf-8")
-    assert "![Roofline plot of the session](<lab 1-plot.png>)" in text and "base64" not in text
-    assert (tmp_path / "lab 1-plot.png").read_bytes() == PNG
-    assert report_files(tmp_path / "lab 1.md", has_plot=True) == (tmp_path / "lab 1.md", tmp_path / "lab 1-plot.png")
-    write_report(session, tmp_path / "inline.md", PNG, inline_plot=True)
-    assert "data:image/png;base64," in (tmp_path / "inline.md").read_text(encoding="utf-8")
-    assert not (tmp_path / "inline-plot.png").exists()
+    assert "![Roofline plot of the session](<lab 1-plot.svg>)" in text and "base64" not in text
+    assert (tmp_path / "lab 1-plot.svg").read_text(encoding="utf-8") == '<?xml version="1.0" encoding="UTF-8"?>\n' + SVG
+    assert report_files(tmp_path / "lab 1.md", has_plot=True) == (tmp_path / "lab 1.md", tmp_path / "lab 1-plot.svg")
+    write_report(session, tmp_path / "inline.md", SVG, inline_plot=True)
+    assert "data:image/svg+xml;base64," in (tmp_path / "inline.md").read_text(encoding="utf-8")
+    assert not (tmp_path / "inline-plot.svg").exists()
 
 
 class _Collector(HTMLParser):
@@ -144,10 +144,10 @@ class _Collector(HTMLParser):
 
 
 def test_html_needs_no_network_and_escapes_user_text() -> None:
-    page = render_html(measured_session(), PNG)
+    page = render_html(measured_session(), SVG)
     parser = _Collector()
     parser.feed(page)
-    assert parser.urls and all(url.startswith("data:image/png;base64,") for url in parser.urls)
+    assert not parser.urls and "svg" in parser.tags  # the plot inline: nothing to fetch
     assert "script" not in parser.tags and "link" not in parser.tags
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
     assert "@import" not in page and "url(" not in page
@@ -225,16 +225,16 @@ def test_binary_units_show_in_the_report() -> None:
 def test_write_report_chooses_by_suffix_and_refuses_others(tmp_path: Path) -> None:
     session = measured_session()
     assert write_report(session, tmp_path / "r.md") == "markdown"
-    assert write_report(session, tmp_path / "r.HTML", PNG) == "html"
+    assert write_report(session, tmp_path / "r.HTML", SVG) == "html"
     assert write_report(session, tmp_path / "r.csv") == "csv"
     assert (tmp_path / "r-samples.csv").read_text(encoding="utf-8").startswith(",".join(SAMPLES_CSV_COLUMNS))
     assert (tmp_path / "r.csv").read_text(encoding="utf-8").startswith(",".join(SUMMARY_CSV_COLUMNS))
-    assert not (tmp_path / "r-plot.png").exists()  # no plot given
+    assert not (tmp_path / "r-plot.svg").exists()  # no plot given
     assert (tmp_path / "r.HTML").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     with pytest.raises(ReportError, match=r"use \.md, \.html or \.csv"):
         report_kind(tmp_path / "r.pdf")
-    with pytest.raises(ReportError, match="not a PNG"):
-        render_html(session, b"GIF89a")
+    with pytest.raises(ReportError, match="not an SVG"):
+        render_html(session, "<script>alert(1)</script>")
     with pytest.raises(ReportError, match="does not exist"):
         write_report(session, tmp_path / "missing" / "r.md")
 
@@ -250,19 +250,21 @@ def test_cli_report_writes_each_kind(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "wrote" in capsys.readouterr().out
 
 
-def test_cli_report_includes_the_plot_when_it_can_render_one_and_says_so_when_not(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_cli_report_includes_the_plot_and_says_so_when_there_is_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "s.json"
     save(measured_session(), path)
     out = tmp_path / "out.html"
     assert main(["report", str(path), "-o", str(out)]) == 0
-    said = capsys.readouterr().out
-    page = out.read_text(encoding="utf-8")
-    if "without the plot" in said:
-        assert "data:image/png" not in page
-    else:
-        assert "data:image/png;base64," in page
+    assert capsys.readouterr().out.strip() == f"wrote html report {out}"
+    assert '<figure class="plot"><svg ' in out.read_text(encoding="utf-8")
+    import workbench.documents.report as report_package
+
+    monkeypatch.setattr(report_package, "roofline_plot", lambda session: None)  # a device without a bandwidth
+    assert main(["report", str(path), "-o", str(out)]) == 0
+    assert "without the plot: the session has no roofline" in capsys.readouterr().out
+    assert "<svg" not in out.read_text(encoding="utf-8")
 
 
 def test_cli_report_errors_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

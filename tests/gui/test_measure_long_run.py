@@ -124,32 +124,6 @@ def test_a_run_tooltip_says_its_status_once(qtbot, window) -> None:
     assert "sampled outputs within tolerance" in status
 
 
-def test_the_report_plots_legend_is_written_as_large_as_its_labels(qtbot) -> None:
-    from PySide6.QtGui import QFont
-
-    from workbench.documents.examples import load_example
-    from workbench.gui.document import Document
-    from workbench.gui.export import match_legend_to_labels
-    from workbench.gui.roofline_view import RooflineView
-    from workbench.measure import measure
-
-    session = load_example("vector-add")
-    session.runs.append(measure("add(n=2**16, dtype=fp32)", backend="numpy", iterations=30).to_dict())
-    view = RooflineView(Document(session))
-    qtbot.addWidget(view)
-    view.resize(960, 600)
-    view.grab()
-    legend = view.plot.legend
-    assert legend is not None and legend.items  # the run's row at least
-    before = [label.item.boundingRect().height() for _, label in legend.items]
-    font = QFont()
-    font.setPointSizeF(16)
-    match_legend_to_labels(view.plot, font)
-    after = [label.item.boundingRect().height() for _, label in legend.items]
-    assert all(label.opts["size"] == "16pt" for _, label in legend.items)
-    assert all(new > old * 1.4 for old, new in zip(before, after))  # 9 pt rows redrawn at 16 pt
-
-
 def _one_free_gib(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """This machine with 1 GiB free, whatever it really has."""
     from workbench.measure.backends import NumpyBackend

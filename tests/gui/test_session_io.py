@@ -3,12 +3,12 @@ bad files, report export, autosave, and recovery after the app is killed."""
 
 from __future__ import annotations
 
-import base64
 import csv
 import dataclasses
 import json
 import os
 import re
+import xml.etree.ElementTree as ET
 import signal
 import subprocess
 import sys
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from workbench.documents import session as session_module
@@ -29,13 +29,14 @@ from workbench.documents.examples import load_example
 from workbench.gui import session_io
 from workbench.gui.plot_common import MEMORY_COLOUR, SELECTED_COLOUR
 from workbench.gui.session_io import CANCEL, DISCARD, LATER, RECOVER, SAVE, RecoveryAnswer, RecoveryDialog
-from workbench.documents.report import PNG_SIGNATURE, SAMPLES_CSV_COLUMNS
+from workbench.documents.report import SAMPLES_CSV_COLUMNS
 from workbench.documents.session import OperationEntry
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "examples"
 EDITED = "gemm(M=1024, N=4096, K=4096, dtype=fp16)"
-PNG_DATA_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
+SVG_ELEMENT = re.compile(r"<svg .*?</svg>", re.DOTALL)
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def no_driver() -> Detection:
@@ -362,10 +363,15 @@ def test_a_bad_file_shows_its_message_and_loses_nothing(qtbot, window, tmp_path:
 # ---------------------------------------------------------------- reports
 
 
-def embedded_png(text: str) -> bytes:
-    match = PNG_DATA_URI.search(text)
-    assert match is not None, "no embedded PNG"
-    return base64.b64decode(match.group(1))
+def embedded_svg(text: str) -> ET.Element:
+    """The roofline inline in an HTML report, parsed."""
+    match = SVG_ELEMENT.search(text)
+    assert match is not None, "no inline SVG"
+    return ET.fromstring(match.group(0))
+
+
+def stroked(root: ET.Element) -> set[str]:
+    return {node.get("stroke") or "" for node in root.iter(f"{SVG}line")}
 
 
 def test_export_writes_markdown_html_and_csv_reports(window, tmp_path: Path) -> None:
@@ -381,14 +387,13 @@ def test_export_writes_markdown_html_and_csv_reports(window, tmp_path: Path) -> 
         assert window.session_io.export_report(str(tmp_path / name)), window.banner.text()
 
     html = (tmp_path / "lab.html").read_text(encoding="utf-8")
-    png = embedded_png(html)
-    assert png.startswith(PNG_SIGNATURE)
-    image = QImage.fromData(png, "PNG")
-    assert image.width() >= 400 and image.height() >= 250
+    plot = embedded_svg(html)
+    assert float(plot.get("width") or 0) >= 400 and float(plot.get("height") or 0) >= 250
+    assert {MEMORY_COLOUR, SELECTED_COLOUR} <= stroked(plot)  # the memory roof, the operation's path's roof
     assert "add(n=2**18, dtype=fp32)" in html
     markdown = (tmp_path / "lab.md").read_text(encoding="utf-8")
-    assert "![Roofline plot of the session](<lab-plot.png>)" in markdown and "base64" not in markdown
-    assert (tmp_path / "lab-plot.png").read_bytes().startswith(PNG_SIGNATURE)  # the plot beside the text
+    assert "![Roofline plot of the session](<lab-plot.svg>)" in markdown and "base64" not in markdown
+    assert ET.parse(tmp_path / "lab-plot.svg").getroot().tag == f"{SVG}svg"  # the plot beside the text
     assert len(markdown.encode("utf-8")) < 20_000
     assert "add(n=2**18, dtype=fp32)" in markdown
 
@@ -408,21 +413,23 @@ def test_export_writes_markdown_html_and_csv_reports(window, tmp_path: Path) -> 
     assert "cannot tell the report type" in window.banner.text()
 
 
-def test_session_plot_png_renders_the_roofline_offscreen(qtbot) -> None:
-    from workbench.gui.export import REPORT_PLOT_SIZE, session_plot_png
-
-    png = session_plot_png(load_example("gemm-4096-fp16"))
-    image = QImage.fromData(png, "PNG")
-    width, height = REPORT_PLOT_SIZE
-    assert image.width() == 2 * width  # at twice the size, sharp on slides
-    assert 0.8 * 2 * height <= image.height() <= 2 * height  # the plot without the caption under it
-    colours = {image.pixelColor(x, y).name() for x in range(0, image.width(), 3) for y in range(0, image.height(), 3)}
-    assert MEMORY_COLOUR in colours  # the memory roof
-    assert SELECTED_COLOUR in colours  # the operation's point and its path's roof
+def test_the_exported_roofline_is_the_windows_levels_labels_and_selection(window, tmp_path: Path) -> None:
+    """The report draws the roofline from the scenes, as the window shows it: levels switched off stay off, the
+    label mode and the selected operation are the window's."""
+    window.open_example("gemm-naive-tiled-cublas")
+    window.roofline.set_hidden_levels(["smem"])
+    window.roofline.set_label_mode("selected")
+    window.document.select(1)
+    assert window.session_io.export_report(str(tmp_path / "lab.html")), window.banner.text()
+    plot = embedded_svg((tmp_path / "lab.html").read_text(encoding="utf-8"))
+    labels = ["".join(node.itertext()) for node in plot.iter(f"{SVG}text") if node.get("class") == "operation-label"]
+    assert labels == [window.document.operations[1].name]
+    roofs = {node.get("class") for node in plot.iter(f"{SVG}line")}
+    assert "roof memory" in roofs and "roof level-smem" not in roofs
 
 
 def test_workbench_report_on_the_command_line_embeds_the_plot(tmp_path: Path) -> None:
-    """`workbench report` with no display at all sets the offscreen platform itself and embeds the roofline."""
+    """`workbench report` with no display at all embeds the roofline (drawn without Qt)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     out = tmp_path / "worked.html"
     done = subprocess.run(
@@ -432,7 +439,7 @@ def test_workbench_report_on_the_command_line_embeds_the_plot(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"wrote html report {out}"
     assert done.stderr == ""
-    assert embedded_png(out.read_text(encoding="utf-8")).startswith(PNG_SIGNATURE)
+    assert embedded_svg(out.read_text(encoding="utf-8")).tag == f"{SVG}svg"
 
 
 # ---------------------------------------------------------------- autosave and recovery

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
-from workbench.cli.display import add_gui, has_display
+from workbench.cli.display import add_gui
 from workbench.cli.measure import add_measure
 from workbench.cli.output import EXIT_OK, EXIT_USAGE, OneLineParser, echo, print_json
 from workbench.model.conventions import CONVENTIONS
@@ -309,31 +309,25 @@ def _add_report(sub: Any) -> None:
         "report",
         help="write a Markdown, HTML or CSV report of a session file",
         description="Write a report of a session: Markdown or HTML with each operation's derivation, bounds and "
-        "measured runs (and the roofline plot when Qt can render it offscreen; beside a Markdown report as "
-        "OUT-plot.png), or CSV: one row per operation, the raw timing samples in OUT-samples.csv, and where each "
+        "measured runs and the roofline plot (SVG: inline in HTML, beside a Markdown report as OUT-plot.svg), "
+        "or CSV: one row per operation, the raw timing samples in OUT-samples.csv, and where each "
         "step's time goes (by kind and by module) in OUT-steps.csv. "
         "The type follows the output's suffix, e.g. workbench report lab.json -o lab.html",
     )
     p.add_argument("session", metavar="SESSION", help="a session file (.json)")
     p.add_argument("-o", "--output", metavar="OUT", required=True, help="the report to write: .md, .html or .csv")
-    p.add_argument("--no-plot", action="store_true", help="leave the plot out (no Qt needed)")
+    p.add_argument("--no-plot", action="store_true", help="leave the plot out")
     p.add_argument("--inline-plot", action="store_true",
-                   help="Markdown: embed the plot in the text as base64 instead of writing OUT-plot.png beside it")
+                   help="Markdown: embed the plot in the text as base64 instead of writing OUT-plot.svg beside it")
     p.set_defaults(run=_run_report)
 
 
-def _report_plot_png(session: Any) -> tuple[bytes | None, str]:
-    """The session's roofline as PNG from the GUI's renderer, offscreen; (None, why) when it cannot run here."""
-    if not has_display():
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    try:
-        from workbench.gui.export import session_plot_png  # type: ignore[attr-defined]
-    except Exception as exc:  # no Qt libraries on this machine, or no renderer in this build
-        return None, f"the plot renderer is unavailable ({type(exc).__name__})"
-    try:
-        return session_plot_png(session), ""
-    except Exception as exc:  # the plot is an extra: the report is still worth writing without it
-        return None, f"the plot could not be rendered ({exc})"
+def _report_plot(session: Any) -> tuple[str | None, str]:
+    """The session's roofline as SVG, drawn without Qt; (None, why) where the session has none."""
+    from workbench.documents.report import roofline_plot
+
+    plot = roofline_plot(session)
+    return (plot, "") if plot is not None else (None, "the session has no roofline (no device with a memory bandwidth)")
 
 
 def _run_report(args: argparse.Namespace) -> int:
@@ -342,7 +336,7 @@ def _run_report(args: argparse.Namespace) -> int:
 
     kind = report_kind(args.output)
     session = load(args.session)
-    plot, why = (None, "") if args.no_plot or kind == "csv" else _report_plot_png(session)
+    plot, why = (None, "") if args.no_plot or kind == "csv" else _report_plot(session)
     write_report(session, args.output, plot, inline_plot=args.inline_plot)
     note = f" without the plot: {why}" if why else ""
     files = report_files(args.output, plot is not None, args.inline_plot)

@@ -19,32 +19,48 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem
 
-from workbench.model.devices import DATASHEET, DERIVED, NOMINAL, Rate
+from workbench.model.devices import Rate
 from workbench.scenes.label_layout import Box
+from workbench.scenes.plot_style import COLOURS, DASHED, DOTTED, PENS, LEVEL_SYMBOLS as SCENE_LEVEL_SYMBOLS, hex_colour, si_tick_text
+from workbench.scenes.plot_style import intensity_tick as intensity_tick  # the plots' tick text, from the scenes
+from workbench.scenes.roofline import is_assumed as is_assumed  # dashed: an assumption (the scenes decide)
 from workbench.scenes.roofline import path_label
-from workbench.model.units import format_number, format_si, format_time
+from workbench.model.units import format_time
 
 pg.setConfigOptions(background="w", foreground="#202020", antialias=True)
 
-MEMORY_COLOUR = "#1565c0"
-COMPUTE_COLOUR = "#ef6c00"
-SELECTED_COLOUR = "#c62828"
-ROOF_COLOUR = "#616161"
-GHOST_COLOUR = "#bdbdbd"
-POINT_COLOUR = "#37474f"
-STALE_COLOUR = "#9e9e9e"
+# The colours are the scenes' (`workbench.scenes.plot_style`), by name: the window and the reports draw alike.
+MEMORY_COLOUR = hex_colour(COLOURS["memory"])
+COMPUTE_COLOUR = hex_colour(COLOURS["compute"])
+SELECTED_COLOUR = hex_colour(COLOURS["selected"])
+ROOF_COLOUR = hex_colour(COLOURS["roof"])
+GHOST_COLOUR = hex_colour(COLOURS["ghost"])
+POINT_COLOUR = hex_colour(COLOURS["point"])
+STALE_COLOUR = hex_colour(COLOURS["stale"])
 # The hierarchical roofline's levels: a colour per interface, and the symbol of an operation's point there.
-LEVEL_COLOURS = {"host": "#6a1b9a", "hbm": MEMORY_COLOUR, "l2": "#00838f", "smem": "#2e7d32"}
-LEVEL_SYMBOLS = {"host": "d", "hbm": "o", "l2": "s", "smem": "t1"}
-LINK_COLOUR = "#6d4c41"  # a collective's link between chips
+LEVEL_COLOURS = {key: hex_colour(COLOURS[key]) for key in ("host", "hbm", "l2", "smem")}
+_PG_SYMBOLS = {"circle": "o", "square": "s", "diamond": "d", "triangle": "t1"}  # the scenes' symbols in pyqtgraph's
+LEVEL_SYMBOLS = {key: _PG_SYMBOLS[symbol] for key, symbol in SCENE_LEVEL_SYMBOLS.items()}
+LINK_COLOUR = hex_colour(COLOURS["link"])  # a collective's link between chips
 LEVEL_MARKS = {"host": "◆", "hbm": "●", "l2": "■", "smem": "▲"}  # the symbols in words (check boxes, captions)
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def is_assumed(rate: Rate) -> bool:
-    """Datasheet, derived and nominal figures are assumptions (dashed); measured and entered ones are observations (solid)."""
-    return rate.source in (DATASHEET, DERIVED, NOMINAL)
+@functools.cache
+def colour_of(name: str) -> str:
+    """The '#rrggbb' of one of the scenes' colours by name (`plot_style.COLOURS`)."""
+    return hex_colour(COLOURS[name])
+
+
+@functools.cache
+def role_pen(role: str, dashed: bool = False) -> QPen:
+    """The pen of one of the scenes' pen roles (`plot_style.PENS`), dashed where the rate it draws is an
+    assumption; one pen object per role and dash."""
+    pen = PENS[role]
+    dash = DASHED if dashed else pen.dash
+    style = Qt.PenStyle.DashLine if dash == DASHED else Qt.PenStyle.DotLine if dash == DOTTED else Qt.PenStyle.SolidLine
+    return pg.mkPen(colour_of(pen.colour), width=pen.width, style=style)
 
 
 def roof_pen(colour: str, rate: Rate, width: float = 2.0) -> Any:
@@ -124,15 +140,7 @@ def _opaque_on_background(pen: QPen) -> QPen:
 
 
 def si_tick(unit: str) -> Callable[[float], str]:
-    return lambda v: format_si(10**v, unit, digits=3).strip()
-
-
-def intensity_tick(v: float) -> str:
-    """'0.01' … '1000' as figures; beyond that '10⁴', '10⁻³': short, so ticks stay apart at large text."""
-    exponent = round(v)
-    if abs(v - exponent) < 1e-9 and not -2 <= exponent <= 3:
-        return "10" + str(exponent).translate(_SUPERSCRIPT)
-    return format_number(10**v, 3)
+    return lambda v: si_tick_text(v, unit)
 
 
 def time_tick(v: float) -> str:

@@ -1,6 +1,6 @@
-"""The roofline's roofs, fitted range, ridge and operation marks: the memory and compute roofs with their
-labels' texts, each operation's lowered roof, the range fitted to every point with room for the roof labels,
-the selected path's ridge, and which operations carry a label.
+"""The roofline's roofs, fitted range, ridge and operation marks: the roofs, lowered roofs, ridge and the marks'
+styles as the scene decides them (`workbench.scenes.roofline_marks`, which the reports draw too), the range
+fitted to every point with room for the roof labels, and which operations carry a label.
 
 `RooflineDrawing` is a part of `RooflineView` (a mixin, gui/roofline_view.py): it draws into the items the
 view's `__init__` creates."""
@@ -13,24 +13,12 @@ from typing import Any, Sequence
 import pyqtgraph as pg
 
 from workbench.model.analysis import Analysis
-from workbench.model.devices import BANDWIDTH, Device, Rate
-from workbench.gui.plot_common import (
-    GHOST_COLOUR,
-    MEMORY_COLOUR,
-    POINT_COLOUR,
-    ROOF_COLOUR,
-    SELECTED_COLOUR,
-    STALE_COLOUR,
-    point_brush,
-    point_pen,
-    is_assumed,
-    roof_pen,
-)
-from workbench.gui.roofline_records import ROOF_REACH, KERNEL_RADIUS, Roof, Position, _Drawn
-from workbench.scenes.label_layout import Segment
-from workbench.scenes.roofline import roof_names
-from workbench.scenes.roofline_range import fitted_range, label_room_end
-from workbench.model.units import format_bandwidth, format_flop_rate, format_intensity
+from workbench.model.devices import BANDWIDTH
+from workbench.gui.plot_common import colour_of, point_brush, point_pen, role_pen
+from workbench.gui.roofline_records import KERNEL_RADIUS, Position, _Drawn
+from workbench.scenes.plot_style import MARKS, pen_colour, point_role
+from workbench.scenes.roofline_marks import PlacedOperation, RoofMark, lowered_mark, ridge_mark, roof_marks
+from workbench.scenes.roofline_range import ROOF_REACH, fitted_range, label_room_end
 
 
 class RooflineDrawing:
@@ -50,17 +38,16 @@ class RooflineDrawing:
             (low_x, high_x), low_y, ridges, [math.log10(roof.rate.value) for roof in roofs], math.log10(bandwidth))
 
         used_path = current_analysis.path if current_analysis is not None else None
-        # memory roof: rises with intensity until the highest compute roof
         bw_rate = device.overrides.get(BANDWIDTH) or device.peak[BANDWIDTH]
-        memory_end = max(ridges) if ridges else x_high
         start = x_low - ROOF_REACH
-        # Most edits move points, not roofs: redraw the roofs only when what they show changes.
+        # Most edits move points, not roofs: the roofs are worked out (by the scene, as the reports' are) and drawn
+        # again only when what they show changes.
         roofs_shown = (roofs, bw_rate, device.peak.get(BANDWIDTH), device.memory_name, binary, used_path, start, x_high,
                        drawn.hbm_shown, tuple(drawn.further))
         if roofs_shown != self._roofs_shown:
             self._roofs_shown = roofs_shown
-            self._draw_roofs(device, roofs, ridges, bw_rate, bandwidth, binary, used_path, start, memory_end, x_high)
-            self._draw_level_roofs(drawn.further, drawn.hbm_shown, binary, start, top, device.memory_name)
+            self._draw_roofs(roof_marks(device, roofs, ridges, drawn.further, drawn.hbm_shown, used_path, start, x_high,
+                                        top, binary), device.memory_name, bool(drawn.further))
         labels = self.roof_labels.take(len(roofs))
         self._roof_heights = [math.log10(roof.rate.value) for roof in roofs]
         self._roof_starts = list(ridges)
@@ -69,30 +56,27 @@ class RooflineDrawing:
         x_high = self._room_for_roof_labels(*self._label_room_inputs)
 
         # ridge point of the selected operation's path (against the HBM roof: shown with it)
-        ridge = current_analysis.ridge if current_analysis is not None and drawn.hbm_shown else None
-        if ridge is not None and current_analysis is not None and current_analysis.compute_rate is not None and ridge > 0:
-            rx, ry = math.log10(ridge), math.log10(current_analysis.compute_rate.value)
-            self.ridge_line.setData([rx, rx], [y_low - ROOF_REACH, y_high + ROOF_REACH])
-            if (rx, ry) != self._ridge:  # it moves only with the selected operation's path
-                self.ridge_marker.setData([rx], [ry])
-                self._ridge_text = f"ridge {format_intensity(ridge)}"
-                self.ridge_label.setText(self._ridge_text)
-            self._ridge = (rx, ry)  # its label is placed at the bottom of the view
-        else:
-            self._ridge = None
+        ridge, line, text = ridge_mark(current_analysis if drawn.hbm_shown else None, y_low, y_high)
+        if ridge is not None and line is not None:
+            self.ridge_line.setData([line[0], line[2]], [line[1], line[3]])
+            if ridge != self._ridge:  # it moves only with the selected operation's path
+                self.ridge_marker.setData([ridge[0]], [ridge[1]])
+                self._ridge_text = text
+                self.ridge_label.setText(text)
+        self._ridge = ridge  # its label is placed at the bottom of the view
         for item in (self.ridge_line, self.ridge_marker):
-            item.setVisible(ridge is not None and ridge > 0)
+            item.setVisible(ridge is not None)
         return x_low, x_high, y_low, y_high, start, top
 
     def _operation_spot(self, row: int, position: Position, stale: bool) -> dict[str, Any]:
-        """An operation's mark: red and larger when selected, hollow grey when stale."""
-        selected = row == self.document.current
-        colour = STALE_COLOUR if stale else SELECTED_COLOUR if selected else POINT_COLOUR
+        """An operation's mark in the scene's style (`plot_style.MARKS`): red and larger when selected, hollow grey
+        when stale."""
+        mark = MARKS[point_role(None, row == self.document.current, stale)]
         return {
             "pos": position,
-            "size": 13 if selected else 10,
-            "pen": point_pen(colour),  # the same pen object each time: the symbol atlas keys on it
-            "brush": point_brush("w" if stale else colour),
+            "size": mark.size,
+            "pen": point_pen(colour_of(mark.edge)),  # the same pen object each time: the symbol atlas keys on it
+            "brush": point_brush("w" if mark.fill is None else colour_of(mark.fill)),
             "data": row,
         }
 
@@ -104,7 +88,7 @@ class RooflineDrawing:
         texts = self.point_labels.take(len(chosen))
         for (row, a, stale), text in zip(chosen, texts):
             name = self.document.operations[row].name + (" (stale)" if stale else "")
-            colour = STALE_COLOUR if stale else SELECTED_COLOUR if row == self.document.current else "#212121"
+            colour = colour_of("stale" if stale else "selected" if row == self.document.current else "label")
             if (name, colour) != getattr(text, "_shown", None):  # most labels keep their text and colour
                 text._shown = (name, colour)
                 text.setText(name, color=colour)
@@ -114,84 +98,69 @@ class RooflineDrawing:
     ) -> None:
         """Each operation's lowered roof (its loads in flight allow less than the memory), dashed, named at its left,
         rising until its own path's compute roof (the roofs above are not that kernel's)."""
-        lowered = [(row, a, roof) for row, a, _stale in placed if (roof := self._facts_of(a).lowered) is not None]
+        lowered = [(row, a, stale, roof) for row, a, stale in placed if (roof := self._facts_of(a).lowered) is not None]
         lines = self.lowered_lines.take(len(lowered))
         labels = self.lowered_labels.take(len(lowered))
         self._lowered_segments = []
-        for (row, a, roof), line, label in zip(lowered, lines, labels):
-            log_bw = math.log10(roof.rate.value)
-            ceiling = math.log10(a.compute_rate.value) if a.compute_rate is not None else top
-            end = ceiling - log_bw  # where it meets the operation's compute roof
-            line.setData([start, end], [log_bw + start, log_bw + end])
-            self._lowered_segments.append((start, log_bw + start, end, log_bw + end))
-            name = self.document.operations[row].name
-            label.setText(f"{name}: {roof.title} {format_bandwidth(roof.rate.value, binary)}")
-            at = positions[row][0] - 1.5  # left of its point, on the line
-            label.setPos(at, log_bw + at)
+        for (row, a, stale, roof), line, label in zip(lowered, lines, labels):
+            operation = PlacedOperation(row, self.document.operations[row].name, a, stale)
+            mark = lowered_mark(operation, roof, positions[row], start, top, binary)
+            x1, y1, x2, y2 = mark.segment
+            line.setData([x1, x2], [y1, y2])
+            self._lowered_segments.append(mark.segment)
+            label.setText(mark.text)
+            label.setPos(*mark.at)
 
-    def _draw_roofs(
-        self,
-        device: Device,
-        roofs: Sequence[Roof],
-        ridges: Sequence[float],
-        bw_rate: Rate,
-        bandwidth: float,
-        binary: bool,
-        used_path: str | None,
-        start: float,
-        memory_end: float,
-        x_high: float,
-    ) -> None:
-        """The memory roof, one compute roof per rate in use (and the datasheet ghosts), with their labels."""
-        self.memory_line.setVisible(True)  # hidden while a device had no bandwidth
-        self.memory_line.setData([start, memory_end], [math.log10(bandwidth) + start, math.log10(bandwidth) + memory_end])
-        self.memory_line.setPen(roof_pen(MEMORY_COLOUR, bw_rate, 2.5))
-        ghost = device.peak.get(BANDWIDTH) if BANDWIDTH in device.overrides else None
-        if ghost is not None:
-            g = math.log10(ghost.value)
-            self.memory_ghost.setData([start, memory_end], [g + start, g + memory_end])
-            self.memory_ghost.setPen(roof_pen(GHOST_COLOUR, ghost, 1.5))
+    def _draw_roofs(self, marks: Sequence[RoofMark], memory_name: str, hierarchical: bool) -> None:
+        """The roofs the scene worked out (`roofline_marks.roof_marks`): the memory roof (hidden with the HBM level
+        switched off), one compute roof per rate in use, one roof per further level, the datasheet ghosts, and
+        their labels' texts; every roof line kept for the label layout."""
+        by_key = {mark.key: mark for mark in marks}
+        memory, ghost = by_key.get("memory"), by_key.get("ghost memory")
+        self.memory_line.setVisible(memory is not None)  # hidden while a device had no bandwidth, or HBM is off
         self.memory_ghost.setVisible(ghost is not None)
-        memory_text = f"{device.memory_name} {format_bandwidth(bandwidth, binary)}"
-        self._roof_texts = {"memory": (f"{memory_text} ({bw_rate.source})", memory_text)}
-        self.memory_label.setText(self._roof_texts["memory"][0])
-        if device.memory_name != self._axis_memory:  # relabel only on a change: a label change relays the plot out
-            self._axis_memory = device.memory_name
+        if memory is None:
+            self.memory_label.setVisible(False)
+        for item, mark in ((self.memory_line, memory), (self.memory_ghost, ghost)):
+            if mark is not None:
+                item.setData([mark.segment[0], mark.segment[2]], [mark.segment[1], mark.segment[3]])
+                item.setPen(role_pen(mark.role, mark.dashed))
+        self._roof_texts = {mark.key: (mark.full, mark.short) for mark in marks if mark.labelled}
+        if memory is not None:
+            self.memory_label.setText(memory.full)
+        self._memory_segment = memory.segment if memory is not None else None
+        if memory_name != self._axis_memory:  # relabel only on a change: a label change relays the plot out
+            self._axis_memory = memory_name
             self._fit_axis_title()
-        log_bw = math.log10(bandwidth)
-        self._memory_segment = (start, log_bw + start, memory_end, log_bw + memory_end)  # its label is placed with the others
-        segments: list[Segment] = [self._memory_segment]
-        if ghost is not None:
-            segments.append((start, g + start, memory_end, g + memory_end))
-        self._hbm_segments = list(segments)  # left out when the HBM level is switched off
-
-        lines = self.roof_lines.take(len(roofs))
-        labels = self.roof_labels.take(len(roofs))
-        ghosts = self.ghost_lines.take(sum(1 for roof in roofs if roof.datasheet is not None))
-        ghost_index = 0
-        for index, (roof, ridge, line, label) in enumerate(zip(roofs, ridges, lines, labels)):
-            y = math.log10(roof.rate.value)
-            selected = used_path in roof.paths
-            colour = SELECTED_COLOUR if selected else ROOF_COLOUR
-            line.setData([ridge, x_high + ROOF_REACH], [y, y])
-            segments.append((ridge, y, x_high + ROOF_REACH, y))
-            line.setPen(roof_pen(colour, roof.rate, 2.5 if selected else 1.5))
+        compute = [mark for mark in marks if mark.key.startswith("roof ")]
+        for mark, line, label in zip(compute, self.roof_lines.take(len(compute)), self.roof_labels.take(len(compute))):
+            self._draw_line(line, mark)
+            selected = mark.role == "compute selected"
             line.setZValue(2 if selected else 1)
-            names, short = roof_names(roof.paths, used_path)
-            source = "" if is_assumed(roof.rate) else f" ({roof.rate.source})"  # dashed already says datasheet
-            rate_text = format_flop_rate(roof.rate.value)
-            # the short text, where the full one finds no room near the roof: one path (the operation's on the
-            # highlighted roof), no source
-            self._roof_texts[f"roof {index}"] = (f"{names}  {rate_text}{source}", f"{short}  {rate_text}")
-            label.setText(self._roof_texts[f"roof {index}"][0], color=colour)
-            if roof.datasheet is not None:
-                ghost_line = ghosts[ghost_index]
-                ghost_index += 1
-                gy = math.log10(roof.datasheet.value)
-                ghost_line.setData([math.log10(roof.datasheet.value / bandwidth), x_high + ROOF_REACH], [gy, gy])
-                segments.append((math.log10(roof.datasheet.value / bandwidth), gy, x_high + ROOF_REACH, gy))
-                ghost_line.setPen(roof_pen(GHOST_COLOUR, roof.datasheet, 1.5))
-        self._roof_segments = segments
+            label.setText(mark.full, color=pen_colour(mark.role))
+        ghosts = [mark for mark in marks if mark.key.startswith("ghost roof ")]
+        for mark, line in zip(ghosts, self.ghost_lines.take(len(ghosts))):
+            self._draw_line(line, mark)
+        levels = [mark for mark in marks if mark.role.startswith("level ")]
+        for mark, line, label in zip(levels, self.level_lines.take(len(levels)), self.level_labels.take(len(levels))):
+            self._draw_line(line, mark)
+            label.setText(mark.full, color=pen_colour(mark.role))
+        level_ghosts = [mark for mark in marks if mark.key.startswith("ghost memory ")]
+        for mark, line in zip(level_ghosts, self.level_ghosts.take(len(level_ghosts))):
+            self._draw_line(line, mark)
+        self._level_segments = [mark.segment for mark in levels]
+        self._level_segment_keys = [mark.key.split(" ", 1)[1] for mark in levels]
+        others = [mark.segment for mark in marks if not mark.key.startswith(("memory ", "ghost memory "))]
+        self._roof_segments = others + [mark.segment for mark in level_ghosts] + self._level_segments
+        if hierarchical != self._axis_hierarchical:  # refit only on a change: a label change relays the plot out
+            self._axis_hierarchical = hierarchical
+            self._fit_axis_title()
+
+    @staticmethod
+    def _draw_line(line: Any, mark: RoofMark) -> None:
+        x1, y1, x2, y2 = mark.segment
+        line.setData([x1, x2], [y1, y2])
+        line.setPen(role_pen(mark.role, mark.dashed))
 
     def _room_for_roof_labels(self, labels: Sequence[pg.TextItem], x_low: float, x_high: float, rightmost: float) -> float:
         """The fitted range's right end with room for the widest compute roof label, measured in the labels' font

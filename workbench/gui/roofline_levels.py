@@ -1,88 +1,29 @@
-"""The roofline's further memory levels: a roof per interface beyond HBM (L2, shared memory, the host link),
-the operations' points at each level's intensity, imported kernels' stars at the levels ncu counted, and the
+"""The roofline's further memory levels: the operations' points at each level's intensity (their roofs are the
+scene's, drawn with the others: `roofline_drawing`), imported kernels' stars at the levels ncu counted, and the
 controls that switch levels on and off.
 
 `RoofLevels` is a part of `RooflineView` (a mixin): it draws into the view's plot and reads the items and state
-the view's `__init__` creates — `plot`, `level_lines`, `level_labels`, `level_ghosts` (item pools),
-`level_points`, `level_connector`, `kernel_levels`, `level_boxes`, `level_actions`, `memory_line`,
-`memory_ghost`, `memory_label`, `_levels`, `_hidden_levels`, `_roof_segments`, `_hbm_segments`, `_roof_texts`,
-`_axis_hierarchical` — and the view's `document`, `levels_changed`, `mark_dirty` and `_fit_axis_title`.
+the view's `__init__` creates — `plot`, `level_points`, `level_connector`, `kernel_levels`, `level_boxes`,
+`level_actions`, `_levels`, `_hidden_levels` — and the view's `document`, `levels_changed` and `mark_dirty`.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import pyqtgraph as pg
 
 from workbench.model.devices import BANDWIDTH
 from workbench.model.devices.interfaces import interface
-from workbench.gui.plot_common import (
-    GHOST_COLOUR,
-    LEVEL_COLOURS,
-    LEVEL_MARKS,
-    LEVEL_SYMBOLS,
-    SELECTED_COLOUR,
-    STALE_COLOUR,
-    point_brush,
-    point_pen,
-    roof_pen,
-)
+from workbench.gui.plot_common import LEVEL_COLOURS, LEVEL_MARKS, LEVEL_SYMBOLS, colour_of, point_brush, point_pen
 from workbench.gui.plain_text import tooltip
+from workbench.scenes.plot_style import MARKS, point_role
 from workbench.scenes.roofline import LEVEL_KEYS, LevelPoint, RoofLevel
-from workbench.model.units import format_bandwidth, format_flop_rate, format_intensity
-
-LEVEL_SHORT_NAMES = {"l2": "L2", "smem": "Shared mem.", "host": "Host link"}
+from workbench.model.units import format_flop_rate, format_intensity
 
 
 class RoofLevels:
     """The further levels of a `RooflineView` (see the module text for what it reads from the view)."""
-
-    def _draw_level_roofs(
-        self, further: Sequence[RoofLevel], hbm_shown: bool, binary: bool, start: float, top: float, memory_name: str
-    ) -> None:
-        """A roof per further interface shown (L2, shared memory, host), each rising until the highest compute roof.
-
-        With the HBM level switched off its roof, ghost and label are hidden and
-        left out of the label layout.
-        """
-        if not hbm_shown:
-            for item in (self.memory_line, self.memory_ghost, self.memory_label):
-                item.setVisible(False)
-            self._roof_segments = [segment for segment in self._roof_segments if segment not in self._hbm_segments]
-            self._memory_segment = None
-        lines = self.level_lines.take(len(further))
-        labels = self.level_labels.take(len(further))
-        ghosts = self.level_ghosts.take(sum(1 for level in further if level.datasheet is not None))
-        ghost_index = 0
-        self._level_segments = []
-        self._level_segment_keys = [level.key for level in further]
-        for level, line, label in zip(further, lines, labels):
-            colour = LEVEL_COLOURS[level.key]
-            log_bw = math.log10(level.rate.value)
-            end = top - log_bw  # where rate = intensity × bandwidth meets the highest compute roof
-            segment = (start, log_bw + start, end, log_bw + end)
-            line.setData([start, end], [segment[1], segment[3]])
-            line.setPen(roof_pen(colour, level.rate, 2.0))
-            rate_text = format_bandwidth(level.rate.value, binary)
-            self._roof_texts[f"memory {level.key}"] = (
-                f"{level.title} {rate_text} ({level.rate.source})",
-                f"{LEVEL_SHORT_NAMES.get(level.key, level.title)} {rate_text}",
-            )
-            label.setText(self._roof_texts[f"memory {level.key}"][0], color=colour)
-            self._level_segments.append(segment)
-            if level.datasheet is not None:
-                g = math.log10(level.datasheet.value)
-                ghost = ghosts[ghost_index]
-                ghost_index += 1
-                ghost.setData([start, top - g], [g + start, top])
-                ghost.setPen(roof_pen(GHOST_COLOUR, level.datasheet, 1.5))
-                self._roof_segments.append((start, g + start, top - g, top))
-        self._roof_segments += self._level_segments
-        if bool(further) != self._axis_hierarchical:  # refit only on a change: a label change relays the plot out
-            self._axis_hierarchical = bool(further)
-            self._fit_axis_title()
 
     def _show_level_points(
         self, extra: Sequence[tuple[int, bool, LevelPoint, tuple[float, float]]], positions: dict[int, tuple[float, float]]
@@ -252,15 +193,16 @@ class RoofLevels:
 
 
 def _level_spot(selected: bool, stale: bool, point: LevelPoint, position: tuple[float, float], index: int) -> tuple[Any, ...]:
-    """An operation's point at a further interface: that level's symbol in its colour, filled for the selected one;
-    (position, size, symbol, pen, brush, data: its index in the tooltips)."""
-    colour = STALE_COLOUR if stale else LEVEL_COLOURS[point.key]
+    """An operation's point at a further interface in the scene's style (`plot_style.MARKS`): that level's symbol
+    in its colour, filled for the selected one; (position, size, symbol, pen, brush, data: its index in the
+    tooltips)."""
+    mark = MARKS[point_role(point.key, selected, stale)]
     return (
         position,
-        12 if selected else 9,
+        mark.size,
         LEVEL_SYMBOLS[point.key],
-        point_pen(SELECTED_COLOUR if selected and not stale else colour),
-        point_brush(colour if selected and not stale else "w"),
+        point_pen(colour_of(mark.edge)),
+        point_brush("w" if mark.fill is None else colour_of(mark.fill)),
         index,
     )
 

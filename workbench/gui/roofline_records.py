@@ -1,10 +1,8 @@
 """The roofline view's constants and the records its parts share: what a full refresh drew (`_Drawn`), an
-operation's points (`_PointFacts`), a label layout (`PlacedLabels`), the device's compute roofs
-(`Roof`, `device_roofs`)."""
+operation's points (`_PointFacts`), a label layout (`PlacedLabels`)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,19 +11,27 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from workbench.model.analysis import Analysis
-from workbench.model.devices import BANDWIDTH, Device, Rate
+from workbench.model.devices import Device
 from workbench.model.devices.interfaces import HOST
 from workbench.scenes.label_layout import Box, LabelLayout, PointLabel, RoofLabel, Segment, layout_faults
-from workbench.scenes.roofline import LevelPoint, RoofLevel, lowered_roof, operation_levels
+from workbench.scenes.roofline import (
+    LevelPoint,
+    Position,
+    Roof,
+    RoofLevel,
+    level_positions,
+    lowered_roof,
+    operation_levels,
+)
+from workbench.scenes.plot_style import pen_colour
 from workbench.documents.session import OperationEntry
 
-ROOF_REACH = 8.0  # decades the roofs run past the fitted range, so a panned view still shows them
 # Pixel radius of each kind of mark that labels keep clear of (marker half-size plus a little air).
 KERNEL_RADIUS = 10.0
 MEASURED_RADIUS = 7.5
-LOWERED_COLOUR = "#e65100"  # an operation's own roof below the memory's: loads in flight (Little's law)
+LOWERED_COLOUR = pen_colour("lowered")  # an operation's own roof below the memory's: loads in flight (Little's law)
 LOWERED_PEN = pg.mkPen(LOWERED_COLOUR, width=1.5, style=Qt.PenStyle.DashLine)
-LEADER_PEN = pg.mkPen("#757575", width=0)  # a label's leader to its point: a grey hairline at any zoom
+LEADER_PEN = pg.mkPen(pen_colour("leader"), width=0)  # a label's leader to its point: a grey hairline at any zoom
 
 
 @dataclass(frozen=True)
@@ -43,18 +49,6 @@ class PlacedLabels:
     def faults(self) -> list[str]:
         return layout_faults(self.layout, self.width, self.height, self.roofs, self.marks, self.roof_labels)
 
-
-
-@dataclass(frozen=True)
-class Roof:
-    """One horizontal compute roof: the paths sharing one rate in use."""
-
-    paths: tuple[str, ...]
-    rate: Rate
-    datasheet: Rate | None  # the datasheet figure beneath an override, drawn faintly
-
-
-Position = tuple[float, float]  # (log intensity, log rate) on the roofline
 
 
 @dataclass
@@ -109,26 +103,8 @@ class _PointFacts:
         interface shown; None if no interface shown has a rate) and the operation's points at the further ones,
         each with where it sits."""
         if self._shown is None or self._shown[0] != shown_keys:
-            drawn = [p for p in self.levels if p.key in shown_keys and p.rate is not None and p.rate > 0]
-            at = [(p, (math.log10(p.intensity), math.log10(p.rate or 1.0))) for p in drawn]
-            primary = next((i for i, p in enumerate(drawn) if p.key == BANDWIDTH), 0 if drawn else None)
-            position = at[primary][1] if primary is not None else None
-            self._shown = (shown_keys, position, tuple(pair for i, pair in enumerate(at) if i != primary))
+            self._shown = (shown_keys, *level_positions(self.levels, shown_keys))
         return self._shown[1], self._shown[2]
-
-
-def device_roofs(device: Device) -> list[Roof]:
-    """The compute roofs of a device, paths with the same rate and source merged, highest first."""
-    groups: dict[tuple[float, str], list[str]] = {}
-    for path in device.paths():
-        rate = device.overrides.get(path) or device.peak[path]
-        groups.setdefault((rate.value, rate.source), []).append(path)
-    roofs = []
-    for (_, _), paths in groups.items():
-        rate = device.overrides.get(paths[0]) or device.peak[paths[0]]
-        under = device.peak.get(paths[0]) if paths[0] in device.overrides else None
-        roofs.append(Roof(tuple(paths), rate, under))
-    return sorted(roofs, key=lambda roof: -roof.rate.value)
 
 
 def _roof_text(item: pg.TextItem) -> pg.TextItem:

@@ -15,8 +15,8 @@ from workbench.model.analysis import Analysis
 from workbench.model.devices import BANDWIDTH, Device
 from workbench.model.devices.interfaces import HOST
 from workbench.gui.lazy_view import RefreshWhenShown
-from workbench.gui.roofline_records import Roof, Position, _Drawn, _PointFacts, device_roofs
-from workbench.scenes.roofline import LevelPoint, RoofLevel, device_levels
+from workbench.gui.roofline_records import Position, _Drawn, _PointFacts
+from workbench.scenes.roofline import LevelPoint, Roof, RoofLevel, device_levels, device_roofs
 
 
 class RooflineRefresh:

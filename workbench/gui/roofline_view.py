@@ -64,7 +64,6 @@ from workbench.gui.roofline_records import (
     PlacedLabels,
     _Drawn,
     _PointFacts,
-    device_roofs,
     _roof_text,
 )
 from workbench.gui.roofline_refresh import RooflineRefresh
@@ -73,7 +72,7 @@ from workbench.scenes.legend_corner import Corner
 from workbench.scenes.roofline_range import ROOF_LABEL_ROOM
 from workbench.scenes.roofline_scene import OPERATION_RADIUS, RooflineScene
 from workbench.scenes.roofline_state import LABEL_MODES, LABELS_ALL, LABELS_NONE, LABELS_SELECTED, RooflineViewState
-from workbench.scenes.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, level_title
+from workbench.scenes.roofline import LEVEL_KEYS, LevelPoint, RoofLevel, device_roofs, level_title
 from workbench.documents.session import OperationEntry
 from workbench.model.units import format_flop_rate, format_intensity, format_time
 
@@ -201,7 +200,6 @@ class RooflineView(RooflineRefresh, RooflineDrawing, RooflineLabels, RooflineLeg
         self._levels: list[RoofLevel] = []  # every interface the device has a rate for
         self._level_segments: list[Segment] = []  # the further levels' roofs (their labels lie along them)
         self._level_segment_keys: list[str] = []  # the interface of each of those roofs
-        self._hbm_segments: list[Segment] = []  # the HBM roof and its ghost
         self._level_marks: list[tuple[float, float]] = []  # the operations' points at further levels
         self._kernel_level_marks: list[tuple[float, float]] = []  # imported kernels at further levels
         self._level_tips: list[tuple[int, LevelPoint]] = []  # what each level point's tooltip names (built on hover)

@@ -30,7 +30,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer, QUrl
@@ -44,7 +44,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMenu,
     QMessageBox,
-    QGraphicsView,
     QVBoxLayout,
     QWidget,
 )
@@ -58,7 +57,6 @@ from workbench.documents.autosave import (
 )
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
-from workbench.gui.export import png_bytes, session_plot_png
 from workbench.gui.outside_changes import CANCEL as CONFLICT_CANCEL
 from workbench.gui.outside_changes import OutsideChanges, Say, conflict_box
 from workbench.gui.plain_text import plain, tooltip
@@ -66,6 +64,7 @@ from workbench.gui.writer import Writer
 from workbench.documents.session import SaveStopped, snapshot
 from workbench.documents.session_sync import DiskStamp, Snapshot
 from workbench.documents.report import report_files, report_kind, write_report
+from workbench.scenes.roofline_marks import PlacedOperation
 
 AUTOSAVE_INTERVAL_VARIABLE = "PERF_WORKBENCH_AUTOSAVE_S"  # seconds; tests shorten the autosave period with it
 RECENT_KEY = "files/recent"
@@ -225,7 +224,7 @@ class WindowHooks:
     show_banner: Callable[[str], None]
     hide_banner: Callable[[], None]
     show_status: Callable[[str, int], None]  # text, milliseconds
-    roofline_view: Callable[[], QGraphicsView]  # the roofline as the window shows it (report export)
+    roofline_view: Callable[[], Any]  # the roofline view: its levels, range, labels and pins (report export)
 
 
 class SessionFiles(QObject):
@@ -626,18 +625,23 @@ class SessionFiles(QObject):
             path += dict(REPORT_FILTERS).get(chosen, ".html")
         self.export_report(path)
 
-    def current_plot_png(self) -> bytes:
-        """The roofline as the window shows it; rendered offscreen from the session if it was never laid out."""
-        view = self.hooks.roofline_view()
-        if view.viewport().width() > 50 and view.viewport().height() > 50:
-            return png_bytes(view)
-        return session_plot_png(self.document.session)
+    def current_plot(self) -> str | None:
+        """The roofline as the window shows it (its levels, range, label mode, legend corner, selection, pins and
+        stale operations), drawn as SVG from the scenes without a window; None where there is none."""
+        from workbench.documents.report.plot import roofline_plot  # imported on the first export, not at start
+
+        view, doc = self.hooks.roofline_view(), self.document
+        operations = [PlacedOperation(row, entry.name, doc.state(entry).analysis, doc.state(entry).stale)
+                      for row, entry in enumerate(doc.operations)]
+        rows = {id(entry): row for row, entry in enumerate(doc.operations)}
+        pins = [rows[id(entry)] for entry in view.pinned if id(entry) in rows]
+        return roofline_plot(doc.session, view.state, doc.current, pins, operations)
 
     def export_report(self, path: str) -> bool:
         """Write a Markdown, HTML (with the roofline) or CSV report of the session; a fault shows in the banner."""
         try:
             kind = report_kind(path)
-            plot = None if kind == "csv" else self.current_plot_png()
+            plot = None if kind == "csv" else self.current_plot()
             write_report(self.document.session, path, plot)
         except WorkbenchError as exc:
             self.hooks.show_banner(f"Cannot export the report {os.path.basename(path)}: {exc}")

@@ -221,7 +221,7 @@ class MainWindow(WindowActions, WindowPages, WindowPresentation, QMainWindow):
             show_banner=self.show_banner,
             hide_banner=self.hide_banner,
             show_status=lambda text, ms: self.statusBar().showMessage(text, ms),
-            roofline_view=lambda: self.roofline.widget,
+            roofline_view=lambda: self.roofline,
         )
         files = SessionFiles(self.document, self.settings, self, hooks)
         self.actions["export_report"] = files.export_report_action

@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+from workbench.model.devices import DATASHEET, DERIVED, NOMINAL
 from workbench.model.devices.catalogue import Device, Rate
 from workbench.model.devices.interfaces import HBM, INTERFACES, interface
 
@@ -184,3 +185,53 @@ def roof_names(paths: Sequence[str], used_path: str | None) -> tuple[str, str]:
         ordered.remove(used_path)
         ordered.insert(0, used_path)
     return " / ".join(path_label(p) for p in ordered), path_label(ordered[0])
+
+
+def is_assumed(rate: Rate) -> bool:
+    """Datasheet, derived and nominal figures are assumptions (drawn dashed); measured and entered ones are
+    observations (solid)."""
+    return rate.source in (DATASHEET, DERIVED, NOMINAL)
+
+
+@dataclass(frozen=True)
+class Roof:
+    """One horizontal compute roof: the paths sharing one rate in use."""
+
+    paths: tuple[str, ...]
+    rate: Rate
+    datasheet: Rate | None  # the datasheet figure beneath an override, drawn faintly
+
+
+def device_roofs(device: Device) -> list[Roof]:
+    """The compute roofs of a device, paths with the same rate and source merged, highest first."""
+    groups: dict[tuple[float, str], list[str]] = {}
+    for path in device.paths():
+        rate = device.overrides.get(path) or device.peak[path]
+        groups.setdefault((rate.value, rate.source), []).append(path)
+    roofs = []
+    for paths in groups.values():
+        rate = device.overrides.get(paths[0]) or device.peak[paths[0]]
+        under = device.peak.get(paths[0]) if paths[0] in device.overrides else None
+        roofs.append(Roof(tuple(paths), rate, under))
+    return sorted(roofs, key=lambda roof: -roof.rate.value)
+
+
+Position = tuple[float, float]  # (log intensity, log rate) on the roofline
+
+
+def shown_level_points(levels: Sequence[LevelPoint], shown_keys: frozenset[str] | set[str]) -> list[tuple[LevelPoint, Position]]:
+    """An operation's points at the interfaces shown that have a rate, each with where it sits (log intensity, log
+    rate), the one that carries its label first: at HBM, or with HBM switched off at the first interface shown."""
+    drawn = [p for p in levels if p.key in shown_keys and p.rate is not None and p.rate > 0]
+    at = [(p, (math.log10(p.intensity), math.log10(p.rate or 1.0))) for p in drawn]
+    primary = next((i for i, p in enumerate(drawn) if p.key == HBM), 0)
+    return [at[primary], *(pair for i, pair in enumerate(at) if i != primary)] if at else []
+
+
+def level_positions(
+    levels: Sequence[LevelPoint], shown_keys: frozenset[str] | set[str]
+) -> tuple[Position | None, tuple[tuple[LevelPoint, Position], ...]]:
+    """Where an operation's labelled point sits (None if no interface shown has a rate) and its points at the
+    further interfaces shown (`shown_level_points`)."""
+    points = shown_level_points(levels, shown_keys)
+    return (points[0][1], tuple(points[1:])) if points else (None, ())

@@ -9,6 +9,7 @@ from typing import Sequence
 
 from workbench.scenes.roofline_state import ViewRange
 
+ROOF_REACH = 8.0  # decades the roofs run past the fitted range, so a panned view still shows them
 ROOF_LABEL_ROOM = 1.0  # decades the fitted range may grow to its right for the roof labels (`label_room_end`)
 
 

@@ -1,15 +1,14 @@
-"""The report as one self-contained HTML page: inline CSS, the plot as a data URI, a policy that fetches nothing."""
+"""The report as one self-contained HTML page: inline CSS, the plot as inline SVG, a policy that fetches nothing."""
 
 from __future__ import annotations
 
-import base64
 import html
 from typing import Sequence
 
 from workbench.model.analysis import Analysis
 from workbench.documents.notes import with_boxes_drawn
 from workbench.documents.report.build import build_report
-from workbench.documents.report.model import FormattedTable, Report, ReportRun, check_png
+from workbench.documents.report.model import FormattedTable, Report, ReportRun, check_svg
 from workbench.documents.report.tables import run_notes, bounds_table, runs_table, tensors_table
 from workbench.documents.session import Session
 
@@ -30,7 +29,7 @@ td.num { text-align: right; white-space: nowrap; }
 .limiter { font-weight: 600; }
 .error { color: #a2231d; font-weight: 600; }
 .failed { color: #a2231d; font-weight: 600; }
-figure { margin: 1rem 0; } figure img { max-width: 100%; border: 1px solid #ccd3da; }
+figure { margin: 1rem 0; } figure svg { max-width: 100%; height: auto; border: 1px solid #ccd3da; }
 ul.small { font-size: .85rem; color: #3c464f; }
 """
 
@@ -84,9 +83,10 @@ def _html_conditions(runs: Sequence[ReportRun]) -> str:
     return f"<ul class=\"small\">{''.join(items)}</ul>" if items else ""
 
 
-def render_html(session: Session, plot_png: bytes | None = None) -> str:
-    """The session as one self-contained HTML page: inline CSS, the plot as a data URI, no network."""
-    check_png(plot_png)
+def render_html(session: Session, plot_svg: str | None = None) -> str:
+    """The session as one self-contained HTML page: inline CSS, the plot (an `<svg>` element, every text in it
+    escaped by its writer) inline, no network."""
+    check_svg(plot_svg)
     report = build_report(session)
     parts = [
         "<!DOCTYPE html>",
@@ -111,12 +111,8 @@ def render_html(session: Session, plot_png: bytes | None = None) -> str:
     else:
         parts.append("<h2>Summary</h2>")
     parts.append(_html_table(report.summary, numeric_columns=(1, 2, 3, 4)))
-    if plot_png is not None:
-        encoded = base64.b64encode(plot_png).decode("ascii")
-        parts += [
-            "<h2>Plot</h2>",
-            f"<figure><img alt=\"Roofline plot of the session\" src=\"data:image/png;base64,{encoded}\"></figure>",
-        ]
+    if plot_svg is not None:
+        parts += ["<h2>Plot</h2>", f"<figure class=\"plot\">{plot_svg}</figure>"]
     parts += _html_operations(report)
     parts += _html_steps_and_profiles(report)
     parts.append("</body></html>")

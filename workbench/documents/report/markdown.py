@@ -8,7 +8,7 @@ from typing import Sequence
 
 from workbench.documents.notes import as_markdown
 from workbench.documents.report.build import build_report
-from workbench.documents.report.model import FormattedTable, ReportRun, check_png
+from workbench.documents.report.model import FormattedTable, ReportRun, check_svg, svg_file
 from workbench.documents.report.tables import run_notes, bounds_table, runs_table, tensors_table
 from workbench.documents.session import Session
 
@@ -113,10 +113,10 @@ def _md_conditions(runs: Sequence[ReportRun]) -> list[str]:
     return lines + [""] if lines else []
 
 
-def render_markdown(session: Session, plot_png: bytes | None = None, plot_file: str | None = None) -> str:
-    """The session as a Markdown document. The plot: `plot_file`, a PNG beside the document, linked by
-    its relative name; else `plot_png` embedded as a data URI; else none."""
-    check_png(plot_png)
+def render_markdown(session: Session, plot_svg: str | None = None, plot_file: str | None = None) -> str:
+    """The session as a Markdown document. The plot: `plot_file`, an SVG file beside the document, linked by
+    its relative name; else `plot_svg` (an `<svg>` element) embedded as a data URI; else none."""
+    check_svg(plot_svg)
     report = build_report(session)
     lines = [f"# {_md_text(report.title)}", ""]
     if report.description.strip():
@@ -138,9 +138,9 @@ def render_markdown(session: Session, plot_png: bytes | None = None, plot_file: 
         lines += ["## Summary", "", *_md_table(report.summary)]
     if plot_file is not None:
         lines += ["## Plot", "", f"![Roofline plot of the session](<{plot_file}>)", ""]
-    elif plot_png is not None:
-        encoded = base64.b64encode(plot_png).decode("ascii")
-        lines += ["## Plot", "", f"![Roofline plot of the session](data:image/png;base64,{encoded})", ""]
+    elif plot_svg is not None:
+        encoded = base64.b64encode(svg_file(plot_svg)).decode("ascii")
+        lines += ["## Plot", "", f"![Roofline plot of the session](data:image/svg+xml;base64,{encoded})", ""]
     for number, item in report.sections():
         entry = item.entry
         declaration = _md_code(entry.declaration)

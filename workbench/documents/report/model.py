@@ -11,7 +11,7 @@ from workbench.model.plausibility import ImpossibleResult
 from workbench.documents.session import OperationEntry
 from workbench.model.units import format_percent
 
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SVG_START = "<svg "  # a plot handed to a report: one <svg> element
 NO_VALUE = "–"
 IMPOSSIBLE_MARK = "⚠ impossible"
 
@@ -137,6 +137,12 @@ class StepSection:
     step_time_s: float | None = None
 
 
-def check_png(plot_png: bytes | None) -> None:
-    if plot_png is not None and not bytes(plot_png).startswith(PNG_SIGNATURE):
-        raise ReportError("the plot image is not a PNG")
+def check_svg(plot: str | None) -> None:
+    """A plot handed to a report is one `<svg>` element (what `report.plot.roofline_plot` draws)."""
+    if plot is not None and not (isinstance(plot, str) and plot.startswith(SVG_START)):
+        raise ReportError("the plot is not an SVG picture")
+
+
+def svg_file(plot: str) -> bytes:
+    """An `<svg>` element as the contents of an .svg file: the XML declaration, then the element, in UTF-8."""
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n' + plot).encode("utf-8")

@@ -11,7 +11,7 @@ from workbench.documents.report.build import build_report
 from workbench.documents.report.csv_files import render_csv, render_samples_csv, render_steps_csv
 from workbench.documents.report.html_page import render_html
 from workbench.documents.report.markdown import render_markdown
-from workbench.documents.report.model import ReportError, check_png
+from workbench.documents.report.model import ReportError, check_svg, svg_file
 from workbench.documents.session import Session, write_atomic
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -19,7 +19,7 @@ HTML_SUFFIXES = (".html", ".htm")
 CSV_SUFFIXES = (".csv",)
 SAMPLES_SUFFIX = "-samples"  # lab.csv → lab-samples.csv
 STEPS_SUFFIX = "-steps"  # lab.csv → lab-steps.csv: where each step's time goes
-PLOT_SUFFIX = "-plot"  # lab.md → lab-plot.png
+PLOT_SUFFIX = "-plot"  # lab.md → lab-plot.svg
 
 
 def report_kind(path: str | os.PathLike[str]) -> str:
@@ -35,7 +35,7 @@ def report_kind(path: str | os.PathLike[str]) -> str:
 
 
 def companion_path(path: str | os.PathLike[str], suffix: str, extension: str) -> Path:
-    """The file written beside a report: lab.csv → lab-samples.csv, lab.md → lab-plot.png."""
+    """The file written beside a report: lab.csv → lab-samples.csv, lab.md → lab-plot.svg."""
     main = Path(path)
     return main.with_name(f"{main.stem}{suffix}{extension}")
 
@@ -48,28 +48,29 @@ def report_files(path: str | os.PathLike[str], has_plot: bool = False, inline_pl
         files.append(companion_path(path, SAMPLES_SUFFIX, ".csv"))
         files.append(companion_path(path, STEPS_SUFFIX, ".csv"))
     elif kind == "markdown" and has_plot and not inline_plot:
-        files.append(companion_path(path, PLOT_SUFFIX, ".png"))
+        files.append(companion_path(path, PLOT_SUFFIX, ".svg"))
     return tuple(files)
 
 
-def write_report(session: Session, path: str | os.PathLike[str], plot_png: bytes | None = None,
+def write_report(session: Session, path: str | os.PathLike[str], plot_svg: str | None = None,
                  inline_plot: bool = False) -> str:
     """Render the report the suffix asks for and write it, and its companion files, atomically; returns the
-    kind written. CSV: the summary and the samples beside it. Markdown: the plot as a PNG beside it
-    (`inline_plot`: embedded instead). HTML: one file."""
+    kind written. CSV: the summary and the samples beside it. Markdown: the plot (an `<svg>` element:
+    `report.plot.roofline_plot`) as an SVG file beside it (`inline_plot`: embedded instead). HTML: one file, the
+    plot inline."""
     kind = report_kind(path)
-    check_png(plot_png)
+    check_svg(plot_svg)
     files: list[tuple[str | os.PathLike[str], bytes]] = []
     try:
         if kind == "markdown":
-            if plot_png is not None and not inline_plot:
-                plot_path = companion_path(path, PLOT_SUFFIX, ".png")
-                files.append((plot_path, plot_png))
+            if plot_svg is not None and not inline_plot:
+                plot_path = companion_path(path, PLOT_SUFFIX, ".svg")
+                files.append((plot_path, svg_file(plot_svg)))
                 text = render_markdown(session, plot_file=plot_path.name)
             else:
-                text = render_markdown(session, plot_png)
+                text = render_markdown(session, plot_svg)
         elif kind == "html":
-            text = render_html(session, plot_png)
+            text = render_html(session, plot_svg)
         else:
             report = build_report(session)
             text = render_csv(session, report)
