@@ -96,7 +96,7 @@ TIDY_AFTER_MS = 700  # after the last edit that held labels in place, they are l
 class RooflineView(RooflineRefresh, RooflineDrawing, RooflineLabels, RooflineLegend, RoofLevels, RefreshWhenShown, QWidget):
     """Log-log roofline of the current device with every declared operation on it."""
 
-    redraw_off_screen_windows = True  # exports render a roofline in a window never shown
+    redraw_off_screen_windows = True  # a window never shown (scripts, tests) still draws its roofline on each change
     levels_changed = Signal(list)  # the interface keys switched off, after a toggle (the window saves them)
 
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
