@@ -1,4 +1,4 @@
-"""Saved profile records are parsed once per record object (gui/profile_model.py): the cache holds each record it
+"""Saved profile records are parsed once per record object (documents/profiles.py): the cache holds each record it
 keeps, so a record made after another is freed, often at the freed one's address (its id), is read as itself."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-from workbench.gui.profile_model import read_record
+from workbench.documents.profiles import read_record
 from workbench.profilers.reader import read_profile
 
 DATA = Path(__file__).resolve().parent.parent / "data"

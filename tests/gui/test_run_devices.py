@@ -153,3 +153,23 @@ def test_a_run_s_hover_text_is_built_when_hovered_not_at_each_refresh(qtbot, win
     text = window.roofline.measured.tip(mark.run_index)
     assert made == [mark.run_index]
     assert "iB/s compulsory bytes over the median" in text  # made now, in the units set after the marks were drawn
+
+
+def test_the_exported_roofline_draws_the_runs_as_the_window_does(qtbot, window, cpu_add) -> None:  # type: ignore[no-untyped-def]
+    """File ▸ Export report: the roofline, drawn without Qt, holds the window's run in its kind, label and legend."""
+    import xml.etree.ElementTree as ET
+
+    vector_add_with(window, cpu_add)
+    window.document.set_device("h100-sxm")
+    (mark,) = roofline_marks(window)
+    assert mark.style == OTHER_DEVICE
+    plot = window.session_io.current_plot()
+    assert plot is not None
+    root = ET.fromstring(plot)
+
+    def texts(css: str) -> list[str]:
+        return ["".join(node.itertext()) for node in root.iter() if node.get("class") == css]
+
+    assert len([node for node in root.iter() if node.get("class") == "run-other-device"]) == 1
+    assert texts("run-label") == [mark.label]
+    assert f"run on {mark.device}: not against these roofs" in texts("legend-text")

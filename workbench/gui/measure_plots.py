@@ -11,8 +11,6 @@ room for them in its range, then hands them back (`show`).
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -24,40 +22,34 @@ from workbench.gui.document import Document
 from workbench.gui.legend_strip import LegendStrip
 from workbench.gui.measure_runs import MeasuredRun, document_runs
 from workbench.gui.plain_text import html_text, tooltip
-from workbench.measure.record import CANCELLED
-from workbench.measure.sweep import swept_size
+from workbench.measure.run_marks import (
+    IMPOSSIBLE,
+    MEASURED_LEGEND,
+    NOT_VALID,
+    OTHER_DEVICE,
+    STYLES,
+    SWEEP_LEGEND,
+    VALID,
+    RunMark,
+    labelled_marks,
+    roofline_run_marks,
+    run_legend,
+    sweep_run_marks,
+)
 from workbench.model.units import format_bandwidth, format_flop_rate, format_intensity, format_percent, format_time
+from workbench.scenes.plot_style import COLOURS, MARKS, hex_colour
 
-MEASURED_COLOUR = "#2e7d32"  # green, as the device panel's "measured" source
-NOT_VALID_COLOUR = "#9e9e9e"
-OTHER_DEVICE_COLOUR = "#6a1b9a"  # purple: a run on another device than the one whose roofs are drawn
-IMPOSSIBLE_COLOUR = "#c62828"
-MEASURED_LEGEND = "measured run: median, bar p10–p90"
-NOT_VALID_LEGEND = "run not valid (check failed or missing): not a result"
-IMPOSSIBLE_LEGEND = "impossible: faster than its own device's bound (hover for why)"
-SWEEP_LEGEND = "measured median, bar p10–p90"
-
-VALID = "valid"
-NOT_VALID = "not valid"
-OTHER_DEVICE = "other device"
-IMPOSSIBLE = "impossible"
+# the kinds of run and how each is drawn are the core's (measure/run_marks.py, scenes/plot_style.py): the report's
+# roofline draws them alike
+MEASURED_COLOUR = hex_colour(COLOURS["measured"])  # green, as the device panel's "measured" source
+NOT_VALID_COLOUR = hex_colour(COLOURS["not valid"])
+OTHER_DEVICE_COLOUR = hex_colour(COLOURS["other device"])  # a run on another device than the one whose roofs are drawn
+IMPOSSIBLE_COLOUR = hex_colour(COLOURS["impossible"])
+PG_SYMBOLS = {"square": "s", "diamond": "d", "x": "x", "star": "star"}  # the scenes' symbols in pyqtgraph's
 
 
-@dataclass(frozen=True)
-class MeasuredMark:
-    """Where one run goes, in the plot's log coordinates, with its spread bar and hover text."""
-
-    x: float
-    y: float  # the median
-    low: float  # the lower end of the spread bar
-    high: float  # the upper end of the spread bar
-    valid: bool
-    label: str  # shown beside a run that is not valid, impossible, or from another device
-    run: Any = field(compare=False, repr=False)  # the MeasuredRun: its hover text is built when hovered
-    run_index: int = -1
-    style: str = VALID  # valid, not valid, other device, impossible
-    device: str = ""  # the device the run ran on (short name)
-    binary: bool = field(default=False, compare=False)  # bytes in MiB/GiB in the hover text
+class MeasuredMark(RunMark):
+    """A run's mark (`measure.run_marks.RunMark`: where it goes, its bar, kind and label) with its hover text."""
 
     @property
     def tip(self) -> str:
@@ -120,32 +112,18 @@ def device_tip(run: MeasuredRun) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _short(name: str) -> str:
-    return name.split(" (")[0]
-
-
-def mark_style(run: MeasuredRun) -> tuple[str, str]:
-    """How a run is drawn and the label beside it: impossible, not valid, another device's, or a valid result."""
-    if not run.valid:
-        return NOT_VALID, {"unchecked": "not checked"}.get(run.status, "invalid")
-    if run.impossible is not None:
-        return IMPOSSIBLE, f"impossible ({_short(run.device_name)})"
-    if run.device_note and not run.on_session_device:
-        return OTHER_DEVICE, _short(run.device_name)
-    return VALID, ""
-
-
 class _MarkItems:
     """A scatter, its spread bars and a pool of labels, for one kind of mark (valid or not)."""
 
-    def __init__(self, plot: pg.PlotItem, colour: str, filled: bool, symbol: str, z: float) -> None:
+    def __init__(self, plot: pg.PlotItem, style: str, z: float) -> None:
+        mark = MARKS[f"run {style}"]  # the scenes' look of this kind of run (the report's roofline draws it too)
         self.plot = plot
-        self.colour = colour
+        self.colour = colour = hex_colour(COLOURS[mark.edge])
         self.scatter = pg.ScatterPlotItem(
-            symbol=symbol,
-            size=11,
+            symbol=PG_SYMBOLS[mark.symbol],
+            size=mark.size,
             pen=pg.mkPen(colour, width=1.8),
-            brush=pg.mkBrush(colour) if filled else pg.mkBrush(255, 255, 255, 230),
+            brush=pg.mkBrush(hex_colour(COLOURS[mark.fill])) if mark.fill else pg.mkBrush(255, 255, 255, 230),
             hoverable=True,
             tip=None,
             hoverSize=15,
@@ -193,20 +171,6 @@ class _MarkItems:
                 label.setPos(mark.x + 0.06, mark.y)
 
 
-def labelled_marks(marks: Sequence[MeasuredMark]) -> list[MeasuredMark]:
-    """The marks that carry their label: the first of those with the same label at the same x (the runs of one
-    declaration on one device, or one size of a sweep). A session's thousands of runs of a few declarations
-    otherwise stacked as many copies of one text beside one column of marks, each painted on every repaint."""
-    seen: set[tuple[str, float]] = set()
-    chosen = []
-    for mark in marks:
-        key = (mark.label, mark.x)
-        if mark.label and key not in seen:
-            seen.add(key)
-            chosen.append(mark)
-    return chosen
-
-
 class _MeasuredLayer:
     """Valid, not-valid, other-device and impossible marks with hover text and legend rows (both plots)."""
 
@@ -216,10 +180,10 @@ class _MeasuredLayer:
         self.plot = plot
         self.document = document
         self.legend = legend  # a legend beside the plot; without one, the rows go into the plot's own legend
-        self.valid_items = _MarkItems(plot, MEASURED_COLOUR, True, "s", 5)
-        self.not_valid_items = _MarkItems(plot, NOT_VALID_COLOUR, False, "s", 4.5)
-        self.other_items = _MarkItems(plot, OTHER_DEVICE_COLOUR, False, "d", 4.8)
-        self.impossible_items = _MarkItems(plot, IMPOSSIBLE_COLOUR, True, "x", 5.2)
+        self.valid_items = _MarkItems(plot, VALID, 5)
+        self.not_valid_items = _MarkItems(plot, NOT_VALID, 4.5)
+        self.other_items = _MarkItems(plot, OTHER_DEVICE, 4.8)
+        self.impossible_items = _MarkItems(plot, IMPOSSIBLE, 5.2)
         self.marks: list[MeasuredMark] = []
         self._by_run: dict[int, MeasuredMark] = {}
         self._legend_rows: dict[str, str] = {}  # kind of mark (VALID, …) → its legend text now
@@ -236,17 +200,16 @@ class _MeasuredLayer:
     def show(self, marks: Sequence[MeasuredMark], beam: float = 0.0) -> None:
         self.marks = list(marks)
         self._by_run = {mark.run_index: mark for mark in self.marks}
-        by_style = {style: [m for m in self.marks if m.style == style] for style in (VALID, NOT_VALID, OTHER_DEVICE, IMPOSSIBLE)}
+        by_style: dict[str, list[MeasuredMark]] = {style: [] for style in STYLES}
+        for mark in self.marks:
+            by_style[mark.style].append(mark)
         self.valid_items.show(by_style[VALID], beam, with_labels=False)
         self.not_valid_items.show(by_style[NOT_VALID], beam, with_labels=True)
         self.other_items.show(by_style[OTHER_DEVICE], beam, with_labels=True)
         self.impossible_items.show(by_style[IMPOSSIBLE], beam, with_labels=True)
-        others = sorted({m.device for m in by_style[OTHER_DEVICE]})
-        other_legend = f"run on {', '.join(others)}: not against these roofs" if others else ""
-        self._legend(VALID, self.valid_items.scatter, self.legend_valid if by_style[VALID] else "")
-        self._legend(NOT_VALID, self.not_valid_items.scatter, NOT_VALID_LEGEND if by_style[NOT_VALID] else "")
-        self._legend(OTHER_DEVICE, self.other_items.scatter, other_legend)
-        self._legend(IMPOSSIBLE, self.impossible_items.scatter, IMPOSSIBLE_LEGEND if by_style[IMPOSSIBLE] else "")
+        texts = run_legend(self.marks, self.legend_valid)
+        for style, items in zip(STYLES, self._all_items()):
+            self._legend(style, items.scatter, texts[style])
 
     def _legend(self, kind: str, item: pg.ScatterPlotItem, text: str) -> None:
         """Show `item`, the scatter of the marks of `kind`, in the legend under `text` ('' removes its row)."""
@@ -279,32 +242,8 @@ class MeasuredRooflineLayer(_MeasuredLayer):
     """The session's runs on the roofline: logical FLOP/s over the median against FLOP per compulsory byte."""
 
     def compute(self) -> list[MeasuredMark]:
-        """Where each run goes; runs without FLOP (a copy), without samples, or cancelled are left off."""
-        binary = self.document.binary
-        marks = []
-        for run in document_runs(self.document):
-            spread = run.flop_per_s_spread
-            rate = run.achieved_flop_per_s
-            if run.status == CANCELLED or run.intensity is None or rate is None or spread is None:
-                continue
-            slow, fast = spread
-            style, label = mark_style(run)
-            marks.append(
-                MeasuredMark(
-                    x=math.log10(run.intensity),
-                    y=math.log10(rate),
-                    low=math.log10(slow),
-                    high=math.log10(fast),
-                    valid=run.valid,
-                    label=label,
-                    run=run,
-                    run_index=run.index,
-                    style=style,
-                    device=_short(run.device_name),
-                    binary=binary,
-                )
-            )
-        return marks
+        """Where each run goes (`measure.run_marks.roofline_run_marks`, the report's roofline's function too)."""
+        return roofline_run_marks(document_runs(self.document), self.document.binary, MeasuredMark)
 
 
 class MeasuredSweepLayer(_MeasuredLayer):
@@ -313,28 +252,5 @@ class MeasuredSweepLayer(_MeasuredLayer):
     legend_valid = SWEEP_LEGEND
 
     def compute(self, declaration: Declaration, fields: Sequence[str]) -> list[MeasuredMark]:
-        """Runs whose declaration differs from `declaration` only in the swept `fields`."""
-        binary = self.document.binary
-        marks = []
-        for run in document_runs(self.document):
-            size = swept_size(run.declaration, declaration, fields)
-            if size is None or run.stats is None or run.status == CANCELLED or run.stats.p10_s <= 0:
-                continue
-            s = run.stats
-            style, label = mark_style(run)
-            marks.append(
-                MeasuredMark(
-                    x=math.log2(size),
-                    y=math.log10(s.median_s),
-                    low=math.log10(s.p10_s),
-                    high=math.log10(s.p90_s),
-                    valid=run.valid,
-                    label=label,
-                    run=run,
-                    run_index=run.index,
-                    style=style,
-                    device=_short(run.device_name),
-                    binary=binary,
-                )
-            )
-        return marks
+        """Runs whose declaration differs from `declaration` only in the swept `fields` (`sweep_run_marks`)."""
+        return sweep_run_marks(document_runs(self.document), declaration, fields, self.document.binary, MeasuredMark)

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.errors import WorkbenchError
-from workbench.gui.profile_model import canonical, linked_operation
+from workbench.documents.profiles import canonical, linked_operation
 from workbench.gui.workers import track_worker
 from workbench.gui.plain_text import html_text, plain, tooltip
 from workbench.documents.session import OperationEntry

@@ -10,14 +10,16 @@ from PySide6.QtCore import Qt
 
 from workbench.errors import WorkbenchError
 from workbench.gui.document import Document
+from workbench.documents.profiles import KERNEL_LEGEND
 from workbench.gui.measure_plots import IMPOSSIBLE_COLOUR, OTHER_DEVICE_COLOUR
 from workbench.gui.plain_text import tooltip
 from workbench.gui.profile_model import KernelMark, kernel_marks
+from workbench.scenes.plot_style import COLOURS, MARKS, hex_colour
 
-KERNEL_COLOUR = "#6a1b9a"  # purple: apart from the operations' grey and red and the memory roof's blue
-KERNEL_FAINT = "#ce93d8"
-KERNEL_SYMBOL = "star"
-KERNEL_LEGEND = "profiled kernel (ncu / nsys)"
+# the kernels' look is the scenes' (plot_style.MARKS "kernel…"): the report's roofline draws them alike
+KERNEL_COLOUR = hex_colour(COLOURS["kernel"])
+KERNEL_FAINT = hex_colour(COLOURS["kernel faint"])
+KERNEL_SYMBOL = MARKS["kernel"].symbol
 
 
 class ProfiledKernelLayer:
@@ -64,7 +66,7 @@ class ProfiledKernelLayer:
             spots.append(
                 {
                     "pos": (mark.x, mark.y),
-                    "size": 18 if selected else 13,
+                    "size": MARKS["kernel selected" if selected else "kernel"].size,
                     "pen": pg.mkPen(colour, width=1.5),
                     "brush": pg.mkBrush(colour if selected else KERNEL_FAINT) if mark.style == "session"
                     else pg.mkBrush(255, 255, 255, 230),

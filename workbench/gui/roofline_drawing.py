@@ -15,7 +15,8 @@ import pyqtgraph as pg
 from workbench.model.analysis import Analysis
 from workbench.model.devices import BANDWIDTH
 from workbench.gui.plot_common import colour_of, point_brush, point_pen, role_pen
-from workbench.gui.roofline_records import KERNEL_RADIUS, Position, _Drawn
+from workbench.gui.roofline_records import Position, _Drawn
+from workbench.scenes.roofline_scene import KERNEL_RADIUS
 from workbench.scenes.plot_style import MARKS, pen_colour, point_role
 from workbench.scenes.roofline_marks import PlacedOperation, RoofMark, lowered_mark, ridge_mark, roof_marks
 from workbench.scenes.roofline_range import ROOF_REACH, fitted_range, label_room_end

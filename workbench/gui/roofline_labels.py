@@ -16,11 +16,11 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from workbench.gui.plot_common import box_around, PlotLabel, scene_box
-from workbench.gui.roofline_records import KERNEL_RADIUS, MEASURED_RADIUS, PlacedLabels, Position, _Drawn
+from workbench.gui.roofline_records import PlacedLabels, Position, _Drawn
 from workbench.scenes.legend_corner import Corner
 from workbench.scenes.roofline_state import LABEL_MODES
 from workbench.scenes.label_layout import Box, MarkGrid, PixelView, PointMarks, nearest_on_box
-from workbench.scenes.roofline_scene import OPERATION_RADIUS, LegendRow, Operations, RoofText, RooflineInputs, RooflineScene, roofline_scene
+from workbench.scenes.roofline_scene import KERNEL_RADIUS, MEASURED_RADIUS, OPERATION_RADIUS, LegendRow, Operations, RoofText, RooflineInputs, RooflineScene, roofline_scene
 from workbench.documents.session import OperationEntry
 
 

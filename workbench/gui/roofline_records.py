@@ -26,9 +26,6 @@ from workbench.scenes.roofline import (
 from workbench.scenes.plot_style import pen_colour
 from workbench.documents.session import OperationEntry
 
-# Pixel radius of each kind of mark that labels keep clear of (marker half-size plus a little air).
-KERNEL_RADIUS = 10.0
-MEASURED_RADIUS = 7.5
 LOWERED_COLOUR = pen_colour("lowered")  # an operation's own roof below the memory's: loads in flight (Little's law)
 LOWERED_PEN = pg.mkPen(LOWERED_COLOUR, width=1.5, style=Qt.PenStyle.DashLine)
 LEADER_PEN = pg.mkPen(pen_colour("leader"), width=0)  # a label's leader to its point: a grey hairline at any zoom

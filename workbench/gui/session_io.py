@@ -635,7 +635,7 @@ class SessionFiles(QObject):
                       for row, entry in enumerate(doc.operations)]
         rows = {id(entry): row for row, entry in enumerate(doc.operations)}
         pins = [rows[id(entry)] for entry in view.pinned if id(entry) in rows]
-        return roofline_plot(doc.session, view.state, doc.current, pins, operations)
+        return roofline_plot(doc.session, view.state, doc.current, pins, operations, level_method=doc.level_method)
 
     def export_report(self, path: str) -> bool:
         """Write a Markdown, HTML (with the roofline) or CSV report of the session; a fault shows in the banner."""

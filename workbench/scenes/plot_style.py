@@ -47,6 +47,12 @@ COLOURS: dict[str, RGB] = {
     "axis": rgb("#202020"),
     "grid": rgb("#e4e4e4"),
     "frame": rgb("#9e9e9e"),  # the legend's frame
+    "measured": rgb("#2e7d32"),  # a valid measured run (green, as the device panel's "measured" source)
+    "not valid": rgb("#9e9e9e"),  # a run whose check failed or is missing: not a result
+    "other device": rgb("#6a1b9a"),  # a run or kernel on another device than the one whose roofs are drawn
+    "impossible": rgb("#c62828"),  # a run or kernel faster than its own device's bound
+    "kernel": rgb("#6a1b9a"),  # an imported profiler kernel: apart from the operations' grey and the memory's blue
+    "kernel faint": rgb("#ce93d8"),  # its fill, unless its operation is selected
     "white": rgb("#ffffff"),
 }
 
@@ -66,7 +72,7 @@ class Pen:
 @dataclass(frozen=True)
 class Mark:
     """A point's look: its outline's colour, its fill's (None: white), its size in pixels across and its symbol
-    ("circle", "square", "diamond", "triangle")."""
+    ("circle", "square", "diamond", "triangle", "x", "star")."""
 
     edge: str
     fill: str | None
@@ -86,6 +92,10 @@ PENS: dict[str, Pen] = {
     "ridge": Pen("ridge", 1.0, DOTTED),
     "connector": Pen("selected", 1.0, DOTTED),  # the selected operation's points joined across the levels
     "leader": Pen("leader", 0.8),
+    "kernel link": Pen("kernel", 1.2, DOTTED),  # an imported kernel's star to its operation's point
+    **{f"run {kind} bar": Pen(colour, 1.4) for kind, colour in (
+        ("valid", "measured"), ("not valid", "not valid"), ("other device", "other device"),
+        ("impossible", "impossible"))},  # a measured run's p10–p90 bar
     **{f"level {key}": Pen(key, 2.0) for key in LEVEL_KEYS_STYLED},
 }
 
@@ -96,10 +106,30 @@ MARKS: dict[str, Mark] = {
     "operation selected stale": Mark("stale", None, 13),
     "ridge": Mark("selected", None, 9, "diamond"),
     **{f"level {key}": Mark(key, None, 9, LEVEL_SYMBOLS[key]) for key in LEVEL_KEYS_STYLED},
+    # measured runs, by kind (`workbench.measure.run_marks`): valid, not valid, on another device, impossible
+    "run valid": Mark("measured", "measured", 11, "square"),
+    "run not valid": Mark("not valid", None, 11, "square"),
+    "run other device": Mark("other device", None, 11, "diamond"),
+    "run impossible": Mark("impossible", "impossible", 11, "x"),
+    # imported profiler kernels: compared with the session's device (filled when their operation is selected), with
+    # the file's own GPU, or faster than its bound; and their stars at the further levels ncu counted
+    "kernel": Mark("kernel", "kernel faint", 13, "star"),
+    "kernel selected": Mark("kernel", "kernel", 18, "star"),
+    "kernel other device": Mark("other device", None, 13, "star"),
+    "kernel impossible": Mark("impossible", None, 13, "star"),
+    **{f"kernel level {key}": Mark(key, None, 12, "star") for key in LEVEL_KEYS_STYLED},
     **{f"level {key} selected": Mark("selected", key, 12, LEVEL_SYMBOLS[key]) for key in LEVEL_KEYS_STYLED},
     **{f"level {key} stale": Mark("stale", None, 9, LEVEL_SYMBOLS[key]) for key in LEVEL_KEYS_STYLED},
     **{f"level {key} selected stale": Mark("stale", None, 12, LEVEL_SYMBOLS[key]) for key in LEVEL_KEYS_STYLED},
 }
+
+
+def kernel_role(style: str, selected: bool) -> str:
+    """The mark role of an imported kernel of `style` ("session", "other device", "impossible"; the window's
+    `KernelMark.style`), its operation `selected` or not."""
+    if style != "session":
+        return f"kernel {style}"
+    return "kernel selected" if selected else "kernel"
 
 
 def point_role(level: str | None, selected: bool, stale: bool) -> str:

@@ -160,6 +160,40 @@ class RooflineMarks:
                               ridge_text=self.ridge_text, level_marks=level_marks)
 
 
+@dataclass(frozen=True)
+class OtherMark:
+    """A mark besides the operations' (a measured run, an imported kernel): its place (log10), its look's role
+    (`plot_style.MARKS`), its spread bar's ends in log rate (a run's p10–p90; None: no bar) and pen role, the label
+    beside it ('' for none), and the point a dotted line joins it to (a kernel's operation's; None: no line)."""
+
+    x: float
+    y: float
+    role: str
+    low: float | None = None
+    high: float | None = None
+    bar: str = ""
+    label: str = ""
+    link: Position | None = None
+
+
+@dataclass(frozen=True)
+class OtherMarks:
+    """The marks besides the operations' the roofline draws, and the legend's row for each kind present: (the
+    mark role of its sample, its text), in order."""
+
+    marks: tuple[OtherMark, ...] = ()
+    legend: tuple[tuple[str, str], ...] = ()
+
+    def extent(self) -> tuple[tuple[float, float], float]:
+        """The least and greatest log intensity and the least log rate the range must show (`roofline_marks`'
+        `others`): every mark, and each bar's lower end."""
+        if not self.marks:
+            return (math.inf, -math.inf), math.inf
+        xs = [mark.x for mark in self.marks]
+        ys = [mark.y if mark.low is None else min(mark.y, mark.low) for mark in self.marks]
+        return (min(xs), max(xs)), min(ys)
+
+
 def placeable(analysis: Any) -> bool:
     """Whether an analysis has a place on the roofline: FLOP, bytes and an attainable rate."""
     return analysis is not None and analysis.flop > 0 and analysis.bytes > 0 and analysis.attainable_rate is not None

@@ -60,6 +60,8 @@ from workbench.model.units import format_flop_rate, format_intensity
 Position = tuple[float, float]  # (log intensity, log rate)
 OPERATION_RADIUS = 8.0  # pixel radius of an operation's mark that labels keep clear of (half its size and air)
 RIDGE_RADIUS = 6.5  # and of the ridge point's
+KERNEL_RADIUS = 10.0  # and of an imported kernel's star
+MEASURED_RADIUS = 7.5  # and of a measured run's mark
 LEGEND_ROW_EXTRA = 40.0  # pixels of a legend row besides its text: the sample, the spacing and the frame's air
 
 

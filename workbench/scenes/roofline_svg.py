@@ -2,7 +2,9 @@
 
 `roofline_svg(marks, state)` lays the labels and legend out (`roofline_scene`) in a plot of the given size and
 draws everything the scenes decided: log-log axes with decade ticks and units, the roofs (`roofline_marks`), the
-operations' points, the ridge, the labels, their leaders and the legend. Text is set in a monospaced font and
+operations' points, the ridge, the labels, their leaders and the legend; and the other marks it is given
+(`OtherMarks`: measured runs with their spread bars and labels, imported kernels with their dotted links), with
+their legend rows, the operations' labels kept off them. Text is set in a monospaced font and
 measured at a fixed advance per character (`FixedMeasure`), so every label fills the box the scene laid it out
 in. Every text is XML-escaped and characters XML cannot hold are replaced: an operation's name is the user's
 (or a shared session's) text and must show as text, never as markup.
@@ -10,12 +12,13 @@ in. Every text is XML-escaped and characters XML cannot hold are replaced: an op
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
-from workbench.scenes.label_layout import Box, PixelView, nearest_on_box
+from workbench.scenes.label_layout import Box, MarkGrid, PixelView, nearest_on_box
 from workbench.scenes.plot_style import (
     COLOURS,
     DASHED,
@@ -28,8 +31,15 @@ from workbench.scenes.plot_style import (
     intensity_tick,
     si_tick_text,
 )
-from workbench.scenes.roofline_marks import RooflineMarks
-from workbench.scenes.roofline_scene import LegendRow, RooflineScene, roofline_scene
+from workbench.scenes.roofline_marks import OtherMarks, RooflineMarks
+from workbench.scenes.roofline_scene import (
+    KERNEL_RADIUS,
+    MEASURED_RADIUS,
+    LegendRow,
+    RooflineInputs,
+    RooflineScene,
+    roofline_scene,
+)
 from workbench.scenes.roofline_state import RooflineViewState
 
 FONT_SIZE = 12.0  # pixels: every text on the plot
@@ -42,6 +52,7 @@ LEGEND_SAMPLE = 16.0  # pixels: a legend row's sample (a roof's line, an operati
 LEGEND_GAP = 6.0  # between the sample and the text
 LEGEND_PAD = 8.0  # inside the legend's frame
 MARGINS = (96.0, 14.0, 18.0, 52.0)  # left (tick texts and the rotated title), top, right, bottom
+OTHER_LABEL_GAP = 9.0  # pixels from a run's mark to its label's left edge
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
 
@@ -73,7 +84,11 @@ def plot_width(size: tuple[float, float]) -> float:
 
 
 class FixedMeasure:
-    """The scene's text measures (`roofline_scene.Measure`) at a fixed advance per character."""
+    """The scene's text measures (`roofline_scene.Measure`) at a fixed advance per character; the legend also lists
+    `extra` rows' texts (the other marks' kinds) after the scene's."""
+
+    def __init__(self, extra: Sequence[str] = ()) -> None:
+        self.extra = tuple(extra)
 
     def label(self, text: str) -> tuple[float, float]:
         return label_width(text), LINE
@@ -85,11 +100,12 @@ class FixedMeasure:
         return max((advance(line) for line in text.split("\n")), default=0.0)
 
     def legend(self, rows: Sequence[LegendRow]) -> tuple[float, float, int] | None:
-        if not rows:
+        texts = [row.text for row in rows] + list(self.extra)
+        if not texts:
             return None
-        lines = sum(len(row.text.split("\n")) for row in rows)
-        width = max(self.legend_text(row.text) for row in rows) + LEGEND_SAMPLE + LEGEND_GAP + 2 * LEGEND_PAD
-        return width, lines * LINE + 2 * LEGEND_PAD, len(rows)
+        lines = sum(len(text.split("\n")) for text in texts)
+        width = max(self.legend_text(text) for text in texts) + LEGEND_SAMPLE + LEGEND_GAP + 2 * LEGEND_PAD
+        return width, lines * LINE + 2 * LEGEND_PAD, len(texts)
 
 
 @dataclass(frozen=True)
@@ -109,19 +125,45 @@ def plot_view(marks: RooflineMarks, size: tuple[float, float]) -> tuple[PixelVie
 
 def roofline_svg(marks: RooflineMarks, state: RooflineViewState = RooflineViewState(),
                  size: tuple[float, float] = (960.0, 600.0), pins: Sequence[int] = (),
-                 title: str = "Roofline plot") -> str:
+                 title: str = "Roofline plot", others: OtherMarks = OtherMarks()) -> str:
     """The roofline of `marks` as one `<svg>` element `size` pixels (width, height), its labels and legend laid
-    out by the scene in `state`'s label mode and legend corner (`pins`: rows whose labels are pinned). Made with
-    `roofline_marks(..., width=plot_width(size), text_width=label_width)`, the range leaves the compute roofs'
+    out by the scene in `state`'s label mode and legend corner (`pins`: rows whose labels are pinned), with
+    `others` (runs, kernels) and their legend rows. Made with `roofline_marks(..., width=plot_width(size),
+    text_width=label_width, others=others.extent())`, the range shows `others` and leaves the compute roofs'
     labels room right of the points."""
     view, frame = plot_view(marks, size)
-    measure = FixedMeasure()
-    scene = roofline_scene(marks.scene_inputs(view, measure, pins), state, measure, fresh=True)
-    return draw_svg(marks, scene, size, frame, title)
+    measure = FixedMeasure([text for _, text in others.legend])
+    inputs = marks.scene_inputs(view, measure, pins)
+    if others.marks:
+        _keep_labels_off(inputs, others, view)
+    scene = roofline_scene(inputs, state, measure, fresh=True)
+    return draw_svg(marks, scene, size, frame, title, others)
 
 
-def draw_svg(marks: RooflineMarks, scene: RooflineScene, size: tuple[float, float], frame: Frame, title: str) -> str:
-    """`marks` and `scene` (laid out in the plot area at `frame`) drawn as one `<svg>` element."""
+def _keep_labels_off(inputs: RooflineInputs, others: OtherMarks, view: PixelView) -> None:
+    """Hand the scene the other marks (each mark and bar) and their labels' boxes, in pixels: labels keep off them."""
+    boxes: list[Box] = []
+    labels: list[Box] = []
+    for mark in others.marks:
+        x, y = view.px(mark.x), view.py(mark.y)
+        r = MEASURED_RADIUS if mark.role.startswith("run") else KERNEL_RADIUS
+        boxes.append((x - r, y - r, x + r, y + r))
+        if mark.low is not None and mark.high is not None:
+            boxes.append((x - 2.0, view.py(mark.high), x + 2.0, view.py(mark.low)))
+        if mark.label:
+            labels.append(_other_label_box(mark.label, x, y))
+    inputs.other_marks = MarkGrid(boxes, view.width, view.height)
+    inputs.run_label_marks = labels
+
+
+def _other_label_box(text: str, x: float, y: float) -> Box:
+    """The box of a run's label, right of its mark at (x, y) pixels, centred on its height."""
+    return x + OTHER_LABEL_GAP, y - LINE / 2, x + OTHER_LABEL_GAP + label_width(text), y + LINE / 2
+
+
+def draw_svg(marks: RooflineMarks, scene: RooflineScene, size: tuple[float, float], frame: Frame, title: str,
+             others: OtherMarks = OtherMarks()) -> str:
+    """`marks`, `others` and `scene` (laid out in the plot area at `frame`) drawn as one `<svg>` element."""
     width, height = size
     view = scene.view
     parts = [
@@ -138,9 +180,13 @@ def draw_svg(marks: RooflineMarks, scene: RooflineScene, size: tuple[float, floa
     parts.append('<g clip-path="url(#plot-area)">')
     parts += _lines(marks, view)
     parts += _points(marks, view)
+    if others.marks:
+        parts += _other_marks(others, view)
     parts.append("</g>")
     parts += _labels(marks, scene, view)
-    parts += _legend(marks, scene)
+    if others.marks:
+        parts += _other_labels(others, view)
+    parts += _legend(marks, scene, others)
     parts.append("</g></svg>")
     return "\n".join(parts) + "\n"
 
@@ -267,9 +313,49 @@ def _symbol(mark: Mark, x: float, y: float, css: str, data: str = "") -> str:
         return f'<rect {paint} x="{x - r:.2f}" y="{y - r:.2f}" width="{2 * r:.2f}" height="{2 * r:.2f}"/>'
     if mark.symbol == "diamond":
         return f'<polygon {paint} points="{x:.2f},{y - r:.2f} {x + r:.2f},{y:.2f} {x:.2f},{y + r:.2f} {x - r:.2f},{y:.2f}"/>'
+    if mark.symbol == "x":  # two strokes in the edge's colour
+        return (f'<path class="{css}"{data} fill="none" stroke="{edge}" stroke-width="2.5" '
+                f'd="M{x - r:.2f},{y - r:.2f}L{x + r:.2f},{y + r:.2f}M{x - r:.2f},{y + r:.2f}L{x + r:.2f},{y - r:.2f}"/>')
+    if mark.symbol == "star":
+        return f'<polygon {paint} points="{_star(x, y, r)}"/>'
     if mark.symbol == "triangle":
         return f'<polygon {paint} points="{x:.2f},{y - r:.2f} {x + r:.2f},{y + 0.7 * r:.2f} {x - r:.2f},{y + 0.7 * r:.2f}"/>'
     return f'<circle {paint} cx="{x:.2f}" cy="{y:.2f}" r="{r:.2f}"/>'
+
+
+def _star(x: float, y: float, r: float) -> str:
+    """A five-pointed star's corners around (x, y), pointing up, `r` pixels to its tips."""
+    corners = []
+    for index in range(10):
+        radius = r if index % 2 == 0 else 0.45 * r
+        angle = math.pi * index / 5
+        corners.append(f"{x + radius * math.sin(angle):.2f},{y - radius * math.cos(angle):.2f}")
+    return " ".join(corners)
+
+
+def _other_marks(others: OtherMarks, view: PixelView) -> list[str]:
+    """The other marks in the plot area: the kernels' dotted links first, then the runs' spread bars, then every
+    mark (in their order: the window's draws valid runs under the flagged ones)."""
+    links, bars, symbols = [], [], []
+    for mark in others.marks:
+        if mark.link is not None:
+            links.append(_segment(view, (mark.x, mark.y, *mark.link), _stroke("kernel link"), "kernel-link"))
+        if mark.low is not None and mark.high is not None and mark.bar:
+            bars.append(_segment(view, (mark.x, mark.low, mark.x, mark.high), _stroke(mark.bar), "run-bar"))
+        x, y = view.px(mark.x), view.py(mark.y)
+        if 0 <= x <= view.width and 0 <= y <= view.height:
+            symbols.append(_symbol(MARKS[mark.role], x, y, mark.role.replace(" ", "-")))
+    return [part for part in links + bars if part] + symbols
+
+
+def _other_labels(others: OtherMarks, view: PixelView) -> list[str]:
+    """The short labels beside the runs that are not valid results, in their mark's colour."""
+    parts = []
+    for mark in others.marks:
+        if mark.label:
+            box = _other_label_box(mark.label, view.px(mark.x), view.py(mark.y))
+            parts += _text(box, mark.label, hex_colour(COLOURS[MARKS[mark.role].edge]), "run-label")
+    return parts
 
 
 def _points(marks: RooflineMarks, view: PixelView) -> list[str]:
@@ -334,8 +420,9 @@ def _labels(marks: RooflineMarks, scene: RooflineScene, view: PixelView) -> list
     return parts
 
 
-def _legend(marks: RooflineMarks, scene: RooflineScene) -> list[str]:
-    """The legend in its corner: a sample and the text of each row (a row of two lines takes two)."""
+def _legend(marks: RooflineMarks, scene: RooflineScene, others: OtherMarks = OtherMarks()) -> list[str]:
+    """The legend in its corner: a sample and the text of each row (a row of two lines takes two), then the other
+    marks' rows."""
     legend = scene.legend
     if legend is None:
         return []
@@ -362,6 +449,13 @@ def _legend(marks: RooflineMarks, scene: RooflineScene) -> list[str]:
         for line in lines:
             text_box = (sample_x + LEGEND_SAMPLE + LEGEND_GAP - PAD, y, x1, y + LINE)
             parts += _text(text_box, line, colour, "legend-text")
+            y += LINE
+    label = hex_colour(COLOURS["label"])
+    for role, text in others.legend:
+        sample_x = x0 + LEGEND_PAD
+        parts.append(_symbol(MARKS[role], sample_x + LEGEND_SAMPLE / 2, y + LINE / 2, "legend-point"))
+        for line in text.split("\n"):
+            parts += _text((sample_x + LEGEND_SAMPLE + LEGEND_GAP - PAD, y, x1, y + LINE), line, label, "legend-text")
             y += LINE
     parts.append("</g>")
     return parts

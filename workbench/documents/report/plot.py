@@ -8,7 +8,7 @@ from typing import Sequence
 from workbench.errors import WorkbenchError
 from workbench.model.devices import BANDWIDTH
 from workbench.documents.session import Session
-from workbench.scenes.roofline_marks import PlacedOperation, roofline_marks
+from workbench.scenes.roofline_marks import OtherMarks, PlacedOperation, roofline_marks
 from workbench.scenes.roofline_state import RooflineViewState
 from workbench.scenes.roofline_svg import label_width, plot_width, roofline_svg
 
@@ -33,12 +33,14 @@ def roofline_plot(
     pins: Sequence[int] = (),
     operations: Sequence[PlacedOperation] | None = None,
     size: tuple[float, float] = REPORT_PLOT_SIZE,
+    level_method: str = "ncu",
 ) -> str | None:
     """The session's roofline as one `<svg>` element, or None where it has none (no device, or one without a
     memory bandwidth). `state`: the view's levels shown, range, label mode and legend corner (the window's, when
     it exports); `current`: the selected operation's row (the first when None); `pins`: rows whose labels are
     pinned; `operations`: the operations with their analyses (the window's, stale ones marked), else analysed
-    here."""
+    here. The session's measured runs and imported kernels are drawn as the window draws them (`level_method`:
+    whose method counted a kernel's bytes at the further levels)."""
     try:
         device = session.device.resolve()
     except WorkbenchError:
@@ -49,8 +51,13 @@ def roofline_plot(
         operations = session_operations(session)
     if current is None:
         current = 0 if session.operations else -1
+    others = OtherMarks()
+    if session.runs or session.profiles:  # read only where there are any: a large session's plot costs nothing more
+        from workbench.documents.report.plot_marks import other_marks
+
+        others = other_marks(session, device, operations, current, state, level_method)
     marks = roofline_marks(device, operations, state, current, session.settings.binary, width=plot_width(size),
-                           text_width=label_width)
+                           text_width=label_width, others=others.extent())
     title = f"Roofline of {session.title}" if session.title else "Roofline of the session"
-    return roofline_svg(marks, state, size, pins, title)
+    return roofline_svg(marks, state, size, pins, title, others)
 
