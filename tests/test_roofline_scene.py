@@ -245,6 +245,11 @@ def test_the_fitted_range_shows_every_point_and_ridge_with_air_around_them() -> 
     # no operations and no compute roof: the roofs' ridges alone, the memory roof's top
     (x_low, x_high, _, _), top = fitted_range((math.inf, -math.inf), math.inf, [], [], 12.0)
     assert (x_low, x_high, top) == (-1, 3, 15.0)
+    # a mark above every roof (a run faster than its device allows, a kernel from a faster GPU) is in view too,
+    # with the same air above it; the roofs' top stays the top roof
+    (_, _, _, y_high), top = fitted_range((-0.5, 1.8), 11.0, [2.0, 2.5], [14.0, 14.5], 12.0, 15.2)
+    assert (top, y_high) == (14.5, pytest.approx(15.65))
+    assert fitted_range((-0.5, 1.8), 11.0, [2.0, 2.5], [14.0, 14.5], 12.0, 13.0)[0][3] == 14.95  # below: as before
 
 
 def test_the_range_grows_right_for_the_roof_labels_by_half_decades_up_to_a_decade() -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from workbench.documents.examples import load_example
@@ -63,3 +65,42 @@ def test_the_window_draws_the_scenes_roofs_and_points(qtbot, key: str, hidden: f
     assert (view._ridge is None) == (marks.ridge is None)
     if marks.ridge is not None:
         assert view._ridge == pytest.approx(marks.ridge) and view._ridge_text == marks.ridge_text
+
+
+def test_a_kernel_above_every_roof_is_in_the_window_s_range_as_in_the_report_s(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A CPU session with an H200's Nsight Compute kernels: their GEMM runs at petaFLOP/s, far above the CPU's roofs;
+    the window's range reaches up to it, and it is the range the report's plot fits (the same rule)."""
+    from pathlib import Path
+
+    from workbench.documents.profiles import kernel_marks
+    from workbench.documents.report.plot_marks import other_marks
+    from workbench.documents.session import DeviceChoice, OperationEntry, Session
+    from workbench.gui.document import Document
+    from workbench.gui.roofline_view import RooflineView
+    from workbench.model.devices.catalogue import HOST_CPU_KEY
+    from workbench.profilers import MatchRule
+    from workbench.profilers.reader import read_profile
+
+    add, gemm = "add(n=2**24, dtype=fp32)", "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
+    rules = [MatchRule("regex:cupy_add", add), MatchRule("regex:xmma_gemm", gemm)]
+    profile = read_profile(Path(__file__).parent.parent / "data" / "ncu_details.csv").with_matches(rules)
+    session = Session(operations=[OperationEntry("add", add), OperationEntry("gemm", gemm)],
+                      device=DeviceChoice(HOST_CPU_KEY), profiles=[profile.to_dict()])
+    document = Document(session)
+    view = RooflineView(document)
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.grab()
+    view.refresh()
+    device = document.device
+    analyses = session.analyze_all(device)
+    kernels = kernel_marks(session.profiles, session.operations, lambda row: analyses[row], device)
+    highest = max(kernel.y for kernel in kernels)
+    assert highest > max(math.log10(rate.value) for rate in device.peak.values()) + 2
+    (_, _), (y_low, y_high) = view.plot.getViewBox().viewRange()
+    assert y_low < highest < y_high
+    operations = [PlacedOperation(row, entry.name, document.state(entry).analysis, document.state(entry).stale)
+                  for row, entry in enumerate(document.operations)]
+    others = other_marks(session, device, operations, document.current)
+    marks = roofline_marks(device, operations, view.state, document.current, document.binary, others=others.extent())
+    assert marks.fitted[3] == pytest.approx(y_high)

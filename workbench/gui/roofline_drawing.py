@@ -34,9 +34,10 @@ class RooflineDrawing:
         bandwidth = device.bandwidth.value
         low_x = min(float(drawn.xs.min(initial=math.inf)), float(drawn.extra_xs.min(initial=math.inf)), drawn.others_x[0])
         high_x = max(float(drawn.xs.max(initial=-math.inf)), float(drawn.extra_xs.max(initial=-math.inf)), drawn.others_x[1])
-        low_y = min(float(drawn.ys.min(initial=math.inf)), drawn.others_y)
+        low_y = min(float(drawn.ys.min(initial=math.inf)), drawn.others_y[0])
         (x_low, x_high, y_low, y_high), top = fitted_range(
-            (low_x, high_x), low_y, ridges, [math.log10(roof.rate.value) for roof in roofs], math.log10(bandwidth))
+            (low_x, high_x), low_y, ridges, [math.log10(roof.rate.value) for roof in roofs], math.log10(bandwidth),
+            drawn.others_y[1])
 
         used_path = current_analysis.path if current_analysis is not None else None
         bw_rate = device.overrides.get(BANDWIDTH) or device.peak[BANDWIDTH]

@@ -78,7 +78,7 @@ class _Drawn:
     times: np.ndarray  # each operation's bound time (its share of the session's decides its label)
     pin_indices: list[int]
     others_x: tuple[float, float]  # the least and greatest log intensity of the kernels' and runs' marks
-    others_y: float  # and the least log rate
+    others_y: tuple[float, float]  # and the least and greatest log rate
     lowered: bool  # some operation has a lowered roof (drawn from every point's place: not patched)
     spots: list[dict[str, Any]] = field(default_factory=list)  # the operations' marks as given to the scatter
 

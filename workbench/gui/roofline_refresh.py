@@ -176,7 +176,7 @@ class RooflineRefresh:
             times=np.array([a.bound_time or 0.0 for _, a, _ in placed], dtype=float),
             pin_indices=[at[id(entry)] for entry in self.pinned if id(entry) in at],
             others_x=(min(others_x, default=math.inf), max(others_x, default=-math.inf)),
-            others_y=min(others_y, default=math.inf),
+            others_y=(min(others_y, default=math.inf), max(others_y, default=-math.inf)),
             lowered=any(fact.lowered is not None for _, fact in kept),
         )
         return drawn, positions, kernel_marks, measured_marks

@@ -160,6 +160,11 @@ class RooflineMarks:
                               ridge_text=self.ridge_text, level_marks=level_marks)
 
 
+# The least and greatest log intensity, and the least and greatest log rate, of marks besides the operations'
+Extent = tuple[tuple[float, float], tuple[float, float]]
+NO_OTHERS: Extent = ((math.inf, -math.inf), (math.inf, -math.inf))
+
+
 @dataclass(frozen=True)
 class OtherMark:
     """A mark besides the operations' (a measured run, an imported kernel): its place (log10), its look's role
@@ -185,13 +190,14 @@ class OtherMarks:
     legend: tuple[tuple[str, str], ...] = ()
 
     def extent(self) -> tuple[tuple[float, float], float]:
-        """The least and greatest log intensity and the least log rate the range must show (`roofline_marks`'
-        `others`): every mark, and each bar's lower end."""
+        """The least and greatest log intensity and the least and greatest log rate the range must show
+        (`roofline_marks`' `others`): every mark, and each bar's ends."""
         if not self.marks:
-            return (math.inf, -math.inf), math.inf
+            return NO_OTHERS
         xs = [mark.x for mark in self.marks]
-        ys = [mark.y if mark.low is None else min(mark.y, mark.low) for mark in self.marks]
-        return (min(xs), max(xs)), min(ys)
+        lows = [mark.y if mark.low is None else min(mark.y, mark.low) for mark in self.marks]
+        highs = [mark.y if mark.high is None else max(mark.y, mark.high) for mark in self.marks]
+        return (min(xs), max(xs)), (min(lows), max(highs))
 
 
 def placeable(analysis: Any) -> bool:
@@ -207,13 +213,13 @@ def roofline_marks(
     binary: bool = False,
     width: float = 0.0,
     text_width: Callable[[str], float] | None = None,
-    others: tuple[tuple[float, float], float] = ((math.inf, -math.inf), math.inf),
+    others: Extent = NO_OTHERS,
 ) -> RooflineMarks:
     """The roofs, points, ridge and range of `operations` on `device` in `state` (levels hidden, range fixed),
     operation row `current` selected, bytes in `binary` units. `width`: the plot's width in pixels, and
     `text_width`: a compute roof label's width in pixels, for the room the range leaves right of the points for
-    those labels; `others`: the least and greatest log intensity and the least log rate of other marks the range
-    must show (imported kernels, measured runs)."""
+    those labels; `others`: the least and greatest log intensity and log rate of other marks the range must show
+    (imported kernels, measured runs)."""
     bandwidth = device.bandwidth.value
     log_bw = math.log10(bandwidth)
     roofs = device_roofs(device)
@@ -286,14 +292,15 @@ def _points(
 
 
 def _fit(points: PointMarks, roofs: Sequence[Any], ridges: Sequence[float], log_bw: float,
-         others: tuple[tuple[float, float], float]) -> tuple[ViewRange, float]:
+         others: Extent) -> tuple[ViewRange, float]:
     """The range fitted to every point and the other marks, and the top roof's height (`fitted_range`)."""
-    (other_low, other_high), other_y = others
+    (other_low, other_high), (other_bottom, other_top) = others
     labelled_ys = points.ys[points.primary]
     low_x = min(float(points.xs.min(initial=math.inf)), other_low)
     high_x = max(float(points.xs.max(initial=-math.inf)), other_high)
-    low_y = min(float(labelled_ys.min(initial=math.inf)), other_y)
-    return fitted_range((low_x, high_x), low_y, ridges, [math.log10(roof.rate.value) for roof in roofs], log_bw)
+    low_y = min(float(labelled_ys.min(initial=math.inf)), other_bottom)
+    return fitted_range((low_x, high_x), low_y, ridges, [math.log10(roof.rate.value) for roof in roofs], log_bw,
+                        other_top)
 
 
 def roof_marks(device: Device, roofs: Sequence[Roof], ridges: Sequence[float], further: Sequence[RoofLevel],

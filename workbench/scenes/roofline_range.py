@@ -15,17 +15,18 @@ ROOF_LABEL_ROOM = 1.0  # decades the fitted range may grow to its right for the 
 
 def fitted_range(
     points_x: tuple[float, float], points_low_y: float, ridges: Sequence[float], roof_heights: Sequence[float],
-    log_bandwidth: float,
+    log_bandwidth: float, points_high_y: float = -math.inf,
 ) -> tuple[ViewRange, float]:
     """The range that shows every point (`points_x`: the least and greatest log intensity of every mark;
-    `points_low_y`: the least log rate; infinities for none), every roof's ridge and a decade around them, and
-    the top roof with air above it; and the top roof's height (log rate: the highest compute roof, or without one
-    where the memory roof leaves the range)."""
+    `points_low_y` and `points_high_y`: the least and greatest log rate; infinities for none), every roof's ridge
+    and a decade around them, and the top roof with air above it, or the highest mark with that air where a mark
+    is above every roof (a run faster than its device allows, a kernel measured on a faster device); and the top
+    roof's height (log rate: the highest compute roof, or without one where the memory roof leaves the range)."""
     low_x, high_x = points_x
     x_low = math.floor(min([low_x, *ridges, 0.0]) - 1.0)
     x_high = math.ceil(max([high_x, *ridges, 1.0]) + 1.6)  # room for the roof labels right of every point
     top = max(list(roof_heights) or [log_bandwidth + x_high])
-    y_high = top + 0.45
+    y_high = max(top, points_high_y) + 0.45
     y_low = math.floor(min([points_low_y, log_bandwidth + x_low + 0.5, top - 4]) - 0.4)
     return (x_low, x_high, y_low, y_high), top
 
