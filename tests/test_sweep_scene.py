@@ -21,6 +21,7 @@ from workbench.scenes.sweep_scene import (
     default_range,
     follow_choices,
     label_box,
+    line_crosses,
     sweep_scene,
 )
 
@@ -130,3 +131,36 @@ def test_the_declared_label_goes_above_its_point_where_under_it_would_meet_the_l
     assert anchor == (0.0, 1.0) and position[1] > declared.y
     far_below = label_box((0.0, 1.0), (declared.x, scene.y_range[0] + 0.05), (200.0, 36.0), scene, tall)
     assert declared_label_place(scene, label_size, far_below, tall)[0] == (0.0, 0.0)
+
+
+def test_the_declared_label_keeps_clear_of_the_lines_where_it_can() -> None:
+    """Under its point, on the side with room, while that crosses no line; else the first of above it, then the
+    other side, that does: a memory-bound add swept to 2^36 has the shared-memory line under its label's first
+    place, and above-left of a point on the rising bound no line passes."""
+    label, plot = (260.0, 18.0), (800.0, 420.0)
+    scene = scene_of("add(n=2**24, dtype=fp32)", SweepState(("n",), 16, 36))
+    declared = scene.declared
+    assert declared.right_half is False  # 2^24 is left of the middle: the label's first place is right of it
+    first = label_box((0.0, 0.0), (declared.x + 0.3, declared.y - 0.05), label, scene, plot)
+
+    def crossed(box) -> list[str]:  # type: ignore[no-untyped-def]
+        return [line.key for line in scene.lines if line_crosses(line, box)]
+
+    assert crossed(first)  # a term's line runs through it
+    anchor, position = declared_label_place(scene, label, None, plot)
+    assert anchor == (1.0, 1.0) and position == pytest.approx((declared.x - 0.3, declared.y + 0.05))
+    assert crossed(label_box(anchor, position, label, scene, plot)) == []
+    # where its first place is clear, the label stays there: under its point, along the rising bound
+    clear = scene_of("gemm(M=128, N=128, K=128, batch=16, dtype=bf16)")
+    anchor, _ = declared_label_place(clear, (220.0, 18.0), None, (800.0, 600.0))
+    assert anchor == (0.0, 0.0)
+
+
+def test_a_line_crosses_a_box_it_passes_through_between_two_samples() -> None:
+    from workbench.scenes.sweep_scene import SweepLine
+
+    steep = SweepLine("bound", "", np.array([0.0, 10.0]), np.array([0.0, 10.0]))
+    assert line_crosses(steep, (4.0, 4.5, 5.0, 5.5))  # no sample inside: the segment between them passes through
+    assert not line_crosses(steep, (4.0, 6.0, 5.0, 7.0))  # above the line there
+    gap = SweepLine("bound", "", np.array([0.0, 1.0, 2.0]), np.array([np.nan, np.nan, np.nan]))
+    assert not line_crosses(gap, (0.0, -1.0, 2.0, 1.0))  # no figure at any size: nothing drawn

@@ -242,22 +242,63 @@ def _caption(inputs: SweepInputs, fields: tuple[str, ...], sizes: np.ndarray, re
 def declared_label_place(
     scene: SweepScene, label_size: tuple[float, float], limiter_box: Box | None, plot_size: tuple[float, float],
 ) -> tuple[tuple[float, float], tuple[float, float]]:
-    """Where the as-declared label goes, as (anchor, position in data units): beside its point, under it on the
-    side with room; above its point instead where under it the label would fall on the limiter-change label at
-    the plot's foot (a short plot). `label_size` is the label's width and height in pixels, `limiter_box` the
-    limiter label's box in data units (None: not shown), `plot_size` the plot's width and height in pixels."""
+    """Where the as-declared label goes, as (anchor, position in data units): beside its point, on the side with
+    room, under it where the text reads along the rising bound; else above it, then on the other side, whichever
+    first keeps clear of every line, of the limiter-change label at the plot's foot and of the plot's edges. With
+    no such place: under it, or above it where under it would fall on the limiter label (a short plot).
+    `label_size` is the label's width and height in pixels, `limiter_box` the limiter label's box in data units
+    (None: not shown), `plot_size` the plot's width and height in pixels."""
     declared = scene.declared
     if declared is None:
         return (0.0, 0.0), (0.0, 0.0)
-    side = -LABEL_OFFSET if declared.right_half else LABEL_OFFSET
-    horizontal = 1.0 if declared.right_half else 0.0
-    under = (horizontal, 0.0), (declared.x + side, declared.y - 0.05)
-    if limiter_box is None or not _drawable(scene, plot_size):
+    sides = (True, False) if declared.right_half else (False, True)  # True: the label left of its point
+
+    def place(left: bool, above: bool) -> tuple[tuple[float, float], tuple[float, float]]:
+        return ((1.0 if left else 0.0, 1.0 if above else 0.0),
+                (declared.x + (-LABEL_OFFSET if left else LABEL_OFFSET), declared.y + (0.05 if above else -0.05)))
+
+    under, over = place(sides[0], False), place(sides[0], True)
+    if not _drawable(scene, plot_size):
         return under
-    box = label_box(*under, label_size, scene, plot_size)
-    if box[0] < limiter_box[2] and limiter_box[0] < box[2] and box[1] < limiter_box[3] and limiter_box[1] < box[3]:
-        return (horizontal, 1.0), (declared.x + side, declared.y + 0.05)
-    return under
+    for candidate in (under, over, place(sides[1], False), place(sides[1], True)):
+        box = label_box(*candidate, label_size, scene, plot_size)
+        crossed = any(line_crosses(line, box) for line in scene.lines)
+        if _inside(box, scene) and not _meets(box, limiter_box) and not crossed:
+            return candidate
+    return over if _meets(label_box(*under, label_size, scene, plot_size), limiter_box) else under
+
+
+def _meets(box: Box, other: Box | None) -> bool:
+    return other is not None and box[0] < other[2] and other[0] < box[2] and box[1] < other[3] and other[1] < box[3]
+
+
+def _inside(box: Box, scene: SweepScene) -> bool:
+    (low, high), (y_low, y_high) = scene.x_range, scene.y_range
+    return low <= box[0] and box[2] <= high and y_low <= box[1] and box[3] <= y_high
+
+
+def line_crosses(line: SweepLine, box: Box) -> bool:
+    """Whether `line` passes through `box`: its samples within the box's span, with the line's height at the box's
+    two sides, taken as a polyline (across a gap, where sizes have no figure, as if drawn: it errs on the side of
+    "crosses")."""
+    left, bottom, right, top = box
+    x, y = line.x, line.y
+    finite = np.isfinite(y)
+    if not finite.any():
+        return False
+    x, y = x[finite], y[finite]
+    within = (x > left) & (x < right)
+    xs = np.concatenate([[left], x[within], [right]])
+    ys = np.concatenate([[np.interp(left, x, y, left=np.nan, right=np.nan)], y[within],
+                         [np.interp(right, x, y, left=np.nan, right=np.nan)]])
+    keep = np.isfinite(ys)
+    xs, ys = xs[keep], ys[keep]
+    if ys.size == 0:
+        return False
+    if ys.size == 1:
+        return bool(bottom <= ys[0] <= top)
+    lows, highs = np.minimum(ys[:-1], ys[1:]), np.maximum(ys[:-1], ys[1:])
+    return bool(np.any((highs >= bottom) & (lows <= top)))
 
 
 def label_box(anchor: tuple[float, float], position: tuple[float, float], label_size: tuple[float, float],
