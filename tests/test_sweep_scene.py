@@ -164,3 +164,19 @@ def test_a_line_crosses_a_box_it_passes_through_between_two_samples() -> None:
     assert not line_crosses(steep, (4.0, 6.0, 5.0, 7.0))  # above the line there
     gap = SweepLine("bound", "", np.array([0.0, 1.0, 2.0]), np.array([np.nan, np.nan, np.nan]))
     assert not line_crosses(gap, (0.0, -1.0, 2.0, 1.0))  # no figure at any size: nothing drawn
+
+
+def test_the_shade_s_text_leaves_the_top_right_corner_when_the_bound_runs_through_it() -> None:
+    from workbench.scenes.sweep_scene import beyond_label_place
+
+    label, plot = (230.0, 36.0), (800.0, 420.0)
+    scene = scene_of("add(n=2**24, dtype=fp32)", SweepState(("n",), 16, 36))  # 2^33 and up exceed 80 GB
+    beyond = scene.beyond
+    top = label_box(beyond.anchor, beyond.label_at, label, scene, plot)
+    assert line_crosses(scene.line(LINE_BOUND), top)  # the bound rises into the top right corner
+    anchor, position = beyond_label_place(scene, label, None, plot)
+    assert anchor == (1.0, 1.0) and position == pytest.approx((beyond.label_at[0], scene.y_range[0] + 0.05))
+    assert not any(line_crosses(line, label_box(anchor, position, label, scene, plot)) for line in scene.lines)
+    # the limiter's label at the foot takes that corner: the text stays at the top
+    foot = label_box(anchor, position, label, scene, plot)
+    assert beyond_label_place(scene, label, foot, plot) == (beyond.anchor, beyond.label_at)

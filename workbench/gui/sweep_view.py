@@ -45,6 +45,7 @@ from workbench.scenes.sweep_scene import (
     SweepInputs,
     SweepScene,
     SweepState,
+    beyond_label_place,
     declared_label_place,
     default_range,
     follow_choices,
@@ -151,7 +152,7 @@ class SweepView(RefreshWhenShown, QWidget):
         self.measured = MeasuredSweepLayer(self.plot, document, self.legend)  # measured medians (gui/measure_plots.py)
         self.state = SweepState()  # the fields swept and the range the user chose
         self.scene: SweepScene | None = None  # what was drawn last
-        self.plot.getViewBox().sigResized.connect(lambda *_: self._place_declared_label())
+        self.plot.getViewBox().sigResized.connect(lambda *_: self._place_labels())
         document.runs_changed.connect(self.mark_dirty)
 
     def _field_chosen(self, index: int) -> None:
@@ -204,7 +205,7 @@ class SweepView(RefreshWhenShown, QWidget):
         self.measured.show(measured)
         (low, high), (y_low, y_high) = scene.x_range, scene.y_range
         self.plot.getViewBox().setRange(xRange=(low, high), yRange=(y_low, y_high), padding=0)
-        self._place_declared_label()
+        self._place_labels()
         if scene.bottom_title != self._bottom_label:  # an axis label set lays the plot out again: only when it changes
             self.plot.setLabel("bottom", scene.bottom_title)
             self._bottom_label = scene.bottom_title
@@ -273,10 +274,12 @@ class SweepView(RefreshWhenShown, QWidget):
         for item in (self.limiter_line, self.limiter_label):
             item.setVisible(limiter is not None)
 
-    def _place_declared_label(self) -> None:
-        """The as-declared label beside its point (`declared_label_place`: off the limiter label on a short plot)."""
+    def _place_labels(self) -> None:
+        """The as-declared label beside its point and the shade's text in a corner, each where the scene finds it
+        clear of the lines and of the limiter's label (`declared_label_place`, `beyond_label_place`), once the
+        labels' sizes in pixels are known."""
         scene = self.scene
-        if scene is None or scene.declared is None:
+        if scene is None:
             return
         view = self.plot.getViewBox().geometry()
         plot_size = (view.width(), view.height())
@@ -288,9 +291,14 @@ class SweepView(RefreshWhenShown, QWidget):
         limiter_box = None
         if scene.limiter is not None and self.limiter_label.isVisible():
             limiter_box = label_box(scene.limiter.anchor, scene.limiter.label_at, size(self.limiter_label), scene, plot_size)
-        anchor, position = declared_label_place(scene, size(self.current_label), limiter_box, plot_size)
-        self.current_label.setAnchor(anchor)
-        self.current_label.setPos(*position)
+        if scene.declared is not None:
+            anchor, position = declared_label_place(scene, size(self.current_label), limiter_box, plot_size)
+            self.current_label.setAnchor(anchor)
+            self.current_label.setPos(*position)
+        if scene.beyond is not None:
+            anchor, position = beyond_label_place(scene, size(self.beyond_label), limiter_box, plot_size)
+            self.beyond_label.setAnchor(anchor)
+            self.beyond_label.setPos(*position)
 
     def _show_message(self, text: str) -> None:
         for item in (*self.term_lines.values(), self.compute_line, self.memory_line, self.bound_line, self.current_marker, self.current_label,
@@ -309,5 +317,5 @@ class SweepView(RefreshWhenShown, QWidget):
         rows = QFont(font)
         rows.setPointSize(legend_points(font))
         self.legend.set_text_font(rows)
-        self._place_declared_label()
+        self._place_labels()
 

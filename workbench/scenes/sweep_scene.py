@@ -268,6 +268,26 @@ def declared_label_place(
     return over if _meets(label_box(*under, label_size, scene, plot_size), limiter_box) else under
 
 
+def beyond_label_place(
+    scene: SweepScene, label_size: tuple[float, float], limiter_box: Box | None, plot_size: tuple[float, float],
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Where the text of the shade beyond memory goes, as (anchor, position in data units): right-aligned at the
+    plot's top right (`scene.beyond.label_at`), or at its bottom right where a line runs through the top one (the
+    bound rises to the top right) and none through the bottom one, clear of the limiter's label."""
+    beyond = scene.beyond
+    if beyond is None:
+        return (0.0, 0.0), (0.0, 0.0)
+    top = beyond.anchor, beyond.label_at
+    if not _drawable(scene, plot_size):
+        return top
+    bottom = (1.0, 1.0), (beyond.label_at[0], scene.y_range[0] + 0.05)
+    for candidate in (top, bottom):
+        box = label_box(*candidate, label_size, scene, plot_size)
+        if not _meets(box, limiter_box) and not any(line_crosses(line, box) for line in scene.lines):
+            return candidate
+    return top
+
+
 def _meets(box: Box, other: Box | None) -> bool:
     return other is not None and box[0] < other[2] and other[0] < box[2] and box[1] < other[3] and other[1] < box[3]
 
