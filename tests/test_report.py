@@ -261,7 +261,7 @@ def test_cli_report_includes_the_plot_and_says_so_when_there_is_none(
     assert '<figure class="plot"><svg ' in out.read_text(encoding="utf-8")
     import workbench.documents.report as report_package
 
-    monkeypatch.setattr(report_package, "roofline_plot", lambda session: None)  # a device without a bandwidth
+    monkeypatch.setattr(report_package, "roofline_plot", lambda session, **_: None)  # a device without a bandwidth
     assert main(["report", str(path), "-o", str(out)]) == 0
     assert "without the plot: the session has no roofline" in capsys.readouterr().out
     assert "<svg" not in out.read_text(encoding="utf-8")

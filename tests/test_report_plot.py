@@ -134,3 +134,27 @@ def test_a_large_sessions_plot_counts_the_operations_without_a_label(tmp_path: P
     more = [text for text in _texts(root, "legend-text") if text.startswith("+")]
     assert len(more) == 1 and more[0].endswith(" more operations")
     assert all("hover" not in text for text in _texts(root, "legend-text"))  # a picture cannot be hovered
+
+
+def test_workbench_report_analyses_each_operation_once_for_its_text_and_plot(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The plot is drawn from the analyses the report's text made: a model's session is analysed once, not twice.
+    The plot drawn so is the one `roofline_plot` draws analysing the session itself."""
+    from workbench.cli import main
+    from workbench.documents.report.model import svg_file
+    from workbench.documents.session import Session
+
+    example = load_example("gemm-naive-tiled-cublas")
+    path = tmp_path / "s.json"
+    save(example, path)
+    calls: list[int] = []
+    analyze_all = Session.analyze_all
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(len(self.operations))
+        return analyze_all(self, *args, **kwargs)
+
+    monkeypatch.setattr(Session, "analyze_all", counted)
+    assert main(["report", str(path), "-o", str(tmp_path / "r.md")]) == 0
+    assert calls == [len(example.operations)]
+    monkeypatch.setattr(Session, "analyze_all", analyze_all)
+    assert (tmp_path / "r-plot.svg").read_bytes() == svg_file(roofline_plot(example) or "")

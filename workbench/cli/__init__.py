@@ -322,22 +322,24 @@ def _add_report(sub: Any) -> None:
     p.set_defaults(run=_run_report)
 
 
-def _report_plot(session: Any) -> tuple[str | None, str]:
-    """The session's roofline as SVG, drawn without Qt; (None, why) where the session has none."""
-    from workbench.documents.report import roofline_plot
+def _report_plot(session: Any, report: Any) -> tuple[str | None, str]:
+    """The session's roofline as SVG, drawn without Qt from the analyses of `report` (its `build_report`);
+    (None, why) where the session has none."""
+    from workbench.documents.report import report_operations, roofline_plot
 
-    plot = roofline_plot(session)
+    plot = roofline_plot(session, operations=report_operations(report))
     return (plot, "") if plot is not None else (None, "the session has no roofline (no device with a memory bandwidth)")
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from workbench.documents.report import report_files, report_kind, write_report
+    from workbench.documents.report import build_report, report_files, report_kind, write_report
     from workbench.documents.session import load
 
     kind = report_kind(args.output)
     session = load(args.session)
-    plot, why = (None, "") if args.no_plot or kind == "csv" else _report_plot(session)
-    write_report(session, args.output, plot, inline_plot=args.inline_plot)
+    report = build_report(session)  # every operation analysed once, for the text and the plot
+    plot, why = (None, "") if args.no_plot or kind == "csv" else _report_plot(session, report)
+    write_report(session, args.output, plot, inline_plot=args.inline_plot, report=report)
     note = f" without the plot: {why}" if why else ""
     files = report_files(args.output, plot is not None, args.inline_plot)
     beside = f" and {', '.join(str(f) for f in files[1:])}" if len(files) > 1 else ""

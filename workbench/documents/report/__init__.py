@@ -62,11 +62,12 @@ from workbench.documents.report.writing import companion_path, report_files, rep
 from workbench.exports import lazy_names
 
 if TYPE_CHECKING:  # the names as type checkers and the import contracts see them
-    from workbench.documents.report.plot import REPORT_PLOT_SIZE, roofline_plot
+    from workbench.documents.report.plot import REPORT_PLOT_SIZE, report_operations, roofline_plot
 
 # The roofline's drawing is imported when first read (workbench/exports.py): the window imports this package
 # at its start and draws a report's plot only on an export.
-__getattr__, __dir__ = lazy_names(__name__, {"REPORT_PLOT_SIZE": "plot", "roofline_plot": "plot"})
+__getattr__, __dir__ = lazy_names(__name__, {"REPORT_PLOT_SIZE": "plot", "report_operations": "plot",
+                                             "roofline_plot": "plot"})
 
 __all__ = [
     "CSV_LINE_END",
@@ -95,6 +96,7 @@ __all__ = [
     "render_steps_csv",
     "report_files",
     "report_kind",
+    "report_operations",
     "report_run",
     "roofline_plot",
     "runs_table",

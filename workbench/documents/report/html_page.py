@@ -83,11 +83,11 @@ def _html_conditions(runs: Sequence[ReportRun]) -> str:
     return f"<ul class=\"small\">{''.join(items)}</ul>" if items else ""
 
 
-def render_html(session: Session, plot_svg: str | None = None) -> str:
+def render_html(session: Session, plot_svg: str | None = None, report: Report | None = None) -> str:
     """The session as one self-contained HTML page: inline CSS, the plot (an `<svg>` element, every text in it
-    escaped by its writer) inline, no network."""
+    escaped by its writer) inline, no network. `report`: the session's `build_report`, when the caller has it."""
     check_svg(plot_svg)
-    report = build_report(session)
+    report = report or build_report(session)
     parts = [
         "<!DOCTYPE html>",
         "<html lang=\"en\"><head><meta charset=\"utf-8\">",

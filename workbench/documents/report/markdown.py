@@ -8,7 +8,7 @@ from typing import Sequence
 
 from workbench.documents.notes import as_markdown
 from workbench.documents.report.build import build_report
-from workbench.documents.report.model import FormattedTable, ReportRun, check_svg, svg_file
+from workbench.documents.report.model import FormattedTable, Report, ReportRun, check_svg, svg_file
 from workbench.documents.report.tables import run_notes, bounds_table, runs_table, tensors_table
 from workbench.documents.session import Session
 
@@ -113,11 +113,13 @@ def _md_conditions(runs: Sequence[ReportRun]) -> list[str]:
     return lines + [""] if lines else []
 
 
-def render_markdown(session: Session, plot_svg: str | None = None, plot_file: str | None = None) -> str:
+def render_markdown(session: Session, plot_svg: str | None = None, plot_file: str | None = None,
+                    report: Report | None = None) -> str:
     """The session as a Markdown document. The plot: `plot_file`, an SVG file beside the document, linked by
-    its relative name; else `plot_svg` (an `<svg>` element) embedded as a data URI; else none."""
+    its relative name; else `plot_svg` (an `<svg>` element) embedded as a data URI; else none. `report`: the
+    session's `build_report`, when the caller has it."""
     check_svg(plot_svg)
-    report = build_report(session)
+    report = report or build_report(session)
     lines = [f"# {_md_text(report.title)}", ""]
     if report.description.strip():
         lines += [_md_notes(report.description), ""]

@@ -7,6 +7,7 @@ from typing import Sequence
 
 from workbench.errors import WorkbenchError
 from workbench.model.devices import BANDWIDTH
+from workbench.documents.report.model import Report
 from workbench.documents.session import Session
 from workbench.scenes.roofline_marks import OtherMarks, PlacedOperation, roofline_marks
 from workbench.scenes.roofline_state import RooflineViewState
@@ -24,6 +25,13 @@ def session_operations(session: Session) -> list[PlacedOperation]:
     results = session.analyze_all(device)
     return [PlacedOperation(row, entry.name, result if not isinstance(result, WorkbenchError) else None)
             for row, (entry, result) in enumerate(zip(session.operations, results))]
+
+
+def report_operations(report: Report) -> list[PlacedOperation]:
+    """The operations of a built report with the analyses it made: the plot drawn beside it does not analyse the
+    session again."""
+    return [PlacedOperation(row, operation.entry.name, operation.analysis)
+            for row, operation in enumerate(report.operations)]
 
 
 def roofline_plot(

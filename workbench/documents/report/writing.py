@@ -11,7 +11,7 @@ from workbench.documents.report.build import build_report
 from workbench.documents.report.csv_files import render_csv, render_samples_csv, render_steps_csv
 from workbench.documents.report.html_page import render_html
 from workbench.documents.report.markdown import render_markdown
-from workbench.documents.report.model import ReportError, check_svg, svg_file
+from workbench.documents.report.model import Report, ReportError, check_svg, svg_file
 from workbench.documents.session import Session, write_atomic
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -53,11 +53,12 @@ def report_files(path: str | os.PathLike[str], has_plot: bool = False, inline_pl
 
 
 def write_report(session: Session, path: str | os.PathLike[str], plot_svg: str | None = None,
-                 inline_plot: bool = False) -> str:
+                 inline_plot: bool = False, report: Report | None = None) -> str:
     """Render the report the suffix asks for and write it, and its companion files, atomically; returns the
     kind written. CSV: the summary and the samples beside it. Markdown: the plot (an `<svg>` element:
     `report.plot.roofline_plot`) as an SVG file beside it (`inline_plot`: embedded instead). HTML: one file, the
-    plot inline."""
+    plot inline. `report`: the session's `build_report`, when the caller has it (analysed once for the plot and
+    the text)."""
     kind = report_kind(path)
     check_svg(plot_svg)
     files: list[tuple[str | os.PathLike[str], bytes]] = []
@@ -66,13 +67,13 @@ def write_report(session: Session, path: str | os.PathLike[str], plot_svg: str |
             if plot_svg is not None and not inline_plot:
                 plot_path = companion_path(path, PLOT_SUFFIX, ".svg")
                 files.append((plot_path, svg_file(plot_svg)))
-                text = render_markdown(session, plot_file=plot_path.name)
+                text = render_markdown(session, plot_file=plot_path.name, report=report)
             else:
-                text = render_markdown(session, plot_svg)
+                text = render_markdown(session, plot_svg, report=report)
         elif kind == "html":
-            text = render_html(session, plot_svg)
+            text = render_html(session, plot_svg, report)
         else:
-            report = build_report(session)
+            report = report or build_report(session)
             text = render_csv(session, report)
             files.append((companion_path(path, SAMPLES_SUFFIX, ".csv"), render_samples_csv(session).encode("utf-8")))
             files.append((companion_path(path, STEPS_SUFFIX, ".csv"), render_steps_csv(session, report).encode("utf-8")))
