@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from compare_fixtures import GEMM, H100_RUN
 from workbench.documents.device_compare import compare_session, resolve_devices
 from workbench.documents.session import OperationEntry, Session
 from workbench.model.devices import find_device
@@ -23,14 +24,6 @@ from workbench.state.compare_view import (
     compare_plot,
     device_choices,
 )
-
-GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
-H100_RUN = {
-    "declaration": GEMM,
-    "device": "GPU 0: NVIDIA H100 80GB HBM3 (compute capability 9.0)",
-    "samples_s": [2.0e-4, 1.9e-4, 2.1e-4],
-    "valid": True,
-}
 
 
 def test_the_first_choice_is_the_sessions_device_and_two_others() -> None:

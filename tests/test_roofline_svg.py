@@ -11,7 +11,8 @@ from workbench.documents.examples import load_example
 from workbench.scenes.plot_style import COLOURS, hex_colour
 from workbench.scenes.roofline_marks import PlacedOperation, RooflineMarks, roofline_marks
 from workbench.scenes.roofline_state import LABELS_NONE, RooflineViewState
-from workbench.scenes.roofline_svg import clip_segment, label_width, plot_view, plot_width, roofline_svg, xml_text
+from workbench.scenes.label_layout import clip_to_view
+from workbench.scenes.roofline_svg import label_width, plot_view, plot_width, roofline_svg, xml_text
 
 SVG = "{http://www.w3.org/2000/svg}"
 SIZE = (960.0, 600.0)
@@ -39,7 +40,7 @@ def test_the_svg_draws_every_roof_and_point_and_the_labels() -> None:
     assert [node.get("stroke") for node in selected] == [hex_colour(COLOURS["selected"])]
     view, _ = plot_view(marks, SIZE)
     memory = next(roof for roof in marks.roofs if roof.key == "memory")
-    clipped = clip_segment(view.segment(memory.segment), view.width, view.height)
+    clipped = clip_to_view(view.segment(memory.segment), view.width, view.height)
     drawn = next(node for node in lines if node.get("class") == "roof memory")
     assert clipped is not None
     assert [float(drawn.get(a) or 0) for a in ("x1", "y1", "x2", "y2")] == pytest.approx(clipped, abs=0.01)
@@ -77,6 +78,6 @@ def test_a_hostile_name_shows_as_text() -> None:
 def test_xml_text_and_clipping() -> None:
     assert xml_text('a<b>&"c\'') == "a&lt;b&gt;&amp;&quot;c&#39;"
     assert xml_text("\x00\ud800ok") == "\ufffd\ufffdok"
-    assert clip_segment((-10.0, 5.0, 110.0, 5.0), 100.0, 50.0) == pytest.approx((0.0, 5.0, 100.0, 5.0))
-    assert clip_segment((-10.0, -10.0, 60.0, 60.0), 100.0, 50.0) == pytest.approx((0.0, 0.0, 50.0, 50.0))
-    assert clip_segment((-10.0, 60.0, -5.0, 70.0), 100.0, 50.0) is None
+    assert clip_to_view((-10.0, 5.0, 110.0, 5.0), 100.0, 50.0) == pytest.approx((0.0, 5.0, 100.0, 5.0))
+    assert clip_to_view((-10.0, -10.0, 60.0, 60.0), 100.0, 50.0) == pytest.approx((0.0, 0.0, 50.0, 50.0))
+    assert clip_to_view((-10.0, 60.0, -5.0, 70.0), 100.0, 50.0) is None

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from step_fixtures import DP_STEP, A, G, X
 from trace_fixtures import FILL_KERNEL, data_parallel_rows, write_sqlite
 from workbench.documents.breakdown import KIND, MODULE
 from workbench.errors import WorkbenchError
@@ -26,19 +27,7 @@ from workbench.state.timeline_view import (
 )
 from workbench.steps import parse_step, step_timeline
 
-EXAMPLE = """\
-fwd  = gemm(M=8192, N=8192, K=8192, dtype=bf16)
-bwd1 = gemm(M=8192, N=8192, K=8192, dtype=bf16)            after fwd
-ar1  = allreduce(n=2**27, dtype=bf16, ranks=8)   on comm   after bwd1
-bwd2 = gemm(M=8192, N=8192, K=8192, dtype=bf16)            after bwd1
-ar2  = allreduce(n=2**27, dtype=bf16, ranks=8)   on comm   after bwd2
-opt  = axpy(n=2**28, dtype=fp32)                           after ar1, ar2
-"""
-# On an H100 SXM (hand calculation in tests/test_steps.py): a GEMM G = 2 × 8192³ / 989e12 = 1.112 ms, an all-reduce
-# A = 2 × 7/8 × 2**28 B / 450e9 = 1.044 ms, the axpy X = 3 × 2**28 × 4 B / 3.35e12 = 0.962 ms; step 3G + A + X.
-G = 2 * 8192**3 / 989e12
-A = 2 * 7 / 8 * 2**28 / 450e9
-X = 3 * 2**28 * 4 / 3.35e12
+EXAMPLE = DP_STEP  # its hand calculation on an H100 SXM (G, A, X): tests/step_fixtures.py
 
 
 @pytest.fixture(scope="module")

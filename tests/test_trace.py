@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from step_fixtures import DP_STEP
 from trace_fixtures import (
     AXPY_KERNEL,
     CHAPTER_ROWS,
@@ -370,16 +371,6 @@ def test_without_a_device_the_trace_still_times_the_step(tmp_path: Path) -> None
     assert timeline.times["gemm"].bound_s is None and timeline.step_time == pytest.approx(1.8e-3)
     with pytest.raises(StepError, match="import a trace"):
         step_timeline(CHAPTER_STEP + "x = axpy(n=2**20, dtype=fp32)\n", None, trace=trace)
-
-
-DP_STEP = """\
-fwd  = gemm(M=8192, N=8192, K=8192, dtype=bf16)
-bwd1 = gemm(M=8192, N=8192, K=8192, dtype=bf16)            after fwd
-ar1  = allreduce(n=2**27, dtype=bf16, ranks=8)   on comm   after bwd1
-bwd2 = gemm(M=8192, N=8192, K=8192, dtype=bf16)            after bwd1
-ar2  = allreduce(n=2**27, dtype=bf16, ranks=8)   on comm   after bwd2
-opt  = axpy(n=2**28, dtype=fp32)                           after ar1, ar2
-"""
 
 
 def dp_rows(offset: int, gemm_ns: tuple[int, int, int]) -> list[tuple[str, str, int, int, int, int | None]]:

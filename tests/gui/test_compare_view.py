@@ -8,17 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from compare_fixtures import GEMM, H100_RUN
 from workbench.documents.device_compare import compare_session, resolve_devices
 from workbench.model.devices.catalogue import HOST_CPU_KEY
 from workbench.gui.compare_view import SESSION_DEVICE, CompareView
 
-GEMM = "gemm(M=4096, N=4096, K=4096, dtype=fp16)"
-H100_RUN = {
-    "declaration": GEMM,
-    "device": "GPU 0: NVIDIA H100 80GB HBM3 (compute capability 9.0)",
-    "samples_s": [2.0e-4, 1.9e-4, 2.1e-4],
-    "valid": True,
-}
 
 
 def show_compare(window) -> CompareView:  # type: ignore[no-untyped-def]

@@ -18,7 +18,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
-from workbench.scenes.label_layout import Box, MarkGrid, PixelView, nearest_on_box
+from workbench.scenes.label_layout import Box, MarkGrid, PixelView, clip_to_view, nearest_on_box
 from workbench.scenes.plot_style import (
     COLOURS,
     DASHED,
@@ -256,29 +256,8 @@ def _stroke(role: str, dashed: bool = False) -> str:
     return text
 
 
-def clip_segment(segment: Box, width: float, height: float) -> Box | None:
-    """The part of a segment (pixels) inside the rectangle from (0, 0) to (width, height), or None (Liang–Barsky):
-    drawn clipped, a roof stops at the plot's frame in any SVG renderer, clip paths supported or not."""
-    x1, y1, x2, y2 = segment
-    dx, dy = x2 - x1, y2 - y1
-    low, high = 0.0, 1.0
-    for p, q in ((-dx, x1), (dx, width - x1), (-dy, y1), (dy, height - y1)):
-        if p == 0:
-            if q < 0:
-                return None
-            continue
-        t = q / p
-        if p < 0:
-            low = max(low, t)
-        else:
-            high = min(high, t)
-        if low > high:
-            return None
-    return x1 + low * dx, y1 + low * dy, x1 + high * dx, y1 + high * dy
-
-
 def _segment(view: PixelView, segment: Box, attributes: str, css: str = "") -> str:
-    clipped = clip_segment(view.segment(segment), view.width, view.height)
+    clipped = clip_to_view(view.segment(segment), view.width, view.height)
     if clipped is None:
         return ""
     x1, y1, x2, y2 = clipped

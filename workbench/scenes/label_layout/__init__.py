@@ -69,6 +69,7 @@ from workbench.scenes.label_layout.faults import layout_faults, leader_tangles
 from workbench.scenes.label_layout.geometry import (
     box_to_segment_distance,
     boxes_overlap,
+    clip_to_view,
     inside,
     leader_segment,
     nearest_on_box,
@@ -157,6 +158,7 @@ __all__ = [
     "_segments_cross_many",
     "box_to_segment_distance",
     "boxes_overlap",
+    "clip_to_view",
     "clear_layout_cache",
     "held_layout",
     "inside",

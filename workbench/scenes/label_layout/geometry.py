@@ -66,8 +66,9 @@ def roof_reach(label_height: float) -> float:
     return GAP + (ROOF_REACH_LINES + 0.5) * label_height
 
 
-def _clip_to_view(segment: Segment, width: float, height: float) -> Segment | None:
-    """The part of a segment inside the view, or None."""
+def clip_to_view(segment: Segment, width: float, height: float) -> Segment | None:
+    """The part of a segment (pixels) inside the view from (0, 0) to (width, height), or None (Liang–Barsky).
+    The SVG writer draws roofs so clipped: they stop at the plot's frame in any renderer, clip paths or not."""
     x0, y0, x1, y1 = segment
     dx, dy = x1 - x0, y1 - y0
     t0, t1 = 0.0, 1.0

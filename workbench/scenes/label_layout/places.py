@@ -8,7 +8,7 @@ from typing import Iterator
 
 import numpy as np
 
-from workbench.scenes.label_layout.geometry import _clip_to_view, _horizontal, leader_segment, roof_reach
+from workbench.scenes.label_layout.geometry import clip_to_view, _horizontal, leader_segment, roof_reach
 from workbench.scenes.label_layout.labels import (
     ANYWHERE_CHOICES,
     GAP,
@@ -31,7 +31,7 @@ Candidate = tuple[Box, "tuple[float, float] | None", "Segment | None"]  # box, l
 
 def _roof_places(label: RoofLabel, w: float, width: float, height: float) -> tuple[list[Candidate], list[Candidate]]:
     """For a label `w` wide: the places beside and on the roof, and those stepped off it within reach."""
-    visible = _clip_to_view(label.roof, width, height)
+    visible = clip_to_view(label.roof, width, height)
     if visible is None:
         return [], []
     x0, y0, x1, y1 = visible

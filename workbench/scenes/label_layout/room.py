@@ -9,7 +9,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from workbench.scenes.label_layout.geometry import (
-    _clip_to_view,
+    clip_to_view,
     _collinear,
     _crosses_away_from_start,
     _near,
@@ -192,7 +192,7 @@ class _Room:
 
     def _add_segment(self, index: int, segment: Segment) -> None:
         """Every cell the segment passes through (a band of rows at a time: a roof spans many cells)."""
-        visible = _clip_to_view(segment, self.width, self.height)
+        visible = clip_to_view(segment, self.width, self.height)
         if visible is None:
             return
         x0, y0, x1, y1 = visible
