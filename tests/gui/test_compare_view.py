@@ -14,7 +14,6 @@ from workbench.model.devices.catalogue import HOST_CPU_KEY
 from workbench.gui.compare_view import SESSION_DEVICE, CompareView
 
 
-
 def show_compare(window) -> CompareView:  # type: ignore[no-untyped-def]
     window.tabs.setCurrentWidget(window.compare)
     return window.compare
