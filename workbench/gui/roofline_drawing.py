@@ -32,12 +32,13 @@ class RooflineDrawing:
         device, roofs, ridges, binary = drawn.device, drawn.roofs, drawn.ridges, drawn.binary
         assert device is not None
         bandwidth = device.bandwidth.value
-        low_x = min(float(drawn.xs.min(initial=math.inf)), float(drawn.extra_xs.min(initial=math.inf)), drawn.others_x[0])
-        high_x = max(float(drawn.xs.max(initial=-math.inf)), float(drawn.extra_xs.max(initial=-math.inf)), drawn.others_x[1])
-        low_y = min(float(drawn.ys.min(initial=math.inf)), drawn.others_y[0])
+        (others_low_x, others_high_x), (others_low_y, others_high_y) = drawn.others
+        low_x = min(float(drawn.xs.min(initial=math.inf)), float(drawn.extra_xs.min(initial=math.inf)), others_low_x)
+        high_x = max(float(drawn.xs.max(initial=-math.inf)), float(drawn.extra_xs.max(initial=-math.inf)), others_high_x)
+        low_y = min(float(drawn.ys.min(initial=math.inf)), others_low_y)
         (x_low, x_high, y_low, y_high), top = fitted_range(
             (low_x, high_x), low_y, ridges, [math.log10(roof.rate.value) for roof in roofs], math.log10(bandwidth),
-            drawn.others_y[1])
+            others_high_y)
 
         used_path = current_analysis.path if current_analysis is not None else None
         bw_rate = device.overrides.get(BANDWIDTH) or device.peak[BANDWIDTH]

@@ -24,6 +24,7 @@ from workbench.scenes.roofline import (
     operation_levels,
 )
 from workbench.scenes.plot_style import pen_colour
+from workbench.scenes.roofline_marks import Extent
 from workbench.documents.session import OperationEntry
 
 LOWERED_COLOUR = pen_colour("lowered")  # an operation's own roof below the memory's: loads in flight (Little's law)
@@ -77,8 +78,7 @@ class _Drawn:
     extra_xs: np.ndarray
     times: np.ndarray  # each operation's bound time (its share of the session's decides its label)
     pin_indices: list[int]
-    others_x: tuple[float, float]  # the least and greatest log intensity of the kernels' and runs' marks
-    others_y: tuple[float, float]  # and the least and greatest log rate
+    others: Extent  # the least and greatest log intensity and log rate of the kernels' and runs' marks
     lowered: bool  # some operation has a lowered roof (drawn from every point's place: not patched)
     spots: list[dict[str, Any]] = field(default_factory=list)  # the operations' marks as given to the scatter
 

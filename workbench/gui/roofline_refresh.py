@@ -17,6 +17,7 @@ from workbench.model.devices.interfaces import HOST
 from workbench.gui.lazy_view import RefreshWhenShown
 from workbench.gui.roofline_records import Position, _Drawn, _PointFacts
 from workbench.scenes.roofline import LevelPoint, Roof, RoofLevel, device_levels, device_roofs
+from workbench.scenes.roofline_marks import marks_extent
 
 
 class RooflineRefresh:
@@ -175,8 +176,7 @@ class RooflineRefresh:
             extra=extra, spans=spans, extra_xs=np.array([where[0] for _, _, _, where in extra], dtype=float),
             times=np.array([a.bound_time or 0.0 for _, a, _ in placed], dtype=float),
             pin_indices=[at[id(entry)] for entry in self.pinned if id(entry) in at],
-            others_x=(min(others_x, default=math.inf), max(others_x, default=-math.inf)),
-            others_y=(min(others_y, default=math.inf), max(others_y, default=-math.inf)),
+            others=marks_extent(others_x, others_y),
             lowered=any(fact.lowered is not None for _, fact in kept),
         )
         return drawn, positions, kernel_marks, measured_marks

@@ -165,6 +165,12 @@ Extent = tuple[tuple[float, float], tuple[float, float]]
 NO_OTHERS: Extent = ((math.inf, -math.inf), (math.inf, -math.inf))
 
 
+def marks_extent(xs: Sequence[float], ys: Sequence[float]) -> Extent:
+    """The extent of marks at log intensities `xs` and log rates `ys` (bars' ends among them): what the window's
+    and the report's ranges must show besides the operations."""
+    return (min(xs, default=math.inf), max(xs, default=-math.inf)), (min(ys, default=math.inf), max(ys, default=-math.inf))
+
+
 @dataclass(frozen=True)
 class OtherMark:
     """A mark besides the operations' (a measured run, an imported kernel): its place (log10), its look's role
@@ -192,12 +198,8 @@ class OtherMarks:
     def extent(self) -> tuple[tuple[float, float], float]:
         """The least and greatest log intensity and the least and greatest log rate the range must show
         (`roofline_marks`' `others`): every mark, and each bar's ends."""
-        if not self.marks:
-            return NO_OTHERS
-        xs = [mark.x for mark in self.marks]
-        lows = [mark.y if mark.low is None else min(mark.y, mark.low) for mark in self.marks]
-        highs = [mark.y if mark.high is None else max(mark.y, mark.high) for mark in self.marks]
-        return (min(xs), max(xs)), (min(lows), max(highs))
+        ends = [end for mark in self.marks for end in (mark.low, mark.high) if end is not None]
+        return marks_extent([mark.x for mark in self.marks], [*(mark.y for mark in self.marks), *ends])
 
 
 def placeable(analysis: Any) -> bool:
